@@ -1,0 +1,213 @@
+/**
+ * Chapter 06 · tools: schemas, a registry and the executor.
+ *
+ * The executor is the one place a `ToolCall` becomes a `ToolResultMessage`. Its
+ * guarantee is pairing: whatever goes wrong (an unknown tool, arguments that fail the
+ * schema, a tool that throws), the caller gets exactly one result carrying the call's
+ * id and name, never an exception, so the conversation never holds a call without
+ * its answer.
+ */
+import { text, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
+
+/** Error codes thrown on purpose by this module. */
+export type ToolErrorCode = "TOOL_CONFLICT" | "SCHEMA_INVALID";
+
+/** An error with a stable `code`; messages may change, codes do not. */
+export class ToolError extends Error {
+  readonly code: ToolErrorCode;
+  constructor(code: ToolErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ToolError";
+    this.code = code;
+  }
+}
+
+/** Parses unknown input into `T`, or throws a `ToolError` with code `SCHEMA_INVALID`. */
+export interface Schema<T> {
+  parse(value: unknown): T;
+  jsonSchema?: Record<string, unknown>;
+}
+
+/** A schema for one value; `path` names where the value sits, for error messages. */
+export interface Validator<T> {
+  parse(value: unknown, path?: string): T;
+  jsonSchema: Record<string, unknown>;
+}
+
+function invalid(path: string, expected: string, value: unknown): never {
+  const got = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+  throw new ToolError("SCHEMA_INVALID", `${path || "value"}: expected ${expected}, got ${got}`);
+}
+
+/** Accepts any string. */
+export function stringValue(): Validator<string> {
+  return {
+    jsonSchema: { type: "string" },
+    parse(value, path = "") {
+      return typeof value === "string" ? value : invalid(path, "a string", value);
+    },
+  };
+}
+
+/** Accepts a finite number. */
+export function numberValue(): Validator<number> {
+  return {
+    jsonSchema: { type: "number" },
+    parse(value, path = "") {
+      return typeof value === "number" && Number.isFinite(value) ? value : invalid(path, "a finite number", value);
+    },
+  };
+}
+
+/** Accepts `true` or `false`. */
+export function booleanValue(): Validator<boolean> {
+  return {
+    jsonSchema: { type: "boolean" },
+    parse(value, path = "") {
+      return typeof value === "boolean" ? value : invalid(path, "a boolean", value);
+    },
+  };
+}
+
+/** Accepts an absent value as `undefined`, otherwise defers to `inner`. */
+export function optional<T>(inner: Validator<T>): Validator<T | undefined> & { optional: true } {
+  return {
+    optional: true,
+    jsonSchema: inner.jsonSchema,
+    parse(value, path = "") {
+      return value === undefined ? undefined : inner.parse(value, path);
+    },
+  };
+}
+
+type Shape = Record<string, Validator<unknown>>;
+type ParsedShape<S extends Shape> = { [K in keyof S]: S[K] extends Validator<infer T> ? T : never };
+
+/**
+ * A schema for a plain object with exactly the given fields: every non-optional field
+ * must be present, and unknown fields are rejected so a typo in an argument name is an
+ * error rather than a silently ignored value. `parse` returns a new object.
+ */
+export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> & Validator<ParsedShape<S>> {
+  const required = Object.keys(shape).filter((key) => !("optional" in shape[key]!));
+  const properties: Record<string, unknown> = {};
+  for (const [key, validator] of Object.entries(shape)) properties[key] = validator.jsonSchema;
+  return {
+    jsonSchema: { type: "object", properties, required, additionalProperties: false },
+    parse(value: unknown, path: string = "") {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        return invalid(path, "an object", value);
+      }
+      const input = value as Record<string, unknown>;
+      for (const key of Object.keys(input)) {
+        if (!Object.hasOwn(shape, key)) {
+          throw new ToolError("SCHEMA_INVALID", `${path ? `${path}.` : ""}${key}: unknown field`);
+        }
+      }
+      const parsed: Record<string, unknown> = {};
+      for (const [key, validator] of Object.entries(shape)) {
+        const fieldPath = path ? `${path}.${key}` : key;
+        if (!Object.hasOwn(input, key) && required.includes(key)) {
+          throw new ToolError("SCHEMA_INVALID", `${fieldPath}: required field is missing`);
+        }
+        const fieldValue = validator.parse(input[key], fieldPath);
+        if (fieldValue !== undefined) parsed[key] = fieldValue;
+      }
+      return parsed as ParsedShape<S>;
+    },
+  };
+}
+
+/** What a tool run sees besides its parameters. */
+export interface ToolContext {
+  callId: string;
+  signal?: AbortSignal;
+}
+
+/** What a tool returns; the executor turns it into a paired `ToolResultMessage`. */
+export interface ToolOutput<D = unknown> {
+  content: TextContent[];
+  details?: D;
+  isError?: boolean;
+}
+
+export interface Tool<P = unknown, D = unknown> {
+  name: string;
+  description: string;
+  schema: Schema<P>;
+  execute(parameters: P, context: ToolContext): Promise<ToolOutput<D>>;
+}
+
+/** Tools by name, in registration order. Names are unique: a second one is refused. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+
+  /** Registers each tool in order; a duplicate name throws `TOOL_CONFLICT`. */
+  constructor(tools: readonly Tool[] = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Adds a tool, or throws `TOOL_CONFLICT` (and changes nothing) if its name is taken. */
+  register(tool: Tool): void {
+    if (this.#tools.has(tool.name)) {
+      throw new ToolError("TOOL_CONFLICT", `a tool named "${tool.name}" is already registered`);
+    }
+    this.#tools.set(tool.name, tool);
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** The registered tools in registration order (a new array each call). */
+  list(): Tool[] {
+    return [...this.#tools.values()];
+  }
+}
+
+/** Runs one call and always answers it with a paired result. */
+export type ToolExecutor = (call: ToolCall) => Promise<ToolResultMessage>;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Creates the executor for `registry`. The returned function never rejects: an
+ * unknown tool, arguments that fail `schema.parse`, or an `execute` that throws all
+ * become `{ toolCallId: call.id, toolName: call.name, isError: true }` with the reason
+ * as text. The tool is looked up at call time, so tools registered later are found.
+ */
+export function createToolExecutor(registry: ToolRegistry): ToolExecutor {
+  return async (call) => {
+    const paired = (content: TextContent[], isError: boolean, details?: unknown): ToolResultMessage => {
+      const result: ToolResultMessage = {
+        role: "toolResult",
+        toolCallId: call.id,
+        toolName: call.name,
+        content,
+        isError,
+        timestamp: Date.now(),
+      };
+      if (details !== undefined) result.details = details;
+      return result;
+    };
+
+    const tool = registry.get(call.name);
+    if (tool === undefined) return paired([text(`unknown tool "${call.name}"`)], true);
+
+    let parameters: unknown;
+    try {
+      parameters = tool.schema.parse(call.arguments);
+    } catch (error) {
+      return paired([text(`invalid arguments for "${call.name}": ${messageOf(error)}`)], true);
+    }
+
+    try {
+      const output = await tool.execute(parameters, { callId: call.id });
+      return paired(output.content, output.isError === true, output.details);
+    } catch (error) {
+      return paired([text(`tool "${call.name}" failed: ${messageOf(error)}`)], true);
+    }
+  };
+}
