@@ -1,0 +1,25 @@
+/**
+ * Where things are. Every command finds the course from its own location, so it works
+ * the same in the course repo and in a practice folder (which has the same layout),
+ * whatever directory npm runs it from.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The root of the course tree this script belongs to (the repo or a practice folder). */
+export const courseRoot: string = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/**
+ * The directory the user typed the command in. `npm run -w` changes into the workspace
+ * before running a script; npm keeps the original directory in `INIT_CWD`, which is what a
+ * relative path on the command line is relative to.
+ */
+export function userCwd(): string {
+  return process.env.INIT_CWD ?? process.cwd();
+}
+
+/** Marker written into every practice folder (see `practice`); its presence means learner mode. */
+export const PRACTICE_MARKER = ".pi-course/practice.json";
+
+/** Where `hint` remembers the rung each lab has reached, inside a practice folder. */
+export const HINT_STATE = ".pi-course/hints.json";
