@@ -110,7 +110,8 @@ export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> 
         if (!Object.hasOwn(input, key) && required.includes(key)) {
           throw new ToolError("SCHEMA_INVALID", `${fieldPath}: required field is missing`);
         }
-        const fieldValue = validator.parse(input[key], fieldPath);
+        // Own fields only: an inherited `toString` is not an argument the caller sent.
+        const fieldValue = validator.parse(Object.hasOwn(input, key) ? input[key] : undefined, fieldPath);
         if (fieldValue !== undefined) parsed[key] = fieldValue;
       }
       return parsed as ParsedShape<S>;
