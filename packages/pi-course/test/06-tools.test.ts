@@ -50,6 +50,9 @@ test("Lab 6.1 · objectSchema 接受合法参数并返回新对象", () => {
   assert.notEqual(parsed, input);
   assert.deepEqual(readSchema.parse({ path: "b.ts" }), { path: "b.ts" }, "可选字段可以缺席");
   assert.deepEqual(readSchema.parse({ path: "c.ts", verbose: false }), { path: "c.ts", verbose: false });
+  // Only the caller's own fields count: an inherited `toString` is not an argument.
+  const inherited = objectSchema({ path: stringValue(), toString: optional(stringValue()) });
+  assert.deepEqual(inherited.parse({ path: "d.ts" }), { path: "d.ts" });
 });
 
 test("Lab 6.1 · objectSchema 拒绝错误类型、缺少字段和未知字段", () => {
