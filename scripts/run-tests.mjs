@@ -32,9 +32,15 @@ function run(label, args) {
 const flags = new Set(process.argv.slice(2));
 const suites = [];
 if (!flags.has("--tooling-only")) {
-  const files = testFiles(path.join(repo, "packages/pi-course/dist/test"), ".test.js");
-  if (files.length === 0) {
-    console.error("no compiled course tests found: run `npm run build` first");
+  // Listed from the sources, not from dist/, so a deleted test never keeps running
+  // from a stale compiled copy; a source without its compiled file means a stale build.
+  const sources = testFiles(path.join(repo, "packages/pi-course/test"), ".test.ts");
+  const files = sources.map((source) =>
+    path.join(repo, "packages/pi-course/dist/test", path.basename(source).replace(/\.ts$/, ".js")),
+  );
+  const missing = files.filter((file) => !existsSync(file));
+  if (files.length === 0 || missing.length > 0) {
+    console.error(`compiled course tests missing (${missing.map((f) => path.basename(f)).join(", ") || "none found"}): run \`npm run build\` first`);
     process.exit(1);
   }
   suites.push(["course tests", ["--test", ...files.map((f) => path.relative(repo, f))]]);
