@@ -27,7 +27,23 @@
  *     hints: [定位文件…, 指出签名…, 伪代码…, 局部代码…]   # exactly four rungs
  * faults: []                   # optional; see FaultSpec
  * ```
+ *
+ * Rules checked when a manifest is loaded (each failure is a `CourseError`
+ * `MANIFEST_INVALID` naming the file, the field and what was expected):
+ * - `format` is `MANIFEST_FORMAT`; `id` is a quoted two-digit string equal to the file name;
+ * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, and
+ *   includes the manifest itself (otherwise the chapter's data would leak into the base);
+ * - every starter `from`/`to` and every focused test is one of the chapter's `files`;
+ * - lab ids are `<id>.<n>`, `tests` is a positive integer, `hints` has exactly four rungs;
+ * - `faults` is checked loosely here (objects with string `id` and `lab`), the fault
+ *   tooling validates the rest;
+ * - across chapters: no file is claimed twice; against a source commit (see
+ *   `validateCourse`), every claimed file exists in it.
  */
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { parseDocument } from "yaml";
+import { CourseError } from "./errors.js";
 
 /** The current manifest format version. */
 export const MANIFEST_FORMAT = 1;
@@ -80,4 +96,250 @@ export interface ChapterManifest {
   faults: FaultSpec[];
   /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
   manifestPath: string;
+}
+
+/** Where manifests live, relative to the repo root. */
+export const MANIFEST_DIR = "checkpoints";
+
+const MANIFEST_NAME = /^(\d{2})\.yaml$/;
+const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "labs", "faults"]);
+const STARTER_KEYS = new Set(["from", "to"]);
+const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "hints"]);
+
+/** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
+export function manifestPathFor(id: string): string {
+  return `${MANIFEST_DIR}/${id}.yaml`;
+}
+
+/**
+ * Normalises a chapter id typed by a user: `"12"` stays `"12"`, `"3"` becomes `"03"`.
+ * Returns `undefined` for anything that is not a one- or two-digit number.
+ */
+export function normalizeChapterId(input: string): string | undefined {
+  return /^\d{1,2}$/.test(input) ? input.padStart(2, "0") : undefined;
+}
+
+/** Sorts chapter manifests (or anything with an `id`) into course order: numeric id order. */
+export function byCourseOrder<T extends { id: string }>(a: T, b: T): number {
+  return Number(a.id) - Number(b.id);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "数组";
+  if (typeof value === "string") return `字符串 ${JSON.stringify(value)}`;
+  if (typeof value === "object") return "对象";
+  return `${typeof value} ${String(value)}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const NOTHING: unique symbol = Symbol("nothing");
+
+/** A validator bound to one file, so every message names the file. */
+class Checker {
+  readonly file: string;
+  constructor(file: string) {
+    this.file = file;
+  }
+
+  fail(field: string, expected: string, got: unknown = NOTHING): never {
+    const suffix = got === NOTHING ? "" : `，实际为 ${describe(got)}`;
+    throw new CourseError("MANIFEST_INVALID", `${this.file}: 字段 ${field} 应为${expected}${suffix}`);
+  }
+
+  record(value: unknown, field: string): Record<string, unknown> {
+    return isRecord(value) ? value : this.fail(field, "一个映射（key: value）", value);
+  }
+
+  keys(value: Record<string, unknown>, allowed: Set<string>, field: string): void {
+    for (const key of Object.keys(value)) {
+      if (!allowed.has(key)) {
+        const where = field ? `${field}.${key}` : key;
+        this.fail(where, `以下之一：${[...allowed].join(", ")}（未知字段）`);
+      }
+    }
+  }
+
+  string(value: unknown, field: string): string {
+    return typeof value === "string" && value.trim() !== "" ? value : this.fail(field, "非空字符串", value);
+  }
+
+  array(value: unknown, field: string): unknown[] {
+    return Array.isArray(value) ? value : this.fail(field, "数组", value);
+  }
+
+  repoPath(value: unknown, field: string): string {
+    const p = this.string(value, field);
+    const segments = p.split("/");
+    if (p.includes("\\") || p.startsWith("/") || /^[A-Za-z]:/.test(p) || segments.some((s) => s === "" || s === "." || s === "..")) {
+      this.fail(field, "仓库内的相对路径（用 / 分隔，不含 .、..、\\ 或开头的 /）", p);
+    }
+    return p;
+  }
+}
+
+/**
+ * Parses and validates the text of one manifest. `manifestPath` is its repo-relative path
+ * (`checkpoints/NN.yaml`): it names the file in errors and fixes the expected `id`.
+ * Guarantees on return: every rule listed at the top of this module holds, except the
+ * cross-chapter ones (see `validateCourse`). Throws `CourseError` `MANIFEST_INVALID`.
+ */
+export function parseManifest(text: string, manifestPath: string): ChapterManifest {
+  const c: Checker = new Checker(manifestPath); // annotated so `c.fail()` narrows types
+  const nameMatch = MANIFEST_NAME.exec(path.posix.basename(manifestPath));
+  if (!nameMatch) c.fail("(文件名)", "两位数字加 .yaml，例如 checkpoints/12.yaml");
+  const fileId = nameMatch[1]!;
+
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    throw new CourseError("MANIFEST_INVALID", `${manifestPath}: YAML 无法解析：${first.message.split("\n")[0]}`, { cause: first });
+  }
+  const raw = c.record(doc.toJS(), "(根)");
+  c.keys(raw, TOP_LEVEL_KEYS, "");
+
+  if (raw.format !== MANIFEST_FORMAT) c.fail("format", `格式版本 ${MANIFEST_FORMAT}`, raw.format);
+  if (typeof raw.id !== "string" || !/^\d{2}$/.test(raw.id)) c.fail("id", '带引号的两位数字字符串，例如 "12"', raw.id);
+  const id = raw.id;
+  if (id !== fileId) c.fail("id", `与文件名一致的 "${fileId}"`, id);
+  const title = c.string(raw.title, "title");
+
+  const filesRaw = c.array(raw.files, "files");
+  if (filesRaw.length === 0) c.fail("files", "至少一个文件的数组", filesRaw);
+  const files: string[] = [];
+  filesRaw.forEach((entry, i) => {
+    const p = c.repoPath(entry, `files[${i}]`);
+    if (files.includes(p)) c.fail(`files[${i}]`, "不重复的路径", p);
+    files.push(p);
+  });
+  if (!files.includes(manifestPath)) c.fail("files", `包含清单自身 ${manifestPath} 的数组`);
+  const claimed = (p: string, field: string): string => {
+    if (!files.includes(p)) c.fail(field, "files 中列出的文件", p);
+    return p;
+  };
+
+  const starters: StarterOverlay[] = [];
+  c.array(raw.starters ?? [], "starters").forEach((entry, i) => {
+    const s = c.record(entry, `starters[${i}]`);
+    c.keys(s, STARTER_KEYS, `starters[${i}]`);
+    const from = claimed(c.repoPath(s.from, `starters[${i}].from`), `starters[${i}].from`);
+    const to = claimed(c.repoPath(s.to, `starters[${i}].to`), `starters[${i}].to`);
+    if (from === to) c.fail(`starters[${i}].to`, "与 from 不同的教学文件", to);
+    if (starters.some((other) => other.to === to)) c.fail(`starters[${i}].to`, "每个教学文件只有一个 starter", to);
+    starters.push({ from, to });
+  });
+
+  const testsRaw = c.array(raw.focusedTests, "focusedTests");
+  if (testsRaw.length === 0) c.fail("focusedTests", "至少一个测试文件的数组", testsRaw);
+  const focusedTests = testsRaw.map((entry, i) => claimed(c.repoPath(entry, `focusedTests[${i}]`), `focusedTests[${i}]`));
+
+  const labs: LabSpec[] = [];
+  c.array(raw.labs ?? [], "labs").forEach((entry, i) => {
+    const field = `labs[${i}]`;
+    const lab = c.record(entry, field);
+    c.keys(lab, LAB_KEYS, field);
+    const labId = c.string(lab.id, `${field}.id`);
+    if (!new RegExp(`^${id}\\.[1-9]\\d*$`).test(labId)) c.fail(`${field}.id`, `"${id}.<序号>" 形式的字符串`, lab.id);
+    if (labs.some((l) => l.id === labId)) c.fail(`${field}.id`, "不重复的 Lab 编号", labId);
+    const labTitle = c.string(lab.title, `${field}.title`);
+    const tests = lab.tests;
+    if (typeof tests !== "number" || !Number.isInteger(tests) || tests < 1) {
+      c.fail(`${field}.tests`, "正整数（该 Lab 的测试数）", tests);
+    }
+    const scaffoldError = c.string(lab.scaffoldError, `${field}.scaffoldError`);
+    const hintsRaw = c.array(lab.hints, `${field}.hints`);
+    if (hintsRaw.length !== 4) c.fail(`${field}.hints`, `恰好 4 级提示（定位文件、签名、伪代码、局部代码），实际 ${hintsRaw.length} 级`);
+    const hints = hintsRaw.map((h, j) => c.string(h, `${field}.hints[${j}]`)) as [string, string, string, string];
+    labs.push({ id: labId, title: labTitle, tests, scaffoldError, hints });
+  });
+
+  // Faults belong to the fault tooling; here only their outline is checked, and the
+  // entries are passed through untouched.
+  const faults = c.array(raw.faults ?? [], "faults").map((entry, i) => {
+    const f = c.record(entry, `faults[${i}]`);
+    c.string(f.id, `faults[${i}].id`);
+    c.string(f.lab, `faults[${i}].lab`);
+    return f as unknown as FaultSpec;
+  });
+
+  return { format: MANIFEST_FORMAT, id, title, files, starters, focusedTests, labs, faults, manifestPath };
+}
+
+/**
+ * Checks the rules that involve several chapters: no file is claimed by two chapters,
+ * ids are unique, and — when `sourceFiles` (every file path of a source commit) is given —
+ * every claimed file exists in that commit. Throws `CourseError` `MANIFEST_INVALID`.
+ */
+export function validateCourse(manifests: readonly ChapterManifest[], sourceFiles?: ReadonlySet<string>, sourceName = "源提交"): void {
+  const owner = new Map<string, ChapterManifest>();
+  const ids = new Set<string>();
+  for (const m of manifests) {
+    if (ids.has(m.id)) throw new CourseError("MANIFEST_INVALID", `${m.manifestPath}: 字段 id 应唯一，第 ${m.id} 章出现了两次`);
+    ids.add(m.id);
+    m.files.forEach((file, i) => {
+      const other = owner.get(file);
+      if (other) {
+        throw new CourseError(
+          "MANIFEST_INVALID",
+          `${m.manifestPath}: 字段 files[${i}] 应为只属于一章的文件，但 ${file} 已由 ${other.manifestPath} 声明`,
+        );
+      }
+      owner.set(file, m);
+      if (sourceFiles && !sourceFiles.has(file)) {
+        throw new CourseError("MANIFEST_INVALID", `${m.manifestPath}: 字段 files[${i}] 应为${sourceName}中存在的文件，但 ${file} 不存在`);
+      }
+    });
+  }
+}
+
+/** Chapter ids that have a manifest file in `repoRoot`, in course order. */
+export async function listChapterIds(repoRoot: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(path.join(repoRoot, MANIFEST_DIR));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  return names
+    .map((name) => MANIFEST_NAME.exec(name)?.[1])
+    .filter((id): id is string => id !== undefined)
+    .sort((a, b) => Number(a) - Number(b));
+}
+
+/**
+ * Reads and validates `checkpoints/<id>.yaml` from the working tree of `repoRoot` (the repo
+ * or a practice folder). Throws `CHAPTER_UNKNOWN` (listing the known chapters) when there
+ * is no such manifest, `MANIFEST_INVALID` when it is malformed.
+ */
+export async function loadManifest(repoRoot: string, id: string): Promise<ChapterManifest> {
+  const normalized = normalizeChapterId(id);
+  const known = await listChapterIds(repoRoot);
+  if (normalized === undefined || !known.includes(normalized)) throw unknownChapter(id, known);
+  const manifestPath = manifestPathFor(normalized);
+  return parseManifest(await readFile(path.join(repoRoot, manifestPath), "utf8"), manifestPath);
+}
+
+/**
+ * Reads and validates every `checkpoints/NN.yaml` of `repoRoot`, in course order, and
+ * checks that no file is claimed twice. (Whether claimed files exist is checked against a
+ * commit by the history builder, since a practice folder lacks later files on purpose.)
+ */
+export async function loadManifests(repoRoot: string): Promise<ChapterManifest[]> {
+  const manifests: ChapterManifest[] = [];
+  for (const id of await listChapterIds(repoRoot)) {
+    const manifestPath = manifestPathFor(id);
+    manifests.push(parseManifest(await readFile(path.join(repoRoot, manifestPath), "utf8"), manifestPath));
+  }
+  validateCourse(manifests);
+  return manifests;
+}
+
+/** The `CHAPTER_UNKNOWN` error for `id`, listing the chapters that do exist. */
+export function unknownChapter(id: string, known: readonly string[]): CourseError {
+  const list = known.length > 0 ? known.join(", ") : "（没有任何章节清单）";
+  return new CourseError("CHAPTER_UNKNOWN", `没有第 ${id} 章的清单 checkpoints/${id}.yaml；已知章节：${list}`);
 }

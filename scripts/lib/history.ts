@@ -1,0 +1,405 @@
+/**
+ * The teaching history: a generated branch `course/build-your-own-pi` with one
+ * `course(base)` commit and then one `course(NN): <title>` commit per chapter, built from
+ * the committed content of one source commit of `main`.
+ *
+ * Guarantees
+ * - Chapter N's tree is the source tree minus every file claimed by a later chapter; the
+ *   base is the source tree minus every claimed file. So `git diff parent target` of a
+ *   chapter is exactly the files its manifest claims (checked by `verifyLayer`).
+ * - Commit ids depend only on content: author, committer, dates and encoding are fixed,
+ *   signing is off, and the message records the source *tree* (not the source commit).
+ *   Two clones of the same content get the same ids.
+ * - Only plumbing and a private index file are used: the user's working tree, index,
+ *   HEAD and configuration are never touched. The branch is moved with a compare-and-swap
+ *   `update-ref`, and only if it holds nothing but generated commits.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { execa } from "execa";
+import { CourseError } from "./errors.js";
+import { git, gitOk, listTree, readObjects, resolveCommit, writeFiles, type GitOptions, type TreeEntry } from "./git.js";
+import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
+
+/** The generated branch. */
+export const COURSE_BRANCH = "course/build-your-own-pi";
+
+/** Bumped whenever the way commits are generated changes, so old branches are rebuilt. */
+export const HISTORY_BUILDER_VERSION = "1";
+
+/** The fixed identity and date of every generated commit. */
+export const COURSE_IDENTITY = {
+  name: "pi-course",
+  email: "course@pi-course.invalid",
+  date: "2026-01-01T00:00:00Z",
+} as const;
+
+const TRAILER_SOURCE_TREE = "Course-Source-Tree";
+const TRAILER_BUILDER = "Course-Builder";
+const TRAILER_CHAPTER = "Course-Chapter";
+
+/** One chapter on the teaching branch. */
+export interface ChapterCommit {
+  id: string;
+  title: string;
+  /** The chapter's commit (its end state). */
+  target: string;
+  /** The previous chapter's commit, or `course(base)` for the first chapter. */
+  parent: string;
+  /** The tree id of `target`. */
+  tree: string;
+  manifest: ChapterManifest;
+}
+
+/** The teaching history as built (or found up to date) for one source commit. */
+export interface CourseHistory {
+  /** The source commit of `main` the history was generated from. */
+  source: string;
+  /** Its tree id (recorded in every generated commit). */
+  sourceTree: string;
+  branch: string;
+  /** The `course(base)` commit. */
+  base: string;
+  /** The branch tip (the last chapter, or the base when there are no chapters). */
+  tip: string;
+  /** Chapters in course order. */
+  chapters: ChapterCommit[];
+  /** True when the existing branch already matched and nothing was written. */
+  reused: boolean;
+  /** Every file path of the source commit. */
+  sourceFiles: string[];
+}
+
+export interface BuildHistoryOptions {
+  /** Revision of the source commit; default `HEAD`. */
+  source?: string;
+  /** Branch to write; default `COURSE_BRANCH`. */
+  branch?: string;
+  /** Build even when the branch already matches the source tree. */
+  force?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Reads and validates every chapter manifest of `commit` (not of the working tree), in
+ * course order, and checks the course-wide rules against that commit's files.
+ */
+export async function readManifestsAt(repo: string, commit: string, entries: readonly TreeEntry[], options: GitOptions = {}): Promise<ChapterManifest[]> {
+  const manifestEntries = entries.filter((e) => e.type === "blob" && path.posix.dirname(e.path) === MANIFEST_DIR && /^\d{2}\.yaml$/.test(path.posix.basename(e.path)));
+  const objects = await readObjects(repo, manifestEntries.map((e) => e.oid), options);
+  const manifests = manifestEntries.map((e) => parseManifest(objects.get(e.oid)!.toString("utf8"), e.path)).sort(byCourseOrder);
+  validateCourse(manifests, new Set(entries.map((e) => e.path)), `源提交 ${commit.slice(0, 12)} `);
+  return manifests;
+}
+
+function commitMessage(subject: string, sourceTree: string, chapter?: string): string {
+  const trailers = [
+    ...(chapter ? [`${TRAILER_CHAPTER}: ${chapter}`] : []),
+    `${TRAILER_SOURCE_TREE}: ${sourceTree}`,
+    `${TRAILER_BUILDER}: ${HISTORY_BUILDER_VERSION}`,
+  ];
+  return `${subject}\n\n${trailers.join("\n")}\n`;
+}
+
+/** The subject of a chapter's generated commit. */
+export function chapterSubject(manifest: Pick<ChapterManifest, "id" | "title">): string {
+  return `course(${manifest.id}): ${manifest.title}`;
+}
+
+/** The subject of the base commit. */
+export const BASE_SUBJECT = "course(base): shared configuration, tooling and documentation";
+
+const IDENTITY_ENV: Record<string, string> = {
+  GIT_AUTHOR_NAME: COURSE_IDENTITY.name,
+  GIT_AUTHOR_EMAIL: COURSE_IDENTITY.email,
+  GIT_AUTHOR_DATE: COURSE_IDENTITY.date,
+  GIT_COMMITTER_NAME: COURSE_IDENTITY.name,
+  GIT_COMMITTER_EMAIL: COURSE_IDENTITY.email,
+  GIT_COMMITTER_DATE: COURSE_IDENTITY.date,
+};
+
+/** `git commit-tree` with everything that could vary between machines pinned down. */
+async function commitTree(repo: string, tree: string, parent: string | undefined, message: string, options: GitOptions): Promise<string> {
+  const args = ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree, ...(parent ? ["-p", parent] : []), "-F", "-"];
+  return git(repo, args, { ...options, env: IDENTITY_ENV, input: message });
+}
+
+interface GeneratedCommit {
+  commit: string;
+  tree: string;
+  parents: string[];
+  subject: string;
+  trailers: Map<string, string>;
+  author: string;
+}
+
+/** Reads up to `limit` first-parent commits from `tip`, newest first. */
+async function readChain(repo: string, tip: string, limit: number, options: GitOptions): Promise<GeneratedCommit[]> {
+  const out = await git(repo, ["log", "--first-parent", `--max-count=${limit}`, "--format=%H%x1f%T%x1f%P%x1f%an <%ae>%x1f%B%x1e", tip, "--"], options);
+  return out
+    .split("\x1e")
+    .map((record) => record.replace(/^\n/, ""))
+    .filter((record) => record !== "")
+    .map((record) => {
+      const [commit, tree, parents, author, body] = record.split("\x1f");
+      const lines = (body ?? "").split("\n");
+      const trailers = new Map<string, string>();
+      for (const line of lines) {
+        const m = /^([A-Za-z-]+): (.*)$/.exec(line);
+        if (m) trailers.set(m[1]!, m[2]!);
+      }
+      return { commit: commit!, tree: tree!, parents: parents ? parents.split(" ") : [], subject: lines[0] ?? "", trailers, author: author! };
+    });
+}
+
+const GENERATED_AUTHOR = `${COURSE_IDENTITY.name} <${COURSE_IDENTITY.email}>`;
+
+/**
+ * Looks at the existing branch: returns the matching history when it was generated from
+ * the same source tree by this builder version, `undefined` when it must be (re)built.
+ * Throws `HISTORY_BRANCH_BUSY` when the tip was not generated by the tooling (someone
+ * committed on it), so that no user commit is ever moved away.
+ */
+async function existingHistory(
+  repo: string,
+  branch: string,
+  tip: string,
+  sourceTree: string,
+  manifests: readonly ChapterManifest[],
+  options: GitOptions,
+): Promise<{ base: string; chapters: { target: string; parent: string; tree: string }[] } | undefined> {
+  const chain = (await readChain(repo, tip, manifests.length + 1, options)).reverse();
+  const head = chain[chain.length - 1];
+  if (!head || head.author !== GENERATED_AUTHOR || !head.trailers.has(TRAILER_SOURCE_TREE)) {
+    throw new CourseError(
+      "HISTORY_BRANCH_BUSY",
+      `分支 ${branch} 的最新提交 ${tip.slice(0, 12)} 不是课程工具生成的；为了不丢失其中的提交，请先把它改名（git branch -m ${branch} <新名字>）再重试`,
+    );
+  }
+  if (head.trailers.get(TRAILER_SOURCE_TREE) !== sourceTree || head.trailers.get(TRAILER_BUILDER) !== HISTORY_BUILDER_VERSION) return undefined;
+  if (chain.length !== manifests.length + 1) return undefined;
+  const [base, ...rest] = chain;
+  if (!base || base.parents.length !== 0 || base.subject !== BASE_SUBJECT) return undefined;
+  const chapters: { target: string; parent: string; tree: string }[] = [];
+  for (const [i, m] of manifests.entries()) {
+    const c = rest[i]!;
+    const expectedParent = i === 0 ? base.commit : rest[i - 1]!.commit;
+    if (c.subject !== chapterSubject(m) || c.parents.length !== 1 || c.parents[0] !== expectedParent) return undefined;
+    chapters.push({ target: c.commit, parent: expectedParent, tree: c.tree });
+  }
+  return { base: base.commit, chapters };
+}
+
+/** Fails with `HISTORY_BRANCH_BUSY` if `branch` is checked out in any work tree of `repo`. */
+async function refuseCheckedOut(repo: string, branch: string, options: GitOptions): Promise<void> {
+  const out = await git(repo, ["worktree", "list", "--porcelain"], options);
+  if (out.split("\n").includes(`branch refs/heads/${branch}`)) {
+    throw new CourseError(
+      "HISTORY_BRANCH_BUSY",
+      `分支 ${branch} 正被检出，无法更新它：先切回 main（git switch main）再重试`,
+    );
+  }
+}
+
+/**
+ * Builds the teaching history from the committed content of `options.source` (default
+ * `HEAD`) and points `options.branch` at it, or reuses the branch when it was already
+ * generated from the same source tree. Validates every manifest against the source commit
+ * first (`MANIFEST_INVALID`). See the module comment for the guarantees.
+ */
+export async function buildHistory(repo: string, options: BuildHistoryOptions = {}): Promise<CourseHistory> {
+  const branch = options.branch ?? COURSE_BRANCH;
+  const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
+  const source = await resolveCommit(repo, options.source ?? "HEAD");
+  const sourceTree = await git(repo, ["rev-parse", `${source}^{tree}`], gitOptions);
+  const entries = await listTree(repo, source, gitOptions);
+  const manifests = await readManifestsAt(repo, source, entries, gitOptions);
+  const sourceFiles = entries.map((e) => e.path);
+  const ref = `refs/heads/${branch}`;
+  const current = await gitOk(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], gitOptions);
+  const oldTip = current.ok ? current.stdout.trim() : undefined;
+
+  const describe = (base: string, chapters: { target: string; parent: string; tree: string }[], reused: boolean): CourseHistory => ({
+    source,
+    sourceTree,
+    branch,
+    base,
+    tip: chapters[chapters.length - 1]?.target ?? base,
+    chapters: chapters.map((c, i) => ({ ...c, id: manifests[i]!.id, title: manifests[i]!.title, manifest: manifests[i]! })),
+    reused,
+    sourceFiles,
+  });
+
+  if (oldTip && !options.force) {
+    const found = await existingHistory(repo, branch, oldTip, sourceTree, manifests, gitOptions);
+    if (found) return describe(found.base, found.chapters, true);
+  } else if (oldTip) {
+    await existingHistory(repo, branch, oldTip, sourceTree, manifests, gitOptions); // only for its ownership check
+  }
+
+  // Trees, from the last chapter (= the source tree) down to the base, in a private index.
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "pi-course-index-"));
+  const trees: string[] = [];
+  let baseTree: string;
+  try {
+    const indexOptions: GitOptions = { ...gitOptions, env: { GIT_INDEX_FILE: path.join(scratch, "index") } };
+    await git(repo, ["read-tree", sourceTree], indexOptions);
+    for (let i = manifests.length - 1; i >= 0; i--) {
+      trees[i] = await git(repo, ["write-tree"], indexOptions);
+      await git(repo, ["update-index", "--force-remove", "-z", "--stdin"], { ...indexOptions, input: manifests[i]!.files.map((f) => `${f}\0`).join("") });
+    }
+    baseTree = await git(repo, ["write-tree"], indexOptions);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+
+  const base = await commitTree(repo, baseTree, undefined, commitMessage(BASE_SUBJECT, sourceTree), gitOptions);
+  const chapters: { target: string; parent: string; tree: string }[] = [];
+  let parent = base;
+  for (const [i, m] of manifests.entries()) {
+    const target = await commitTree(repo, trees[i]!, parent, commitMessage(chapterSubject(m), sourceTree, m.id), gitOptions);
+    chapters.push({ target, parent, tree: trees[i]! });
+    parent = target;
+  }
+  const tip = parent;
+  if (tip !== oldTip) {
+    await refuseCheckedOut(repo, branch, gitOptions);
+    // Compare-and-swap: fails if someone moved the branch since we looked. A concurrent
+    // run that wrote the very same tip is not a conflict (the ids are deterministic).
+    const moved = await gitOk(repo, ["update-ref", "-m", "pi-course: generate teaching history", ref, tip, oldTip ?? ""], gitOptions);
+    if (!moved.ok) {
+      const now = await gitOk(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], gitOptions);
+      if (now.stdout.trim() !== tip) {
+        throw new CourseError("HISTORY_BRANCH_BUSY", `分支 ${branch} 在生成期间被别处改动了，请重试`);
+      }
+    }
+  }
+  return describe(base, chapters, tip === oldTip);
+}
+
+/** A chapter located on the teaching history, with what `checkpoint` prints. */
+export interface Checkpoint {
+  history: CourseHistory;
+  chapter: ChapterCommit;
+  /** Files the learner writes: the starters' `to`, or the chapter's source files without a starter. */
+  teachingFiles: string[];
+  /** `git diff --name-only parent target`, sorted. */
+  layer: string[];
+}
+
+/**
+ * The files a learner writes in a chapter: each starter's `to`, or, for a chapter without
+ * starters, its claimed files under a `src/` folder.
+ */
+export function teachingFilesOf(manifest: ChapterManifest): string[] {
+  if (manifest.starters.length > 0) return manifest.starters.map((s) => s.to);
+  return manifest.files.filter((f) => f.split("/").includes("src"));
+}
+
+/** The chapter `id` of `history`, or `CHAPTER_UNKNOWN` listing the known ones. */
+export function findChapter(history: CourseHistory, id: string): ChapterCommit {
+  const chapter = history.chapters.find((c) => c.id === id);
+  if (!chapter) throw unknownChapter(id, history.chapters.map((c) => c.id));
+  return chapter;
+}
+
+/**
+ * Checks, with git itself, that the chapter has the shape the history promises: its parent
+ * is `target^`, and `git diff --name-only parent target` is exactly the claimed files.
+ * Returns the layer; throws `HISTORY_MISMATCH`.
+ */
+export async function verifyLayer(repo: string, chapter: ChapterCommit, options: GitOptions = {}): Promise<string[]> {
+  const parent = await git(repo, ["rev-parse", `${chapter.target}^`], options);
+  if (parent !== chapter.parent) {
+    throw new CourseError("HISTORY_MISMATCH", `第 ${chapter.id} 章：target^ 是 ${parent}，不是记录的 parent ${chapter.parent}`);
+  }
+  const out = await git(repo, ["diff", "--no-renames", "--name-only", "-z", chapter.parent, chapter.target], options);
+  const layer = out.split("\0").filter((f) => f !== "").sort();
+  const claimed = [...chapter.manifest.files].sort();
+  if (layer.join("\n") !== claimed.join("\n")) {
+    const extra = layer.filter((f) => !claimed.includes(f));
+    const missing = claimed.filter((f) => !layer.includes(f));
+    throw new CourseError(
+      "HISTORY_MISMATCH",
+      `第 ${chapter.id} 章的 diff 与清单不一致：多出 ${extra.join(", ") || "无"}；缺少 ${missing.join(", ") || "无"}`,
+    );
+  }
+  return layer;
+}
+
+/**
+ * Builds (or reuses) the history, locates chapter `id` and verifies its layer. This is what
+ * `checkpoint` prints and what `practice` and `verify` start from.
+ */
+export async function resolveCheckpoint(repo: string, id: string, options: BuildHistoryOptions = {}): Promise<Checkpoint> {
+  const history = await buildHistory(repo, options);
+  const chapter = findChapter(history, id);
+  const layer = await verifyLayer(repo, chapter, options.signal ? { signal: options.signal } : {});
+  return { history, chapter, teachingFiles: teachingFilesOf(chapter.manifest), layer };
+}
+
+/** Result of building a tree in a scratch folder and running its tests. */
+export interface BuildCheck {
+  ok: boolean;
+  build: { ok: boolean; output: string };
+  /** Compiled test files that were run (relative paths). */
+  testFiles: string[];
+  tests: { ok: boolean; pass: number; fail: number; output: string };
+}
+
+/** The command that runs npm: the npm that launched us when known, otherwise `npm` from PATH. */
+export function npmCommand(): { file: string; args: string[] } {
+  const npmCli = process.env.npm_execpath;
+  if (npmCli && /npm-cli\.c?js$/.test(npmCli) && existsSync(npmCli)) return { file: process.execPath, args: [npmCli] };
+  return { file: process.platform === "win32" ? "npm.cmd" : "npm", args: [] };
+}
+
+/**
+ * Runs `npm run build -w @pi/course` in `dir`, then every compiled test file under
+ * `packages/pi-course/dist/test` with `node --test` (TAP, counted). Never throws for a
+ * red build or red tests: the result says what happened.
+ */
+export async function buildAndTest(dir: string, options: { signal?: AbortSignal; testNamePattern?: string; testFiles?: (files: string[]) => string[] } = {}): Promise<BuildCheck> {
+  const npm = npmCommand();
+  const common = { cwd: dir, reject: false, all: true, ...(options.signal ? { cancelSignal: options.signal } : {}) } as const;
+  const build = await execa(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], { ...common, env: { NO_COLOR: "1" } });
+  const buildResult = { ok: build.exitCode === 0, output: String(build.all ?? "") };
+  if (!buildResult.ok) return { ok: false, build: buildResult, testFiles: [], tests: { ok: false, pass: 0, fail: 0, output: "" } };
+  const testDir = path.join(dir, "packages", "pi-course", "dist", "test");
+  const all = existsSync(testDir) ? (await readdir(testDir)).filter((f) => f.endsWith(".test.js")).sort() : [];
+  const selected = (options.testFiles ? options.testFiles(all) : all).map((f) => path.posix.join("packages/pi-course/dist/test", f));
+  if (selected.length === 0) return { ok: true, build: buildResult, testFiles: [], tests: { ok: true, pass: 0, fail: 0, output: "" } };
+  const pattern = options.testNamePattern ? [`--test-name-pattern=${options.testNamePattern}`] : [];
+  const run = await execa(process.execPath, ["--test", "--test-reporter=tap", ...pattern, ...selected], common);
+  const output = String(run.all ?? "");
+  const count = (label: string): number => Number(new RegExp(`^# ${label} (\\d+)$`, "m").exec(output)?.[1] ?? 0);
+  const tests = { ok: run.exitCode === 0, pass: count("pass"), fail: count("fail"), output };
+  return { ok: tests.ok, build: buildResult, testFiles: selected, tests };
+}
+
+/**
+ * Links `dir/node_modules` to `nodeModules` (a junction on Windows), so a scratch or
+ * practice folder can build without `npm install` and without the network.
+ */
+export async function linkNodeModules(dir: string, nodeModules: string): Promise<void> {
+  await symlink(nodeModules, path.join(dir, "node_modules"), "junction");
+}
+
+/**
+ * The expensive check: extracts the chapter's parent tree into a scratch folder (no git
+ * metadata), reuses `repo/node_modules` through a link, builds it and runs every test it
+ * contains — i.e. every earlier chapter's tests. The scratch folder is always removed.
+ */
+export async function checkParentBuilds(repo: string, chapter: ChapterCommit, options: { signal?: AbortSignal } = {}): Promise<BuildCheck> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), `pi-course-parent-${chapter.id}-`));
+  try {
+    const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
+    await writeFiles(repo, scratch, await listTree(repo, chapter.parent, gitOptions), gitOptions);
+    await linkNodeModules(scratch, path.join(repo, "node_modules"));
+    return await buildAndTest(scratch, options);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
