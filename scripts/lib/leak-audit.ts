@@ -2,10 +2,11 @@
  * The leak audit: a practice folder must not contain the chapter's answer.
  *
  * Rule: no file may contain a line of the target teaching file (the reference solution)
- * that the starter does not also contain. Lines are compared after trimming; lines that
- * are short after trimming (fewer than `MIN_LEAK_LINE_LENGTH` characters, e.g. `}`,
- * `return out;`) or contain no letter or digit are ignored, because they occur in any
- * code and say nothing about the answer.
+ * that the starter does not also contain. A reference line is taken trimmed, and it is
+ * found anywhere inside a line (so a commented-out, quoted or indented copy is caught
+ * too). Reference lines that are short after trimming (fewer than `MIN_LEAK_LINE_LENGTH`
+ * characters, e.g. `}`, `return out;`) or contain no letter or digit are ignored, because
+ * they occur in any code and say nothing about the answer.
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -54,29 +55,29 @@ function trimmedLines(text: string): string[] {
 }
 
 /**
- * The lines that would give the answer away: significant lines of the reference that the
- * starter does not contain (compared trimmed). Returned as a map line -> teaching file.
+ * The lines that would give the answer away: significant trimmed lines of the reference
+ * that the starter does not contain. Returned as a map line -> teaching file.
  */
 export function answerLines(pairs: readonly LeakPair[]): Map<string, string> {
   const answer = new Map<string, string>();
   for (const pair of pairs) {
-    const given = new Set(trimmedLines(pair.starter));
     for (const line of trimmedLines(pair.reference)) {
-      if (isSignificantLine(line) && !given.has(line) && !answer.has(line)) answer.set(line, pair.teachingFile);
+      if (isSignificantLine(line) && !pair.starter.includes(line) && !answer.has(line)) answer.set(line, pair.teachingFile);
     }
   }
   return answer;
 }
 
-/** Every occurrence of an answer line in `documents`, in document and line order. */
+/** Every line of `documents` that contains an answer line, in document and line order. */
 export function findLeaks(documents: readonly AuditDocument[], pairs: readonly LeakPair[]): Leak[] {
-  const answer = answerLines(pairs);
+  const answer = [...answerLines(pairs)];
   const leaks: Leak[] = [];
-  if (answer.size === 0) return leaks;
+  if (answer.length === 0) return leaks;
   for (const doc of documents) {
-    trimmedLines(doc.text).forEach((line, i) => {
-      const teachingFile = answer.get(line);
-      if (teachingFile !== undefined) leaks.push({ file: doc.file, line: i + 1, text: line, teachingFile });
+    doc.text.split(/\r?\n/).forEach((line, i) => {
+      if (line.trim().length < MIN_LEAK_LINE_LENGTH) return; // cannot contain an answer line
+      const hit = answer.find(([needle]) => line.includes(needle));
+      if (hit) leaks.push({ file: doc.file, line: i + 1, text: hit[0], teachingFile: hit[1] });
     });
   }
   return leaks;

@@ -361,6 +361,10 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   };
   const dest = resolveDestination(repo, id, options.dest, options.cwd ?? process.cwd());
   await checkDestination(repo, dest);
+  const repoModules = path.join(repo, "node_modules");
+  if (options.linkModules && !existsSync(repoModules)) {
+    throw new CourseError("MODULES_MISSING", `课程仓库里还没有 node_modules，无法链接：先在 ${repo} 运行 npm install，或去掉 --link-modules`);
+  }
   const checkpoint = await resolveCheckpoint(repo, id, { ...(options.source ? { source: options.source } : {}), ...gitOptions });
   await step("checkpoint", undefined);
   const { chapter } = checkpoint;
@@ -386,7 +390,7 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     const leaks: Leak[] = await auditLeaks(temp, pairs, plan.extraDocuments);
     assertNoLeaks(leaks);
     await step("audit", temp);
-    if (options.linkModules) await linkNodeModules(temp, path.join(repo, "node_modules"));
+    if (options.linkModules) await linkNodeModules(temp, repoModules);
     await step("modules", temp);
     await chmod(temp, 0o755); // mkdtemp makes it private; the result is an ordinary folder
     if (await lstat(dest).then(() => true, () => false)) {
