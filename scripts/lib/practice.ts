@@ -8,8 +8,9 @@
  * - each starter written over its teaching file. The `starters/` copy itself is not
  *   added: the starter already sits where the learner edits it, and a second copy would
  *   only invite editing the wrong file (a fresh `practice` run gives a clean start);
- * - `checkpoints/NN.yaml`: the chapter manifest without `faults` (lab and hint data for
- *   `lab` and `hint`; fault patches are written against the reference, so they stay out);
+ * - `checkpoints/NN.yaml`: the chapter manifest (lab and hint data for `lab` and `hint`)
+ *   whose `faults` are reduced to the learner-safe projection of the exercise faults
+ *   (`learnerManifestText`): no `find`/`replace`, since those quote the reference;
  * - `.pi-course/practice.json`: the marker that puts the commands in learner mode;
  * - `LEARNING.md`: the guide to this chapter. The course guide the parent tree holds at
  *   that path is kept as `COURSE.md`.
@@ -22,8 +23,8 @@
 import { existsSync, rmSync } from "node:fs";
 import { chmod, lstat, mkdtemp, realpath, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { parseDocument } from "yaml";
 import { CourseError } from "./errors.js";
+import { authorFaults, learnerFaultsProjection, learnerManifestText } from "./faults.js";
 import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "./git.js";
 import { buildAndTest, linkNodeModules, resolveCheckpoint, type BuildCheck, type Checkpoint } from "./history.js";
 import { assertNoLeaks, auditLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
@@ -90,13 +91,6 @@ export async function checkDestination(repo: string, dest: string): Promise<void
   if (!parentIsDir) throw new CourseError("DEST_PARENT_MISSING", `${parent} 不存在；请先创建它，或换一个位置`);
 }
 
-/** The manifest text without its `faults` (comments and layout of the rest are kept). */
-export function stripFaults(manifestText: string): string {
-  const doc = parseDocument(manifestText);
-  doc.delete("faults");
-  return String(doc);
-}
-
 /** `packages/<pkg>/<dir>/x.ts` -> `packages/<pkg>/dist/<dir>/x.js` (where `tsc` puts it). */
 export function compiledPath(source: string): string {
   const m = /^(packages\/[^/]+)\/(.+)\.ts$/.exec(source);
@@ -131,7 +125,7 @@ export function renderLearningGuide(input: GuideInput): string {
   const { manifest: m } = input;
   const firstLab = m.labs[0];
   const total = m.labs.reduce((n, lab) => n + lab.tests, 0);
-  const exercise = m.faults.length > 0;
+  const exercise = learnerFaultsProjection(authorFaults(m)).length > 0;
   const lines: string[] = [
     `# 第 ${m.id} 章练习：${m.title}`,
     "",
@@ -273,7 +267,7 @@ export function planPractice(input: {
   const files: OutputFile[] = input.parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
   for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
-  files.push({ path: m.manifestPath, content: stripFaults(input.manifestText) });
+  files.push({ path: m.manifestPath, content: learnerManifestText(input.manifestText, m) });
   const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, createdBy: "practice" };
   files.push({ path: PRACTICE_MARKER, content: JSON.stringify(marker, null, 2) + "\n" });
   const throughChapters = history.chapters.map((c) => c.id).filter((id) => Number(id) <= Number(m.id));

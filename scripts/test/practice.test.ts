@@ -83,8 +83,11 @@ test("practice writes the parent tree, the focused test, the starter over the te
 
   const manifest = await loadManifest(dest, "02");
   assert.equal(manifest.labs.length, 2);
-  assert.deepEqual(manifest.faults, []);
+  // Only the exercise fault, without the reference edit it is written against.
+  assert.deepEqual(manifest.faults.map((f) => f.id), ["2.1-no-sort"]);
+  assert.equal(manifest.faults[0]?.learner?.insert, "unique.reverse(); // 故意错误");
   assert.ok(!read("checkpoints/02.yaml").includes("find:"));
+  assert.ok(!read("checkpoints/02.yaml").includes("replace:"));
   assert.ok(read("checkpoints/02.yaml").startsWith("# chapter 02 (synthetic)"), "comments are kept");
 
   assert.deepEqual(JSON.parse(read(PRACTICE_MARKER)), { chapter: "02", parent, target, source: sh(repo, ["rev-parse", "HEAD"]), createdBy: "practice" });

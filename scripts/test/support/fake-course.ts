@@ -25,13 +25,7 @@ const BASE_FILES = [
   "packages/pi-course/tsconfig.json",
   "scripts/checkpoint.ts",
   "scripts/practice.ts",
-  "scripts/lib/errors.ts",
-  "scripts/lib/git.ts",
-  "scripts/lib/history.ts",
-  "scripts/lib/leak-audit.ts",
-  "scripts/lib/manifest.ts",
-  "scripts/lib/paths.ts",
-  "scripts/lib/practice.ts",
+  "scripts/lib", // the whole folder: the commands' helpers
 ];
 
 export const SCAFFOLD_ERROR = "Lab 2.1 beta catalog 尚未实现";
@@ -140,13 +134,24 @@ labs:
     scaffoldError: ${SCAFFOLD_ERROR_2}
     hints: [打开 beta.ts, 看 betaRender 的签名, 连接目录, 用 join]
 faults:
-  - id: no-sort
+  - id: 2.1-no-sort
     lab: "2.1"
     description: 忘记排序
     file: packages/pi-course/src/beta.ts
     find: "].sort();"
     replace: "];"
     killedBy: ["Lab 2.1 · catalog is sorted"]
+    exercise: true
+    learner:
+      anchor: '^\s*return unique'
+      insert: "unique.reverse(); // 故意错误"
+      explain: 反转之后顺序错了，Lab 2.1 的排序测试应当失败。
+  - id: 2.2-no-join
+    lab: "2.2"
+    description: 忘记连接
+    find: 'join(" | ")'
+    replace: 'join("")'
+    killedBy: ["Lab 2.2"]
 `,
 };
 
@@ -189,7 +194,7 @@ export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}):
   mkdirSync(repo);
   for (const file of BASE_FILES) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
-    cpSync(path.join(realRepo, file), path.join(repo, file));
+    cpSync(path.join(realRepo, file), path.join(repo, file), { recursive: true });
   }
   for (const [file, content] of Object.entries({ ...FILES, ...options.overrides })) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
