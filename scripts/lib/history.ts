@@ -66,7 +66,7 @@ export interface CourseHistory {
   tip: string;
   /** Chapters in course order. */
   chapters: ChapterCommit[];
-  /** True when the existing branch already matched and nothing was written. */
+  /** True when the existing branch already matched and was used as it is (nothing built). */
   reused: boolean;
   /** Every file path of the source commit. */
   sourceFiles: string[];
@@ -278,7 +278,7 @@ export async function buildHistory(repo: string, options: BuildHistoryOptions = 
       }
     }
   }
-  return describe(base, chapters, tip === oldTip);
+  return describe(base, chapters, false);
 }
 
 /** A chapter located on the teaching history, with what `checkpoint` prints. */

@@ -140,6 +140,23 @@ test("building never touches the working tree, the index, HEAD or config, and us
   assert.ok(!files(repo, h.tip).includes("staged.txt"));
 });
 
+test("git location variables inherited from the environment (as inside a git hook) are ignored", async (t) => {
+  const repo = makeFakeCourse(t);
+  const other = makeFakeCourse(t);
+  const otherRefs = sh(other, ["for-each-ref"]);
+  const saved = { GIT_DIR: process.env.GIT_DIR, GIT_INDEX_FILE: process.env.GIT_INDEX_FILE, GIT_WORK_TREE: process.env.GIT_WORK_TREE };
+  Object.assign(process.env, { GIT_DIR: path.join(other, ".git"), GIT_WORK_TREE: other, GIT_INDEX_FILE: path.join(other, ".git", "index") });
+  t.after(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+  const h = await buildHistory(repo);
+  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), h.tip);
+  assert.equal(sh(other, ["for-each-ref"]), otherRefs);
+});
+
 test("a branch holding someone's own commit, or checked out, is never moved", async (t) => {
   const repo = makeFakeCourse(t);
   const h = await buildHistory(repo);
