@@ -217,7 +217,7 @@ export function renderLearningGuide(input: GuideInput): string {
     `node --test ${input.throughChapters.map(chapterTestGlob).join(" ")}   # 到第 ${m.id} 章为止全部通过`,
     "```",
     "",
-    "上面的通配符由 shell 展开（bash、zsh、PowerShell 7）；在不展开通配符的终端里，用",
+    "上面的通配符由 shell 展开（bash、zsh）；Windows 的 cmd 和 PowerShell 不会替 node 展开通配符，在那里用",
     `\`npm run lab -w @pi/course -- ${m.id}\` 代替。`,
     "",
   );
