@@ -8,11 +8,13 @@
 //
 // `path` is the test's own name preceded by the names of the tests it is nested in, so the
 // runner can group results by the lab id the outermost name starts with. Lines arrive in
-// declaration order (node:test reports `test:pass`/`test:fail` in that order).
+// declaration order (node:test reports `test:pass`/`test:fail` in that order). File-level
+// diagnostics other than the final counters become `{"v":1,"diagnostic":"…"}`.
 //
 // Plain JavaScript on purpose: node loads reporters itself, without tsx.
 
 const STACK_LINES = 12;
+const SUMMARY = /^(?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [\d.]+$/;
 
 /** A JSON-safe summary of what a failing test threw. */
 function describeError(error) {
@@ -44,6 +46,14 @@ export default async function* labReporter(source) {
     if (event.type === "test:start") {
       open.length = event.data.nesting;
       open.push(event.data.name);
+      continue;
+    }
+    if (event.type === "test:diagnostic") {
+      // File-level notes other than the closing counters, e.g. an error thrown by async
+      // work after the tests ended, which fails the run without failing any test.
+      if (event.data.nesting === 0 && !SUMMARY.test(event.data.message)) {
+        yield `${JSON.stringify({ v: 1, diagnostic: event.data.message })}\n`;
+      }
       continue;
     }
     if (event.type !== "test:pass" && event.type !== "test:fail") continue;

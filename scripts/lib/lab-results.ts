@@ -67,12 +67,19 @@ export function labNamePattern(id: string): string {
   return `^Lab ${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![0-9])`;
 }
 
+/** Everything one test process reported. */
+export interface Report {
+  records: TestRecord[];
+  /** File-level diagnostics (not the final counters), e.g. an error after the tests ended. */
+  diagnostics: string[];
+}
+
 /**
- * Parses the reporter's JSON lines. Lines that are not records (a truncated last line when
- * the test process crashed) are skipped, never fatal.
+ * Parses the reporter's JSON lines. Lines that are neither a record nor a diagnostic (a
+ * truncated last line when the test process crashed) are skipped, never fatal.
  */
-export function parseRecords(text: string): TestRecord[] {
-  const records: TestRecord[] = [];
+export function parseReport(text: string): Report {
+  const report: Report = { records: [], diagnostics: [] };
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     let value: unknown;
@@ -81,9 +88,17 @@ export function parseRecords(text: string): TestRecord[] {
     } catch {
       continue;
     }
-    if (isRecord(value)) records.push(value);
+    if (isRecord(value)) report.records.push(value);
+    else if (typeof value === "object" && value !== null && typeof (value as { diagnostic?: unknown }).diagnostic === "string") {
+      report.diagnostics.push((value as { diagnostic: string }).diagnostic);
+    }
   }
-  return records;
+  return report;
+}
+
+/** The test records of the reporter's JSON lines (see `parseReport`). */
+export function parseRecords(text: string): TestRecord[] {
+  return parseReport(text).records;
 }
 
 function isRecord(value: unknown): value is TestRecord {

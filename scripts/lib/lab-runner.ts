@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { CourseError } from "./errors.js";
 import {
   labNamePattern,
-  parseRecords,
+  parseReport,
   strayFailures,
   summarizeLabs,
   type FirstFailure,
@@ -196,7 +196,7 @@ export async function runTests(courseRoot: string, files: readonly string[], opt
       files.map(async (file, index) => {
         if (!existsSync(path.join(courseRoot, file))) {
           const missing: ProcessResult = { code: null, signal: null, stdout: "", stderr: `找不到 ${file}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
-          return { file, result: missing, records: [] as TestRecord[] };
+          return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[] };
         }
         const destination = path.join(scratch, `${index}.jsonl`);
         const args = [
@@ -210,13 +210,16 @@ export async function runTests(courseRoot: string, files: readonly string[], opt
         if (options.signal !== undefined) processOptions.signal = options.signal;
         const result = await runProcess(process.execPath, args, processOptions);
         const text = await readFile(destination, "utf8").catch(() => "");
-        return { file, result, records: parseRecords(text) };
+        return { file, result, ...parseReport(text) };
       }),
     );
     const crashes: TestRun["crashes"] = [];
-    for (const { file, result, records } of runs) {
+    for (const { file, result, records, diagnostics } of runs) {
       const failedTests = records.some((r) => !r.ok && !r.skip && !r.todo);
-      if (result.code !== 0 && !failedTests) crashes.push({ file, code: result.code, stderr: result.stderr });
+      if (result.code !== 0 && !failedTests) {
+        const stderr = [...diagnostics, result.stderr.trimEnd()].filter((s) => s !== "").join("\n");
+        crashes.push({ file, code: result.code, stderr });
+      }
     }
     return { records: runs.flatMap((r) => r.records), files: [...files], crashes };
   } finally {

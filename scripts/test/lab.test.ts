@@ -324,6 +324,19 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     assert.equal(outcomeOk(outcome), false);
   });
 
+  await t.test("async work that throws after the tests ended fails the run, and says why", async () => {
+    await writeFile(
+      path.join(course.root, "packages/pi-course/src/mini.ts"),
+      'setTimeout(() => {\n  throw new Error("late boom");\n}, 50);\nexport function add(a: number, b: number): number { return a + b; }\nexport function greet(n: string): string { return `hello ${n}`; }\n',
+    );
+    const outcome = await runLab(course.root, manifest, { chapter: "99", lab: "99.1" });
+    assert.ok(outcome.kind === "tested");
+    assert.equal(outcomeOk(outcome), false);
+    // Usually every test passed and the run failed afterwards; on a slow machine the timer
+    // may fire during a test instead. Either way the report names the error.
+    assert.match(report(outcome, "99.1"), /late boom/);
+  });
+
   await t.test("a test file that crashes while loading is reported with its stderr", async () => {
     await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), 'throw new Error("module top-level boom");\nexport function add(a: number, b: number): number { return a + b; }\nexport function greet(n: string): string { return n; }\n');
     const outcome = await runLab(course.root, manifest, { chapter: "99" });
