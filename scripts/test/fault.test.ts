@@ -30,12 +30,6 @@ import { MINI_FILE, MINI_REFERENCE, MINI_TEST, makeMiniCourse, miniManifest, rep
 
 const NODE_MODULES = path.join(repoRoot, "node_modules");
 
-// Inside `node --test`, NODE_TEST_CONTEXT tells a process to report to a parent runner; the
-// test processes the fault runner starts must report to their own reporter instead. The
-// variable has been read by the time hooks run, so removing it here only affects children.
-test.before(() => {
-  delete process.env.NODE_TEST_CONTEXT;
-});
 
 function manifestOf(text = miniManifest()): ChapterManifest {
   return parseManifest(text, "checkpoints/98.yaml");

@@ -22,10 +22,6 @@ import {
 } from "../lib/verify.js";
 import { makeFakeCourse, sh, STARTER_BETA } from "./support/fake-course.js";
 
-// See fault.test.ts: children started by the runner must not report to this test runner.
-test.before(() => {
-  delete process.env.NODE_TEST_CONTEXT;
-});
 
 const MANIFEST = parseManifest(
   `format: 1
