@@ -115,18 +115,34 @@ export interface ProcessResult {
   stderr: string;
 }
 
+export interface StartedProcess {
+  /** The child's stdin when started with `stdin: true`. */
+  stdin: NodeJS.WritableStream | null;
+  /** Resolves once the process has exited and its output is complete. */
+  done: Promise<ProcessResult>;
+}
+
 /**
- * Runs `command` (never through a shell) and collects its output. Aborting `signal` kills
- * the process; the promise still resolves once it has exited.
+ * Starts `command` (never through a shell) and collects its output. Aborting `signal` kills
+ * the process; `done` still resolves once it has exited. `done` rejects only when the
+ * program could not be started at all.
  */
-export function runProcess(command: string, args: readonly string[], options: { cwd: string; signal?: AbortSignal }): Promise<ProcessResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: childEnv(), stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
+export function startProcess(command: string, args: readonly string[], options: { cwd: string; signal?: AbortSignal; stdin?: boolean }): StartedProcess {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: childEnv(),
+    stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"],
+    windowsHide: true,
+  });
+  // A child that exits before reading its stdin must not crash us with EPIPE.
+  child.stdin?.on("error", () => {});
+  const done = new Promise<ProcessResult>((resolve, reject) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
     const abort = () => child.kill();
+    if (options.signal?.aborted === true) abort();
     options.signal?.addEventListener("abort", abort, { once: true });
     child.on("error", (error) => {
       options.signal?.removeEventListener("abort", abort);
@@ -137,6 +153,12 @@ export function runProcess(command: string, args: readonly string[], options: { 
       resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
     });
   });
+  return { stdin: child.stdin, done };
+}
+
+/** Runs `command` to completion (see `startProcess`). */
+export function runProcess(command: string, args: readonly string[], options: { cwd: string; signal?: AbortSignal }): Promise<ProcessResult> {
+  return startProcess(command, args, options).done;
 }
 
 export interface BuildResult {
@@ -183,48 +205,79 @@ export interface TestRun {
   crashes: { file: string; code: number | null; stderr: string }[];
 }
 
+/** Test processes started ahead of the build, waiting for the word to run. */
+export interface PreparedTests {
+  /** Runs the compiled files now (they must exist by then) and collects the results. */
+  run(): Promise<TestRun>;
+  /** Ends the waiting processes without running anything. */
+  cancel(): Promise<void>;
+}
+
+/** The launcher that lets a test process start before the file it runs is compiled. */
+export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "lab-launch.mjs");
+
 /**
- * Runs the compiled test `files` (repo-relative `.js` paths) in one node process each, in
- * parallel, each with the lab reporter and, when given, a `--test-name-pattern`. Returns
- * every reported test in file order. A file whose process failed without any failing test
- * to show for it (an import error, a crash) is listed in `crashes` with its stderr.
+ * Starts one node process per compiled test file (repo-relative `.js` paths), each with the
+ * lab reporter and, when given, a `--test-name-pattern`, waiting in `lab-launch.mjs`. Node's
+ * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
+ */
+export async function prepareTests(courseRoot: string, files: readonly string[], options: { namePattern?: string; signal?: AbortSignal } = {}): Promise<PreparedTests> {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "pi-lab-"));
+  const started = files.map((file, index) => {
+    const destination = path.join(scratch, `${index}.jsonl`);
+    const args = ["--enable-source-maps", `--test-reporter=${pathToFileURL(REPORTER_PATH).href}`, `--test-reporter-destination=${destination}`];
+    if (options.namePattern !== undefined) args.push(`--test-name-pattern=${options.namePattern}`);
+    args.push(LAUNCHER_PATH, path.join(courseRoot, file));
+    const processOptions: { cwd: string; signal?: AbortSignal; stdin: boolean } = { cwd: courseRoot, stdin: true };
+    if (options.signal !== undefined) processOptions.signal = options.signal;
+    return { file, destination, process: startProcess(process.execPath, args, processOptions) };
+  });
+  const cleanup = async () => {
+    for (const s of started) s.process.stdin?.end();
+    await Promise.allSettled(started.map((s) => s.process.done));
+    await rm(scratch, { recursive: true, force: true });
+  };
+  return {
+    async run() {
+      try {
+        const runs = await Promise.all(
+          started.map(async ({ file, destination, process: child }) => {
+            if (!existsSync(path.join(courseRoot, file))) {
+              child.stdin?.end();
+              await child.done;
+              const missing: ProcessResult = { code: null, signal: null, stdout: "", stderr: `找不到 ${file}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
+              return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[] };
+            }
+            child.stdin?.end("run\n");
+            const result = await child.done;
+            const text = await readFile(destination, "utf8").catch(() => "");
+            return { file, result, ...parseReport(text) };
+          }),
+        );
+        const crashes: TestRun["crashes"] = [];
+        for (const { file, result, records, diagnostics } of runs) {
+          const failedTests = records.some((r) => !r.ok && !r.skip && !r.todo);
+          if (result.code !== 0 && !failedTests) {
+            const stderr = [...diagnostics, result.stderr.trimEnd()].filter((s) => s !== "").join("\n");
+            crashes.push({ file, code: result.code, stderr });
+          }
+        }
+        return { records: runs.flatMap((r) => r.records), files: [...files], crashes };
+      } finally {
+        await cleanup();
+      }
+    },
+    cancel: cleanup,
+  };
+}
+
+/**
+ * Runs the compiled test `files` now and returns every reported test in file order. A file
+ * whose process failed without any failing test to show for it (an import error, a crash,
+ * an error thrown after the tests ended) is listed in `crashes` with its stderr.
  */
 export async function runTests(courseRoot: string, files: readonly string[], options: { namePattern?: string; signal?: AbortSignal } = {}): Promise<TestRun> {
-  const scratch = await mkdtemp(path.join(os.tmpdir(), "pi-lab-"));
-  try {
-    const runs = await Promise.all(
-      files.map(async (file, index) => {
-        if (!existsSync(path.join(courseRoot, file))) {
-          const missing: ProcessResult = { code: null, signal: null, stdout: "", stderr: `找不到 ${file}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
-          return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[] };
-        }
-        const destination = path.join(scratch, `${index}.jsonl`);
-        const args = [
-          "--enable-source-maps",
-          `--test-reporter=${pathToFileURL(REPORTER_PATH).href}`,
-          `--test-reporter-destination=${destination}`,
-        ];
-        if (options.namePattern !== undefined) args.push(`--test-name-pattern=${options.namePattern}`);
-        args.push(path.join(courseRoot, file));
-        const processOptions: { cwd: string; signal?: AbortSignal } = { cwd: courseRoot };
-        if (options.signal !== undefined) processOptions.signal = options.signal;
-        const result = await runProcess(process.execPath, args, processOptions);
-        const text = await readFile(destination, "utf8").catch(() => "");
-        return { file, result, ...parseReport(text) };
-      }),
-    );
-    const crashes: TestRun["crashes"] = [];
-    for (const { file, result, records, diagnostics } of runs) {
-      const failedTests = records.some((r) => !r.ok && !r.skip && !r.todo);
-      if (result.code !== 0 && !failedTests) {
-        const stderr = [...diagnostics, result.stderr.trimEnd()].filter((s) => s !== "").join("\n");
-        crashes.push({ file, code: result.code, stderr });
-      }
-    }
-    return { records: runs.flatMap((r) => r.records), files: [...files], crashes };
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+  return (await prepareTests(courseRoot, files, options)).run();
 }
 
 /** What `lab` asks for: a whole chapter, or one lab of it. */
@@ -248,16 +301,22 @@ export type LabOutcome =
 export async function runLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget, signal?: AbortSignal): Promise<LabOutcome> {
   const selected = selectLabs(manifest, target);
   const tsconfigs = [...new Set(manifest.focusedTests.map((file) => `${packageDirOf(file)}/tsconfig.json`))];
-  for (const tsconfig of tsconfigs) {
-    const build = await buildCourse(courseRoot, tsconfig, signal);
-    if (signal?.aborted) return { kind: "aborted" };
-    if (!build.ok) return { kind: "build_failed", diagnostics: build.diagnostics };
-  }
-  const files = manifest.focusedTests.map(distPathOf);
   const namePattern = target.lab !== undefined ? labNamePattern(target.lab) : chapterNamePattern(manifest.id);
   const options: { namePattern: string; signal?: AbortSignal } = { namePattern };
   if (signal !== undefined) options.signal = signal;
-  const run = await runTests(courseRoot, files, options);
+  // Start the test processes first: their start-up overlaps the build.
+  const tests = await prepareTests(courseRoot, manifest.focusedTests.map(distPathOf), options);
+  for (const tsconfig of tsconfigs) {
+    const build = await buildCourse(courseRoot, tsconfig, signal).catch(async (error: unknown) => {
+      await tests.cancel();
+      throw error;
+    });
+    if (signal?.aborted || !build.ok) {
+      await tests.cancel();
+      return signal?.aborted ? { kind: "aborted" } : { kind: "build_failed", diagnostics: build.diagnostics };
+    }
+  }
+  const run = await tests.run();
   if (signal?.aborted) return { kind: "aborted" };
   return {
     kind: "tested",
