@@ -270,6 +270,9 @@ test("the command: relative to the user's directory, default beside the repo, an
   assert.equal(inside.code, 1);
   assert.match(inside.stderr, /DEST_INSIDE_REPO/);
   assert.equal((await runMain(["02", "a", "b"], repo, work)).code, 2);
+  const help = await runMain(["--help"], repo, work);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^用法: npm run practice -w @pi\/course -- <章节号> \[目录\]/);
   const unavailable = await runMain(["01", "x"], repo, work);
   assert.equal(unavailable.code, 1);
   assert.match(unavailable.stderr, /PRACTICE_UNAVAILABLE/);
