@@ -29,11 +29,11 @@ import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults }
 import { applyLearnerPatch, authorFaults, type Fault } from "./faults.js";
 import { git, listTree, readFileAt, writeFiles } from "./git.js";
 import { linkNodeModules, resolveCheckpoint, type Checkpoint } from "./history.js";
-import { findLeaks, readDocuments, type LeakPair } from "./leak-audit.js";
+import type { Leak } from "./leak-audit.js";
 import { scaffoldLabOf, summarizeLabs, type TestRecord } from "./lab-results.js";
 import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "./lab-runner.js";
 import type { ChapterManifest } from "./manifest.js";
-import { createPractice } from "./practice.js";
+import { auditPracticeFolder, createPractice } from "./practice.js";
 
 /** One line of the record. */
 export interface CheckResult {
@@ -72,6 +72,8 @@ interface Context {
   checkpoint?: Checkpoint;
   practiceDir?: string;
   practiceBuilt?: boolean;
+  /** The leak audit of the practice folder as written. */
+  leaks?: Leak[];
   referenceDir?: string;
   referenceBuilt?: boolean;
   referenceRun?: TestRun;
@@ -240,6 +242,8 @@ async function stepFreshBuild(ctx: Context): Promise<CheckResult[]> {
   const dest = path.join(ctx.scratch, "practice");
   await createPractice({ repo: ctx.repo, id: ctx.id, dest, source: ctx.checkpoint.history.source, linkModules: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   ctx.practiceDir = dest;
+  // Audited as `practice` wrote it, before the build adds its output (reported in step 5).
+  ctx.leaks = await auditPracticeFolder(ctx.repo, ctx.checkpoint, dest, ctx.signal ? { signal: ctx.signal } : {});
   const error = await buildAll(dest, ctx.checkpoint.chapter.manifest, ctx.signal);
   ctx.practiceBuilt = error === undefined;
   return [{ name: "fresh build", ok: error === undefined, detail: error === undefined ? "pass" : `练习目录无法编译：${error}` }];
@@ -288,25 +292,13 @@ async function stepFirstRed(ctx: Context): Promise<CheckResult[]> {
 }
 
 async function stepLeakAudit(ctx: Context): Promise<CheckResult[]> {
-  if (!ctx.checkpoint || !ctx.practiceDir) return [notRun("leak audit", "没有练习目录")];
-  const { chapter } = ctx.checkpoint;
-  const pairs: LeakPair[] = [];
-  for (const starter of chapter.manifest.starters) {
-    pairs.push({
-      teachingFile: starter.to,
-      reference: await readFileAt(ctx.repo, chapter.target, starter.to),
-      starter: await readFileAt(ctx.repo, chapter.target, starter.from),
-    });
-  }
-  // The folder as `practice` wrote it: the build output of its own sources says nothing new.
-  const documents = (await readDocuments(ctx.practiceDir)).filter((doc) => !/^packages\/[^/]+\/dist\//.test(doc.file));
-  const leaks = findLeaks(documents, pairs);
-  const first = leaks[0];
+  if (!ctx.leaks) return [notRun("leak audit", "没有练习目录")];
+  const first = ctx.leaks[0];
   return [
     {
       name: "leak audit",
       ok: first === undefined,
-      detail: first === undefined ? `pass (${documents.length} files)` : `${first.file}:${first.line} 含有参考实现的一行「${first.text}」${leaks.length > 1 ? `（共 ${leaks.length} 处）` : ""}`,
+      detail: first === undefined ? "pass" : `${first.file}:${first.line} 含有参考实现的一行「${first.text}」${ctx.leaks.length > 1 ? `（共 ${ctx.leaks.length} 处）` : ""}`,
     },
   ];
 }
