@@ -74,6 +74,8 @@ interface Context {
   practiceBuilt?: boolean;
   /** The leak audit of the practice folder as written. */
   leaks?: Leak[];
+  /** Why `practice` refused to write the folder, when it found a leak. */
+  leakRefusal?: string;
   referenceDir?: string;
   referenceBuilt?: boolean;
   referenceRun?: TestRun;
@@ -240,7 +242,13 @@ async function stepHistory(ctx: Context): Promise<CheckResult[]> {
 async function stepFreshBuild(ctx: Context): Promise<CheckResult[]> {
   if (!ctx.checkpoint) return [notRun("fresh build", "history 失败")];
   const dest = path.join(ctx.scratch, "practice");
-  await createPractice({ repo: ctx.repo, id: ctx.id, dest, source: ctx.checkpoint.history.source, linkModules: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  try {
+    await createPractice({ repo: ctx.repo, id: ctx.id, dest, source: ctx.checkpoint.history.source, linkModules: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  } catch (error) {
+    // `practice` refuses a leaking folder; the leak audit line says what leaked.
+    if (error instanceof CourseError && error.code === "LEAK_DETECTED") ctx.leakRefusal = error.message;
+    throw error;
+  }
   ctx.practiceDir = dest;
   // Audited as `practice` wrote it, before the build adds its output (reported in step 5).
   ctx.leaks = await auditPracticeFolder(ctx.repo, ctx.checkpoint, dest, ctx.signal ? { signal: ctx.signal } : {});
@@ -292,6 +300,7 @@ async function stepFirstRed(ctx: Context): Promise<CheckResult[]> {
 }
 
 async function stepLeakAudit(ctx: Context): Promise<CheckResult[]> {
+  if (ctx.leakRefusal !== undefined) return [{ name: "leak audit", ok: false, detail: ctx.leakRefusal }];
   if (!ctx.leaks) return [notRun("leak audit", "没有练习目录")];
   const first = ctx.leaks[0];
   return [

@@ -157,3 +157,17 @@ test("verify end to end: a starter whose public surface differs fails public sur
   assert.deepEqual(failing(report), ["public surface"]);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
 });
+
+test("verify end to end: a hint quoting the reference is a leak; practice refuses the folder and both lines say so", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const manifestPath = path.join(repo, "checkpoints/02.yaml");
+  writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", "先去重再排序, \"const unique = [...new Set(names)].sort();\"]"));
+  sh(repo, ["commit", "-q", "-am", "a hint that gives the answer away"]);
+
+  const report = await runVerify({ repo, id: "02" });
+  const failed = failing(report);
+  assert.deepEqual(failed.slice(0, 2), ["fresh build", "public surface"]);
+  assert.ok(failed.includes("leak audit"));
+  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
+  assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
+});
