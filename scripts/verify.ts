@@ -12,7 +12,7 @@ import { parseArgs as parseNodeArgs } from "node:util";
 import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
 import { removeActiveScratchSync } from "./lib/fault-author.js";
 import { requireRepoRoot } from "./lib/git.js";
-import { normalizeChapterId } from "./lib/manifest.js";
+import { loadManifest, normalizeChapterId } from "./lib/manifest.js";
 import { courseRoot } from "./lib/paths.js";
 import { removeActiveTempDirsSync } from "./lib/practice.js";
 import { paintFor, type Paint } from "./lib/term.js";
@@ -74,6 +74,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const repo = await requireRepoRoot(courseRoot);
+  await loadManifest(repo, args.chapter); // an unknown chapter is one line, not nine failed checks
   const controller = new AbortController();
   const interrupt = () => controller.abort();
   process.once("SIGINT", interrupt);
