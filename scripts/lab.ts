@@ -11,9 +11,9 @@ import path from "node:path";
 import { exitCodeFor, formatError, isCourseError } from "./lib/errors.js";
 import { LAB_USAGE, parseLabArgs } from "./lib/lab-args.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "./lib/lab-format.js";
-import { isPracticeFolder, packageDirOf, runLab, selectLabs, type LabTarget } from "./lib/lab-runner.js";
+import { isPracticeFolder, packageDirOf, runLab, selectLabs, startCourseBuild, type LabTarget } from "./lib/lab-runner.js";
 import { createRerunner, debounce, watchSources } from "./lib/lab-watch.js";
-import { loadManifest, type ChapterManifest } from "./lib/manifest.js";
+import type { ChapterManifest } from "./lib/manifest.js";
 import { courseRoot } from "./lib/paths.js";
 import { clearScreen, paintFor } from "./lib/term.js";
 
@@ -27,16 +27,26 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const target = args.target;
-  const manifest = await loadManifest(courseRoot, target.chapter);
-  selectLabs(manifest, target); // an unknown lab is a usage error before anything is built
-  if (args.watch) return watchLab(manifest, target);
-
   const controller = new AbortController();
   const interrupt = () => controller.abort();
   process.once("SIGINT", interrupt);
   process.once("SIGTERM", interrupt);
+  // The compiler starts first; the manifest (and the YAML parser, loaded on demand) is
+  // read while it runs. A usage error found meanwhile stops it.
+  const build = args.watch ? undefined : startCourseBuild(courseRoot, controller.signal);
   try {
-    const outcome = await runLab(courseRoot, manifest, target, controller.signal);
+    let manifest: ChapterManifest;
+    try {
+      const { loadManifest } = await import("./lib/manifest.js");
+      manifest = await loadManifest(courseRoot, target.chapter);
+      selectLabs(manifest, target); // an unknown lab is a usage error
+    } catch (error) {
+      controller.abort();
+      await build?.result.catch(() => undefined);
+      throw error;
+    }
+    if (args.watch) return await watchLab(manifest, target);
+    const outcome = await runLab(courseRoot, manifest, target, controller.signal, build);
     if (outcome.kind === "aborted") return 130;
     if (args.json) {
       const document = { ...outcomeJson(outcome, manifest, target, courseRoot), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };

@@ -197,6 +197,28 @@ export async function buildCourse(courseRoot: string, tsconfig: string, signal?:
   return { ok: result.code === 0, diagnostics: result.code === 0 ? [] : splitDiagnostics(output), output };
 }
 
+/** The course package: every chapter's teaching files and focused tests live in it. */
+export const COURSE_PACKAGE = "packages/pi-course";
+
+/** A build already under way, for one tsconfig. */
+export interface StartedBuild {
+  tsconfig: string;
+  result: Promise<BuildResult>;
+}
+
+/**
+ * Starts building the course package now, before anything else is loaded, so that the
+ * compiler runs while the tooling reads the manifest. Undefined when the package has no
+ * tsconfig (then `runLab` builds what the manifest names).
+ */
+export function startCourseBuild(courseRoot: string, signal?: AbortSignal): StartedBuild | undefined {
+  const tsconfig = `${COURSE_PACKAGE}/tsconfig.json`;
+  if (!existsSync(path.join(courseRoot, tsconfig))) return undefined;
+  const result = buildCourse(courseRoot, tsconfig, signal);
+  result.catch(() => {}); // handled by whoever awaits it; never an unhandled rejection
+  return { tsconfig, result };
+}
+
 export interface TestRun {
   records: TestRecord[];
   /** Focused test files (repo-relative) that were run, in order. */
@@ -296,9 +318,16 @@ export type LabOutcome =
  * Builds the course and runs the focused tests of `manifest` for `target`: one lab (its
  * tests selected by name pattern) or every lab (one run of each file, grouped by lab id).
  * Never throws for a red lab, a compile error or a crashing test file: those are outcomes.
- * Throws `CourseError` `USAGE` for a lab id the manifest does not have.
+ * Throws `CourseError` `USAGE` for a lab id the manifest does not have. `started` is a
+ * build the caller already began (see `startCourseBuild`); it is used for its tsconfig.
  */
-export async function runLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget, signal?: AbortSignal): Promise<LabOutcome> {
+export async function runLab(
+  courseRoot: string,
+  manifest: ChapterManifest,
+  target: LabTarget,
+  signal?: AbortSignal,
+  started?: StartedBuild,
+): Promise<LabOutcome> {
   const selected = selectLabs(manifest, target);
   const tsconfigs = [...new Set(manifest.focusedTests.map((file) => `${packageDirOf(file)}/tsconfig.json`))];
   const namePattern = target.lab !== undefined ? labNamePattern(target.lab) : chapterNamePattern(manifest.id);
@@ -307,7 +336,8 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
   // Start the test processes first: their start-up overlaps the build.
   const tests = await prepareTests(courseRoot, manifest.focusedTests.map(distPathOf), options);
   for (const tsconfig of tsconfigs) {
-    const build = await buildCourse(courseRoot, tsconfig, signal).catch(async (error: unknown) => {
+    const pending = started?.tsconfig === tsconfig ? started.result : buildCourse(courseRoot, tsconfig, signal);
+    const build = await pending.catch(async (error: unknown) => {
       await tests.cancel();
       throw error;
     });
