@@ -164,3 +164,26 @@ export function runScript(root: string, script: string, args: readonly string[],
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/**
+ * A scratch copy of a real chapter of the course at `sourceRoot`: the course package's
+ * sources, the chapter's focused tests (and no other test), its manifest and tsconfigs, with
+ * `node_modules` linked. `starter` lays the chapter's starters over their teaching files,
+ * as a practice folder has them. The caller removes `root`.
+ */
+export async function copyChapter(sourceRoot: string, id: string, variant: "starter" | "reference"): Promise<string> {
+  const { loadManifest } = await import("../lib/manifest.js");
+  const manifest = await loadManifest(sourceRoot, id);
+  const root = await mkdtemp(path.join(os.tmpdir(), `pi-lab-ch${id}-`));
+  const pkg = path.join("packages", "pi-course");
+  for (const file of ["tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), manifest.manifestPath, ...manifest.focusedTests]) {
+    await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+    await cp(path.join(sourceRoot, file), path.join(root, file));
+  }
+  await cp(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { recursive: true });
+  await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
+  if (variant === "starter") {
+    for (const { from, to } of manifest.starters) await cp(path.join(sourceRoot, from), path.join(root, to));
+  }
+  return root;
+}

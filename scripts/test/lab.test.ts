@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { parseLabArgs, parseTarget } from "../lib/lab-args.js";
@@ -11,7 +12,7 @@ import { chapterNamePattern, distPathOf, runLab, splitDiagnostics } from "../lib
 import { createRerunner, debounce } from "../lib/lab-watch.js";
 import { loadManifest, parseManifest, type LabSpec } from "../lib/manifest.js";
 import { colorEnabled, createPaint, displayWidth, padEnd } from "../lib/term.js";
-import { createMiniCourse, MINI_MANIFEST, removeMiniCourse, runScript } from "./lab-fixture.js";
+import { copyChapter, createMiniCourse, MINI_MANIFEST, removeMiniCourse, repoRoot, runScript } from "./lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
 const [lab1, lab2] = mini.labs as [LabSpec, LabSpec];
@@ -420,4 +421,58 @@ test("lab --watch reruns after a save and exits cleanly on SIGINT", { skip: proc
   assert.equal(exitCode, 0);
   assert.match(stdout, /已退出监视/);
   assert.equal(stderr, "", "no stack trace on Ctrl-C");
+});
+
+// ---------------------------------------------------------------- the real chapter 12
+
+const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
+
+test("chapter 12: the starter is red on Lab 12.1's own scaffold, every lab not started; the reference is 12/12", { skip: !chapter12 && "chapter 12 is not in this tree yet" }, async (t) => {
+  const starter = await copyChapter(repoRoot, "12", "starter");
+  t.after(() => rm(starter, { recursive: true, force: true }));
+  const manifest = await loadManifest(starter, "12");
+
+  const first = await runLab(starter, manifest, { chapter: "12", lab: "12.1" });
+  assert.ok(first.kind === "tested", first.kind);
+  assert.deepEqual(first.labs.map((l) => [l.id, l.passed, l.total, l.status, l.firstFailure?.message]), [
+    ["12.1", 0, 2, "not_started", "Lab 12.1 resource catalog 尚未实现"],
+  ]);
+  const text = formatOutcome(first, manifest, { chapter: "12", lab: "12.1" }, { paint: plain, courseRoot: starter, watch: false });
+  assert.match(text, /0\/2/);
+  assert.match(text, /Lab 12\.1 resource catalog 尚未实现/);
+  assert.match(text, /施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+/);
+
+  const table = await runLab(starter, manifest, { chapter: "12" });
+  assert.ok(table.kind === "tested");
+  assert.deepEqual(table.labs.map((l) => `${l.id} ${l.passed}/${l.total} ${l.status}`), [
+    "12.1 0/2 not_started",
+    "12.2 0/3 not_started",
+    "12.3 0/2 not_started",
+    "12.4 0/2 not_started",
+    "12.5 0/3 not_started",
+  ]);
+  assert.deepEqual([table.strays, table.crashes], [[], []]);
+
+  const reference = await copyChapter(repoRoot, "12", "reference");
+  t.after(() => rm(reference, { recursive: true, force: true }));
+  const done = await runLab(reference, manifest, { chapter: "12" });
+  assert.ok(done.kind === "tested");
+  assert.equal(outcomeOk(done), true);
+  assert.match(formatOutcome(done, manifest, { chapter: "12" }, { paint: plain, courseRoot: reference, watch: false }), /本章 12\/12 · 全部通过/);
+
+  const fault = manifest.faults.find((f) => f.find !== undefined && f.replace !== undefined);
+  if (fault?.find === undefined || fault.replace === undefined) return t.diagnostic("no documented fault to break the reference with");
+  const { find, replace } = fault;
+  const file = path.join(reference, fault.file ?? manifest.starters[0]?.to ?? "");
+  const source = await readFile(file, "utf8");
+  assert.equal(source.split(find).length, 2, `fault ${fault.id}: its text occurs once`);
+  await writeFile(file, source.replace(find, () => replace));
+  const broken = await runLab(reference, manifest, { chapter: "12", lab: fault.lab });
+  assert.ok(broken.kind === "tested");
+  const [lab] = broken.labs;
+  assert.equal(lab?.status, "failed");
+  assert.ok(
+    fault.killedBy.some((name) => lab?.firstFailure?.test.startsWith(name) === true),
+    `first failure ${lab?.firstFailure?.test} is one of ${fault.killedBy.join(" | ")}`,
+  );
 });
