@@ -852,9 +852,9 @@ function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: T
     const call = structuredClone(sourceCall);
     const blocked = await runBefore(hooks, options, call);
     if (blocked !== undefined) return blocked;
-    const fact = await core(structuredClone(call));
-    const kept = structuredClone(fact);
-    await runAfter(hooks, options, kept);
-    return structuredClone(kept);
+    // One private snapshot of core's fact: hooks get frozen copies of it, the caller gets it.
+    const fact = structuredClone(await core(structuredClone(call)));
+    await runAfter(hooks, options, fact);
+    return fact;
   };
 }

@@ -262,6 +262,7 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
   const attempt = (request: string) => activateSkill(catalog, "review", { resources: [request] });
 
   await assert.rejects(attempt("../../outside.md"), { code: "SKILL_PATH_ESCAPE" });
+  await assert.rejects(attempt("../../no-such-file.md"), { code: "SKILL_PATH_ESCAPE" }, "rejected before any lookup");
   await assert.rejects(attempt(ws.outsideFile), { code: "SKILL_PATH_INVALID" });
 
   const link = nodePath.join(ws.projectRoot, "skills", "review", "references", "leak.md");
@@ -409,6 +410,7 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
 
     await assert.rejects(
       loadTrusted(host, "review-extension", (context) => {
+        context.registerTool({ ...reviewNoteTool(), name: "review_summary" });
         context.registerTool(reviewNoteTool());
         context.on("beforeToolCall", () => {
           stagedHookCalls += 1;

@@ -241,6 +241,20 @@ test("discovery: non-ENOENT I/O errors propagate instead of becoming an empty ca
   }
 });
 
+test("discovery: an AGENTS.md symlink loop propagates ELOOP", async (t) => {
+  const base = await tempDir(t);
+  if (!(await symlinkOrSkip(t, path.join(base, "AGENTS.md"), path.join(base, "AGENTS.md")))) return;
+  await assert.rejects(discoverResources([base]), { code: "ELOOP" });
+});
+
+test("activation: a lexically escaping request is refused before any lookup, even if nothing is there", async (t) => {
+  const { root } = await project(t);
+  const catalog = await discoverResources([root]);
+  for (const request of ["../../../nothing-here.md", "references/../../ghost/x.md"]) {
+    await assert.rejects(activateSkill(catalog, "review", { resources: [request] }), { code: "SKILL_PATH_ESCAPE" }, request);
+  }
+});
+
 test("discovery: an unreadable AGENTS.md propagates EACCES", async (t) => {
   if (process.platform === "win32" || process.getuid?.() === 0) return t.skip("permissions are not enforced here");
   const base = await tempDir(t);
@@ -442,6 +456,17 @@ test("discovery: SKILL.md is read only up to its frontmatter (cost independent o
   assert.deepEqual(catalog.skills.map((s) => s.name), ["huge"]);
   if (before === undefined || after === undefined) return t.skip("no /proc/self/io to count bytes read");
   assert.ok(after - before < 1024 * 1024, `discovery read ${after - before} bytes of an 8 MiB SKILL.md`);
+
+  // An unterminated 8 MiB frontmatter is refused after reading about 64 KiB, not all of it.
+  const unterminated = path.join(base, "unterminated");
+  await put(unterminated, { "skills/s/SKILL.md": `---
+name: s
+description: d
+${"# padding line\n".repeat((8 * 1024 * 1024) / 15)}` });
+  const start = await bytesRead();
+  await assert.rejects(discoverResources([unterminated]), { code: "RESOURCE_INVALID" });
+  const end = await bytesRead();
+  assert.ok(end! - start! < 1024 * 1024, `discovery read ${end! - start!} bytes of an unterminated 8 MiB frontmatter`);
 });
 
 // ---------------------------------------------------------------------------
@@ -610,6 +635,11 @@ test("templates: a missing argument names the placeholder; inherited properties 
       return true;
     });
   }
+});
+
+test("templates: an argument inherited through the prototype is not an argument", () => {
+  const inherited = Object.create({ owner: "from the prototype" }) as Record<string, string>;
+  assert.throws(() => renderTemplate(template("{{owner}}"), inherited), { code: "TEMPLATE_ARGUMENT_MISSING" });
 });
 
 test("templates: the message is a canonical UserMessage stamped with Date.now()", (t) => {
