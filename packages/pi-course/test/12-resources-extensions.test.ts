@@ -420,8 +420,11 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
         });
         if (failure.explode) throw new Error("factory exploded after registering");
       }),
-      { code: failure.code },
-      failure.label,
+      (error: Error & { code?: string }) => {
+        if (error.code === undefined) throw error; // not a contract error: show it as it is
+        assert.equal(error.code, failure.code, failure.label);
+        return true;
+      },
     );
 
     const toolsAfter = registry.list();
