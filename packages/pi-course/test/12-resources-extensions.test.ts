@@ -85,8 +85,8 @@ async function linkOrSkip(t: TestContext, target: string, linkPath: string): Pro
   try {
     await fsp.symlink(target, linkPath);
     return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") throw error;
+  } catch (problem) {
+    if ((problem as NodeJS.ErrnoException).code !== "EPERM") throw problem;
     t.skip("symlinks are not permitted here");
     return false;
   }
@@ -96,16 +96,12 @@ async function linkOrSkip(t: TestContext, target: string, linkPath: string): Pro
 // Extensions: a note tool, a recording core executor, a trusted loader
 // ---------------------------------------------------------------------------
 
-function reviewNoteTool(): Tool {
-  return {
-    name: "review_note",
-    description: "Records one review note.",
-    schema: objectSchema({ text: stringValue() }),
-    async execute(parameters) {
-      return { content: [text(`noted: ${(parameters as { text: string }).text}`)] };
-    },
-  };
-}
+const reviewNoteTool = (): Tool => ({
+  name: "review_note",
+  description: "Records one review note.",
+  schema: objectSchema({ text: stringValue() }),
+  execute: async (parameters) => ({ content: [text(`noted: ${(parameters as { text: string }).text}`)] }),
+});
 
 function noteCall(): ToolCall {
   return { type: "toolCall", id: "note-1", name: "review_note", arguments: { text: "parser is stable" } };
@@ -114,18 +110,16 @@ function noteCall(): ToolCall {
 /** A core executor that counts its runs and keeps every result object it returned. */
 function recordingCore() {
   const facts: ToolResultMessage[] = [];
-  const core: ToolExecutor = async (call) => {
-    const fact: ToolResultMessage = {
-      role: "toolResult",
-      toolCallId: call.id,
-      toolName: call.name,
+  const core: ToolExecutor = async (received) => {
+    const answer: ToolResultMessage = {
+      role: "toolResult", toolCallId: received.id, toolName: received.name,
       content: [text("note stored")],
       details: { stored: { count: 1 } },
       isError: false,
       timestamp: 1,
     };
-    facts.push(fact);
-    return fact;
+    facts.push(answer);
+    return answer;
   };
   return { core, facts };
 }
