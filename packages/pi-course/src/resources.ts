@@ -126,23 +126,11 @@ export type LoadExtensionResult = { id: string; status: "active" } | { id: strin
 
 /** Error codes thrown on purpose by this module. */
 export type ResourceErrorCode =
-  | "RESOURCE_ROOT_MISSING"
-  | "RESOURCE_DUPLICATE"
-  | "RESOURCE_INVALID"
-  | "SKILL_NOT_FOUND"
-  | "SKILL_CHANGED"
-  | "SKILL_PATH_INVALID"
-  | "SKILL_PATH_ESCAPE"
-  | "SKILL_RESOURCE_MISSING"
-  | "TEMPLATE_ARGUMENT_MISSING"
-  | "ACTIVATION_DUPLICATE"
-  | "ACTIVATION_FOREIGN"
-  | "EXTENSION_INVALID"
-  | "EXTENSION_DUPLICATE"
-  | "EXTENSION_FACTORY_FAILED"
-  | "TOOL_CONFLICT"
-  | "EXTENSION_CONTEXT_CLOSED"
-  | "INVALID_ARGUMENT";
+  | "RESOURCE_ROOT_MISSING" | "RESOURCE_DUPLICATE" | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
+  | "SKILL_NOT_FOUND" | "SKILL_CHANGED" | "SKILL_PATH_INVALID" | "SKILL_PATH_ESCAPE" | "SKILL_RESOURCE_MISSING" // 12.2
+  | "TEMPLATE_ARGUMENT_MISSING" | "ACTIVATION_DUPLICATE" | "ACTIVATION_FOREIGN" // 12.3
+  | "EXTENSION_INVALID" | "EXTENSION_DUPLICATE" | "EXTENSION_FACTORY_FAILED" | "TOOL_CONFLICT" // 12.4
+  | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: late registration; a bad host or hook timeout
 
 /** An error with a stable `code`; messages may change, codes do not. */
 export class ResourceError extends Error {
