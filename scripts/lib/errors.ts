@@ -31,6 +31,12 @@ export type CourseErrorCode =
   | "DEST_INSIDE_REPO"
   /** The folder that should contain the practice destination does not exist. */
   | "DEST_PARENT_MISSING"
+  /** The chapter has no starter, so no practice folder can be made for it. */
+  | "PRACTICE_UNAVAILABLE"
+  /** Two sources would write the same path of a practice folder. */
+  | "PRACTICE_CONFLICT"
+  /** `--link-modules` was asked for but the repository has no `node_modules`. */
+  | "MODULES_MISSING"
   /** A practice folder would contain a line of the chapter's reference solution. */
   | "LEAK_DETECTED"
   /** The user interrupted the command (Ctrl-C); everything it started was removed. */

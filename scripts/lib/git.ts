@@ -193,6 +193,24 @@ export async function readObjects(repo: string, oids: readonly string[], options
   return result;
 }
 
+/**
+ * Guarantees every object in `oids` is present locally (one `cat-file --batch-check`);
+ * otherwise throws `HISTORY_INCOMPLETE`, so a shallow or damaged clone fails with advice
+ * instead of a git error halfway through.
+ */
+export async function requireObjects(repo: string, oids: readonly string[], options: GitOptions = {}): Promise<void> {
+  const unique = [...new Set(oids)];
+  if (unique.length === 0) return;
+  const out = await git(repo, ["cat-file", "--batch-check"], { ...options, input: unique.join("\n") + "\n" });
+  const missing = out.split("\n").find((line) => line.endsWith(" missing") || line.endsWith(" ambiguous"));
+  if (missing) {
+    throw new CourseError(
+      "HISTORY_INCOMPLETE",
+      `仓库缺少对象 ${missing.split(" ")[0]}（浅克隆或部分克隆？）：运行 git fetch --unshallow，或重新完整 clone 课程仓库`,
+    );
+  }
+}
+
 /** Reads one file of a commit as UTF-8 text; throws `GIT_FAILED` if it does not exist there. */
 export async function readFileAt(repo: string, commit: string, file: string, options: GitOptions = {}): Promise<string> {
   return (await gitBytes(repo, ["cat-file", "blob", `${commit}:${file}`], options)).toString("utf8");

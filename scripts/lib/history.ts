@@ -20,7 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { CourseError } from "./errors.js";
-import { git, gitOk, listTree, readObjects, resolveCommit, writeFiles, type GitOptions, type TreeEntry } from "./git.js";
+import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, writeFiles, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
 
 /** The generated branch. */
@@ -66,7 +66,7 @@ export interface CourseHistory {
   tip: string;
   /** Chapters in course order. */
   chapters: ChapterCommit[];
-  /** True when the existing branch already matched and nothing was written. */
+  /** True when the existing branch already matched and was used as it is (nothing built). */
   reused: boolean;
   /** Every file path of the source commit. */
   sourceFiles: string[];
@@ -212,9 +212,11 @@ async function refuseCheckedOut(repo: string, branch: string, options: GitOption
 export async function buildHistory(repo: string, options: BuildHistoryOptions = {}): Promise<CourseHistory> {
   const branch = options.branch ?? COURSE_BRANCH;
   const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
+  await requireRepoRoot(repo);
   const source = await resolveCommit(repo, options.source ?? "HEAD");
   const sourceTree = await git(repo, ["rev-parse", `${source}^{tree}`], gitOptions);
   const entries = await listTree(repo, source, gitOptions);
+  await requireObjects(repo, entries.filter((e) => e.type === "blob").map((e) => e.oid), gitOptions);
   const manifests = await readManifestsAt(repo, source, entries, gitOptions);
   const sourceFiles = entries.map((e) => e.path);
   const ref = `refs/heads/${branch}`;
@@ -276,7 +278,7 @@ export async function buildHistory(repo: string, options: BuildHistoryOptions = 
       }
     }
   }
-  return describe(base, chapters, tip === oldTip);
+  return describe(base, chapters, false);
 }
 
 /** A chapter located on the teaching history, with what `checkpoint` prints. */
@@ -363,8 +365,14 @@ export function npmCommand(): { file: string; args: string[] } {
  */
 export async function buildAndTest(dir: string, options: { signal?: AbortSignal; testNamePattern?: string; testFiles?: (files: string[]) => string[] } = {}): Promise<BuildCheck> {
   const npm = npmCommand();
-  const common = { cwd: dir, reject: false, all: true, ...(options.signal ? { cancelSignal: options.signal } : {}) } as const;
-  const build = await execa(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], { ...common, env: { NO_COLOR: "1" } });
+  // A clean environment: inside a `node --test` run, NODE_TEST_CONTEXT would make the
+  // child report to its parent in a binary format instead of printing TAP.
+  const env: Record<string, string> = { NO_COLOR: "1" };
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && key !== "NODE_TEST_CONTEXT" && !key.startsWith("npm_")) env[key] = value;
+  }
+  const common = { cwd: dir, reject: false, all: true, env, extendEnv: false, ...(options.signal ? { cancelSignal: options.signal } : {}) } as const;
+  const build = await execa(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], common);
   const buildResult = { ok: build.exitCode === 0, output: String(build.all ?? "") };
   if (!buildResult.ok) return { ok: false, build: buildResult, testFiles: [], tests: { ok: false, pass: 0, fail: 0, output: "" } };
   const testDir = path.join(dir, "packages", "pi-course", "dist", "test");

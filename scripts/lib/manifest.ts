@@ -34,7 +34,7 @@
  * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, and
  *   includes the manifest itself (otherwise the chapter's data would leak into the base);
  * - every starter `from`/`to` and every focused test is one of the chapter's `files`;
- * - lab ids are `<id>.<n>`, `tests` is a positive integer, `hints` has exactly four rungs;
+ * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
  * - `faults` is checked loosely here (objects with string `id` and `lab`), the fault
  *   tooling validates the rest;
  * - across chapters: no file is claimed twice; against a source commit (see
@@ -67,22 +67,29 @@ export interface LabSpec {
   hints: [string, string, string, string];
 }
 
+/**
+ * One fault as written in a manifest. Validated (and defaulted) by `scripts/lib/faults.ts`:
+ * `authorFaults` in the repo, `learnerFaults` in a practice folder, whose copy of the
+ * manifest holds only exercise faults, without `find`/`replace` (they quote the reference).
+ */
 export interface FaultSpec {
   id: string;
   /** The lab whose test must catch the fault, e.g. `12.4`. */
   lab: string;
   /** One line, in Chinese: the mistake a learner makes. */
   description: string;
-  /** The teaching file the fault edits. */
-  file: string;
-  /** Exact text that must occur exactly once in the reference file. */
-  find: string;
-  /** What replaces it. */
-  replace: string;
+  /** The teaching file the fault edits; defaults to the chapter's only teaching file. */
+  file?: string;
+  /** Exact text that must occur exactly once in the reference file (absent in a practice folder). */
+  find?: string;
+  /** What replaces it (absent in a practice folder). */
+  replace?: string;
   /** Names (or unique prefixes) of the test(s) that must fail. */
   killedBy: string[];
   /** True for the fault the chapter text itself uses as its exercise. */
   exercise?: boolean;
+  /** For an exercise: how to inject it into the learner's own file without reference text. */
+  learner?: { anchor: string; insert: string; where?: "before" | "after"; explain: string };
 }
 
 export interface ChapterManifest {
@@ -242,7 +249,9 @@ export function parseManifest(text: string, manifestPath: string): ChapterManife
     const lab = c.record(entry, field);
     c.keys(lab, LAB_KEYS, field);
     const labId = c.string(lab.id, `${field}.id`);
-    if (!new RegExp(`^${id}\\.[1-9]\\d*$`).test(labId)) c.fail(`${field}.id`, `"${id}.<序号>" 形式的字符串`, lab.id);
+    // Lab ids carry the chapter number without its leading zero, as test names do: "3.1", "12.1".
+    const chapterNumber = String(Number(id));
+    if (!new RegExp(`^${chapterNumber}\\.[1-9]\\d*$`).test(labId)) c.fail(`${field}.id`, `"${chapterNumber}.<序号>" 形式的字符串`, lab.id);
     if (labs.some((l) => l.id === labId)) c.fail(`${field}.id`, "不重复的 Lab 编号", labId);
     const labTitle = c.string(lab.title, `${field}.title`);
     const tests = lab.tests;

@@ -1,0 +1,263 @@
+/**
+ * `npm run fault -w @pi/course -- NN [id] [--all] [--list] [--json]`
+ *
+ * In the course repo (author mode): applies documented faults to scratch copies of the
+ * reference and shows each one killed by the test its manifest names, then the suite
+ * green again; the repo's files are only read. In a practice folder (learner mode): runs
+ * the chapter's fault exercise on the learner's own file and always restores it.
+ *
+ * Without `id` or `--all`, both modes run the chapter's exercise fault(s).
+ * Exit status: 0 when every selected fault was killed and restored; 1 otherwise; 2 for a
+ * usage error; 130 when interrupted.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs as parseNodeArgs } from "node:util";
+import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
+import { allKilledAndRestored, formatFaultResult, removeActiveScratchSync, runAuthorFaults, type FaultResult } from "./lib/fault-author.js";
+import { runLearnerFault, type LearnerRunResult } from "./lib/fault-learner.js";
+import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/faults.js";
+import { loadManifest, normalizeChapterId, type ChapterManifest } from "./lib/manifest.js";
+import { PRACTICE_MARKER, courseRoot } from "./lib/paths.js";
+import { paintFor, type Paint } from "./lib/term.js";
+
+export const USAGE = `用法: npm run fault -w @pi/course -- <章节号> [故障编号] [--all] [--list] [--json]
+
+课程仓库里（作者模式）：把登记在 checkpoints/<章节号>.yaml 的故障注入参考实现的临时副本，
+确认清单指定的测试抓住它，再撤销并确认测试恢复全绿。不改动仓库里的任何文件。
+练习目录里（学习者模式）：把本章的故障实验注入你自己的教学文件，看哪条测试抓住它，
+然后逐字节恢复你的文件（即使中途按 Ctrl-C 或进程崩溃，下次运行也会先恢复）。
+
+不给故障编号也不加 --all 时，运行本章的故障实验（exercise）。
+
+选项:
+  --all          运行本章登记的全部故障
+  --list         只列出故障，不运行
+  --json         结果输出为 JSON
+  -h, --help     显示这段说明`;
+
+export interface FaultArgs {
+  help: boolean;
+  chapter?: string;
+  id?: string;
+  all: boolean;
+  list: boolean;
+  json: boolean;
+}
+
+/** Parses the command line; throws `USAGE` with a one-line reason. */
+export function parseArgs(argv: readonly string[]): FaultArgs {
+  let parsed;
+  try {
+    parsed = parseNodeArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        help: { type: "boolean", short: "h" },
+        all: { type: "boolean" },
+        list: { type: "boolean" },
+        json: { type: "boolean" },
+      },
+    });
+  } catch (error) {
+    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
+  }
+  const { values, positionals } = parsed;
+  const base = { all: values.all === true, list: values.list === true, json: values.json === true };
+  if (values.help) return { help: true, ...base };
+  if (positionals.length < 1 || positionals.length > 2) {
+    throw new CourseError("USAGE", "需要一个章节号和可选的故障编号，例如 npm run fault -w @pi/course -- 12 --all");
+  }
+  const chapter = normalizeChapterId(positionals[0]!);
+  if (chapter === undefined) throw new CourseError("USAGE", `章节号应为一到两位数字，实际为 ${JSON.stringify(positionals[0])}`);
+  const id = positionals[1];
+  if (id !== undefined && base.all) throw new CourseError("USAGE", "故障编号与 --all 只能二选一");
+  return { help: false, chapter, ...(id !== undefined ? { id } : {}), ...base };
+}
+
+/**
+ * The faults `args` asks for among `faults`: one by id, all, or the exercise ones.
+ * Throws `USAGE` for an unknown id (listing the known ones) and `FAULT_NONE` when there
+ * is nothing to run.
+ */
+export function selectFaults<T extends { id: string; exercise: boolean }>(faults: readonly T[], args: Pick<FaultArgs, "id" | "all">, chapter: string): T[] {
+  if (args.id !== undefined) {
+    const fault = faults.find((f) => f.id === args.id);
+    if (!fault) throw new CourseError("USAGE", `第 ${chapter} 章没有故障 ${args.id}；可用的：${faults.map((f) => f.id).join(", ") || "（无）"}`);
+    return [fault];
+  }
+  const selected = args.all ? [...faults] : faults.filter((f) => f.exercise);
+  if (selected.length === 0) {
+    throw new CourseError("FAULT_NONE", args.all ? `第 ${chapter} 章没有登记任何故障` : `第 ${chapter} 章没有登记故障实验（exercise）；用 --all 运行全部故障`);
+  }
+  return selected;
+}
+
+/** The `--json` document of an author-mode run. */
+export function authorJson(results: readonly FaultResult[]): { faults: FaultResult[]; ok: boolean } {
+  return { faults: results.map((r) => ({ ...r })), ok: allKilledAndRestored(results) };
+}
+
+function listFaults(faults: readonly (Fault | LearnerFault)[], json: boolean): string {
+  if (json) return JSON.stringify({ faults: faults.map(({ id, lab, description, exercise, killedBy }) => ({ id, lab, description, exercise, killedBy })) }, null, 2);
+  return faults.map((f) => `${f.id}  (Lab ${f.lab})${f.exercise ? " [exercise]" : ""}  ${f.description}`).join("\n");
+}
+
+async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<number> {
+  const faults = authorFaults(manifest);
+  if (args.list) {
+    process.stdout.write(`${listFaults(faults, args.json)}\n`);
+    return 0;
+  }
+  const selected = selectFaults(faults, args, manifest.id);
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once("SIGINT", interrupt);
+  process.once("SIGTERM", interrupt);
+  const paint = paintFor(process.stdout);
+  const started = Date.now();
+  try {
+    if (!args.json) process.stderr.write(`在临时副本中运行 ${selected.length} 个故障（基线 → 注入 → 测试 → 撤销 → 测试）……\n`);
+    const results = await runAuthorFaults({
+      sourceRoot: courseRoot,
+      manifest,
+      faults: selected,
+      nodeModules: path.join(courseRoot, "node_modules"),
+      signal: controller.signal,
+      onResult: (result) => {
+        if (!args.json) process.stdout.write(`${colorLine(formatFaultResult(result), result.status === "killed" && result.restored, paint)}\n`);
+      },
+    });
+    const ok = allKilledAndRestored(results);
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify(authorJson(results), null, 2)}\n`);
+    } else {
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      const killed = results.filter((r) => r.status === "killed" && r.restored).length;
+      process.stdout.write(`${killed}/${results.length} 个故障被抓住并恢复（${seconds} 秒）\n`);
+    }
+    return ok ? 0 : 1;
+  } catch (error) {
+    if (controller.signal.aborted) throw new CourseError("ABORTED", "已中断；临时副本已删除，仓库没有被改动", { cause: error });
+    throw error;
+  } finally {
+    process.off("SIGINT", interrupt);
+    process.off("SIGTERM", interrupt);
+  }
+}
+
+function colorLine(line: string, ok: boolean, paint: Paint): string {
+  return ok ? line : paint.red(line);
+}
+
+/** The learner-facing report of one learner-mode run (Chinese). Pure. */
+export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFault, manifest: ChapterManifest): string {
+  const lines: string[] = [];
+  const labCmd = `npm run lab -w @pi/course -- ${fault.lab}`;
+  if (result.recovered?.kind === "restored") {
+    lines.push(`注意：上一次故障实验（${result.recovered.state.fault}）没有正常结束，已先从 .pi-course/fault-backup 把 ${result.recovered.state.file} 恢复成实验前的内容。`, "");
+  }
+  switch (result.status) {
+    case "manual": {
+      const where = result.anchorLines && result.anchorLines.length > 0 ? `匹配到多行（第 ${result.anchorLines.join("、")} 行）` : "没有匹配到任何一行";
+      lines.push(
+        `没有自动注入：在 ${fault.file} 中找插入位置的规则 /${fault.learner.anchor}/ ${where}，你的写法和实验假设的不同。你的文件没有被改动。`,
+        "",
+        "可以手动做这个实验：",
+        `  1. 在 ${fault.file} 中对应的位置（见上面的说明）${fault.learner.where === "before" ? "之前" : "之后"}加入这一行：`,
+        `       ${fault.learner.insert}`,
+        `  2. 运行 ${labCmd}，看哪条测试失败（应是 ${fault.killedBy.map((n) => `“${n}”`).join("、")}）`,
+        `  3. 删掉这一行，再运行 ${labCmd} 和 npm run lab -w @pi/course -- ${manifest.id}，确认恢复全绿`,
+      );
+      break;
+    }
+    case "not_ready":
+      lines.push(
+        `还不能做这个实验：Lab ${fault.lab} 现在是 ${result.before ? `${result.before.passed}/${result.before.total}` : "编译失败"}，要先全部通过。你的文件没有被改动。`,
+        ...(result.firstFailure ? [`第一处失败：${result.firstFailure.test}`, `  ${result.firstFailure.message.split("\n")[0]}`] : []),
+        `下一步：${labCmd}`,
+      );
+      break;
+    case "build_failed":
+      lines.push(
+        `注入的这一行在你的代码里无法编译：${result.firstFailure?.message.split("\n")[0] ?? ""}`,
+        "可能是你的函数里变量名与实验假设的不同（例如 options、source）。你的文件已恢复原样。",
+      );
+      break;
+    case "killed":
+      lines.push(
+        `抓住了：${result.caughtBy.map((n) => `“${n}”`).join("、")} 失败。`,
+        ...(result.firstFailure ? [`  ${result.firstFailure.message.split("\n")[0]}`] : []),
+        "返回值虽然还是原来的样子，但测试观察到了不该发生的副作用——这正是这项测试存在的理由。",
+      );
+      break;
+    case "survived":
+      lines.push(
+        `没有抓住：注入后 Lab ${fault.lab} 仍然通过。`,
+        `说明你的代码和实验假设的结构不同：插入的那一行（第 ${result.line ?? "?"} 行）可能没有落在实验想破坏的分支里。`,
+        "对照上面的说明检查那个位置；测试本身只观察外部行为，不看你的写法。",
+      );
+      break;
+  }
+  if (result.line !== undefined) {
+    const after = result.after ? `Lab ${fault.lab} ${result.after.passed}/${result.after.total}` : `Lab ${fault.lab}`;
+    lines.push("", result.restored ? `已恢复：${fault.file} 与实验前逐字节相同；${after}` : `未能恢复 ${fault.file}！原文件在 .pi-course/fault-backup/original`);
+    lines.push(`下一步：npm run lab -w @pi/course -- ${manifest.id}（本章全量应仍为全绿）`);
+  }
+  return lines.join("\n");
+}
+
+async function learnerMode(manifest: ChapterManifest, args: FaultArgs): Promise<number> {
+  const faults = learnerFaults(manifest);
+  if (args.list) {
+    process.stdout.write(`${listFaults(faults, args.json)}\n`);
+    return 0;
+  }
+  const selected = selectFaults(faults, { ...args, all: args.all || args.id === undefined }, manifest.id);
+  let ok = true;
+  const documents: LearnerRunResult[] = [];
+  for (const fault of selected) {
+    if (!args.json) {
+      process.stdout.write(`故障实验 ${fault.id}（Lab ${fault.lab}）：${fault.description}\n\n${fault.learner.explain}\n\n`);
+    }
+    const result = await runLearnerFault({
+      root: courseRoot,
+      manifest,
+      fault,
+      say: (line) => {
+        if (!args.json) process.stderr.write(`${line}\n`);
+      },
+    });
+    documents.push(result);
+    if (!args.json) process.stdout.write(`${formatLearnerResult(result, fault, manifest)}\n`);
+    ok = ok && result.status === "killed" && result.restored && result.after?.passed === result.after?.total;
+  }
+  if (args.json) process.stdout.write(`${JSON.stringify({ faults: documents, ok }, null, 2)}\n`);
+  return ok ? 0 : 1;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.help || args.chapter === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const manifest = await loadManifest(courseRoot, args.chapter);
+  const learner = existsSync(path.join(courseRoot, PRACTICE_MARKER));
+  return learner ? learnerMode(manifest, args) : authorMode(manifest, args);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  process.once("exit", removeActiveScratchSync);
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${formatError(error)}\n`);
+      process.exitCode = exitCodeFor(error);
+    },
+  );
+}

@@ -1,0 +1,321 @@
+/**
+ * The fault catalog of a chapter: documented learner mistakes, each written as an exact
+ * text edit of the reference teaching file, and the lab test(s) that must catch it.
+ *
+ * This module holds the data side only (validation, applying and undoing an edit, the
+ * learner-safe projection that goes into a practice folder). Running faults lives in
+ * `fault-author.ts` (scratch copies of the reference) and `fault-learner.ts` (the
+ * learner's own file, always restored).
+ *
+ * Entry format (`faults:` in `checkpoints/NN.yaml`):
+ *
+ * ```yaml
+ * - id: 12.4-import-untrusted        # "<lab>-<slug>", unique in the chapter
+ *   lab: "12.4"                      # a lab of this chapter, quoted
+ *   description: 未信任分支里先 import 了模块   # one line, Chinese
+ *   file: packages/pi-course/src/resources.ts   # optional when the chapter has one teaching file
+ *   find: |                          # must occur exactly once in the reference
+ *     ...
+ *   replace: |                       # what the mistake looks like
+ *     ...
+ *   killedBy: ["Lab 12.4 · 先 trust 后 import"]  # test names or unique prefixes, of this lab
+ *   exercise: true                   # optional: the chapter's own fault exercise
+ *   learner:                         # required with exercise: a patch that needs no reference text
+ *     anchor: '^\s*return\b.*skipped_untrusted'  # regex, must match exactly one line of the learner's file
+ *     insert: "await options.importModule?.(source); // 故意错误"
+ *     where: before                  # before | after the anchor line (same indentation)
+ *     explain: ...                   # Chinese: what the line breaks and which test should notice
+ * ```
+ *
+ * A practice folder gets only `learnerFaultsProjection` of the exercise faults: no `find`
+ * or `replace`, since those are written against the reference solution.
+ */
+import { parseDocument } from "yaml";
+import { CourseError } from "./errors.js";
+import { teachingFilesOf } from "./history.js";
+import type { ChapterManifest } from "./manifest.js";
+
+/** How the learner's own file is changed: one line inserted next to the line `anchor` matches. */
+export interface LearnerPatch {
+  /** A regular expression (JavaScript syntax) tested against each line of the learner's file. */
+  anchor: string;
+  /** The line to insert, without indentation (the anchor line's indentation is used). */
+  insert: string;
+  where: "before" | "after";
+  /** Chinese explanation shown before the experiment. */
+  explain: string;
+}
+
+/** A validated fault with every default filled in (author side: it carries the reference edit). */
+export interface Fault {
+  id: string;
+  lab: string;
+  description: string;
+  file: string;
+  find: string;
+  replace: string;
+  killedBy: string[];
+  exercise: boolean;
+  learner?: LearnerPatch;
+}
+
+/** A fault as a practice folder knows it: no reference text, only the learner patch. */
+export interface LearnerFault {
+  id: string;
+  lab: string;
+  description: string;
+  file: string;
+  killedBy: string[];
+  exercise: boolean;
+  learner: LearnerPatch;
+}
+
+const AUTHOR_KEYS = new Set(["id", "lab", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
+const LEARNER_KEYS = new Set(["anchor", "insert", "where", "explain"]);
+/** Fields a practice folder may hold (see `learnerFaultsProjection`). */
+const PROJECTED_KEYS = ["id", "lab", "description", "file", "killedBy", "exercise", "learner"] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function invalid(manifest: ChapterManifest, field: string, expected: string): never {
+  throw new CourseError("FAULT_INVALID", `${manifest.manifestPath}: 字段 ${field} 应为${expected}`);
+}
+
+function nonEmpty(manifest: ChapterManifest, value: unknown, field: string): string {
+  return typeof value === "string" && value.trim() !== "" ? value : invalid(manifest, field, "非空字符串");
+}
+
+function oneLine(manifest: ChapterManifest, value: unknown, field: string): string {
+  const text = nonEmpty(manifest, value, field);
+  return /[\r\n]/.test(text.trim()) ? invalid(manifest, field, "单行文字") : text.trim();
+}
+
+/** True when a test called `name` belongs to lab `lab` (`Lab 12.1 …`, not `Lab 12.10`). */
+export function testBelongsToLab(name: string, lab: string): boolean {
+  return name.startsWith(`Lab ${lab}`) && !/^\d/.test(name.slice(`Lab ${lab}`.length));
+}
+
+function learnerPatch(manifest: ChapterManifest, value: unknown, field: string): LearnerPatch {
+  if (!isRecord(value)) invalid(manifest, field, "映射（anchor, insert, where, explain）");
+  for (const key of Object.keys(value)) {
+    if (!LEARNER_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...LEARNER_KEYS].join(", ")}（未知字段）`);
+  }
+  const anchor = nonEmpty(manifest, value.anchor, `${field}.anchor`);
+  try {
+    new RegExp(anchor);
+  } catch (error) {
+    invalid(manifest, `${field}.anchor`, `合法的正则表达式（${(error as Error).message}）`);
+  }
+  const insert = oneLine(manifest, value.insert, `${field}.insert`);
+  const where = value.where ?? "before";
+  if (where !== "before" && where !== "after") invalid(manifest, `${field}.where`, "before 或 after");
+  const explain = nonEmpty(manifest, value.explain, `${field}.explain`).trim();
+  return { anchor, insert, where, explain };
+}
+
+interface CommonFields {
+  id: string;
+  lab: string;
+  description: string;
+  file: string;
+  killedBy: string[];
+  exercise: boolean;
+  learner?: LearnerPatch;
+}
+
+function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, field: string, seen: Set<string>): CommonFields {
+  const lab = nonEmpty(manifest, raw.lab, `${field}.lab`);
+  if (!manifest.labs.some((l) => l.id === lab)) {
+    invalid(manifest, `${field}.lab`, `本章的一个 Lab（${manifest.labs.map((l) => l.id).join(", ") || "本章没有 Lab"}），实际为 ${JSON.stringify(lab)}`);
+  }
+  const id = nonEmpty(manifest, raw.id, `${field}.id`);
+  if (!/^[a-z0-9][a-z0-9.-]*$/.test(id) || !id.startsWith(`${lab}-`) || id.length === lab.length + 1) {
+    invalid(manifest, `${field}.id`, `"${lab}-<简短英文名>" 形式（小写字母、数字、- 和 .），实际为 ${JSON.stringify(id)}`);
+  }
+  if (seen.has(id)) invalid(manifest, `${field}.id`, `不重复的故障编号，${id} 出现了两次`);
+  seen.add(id);
+  const description = oneLine(manifest, raw.description, `${field}.description`);
+
+  let file: string;
+  if (raw.file === undefined) {
+    const teaching = teachingFilesOf(manifest);
+    if (teaching.length !== 1) invalid(manifest, `${field}.file`, `被修改的教学文件（本章有 ${teaching.length} 个教学文件，不能省略）`);
+    file = teaching[0]!;
+  } else {
+    file = nonEmpty(manifest, raw.file, `${field}.file`);
+    if (!manifest.files.includes(file)) invalid(manifest, `${field}.file`, `本章 files 中的文件，实际为 ${JSON.stringify(file)}`);
+  }
+
+  if (!Array.isArray(raw.killedBy) || raw.killedBy.length === 0) invalid(manifest, `${field}.killedBy`, "至少一个测试名（或唯一前缀）的数组");
+  const killedBy = raw.killedBy.map((name, i) => {
+    const text = oneLine(manifest, name, `${field}.killedBy[${i}]`);
+    if (!testBelongsToLab(text, lab)) invalid(manifest, `${field}.killedBy[${i}]`, `Lab ${lab} 的测试名（以 “Lab ${lab}” 开头），实际为 ${JSON.stringify(text)}`);
+    return text;
+  });
+
+  if (raw.exercise !== undefined && typeof raw.exercise !== "boolean") invalid(manifest, `${field}.exercise`, "true 或 false");
+  const exercise = raw.exercise === true;
+  const common: CommonFields = { id, lab, description, file, killedBy, exercise };
+  if (raw.learner !== undefined) common.learner = learnerPatch(manifest, raw.learner, `${field}.learner`);
+  if (exercise && common.learner === undefined) invalid(manifest, `${field}.learner`, "故障实验（exercise: true）所需的 learner 补丁");
+  return common;
+}
+
+function rawEntries(manifest: ChapterManifest): Record<string, unknown>[] {
+  return (manifest.faults as unknown[]).map((entry, i) => (isRecord(entry) ? entry : invalid(manifest, `faults[${i}]`, "映射")));
+}
+
+/**
+ * The chapter's faults as the author side needs them, every field checked: ids
+ * `<lab>-<slug>` and unique, `lab` one of the chapter's labs, `killedBy` names tests of
+ * that lab, `find`/`replace` non-empty and different, an exercise carries a learner patch.
+ * Defaults: `file` is the chapter's only teaching file, `exercise` false. Throws
+ * `FAULT_INVALID` naming the manifest and the field. (Whether `find` still matches the
+ * reference is checked when a fault is applied: `FAULT_DRIFTED`.)
+ */
+export function authorFaults(manifest: ChapterManifest): Fault[] {
+  const seen = new Set<string>();
+  return rawEntries(manifest).map((raw, i) => {
+    const field = `faults[${i}]`;
+    for (const key of Object.keys(raw)) {
+      if (!AUTHOR_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...AUTHOR_KEYS].join(", ")}（未知字段）`);
+    }
+    const common = commonFields(manifest, raw, field, seen);
+    if (typeof raw.find !== "string" || raw.find === "") invalid(manifest, `${field}.find`, "参考实现中的一段原文（非空字符串）");
+    if (typeof raw.replace !== "string" || raw.replace === "") invalid(manifest, `${field}.replace`, "替换后的文字（非空字符串）");
+    if (raw.replace === raw.find) invalid(manifest, `${field}.replace`, "与 find 不同的文字");
+    return { ...common, find: raw.find, replace: raw.replace };
+  });
+}
+
+/**
+ * The faults a practice folder can run: those with a learner patch (in a practice folder
+ * these are all there is; in the repo, the exercise faults). Same checks as `authorFaults`
+ * for the fields they share; `find`/`replace` are not needed and, if present, ignored.
+ */
+export function learnerFaults(manifest: ChapterManifest): LearnerFault[] {
+  const seen = new Set<string>();
+  const faults: LearnerFault[] = [];
+  rawEntries(manifest).forEach((raw, i) => {
+    const common = commonFields(manifest, raw, `faults[${i}]`, seen);
+    if (common.learner !== undefined) faults.push({ ...common, learner: common.learner });
+  });
+  return faults;
+}
+
+/**
+ * The learner-safe projection of a chapter's faults: only exercise faults, only the
+ * fields in `PROJECTED_KEYS` (never `find`/`replace`, which quote the reference).
+ */
+export function learnerFaultsProjection(faults: readonly Fault[]): Record<string, unknown>[] {
+  return faults
+    .filter((fault) => fault.exercise && fault.learner !== undefined)
+    .map((fault) => {
+      const projected: Record<string, unknown> = {};
+      for (const key of PROJECTED_KEYS) projected[key] = structuredClone(fault[key]);
+      return projected;
+    });
+}
+
+/**
+ * The manifest text a practice folder gets: the same document (comments and layout of the
+ * other fields kept) with `faults` replaced by `learnerFaultsProjection`, or removed when
+ * there is no exercise. `manifest` is the parsed form of `manifestText`.
+ */
+export function learnerManifestText(manifestText: string, manifest: ChapterManifest): string {
+  const projection = learnerFaultsProjection(authorFaults(manifest));
+  const doc = parseDocument(manifestText);
+  if (projection.length === 0) doc.delete("faults");
+  else doc.set("faults", doc.createNode(projection));
+  return String(doc);
+}
+
+// ---------------------------------------------------------------------------
+// Applying and undoing an edit: exactly once, or not at all
+// ---------------------------------------------------------------------------
+
+/** Every start index of `needle` in `haystack`, overlapping matches included. */
+function occurrences(haystack: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) found.push(at);
+  return found;
+}
+
+/** `text` with its line ends written the way `file` writes them (a CRLF checkout on Windows). */
+function inEolOf(file: string, text: string): string {
+  return file.includes("\r\n") ? text.replace(/\r?\n/g, "\r\n") : text;
+}
+
+function excerpt(text: string): string {
+  const first = text.trim().split(/\r?\n/)[0] ?? "";
+  return first.length > 60 ? `${first.slice(0, 60)}…` : first;
+}
+
+/**
+ * Applies `fault` to the reference text. Guarantees: `find` occurs exactly once in
+ * `reference` (else `FAULT_DRIFTED` naming the fault: the reference changed and the
+ * catalog must follow), and `replace` occurs exactly once in the result (else
+ * `FAULT_INVALID`: the edit could not be undone unambiguously). Line ends follow the file.
+ */
+export function applyFault(reference: string, fault: Pick<Fault, "id" | "file" | "find" | "replace">): string {
+  const find = inEolOf(reference, fault.find);
+  const replace = inEolOf(reference, fault.replace);
+  const at = occurrences(reference, find);
+  if (at.length !== 1) {
+    throw new CourseError(
+      "FAULT_DRIFTED",
+      `故障 ${fault.id}：find 文本（“${excerpt(fault.find)}”）应在 ${fault.file} 中恰好出现一次，实际 ${at.length} 次；参考实现改动过，请同步更新 checkpoints 里这个故障的 find/replace`,
+    );
+  }
+  const patched = reference.slice(0, at[0]) + replace + reference.slice(at[0]! + find.length);
+  if (occurrences(patched, replace).length !== 1) {
+    throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：replace 文本在注入后出现不止一次，无法唯一地撤销；请让 replace 更具体`);
+  }
+  return patched;
+}
+
+/**
+ * Undoes `applyFault`: `replace` must occur exactly once in `patched` (else
+ * `FAULT_DRIFTED`: the patched file was changed meanwhile) and is turned back into `find`.
+ */
+export function unapplyFault(patched: string, fault: Pick<Fault, "id" | "file" | "find" | "replace">): string {
+  const find = inEolOf(patched, fault.find);
+  const replace = inEolOf(patched, fault.replace);
+  const at = occurrences(patched, replace);
+  if (at.length !== 1) {
+    throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：注入后的 ${fault.file} 中 replace 文本出现 ${at.length} 次（应为 1 次），无法撤销`);
+  }
+  return patched.slice(0, at[0]) + find + patched.slice(at[0]! + replace.length);
+}
+
+/** Result of trying a learner patch on a file's text. */
+export type LearnerPatchResult =
+  | { ok: true; text: string; line: number }
+  /** The anchor matched `lines.length` lines (1-based numbers), not exactly one. */
+  | { ok: false; lines: number[] };
+
+/**
+ * Inserts `patch.insert` before or after the one line of `text` that `patch.anchor`
+ * matches, with that line's indentation and line end. Pure: reports (never throws) when
+ * the anchor matches no line or several, so the caller can explain the manual edit.
+ */
+export function applyLearnerPatch(text: string, patch: LearnerPatch): LearnerPatchResult {
+  const anchor = new RegExp(patch.anchor);
+  const lines = text.split(/(?<=\n)/);
+  const matches: number[] = [];
+  lines.forEach((line, i) => {
+    if (anchor.test(line.replace(/\r?\n$/, ""))) matches.push(i);
+  });
+  if (matches.length !== 1) return { ok: false, lines: matches.map((i) => i + 1) };
+  const index = matches[0]!;
+  const anchorLine = lines[index]!;
+  const indent = /^[ \t]*/.exec(anchorLine)![0];
+  const eol = /\r?\n$/.exec(anchorLine)?.[0] ?? (text.includes("\r\n") ? "\r\n" : "\n");
+  const inserted = `${indent}${patch.insert}${eol}`;
+  if (patch.where === "before") lines.splice(index, 0, inserted);
+  else if (anchorLine.endsWith("\n")) lines.splice(index + 1, 0, inserted);
+  else lines.splice(index + 1, 0, `${eol}${indent}${patch.insert}`);
+  return { ok: true, text: lines.join(""), line: patch.where === "before" ? index + 1 : index + 2 };
+}

@@ -1,0 +1,131 @@
+/**
+ * The leak audit: a practice folder must not contain the chapter's answer.
+ *
+ * Rule: no file may contain a line of the target teaching file (the reference solution)
+ * that the starter does not also contain. A reference line is taken trimmed, and it is
+ * found anywhere inside a line (so a commented-out, quoted or indented copy is caught
+ * too). Reference lines that are short after trimming (fewer than `MIN_LEAK_LINE_LENGTH`
+ * characters, e.g. `}`, `return out;`) or contain no letter or digit are ignored, because
+ * they occur in any code and say nothing about the answer.
+ */
+import { lstat, readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { CourseError } from "./errors.js";
+
+/** Trimmed lines shorter than this are ignored by the audit. */
+export const MIN_LEAK_LINE_LENGTH = 12;
+
+/** Files larger than this are not read (a practice folder holds source code, not data). */
+const MAX_AUDITED_BYTES = 8 * 1024 * 1024;
+
+/** One reference file and the starter that replaces it in the practice folder. */
+export interface LeakPair {
+  /** The teaching file, e.g. `packages/pi-course/src/resources.ts`. */
+  teachingFile: string;
+  /** Its content at the chapter's target (the answer). */
+  reference: string;
+  /** The starter's content (what the learner is given). */
+  starter: string;
+}
+
+/** A line of the answer found in a file. */
+export interface Leak {
+  /** Path relative to the audited folder (or the name of an extra document). */
+  file: string;
+  /** 1-based line number. */
+  line: number;
+  /** The leaked line, trimmed. */
+  text: string;
+  teachingFile: string;
+}
+
+/** A text to audit that is not (only) a file on disk, e.g. the hint strings of a manifest. */
+export interface AuditDocument {
+  file: string;
+  text: string;
+}
+
+/** True when `trimmed` is long enough and has a letter or digit, so it can identify an answer. */
+export function isSignificantLine(trimmed: string): boolean {
+  return trimmed.length >= MIN_LEAK_LINE_LENGTH && /[\p{L}\p{N}]/u.test(trimmed);
+}
+
+function trimmedLines(text: string): string[] {
+  return text.split(/\r?\n/).map((line) => line.trim());
+}
+
+/**
+ * The lines that would give the answer away: significant trimmed lines of the reference
+ * that the starter does not contain. Returned as a map line -> teaching file.
+ */
+export function answerLines(pairs: readonly LeakPair[]): Map<string, string> {
+  const answer = new Map<string, string>();
+  for (const pair of pairs) {
+    for (const line of trimmedLines(pair.reference)) {
+      if (isSignificantLine(line) && !pair.starter.includes(line) && !answer.has(line)) answer.set(line, pair.teachingFile);
+    }
+  }
+  return answer;
+}
+
+/** Every line of `documents` that contains an answer line, in document and line order. */
+export function findLeaks(documents: readonly AuditDocument[], pairs: readonly LeakPair[]): Leak[] {
+  const answer = [...answerLines(pairs)];
+  const leaks: Leak[] = [];
+  if (answer.length === 0) return leaks;
+  for (const doc of documents) {
+    doc.text.split(/\r?\n/).forEach((line, i) => {
+      if (line.trim().length < MIN_LEAK_LINE_LENGTH) return; // cannot contain an answer line
+      const hit = answer.find(([needle]) => line.includes(needle));
+      if (hit) leaks.push({ file: doc.file, line: i + 1, text: hit[0], teachingFile: hit[1] });
+    });
+  }
+  return leaks;
+}
+
+/**
+ * Reads every regular file under `dir` as a document (paths `/`-separated, relative to
+ * `dir`), without following symlinks and skipping `node_modules`; binary files (with a NUL
+ * byte) are skipped.
+ */
+export async function readDocuments(dir: string): Promise<AuditDocument[]> {
+  const documents: AuditDocument[] = [];
+  async function walk(rel: string): Promise<void> {
+    const entries = await readdir(path.join(dir, rel), { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const child = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      if (entry.name === "node_modules") continue;
+      if (entry.isDirectory()) {
+        await walk(child);
+      } else if (entry.isFile()) {
+        const full = path.join(dir, child);
+        if ((await lstat(full)).size > MAX_AUDITED_BYTES) continue;
+        const data = await readFile(full);
+        if (data.includes(0)) continue;
+        documents.push({ file: child, text: data.toString("utf8") });
+      }
+    }
+  }
+  await walk("");
+  return documents;
+}
+
+/**
+ * Audits the folder `dir` (plus `extra` documents) and returns every leak found; an empty
+ * array means the folder passes.
+ */
+export async function auditLeaks(dir: string, pairs: readonly LeakPair[], extra: readonly AuditDocument[] = []): Promise<Leak[]> {
+  return findLeaks([...(await readDocuments(dir)), ...extra], pairs);
+}
+
+/** Throws `LEAK_DETECTED` naming the first leak (file, line number, line) and the total count. */
+export function assertNoLeaks(leaks: readonly Leak[]): void {
+  const first = leaks[0];
+  if (!first) return;
+  const more = leaks.length > 1 ? `（共 ${leaks.length} 处）` : "";
+  throw new CourseError(
+    "LEAK_DETECTED",
+    `答案泄漏：${first.file}:${first.line} 含有 ${first.teachingFile} 参考实现中的一行「${first.text}」，而 starter 里没有这一行${more}`,
+  );
+}

@@ -1,0 +1,451 @@
+/**
+ * The practice folder: an answer-free copy of a chapter's starting point.
+ *
+ * Content (decided here, documented in the generated LEARNING.md and the README):
+ * - the chapter's parent tree (every earlier chapter finished, nothing of this chapter),
+ *   written from git objects, with no `.git`;
+ * - the chapter's focused test file(s), taken from the target;
+ * - each starter written over its teaching file. The `starters/` copy itself is not
+ *   added: the starter already sits where the learner edits it, and a second copy would
+ *   only invite editing the wrong file (a fresh `practice` run gives a clean start);
+ * - `checkpoints/NN.yaml`: the chapter manifest (lab and hint data for `lab` and `hint`)
+ *   whose `faults` are reduced to the learner-safe projection of the exercise faults
+ *   (`learnerManifestText`): no `find`/`replace`, since those quote the reference;
+ * - `.pi-course/practice.json`: the marker that puts the commands in learner mode;
+ * - `LEARNING.md`: the guide to this chapter. The course guide the parent tree holds at
+ *   that path is kept as `COURSE.md`.
+ *
+ * Safety: the destination must not exist and must lie outside the repository; the folder
+ * is assembled in `.<name>.partial-<random>` beside the destination, audited for leaks,
+ * and renamed into place only when complete. Any failure or interruption removes the
+ * temporary folder, so the destination either appears complete or not at all.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { chmod, lstat, mkdtemp, realpath, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { CourseError } from "./errors.js";
+import { authorFaults, learnerFaultsProjection, learnerManifestText } from "./faults.js";
+import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "./git.js";
+import { buildAndTest, linkNodeModules, resolveCheckpoint, type BuildCheck, type Checkpoint } from "./history.js";
+import { assertNoLeaks, auditLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
+import type { ChapterManifest } from "./manifest.js";
+import { PRACTICE_MARKER } from "./paths.js";
+
+/** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
+export const COURSE_GUIDE = "COURSE.md";
+const LEARNING = "LEARNING.md";
+
+/** The content of `.pi-course/practice.json`. */
+export interface PracticeMarker {
+  chapter: string;
+  parent: string;
+  target: string;
+  source: string;
+  createdBy: "practice";
+}
+
+/** The default destination: `pi-practice-NN` beside the repository. */
+export function defaultPracticeDir(repo: string, id: string): string {
+  return path.resolve(repo, "..", `pi-practice-${id}`);
+}
+
+/** `dest` resolved against `cwd` (the directory the user typed the command in), or the default. */
+export function resolveDestination(repo: string, id: string, dest: string | undefined, cwd: string): string {
+  return dest === undefined ? defaultPracticeDir(repo, id) : path.resolve(cwd, dest);
+}
+
+function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+/** The deepest existing ancestor of `p` (inclusive), canonicalised, plus the part below it. */
+async function canonicalise(p: string): Promise<string> {
+  const rest: string[] = [];
+  let current = path.resolve(p);
+  for (;;) {
+    try {
+      return path.join(await realpath(current), ...rest.reverse());
+    } catch {
+      const up = path.dirname(current);
+      if (up === current) return path.resolve(p);
+      rest.push(path.basename(current));
+      current = up;
+    }
+  }
+}
+
+/**
+ * Refuses a destination that exists (even as a broken symlink: `DEST_EXISTS`), lies inside
+ * the repository after resolving symlinks (`DEST_INSIDE_REPO`), or whose parent folder does
+ * not exist (`DEST_PARENT_MISSING`). Changes nothing.
+ */
+export async function checkDestination(repo: string, dest: string): Promise<void> {
+  const exists = await lstat(dest).then(() => true, () => false);
+  if (isInside(await realpath(repo), await canonicalise(dest)) || isInside(path.resolve(repo), path.resolve(dest))) {
+    throw new CourseError("DEST_INSIDE_REPO", `${dest} 在课程仓库内部；练习目录要放在仓库之外，例如 ${defaultPracticeDir(repo, "NN")}`);
+  }
+  if (exists) throw new CourseError("DEST_EXISTS", `${dest} 已经存在；为了不覆盖任何东西，请换一个不存在的目录名`);
+  const parent = path.dirname(dest);
+  const parentIsDir = await lstat(parent).then((s) => s.isDirectory() || s.isSymbolicLink(), () => false);
+  if (!parentIsDir) throw new CourseError("DEST_PARENT_MISSING", `${parent} 不存在；请先创建它，或换一个位置`);
+}
+
+/** `packages/<pkg>/<dir>/x.ts` -> `packages/<pkg>/dist/<dir>/x.js` (where `tsc` puts it). */
+export function compiledPath(source: string): string {
+  const m = /^(packages\/[^/]+)\/(.+)\.ts$/.exec(source);
+  return m ? `${m[1]}/dist/${m[2]}.js` : source;
+}
+
+/** The chapter's compiled lab tests as the chapter text writes them (a shell glob). */
+export function chapterTestGlob(id: string): string {
+  return `packages/pi-course/dist/test/${id}-*.test.js`;
+}
+
+/** The focused command for one lab, exactly as the chapter text prints it. */
+export function labCommand(manifest: ChapterManifest, labId: string): string {
+  return `node --test --test-name-pattern="Lab ${labId}" ${chapterTestGlob(manifest.id)}`;
+}
+
+/** What the chapter guide needs to know. */
+export interface GuideInput {
+  manifest: ChapterManifest;
+  parent: string;
+  target: string;
+  source: string;
+  teachingFiles: readonly string[];
+  /** Chapter ids up to and including this one, in course order. */
+  throughChapters: readonly string[];
+  /** True when the folder was created with `--link-modules`. */
+  linkedModules: boolean;
+}
+
+/** The chapter's `LEARNING.md` (Chinese), generated from the manifest. Pure. */
+export function renderLearningGuide(input: GuideInput): string {
+  const { manifest: m } = input;
+  const firstLab = m.labs[0];
+  const total = m.labs.reduce((n, lab) => n + lab.tests, 0);
+  const exercise = learnerFaultsProjection(authorFaults(m)).length > 0;
+  const lines: string[] = [
+    `# 第 ${m.id} 章练习：${m.title}`,
+    "",
+    "这个目录由 `npm run practice` 生成，是本章的无答案练习起点。它没有 `.git`，也没有本章的参考实现；",
+    `课程的总体学习指南保留在 \`${COURSE_GUIDE}\`。`,
+    "",
+    "## 起点与终点",
+    "",
+    `- 模式：重建。从上一章的 target 出发，只增加本章这一层。`,
+    `- parent（起点）：\`${input.parent}\``,
+    `- target（终点）：\`${input.target}\``,
+    `- 源提交（生成教学历史所用的 main 提交）：\`${input.source}\``,
+    `- 教学文件（你要写的文件）：${input.teachingFiles.map((f) => `\`${f}\``).join("、")}`,
+    `- 聚焦测试：${m.focusedTests.map((f) => `\`${f}\``).join("、")}`,
+    "",
+    "教学文件现在是 starter：公共类型和导出函数都已固定，函数体只有按 Lab 编号的施工位。",
+    "",
+    "## 第一步",
+    "",
+    "```sh",
+    input.linkedModules ? "# node_modules 已链接到课程仓库（--link-modules）；正常情况下请运行 npm install" : "npm install",
+    "npm run build -w @pi/course",
+    ...(firstLab ? [labCommand(m, firstLab.id)] : [`node --test ${m.focusedTests.map(compiledPath).join(" ")}`]),
+    "```",
+    "",
+    "`npm install` 是正常做法（需要网络）。已经有一份装好依赖的课程仓库时，也可以用",
+    "`npm run practice -w @pi/course -- " + m.id + " <新目录> --link-modules` 生成目录，直接复用仓库的 `node_modules`。",
+    "",
+  ];
+  if (firstLab) {
+    lines.push(
+      "## 预期的第一次红灯",
+      "",
+      `starter 可以编译。只运行 Lab ${firstLab.id} 时应看到 **0/${firstLab.tests}**，每个失败的错误都是：`,
+      "",
+      "```text",
+      firstLab.scaffoldError,
+      "```",
+      "",
+      "如果编译失败，或者错误信息不同，先不要写代码：检查这个目录是不是用正确的 parent 生成的。",
+      "",
+      "## Lab 顺序",
+      "",
+      "| Lab | 内容 | 测试数 |",
+      "|---|---|---|",
+      ...m.labs.map((lab) => `| ${lab.id} | ${lab.title} | ${lab.tests} |`),
+      `| 合计 | | ${total} |`,
+      "",
+      "每个 Lab：先写下你对下一次测试输出的预测，再动手；只比较当前 Lab 的输入、输出和第一处偏差。",
+      "",
+      "```sh",
+      `npm run lab -w @pi/course -- ${firstLab.id}     # 编译并只运行这个 Lab，给出通过数和第一处失败`,
+      `npm run lab -w @pi/course -- ${m.id}       # 全章进度表`,
+      "npm run build -w @pi/course             # 手动方式：先编译",
+      labCommand(m, firstLab.id) + "   # 再运行一个 Lab",
+      "```",
+      "",
+      "## 卡住时要提示",
+      "",
+      "```sh",
+      `npm run hint -w @pi/course -- ${firstLab.id}`,
+      "```",
+      "",
+      "每次给出下一级提示：定位文件 → 指出签名 → 伪代码 → 局部代码。已看到的级别记在 `.pi-course/hints.json`。",
+      "",
+    );
+  }
+  lines.push("## 故障实验", "");
+  if (exercise) {
+    lines.push(
+      "全部 Lab 变绿之后，故意把本章的典型错误注入你自己的代码，看哪条测试抓住它，然后恢复：",
+      "",
+      "```sh",
+      `npm run fault -w @pi/course -- ${m.id}`,
+      "```",
+      "",
+      "命令结束时（即使中途按了 Ctrl-C）你的文件会逐字节恢复原样。",
+      "",
+    );
+  } else {
+    lines.push("本章没有登记故障实验。", "");
+  }
+  lines.push(
+    "## 最后的验收",
+    "",
+    "```sh",
+    "npm run build -w @pi/course",
+    `node --test ${chapterTestGlob(m.id)}${total > 0 ? `        # 本章全量：应为 ${total}/${total}` : ""}`,
+    `node --test ${input.throughChapters.map(chapterTestGlob).join(" ")}   # 到第 ${m.id} 章为止全部通过`,
+    "```",
+    "",
+    "上面的通配符由 shell 展开（bash、zsh）；Windows 的 cmd 和 PowerShell 不会替 node 展开通配符，在那里用",
+    `\`npm run lab -w @pi/course -- ${m.id}\` 代替。`,
+    "",
+  );
+  return lines.join("\n");
+}
+
+/** What a practice folder will contain, computed without touching the disk. */
+export interface PracticePlan {
+  files: OutputFile[];
+  marker: PracticeMarker;
+  /** Reference/starter pairs the leak audit compares (contents filled in by `createPractice`). */
+  pairs: { teachingFile: string; referenceOid: string; starterOid: string }[];
+  /** Extra documents the audit checks besides the files (the manifest's lab texts). */
+  extraDocuments: AuditDocument[];
+}
+
+/**
+ * Plans the folder: the parent tree (LEARNING.md moved to COURSE.md), the focused tests
+ * and starters from the target, the fault-free manifest, the marker and the guide. Pure;
+ * throws `PRACTICE_UNAVAILABLE` for a chapter without starters.
+ */
+export function planPractice(input: {
+  checkpoint: Pick<Checkpoint, "chapter" | "teachingFiles" | "history">;
+  parentEntries: readonly TreeEntry[];
+  targetEntries: readonly TreeEntry[];
+  manifestText: string;
+  linkedModules: boolean;
+}): PracticePlan {
+  const { chapter, history } = input.checkpoint;
+  const m = chapter.manifest;
+  if (m.starters.length === 0) {
+    throw new CourseError(
+      "PRACTICE_UNAVAILABLE",
+      `第 ${m.id} 章还没有 starter（尚未做成互动章节），不能生成练习目录；可以用 npm run checkpoint -w @pi/course -- ${m.id} 查看它的 parent 和 target`,
+    );
+  }
+  const target = new Map(input.targetEntries.map((e) => [e.path, e]));
+  const fromTarget = (p: string): TreeEntry => {
+    const e = target.get(p);
+    if (!e) throw new CourseError("HISTORY_MISMATCH", `target ${chapter.target.slice(0, 12)} 中没有 ${p}`);
+    return e;
+  };
+  const parentPaths = new Set(input.parentEntries.map((e) => e.path));
+  if (parentPaths.has(LEARNING) && parentPaths.has(COURSE_GUIDE)) {
+    throw new CourseError("PRACTICE_CONFLICT", `parent 里已经有 ${COURSE_GUIDE}，无法把课程指南 ${LEARNING} 改名保存`);
+  }
+  const files: OutputFile[] = input.parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
+  for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
+  for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
+  files.push({ path: m.manifestPath, content: learnerManifestText(input.manifestText, m) });
+  const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, createdBy: "practice" };
+  files.push({ path: PRACTICE_MARKER, content: JSON.stringify(marker, null, 2) + "\n" });
+  const throughChapters = history.chapters.map((c) => c.id).filter((id) => Number(id) <= Number(m.id));
+  files.push({
+    path: LEARNING,
+    content: renderLearningGuide({
+      manifest: m,
+      parent: chapter.parent,
+      target: chapter.target,
+      source: history.source,
+      teachingFiles: input.checkpoint.teachingFiles,
+      throughChapters,
+      linkedModules: input.linkedModules,
+    }),
+  });
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f.path)) throw new CourseError("PRACTICE_CONFLICT", `练习目录里 ${f.path} 会被写两次`);
+    seen.add(f.path);
+  }
+  const labText = m.labs.flatMap((lab) => [lab.title, lab.scaffoldError, ...lab.hints]).join("\n");
+  return {
+    files,
+    marker,
+    pairs: m.starters.map((s) => ({ teachingFile: s.to, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
+    extraDocuments: [{ file: `${m.manifestPath}（Lab 与提示文本）`, text: labText }],
+  };
+}
+
+/** Steps of `createPractice`, reported to `hooks.afterStep` (tests use it to inject failures). */
+export type PracticeStep = "checkpoint" | "destination" | "files" | "audit" | "modules";
+
+export interface CreatePracticeOptions {
+  /** The course repository (a git work tree). */
+  repo: string;
+  /** Chapter id, e.g. `12`. */
+  id: string;
+  /** Destination (absolute, or relative to `cwd`); default `pi-practice-NN` beside the repo. */
+  dest?: string;
+  /** What a relative `dest` is relative to; default `process.cwd()`. */
+  cwd?: string;
+  /** Source revision of the teaching history; default `HEAD`. */
+  source?: string;
+  /** Link `node_modules` to the repository's instead of requiring `npm install`. */
+  linkModules?: boolean;
+  /** Aborting stops the work, removes the temporary folder and rejects with `ABORTED`. */
+  signal?: AbortSignal;
+  hooks?: { afterStep?(step: PracticeStep, tempDir: string | undefined): void | Promise<void> };
+}
+
+export interface PracticeResult {
+  dest: string;
+  chapter: string;
+  title: string;
+  parent: string;
+  target: string;
+  source: string;
+  /** Number of files written. */
+  files: number;
+  /** Files (and extra documents) the leak audit read. */
+  audited: number;
+}
+
+/** Temporary folders being assembled right now, so a forced exit can still remove them. */
+const activeTempDirs = new Set<string>();
+
+/** Removes every temporary folder still being assembled (for a last-resort exit path). */
+export function removeActiveTempDirsSync(): void {
+  for (const dir of activeTempDirs) rmSync(dir, { recursive: true, force: true });
+  activeTempDirs.clear();
+}
+
+/**
+ * Creates the practice folder of chapter `id` (see the module comment for its content and
+ * safety rules). Either the destination appears complete and leak-free, or nothing is
+ * left behind: refusals (`DEST_EXISTS`, `DEST_INSIDE_REPO`, …) happen before anything is
+ * written; failures, leaks (`LEAK_DETECTED`) and aborts remove the temporary folder.
+ */
+export async function createPractice(options: CreatePracticeOptions): Promise<PracticeResult> {
+  const { repo, id, signal } = options;
+  const gitOptions: GitOptions = signal ? { signal } : {};
+  const step = async (name: PracticeStep, temp: string | undefined): Promise<void> => {
+    await options.hooks?.afterStep?.(name, temp);
+    if (signal?.aborted) throw new CourseError("ABORTED", "已中断，没有留下任何文件");
+  };
+  const dest = resolveDestination(repo, id, options.dest, options.cwd ?? process.cwd());
+  await checkDestination(repo, dest);
+  const repoModules = path.join(repo, "node_modules");
+  if (options.linkModules && !existsSync(repoModules)) {
+    throw new CourseError("MODULES_MISSING", `课程仓库里还没有 node_modules，无法链接：先在 ${repo} 运行 npm install，或去掉 --link-modules`);
+  }
+  const checkpoint = await resolveCheckpoint(repo, id, { ...(options.source ? { source: options.source } : {}), ...gitOptions });
+  await step("checkpoint", undefined);
+  const { chapter } = checkpoint;
+  const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);
+  const manifestEntry = targetEntries.find((e) => e.path === chapter.manifest.manifestPath);
+  if (!manifestEntry) throw new CourseError("HISTORY_MISMATCH", `target 中没有 ${chapter.manifest.manifestPath}`);
+  const manifestText = (await readObjects(repo, [manifestEntry.oid], gitOptions)).get(manifestEntry.oid)!.toString("utf8");
+  const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText, linkedModules: options.linkModules === true });
+  await checkDestination(repo, dest); // again: resolving the checkpoint took a moment
+
+  const temp = await mkdtemp(path.join(path.dirname(dest), `.${path.basename(dest)}.partial-`));
+  activeTempDirs.add(temp);
+  try {
+    await step("destination", temp);
+    await writeFiles(repo, temp, plan.files, gitOptions);
+    await step("files", temp);
+    const objects = await readObjects(repo, plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]), gitOptions);
+    const pairs: LeakPair[] = plan.pairs.map((p) => ({
+      teachingFile: p.teachingFile,
+      reference: objects.get(p.referenceOid)!.toString("utf8"),
+      starter: objects.get(p.starterOid)!.toString("utf8"),
+    }));
+    const leaks: Leak[] = await auditLeaks(temp, pairs, plan.extraDocuments);
+    assertNoLeaks(leaks);
+    await step("audit", temp);
+    if (options.linkModules) await linkNodeModules(temp, repoModules);
+    await step("modules", temp);
+    await chmod(temp, 0o755); // mkdtemp makes it private; the result is an ordinary folder
+    if (await lstat(dest).then(() => true, () => false)) {
+      throw new CourseError("DEST_EXISTS", `${dest} 在生成期间被创建了；没有改动它`);
+    }
+    await rename(temp, dest);
+    activeTempDirs.delete(temp);
+  } catch (error) {
+    await rm(temp, { recursive: true, force: true });
+    activeTempDirs.delete(temp);
+    if (signal?.aborted && !(error instanceof CourseError && error.code === "ABORTED")) {
+      throw new CourseError("ABORTED", "已中断，没有留下任何文件", { cause: error });
+    }
+    throw error;
+  }
+  return {
+    dest,
+    chapter: chapter.id,
+    title: chapter.title,
+    parent: chapter.parent,
+    target: chapter.target,
+    source: checkpoint.history.source,
+    files: plan.files.length,
+    audited: plan.files.length + plan.extraDocuments.length,
+  };
+}
+
+/** Outcome of the first-red check. */
+export interface FirstRed {
+  ok: boolean;
+  lab: string;
+  expected: number;
+  pass: number;
+  fail: number;
+  /** True when the output shows the lab's exact scaffold error. */
+  scaffoldErrorSeen: boolean;
+  check: BuildCheck;
+}
+
+/**
+ * Builds a practice folder and runs its first lab: it must compile and fail every test of
+ * that lab (`0/N`) with the lab's exact scaffold error. Never throws for a red result.
+ */
+export async function checkFirstRed(dir: string, manifest: ChapterManifest, options: { signal?: AbortSignal } = {}): Promise<FirstRed> {
+  const lab = manifest.labs[0];
+  if (!lab) throw new CourseError("PRACTICE_UNAVAILABLE", `第 ${manifest.id} 章没有 Lab`);
+  const focused = new Set(manifest.focusedTests.map((f) => path.posix.basename(compiledPath(f))));
+  const check = await buildAndTest(dir, { ...options, testNamePattern: `Lab ${lab.id}`, testFiles: (all) => all.filter((f) => focused.has(f)) });
+  const scaffoldErrorSeen = check.tests.output.includes(lab.scaffoldError);
+  return {
+    ok: check.build.ok && check.tests.pass === 0 && check.tests.fail === lab.tests && scaffoldErrorSeen,
+    lab: lab.id,
+    expected: lab.tests,
+    pass: check.tests.pass,
+    fail: check.tests.fail,
+    scaffoldErrorSeen,
+    check,
+  };
+}
+
+/** True when `dir` is a practice folder (has the marker). */
+export function isPracticeFolder(dir: string): boolean {
+  return existsSync(path.join(dir, PRACTICE_MARKER));
+}

@@ -1,0 +1,150 @@
+/**
+ * `npm run practice -w @pi/course -- NN [dir]`: writes an answer-free practice folder for
+ * chapter NN (see `scripts/lib/practice.ts` for what it holds and the safety rules).
+ * Ctrl-C (SIGINT) or SIGTERM removes the half-built folder and exits with 130.
+ */
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs as parseNodeArgs } from "node:util";
+import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
+import { requireRepoRoot } from "./lib/git.js";
+import { normalizeChapterId } from "./lib/manifest.js";
+import { courseRoot, userCwd } from "./lib/paths.js";
+import { createPractice, removeActiveTempDirsSync, type CreatePracticeOptions, type PracticeResult } from "./lib/practice.js";
+
+export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--json]
+
+从第 <章节号> 章的 parent 生成无答案练习目录：上一章结束时的代码、本章的聚焦测试、
+覆盖在教学文件上的 starter、Lab 与提示数据，以及本章的 LEARNING.md。没有 .git，没有参考答案。
+[目录] 相对于你运行命令的目录；省略时为课程仓库旁边的 pi-practice-<章节号>。
+目录已存在或位于课程仓库内部时拒绝执行，不改动任何东西。
+
+选项:
+  --link-modules     把 node_modules 链接到课程仓库的 node_modules（免去 npm install，不需要网络）
+  --source <提交>    用哪个提交生成教学历史（默认 HEAD）
+  --json             结果输出为 JSON
+  -h, --help         显示这段说明`;
+
+export interface PracticeArgs {
+  help: boolean;
+  chapter?: string;
+  dest?: string;
+  linkModules: boolean;
+  json: boolean;
+  source: string;
+}
+
+/** Parses the command line; throws `USAGE` with a one-line reason. */
+export function parseArgs(argv: readonly string[]): PracticeArgs {
+  let parsed;
+  try {
+    parsed = parseNodeArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        help: { type: "boolean", short: "h" },
+        "link-modules": { type: "boolean" },
+        json: { type: "boolean" },
+        source: { type: "string" },
+      },
+    });
+  } catch (error) {
+    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
+  }
+  const { values, positionals } = parsed;
+  const base = { linkModules: values["link-modules"] === true, json: values.json === true, source: values.source ?? "HEAD" };
+  if (values.help) return { help: true, ...base };
+  if (positionals.length < 1 || positionals.length > 2) {
+    throw new CourseError("USAGE", "需要一个章节号和可选的目录，例如 npm run practice -w @pi/course -- 12 ../my-12");
+  }
+  const chapter = normalizeChapterId(positionals[0]!);
+  if (!chapter) throw new CourseError("USAGE", `章节号应为一到两位数字，而不是 ${JSON.stringify(positionals[0])}`);
+  if (positionals[1] === "") throw new CourseError("USAGE", "目录不能为空字符串");
+  return { help: false, chapter, ...(positionals[1] !== undefined ? { dest: positionals[1] } : {}), ...base };
+}
+
+/** What to print after a successful run. Pure. */
+export function formatResult(result: PracticeResult, cwd: string, linkModules: boolean): string {
+  const shown = path.relative(cwd, result.dest) || ".";
+  const cdTarget = shown.startsWith("..") || path.isAbsolute(shown) ? result.dest : shown;
+  return [
+    `已生成第 ${result.chapter} 章练习目录：${result.dest}`,
+    `parent: ${result.parent}`,
+    `target: ${result.target}`,
+    `文件 ${result.files} 个；答案泄漏检查通过。`,
+    "",
+    "下一步:",
+    `  cd ${/\s/.test(cdTarget) ? JSON.stringify(cdTarget) : cdTarget}`,
+    ...(linkModules ? ["  # node_modules 已链接到课程仓库，可以跳过 npm install"] : ["  npm install"]),
+    "  然后阅读 LEARNING.md：先验证第一次红灯，再开始 Lab。",
+    "",
+  ].join("\n");
+}
+
+export interface Io {
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+}
+
+/** Runs the command; returns the exit status (0; 1 on failure; 2 on a usage error; 130 when interrupted). */
+export async function main(
+  argv: readonly string[] = process.argv.slice(2),
+  io: Io = process,
+  repoDir: string = courseRoot,
+  extra: Pick<CreatePracticeOptions, "hooks"> = {},
+): Promise<number> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (): void => {
+    interrupts += 1;
+    controller.abort();
+    if (interrupts > 1) {
+      // Second Ctrl-C: do not wait for the orderly path any longer.
+      removeActiveTempDirsSync();
+      process.exit(130);
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const args = parseArgs(argv);
+    if (args.help) {
+      io.stdout.write(USAGE + "\n");
+      return 0;
+    }
+    const repo = await requireRepoRoot(repoDir);
+    const cwd = userCwd();
+    const result = await createPractice({
+      repo,
+      id: args.chapter!,
+      cwd,
+      linkModules: args.linkModules,
+      source: args.source,
+      signal: controller.signal,
+      ...(args.dest !== undefined ? { dest: args.dest } : {}),
+      ...extra,
+    });
+    io.stdout.write(args.json ? JSON.stringify(result, null, 2) + "\n" : formatResult(result, cwd, args.linkModules));
+    return 0;
+  } catch (error) {
+    const reported = controller.signal.aborted ? new CourseError("ABORTED", "已中断，练习目录没有生成，也没有留下临时文件", { cause: error }) : error;
+    io.stderr.write(formatError(reported) + "\n");
+    return exitCodeFor(reported);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(formatError(error) + "\n");
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,152 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { CourseError } from "../lib/errors.js";
+import { listTree } from "../lib/git.js";
+import { resolveCheckpoint } from "../lib/history.js";
+import { main, parseArgs } from "../checkpoint.js";
+import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
+
+/** Runs `main` in-process and captures what it writes. */
+async function run(argv: string[], repo: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }, repo);
+  return { code, stdout, stderr };
+}
+
+/** Runs the real command line in `repo` (its own copy of the scripts), as npm would. */
+function spawnCli(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts", "checkpoint.ts"), ...args], { cwd: repo, env, encoding: "utf8" });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test("parseArgs: one chapter id, options, and one-line USAGE errors", () => {
+  assert.deepEqual(parseArgs(["12"]), { help: false, chapter: "12", json: false, source: "HEAD", rebuild: false });
+  assert.equal(parseArgs(["3", "--json"]).chapter, "03");
+  assert.equal(parseArgs(["--json", "12"]).json, true);
+  assert.equal(parseArgs(["12", "--source", "main~1"]).source, "main~1");
+  assert.equal(parseArgs(["--help"]).help, true);
+  assert.equal(parseArgs(["-h"]).help, true);
+  for (const bad of [[], ["12", "13"], ["twelve"], ["12", "--nope"], ["123"], ["12", "--source"]]) {
+    assert.throws(() => parseArgs(bad), (e: unknown) => e instanceof CourseError && e.code === "USAGE" && !e.message.includes("\n"), JSON.stringify(bad));
+  }
+});
+
+test("checkpoint prints the chapter, full parent/target SHAs, focused test, teaching file, layer and next commands", async (t) => {
+  const repo = makeFakeCourse(t);
+  const { code, stdout, stderr } = await run(["02"], repo);
+  assert.equal(code, 0, stderr);
+  const parent = sh(repo, ["rev-parse", "course/build-your-own-pi~1"]);
+  const target = sh(repo, ["rev-parse", "course/build-your-own-pi"]);
+  const lines = stdout.split("\n");
+  assert.ok(lines.includes(`parent: ${parent}`), stdout);
+  assert.ok(lines.includes(`target: ${target}`), stdout);
+  assert.match(stdout, /^第 02 章 · 第二章$/m);
+  assert.match(stdout, /聚焦测试: packages\/pi-course\/test\/02-beta\.test\.ts$/m);
+  assert.match(stdout, /教学文件: packages\/pi-course\/src\/beta\.ts$/m);
+  for (const f of ["checkpoints/02.yaml", "starters/02-beta.ts", "packages/pi-course/test/02-beta-hardening.test.ts"]) assert.ok(stdout.includes(f), f);
+  assert.match(stdout, /5 files changed/);
+  assert.ok(stdout.includes(`git diff ${parent} ${target} -- packages/pi-course/src/beta.ts`));
+  assert.ok(stdout.includes("npm run practice -w @pi/course -- 02 <新目录>"));
+  assert.ok(stdout.includes("npm run build -w @pi/course"));
+  assert.ok(stdout.includes('node --test --test-name-pattern="Lab 2.1" packages/pi-course/dist/test/02-*.test.js'));
+  assert.ok(!stdout.includes("未提交"), "clean checkout: no uncommitted-changes notice");
+});
+
+test("--json gives the machine form with the same SHAs and the layer", async (t) => {
+  const repo = makeFakeCourse(t);
+  const { code, stdout } = await run(["02", "--json"], repo);
+  assert.equal(code, 0);
+  const json = JSON.parse(stdout) as Record<string, unknown>;
+  assert.equal(json.parent, sh(repo, ["rev-parse", "course/build-your-own-pi~1"]));
+  assert.equal(json.target, sh(repo, ["rev-parse", "course/build-your-own-pi"]));
+  assert.equal(json.source, sh(repo, ["rev-parse", "HEAD"]));
+  assert.equal(json.id, "02");
+  assert.equal(json.title, "第二章");
+  assert.deepEqual(json.focusedTests, ["packages/pi-course/test/02-beta.test.ts"]);
+  assert.deepEqual(json.teachingFiles, ["packages/pi-course/src/beta.ts"]);
+  assert.deepEqual(json.layer, [
+    "checkpoints/02.yaml",
+    "packages/pi-course/src/beta.ts",
+    "packages/pi-course/test/02-beta-hardening.test.ts",
+    "packages/pi-course/test/02-beta.test.ts",
+    "starters/02-beta.ts",
+  ]);
+});
+
+test("with uncommitted changes it uses committed HEAD, says so, and leaves status, index and HEAD alone", async (t) => {
+  const repo = makeFakeCourse(t);
+  writeFileSync(path.join(repo, "packages/pi-course/src/beta.ts"), "// half-written\n");
+  const index = path.join(repo, ".git", "index");
+  const before = [createHash("sha256").update(readFileSync(index)).digest("hex"), statSync(index).mtimeMs, sh(repo, ["rev-parse", "HEAD"]), sh(repo, ["symbolic-ref", "HEAD"])];
+  const status = sh(repo, ["--no-optional-locks", "status", "--porcelain"]);
+  const { code, stdout } = await run(["02"], repo);
+  assert.equal(code, 0);
+  assert.match(stdout, /未提交的改动/);
+  const after = [createHash("sha256").update(readFileSync(index)).digest("hex"), statSync(index).mtimeMs, sh(repo, ["rev-parse", "HEAD"]), sh(repo, ["symbolic-ref", "HEAD"])];
+  assert.deepEqual(after, before);
+  assert.equal(sh(repo, ["--no-optional-locks", "status", "--porcelain"]), status);
+  assert.equal(readFileSync(path.join(repo, "packages/pi-course/src/beta.ts"), "utf8"), "// half-written\n");
+});
+
+test("failures are one line with a stable code: unknown chapter (listing known ones), not a repo, bad manifest, shallow history", async (t) => {
+  const repo = makeFakeCourse(t);
+  const unknown = await run(["13"], repo);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /^错误 \[CHAPTER_UNKNOWN\] .*01, 02\n$/);
+
+  const notRepo = await run(["02"], tempDir(t));
+  assert.equal(notRepo.code, 1);
+  assert.match(notRepo.stderr, /^错误 \[NOT_A_GIT_REPO\] [^\n]*\n$/);
+
+  const bad = makeFakeCourse(t, { overrides: { "checkpoints/02.yaml": readFileSync(path.join(repo, "checkpoints/02.yaml"), "utf8").replace("hints: [打开 beta.ts, 看 betaRender 的签名, 连接目录, 用 join]", "hints: [只有一级]") } });
+  const malformed = await run(["02"], bad);
+  assert.equal(malformed.code, 1);
+  assert.match(malformed.stderr, /^错误 \[MANIFEST_INVALID\] checkpoints\/02\.yaml: 字段 labs\[1\]\.hints [^\n]*\n$/);
+
+  writeFileSync(path.join(repo, "x.txt"), "x\n");
+  sh(repo, ["add", "x.txt"]);
+  sh(repo, ["commit", "-q", "-m", "x"]);
+  const shallow = cloneOf(t, `file://${repo}`, ["--depth", "1"]);
+  const incomplete = await run(["02", "--source", "HEAD~1"], shallow);
+  assert.equal(incomplete.code, 1);
+  assert.match(incomplete.stderr, /^错误 \[HISTORY_INCOMPLETE\] [^\n]*--unshallow[^\n]*\n$/);
+
+  const usage = await run(["02", "03"], repo);
+  assert.equal(usage.code, 2);
+  assert.equal(usage.stderr.split("\n").length, 2);
+});
+
+test("the command line sets the exit status and prints --help", (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const ok = spawnCli(repo, ["02"]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /^parent: [0-9a-f]{40}$/m);
+  assert.equal(spawnCli(repo, ["99"]).status, 1);
+  assert.equal(spawnCli(repo, ["--bogus"]).status, 2);
+  const help = spawnCli(repo, ["--help"]);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^用法: npm run checkpoint/);
+});
+
+test("this repository: two fresh clones of committed HEAD agree on every chapter's SHAs and layers", async (t) => {
+  const ids = (await listTree(realRepo, "HEAD")).map((e) => /^checkpoints\/(\d{2})\.yaml$/.exec(e.path)?.[1]).filter((id): id is string => id !== undefined);
+  assert.ok(ids.length > 0, "HEAD has chapter manifests");
+  const refsBefore = sh(realRepo, ["for-each-ref", "refs/heads"]);
+  const a = cloneOf(t, realRepo);
+  const b = cloneOf(t, realRepo, ["--no-local"]);
+  for (const id of ids) {
+    const ca = await resolveCheckpoint(a, id);
+    const cb = await resolveCheckpoint(b, id);
+    assert.deepEqual([cb.chapter.parent, cb.chapter.target], [ca.chapter.parent, ca.chapter.target], `chapter ${id}`);
+    assert.equal(sh(a, ["rev-parse", `${ca.chapter.target}^`]), ca.chapter.parent);
+    assert.deepEqual(ca.layer, [...ca.chapter.manifest.files].sort());
+  }
+  assert.equal(sh(realRepo, ["for-each-ref", "refs/heads"]), refsBefore, "the real repository's branches are untouched");
+});

@@ -1,0 +1,216 @@
+/**
+ * A small synthetic course repository for the tooling tests: the real workspace
+ * configuration and course commands, plus two tiny chapters (`01` without a starter,
+ * `02` with a starter, two labs, a hardening test and a fault), committed on `main`.
+ * Tests run against it so that they neither depend on which real chapters exist nor
+ * write branches into the real repository.
+ */
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import { courseRoot } from "../../lib/paths.js";
+
+/** The real repository these tests belong to. */
+export const realRepo = courseRoot;
+
+/** Base files copied from the real repository (the workspace and the commands under test). */
+const BASE_FILES = [
+  ".gitignore",
+  "package.json",
+  "tsconfig.base.json",
+  "tsconfig.json",
+  "packages/pi-course/package.json",
+  "packages/pi-course/tsconfig.json",
+  "scripts/checkpoint.ts",
+  "scripts/practice.ts",
+  "scripts/lib", // the whole folder: the commands' helpers
+];
+
+export const SCAFFOLD_ERROR = "Lab 2.1 beta catalog 尚未实现";
+export const SCAFFOLD_ERROR_2 = "Lab 2.2 beta render 尚未实现";
+
+/** The reference of chapter 02; its long lines are what the leak audit protects. */
+export const REFERENCE_BETA = `import { alpha } from "./alpha.js";
+
+/** Chapter 02 reference. */
+export function betaCatalog(names: readonly string[]): string[] {
+  const unique = [...new Set(names)].sort();
+  return unique.map((name) => \`\${alpha()}:\${name}\`);
+}
+
+export function betaRender(names: readonly string[]): string {
+  return betaCatalog(names).join(" | ");
+}
+`;
+
+export const STARTER_BETA = `import { alpha } from "./alpha.js";
+
+/** Chapter 02 starter. */
+export function betaCatalog(names: readonly string[]): string[] {
+  void alpha;
+  void names;
+  throw new Error("${SCAFFOLD_ERROR}");
+}
+
+export function betaRender(names: readonly string[]): string {
+  void names;
+  throw new Error("${SCAFFOLD_ERROR_2}");
+}
+`;
+
+const FILES: Record<string, string> = {
+  "LEARNING.md": "# 课程指南\n\n总体说明。\n",
+  "packages/pi-course/src/alpha.ts": 'export function alpha(): string {\n  return "alpha";\n}\n',
+  "packages/pi-course/test/01-alpha.test.ts": `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { alpha } from "../src/alpha.js";
+
+test("Lab 1.1 · alpha returns its name", () => {
+  assert.equal(alpha(), "alpha");
+});
+`,
+  "checkpoints/01.yaml": `format: 1
+id: "01"
+title: 第一章
+files:
+  - packages/pi-course/src/alpha.ts
+  - packages/pi-course/test/01-alpha.test.ts
+  - checkpoints/01.yaml
+focusedTests:
+  - packages/pi-course/test/01-alpha.test.ts
+`,
+  "packages/pi-course/src/beta.ts": REFERENCE_BETA,
+  "starters/02-beta.ts": STARTER_BETA,
+  "packages/pi-course/test/02-beta.test.ts": `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { betaCatalog, betaRender } from "../src/beta.js";
+
+test("Lab 2.1 · catalog is sorted", () => {
+  assert.deepEqual(betaCatalog(["b", "a"]), ["alpha:a", "alpha:b"]);
+});
+
+test("Lab 2.1 · catalog drops duplicates", () => {
+  assert.deepEqual(betaCatalog(["a", "a"]), ["alpha:a"]);
+});
+
+test("Lab 2.2 · render joins the catalog", () => {
+  assert.equal(betaRender(["a"]), "alpha:a");
+});
+`,
+  "packages/pi-course/test/02-beta-hardening.test.ts": `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { betaCatalog } from "../src/beta.js";
+
+test("catalog of nothing is empty", () => {
+  assert.deepEqual(betaCatalog([]), []);
+});
+`,
+  "checkpoints/02.yaml": `# chapter 02 (synthetic)
+format: 1
+id: "02"
+title: 第二章
+files:
+  - packages/pi-course/src/beta.ts
+  - packages/pi-course/test/02-beta.test.ts
+  - packages/pi-course/test/02-beta-hardening.test.ts
+  - starters/02-beta.ts
+  - checkpoints/02.yaml
+starters:
+  - from: starters/02-beta.ts
+    to: packages/pi-course/src/beta.ts
+focusedTests:
+  - packages/pi-course/test/02-beta.test.ts
+labs:
+  - id: "2.1"
+    title: 目录去重并排序
+    tests: 2
+    scaffoldError: ${SCAFFOLD_ERROR}
+    hints: [打开 beta.ts, 看 betaCatalog 的签名, 先去重再排序, 用 Set]
+  - id: "2.2"
+    title: 渲染
+    tests: 1
+    scaffoldError: ${SCAFFOLD_ERROR_2}
+    hints: [打开 beta.ts, 看 betaRender 的签名, 连接目录, 用 join]
+faults:
+  - id: 2.1-no-sort
+    lab: "2.1"
+    description: 忘记排序
+    file: packages/pi-course/src/beta.ts
+    find: "].sort();"
+    replace: "];"
+    killedBy: ["Lab 2.1 · catalog is sorted"]
+    exercise: true
+    learner:
+      anchor: '^\\s*return unique'
+      insert: "unique.reverse(); // 故意错误"
+      explain: 反转之后顺序错了，Lab 2.1 的排序测试应当失败。
+  - id: 2.2-no-join
+    lab: "2.2"
+    description: 忘记连接
+    find: 'join(" | ")'
+    replace: 'join("")'
+    killedBy: ["Lab 2.2"]
+`,
+};
+
+/** Environment for git commands that create the fixture's own (non-generated) commits. */
+export const AUTHOR_ENV = {
+  GIT_AUTHOR_NAME: "Test Author",
+  GIT_AUTHOR_EMAIL: "author@example.invalid",
+  GIT_COMMITTER_NAME: "Test Author",
+  GIT_COMMITTER_EMAIL: "author@example.invalid",
+};
+
+/** Runs git synchronously in `cwd` (fixture setup only). */
+export function sh(cwd: string, args: string[], env: Record<string, string> = {}): string {
+  const clean: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("GIT_")) clean[k] = v;
+  return execFileSync("git", args, { cwd, env: { ...clean, ...AUTHOR_ENV, ...env }, encoding: "utf8" }).replace(/\n$/, "");
+}
+
+/** A fresh temporary directory removed after the test. */
+export function tempDir(t: TestContext, prefix = "pi-course-test-"): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface FakeCourseOptions {
+  /** Files to add or replace (path -> content) before the commit. */
+  overrides?: Record<string, string>;
+  /** Link node_modules to the real repository's (needed to run tsx or build). */
+  linkModules?: boolean;
+}
+
+/**
+ * Creates the synthetic course as a git repository at `<tmp>/course` (so the folder beside
+ * it is free for practice destinations) and returns its path. Removed after the test.
+ */
+export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}): string {
+  const root = tempDir(t, "pi-course-fake-");
+  const repo = path.join(root, "course");
+  mkdirSync(repo);
+  for (const file of BASE_FILES) {
+    mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+    cpSync(path.join(realRepo, file), path.join(repo, file), { recursive: true });
+  }
+  for (const [file, content] of Object.entries({ ...FILES, ...options.overrides })) {
+    mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+    writeFileSync(path.join(repo, file), content);
+  }
+  sh(repo, ["init", "-q", "-b", "main"]);
+  sh(repo, ["add", "-A"]);
+  sh(repo, ["commit", "-q", "-m", "synthetic course"]);
+  if (options.linkModules) symlinkSync(path.join(realRepo, "node_modules"), path.join(repo, "node_modules"), "junction");
+  return repo;
+}
+
+/** `git clone` of `repo` into a new temporary folder (removed after the test). */
+export function cloneOf(t: TestContext, repo: string, args: string[] = []): string {
+  const root = tempDir(t, "pi-course-clone-");
+  const dest = path.join(root, "course");
+  sh(root, ["clone", "-q", ...args, repo, dest]);
+  return dest;
+}
