@@ -142,8 +142,8 @@ export class ResourceError extends Error {
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+function reasonOf(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.message : String(thrown);
 }
 
 function hasCode(error: unknown, ...codes: string[]): boolean {
@@ -206,8 +206,8 @@ function frontmatterFields(yaml: string, file: string): Record<string, unknown> 
   let parsed: unknown;
   try {
     parsed = parseYaml(yaml);
-  } catch (error) {
-    throw new ResourceError("RESOURCE_INVALID", `${file}: invalid YAML: ${messageOf(error)}`, { cause: error });
+  } catch (caught) {
+    throw new ResourceError("RESOURCE_INVALID", `${file}: invalid YAML: ${reasonOf(caught)}`, { cause: caught });
   }
   if (parsed === null || parsed === undefined) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
@@ -219,10 +219,8 @@ function frontmatterFields(yaml: string, file: string): Record<string, unknown> 
 /** A required (or present) frontmatter field must be a non-empty string. */
 function textField(fields: Record<string, unknown>, key: string, file: string): string {
   const value = fields[key];
-  if (typeof value !== "string" || value.trim() === "") {
-    throw new ResourceError("RESOURCE_INVALID", `${file}: "${key}" must be a non-empty string`);
-  }
-  return value;
+  if (typeof value === "string" && value.trim() !== "") return value;
+  throw new ResourceError("RESOURCE_INVALID", `${file}: "${key}" must be a non-empty string`);
 }
 
 function skillMetadata(yaml: string, file: string): { name: string; description: string } {
@@ -243,9 +241,9 @@ async function openRegular(file: string): Promise<FileHandle> {
       throw new ResourceError("RESOURCE_INVALID", `${file} is not a regular file`);
     }
     return handle;
-  } catch (error) {
+  } catch (caught) {
     await handle.close();
-    throw error;
+    throw caught;
   }
 }
 
@@ -285,9 +283,9 @@ async function readSkillHead(file: string): Promise<{ name: string; description:
 async function listOptional(dir: string): Promise<string[]> {
   try {
     return (await readdir(dir)).filter((name) => !name.startsWith(".")).sort();
-  } catch (error) {
-    if (hasCode(error, "ENOENT")) return [];
-    throw error;
+  } catch (caught) {
+    if (hasCode(caught, "ENOENT")) return [];
+    throw caught;
   }
 }
 
@@ -295,9 +293,9 @@ async function listOptional(dir: string): Promise<string[]> {
 async function statOptional(file: string) {
   try {
     return await stat(file);
-  } catch (error) {
-    if (hasCode(error, "ENOENT")) return undefined;
-    throw error;
+  } catch (caught) {
+    if (hasCode(caught, "ENOENT")) return undefined;
+    throw caught;
   }
 }
 
@@ -305,9 +303,9 @@ async function canonicalRoot(configured: string): Promise<string> {
   let root: string;
   try {
     root = await realpath(configured);
-  } catch (error) {
-    if (!hasCode(error, "ENOENT", "ENOTDIR")) throw error;
-    throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} does not exist`, { cause: error });
+  } catch (caught) {
+    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw caught;
+    throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} does not exist`, { cause: caught });
   }
   if (!(await stat(root)).isDirectory()) {
     throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} is not a directory`);
@@ -319,9 +317,9 @@ async function discoverInstructions(root: string): Promise<InstructionResource[]
   let source: string;
   try {
     source = await realpath(path.join(root, "AGENTS.md"));
-  } catch (error) {
-    if (hasCode(error, "ENOENT")) return [];
-    throw error;
+  } catch (caught) {
+    if (hasCode(caught, "ENOENT")) return [];
+    throw caught;
   }
   const body = (await readRegularText(source)).trim();
   return [{ kind: "instructions", name: "AGENTS", source, root, body }];
@@ -329,11 +327,11 @@ async function discoverInstructions(root: string): Promise<InstructionResource[]
 
 async function discoverSkills(root: string): Promise<SkillResource[]> {
   const skills: SkillResource[] = [];
-  const skillsDir = path.join(root, "skills");
-  for (const entry of await listOptional(skillsDir)) {
-    const info = await statOptional(path.join(skillsDir, entry));
+  const skillsFolder = path.join(root, "skills");
+  for (const entry of await listOptional(skillsFolder)) {
+    const info = await statOptional(path.join(skillsFolder, entry));
     if (info === undefined || !info.isDirectory()) continue;
-    const skillRoot = await realpath(path.join(skillsDir, entry));
+    const skillRoot = await realpath(path.join(skillsFolder, entry));
     const manifest = path.join(skillRoot, "SKILL.md");
     if ((await statOptional(manifest)) === undefined) continue;
     const source = await realpath(manifest);
@@ -427,9 +425,9 @@ async function readInsideSkill(root: string, request: string): Promise<Activated
   let source: string;
   try {
     source = await realpath(candidate);
-  } catch (error) {
-    if (!hasCode(error, "ENOENT", "ENOTDIR")) throw error;
-    throw new ResourceError("SKILL_RESOURCE_MISSING", `${request} does not exist in the skill`, { cause: error });
+  } catch (caught) {
+    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw caught;
+    throw new ResourceError("SKILL_RESOURCE_MISSING", `${request} does not exist in the skill`, { cause: caught });
   }
   if (!isInside(root, source)) {
     throw new ResourceError("SKILL_PATH_ESCAPE", `${request} resolves outside the skill root`);
@@ -441,9 +439,9 @@ async function readInsideSkill(root: string, request: string): Promise<Activated
 async function realpathOrChanged(file: string, skill: SkillResource): Promise<string> {
   try {
     return await realpath(file);
-  } catch (error) {
-    if (!hasCode(error, "ENOENT", "ENOTDIR")) throw error;
-    throw new ResourceError("SKILL_CHANGED", `skill "${skill.name}" is gone from ${skill.root}`, { cause: error });
+  } catch (caught) {
+    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw caught;
+    throw new ResourceError("SKILL_CHANGED", `skill "${skill.name}" is gone from ${skill.root}`, { cause: caught });
   }
 }
 
@@ -505,20 +503,18 @@ const PLACEHOLDER = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 export function renderTemplate(template: TemplateResource, args: Readonly<Record<string, string>>): UserMessage {
   const rendered = template.body.replace(PLACEHOLDER, (_placeholder, key: string) => {
     const value = Object.hasOwn(args, key) ? args[key] : undefined;
-    if (typeof value !== "string") {
-      throw new ResourceError("TEMPLATE_ARGUMENT_MISSING", `template "${template.name}" needs an argument "${key}"`);
-    }
-    return value;
+    if (typeof value === "string") return value;
+    throw new ResourceError("TEMPLATE_ARGUMENT_MISSING", `template "${template.name}" needs an argument "${key}"`);
   });
   return userMessage(rendered);
 }
 
 /** Every activated skill must be this catalog's skill of that name, at most once. */
 function checkActivations(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): void {
-  const seen = new Set<string>();
+  const activeNames = new Set<string>();
   for (const skill of activated) {
-    if (seen.has(skill.name)) throw new ResourceError("ACTIVATION_DUPLICATE", `skill "${skill.name}" is activated twice`);
-    seen.add(skill.name);
+    if (activeNames.has(skill.name)) throw new ResourceError("ACTIVATION_DUPLICATE", `skill "${skill.name}" is activated twice`);
+    activeNames.add(skill.name);
     const own = catalog.skills.find((candidate) => candidate.name === skill.name);
     if (own === undefined || own.source !== skill.source || own.root !== skill.root) {
       throw new ResourceError("ACTIVATION_FOREIGN", `skill "${skill.name}" does not belong to this catalog`);
@@ -692,9 +688,9 @@ async function runFactory(factory: ExtensionModule["default"], staged: StagedReg
   try {
     const returned: unknown = factory(staged.context);
     if (isThenable(returned)) await returned;
-  } catch (error) {
-    throw new ResourceError("EXTENSION_FACTORY_FAILED", `extension "${id}" factory failed: ${messageOf(error)}`, {
-      cause: error,
+  } catch (caught) {
+    throw new ResourceError("EXTENSION_FACTORY_FAILED", `extension "${id}" factory failed: ${reasonOf(caught)}`, {
+      cause: caught,
     });
   } finally {
     staged.close();
@@ -742,8 +738,8 @@ async function settleWithin<T>(run: () => T | Promise<T>, timeoutMs: number): Pr
   const attempt = (async (): Promise<Settled<T>> => {
     try {
       return { kind: "value", value: await run() };
-    } catch (error) {
-      return { kind: "error", error };
+    } catch (caught) {
+      return { kind: "error", error: caught };
     }
   })();
   try {
@@ -754,12 +750,11 @@ async function settleWithin<T>(run: () => T | Promise<T>, timeoutMs: number): Pr
 }
 
 /** Freezes `value` and everything reachable from it, so a hook cannot change what it sees. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
-  }
-  return value;
+function deepFreeze<T>(target: T): T {
+  if (typeof target !== "object" || target === null || Object.isFrozen(target)) return target;
+  Object.freeze(target); // before recursing, so a cycle ends here
+  for (const key of Reflect.ownKeys(target)) deepFreeze((target as Record<PropertyKey, unknown>)[key]);
+  return target;
 }
 
 /** A throwing (or rejecting) `onDiagnostic` is ignored: reporting must never break a call. */
@@ -779,7 +774,7 @@ function report(options: ExtensionHostOptions, diagnostic: ExtensionDiagnostic):
  */
 function verdictOf(outcome: Settled<unknown>, timeoutMs: number) {
   if (outcome.kind === "timeout") return { kind: "timeout" as const, reason: `no answer within ${timeoutMs} ms` };
-  if (outcome.kind === "error") return { kind: "error" as const, reason: messageOf(outcome.error) };
+  if (outcome.kind === "error") return { kind: "error" as const, reason: reasonOf(outcome.error) };
   const value = outcome.value as { decision?: unknown; reason?: unknown } | undefined;
   if (value === undefined || (typeof value === "object" && value !== null && value.decision === "allow")) return null;
   if (typeof value === "object" && value !== null && value.decision === "deny" && typeof value.reason === "string") {
@@ -790,15 +785,9 @@ function verdictOf(outcome: Settled<unknown>, timeoutMs: number) {
 
 /** The result a refused call gets instead of core's: paired with the call, `isError: true`. */
 function blockedResult(call: ToolCall, extensionId: string, kind: "deny" | "error" | "timeout", reason: string): ToolResultMessage {
-  return {
-    role: "toolResult",
-    toolCallId: call.id,
-    toolName: call.name,
-    isError: true,
-    content: [text(`tool call "${call.name}" blocked by extension "${extensionId}" (${kind}): ${reason}`)],
-    details: { blockedByExtension: extensionId, kind, reason },
-    timestamp: Date.now(),
-  };
+  const content = [text(`tool call "${call.name}" blocked by extension "${extensionId}" (${kind}): ${reason}`)];
+  const details = { blockedByExtension: extensionId, kind, reason };
+  return { role: "toolResult", toolCallId: call.id, toolName: call.name, isError: true, content, details, timestamp: Date.now() };
 }
 
 async function runBefore(hooks: HookLists, options: ExtensionHostOptions, call: ToolCall) {
@@ -811,7 +800,7 @@ async function runBefore(hooks: HookLists, options: ExtensionHostOptions, call: 
     }
     return blockedResult(call, extensionId, verdict.kind, verdict.reason);
   }
-  return undefined;
+  return undefined; // every before hook allowed the call
 }
 
 async function runAfter(hooks: HookLists, options: ExtensionHostOptions, fact: ToolResultMessage): Promise<void> {
