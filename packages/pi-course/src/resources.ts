@@ -658,7 +658,7 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
 export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
   const timeout = options.hookTimeoutMs;
   if (typeof timeout !== "number" || !(timeout > 0) || timeout > 2 ** 31 - 1) {
-    throw new ResourceError("INVALID_ARGUMENT", `hookTimeoutMs must be between 1 and 2^31-1, got ${timeout}`);
+    throw new ResourceError("INVALID_ARGUMENT", `hookTimeoutMs must be a positive number of milliseconds up to 2^31-1, got ${timeout}`);
   }
   return new ExtensionHostImpl(registry, { hookTimeoutMs: timeout, onDiagnostic: options.onDiagnostic });
 }
