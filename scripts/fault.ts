@@ -16,7 +16,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs as parseNodeArgs } from "node:util";
 import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
 import { allKilledAndRestored, formatFaultResult, removeActiveScratchSync, runAuthorFaults, type FaultResult } from "./lib/fault-author.js";
-import { runLearnerFault, type LearnerRunResult } from "./lib/fault-learner.js";
+import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, type BackupState, type LearnerRunResult } from "./lib/fault-learner.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/faults.js";
 import { loadManifest, normalizeChapterId, type ChapterManifest } from "./lib/manifest.js";
 import { PRACTICE_MARKER, courseRoot } from "./lib/paths.js";
@@ -152,13 +152,22 @@ function colorLine(line: string, ok: boolean, paint: Paint): string {
   return ok ? line : paint.red(line);
 }
 
+/** The first `max` non-empty lines of `text`, indented (an assertion diff is short and telling). */
+function indented(text: string, max: number): string[] {
+  const lines = text.split("\n").filter((line) => line.trim() !== "");
+  return [...lines.slice(0, max), ...(lines.length > max ? ["…"] : [])].map((line) => `    ${line}`);
+}
+
+/** What the learner is told when an interrupted experiment was undone from its backup. */
+export function recoveryNotice(state: BackupState): string {
+  return `注意：上一次故障实验（${state.fault}）没有正常结束，已先从 ${BACKUP_DIR} 把 ${state.file} 恢复成实验前的内容（sha256 ${state.sha256.slice(0, 12)}…）。`;
+}
+
 /** The learner-facing report of one learner-mode run (Chinese). Pure. */
 export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFault, manifest: ChapterManifest): string {
   const lines: string[] = [];
   const labCmd = `npm run lab -w @pi/course -- ${fault.lab}`;
-  if (result.recovered?.kind === "restored") {
-    lines.push(`注意：上一次故障实验（${result.recovered.state.fault}）没有正常结束，已先从 .pi-course/fault-backup 把 ${result.recovered.state.file} 恢复成实验前的内容。`, "");
-  }
+  if (result.recovered?.kind === "restored") lines.push(recoveryNotice(result.recovered.state), "");
   switch (result.status) {
     case "manual": {
       const where = result.anchorLines && result.anchorLines.length > 0 ? `匹配到多行（第 ${result.anchorLines.join("、")} 行）` : "没有匹配到任何一行";
@@ -189,7 +198,7 @@ export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFaul
     case "killed":
       lines.push(
         `抓住了：${result.caughtBy.map((n) => `“${n}”`).join("、")} 失败。`,
-        ...(result.firstFailure ? [`  ${result.firstFailure.message.split("\n")[0]}`] : []),
+        ...indented(result.firstFailure?.message ?? "", 8),
         "返回值虽然还是原来的样子，但测试观察到了不该发生的副作用——这正是这项测试存在的理由。",
       );
       break;
@@ -216,6 +225,9 @@ async function learnerMode(manifest: ChapterManifest, args: FaultArgs): Promise<
     return 0;
   }
   const selected = selectFaults(faults, { ...args, all: args.all || args.id === undefined }, manifest.id);
+  // Say first that an interrupted experiment was cleaned up, before anything else happens.
+  const recovered = recoverFaultBackup(courseRoot);
+  if (recovered.kind === "restored" && !args.json) process.stdout.write(`${recoveryNotice(recovered.state)}\n\n`);
   let ok = true;
   const documents: LearnerRunResult[] = [];
   for (const fault of selected) {

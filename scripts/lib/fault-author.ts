@@ -18,7 +18,7 @@ import { CourseError } from "./errors.js";
 import { applyFault, unapplyFault, type Fault } from "./faults.js";
 import { linkNodeModules } from "./history.js";
 import { summarizeLabs, type LabResult, type TestRecord } from "./lab-results.js";
-import { buildCourse, distPathOf, packageDirOf, runTests, type TestRun } from "./lab-runner.js";
+import { buildCourse, distPathOf, packageDirOf, prepareTests, type TestRun } from "./lab-runner.js";
 import type { ChapterManifest } from "./manifest.js";
 
 /** What became of one fault. */
@@ -105,12 +105,20 @@ export interface SuiteRun {
 
 /** Builds `dir` incrementally and runs the chapter's focused tests; never throws for red results. */
 export async function runSuite(dir: string, manifest: ChapterManifest, signal?: AbortSignal): Promise<SuiteRun> {
+  // The test processes start first, so node's start-up overlaps the build.
+  const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), signal ? { signal } : {});
   for (const tsconfig of new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`))) {
-    const build = await buildCourse(dir, tsconfig, signal);
-    if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
-    if (!build.ok) return { ok: false, buildErrors: build.diagnostics.slice(0, 3), tests: new Map(), labs: [] };
+    const build = await buildCourse(dir, tsconfig, signal).catch(async (error: unknown) => {
+      await prepared.cancel();
+      throw error;
+    });
+    if (signal?.aborted || !build.ok) {
+      await prepared.cancel();
+      if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+      return { ok: false, buildErrors: build.diagnostics.slice(0, 3), tests: new Map(), labs: [] };
+    }
   }
-  const run = await runTests(dir, manifest.focusedTests.map(distPathOf), signal ? { signal } : {});
+  const run = await prepared.run();
   if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
   const tests = topLevelResults(run.records);
   const labs = summarizeLabs(manifest.labs, manifest.labs, run.records);

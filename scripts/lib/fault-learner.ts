@@ -3,9 +3,10 @@
  * teaching file in a practice folder, which is always given back byte for byte.
  *
  * Order: restore what a previous run may have left behind → check the fault's lab is
- * green → insert the exercise line next to the one line its anchor matches (or, when the
- * anchor does not match exactly once, explain the edit and stop without touching the
- * file) → build and run → restore → build and run again to show the lab green.
+ * green (else stop: the experiment assumes a finished lab) → insert the exercise line
+ * next to the one line its anchor matches (or, when the anchor does not match exactly
+ * once, explain the edit and stop without touching the file) → build and run → restore
+ * → build and run again to show the lab green.
  *
  * Restoring survives interruptions: before the file is patched, its original bytes and
  * their sha256 go to `.pi-course/fault-backup/`; the file is restored on normal exit, on
@@ -257,15 +258,6 @@ export async function runLearnerFault(options: LearnerRunOptions): Promise<Learn
   const recovered = recoverFaultBackup(root);
   if (recovered.kind !== "none") result.recovered = recovered;
 
-  const file = path.join(root, ...fault.file.split("/"));
-  const original = readFileSync(file);
-  const patch = applyLearnerPatch(original.toString("utf8"), fault.learner);
-  if (!patch.ok) {
-    result.status = "manual";
-    result.anchorLines = patch.lines;
-    return result;
-  }
-
   say(`先确认 Lab ${fault.lab} 现在是绿的……`);
   const before = await runSuite(root, manifest, signal);
   result.before = labCount(before, fault.lab);
@@ -273,6 +265,14 @@ export async function runLearnerFault(options: LearnerRunOptions): Promise<Learn
   if (before.buildErrors || labBefore?.status !== "passed") {
     result.status = "not_ready";
     if (labBefore?.firstFailure) result.firstFailure = { test: labBefore.firstFailure.test, message: labBefore.firstFailure.message };
+    return result;
+  }
+  const file = path.join(root, ...fault.file.split("/"));
+  const original = readFileSync(file);
+  const patch = applyLearnerPatch(original.toString("utf8"), fault.learner);
+  if (!patch.ok) {
+    result.status = "manual";
+    result.anchorLines = patch.lines;
     return result;
   }
   const names = [...before.tests.keys()];

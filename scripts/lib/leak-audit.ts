@@ -7,6 +7,14 @@
  * too). Reference lines that are short after trimming (fewer than `MIN_LEAK_LINE_LENGTH`
  * characters, e.g. `}`, `return out;`) or contain no letter or digit are ignored, because
  * they occur in any code and say nothing about the answer.
+ *
+ * Files copied verbatim from the parent commit ("inherited": earlier chapters, tooling,
+ * docs) are checked for distinctive answer lines only, at least
+ * `INHERITED_LEAK_LINE_LENGTH` characters long. They are written by other people for other
+ * purposes and legitimately share idioms with the reference (`clearTimeout(timer);`); a
+ * short shared idiom there must not block every learner, while a pasted block of the
+ * answer is still caught. Files the practice folder adds from the chapter (focused tests,
+ * the starter, the manifest and hints, the guide) get the full check.
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -14,6 +22,9 @@ import { CourseError } from "./errors.js";
 
 /** Trimmed lines shorter than this are ignored by the audit. */
 export const MIN_LEAK_LINE_LENGTH = 12;
+
+/** In inherited files, only answer lines at least this long count (see the module comment). */
+export const INHERITED_LEAK_LINE_LENGTH = 40;
 
 /** Files larger than this are not read (a practice folder holds source code, not data). */
 const MAX_AUDITED_BYTES = 8 * 1024 * 1024;
@@ -43,6 +54,8 @@ export interface Leak {
 export interface AuditDocument {
   file: string;
   text: string;
+  /** True for a file copied verbatim from the parent commit (see the module comment). */
+  inherited?: boolean;
 }
 
 /** True when `trimmed` is long enough and has a letter or digit, so it can identify an answer. */
@@ -74,9 +87,11 @@ export function findLeaks(documents: readonly AuditDocument[], pairs: readonly L
   const leaks: Leak[] = [];
   if (answer.length === 0) return leaks;
   for (const doc of documents) {
+    const min = doc.inherited ? INHERITED_LEAK_LINE_LENGTH : MIN_LEAK_LINE_LENGTH;
+    const needles = answer.filter(([needle]) => needle.length >= min);
     doc.text.split(/\r?\n/).forEach((line, i) => {
-      if (line.trim().length < MIN_LEAK_LINE_LENGTH) return; // cannot contain an answer line
-      const hit = answer.find(([needle]) => line.includes(needle));
+      if (line.trim().length < min) return; // cannot contain an answer line
+      const hit = needles.find(([needle]) => line.includes(needle));
       if (hit) leaks.push({ file: doc.file, line: i + 1, text: hit[0], teachingFile: hit[1] });
     });
   }
@@ -112,11 +127,17 @@ export async function readDocuments(dir: string): Promise<AuditDocument[]> {
 }
 
 /**
- * Audits the folder `dir` (plus `extra` documents) and returns every leak found; an empty
- * array means the folder passes.
+ * Audits the folder `dir` (plus `extra` documents; files listed in `inherited`, relative
+ * `/`-separated paths, get the inherited-file check) and returns every leak found; an
+ * empty array means the folder passes.
  */
-export async function auditLeaks(dir: string, pairs: readonly LeakPair[], extra: readonly AuditDocument[] = []): Promise<Leak[]> {
-  return findLeaks([...(await readDocuments(dir)), ...extra], pairs);
+export async function auditLeaks(
+  dir: string,
+  pairs: readonly LeakPair[],
+  options: { extra?: readonly AuditDocument[]; inherited?: ReadonlySet<string> } = {},
+): Promise<Leak[]> {
+  const documents = (await readDocuments(dir)).map((doc) => (options.inherited?.has(doc.file) ? { ...doc, inherited: true } : doc));
+  return findLeaks([...documents, ...(options.extra ?? [])], pairs);
 }
 
 /** Throws `LEAK_DETECTED` naming the first leak (file, line number, line) and the total count. */

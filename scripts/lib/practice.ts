@@ -232,6 +232,8 @@ export interface PracticePlan {
   pairs: { teachingFile: string; referenceOid: string; starterOid: string }[];
   /** Extra documents the audit checks besides the files (the manifest's lab texts). */
   extraDocuments: AuditDocument[];
+  /** Paths of files copied verbatim from the parent commit (the audit's inherited files). */
+  inherited: Set<string>;
 }
 
 /**
@@ -245,6 +247,8 @@ export function planPractice(input: {
   targetEntries: readonly TreeEntry[];
   manifestText: string;
   linkedModules: boolean;
+  /** Plan without rendering the manifest copy (for auditing an existing folder). */
+  skipManifestText?: boolean;
 }): PracticePlan {
   const { chapter, history } = input.checkpoint;
   const m = chapter.manifest;
@@ -267,7 +271,7 @@ export function planPractice(input: {
   const files: OutputFile[] = input.parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
   for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
-  files.push({ path: m.manifestPath, content: learnerManifestText(input.manifestText, m) });
+  files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });
   const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, createdBy: "practice" };
   files.push({ path: PRACTICE_MARKER, content: JSON.stringify(marker, null, 2) + "\n" });
   const throughChapters = history.chapters.map((c) => c.id).filter((id) => Number(id) <= Number(m.id));
@@ -294,6 +298,7 @@ export function planPractice(input: {
     marker,
     pairs: m.starters.map((s) => ({ teachingFile: s.to, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
     extraDocuments: [{ file: `${m.manifestPath}（Lab 与提示文本）`, text: labText }],
+    inherited: new Set(input.parentEntries.map((e) => (e.path === LEARNING ? COURSE_GUIDE : e.path))),
   };
 }
 
@@ -375,14 +380,7 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     await step("destination", temp);
     await writeFiles(repo, temp, plan.files, gitOptions);
     await step("files", temp);
-    const objects = await readObjects(repo, plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]), gitOptions);
-    const pairs: LeakPair[] = plan.pairs.map((p) => ({
-      teachingFile: p.teachingFile,
-      reference: objects.get(p.referenceOid)!.toString("utf8"),
-      starter: objects.get(p.starterOid)!.toString("utf8"),
-    }));
-    const leaks: Leak[] = await auditLeaks(temp, pairs, plan.extraDocuments);
-    assertNoLeaks(leaks);
+    assertNoLeaks(await auditWithPlan(repo, temp, plan, gitOptions));
     await step("audit", temp);
     if (options.linkModules) await linkNodeModules(temp, repoModules);
     await step("modules", temp);
@@ -410,6 +408,32 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     files: plan.files.length,
     audited: plan.files.length + plan.extraDocuments.length,
   };
+}
+
+async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitOptions: GitOptions): Promise<Leak[]> {
+  const objects = await readObjects(repo, plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]), gitOptions);
+  const pairs: LeakPair[] = plan.pairs.map((p) => ({
+    teachingFile: p.teachingFile,
+    reference: objects.get(p.referenceOid)!.toString("utf8"),
+    starter: objects.get(p.starterOid)!.toString("utf8"),
+  }));
+  const leaks = await auditLeaks(dir, pairs, { extra: plan.extraDocuments, inherited: plan.inherited });
+  // Build output (`packages/*/dist`) is compiled from the folder's own sources: nothing new.
+  return leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file));
+}
+
+/**
+ * The leak audit exactly as `practice` runs it before the rename, for an existing practice
+ * folder `dir` of chapter `checkpoint` (for `verify` and tests): same answer lines, same
+ * inherited files, the manifest's lab and hint texts included, build output ignored.
+ * Returns every leak; an empty array means the folder passes.
+ */
+export async function auditPracticeFolder(repo: string, checkpoint: Pick<Checkpoint, "chapter" | "teachingFiles" | "history">, dir: string, options: { signal?: AbortSignal } = {}): Promise<Leak[]> {
+  const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
+  const { chapter } = checkpoint;
+  const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);
+  const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText: "", linkedModules: false, skipManifestText: true });
+  return auditWithPlan(repo, dir, plan, gitOptions);
 }
 
 /** Outcome of the first-red check. */

@@ -12,7 +12,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { parseDocument } from "yaml";
-import { parseArgs, selectFaults } from "../fault.js";
+import { formatLearnerResult, parseArgs, selectFaults } from "../fault.js";
 import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../lib/fault-author.js";
 import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, sha256, writeBackupSync } from "../lib/fault-learner.js";
 import {
@@ -26,16 +26,10 @@ import {
   type Fault,
 } from "../lib/faults.js";
 import { loadManifest, parseManifest, type ChapterManifest } from "../lib/manifest.js";
-import { MINI_FILE, MINI_REFERENCE, MINI_TEST, makeMiniCourse, miniManifest, repoRoot } from "./fault-fixture.js";
+import { MINI_FILE, MINI_REFERENCE, MINI_STARTER, MINI_TEST, makeMiniCourse, miniManifest, repoRoot } from "./fault-fixture.js";
 
 const NODE_MODULES = path.join(repoRoot, "node_modules");
 
-// Inside `node --test`, NODE_TEST_CONTEXT tells a process to report to a parent runner; the
-// test processes the fault runner starts must report to their own reporter instead. The
-// variable has been read by the time hooks run, so removing it here only affects children.
-test.before(() => {
-  delete process.env.NODE_TEST_CONTEXT;
-});
 
 function manifestOf(text = miniManifest()): ChapterManifest {
   return parseManifest(text, "checkpoints/98.yaml");
@@ -183,6 +177,26 @@ test("command line: chapter, optional id, --all, --list, --json; usage errors", 
   assert.throws(() => selectFaults([{ id: "a", exercise: false }], { all: false }, "98"), { code: "FAULT_NONE" });
 });
 
+test("the learner's report names the catching test, the manual edit, or what to finish first", () => {
+  const manifest = manifestOf();
+  const [exercise] = learnerFaults(manifest);
+  const base = { fault: exercise!.id, lab: "98.2", file: MINI_FILE, caughtBy: [], restored: true };
+  const killed = formatLearnerResult(
+    { ...base, status: "killed", line: 14, caughtBy: ["Lab 98.2 · untrusted code is never loaded"], firstFailure: { test: "t", message: "+ actual - expected\n+   'load'" }, after: { passed: 2, total: 2 } },
+    exercise!,
+    manifest,
+  );
+  assert.match(killed, /抓住了：“Lab 98\.2 · untrusted code is never loaded”/);
+  assert.match(killed, /\+   'load'/);
+  assert.match(killed, /已恢复：.*逐字节相同；Lab 98\.2 2\/2/);
+  const manual = formatLearnerResult({ ...base, status: "manual", anchorLines: [3, 9] }, exercise!, manifest);
+  assert.match(manual, /第 3、9 行/);
+  assert.ok(manual.includes("loader.load(); // 故意错误"));
+  assert.ok(!manual.includes("已恢复"), "nothing was changed, so nothing is said to be restored");
+  assert.match(formatLearnerResult({ ...base, status: "not_ready", before: { passed: 0, total: 2 } }, exercise!, manifest), /Lab 98\.2 现在是 0\/2/);
+  assert.match(formatLearnerResult({ ...base, status: "survived", line: 14, after: { passed: 2, total: 2 } }, exercise!, manifest), /没有抓住/);
+});
+
 // ---------------------------------------------------------------------------
 // Author mode on the mini chapter
 // ---------------------------------------------------------------------------
@@ -319,12 +333,17 @@ test("learner mode: an anchor that does not match exactly once changes nothing a
 });
 
 test("learner mode: a lab that is not green yet is not experimented on", async (t) => {
-  const root = await practiceFolder(t, LEARNER_SOLUTION.replace("  loader.load();\n", ""));
-  const before = await readFile(path.join(root, MINI_FILE));
-  const result = await learnerRun(root);
-  assert.equal(result.status, "not_ready");
-  assert.deepEqual(result.before, { passed: 1, total: 2 });
-  assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before);
+  for (const [label, source, before] of [
+    ["the starter (which has no line for the anchor either)", MINI_STARTER, { passed: 0, total: 2 }],
+    ["a half-done lab", LEARNER_SOLUTION.replace("  loader.load();\n", ""), { passed: 1, total: 2 }],
+  ] as const) {
+    const root = await practiceFolder(t, source);
+    const original = await readFile(path.join(root, MINI_FILE));
+    const result = await learnerRun(root);
+    assert.equal(result.status, "not_ready", label);
+    assert.deepEqual(result.before, before, label);
+    assert.deepEqual(await readFile(path.join(root, MINI_FILE)), original, label);
+  }
 });
 
 test("learner mode: a line landing in code the tests never reach survives, and is still restored", async (t) => {

@@ -6,10 +6,11 @@ import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/errors.js";
 import { listTree } from "../lib/git.js";
-import { findLeaks, isSignificantLine, MIN_LEAK_LINE_LENGTH, type LeakPair } from "../lib/leak-audit.js";
+import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, MIN_LEAK_LINE_LENGTH, type LeakPair } from "../lib/leak-audit.js";
 import { loadManifest } from "../lib/manifest.js";
 import { PRACTICE_MARKER } from "../lib/paths.js";
-import { checkFirstRed, createPractice, type PracticeStep } from "../lib/practice.js";
+import { auditPracticeFolder, checkFirstRed, createPractice, type PracticeStep } from "../lib/practice.js";
+import { resolveCheckpoint } from "../lib/history.js";
 import { main } from "../practice.js";
 import { cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";
 
@@ -60,6 +61,23 @@ test("leak audit: lines the starter also has, short lines and punctuation-only l
   assert.equal(isSignificantLine("const a = b;"), true);
   assert.equal(isSignificantLine("return x + 1"), true);
   assert.equal(isSignificantLine("return x+1;"), false);
+});
+
+test("leak audit: files inherited from the parent are checked for distinctive answer lines only", () => {
+  const idiom = "clearTimeout(timer);"; // shorter than INHERITED_LEAK_LINE_LENGTH
+  const distinctive = "const unique = [...new Set(names)].sort(); // keep order stable";
+  const pair: LeakPair = { teachingFile: "t.ts", reference: `${idiom}\n${distinctive}\n`, starter: "" };
+  assert.ok(idiom.length >= MIN_LEAK_LINE_LENGTH && idiom.length < INHERITED_LEAK_LINE_LENGTH);
+  assert.ok(distinctive.length >= INHERITED_LEAK_LINE_LENGTH);
+  const leaks = findLeaks(
+    [
+      { file: "tooling.ts", text: `  ${idiom}\n`, inherited: true },
+      { file: "bench.ts", text: `x\n  ${distinctive}\n`, inherited: true },
+      { file: "test.ts", text: `  ${idiom}\n` },
+    ],
+    [pair],
+  );
+  assert.deepEqual(leaks.map((l) => `${l.file}:${l.line}`), ["bench.ts:2", "test.ts:1"]);
 });
 
 test("practice writes the parent tree, the focused test, the starter over the teaching file, lab data, marker and guide", async (t) => {
@@ -199,6 +217,18 @@ test("a reference line in any file of the folder is LEAK_DETECTED (file, line, t
   assert.deepEqual(leftovers(path.dirname(repo)), []);
 });
 
+test("auditPracticeFolder re-checks an existing folder the way practice does", async (t) => {
+  const repo = makeFakeCourse(t);
+  const dest = path.join(path.dirname(repo), "audited");
+  await createPractice({ repo, id: "02", dest });
+  const checkpoint = await resolveCheckpoint(repo, "02");
+  assert.deepEqual(await auditPracticeFolder(repo, checkpoint, dest), []);
+  const testFile = path.join(dest, "packages/pi-course/test/02-beta.test.ts");
+  writeFileSync(testFile, readFileSync(testFile, "utf8") + "// return betaCatalog(names).join(\" | \");\n");
+  const leaks = await auditPracticeFolder(repo, checkpoint, dest);
+  assert.deepEqual(leaks.map((l) => l.file), ["packages/pi-course/test/02-beta.test.ts"]);
+});
+
 /** Runs `main` in-process with `INIT_CWD` set, capturing output. */
 async function runMain(argv: string[], repo: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
@@ -240,6 +270,9 @@ test("the command: relative to the user's directory, default beside the repo, an
   assert.equal(inside.code, 1);
   assert.match(inside.stderr, /DEST_INSIDE_REPO/);
   assert.equal((await runMain(["02", "a", "b"], repo, work)).code, 2);
+  const help = await runMain(["--help"], repo, work);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^用法: npm run practice -w @pi\/course -- <章节号> \[目录\]/);
   const unavailable = await runMain(["01", "x"], repo, work);
   assert.equal(unavailable.code, 1);
   assert.match(unavailable.stderr, /PRACTICE_UNAVAILABLE/);

@@ -1,0 +1,190 @@
+/**
+ * The hint ladder behind `hint`: each lab has four rungs (locate the file → name the
+ * signature → pseudocode → partial code) in its manifest, and the rung a learner has
+ * reached is remembered per lab in `.pi-course/hints.json` of the course folder.
+ *
+ * The state file is small JSON, `{ "format": 1, "labs": { "12.1": 2 } }`. It is written
+ * atomically (temporary file, then rename), so an interrupted write never leaves half a
+ * file; a file that is nevertheless unreadable is reported and replaced, never fatal.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { CourseError } from "./errors.js";
+import { hintCommand, parseTarget } from "./lab-args.js";
+import type { LabTarget } from "./lab-runner.js";
+import type { LabSpec } from "./manifest.js";
+import { HINT_STATE } from "./paths.js";
+import type { Paint } from "./term.js";
+
+/** How many rungs every ladder has. */
+export const RUNGS = 4;
+
+/** What each rung does, in order. */
+export const RUNG_NAMES: readonly string[] = ["定位文件", "指出签名", "伪代码", "局部代码"];
+
+export const HINT_STATE_FORMAT = 1;
+
+export interface HintState {
+  format: number;
+  /** Lab id → the highest rung shown so far (1–4). */
+  labs: Record<string, number>;
+}
+
+/** A state with no rung reached anywhere. */
+export function emptyHintState(): HintState {
+  return { format: HINT_STATE_FORMAT, labs: {} };
+}
+
+/** Why `value` is not a valid hint state, or undefined when it is one. */
+export function hintStateProblem(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "不是 JSON 对象";
+  const v = value as Record<string, unknown>;
+  if (v.format !== HINT_STATE_FORMAT) return `format 应为 ${HINT_STATE_FORMAT}`;
+  if (typeof v.labs !== "object" || v.labs === null || Array.isArray(v.labs)) return "labs 应为对象";
+  for (const [id, level] of Object.entries(v.labs)) {
+    if (!/^\d{2}\.\d+$/.test(id)) return `Lab 编号 “${id}” 无效`;
+    if (typeof level !== "number" || !Number.isInteger(level) || level < 1 || level > RUNGS) return `Lab ${id} 的级数应为 1–${RUNGS}`;
+  }
+  return undefined;
+}
+
+export interface LoadedHintState {
+  state: HintState;
+  /** Set when the file existed but could not be used; the state is then empty. */
+  problem?: string;
+}
+
+/**
+ * Reads the hint state of the course folder `root`. A missing file is an empty state; an
+ * unreadable, non-JSON or ill-shaped file is an empty state plus a `problem` to report.
+ */
+export async function readHintState(root: string): Promise<LoadedHintState> {
+  let text: string;
+  try {
+    text = await readFile(path.join(root, HINT_STATE), "utf8");
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return { state: emptyHintState() };
+    return { state: emptyHintState(), problem: `无法读取（${(error as Error).message}）` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { state: emptyHintState(), problem: "不是合法的 JSON" };
+  }
+  const problem = hintStateProblem(value);
+  if (problem !== undefined) return { state: emptyHintState(), problem };
+  const labs = (value as HintState).labs;
+  return { state: { format: HINT_STATE_FORMAT, labs: { ...labs } } };
+}
+
+/**
+ * Writes `state` to `.pi-course/hints.json` of `root` atomically: the whole new file under a
+ * temporary name in the same directory, then a rename over the old one (which replaces it
+ * on every OS node supports). Readers see the old file or the new one, never a mix.
+ */
+export async function writeHintState(root: string, state: HintState): Promise<void> {
+  const file = path.join(root, HINT_STATE);
+  await mkdir(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    await writeFile(temporary, `${JSON.stringify(state, null, 2)}\n`, { flag: "wx" });
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+export interface HintView {
+  lab: LabSpec;
+  /** The rung shown, 1–4. */
+  level: number;
+  text: string;
+  /** True when this rung had already been reached before (asking again at the top). */
+  repeated: boolean;
+}
+
+/**
+ * The rung to show for `lab` and the state after showing it: the rung after the highest
+ * reached (the first one for a new lab, the last one again at the top), or exactly
+ * `level` when given. The returned state records the rung shown; `state` is not modified.
+ */
+export function takeHint(state: HintState, lab: LabSpec, level?: number): { state: HintState; view: HintView } {
+  const reached = state.labs[lab.id] ?? 0;
+  const shown = level ?? Math.min(reached + 1, RUNGS);
+  if (!Number.isInteger(shown) || shown < 1 || shown > RUNGS) throw new CourseError("USAGE", `提示级数应为 1–${RUNGS}，收到 ${shown}`);
+  const text = lab.hints[shown - 1] ?? "";
+  return {
+    state: { format: HINT_STATE_FORMAT, labs: { ...state.labs, [lab.id]: shown } },
+    view: { lab, level: shown, text, repeated: level === undefined && reached >= RUNGS },
+  };
+}
+
+/** `state` without any progress for the labs `ids`; `state` is not modified. */
+export function resetHints(state: HintState, ids: readonly string[]): HintState {
+  const labs = { ...state.labs };
+  for (const id of ids) delete labs[id];
+  return { format: HINT_STATE_FORMAT, labs };
+}
+
+export interface HintArgs {
+  help: boolean;
+  target?: LabTarget;
+  level?: number;
+  reset: boolean;
+  json: boolean;
+}
+
+export const HINT_USAGE = `用法：npm run hint -w @pi/course -- <NN.L> [--level N] [--json]
+      npm run hint -w @pi/course -- <NN.L | NN> --reset
+
+  NN.L        显示这个 Lab 的下一级提示（共 ${RUNGS} 级：${RUNG_NAMES.join(" → ")}）
+  --level N   直接显示第 N 级（1–${RUNGS}），之后从 N+1 级继续
+  --reset     从第 1 级重新开始；给章号（如 12）时重置本章所有 Lab
+  --json      以 JSON 输出，给程序读
+  --help      显示这段说明`;
+
+/** Parses `hint`'s arguments (after `--`). Throws `CourseError` `USAGE` on any mistake. */
+export function parseHintArgs(argv: readonly string[]): HintArgs {
+  const args: HintArgs = { help: false, reset: false, json: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "--help" || arg === "-h") args.help = true;
+    else if (arg === "--reset") args.reset = true;
+    else if (arg === "--json") args.json = true;
+    else if (arg === "--level" || arg.startsWith("--level=")) {
+      const value = arg === "--level" ? argv[++i] : arg.slice("--level=".length);
+      if (value === undefined || !/^[1-9]\d*$/.test(value) || Number(value) > RUNGS) {
+        throw new CourseError("USAGE", `--level 需要 1–${RUNGS} 之间的整数${value === undefined ? "" : `，收到 “${value}”`}`);
+      }
+      args.level = Number(value);
+    } else if (arg.startsWith("-")) throw new CourseError("USAGE", `未知选项 ${arg}（见 --help）`);
+    else if (args.target !== undefined) throw new CourseError("USAGE", `只能给一个 Lab 编号，多了 “${arg}”`);
+    else args.target = parseTarget(arg);
+  }
+  if (args.help) return args;
+  if (args.target === undefined) throw new CourseError("USAGE", "缺少 Lab 编号，例如 npm run hint -w @pi/course -- 12.1");
+  if (args.reset && args.level !== undefined) throw new CourseError("USAGE", "--reset 和 --level 不能同时使用");
+  if (!args.reset && args.target.lab === undefined) {
+    throw new CourseError("USAGE", `提示针对单个 Lab：写 ${args.target.chapter}.1 这样的编号（或用 --reset 重置整章）`);
+  }
+  return args;
+}
+
+/** The learner-facing text for a hint just taken. */
+export function formatHint(view: HintView, paint: Paint): string {
+  const { lab, level } = view;
+  const lines = [
+    `${paint.bold(`Lab ${lab.id} · ${lab.title}`)} · 提示 第 ${level}/${RUNGS} 级：${RUNG_NAMES[level - 1] ?? ""}`,
+    ...view.text.replace(/\s+$/, "").split("\n").map((line) => `  ${line}`),
+  ];
+  if (level < RUNGS) {
+    lines.push(paint.dim(`下一次 ${hintCommand(lab.id)} 会显示第 ${level + 1}/${RUNGS} 级：${RUNG_NAMES[level] ?? ""}。`));
+  } else {
+    const again = view.repeated ? "已经到顶，" : "";
+    lines.push(paint.dim(`${again}这是最后一级，没有更多提示了。从第 1 级重看：${hintCommand(lab.id)} --reset`));
+  }
+  return lines.join("\n");
+}

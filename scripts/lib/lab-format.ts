@@ -1,0 +1,181 @@
+/**
+ * What `lab` prints: a compact report for people (Chinese, the one fact that matters
+ * first: which test failed and why, then the next command) and a stable JSON shape for
+ * machines. Pure functions of the outcome; colour comes in through `Paint`.
+ */
+import { hintCommand, labCommand } from "./lab-args.js";
+import { formatLocation, locateFailure } from "./lab-locate.js";
+import type { FirstFailure, LabResult } from "./lab-results.js";
+import type { LabOutcome, LabTarget } from "./lab-runner.js";
+import type { ChapterManifest } from "./manifest.js";
+import { displayWidth, padEnd, truncate, type Paint } from "./term.js";
+
+export interface FormatContext {
+  paint: Paint;
+  courseRoot: string;
+  /** In watch mode the next step is "save", not "run this command again". */
+  watch: boolean;
+}
+
+const MESSAGE_LINES = 12;
+const DIAGNOSTICS_SHOWN = 5;
+const DIAGNOSTIC_LINES = 6;
+const STDERR_LINES = 20;
+
+/** At most `max` lines of `text`, each indented, with a note of how many were left out. */
+function excerpt(text: string, max: number, indent = "  "): string[] {
+  const lines = text.replace(/\s+$/, "").split(/\r?\n/);
+  const shown = lines.slice(0, max).map((line) => `${indent}${line}`);
+  if (lines.length > max) shown.push(`${indent}…（还有 ${lines.length - max} 行）`);
+  return shown;
+}
+
+/** Passed over total of `labs`. */
+export function totals(labs: readonly LabResult[]): { passed: number; total: number } {
+  return {
+    passed: labs.reduce((sum, lab) => sum + lab.passed, 0),
+    total: labs.reduce((sum, lab) => sum + lab.total, 0),
+  };
+}
+
+/** True when the outcome means success: every selected lab passed and nothing crashed. */
+export function outcomeOk(outcome: LabOutcome): boolean {
+  return outcome.kind === "tested" && outcome.crashes.length === 0 && outcome.labs.every((lab) => lab.status === "passed");
+}
+
+/** The learner-facing report of `outcome` for `target` (one lab, or the chapter table). */
+export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, target: LabTarget, ctx: FormatContext): string {
+  const { paint } = ctx;
+  const rerun = labCommand(target.lab ?? manifest.id);
+  if (outcome.kind === "aborted") return paint.dim("已中断。");
+  if (outcome.kind === "build_failed") {
+    const lines = [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），测试没有运行：`)];
+    for (const diagnostic of outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN)) lines.push(...excerpt(diagnostic, DIAGNOSTIC_LINES));
+    if (outcome.diagnostics.length > DIAGNOSTICS_SHOWN) {
+      lines.push(paint.dim(`  …还有 ${outcome.diagnostics.length - DIAGNOSTICS_SHOWN} 处错误（完整输出：npm run build -w @pi/course）`));
+    }
+    lines.push(nextStep(ctx, "修正上面的编译错误", rerun));
+    return lines.join("\n");
+  }
+  const lines = target.lab === undefined ? chapterTable(outcome.labs, manifest, ctx) : labReport(outcome.labs, manifest, ctx);
+  for (const stray of outcome.strays) {
+    lines.push(paint.red(`✗ 不属于任何 Lab 的失败：${stray.test}`), ...excerpt(stray.message, 4, "  "));
+  }
+  for (const crash of outcome.crashes) {
+    const how = crash.code === null ? "" : `（退出码 ${crash.code}）`;
+    lines.push(paint.red(`测试文件没能运行完：${crash.file}${how}`), ...excerpt(crash.stderr || "(没有输出)", STDERR_LINES));
+  }
+  return lines.join("\n");
+}
+
+function nextStep(ctx: FormatContext, what: string, command: string): string {
+  return ctx.watch ? `下一步：${what}，保存后自动重跑。` : `下一步：${what}，再运行 ${ctx.paint.cyan(command)}`;
+}
+
+function describeFailure(failure: FirstFailure, ctx: FormatContext): { lines: string[]; where?: string } {
+  const location = locateFailure(failure.stack, ctx.courseRoot, failure.scaffoldOf);
+  const where = location === undefined ? undefined : formatLocation(location);
+  const lines = [ctx.paint.red(`✗ ${failure.test}`), ...excerpt(failure.message, MESSAGE_LINES)];
+  if (failure.scaffoldOf !== undefined) {
+    lines.push(ctx.paint.yellow(`  施工位尚未实现${where === undefined ? "" : ` · ${where}`}`));
+  } else if (where !== undefined) {
+    lines.push(ctx.paint.dim(`  在 ${where}`));
+  }
+  return where === undefined ? { lines } : { lines, where };
+}
+
+function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: FormatContext): string[] {
+  const { paint } = ctx;
+  const lines: string[] = [];
+  for (const lab of labs) {
+    const count = `${lab.passed}/${lab.total}`;
+    const countText = lab.status === "passed" ? paint.green(`${count} ✓`) : paint.red(count);
+    const mismatch = lab.total !== lab.expected ? paint.dim(`（清单要求 ${lab.expected} 项）`) : "";
+    lines.push(`${paint.bold(`Lab ${lab.id} · ${lab.title}`)}  ${countText}${mismatch}`);
+    const index = manifest.labs.findIndex((l) => l.id === lab.id);
+    const next = manifest.labs[index + 1];
+    if (lab.status === "passed") {
+      lines.push(
+        next === undefined
+          ? `本章最后一个 Lab 已通过。看看全章进度：${paint.cyan(labCommand(manifest.id))}`
+          : `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(labCommand(next.id))}`,
+      );
+      continue;
+    }
+    const failure = lab.firstFailure;
+    if (failure === undefined) continue;
+    const { lines: failureLines, where } = describeFailure(failure, ctx);
+    lines.push(...failureLines);
+    if (failure.scaffoldOf !== undefined && failure.scaffoldOf !== lab.id) {
+      lines.push(`这项测试先用到了 Lab ${failure.scaffoldOf} 的函数，它还是施工位。先完成 Lab ${failure.scaffoldOf}：${paint.cyan(labCommand(failure.scaffoldOf))}`);
+    } else if (failure.scaffoldOf !== undefined) {
+      lines.push(nextStep(ctx, `实现 Lab ${lab.id} 的施工位${where === undefined ? "" : `（${where}）`}`, labCommand(lab.id)));
+    } else {
+      lines.push(nextStep(ctx, "对照上面的第一处失败修改代码", labCommand(lab.id)));
+    }
+    lines.push(paint.dim(`卡住了？要一级提示：${hintCommand(lab.id)}`));
+  }
+  return lines;
+}
+
+const TITLE_WIDTH = 40;
+
+function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx: FormatContext): string[] {
+  const { paint } = ctx;
+  const lines = [paint.bold(`第 ${manifest.id} 章 · ${manifest.title}`)];
+  const titleWidth = Math.min(TITLE_WIDTH, Math.max(...labs.map((lab) => displayWidth(lab.title))));
+  for (const lab of labs) {
+    const mark = lab.status === "passed" ? paint.green("✓") : lab.status === "failed" ? paint.red("✗") : paint.dim("·");
+    const count = `${lab.passed}/${lab.total}`;
+    let note = "";
+    if (lab.status === "not_started") {
+      const waiting = lab.firstFailure?.scaffoldOf;
+      note = paint.dim(waiting !== undefined && waiting !== lab.id ? `未开始 · 等待 Lab ${waiting}` : "未开始");
+    }
+    else if (lab.status === "failed" && lab.firstFailure !== undefined) {
+      const f = lab.firstFailure;
+      note =
+        f.scaffoldOf !== undefined && f.scaffoldOf !== lab.id
+          ? paint.dim(`等待 Lab ${f.scaffoldOf} 的施工位`)
+          : paint.dim(truncate(`${f.test}：${f.message.split("\n")[0] ?? ""}`, 60));
+    }
+    const countText = lab.status === "passed" ? paint.green(count) : count;
+    lines.push(`  ${mark} Lab ${lab.id}  ${padEnd(truncate(lab.title, titleWidth), titleWidth)}  ${padEnd(countText, 5)}  ${note}`.trimEnd());
+  }
+  const { passed, total } = totals(labs);
+  const all = labs.every((lab) => lab.status === "passed");
+  lines.push(all ? paint.green(`本章 ${passed}/${total} · 全部通过`) : `本章 ${passed}/${total}`);
+  const next = labs.find((lab) => lab.status !== "passed");
+  if (next !== undefined) {
+    const verb = next.status === "not_started" ? "开始" : "继续";
+    lines.push(`下一步：${verb} Lab ${next.id}，运行 ${paint.cyan(labCommand(next.id))}`);
+  }
+  return lines;
+}
+
+/** The `--json` document: `{ chapter, labs: [{ id, title, passed, total, status, firstFailure? }], passed, total }`. */
+export function outcomeJson(outcome: LabOutcome, manifest: ChapterManifest, target: LabTarget, courseRoot: string): Record<string, unknown> {
+  const selected = target.lab === undefined ? manifest.labs : manifest.labs.filter((lab) => lab.id === target.lab);
+  const expected = selected.reduce((sum, lab) => sum + lab.tests, 0);
+  if (outcome.kind !== "tested") {
+    const error =
+      outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics } : { kind: "aborted" };
+    return { chapter: manifest.id, labs: [], passed: 0, total: expected, error };
+  }
+  const labs = outcome.labs.map((lab) => {
+    const entry: Record<string, unknown> = { id: lab.id, title: lab.title, passed: lab.passed, total: lab.total, status: lab.status };
+    if (lab.firstFailure !== undefined) {
+      const f = lab.firstFailure;
+      const failure: Record<string, unknown> = { test: f.test, message: f.message };
+      if (f.scaffoldOf !== undefined) failure.scaffoldOf = f.scaffoldOf;
+      const location = locateFailure(f.stack, courseRoot, f.scaffoldOf);
+      if (location !== undefined) failure.location = formatLocation(location);
+      entry.firstFailure = failure;
+    }
+    return entry;
+  });
+  const document: Record<string, unknown> = { chapter: manifest.id, labs, ...totals(outcome.labs) };
+  if (outcome.strays.length > 0) document.strays = outcome.strays.map((s) => ({ test: s.test, message: s.message }));
+  if (outcome.crashes.length > 0) document.crashes = outcome.crashes.map((c) => ({ file: c.file, code: c.code, stderr: c.stderr }));
+  return document;
+}

@@ -1,0 +1,213 @@
+/**
+ * From raw test results to lab results. Pure functions over the JSON lines written by
+ * `lab-reporter.mjs`: group tests by the lab id their name starts with (`Lab 12.1 · …`),
+ * count passes, find the first failure and recognise a lab's scaffold error (the exact
+ * message its starter throws) so that "not started yet" reads differently from "wrong".
+ */
+import type { LabSpec } from "./manifest.js";
+
+/** What a failing test threw, as the reporter describes it. */
+export interface TestError {
+  message: string;
+  name?: string;
+  code?: string;
+  /** node:test's classification: `testCodeFailure`, `subtestsFailed`, `cancelledByParent`, … */
+  failureType?: string;
+  stack?: string;
+}
+
+/** One finished test, as written by the reporter. */
+export interface TestRecord {
+  ok: boolean;
+  /** Names from the outermost enclosing test down to this test's own name. */
+  path: string[];
+  file?: string;
+  line?: number;
+  skip: boolean;
+  todo: boolean;
+  error?: TestError;
+}
+
+export type LabStatus = "passed" | "failed" | "not_started";
+
+export interface FirstFailure {
+  /** The failing test's name (`Lab 12.1 · … › subtest` when the failure is nested). */
+  test: string;
+  message: string;
+  /** The id of the lab whose scaffold error this is, when it is one. */
+  scaffoldOf?: string;
+  /** Stack of what was thrown, for locating it in the learner's code. */
+  stack?: string;
+}
+
+export interface LabResult {
+  id: string;
+  title: string;
+  passed: number;
+  /** Tests found for this lab (the manifest's count when none were found). */
+  total: number;
+  /** Tests the manifest says the lab has. */
+  expected: number;
+  status: LabStatus;
+  firstFailure?: FirstFailure;
+}
+
+const LAB_NAME = /^Lab (\d+\.\d+)(?!\d)/;
+
+/** The lab id a test name starts with (`"Lab 12.1 · x"` → `"12.1"`), or undefined. */
+export function labIdOfTestName(name: string): string | undefined {
+  return LAB_NAME.exec(name)?.[1];
+}
+
+/**
+ * The `--test-name-pattern` that selects exactly the tests of lab `id`: names starting with
+ * `Lab <id>` not followed by another digit, so `12.1` never selects `12.10`.
+ */
+export function labNamePattern(id: string): string {
+  return `^Lab ${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![0-9])`;
+}
+
+/** Everything one test process reported. */
+export interface Report {
+  records: TestRecord[];
+  /** File-level diagnostics (not the final counters), e.g. an error after the tests ended. */
+  diagnostics: string[];
+}
+
+/**
+ * Parses the reporter's JSON lines. Lines that are neither a record nor a diagnostic (a
+ * truncated last line when the test process crashed) are skipped, never fatal.
+ */
+export function parseReport(text: string): Report {
+  const report: Report = { records: [], diagnostics: [] };
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (isRecord(value)) report.records.push(value);
+    else if (typeof value === "object" && value !== null && typeof (value as { diagnostic?: unknown }).diagnostic === "string") {
+      report.diagnostics.push((value as { diagnostic: string }).diagnostic);
+    }
+  }
+  return report;
+}
+
+/** The test records of the reporter's JSON lines (see `parseReport`). */
+export function parseRecords(text: string): TestRecord[] {
+  return parseReport(text).records;
+}
+
+function isRecord(value: unknown): value is TestRecord {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.ok === "boolean" && Array.isArray(v.path) && v.path.every((p) => typeof p === "string") && v.path.length > 0;
+}
+
+/**
+ * The id of the lab whose scaffold error `message` carries (the longest matching
+ * `scaffoldError` among `labs`), or undefined when it is an ordinary failure.
+ */
+export function scaffoldLabOf(message: string, labs: readonly LabSpec[]): string | undefined {
+  let best: LabSpec | undefined;
+  for (const lab of labs) {
+    if (lab.scaffoldError !== "" && message.includes(lab.scaffoldError)) {
+      if (best === undefined || lab.scaffoldError.length > best.scaffoldError.length) best = lab;
+    }
+  }
+  return best?.id;
+}
+
+const startsWith = (path: readonly string[], prefix: readonly string[]) =>
+  path.length >= prefix.length && prefix.every((name, i) => path[i] === name);
+
+/**
+ * The failure to show for failing test `test`: its first failing descendant that failed on
+ * its own (not merely because its subtests did), else the test itself.
+ */
+function failureOf(test: TestRecord, records: readonly TestRecord[], labs: readonly LabSpec[]): FirstFailure {
+  const leaf =
+    records.find(
+      (r) => !r.ok && r.path.length > test.path.length && startsWith(r.path, test.path) && r.error?.failureType !== "subtestsFailed",
+    ) ?? test;
+  const message = (leaf.error?.message ?? "").trim() || "(测试失败，但没有给出错误信息)";
+  const failure: FirstFailure = { test: leaf.path.slice(test.path.length - 1).join(" › "), message };
+  const scaffold = scaffoldLabOf(message, labs);
+  if (scaffold !== undefined) failure.scaffoldOf = scaffold;
+  if (leaf.error?.stack !== undefined) failure.stack = leaf.error.stack;
+  return failure;
+}
+
+/**
+ * Lab results for `selected` (in the given order) from the results of one test run.
+ *
+ * A lab's tests are the outermost tests whose name starts with `Lab <id>`; skipped and
+ * todo tests (including those the name pattern filtered out) do not count. Status:
+ * `passed` when every test passed and there are exactly as many as the manifest says;
+ * `not_started` when every test failed with a scaffold error of this lab or of an earlier
+ * one (its tests may call an earlier lab's function first); else `failed`.
+ * `allLabs` (the chapter's labs) is used to recognise another lab's scaffold error.
+ */
+export function summarizeLabs(selected: readonly LabSpec[], allLabs: readonly LabSpec[], records: readonly TestRecord[]): LabResult[] {
+  const counted = records.filter((r) => !r.skip && !r.todo);
+  return selected.map((lab) => {
+    const tests = counted.filter((r) => {
+      const last = r.path.length - 1;
+      return labIdOfTestName(r.path[last] ?? "") === lab.id && r.path.slice(0, last).every((n) => labIdOfTestName(n) === undefined);
+    });
+    const base = { id: lab.id, title: lab.title, expected: lab.tests };
+    if (tests.length === 0) {
+      return {
+        ...base,
+        passed: 0,
+        total: lab.tests,
+        status: "failed" as const,
+        firstFailure: { test: `Lab ${lab.id}`, message: `没有找到名称以 “Lab ${lab.id}” 开头的测试（应有 ${lab.tests} 项）` },
+      };
+    }
+    const passed = tests.filter((t) => t.ok).length;
+    const failing = tests.filter((t) => !t.ok);
+    const first = failing[0];
+    if (first === undefined) {
+      if (tests.length === lab.tests) return { ...base, passed, total: tests.length, status: "passed" as const };
+      return {
+        ...base,
+        passed,
+        total: tests.length,
+        status: "failed" as const,
+        firstFailure: { test: `Lab ${lab.id}`, message: `测试数量不符：本章清单要求 ${lab.tests} 项，找到 ${tests.length} 项` },
+      };
+    }
+    const failures = failing.map((t) => failureOf(t, counted, allLabs));
+    // Labs build on each other: a later lab's test may first call an earlier lab's
+    // function and stop at that lab's scaffold. Nothing of this lab can work yet either.
+    const upToHere = new Set(allLabs.slice(0, allLabs.findIndex((l) => l.id === lab.id) + 1).map((l) => l.id));
+    upToHere.add(lab.id);
+    const notStarted = passed === 0 && failures.every((f) => f.scaffoldOf !== undefined && upToHere.has(f.scaffoldOf));
+    return {
+      ...base,
+      passed,
+      total: tests.length,
+      status: notStarted ? ("not_started" as const) : ("failed" as const),
+      firstFailure: failures[0] ?? failureOf(first, counted, allLabs),
+    };
+  });
+}
+
+/**
+ * Failures that belong to no lab: a failing hook or test outside any `Lab …` test (for
+ * example a `before` at file level). They are shown so that nothing fails silently.
+ */
+export function strayFailures(records: readonly TestRecord[]): FirstFailure[] {
+  return records
+    .filter((r) => !r.ok && !r.skip && !r.todo && r.error?.failureType !== "subtestsFailed")
+    .filter((r) => r.path.every((n) => labIdOfTestName(n) === undefined))
+    .map((r) => {
+      const failure: FirstFailure = { test: r.path.join(" › "), message: (r.error?.message ?? "").trim() };
+      if (r.error?.stack !== undefined) failure.stack = r.error.stack;
+      return failure;
+    });
+}

@@ -1,0 +1,472 @@
+/**
+ * The author's acceptance record of a chapter (`verify NN`): everything the chapter text
+ * promises, checked end to end in a scratch folder from committed content, reusing the
+ * repo's `node_modules` (no network).
+ *
+ * Steps, in order (one progress step each; a step yields one or more checks):
+ * 1. history — the teaching history builds; parent → target; the layer is the chapter's files
+ * 2. fresh build — a practice folder made by `practice` (with linked modules) compiles
+ * 3. public surface — the starter's declarations equal the reference's (comments aside)
+ * 4. first red — every lab is 0/N on a scaffold error (never a crash or a compile error);
+ *    the first lab fails with exactly its own scaffold error
+ * 5. leak audit — no line of the reference that the starter lacks appears in the folder
+ * 6. reference labs — the practice folder with the target teaching file: every lab N/N
+ * 7. faults — the catalog covers every lab; every fault (and the exercise's learner
+ *    patch, applied to the reference) is killed by its named test and restored
+ * 8. chapter total — the focused tests with the reference: all pass, as many as the labs say
+ * 9. through chapter NN — every `NN-*.test.js` of chapters ≤ NN passes in the target tree
+ *
+ * A failing step does not stop the others; a step that needs what a failed step would
+ * have produced reports that it did not run. The check functions over test records are
+ * pure, so they are tested on synthetic results.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { CourseError } from "./errors.js";
+import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "./fault-author.js";
+import { applyLearnerPatch, authorFaults, type Fault } from "./faults.js";
+import { git, listTree, readFileAt, writeFiles } from "./git.js";
+import { linkNodeModules, resolveCheckpoint, type Checkpoint } from "./history.js";
+import type { Leak } from "./leak-audit.js";
+import { scaffoldLabOf, summarizeLabs, type TestRecord } from "./lab-results.js";
+import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "./lab-runner.js";
+import type { ChapterManifest } from "./manifest.js";
+import { auditPracticeFolder, createPractice } from "./practice.js";
+
+/** One line of the record. */
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface VerifyReport {
+  chapter: string;
+  checks: CheckResult[];
+  ok: boolean;
+  seconds: number;
+}
+
+export interface VerifyOptions {
+  /** The course repository (a git work tree; its committed HEAD is verified). */
+  repo: string;
+  /** Chapter id, e.g. `12`. */
+  id: string;
+  /** Where the scratch folder is made; default the OS temp folder. */
+  scratchParent?: string;
+  signal?: AbortSignal;
+  /** Called before each step: 1-based index, step count, title. */
+  onStep?(index: number, total: number, title: string): void;
+  /** Called for each check as it is decided. */
+  onCheck?(check: CheckResult): void;
+}
+
+/** What the steps hand on to each other. */
+interface Context {
+  repo: string;
+  id: string;
+  scratch: string;
+  signal: AbortSignal | undefined;
+  checkpoint?: Checkpoint;
+  practiceDir?: string;
+  practiceBuilt?: boolean;
+  /** The leak audit of the practice folder as written. */
+  leaks?: Leak[];
+  /** Why `practice` refused to write the folder, when it found a leak. */
+  leakRefusal?: string;
+  referenceDir?: string;
+  referenceBuilt?: boolean;
+  referenceRun?: TestRun;
+}
+
+const short = (sha: string) => sha.slice(0, 12);
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0] ?? "";
+}
+
+/** The outermost test records of `records`, lab tests grouped by lab id, in order. */
+function topLevel(records: readonly TestRecord[]): TestRecord[] {
+  return records.filter((r) => r.path.length === 1 && !r.skip && !r.todo);
+}
+
+/** The message a failing test shows: its own, or its first failing subtest's. */
+function failureMessage(test: TestRecord, records: readonly TestRecord[]): string {
+  if (test.error?.failureType !== "subtestsFailed") return (test.error?.message ?? "").trim();
+  const leaf = records.find((r) => !r.ok && r.path.length > 1 && r.path[0] === test.path[0] && r.error?.failureType !== "subtestsFailed");
+  return (leaf?.error?.message ?? "").trim();
+}
+
+function testsOfLab(records: readonly TestRecord[], lab: string): TestRecord[] {
+  return topLevel(records).filter((r) => {
+    const name = r.path[0] ?? "";
+    return name.startsWith(`Lab ${lab}`) && !/^\d/.test(name.slice(`Lab ${lab}`.length));
+  });
+}
+
+/**
+ * First red, from the starter's test run: every lab has exactly its manifest's number of
+ * tests, none passes, each fails on some lab's scaffold error, and every test of the first
+ * lab fails with exactly that lab's scaffold error. A crashed test file fails the check.
+ */
+export function evaluateFirstRed(manifest: ChapterManifest, run: Pick<TestRun, "records" | "crashes">): CheckResult {
+  const name = "first red";
+  if (run.crashes.length > 0) {
+    const crash = run.crashes[0]!;
+    return { name, ok: false, detail: `${crash.file} 崩溃（退出码 ${crash.code}）：${firstLine(crash.stderr)}` };
+  }
+  const parts: string[] = [];
+  const problems: string[] = [];
+  manifest.labs.forEach((lab, index) => {
+    const tests = testsOfLab(run.records, lab.id);
+    const passed = tests.filter((t) => t.ok).length;
+    const messages = tests.filter((t) => !t.ok).map((t) => failureMessage(t, run.records));
+    const scaffolds = [...new Set(messages.map((m) => scaffoldLabOf(m, manifest.labs)))];
+    const shown = scaffolds.filter((s): s is string => s !== undefined).map((s) => `"${manifest.labs.find((l) => l.id === s)!.scaffoldError}"`);
+    parts.push(`Lab ${lab.id} ${passed}/${tests.length}${shown.length > 0 ? ` ${shown.join(" ")}` : ""}`);
+    if (tests.length !== lab.tests) problems.push(`Lab ${lab.id} 应有 ${lab.tests} 项测试，找到 ${tests.length} 项`);
+    if (passed > 0) problems.push(`Lab ${lab.id} 对着 starter 就有 ${passed} 项通过（测试不够严格，或 starter 含有答案）`);
+    const foreign = messages.filter((m) => scaffoldLabOf(m, manifest.labs) === undefined);
+    if (foreign.length > 0) problems.push(`Lab ${lab.id} 的失败不是脚手架错误：“${firstLine(foreign[0]!)}”`);
+    if (index === 0) {
+      const inexact = messages.filter((m) => m !== lab.scaffoldError);
+      if (inexact.length > 0) problems.push(`Lab ${lab.id} 应恰好以 “${lab.scaffoldError}” 失败，实际：“${firstLine(inexact[0]!)}”`);
+    }
+  });
+  return { name, ok: problems.length === 0, detail: problems.length === 0 ? `${parts.join("; ")} (every lab red on a scaffold error)` : problems.join("；") };
+}
+
+/** Reference labs: one check per lab, `passed/total`, green only at N/N with N as the manifest says. */
+export function evaluateReferenceLabs(manifest: ChapterManifest, run: Pick<TestRun, "records" | "crashes">): CheckResult[] {
+  const labs = summarizeLabs(manifest.labs, manifest.labs, run.records);
+  const crashed = run.crashes.length > 0 ? `；${run.crashes[0]!.file} 崩溃：${firstLine(run.crashes[0]!.stderr)}` : "";
+  return labs.map((lab) => ({
+    name: `Lab ${lab.id} (reference)`,
+    ok: lab.status === "passed" && crashed === "",
+    detail: `${lab.passed}/${lab.total}${lab.status === "passed" ? "" : ` — ${lab.firstFailure?.test ?? ""}: ${firstLine(lab.firstFailure?.message ?? "")}`}${crashed}`,
+  }));
+}
+
+/** Chapter total: every focused test passes with the reference, and there are exactly as many as the labs add up to. */
+export function evaluateChapterTotal(manifest: ChapterManifest, run: Pick<TestRun, "records" | "crashes">): CheckResult {
+  const expected = manifest.labs.reduce((n, lab) => n + lab.tests, 0);
+  const tests = topLevelResults(run.records);
+  const passed = [...tests.values()].filter(Boolean).length;
+  const ok = run.crashes.length === 0 && tests.size === expected && passed === expected;
+  const why = ok ? "" : tests.size !== expected ? `（各 Lab 合计应为 ${expected} 项，聚焦测试有 ${tests.size} 项）` : run.crashes.length > 0 ? "（有测试文件崩溃）" : "";
+  return { name: "chapter total", ok, detail: `${passed}/${tests.size}${why}` };
+}
+
+/** The compiled test files of chapters up to `id` (`NN-*.test.js`, NN ≤ id) among `names`, sorted. */
+export function throughChapterFiles(names: readonly string[], id: string): string[] {
+  return names.filter((name) => {
+    const m = /^(\d{2})-.+\.test\.js$/.exec(name);
+    return m !== null && Number(m[1]) <= Number(id);
+  }).sort();
+}
+
+/** Compares two declaration texts line by line; returns the first difference, or undefined. */
+export function firstDeclarationDifference(starter: string, reference: string): string | undefined {
+  const lines = (text: string) => text.replace(/\r\n/g, "\n").split("\n").map((l) => l.trimEnd()).filter((l) => l !== "");
+  const a = lines(starter);
+  const b = lines(reference);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return `第 ${i + 1} 行：starter「${a[i] ?? "（没有）"}」，target「${b[i] ?? "（没有）"}」`;
+  }
+  return undefined;
+}
+
+/**
+ * Emits declarations of the package of `tsconfig` (repo-relative) in `dir` into `outDir`,
+ * without comments (doc comments of a starter legitimately differ from the reference's).
+ */
+async function emitDeclarations(dir: string, tsconfig: string, outDir: string, signal?: AbortSignal): Promise<{ ok: boolean; output: string }> {
+  const compiler = resolveCompiler(path.join(dir, path.dirname(tsconfig)));
+  const args = [
+    ...compiler.args,
+    "-p",
+    tsconfig,
+    "--pretty",
+    "false",
+    "--declaration",
+    "--emitDeclarationOnly",
+    "--removeComments",
+    "--declarationMap",
+    "false",
+    "--sourceMap",
+    "false",
+    "--outDir",
+    outDir,
+    "--tsBuildInfoFile",
+    path.join(outDir, ".tsbuildinfo"),
+  ];
+  const result = await runProcess(compiler.command, args, { cwd: dir, ...(signal ? { signal } : {}) });
+  return { ok: result.code === 0, output: `${result.stdout}${result.stderr}` };
+}
+
+function tsconfigsOf(manifest: ChapterManifest): string[] {
+  return [...new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`))];
+}
+
+async function buildAll(dir: string, manifest: ChapterManifest, signal?: AbortSignal): Promise<string | undefined> {
+  for (const tsconfig of tsconfigsOf(manifest)) {
+    const build = await buildCourse(dir, tsconfig, signal);
+    if (!build.ok) return build.diagnostics[0] ?? firstLine(build.output);
+  }
+  return undefined;
+}
+
+const notRun = (name: string, because: string): CheckResult => ({ name, ok: false, detail: `没有运行：${because}` });
+
+// ---------------------------------------------------------------------------
+// The steps
+// ---------------------------------------------------------------------------
+
+async function stepHistory(ctx: Context): Promise<CheckResult[]> {
+  const checkpoint = await resolveCheckpoint(ctx.repo, ctx.id, ctx.signal ? { signal: ctx.signal } : {});
+  ctx.checkpoint = checkpoint;
+  const { chapter, history, layer } = checkpoint;
+  const dirty = (await git(ctx.repo, ["status", "--porcelain", "--untracked-files=no"])).trim() !== "";
+  const note = dirty ? "；注意：验证的是已提交的 HEAD，工作区里未提交的改动不在其中" : "";
+  return [
+    {
+      name: "history",
+      ok: true,
+      detail: `parent ${short(chapter.parent)} -> target ${short(chapter.target)}, layer = chapter files only (${layer.length} files; source ${short(history.source)})${note}`,
+    },
+  ];
+}
+
+async function stepFreshBuild(ctx: Context): Promise<CheckResult[]> {
+  if (!ctx.checkpoint) return [notRun("fresh build", "history 失败")];
+  const dest = path.join(ctx.scratch, "practice");
+  try {
+    await createPractice({ repo: ctx.repo, id: ctx.id, dest, source: ctx.checkpoint.history.source, linkModules: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  } catch (error) {
+    // `practice` refuses a leaking folder; the leak audit line says what leaked.
+    if (error instanceof CourseError && error.code === "LEAK_DETECTED") ctx.leakRefusal = error.message;
+    throw error;
+  }
+  ctx.practiceDir = dest;
+  // Audited as `practice` wrote it, before the build adds its output (reported in step 5).
+  ctx.leaks = await auditPracticeFolder(ctx.repo, ctx.checkpoint, dest, ctx.signal ? { signal: ctx.signal } : {});
+  const error = await buildAll(dest, ctx.checkpoint.chapter.manifest, ctx.signal);
+  ctx.practiceBuilt = error === undefined;
+  return [{ name: "fresh build", ok: error === undefined, detail: error === undefined ? "pass" : `练习目录无法编译：${error}` }];
+}
+
+async function stepPublicSurface(ctx: Context): Promise<CheckResult[]> {
+  const name = "public surface";
+  if (!ctx.checkpoint || !ctx.practiceDir) return [notRun(name, "没有练习目录")];
+  const { chapter } = ctx.checkpoint;
+  const manifest = chapter.manifest;
+  // The reference copy: the practice folder with the target's teaching files over the starters.
+  const referenceDir = path.join(ctx.scratch, "reference");
+  await cp(ctx.practiceDir, referenceDir, { recursive: true, verbatimSymlinks: true });
+  for (const starter of manifest.starters) {
+    await writeFile(path.join(referenceDir, ...starter.to.split("/")), await readFileAt(ctx.repo, chapter.target, starter.to));
+  }
+  ctx.referenceDir = referenceDir;
+  const error = await buildAll(referenceDir, manifest, ctx.signal);
+  ctx.referenceBuilt = error === undefined;
+  if (error !== undefined) return [{ name, ok: false, detail: `参考实现放进练习目录后无法编译：${error}` }];
+  if (!ctx.practiceBuilt) return [notRun(name, "starter 无法编译")];
+
+  const differences: string[] = [];
+  for (const starter of manifest.starters) {
+    const pkg = packageDirOf(starter.to);
+    const tsconfig = `${pkg}/tsconfig.json`;
+    const declaration = starter.to.slice(pkg.length + 1).replace(/\.ts$/, ".d.ts");
+    const texts: string[] = [];
+    for (const [label, dir] of [["starter", ctx.practiceDir], ["target", referenceDir]] as const) {
+      const out = path.join(ctx.scratch, `declarations-${label}`);
+      const emitted = await emitDeclarations(dir, tsconfig, out, ctx.signal);
+      if (!emitted.ok) return [{ name, ok: false, detail: `${label} 的声明无法生成：${firstLine(emitted.output)}` }];
+      texts.push(await readFile(path.join(out, ...declaration.split("/")), "utf8"));
+    }
+    const difference = firstDeclarationDifference(texts[0]!, texts[1]!);
+    if (difference !== undefined) differences.push(`${starter.from} 与 ${starter.to} 的公开接口不同，${difference}`);
+  }
+  return [{ name, ok: differences.length === 0, detail: differences.length === 0 ? "starter .d.ts == target .d.ts" : differences.join("；") }];
+}
+
+async function stepFirstRed(ctx: Context): Promise<CheckResult[]> {
+  if (!ctx.checkpoint || !ctx.practiceDir || !ctx.practiceBuilt) return [notRun("first red", "练习目录没有编译通过")];
+  const manifest = ctx.checkpoint.chapter.manifest;
+  const run = await runTests(ctx.practiceDir, manifest.focusedTests.map(distPathOf), ctx.signal ? { signal: ctx.signal } : {});
+  return [evaluateFirstRed(manifest, run)];
+}
+
+async function stepLeakAudit(ctx: Context): Promise<CheckResult[]> {
+  if (ctx.leakRefusal !== undefined) return [{ name: "leak audit", ok: false, detail: ctx.leakRefusal }];
+  if (!ctx.leaks) return [notRun("leak audit", "没有练习目录")];
+  const first = ctx.leaks[0];
+  return [
+    {
+      name: "leak audit",
+      ok: first === undefined,
+      detail: first === undefined ? "pass" : `${first.file}:${first.line} 含有参考实现的一行「${first.text}」${ctx.leaks.length > 1 ? `（共 ${ctx.leaks.length} 处）` : ""}`,
+    },
+  ];
+}
+
+async function stepReferenceLabs(ctx: Context): Promise<CheckResult[]> {
+  if (!ctx.checkpoint || !ctx.referenceDir || !ctx.referenceBuilt) return [notRun("reference labs", "参考副本没有编译通过")];
+  const manifest = ctx.checkpoint.chapter.manifest;
+  ctx.referenceRun = await runTests(ctx.referenceDir, manifest.focusedTests.map(distPathOf), ctx.signal ? { signal: ctx.signal } : {});
+  return evaluateReferenceLabs(manifest, ctx.referenceRun);
+}
+
+/** The exercise's learner patch applied to the reference, as a fault the author runner can run. */
+async function learnerVariant(referenceDir: string, fault: Fault): Promise<Fault | CheckResult> {
+  const name = `fault ${fault.id} (learner patch)`;
+  const text = await readFile(path.join(referenceDir, ...fault.file.split("/")), "utf8");
+  const patched = applyLearnerPatch(text, fault.learner!);
+  if (!patched.ok) {
+    return { name, ok: false, detail: `learner.anchor 在参考实现中匹配 ${patched.lines.length} 行（应恰好 1 行），练习者的自动注入对参考写法都不成立` };
+  }
+  // The whole file as find/replace: exactly once by construction, and undone exactly.
+  return { ...fault, id: `${fault.id}:learner`, find: text, replace: patched.text, exercise: false };
+}
+
+async function stepFaults(ctx: Context): Promise<CheckResult[]> {
+  if (!ctx.checkpoint || !ctx.referenceDir || !ctx.referenceBuilt) return [notRun("faults", "参考副本没有编译通过")];
+  const manifest = ctx.checkpoint.chapter.manifest;
+  let faults: Fault[];
+  try {
+    faults = authorFaults(manifest);
+  } catch (error) {
+    return [{ name: "fault catalog", ok: false, detail: (error as Error).message }];
+  }
+  const uncovered = labsWithoutFault(manifest, faults);
+  const exercises = faults.filter((f) => f.exercise);
+  const perLab = manifest.labs.map((lab) => `${lab.id}×${faults.filter((f) => f.lab === lab.id).length}`).join(" ");
+  const problems = [
+    ...(uncovered.length > 0 ? [`没有故障的 Lab：${uncovered.join(", ")}`] : []),
+    ...(exercises.length === 0 ? ["没有标记 exercise: true 的故障实验"] : []),
+  ];
+  const checks: CheckResult[] = [
+    {
+      name: "fault catalog",
+      ok: problems.length === 0,
+      detail: problems.length > 0 ? problems.join("；") : `${faults.length} faults, every lab covered (${perLab}); exercise: ${exercises.map((f) => f.id).join(", ")}`,
+    },
+  ];
+  const toRun: Fault[] = [...faults];
+  for (const exercise of exercises) {
+    const variant = await learnerVariant(ctx.referenceDir, exercise);
+    if ("find" in variant) toRun.push(variant);
+    else checks.push(variant);
+  }
+  try {
+    const results = await runAuthorFaults({
+      sourceRoot: ctx.referenceDir,
+      manifest,
+      faults: toRun,
+      nodeModules: path.join(ctx.repo, "node_modules"),
+      scratchParent: ctx.scratch,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    for (const result of results) {
+      const line = formatFaultResult(result);
+      checks.push({ name: `fault ${result.id}`, ok: result.status === "killed" && result.restored, detail: line.slice(line.indexOf(": ") + 2) });
+    }
+  } catch (error) {
+    if (error instanceof CourseError && error.code === "ABORTED") throw error;
+    checks.push({ name: "faults", ok: false, detail: error instanceof CourseError ? `[${error.code}] ${error.message}` : String(error) });
+  }
+  return checks;
+}
+
+async function stepChapterTotal(ctx: Context): Promise<CheckResult[]> {
+  if (!ctx.checkpoint || !ctx.referenceRun) return [notRun("chapter total", "参考实现的测试没有运行")];
+  return [evaluateChapterTotal(ctx.checkpoint.chapter.manifest, ctx.referenceRun)];
+}
+
+async function stepThroughChapter(ctx: Context): Promise<CheckResult[]> {
+  const name = `through chapter ${ctx.id}`;
+  if (!ctx.checkpoint) return [notRun(name, "history 失败")];
+  const { chapter } = ctx.checkpoint;
+  const dir = path.join(ctx.scratch, "target");
+  await mkdir(dir);
+  await writeFiles(ctx.repo, dir, await listTree(ctx.repo, chapter.target), ctx.signal ? { signal: ctx.signal } : {});
+  await linkNodeModules(dir, path.join(ctx.repo, "node_modules"));
+  const packages = existsSync(path.join(dir, "packages")) ? await readdir(path.join(dir, "packages")) : [];
+  const files: string[] = [];
+  for (const pkg of packages.sort()) {
+    if (!existsSync(path.join(dir, "packages", pkg, "tsconfig.json"))) continue;
+    const build = await buildCourse(dir, `packages/${pkg}/tsconfig.json`, ctx.signal);
+    if (!build.ok) return [{ name, ok: false, detail: `target 无法编译：${build.diagnostics[0] ?? firstLine(build.output)}` }];
+    const testDir = path.join(dir, "packages", pkg, "dist", "test");
+    const names = existsSync(testDir) ? await readdir(testDir) : [];
+    files.push(...throughChapterFiles(names, ctx.id).map((f) => `packages/${pkg}/dist/test/${f}`));
+  }
+  if (files.length === 0) return [{ name, ok: false, detail: "target 中没有任何章节测试" }];
+  const run = await runTests(dir, files, ctx.signal ? { signal: ctx.signal } : {});
+  const tests = topLevelResults(run.records);
+  const failed = [...tests].filter(([, ok]) => !ok).map(([test]) => test);
+  const chapters = [...new Set(files.map((f) => path.posix.basename(f).slice(0, 2)))].join(" ");
+  if (run.crashes.length > 0) return [{ name, ok: false, detail: `${run.crashes[0]!.file} 崩溃：${firstLine(run.crashes[0]!.stderr)}` }];
+  if (failed.length > 0) return [{ name, ok: false, detail: `${failed.length} 项失败，第一项：“${failed[0]}”` }];
+  return [{ name, ok: true, detail: `all pass (${tests.size} tests in ${files.length} files; chapters ${chapters})` }];
+}
+
+/** The steps of the record, in order. */
+export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<CheckResult[]> }[] = [
+  { title: "history", run: stepHistory },
+  { title: "fresh build", run: stepFreshBuild },
+  { title: "public surface", run: stepPublicSurface },
+  { title: "first red", run: stepFirstRed },
+  { title: "leak audit", run: stepLeakAudit },
+  { title: "reference labs", run: stepReferenceLabs },
+  { title: "faults", run: stepFaults },
+  { title: "chapter total", run: stepChapterTotal },
+  { title: "through chapter", run: stepThroughChapter },
+];
+
+/** Scratch folders of verify runs in progress, so a forced exit can still remove them. */
+const activeScratch = new Set<string>();
+
+/** Removes every scratch folder of a verify run still in progress. */
+export function removeVerifyScratchSync(): void {
+  for (const dir of activeScratch) rmSync(dir, { recursive: true, force: true });
+  activeScratch.clear();
+}
+
+/**
+ * Runs the whole record for chapter `options.id` (see the module comment). Never throws
+ * for a failed check — that is a check with `ok: false`; throws only `ABORTED` (and
+ * `CHAPTER_UNKNOWN`/`MANIFEST_INVALID`/git failures from the history step are reported
+ * as a failed `history` check). The scratch folder is always removed.
+ */
+export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
+  const started = Date.now();
+  const scratch = await mkdtemp(path.join(options.scratchParent ?? os.tmpdir(), `pi-course-verify-${options.id}-`));
+  activeScratch.add(scratch);
+  const ctx: Context = { repo: options.repo, id: options.id, scratch, signal: options.signal };
+  const checks: CheckResult[] = [];
+  try {
+    for (const [index, step] of VERIFY_STEPS.entries()) {
+      options.onStep?.(index + 1, VERIFY_STEPS.length, step.title === "through chapter" ? `through chapter ${options.id}` : step.title);
+      let results: CheckResult[];
+      try {
+        results = await step.run(ctx);
+      } catch (error) {
+        if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断；临时目录已删除", { cause: error });
+        const name = step.title === "through chapter" ? `through chapter ${options.id}` : step.title;
+        results = [{ name, ok: false, detail: error instanceof CourseError ? `[${error.code}] ${error.message}` : String((error as Error).message ?? error) }];
+      }
+      if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断；临时目录已删除");
+      for (const check of results) {
+        checks.push(check);
+        options.onCheck?.(check);
+      }
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+    activeScratch.delete(scratch);
+  }
+  return { chapter: options.id, checks, ok: checks.every((c) => c.ok), seconds: Math.round((Date.now() - started) / 100) / 10 };
+}

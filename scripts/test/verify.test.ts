@@ -1,0 +1,173 @@
+/**
+ * `verify`: the check functions on synthetic test results, and the whole record end to
+ * end on the synthetic course of `support/fake-course.ts` (whose chapter 02 documents a
+ * fault its test cannot see, so the record must fail on exactly that line). The real
+ * chapter's record is CI's last step (`.ci/run`), not a unit test.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import test from "node:test";
+import { parseArgs } from "../verify.js";
+import type { TestRecord } from "../lib/lab-results.js";
+import { parseManifest } from "../lib/manifest.js";
+import {
+  evaluateChapterTotal,
+  evaluateFirstRed,
+  evaluateReferenceLabs,
+  firstDeclarationDifference,
+  runVerify,
+  throughChapterFiles,
+  type VerifyReport,
+} from "../lib/verify.js";
+import { makeFakeCourse, sh, STARTER_BETA } from "./support/fake-course.js";
+
+
+const MANIFEST = parseManifest(
+  `format: 1
+id: "12"
+title: t
+files: [packages/pi-course/src/r.ts, packages/pi-course/test/12-r.test.ts, checkpoints/12.yaml]
+focusedTests: [packages/pi-course/test/12-r.test.ts]
+labs:
+  - { id: "12.1", title: a, tests: 2, scaffoldError: "Lab 12.1 catalog 尚未实现", hints: [a, b, c, d] }
+  - { id: "12.2", title: b, tests: 1, scaffoldError: "Lab 12.2 activation 尚未实现", hints: [a, b, c, d] }
+`,
+  "checkpoints/12.yaml",
+);
+
+function record(name: string, ok: boolean, message?: string): TestRecord {
+  return { ok, path: [name], skip: false, todo: false, ...(message !== undefined ? { error: { message, failureType: "testCodeFailure" } } : {}) };
+}
+
+const STARTER_RUN: TestRecord[] = [
+  record("Lab 12.1 · a", false, "Lab 12.1 catalog 尚未实现"),
+  record("Lab 12.1 · b", false, "Lab 12.1 catalog 尚未实现"),
+  // A later lab may be blocked by an earlier lab's scaffold error.
+  record("Lab 12.2 · c", false, "Lab 12.1 catalog 尚未实现"),
+];
+
+test("first red: every lab 0/N on a scaffold error, the first lab on exactly its own", () => {
+  const ok = evaluateFirstRed(MANIFEST, { records: STARTER_RUN, crashes: [] });
+  assert.equal(ok.ok, true, ok.detail);
+  assert.match(ok.detail, /^Lab 12\.1 0\/2 "Lab 12\.1 catalog 尚未实现"; Lab 12\.2 0\/1/);
+
+  const variants: [string, TestRecord[], Partial<{ crashes: { file: string; code: number; stderr: string }[] }>][] = [
+    ["a test passes against the starter", [record("Lab 12.1 · a", true), ...STARTER_RUN.slice(1)], {}],
+    ["an ordinary failure", [STARTER_RUN[0]!, STARTER_RUN[1]!, record("Lab 12.2 · c", false, "Cannot read properties of undefined")], {}],
+    ["the first lab on another lab's scaffold error", [record("Lab 12.1 · a", false, "Lab 12.2 activation 尚未实现"), ...STARTER_RUN.slice(1)], {}],
+    ["the first lab's message with extra text", [record("Lab 12.1 · a", false, "Error: Lab 12.1 catalog 尚未实现 (wrapped)"), ...STARTER_RUN.slice(1)], {}],
+    ["a lab with fewer tests than the manifest", STARTER_RUN.slice(1), {}],
+    ["a crashed test file", STARTER_RUN, { crashes: [{ file: "x.test.js", code: 1, stderr: "SyntaxError" }] }],
+  ];
+  for (const [label, records, extra] of variants) {
+    assert.equal(evaluateFirstRed(MANIFEST, { records, crashes: extra.crashes ?? [] }).ok, false, label);
+  }
+});
+
+test("reference labs and the chapter total are green only at N/N with the manifest's counts", () => {
+  const green = [record("Lab 12.1 · a", true), record("Lab 12.1 · b", true), record("Lab 12.2 · c", true)];
+  assert.deepEqual(
+    evaluateReferenceLabs(MANIFEST, { records: green, crashes: [] }).map((c) => [c.name, c.ok, c.detail]),
+    [
+      ["Lab 12.1 (reference)", true, "2/2"],
+      ["Lab 12.2 (reference)", true, "1/1"],
+    ],
+  );
+  assert.deepEqual(evaluateChapterTotal(MANIFEST, { records: green, crashes: [] }), { name: "chapter total", ok: true, detail: "3/3" });
+
+  const red = [green[0]!, record("Lab 12.1 · b", false, "expected 2"), green[2]!];
+  assert.deepEqual(evaluateReferenceLabs(MANIFEST, { records: red, crashes: [] }).map((c) => c.ok), [false, true]);
+  assert.equal(evaluateChapterTotal(MANIFEST, { records: red, crashes: [] }).ok, false);
+  const extra = [...green, record("Lab 12.2 · d", true)];
+  assert.equal(evaluateChapterTotal(MANIFEST, { records: extra, crashes: [] }).ok, false, "more tests than the labs add up to");
+  assert.equal(evaluateReferenceLabs(MANIFEST, { records: extra, crashes: [] })[1]?.ok, false);
+});
+
+test("through chapter NN selects NN-*.test.js of chapters up to NN only", () => {
+  const names = ["03-messages.test.js", "12-resources-hardening.test.js", "12-resources-extensions.test.js", "13-runtime.test.js", "helpers.js", "12-x.test.js.map"];
+  assert.deepEqual(throughChapterFiles(names, "12"), ["03-messages.test.js", "12-resources-extensions.test.js", "12-resources-hardening.test.js"]);
+  assert.deepEqual(throughChapterFiles(names, "03"), ["03-messages.test.js"]);
+});
+
+test("declarations are compared line by line, ignoring blank lines and trailing spaces", () => {
+  assert.equal(firstDeclarationDifference("export declare function a(): void;  \n\n", "export declare function a(): void;\n"), undefined);
+  assert.match(firstDeclarationDifference("export declare function a(): void;\n", "export declare function a(x: string): void;\n") ?? "", /第 1 行/);
+  assert.match(firstDeclarationDifference("a;\n", "a;\nb;\n") ?? "", /第 2 行：starter「（没有）」/);
+});
+
+test("command line: one chapter, --json, --help; usage errors", () => {
+  assert.deepEqual(parseArgs(["12", "--json"]), { help: false, chapter: "12", json: true });
+  assert.equal(parseArgs(["3"]).chapter, "03");
+  assert.equal(parseArgs(["-h"]).help, true);
+  for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
+});
+
+function failing(report: VerifyReport): string[] {
+  return report.checks.filter((c) => !c.ok).map((c) => c.name);
+}
+
+test("verify end to end on a synthetic chapter: a fault its test cannot see fails exactly that line", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const steps: string[] = [];
+  const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
+  assert.deepEqual(steps.slice(0, 2), ["[1/9] history", "[2/9] fresh build"]);
+  assert.equal(steps.at(-1), "[9/9] through chapter 02");
+  assert.deepEqual(
+    report.checks.map((c) => c.name),
+    [
+      "history",
+      "fresh build",
+      "public surface",
+      "first red",
+      "leak audit",
+      "Lab 2.1 (reference)",
+      "Lab 2.2 (reference)",
+      "fault catalog",
+      "fault 2.1-no-sort",
+      "fault 2.2-no-join",
+      "fault 2.1-no-sort:learner",
+      "chapter total",
+      "through chapter 02",
+    ],
+  );
+  // betaRender(["a"]) joins a single item: `join("")` and `join(" | ")` agree, so the
+  // documented fault survives and the record fails on that line alone.
+  assert.deepEqual(failing(report), ["fault 2.2-no-join"]);
+  assert.equal(report.ok, false);
+  assert.match(report.checks[0]!.detail, /^parent [0-9a-f]{12} -> target [0-9a-f]{12}, layer = chapter files only/);
+  assert.match(report.checks.find((c) => c.name === "fault 2.1-no-sort")!.detail, /^killed by “Lab 2\.1 · catalog is sorted”; restored: Lab 2\.1 2\/2$/);
+  assert.equal(report.checks.find((c) => c.name === "chapter total")!.detail, "3/3");
+  assert.match(report.checks.at(-1)!.detail, /^all pass \(5 tests in 3 files; chapters 01 02\)$/);
+});
+
+test("verify end to end: a starter whose public surface differs fails public surface; a killable catalog passes the rest", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const manifestPath = path.join(repo, "checkpoints/02.yaml");
+  const manifest = readFileSync(manifestPath, "utf8").replace(`find: 'join(" | ")'\n    replace: 'join("")'`, `find: 'join(" | ")'\n    replace: 'join(" + ")'`);
+  writeFileSync(manifestPath, manifest);
+  writeFileSync(path.join(repo, "starters/02-beta.ts"), STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"));
+  writeFileSync(
+    path.join(repo, "packages/pi-course/test/02-beta.test.ts"),
+    readFileSync(path.join(repo, "packages/pi-course/test/02-beta.test.ts"), "utf8").replace('betaRender(["a"]), "alpha:a"', 'betaRender(["a", "b"]), "alpha:a | alpha:b"'),
+  );
+  sh(repo, ["commit", "-q", "-am", "change the starter's surface; a killable fault"]);
+
+  const report = await runVerify({ repo, id: "02" });
+  assert.deepEqual(failing(report), ["public surface"]);
+  assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
+});
+
+test("verify end to end: a hint quoting the reference is a leak; practice refuses the folder and both lines say so", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const manifestPath = path.join(repo, "checkpoints/02.yaml");
+  writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", "先去重再排序, \"const unique = [...new Set(names)].sort();\"]"));
+  sh(repo, ["commit", "-q", "-am", "a hint that gives the answer away"]);
+
+  const report = await runVerify({ repo, id: "02" });
+  const failed = failing(report);
+  assert.deepEqual(failed.slice(0, 2), ["fresh build", "public surface"]);
+  assert.ok(failed.includes("leak audit"));
+  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
+  assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
+});

@@ -1,0 +1,124 @@
+/**
+ * `npm run verify -w @pi/course -- NN [--json]`: the author's acceptance record of chapter
+ * NN, end to end in a scratch folder (see `scripts/lib/verify.ts` for the checks). Prints
+ * one line per check on stdout, progress and the total time on stderr.
+ *
+ * Exit status: 0 when every check passes; 1 when any fails; 2 for a usage error; 130 when
+ * interrupted (the scratch folder is removed either way; the repository is only read,
+ * apart from the generated teaching branch that `checkpoint` also maintains).
+ */
+import { pathToFileURL } from "node:url";
+import { parseArgs as parseNodeArgs } from "node:util";
+import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
+import { removeActiveScratchSync } from "./lib/fault-author.js";
+import { requireRepoRoot } from "./lib/git.js";
+import { loadManifest, normalizeChapterId } from "./lib/manifest.js";
+import { courseRoot } from "./lib/paths.js";
+import { removeActiveTempDirsSync } from "./lib/practice.js";
+import { paintFor, type Paint } from "./lib/term.js";
+import { removeVerifyScratchSync, runVerify, type CheckResult, type VerifyReport } from "./lib/verify.js";
+
+export const USAGE = `用法: npm run verify -w @pi/course -- <章节号> [--json]
+
+第 <章节号> 章的验收记录（作者用）：在临时目录里从已提交的 HEAD 出发，依次检查
+history、fresh build、public surface、first red、leak audit、各 Lab 的参考实现、
+全部故障被抓住并恢复、chapter total、到本章为止的全部测试。每项一行，任何一项失败则退出码为 1。
+复用仓库的 node_modules，不需要网络；要在课程仓库（git clone 得到的目录）里运行。
+
+选项:
+  --json         结果输出为 JSON：{ checks: [{ name, ok, detail }], ok, seconds }
+  -h, --help     显示这段说明`;
+
+export interface VerifyArgs {
+  help: boolean;
+  chapter?: string;
+  json: boolean;
+}
+
+/** Parses the command line; throws `USAGE` with a one-line reason. */
+export function parseArgs(argv: readonly string[]): VerifyArgs {
+  let parsed;
+  try {
+    parsed = parseNodeArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: { help: { type: "boolean", short: "h" }, json: { type: "boolean" } },
+    });
+  } catch (error) {
+    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
+  }
+  const { values, positionals } = parsed;
+  const json = values.json === true;
+  if (values.help) return { help: true, json };
+  if (positionals.length !== 1) throw new CourseError("USAGE", "需要一个章节号，例如 npm run verify -w @pi/course -- 12");
+  const chapter = normalizeChapterId(positionals[0]!);
+  if (chapter === undefined) throw new CourseError("USAGE", `章节号应为一到两位数字，实际为 ${JSON.stringify(positionals[0])}`);
+  return { help: false, chapter, json };
+}
+
+/** One record line: `name: detail`, failures marked. */
+export function formatCheck(check: CheckResult, paint: Paint): string {
+  return check.ok ? `${check.name}: ${check.detail}` : paint.red(`${check.name}: FAIL — ${check.detail}`);
+}
+
+/** The `--json` document. */
+export function reportJson(report: VerifyReport): { chapter: string; checks: CheckResult[]; ok: boolean; seconds: number } {
+  return { chapter: report.chapter, checks: report.checks, ok: report.ok, seconds: report.seconds };
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.help || args.chapter === undefined) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const repo = await requireRepoRoot(courseRoot);
+  await loadManifest(repo, args.chapter); // an unknown chapter is one line, not nine failed checks
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once("SIGINT", interrupt);
+  process.once("SIGTERM", interrupt);
+  const paint = paintFor(process.stdout);
+  const progress = paintFor(process.stderr);
+  try {
+    const report = await runVerify({
+      repo,
+      id: args.chapter,
+      signal: controller.signal,
+      onStep: (index, total, title) => process.stderr.write(`${progress.dim(`[${index}/${total}] ${title} …`)}\n`),
+      onCheck: (check) => {
+        if (!args.json) process.stdout.write(`${formatCheck(check, paint)}\n`);
+      },
+    });
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify(reportJson(report), null, 2)}\n`);
+    } else {
+      const failed = report.checks.filter((c) => !c.ok).length;
+      const summary = failed === 0 ? `verify ${report.chapter}: all ${report.checks.length} checks pass` : `verify ${report.chapter}: ${failed} of ${report.checks.length} checks FAIL`;
+      process.stdout.write(`${failed === 0 ? paint.green(summary) : paint.red(summary)}\n`);
+    }
+    process.stderr.write(`用时 ${report.seconds.toFixed(1)} 秒\n`);
+    return report.ok ? 0 : 1;
+  } finally {
+    process.off("SIGINT", interrupt);
+    process.off("SIGTERM", interrupt);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  process.once("exit", () => {
+    removeVerifyScratchSync();
+    removeActiveScratchSync();
+    removeActiveTempDirsSync();
+  });
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${formatError(error)}\n`);
+      process.exitCode = exitCodeFor(error);
+    },
+  );
+}
