@@ -1,0 +1,333 @@
+/**
+ * Chapter 12 · resources and extensions — the practice starter.
+ *
+ * The public types and the six exported functions are fixed (the tests and Chapter 13
+ * use them); every body is a construction site named after its lab. Build them in
+ * order: Lab 12.1 catalog → 12.2 activation → 12.3 templates and context → 12.4 trust
+ * and staging → 12.5 hooks. Add private helpers as you need them; keep the exports.
+ *
+ * Run one lab:  npm run build -w @pi/course, then
+ *   node --test --test-name-pattern="Lab 12.1" packages/pi-course/dist/test/12-resources-extensions.test.js
+ */
+// The imports below are the tools the reference uses; unused ones are fine while you build.
+import { open, readdir, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parse as parseYaml } from "yaml";
+import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
+import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
+
+// ---------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------
+
+/** Where a resource came from; both paths are canonical (realpath). */
+export interface ResourceBase {
+  name: string;
+  source: string;
+  root: string;
+}
+
+export interface InstructionResource extends ResourceBase {
+  kind: "instructions";
+  body: string;
+}
+
+/** A discovered skill: metadata only. Its body is read by `activateSkill`. */
+export interface SkillResource extends ResourceBase {
+  kind: "skill";
+  description: string;
+}
+
+export interface TemplateResource extends ResourceBase {
+  kind: "template";
+  description: string;
+  body: string;
+}
+
+export type CatalogResource = InstructionResource | SkillResource | TemplateResource;
+
+/** The winners of discovery, sorted, plus three views of them by kind. */
+export interface ResourceCatalog {
+  resources: CatalogResource[];
+  instructions: InstructionResource[];
+  skills: SkillResource[];
+  templates: TemplateResource[];
+}
+
+export interface ActivatedSkillFile {
+  /** The path exactly as the caller asked for it, relative to the skill root. */
+  request: string;
+  /** The canonical path that was read. */
+  source: string;
+  /** The file's text, untrimmed. */
+  content: string;
+}
+
+export interface ActivatedSkill extends SkillResource {
+  body: string;
+  resources: ActivatedSkillFile[];
+}
+
+export interface ExtensionSource {
+  id: string;
+  path: string;
+}
+
+export type BeforeToolDecision = { decision: "allow" } | { decision: "deny"; reason: string };
+export type BeforeToolCallHook = (
+  call: Readonly<ToolCall>,
+) => void | BeforeToolDecision | Promise<void | BeforeToolDecision>;
+export type AfterToolResultHook = (result: Readonly<ToolResultMessage>) => void | Promise<void>;
+
+/** All an extension's factory can touch: it registers, it never commits. */
+export interface ExtensionContext {
+  registerTool(tool: Tool): void;
+  on(hook: "beforeToolCall", listener: BeforeToolCallHook): void;
+  on(hook: "afterToolResult", listener: AfterToolResultHook): void;
+}
+
+export interface ExtensionModule {
+  default(context: ExtensionContext): void | Promise<void>;
+}
+
+/** One hook failure (a throw or a timeout); a deny is a decision, not a diagnostic. */
+export interface ExtensionDiagnostic {
+  extensionId: string;
+  hook: "beforeToolCall" | "afterToolResult";
+  kind: "error" | "timeout";
+  message: string;
+}
+
+export interface ExtensionHostOptions {
+  hookTimeoutMs: number;
+  onDiagnostic?(diagnostic: ExtensionDiagnostic): void;
+}
+
+/** The public face of a host: nothing but the executor wrapper. */
+export interface ExtensionHost {
+  wrapExecutor(coreExecutor: ToolExecutor): ToolExecutor;
+}
+
+export interface LoadExtensionOptions {
+  host: ExtensionHost;
+  isTrusted(source: Readonly<ExtensionSource>): boolean | Promise<boolean>;
+  importModule?(source: Readonly<ExtensionSource>): Promise<unknown>;
+}
+
+export type LoadExtensionResult = { id: string; status: "active" } | { id: string; status: "skipped_untrusted" };
+
+/** Error codes thrown on purpose by this module. */
+export type ResourceErrorCode =
+  | "RESOURCE_ROOT_MISSING" | "RESOURCE_DUPLICATE" | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
+  | "SKILL_NOT_FOUND" | "SKILL_CHANGED" | "SKILL_PATH_INVALID" | "SKILL_PATH_ESCAPE" | "SKILL_RESOURCE_MISSING" // 12.2
+  | "TEMPLATE_ARGUMENT_MISSING" | "ACTIVATION_DUPLICATE" | "ACTIVATION_FOREIGN" // 12.3
+  | "EXTENSION_INVALID" | "EXTENSION_DUPLICATE" | "EXTENSION_FACTORY_FAILED" | "TOOL_CONFLICT" // 12.4
+  | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: late registration; a bad host or hook timeout
+
+/** An error with a stable `code`; messages may change, codes do not. */
+export class ResourceError extends Error {
+  readonly code: ResourceErrorCode;
+  constructor(code: ResourceErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ResourceError";
+    this.code = code;
+  }
+}
+
+/** The scaffold's "not built yet" error: its message names the lab that builds the code. */
+function labError(lab: string): Error {
+  return new Error(`${lab} 尚未实现`);
+}
+
+// ---------------------------------------------------------------------------
+// Lab 12.1 · roots 顺序决定 catalog winner
+// ---------------------------------------------------------------------------
+
+// 🔨 Lab 12.1：先写 helper——canonical root（缺失或不是目录 → RESOURCE_ROOT_MISSING）、
+//    frontmatter 扫描（允许 BOM 与 CRLF）、只读 SKILL.md 前缀的分块读取、单个 root 的扫描。
+
+/**
+ * Builds the catalog of `roots`. Guarantees: roots are canonicalised and scanned in the
+ * given order, and the first root to supply a `kind:name` wins (a repeat inside one root
+ * is `RESOURCE_DUPLICATE`); output is sorted by kind, then name by code unit, never by
+ * path; no skill body is ever held (SKILL.md is read only up to its frontmatter); the
+ * four arrays are independent deep copies. Only a missing AGENTS.md, `skills/` or
+ * `templates/` means "none"; every other I/O error propagates.
+ */
+export async function discoverResources(roots: readonly string[]): Promise<ResourceCatalog> {
+  // 🔨 Lab 12.1：按 roots 顺序扫描，每个 root 先 realpath；第一次出现的 kind:name 胜出
+  // 🔨 Lab 12.1：同一 root 内重复的 kind:name → RESOURCE_DUPLICATE；只有 ENOENT 表示"没有这类资源"
+  // 🔨 Lab 12.1：SKILL.md 只读到 frontmatter 结束（YAML 块上限 64 KiB），catalog 里没有 Skill 正文
+  // 🔨 Lab 12.1：winner 先按 kind、再按 name 的 code unit 排序；四个数组各是一份深副本
+  throw labError("Lab 12.1 resource catalog");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 12.2 · activation 才把 Skill 正文交给本轮
+// ---------------------------------------------------------------------------
+
+// 🔨 Lab 12.2：先写 containment helper——用 path.relative 判断，不要比较字符串前缀。
+
+/**
+ * Activates the catalog's skill `name` for this turn. Guarantees: SKILL.md is re-read
+ * through realpath from inside the canonical skill root and must still declare the same
+ * name (`SKILL_CHANGED`); each requested file is read only if it lies inside the root
+ * both lexically and after following symlinks; duplicate requests collapse to the first.
+ * The result keeps the catalog's metadata and is a fresh copy: changing it never
+ * changes the catalog.
+ */
+export async function activateSkill(
+  catalog: ResourceCatalog,
+  name: string,
+  options: { resources?: readonly string[] } = {},
+): Promise<ActivatedSkill> {
+  // 🔨 Lab 12.2：按 name 在 catalog 中查找（找不到 → SKILL_NOT_FOUND）
+  // 🔨 Lab 12.2：经 realpath 重新读取 SKILL.md：必须仍在 canonical root 内，name 必须不变（SKILL_CHANGED）
+  // 🔨 Lab 12.2：每个 request：拒绝空串/绝对路径/NUL → resolve → lexical containment → realpath → canonical containment → 读取
+  // 🔨 Lab 12.2：相同 request 只保留第一次；返回保留 catalog metadata 的全新副本
+  throw labError("Lab 12.2 skill activation");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 12.3 · 模板与 Skill 从两个入口汇入一次模型请求
+// ---------------------------------------------------------------------------
+
+/**
+ * Renders `template` with `args` into a canonical `UserMessage` stamped `Date.now()`.
+ * Only `{{identifier}}` is a placeholder; every occurrence is replaced in one pass, so
+ * an argument's own `{{x}}`, `$&` or `$1` stays literal. A placeholder without an
+ * argument throws `TEMPLATE_ARGUMENT_MISSING` naming it; extra arguments are ignored.
+ */
+export function renderTemplate(template: TemplateResource, args: Readonly<Record<string, string>>): UserMessage {
+  // 🔨 Lab 12.3：只匹配 {{identifier}}，用一次带回调的 replace 完成替换；缺参数 → TEMPLATE_ARGUMENT_MISSING
+  throw labError("Lab 12.3 template and context");
+}
+
+/**
+ * The system prompt text of a catalog and this turn's activated skills. Layout, with
+ * sections joined by a blank line and empty sections left out:
+ *
+ * ```text
+ * # Instructions            then each instruction body
+ * # Skills                  then "- name: description", one line per catalog skill
+ * # Active skill: <name>    then its body, then per file "## <request>" and its content
+ * ```
+ *
+ * Active skills come sorted by name (code unit). No inactive skill body can appear: only
+ * `ActivatedSkill` objects carry one. Throws `ACTIVATION_DUPLICATE` / `ACTIVATION_FOREIGN`.
+ * It does not count tokens; the caller hands the string to `buildContext` as `systemPrompt`.
+ */
+export function formatResourceContext(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): string {
+  // 🔨 Lab 12.3：先校验 activated（重复 → ACTIVATION_DUPLICATE，不属于本 catalog → ACTIVATION_FOREIGN）
+  // 🔨 Lab 12.3：instructions → 全部 Skill 的 name/description → 按 name 排序的 active body 与附加文件，用空行连接
+  throw labError("Lab 12.3 template and context");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 12.4 · Extension 先获准，再一次性注册
+// ---------------------------------------------------------------------------
+
+interface HookEntry<L> {
+  extensionId: string;
+  listener: L;
+}
+
+/** The committed hooks of one host, in registration order across extensions. */
+interface HookLists {
+  before: HookEntry<BeforeToolCallHook>[];
+  after: HookEntry<AfterToolResultHook>[];
+}
+
+/** The loader's private channel into a host: a context for the factory, then commit. */
+interface StagedRegistration {
+  context: ExtensionContext;
+  close(): void;
+  commit(): void;
+}
+
+class ExtensionHostImpl implements ExtensionHost {
+  readonly #registry: ToolRegistry;
+  readonly #options: ExtensionHostOptions;
+  readonly #active = new Set<string>();
+  readonly #hooks: HookLists = { before: [], after: [] };
+
+  constructor(registry: ToolRegistry, options: ExtensionHostOptions) {
+    this.#registry = registry;
+    this.#options = options;
+  }
+
+  isActive(extensionId: string): boolean {
+    // 🔨 Lab 12.4：这个 id 是否已经 commit 过
+    throw labError("Lab 12.4 trust and staging");
+  }
+
+  stage(extensionId: string): StagedRegistration {
+    // 🔨 Lab 12.4：context 的 registerTool/on 只写局部数组；factory 结束后 close，再调用会抛 EXTENSION_CONTEXT_CLOSED
+    // 🔨 Lab 12.4：commit 先检查 id 未激活、暂存工具不重名、Registry 中没有同名工具（TOOL_CONFLICT），全部通过后才一次写入
+    throw labError("Lab 12.4 trust and staging");
+  }
+
+  wrapExecutor(coreExecutor: ToolExecutor): ToolExecutor {
+    return hookedExecutor(this.#hooks, this.#options, coreExecutor);
+  }
+}
+
+/** Module-internal narrowing: only hosts made by `createExtensionHost` can stage. */
+function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
+  if (!(host instanceof ExtensionHostImpl)) {
+    throw new ResourceError("INVALID_ARGUMENT", "options.host was not created by createExtensionHost");
+  }
+  return host;
+}
+
+/**
+ * Creates a host that commits extensions' tools into `registry` and runs their hooks.
+ * Its only public method is `wrapExecutor`; staging is reachable from `loadExtension`
+ * alone. `hookTimeoutMs` must be a positive number of milliseconds that `setTimeout`
+ * can honour (at most 2^31 − 1), else `INVALID_ARGUMENT`.
+ */
+export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
+  // 🔨 Lab 12.4：校验 hookTimeoutMs（正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT）
+  return new ExtensionHostImpl(registry, options);
+}
+
+/**
+ * Loads one extension onto `options.host`. Order, observable from outside: refuse an id
+ * already active (`EXTENSION_DUPLICATE`) → `isTrusted(frozen copy)`, where only exactly
+ * `true` trusts → `importModule(frozen copy)` → the default export must be a function →
+ * the factory registers into a staging context → commit. Untrusted returns
+ * `skipped_untrusted` having imported nothing; a throwing policy rejects and imports
+ * nothing. Any failure leaves the registry and the hooks exactly as they were.
+ */
+export async function loadExtension(source: ExtensionSource, options: LoadExtensionOptions): Promise<LoadExtensionResult> {
+  // 🔨 Lab 12.4：hostImplementation(options.host)；已激活的 id → EXTENSION_DUPLICATE（在 trust 之前）
+  // 🔨 Lab 12.4：复制并冻结 source → isTrusted 只有恰好 true 才算信任；否则 skipped_untrusted，绝不 import
+  // 🔨 Lab 12.4：import（默认用 pathToFileURL 动态 import）→ default 必须是函数（EXTENSION_INVALID）
+  // 🔨 Lab 12.4：factory 跑在 staging context 上（抛错 → EXTENSION_FACTORY_FAILED，带 cause）→ commit
+  throw labError("Lab 12.4 trust and staging");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 12.5 · 一次工具调用怎样穿过 hooks
+// ---------------------------------------------------------------------------
+
+// 🔨 Lab 12.5：建议的 helper——等待一个 hook 至多 hookTimeoutMs（Promise.race，结束后 clearTimeout）、
+//    深冻结、与 call 配对的 blocked result、调用 onDiagnostic（它自己抛错也不能打断调用）。
+
+/**
+ * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: every before hook sees a
+ * deep-frozen copy of the call, in registration order, each bounded by `hookTimeoutMs`;
+ * the first deny, throw, timeout or malformed answer returns a paired blocked result and
+ * neither core nor any after hook runs (throw/timeout/malformed also emit one
+ * diagnostic). Otherwise core runs exactly once, every after hook observes a frozen copy
+ * (a throw or timeout is a diagnostic, then the next one runs), and the caller gets a
+ * deep copy of core's result: nobody can change core's object. A throwing core
+ * propagates with no after hook run. Calls share no state, so they run concurrently.
+ */
+function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: ToolExecutor): ToolExecutor {
+  // 🔨 Lab 12.4：先做到"没有已提交 hook 时调用 core 一次并透传结果"——Lab 12.4 第二项测试依赖它
+  // 🔨 Lab 12.5：复制 call → before 按注册顺序执行（deny/抛错/超时/格式错误 → 配对的 blocked result，不调用 core）
+  // 🔨 Lab 12.5：全部 allow → core 恰好一次 → after 逐个观察冻结副本（失败只写 diagnostic）→ 返回深副本
+  throw labError("Lab 12.5 hook execution");
+}
