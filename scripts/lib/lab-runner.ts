@@ -1,11 +1,10 @@
 /**
- * The two processes behind `lab`: the incremental TypeScript build of the course package
- * and one `node` test process per focused test file, which reports through
- * `lab-reporter.mjs` into a temporary JSON-lines file.
+ * Running a lab: build the course package (see `lab-build.ts`), then one `node` test
+ * process per focused test file, started during the build and reporting through
+ * `lab-reporter.mjs` into a temporary JSON-lines file, then lab results from those lines.
  *
  * No shell is involved anywhere (no globs, no quoting, the same on Windows): the compiler
- * is resolved from the course's own `node_modules` and started directly, and tests run
- * with `process.execPath`.
+ * is started directly and tests run with `process.execPath`.
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
