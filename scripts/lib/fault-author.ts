@@ -151,7 +151,7 @@ export async function prepareScratch(sourceRoot: string, manifest: ChapterManife
     if (!existsSync(from)) throw new CourseError("FAULT_SOURCE_MISSING", `${sourceRoot} 中缺少 ${rel}，无法建立故障实验的副本`);
     await cp(from, path.join(dir, ...rel.split("/")), { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
   }
-  await linkNodeModules(dir, nodeModules);
+  await linkNodeModules(dir, path.resolve(nodeModules)); // a relative link target would point into the scratch folder
   return dir;
 }
 
