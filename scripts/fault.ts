@@ -118,6 +118,8 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
   process.once("SIGTERM", interrupt);
   const paint = paintFor(process.stdout);
   const started = Date.now();
+  const done = new Map<string, FaultResult>();
+  let next = 0;
   try {
     if (!args.json) process.stderr.write(`在临时副本中运行 ${selected.length} 个故障（基线 → 注入 → 测试 → 撤销 → 测试）……\n`);
     const results = await runAuthorFaults({
@@ -127,7 +129,13 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
       nodeModules: path.join(courseRoot, "node_modules"),
       signal: controller.signal,
       onResult: (result) => {
-        if (!args.json) process.stdout.write(`${colorLine(formatFaultResult(result), result.status === "killed" && result.restored, paint)}\n`);
+        // Workers finish out of order; lines are printed in catalog order as soon as they can be.
+        done.set(result.id, result);
+        while (next < selected.length && done.has(selected[next]!.id)) {
+          const ready = done.get(selected[next]!.id)!;
+          next += 1;
+          if (!args.json) process.stdout.write(`${colorLine(formatFaultResult(ready), ready.status === "killed" && ready.restored, paint)}\n`);
+        }
       },
     });
     const ok = allKilledAndRestored(results);
