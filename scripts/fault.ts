@@ -185,6 +185,7 @@ export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFaul
         "可以手动做这个实验：",
         `  1. 在 ${fault.file} 中对应的位置（见上面的说明）${fault.learner.where === "before" ? "之前" : "之后"}加入这一行：`,
         `       ${fault.learner.insert}`,
+        "     如果那一处和条件写在同一行（例如 if (…) return …;），先改成带花括号的块，让这一行只在那个分支里运行。",
         `  2. 运行 ${labCmd}，看哪条测试失败（应是 ${fault.killedBy.map((n) => `“${n}”`).join("、")}）`,
         `  3. 删掉这一行，再运行 ${labCmd} 和 npm run lab -w @pi/course -- ${manifest.id}，确认恢复全绿`,
       );
