@@ -66,6 +66,8 @@ async function makeWorkspace(t: TestContext): Promise<Workspace> {
     "AGENTS.md": "PROJECT RULES\n",
     "skills/review/SKILL.md": skillMarkdown("review", "project review", "Read the diff first."),
     "skills/review/references/checklist.md": "tests\nsecurity\n",
+    // A sibling folder whose name starts with "review": no SKILL.md, so not a skill.
+    "skills/review-old/notes.md": "SIBLING FOLDER NOTES\n",
     "templates/review.md": "Review {{target}}; then test {{target}} for {{owner}}.\n",
     "outside.md": "PROJECT FILE OUTSIDE THE SKILL\n",
   });
@@ -257,6 +259,7 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
 
   await assert.rejects(attempt("../../outside.md"), { code: "SKILL_PATH_ESCAPE" });
   await assert.rejects(attempt("../../no-such-file.md"), { code: "SKILL_PATH_ESCAPE" }, "rejected before any lookup");
+  await assert.rejects(attempt("../review-old/notes.md"), { code: "SKILL_PATH_ESCAPE" }, "a sibling sharing the name prefix is outside");
   await assert.rejects(attempt(ws.outsideFile), { code: "SKILL_PATH_INVALID" });
 
   const link = nodePath.join(ws.projectRoot, "skills", "review", "references", "leak.md");
