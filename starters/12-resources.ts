@@ -316,11 +316,11 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
 //    深冻结、与 call 配对的 blocked result、调用 onDiagnostic（它自己抛错也不能打断调用）。
 
 /**
- * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: every before hook sees a
- * deep-frozen copy of the call, in registration order, each bounded by `hookTimeoutMs`;
+ * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: the before hooks run in
+ * registration order on one deep-frozen copy of the call, each bounded by `hookTimeoutMs`;
  * the first deny, throw, timeout or malformed answer returns a paired blocked result and
  * neither core nor any after hook runs (throw/timeout/malformed also emit one
- * diagnostic). Otherwise core runs exactly once, every after hook observes a frozen copy
+ * diagnostic). Otherwise core runs exactly once, every after hook observes one frozen copy
  * (a throw or timeout is a diagnostic, then the next one runs), and the caller gets a
  * deep copy of core's result: nobody can change core's object. A throwing core
  * propagates with no after hook run. Calls share no state, so they run concurrently.

@@ -790,9 +790,10 @@ function blockedResult(call: ToolCall, extensionId: string, kind: "deny" | "erro
   return { role: "toolResult", toolCallId: call.id, toolName: call.name, isError: true, content, details, timestamp: Date.now() };
 }
 
-async function runBefore(hooks: HookLists, options: ExtensionHostOptions, call: ToolCall) {
+/** `call` is the wrapper's own deep-frozen copy: every before hook may see the same one. */
+async function runBefore(hooks: HookLists, options: ExtensionHostOptions, call: Readonly<ToolCall>) {
   for (const { extensionId, listener } of [...hooks.before]) {
-    const outcome = await settleWithin(() => listener(deepFreeze(structuredClone(call))), options.hookTimeoutMs);
+    const outcome = await settleWithin(() => listener(call), options.hookTimeoutMs);
     const verdict = verdictOf(outcome, options.hookTimeoutMs);
     if (verdict === null) continue;
     if (verdict.kind !== "deny") {
@@ -804,8 +805,13 @@ async function runBefore(hooks: HookLists, options: ExtensionHostOptions, call: 
 }
 
 async function runAfter(hooks: HookLists, options: ExtensionHostOptions, fact: ToolResultMessage): Promise<void> {
-  for (const { extensionId, listener } of [...hooks.after]) {
-    const outcome = await settleWithin(() => listener(deepFreeze(structuredClone(fact))), options.hookTimeoutMs);
+  const listeners = [...hooks.after];
+  if (listeners.length === 0) return;
+  // One frozen snapshot serves every observer: none of them can change it, so sharing it
+  // isolates them as well as a copy each would, at the cost of one copy instead of many.
+  const observed = deepFreeze(structuredClone(fact));
+  for (const { extensionId, listener } of listeners) {
+    const outcome = await settleWithin(() => listener(observed), options.hookTimeoutMs);
     if (outcome.kind === "value") continue;
     const verdict = verdictOf(outcome, options.hookTimeoutMs);
     if (verdict !== null && verdict.kind !== "deny") {
@@ -815,18 +821,19 @@ async function runAfter(hooks: HookLists, options: ExtensionHostOptions, fact: T
 }
 
 /**
- * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: every before hook sees a
- * deep-frozen copy of the call, in registration order, each bounded by `hookTimeoutMs`;
+ * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: the before hooks run in
+ * registration order on one deep-frozen copy of the call, each bounded by `hookTimeoutMs`;
  * the first deny, throw, timeout or malformed answer returns a paired blocked result and
  * neither core nor any after hook runs (throw/timeout/malformed also emit one
- * diagnostic). Otherwise core runs exactly once, every after hook observes a frozen copy
+ * diagnostic). Otherwise core runs exactly once, every after hook observes one frozen copy
  * (a throw or timeout is a diagnostic, then the next one runs), and the caller gets a
  * deep copy of core's result: nobody can change core's object. A throwing core
  * propagates with no after hook run. Calls share no state, so they run concurrently.
  */
 function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: ToolExecutor): ToolExecutor {
   return async (sourceCall) => {
-    const call = structuredClone(sourceCall);
+    // Frozen once: the before hooks share it, and core gets a thawed copy of its own.
+    const call = deepFreeze(structuredClone(sourceCall));
     const blocked = await runBefore(hooks, options, call);
     if (blocked !== undefined) return blocked;
     // One private snapshot of core's fact: hooks get frozen copies of it, the caller gets it.
