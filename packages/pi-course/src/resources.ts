@@ -16,7 +16,7 @@
  * The module reads in lab order: types, then Lab 12.1 (catalog), 12.2 (activation),
  * 12.3 (templates and context), 12.4 (trust and staging), 12.5 (hooks).
  */
-import { constants as fsConstants } from "node:fs";
+import { constants as fsConstants, type Dirent } from "node:fs";
 import { open, readdir, realpath, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -156,7 +156,7 @@ function hasCode(error: unknown, ...codes: string[]): boolean {
 
 /** The largest YAML block (between the `---` lines) a resource may carry. */
 const FRONTMATTER_LIMIT = 64 * 1024;
-const READ_CHUNK = 16 * 1024;
+const READ_CHUNK = 4 * 1024;
 const KIND_ORDER = { instructions: 0, skill: 1, template: 2 } as const;
 // O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer.
 const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0);
@@ -280,9 +280,10 @@ async function readSkillHead(file: string): Promise<{ name: string; description:
 }
 
 /** Lists a directory; a missing one means "none of this kind", anything else is thrown. */
-async function listOptional(dir: string): Promise<string[]> {
+async function listOptional(dir: string): Promise<Dirent[]> {
   try {
-    return (await readdir(dir)).filter((name) => !name.startsWith(".")).sort();
+    const entries = await readdir(dir, { withFileTypes: true });
+    return entries.filter((entry) => !entry.name.startsWith(".")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch (caught) {
     if (hasCode(caught, "ENOENT")) return [];
     throw caught;
@@ -325,26 +326,79 @@ async function discoverInstructions(root: string): Promise<InstructionResource[]
   return [{ kind: "instructions", name: "AGENTS", source, root, body }];
 }
 
-async function discoverSkills(root: string): Promise<SkillResource[]> {
-  const skills: SkillResource[] = [];
-  const skillsFolder = path.join(root, "skills");
-  for (const entry of await listOptional(skillsFolder)) {
-    const info = await statOptional(path.join(skillsFolder, entry));
-    if (info === undefined || !info.isDirectory()) continue;
-    const skillRoot = await realpath(path.join(skillsFolder, entry));
-    const manifest = path.join(skillRoot, "SKILL.md");
-    if ((await statOptional(manifest)) === undefined) continue;
-    const source = await realpath(manifest);
-    const { name, description } = await readSkillHead(source);
-    skills.push({ kind: "skill", name, description, source, root: skillRoot });
+/** How many skills discovery reads at once; see `discoverSkills`. */
+const SKILLS_IN_FLIGHT = 16;
+
+/**
+ * Runs `work` on every item, at most `limit` at a time, and returns the results in input
+ * order. When items fail it lets the rest settle, then throws the earliest item's error,
+ * so neither the result nor the error depends on which read finished first.
+ */
+async function mapInOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const outcomes: PromiseSettledResult<R>[] = [];
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) {
+      try {
+        outcomes[index] = { status: "fulfilled", value: await work(items[index]!) };
+      } catch (reason) {
+        outcomes[index] = { status: "rejected", reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return outcomes.map((outcome) => {
+    if (outcome.status === "rejected") throw outcome.reason;
+    return outcome.value;
+  });
+}
+
+/** `realpath`, with a path that does not exist (or dangles) reported as `undefined`. */
+async function realpathOptional(file: string): Promise<string | undefined> {
+  try {
+    return await realpath(file);
+  } catch (caught) {
+    if (hasCode(caught, "ENOENT")) return undefined;
+    throw caught;
   }
-  return skills;
+}
+
+/**
+ * One entry of the canonical `skills` folder: its skill, or `undefined` when it is not a
+ * folder or holds no SKILL.md. A plain folder's canonical path is just its name joined to
+ * the canonical parent; only a symlinked one needs its own `stat` and `realpath`.
+ */
+async function discoverSkill(skillsFolder: string, entry: Dirent): Promise<SkillResource | undefined> {
+  let skillRoot = path.join(skillsFolder, entry.name);
+  if (entry.isSymbolicLink()) {
+    if (!(await statOptional(skillRoot))?.isDirectory()) return undefined;
+    skillRoot = await realpath(skillRoot);
+  } else if (!entry.isDirectory()) {
+    return undefined;
+  }
+  const source = await realpathOptional(path.join(skillRoot, "SKILL.md"));
+  if (source === undefined) return undefined;
+  const { name, description } = await readSkillHead(source);
+  return { kind: "skill", name, description, source, root: skillRoot };
+}
+
+/**
+ * Each skill costs a handful of filesystem round trips, and on a large tree waiting for
+ * them one by one dominates; a bounded number of skills in flight overlaps that waiting
+ * (see bench/discovery.ts) while `mapInOrder` keeps the output order fixed.
+ */
+async function discoverSkills(root: string): Promise<SkillResource[]> {
+  const skillsFolder = await realpathOptional(path.join(root, "skills"));
+  if (skillsFolder === undefined) return [];
+  const entries = await listOptional(skillsFolder);
+  const skills = await mapInOrder(entries, SKILLS_IN_FLIGHT, (entry) => discoverSkill(skillsFolder, entry));
+  return skills.filter((skill) => skill !== undefined);
 }
 
 async function discoverTemplates(root: string): Promise<TemplateResource[]> {
   const templates: TemplateResource[] = [];
   const templatesDir = path.join(root, "templates");
-  for (const entry of await listOptional(templatesDir)) {
+  for (const { name: entry } of await listOptional(templatesDir)) {
     if (!entry.endsWith(".md")) continue;
     const info = await statOptional(path.join(templatesDir, entry));
     if (info === undefined || !info.isFile()) continue;
