@@ -350,6 +350,31 @@ test("discovery: names sort by code unit, not locale, whatever the directory nam
   assert.deepEqual(catalog.skills.map((s) => s.name), ["B", "Z", "_", "a", "b", "é"]);
 });
 
+test("discovery: many skills read at once still give every skill, and a fixed error", async (t) => {
+  const base = await tempDir(t);
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 60; i++) files[`skills/s${String(i).padStart(2, "0")}/SKILL.md`] = skill(`n${59 - i}`, `d${i}`);
+  await put(base, files);
+  const catalog = await discoverResources([base]);
+  assert.equal(catalog.skills.length, 60);
+  assert.deepEqual(
+    catalog.skills.map((s) => s.name),
+    Array.from({ length: 60 }, (_, i) => `n${59 - i}`).sort(),
+  );
+
+  // Two broken skills with different failures: the first in folder order decides the error,
+  // however the reads interleave.
+  await put(base, { "skills/a-first/SKILL.md": "no frontmatter here\n" });
+  await mkdir(path.join(base, "skills", "z-last", "SKILL.md"), { recursive: true });
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await assert.rejects(discoverResources([base]), { code: "RESOURCE_INVALID" });
+  }
+  await rename(path.join(base, "skills", "a-first"), path.join(base, "skills", "zz-now-last"));
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await assert.rejects(discoverResources([base]), { code: "EISDIR" });
+  }
+});
+
 test("discovery: the four arrays are independent deep copies", async (t) => {
   const { root } = await project(t);
   const catalog = await discoverResources([root]);
