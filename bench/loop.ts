@@ -77,7 +77,7 @@ try {
   if (!values["skip-ts5"]) {
     const cache = path.join(os.tmpdir(), "pi-bench-typescript-5");
     const ts5 = path.join(cache, "node_modules/typescript/bin/tsc");
-    if (!existsSync(ts5)) run(cache.replace(/[^/\\]+$/, ""), npm, ["install", "--prefix", cache, "--no-save", "--no-audit", "--no-fund", "typescript@5"]);
+    if (!existsSync(ts5)) run(os.tmpdir(), npm, ["install", "--prefix", cache, "--no-save", "--no-audit", "--no-fund", "typescript@5"]);
     compilers.push(["TypeScript 5.x", ts5]);
   }
   console.log("\ncompiler                      version    cold        after a one-line edit");
