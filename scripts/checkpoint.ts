@@ -6,12 +6,10 @@
  * the focused test, the teaching file(s), the layer's `git diff --stat` and the next
  * commands. Never touches the working tree, the index or HEAD.
  */
-import { pathToFileURL } from "node:url";
-import { parseArgs as parseNodeArgs } from "node:util";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
 import { git, gitOk, requireRepoRoot } from "./lib/git.js";
 import { COURSE_BRANCH, resolveCheckpoint, type Checkpoint } from "./lib/history.js";
-import { normalizeChapterId } from "./lib/manifest.js";
 import { courseRoot } from "./lib/paths.js";
 import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice.js";
 
@@ -37,28 +35,15 @@ export interface CheckpointArgs {
 
 /** Parses the command line; throws `USAGE` with a one-line reason. */
 export function parseArgs(argv: readonly string[]): CheckpointArgs {
-  let parsed;
-  try {
-    parsed = parseNodeArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        json: { type: "boolean" },
-        source: { type: "string" },
-        rebuild: { type: "boolean" },
-      },
-    });
-  } catch (error) {
-    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(argv, {
+    help: { type: "boolean", short: "h" },
+    json: { type: "boolean" },
+    source: { type: "string" },
+    rebuild: { type: "boolean" },
+  });
   if (values.help) return { help: true, json: false, source: "HEAD", rebuild: false };
   if (positionals.length !== 1) throw new CourseError("USAGE", "需要恰好一个章节号，例如 npm run checkpoint -w @pi/course -- 12");
-  const chapter = normalizeChapterId(positionals[0]!);
-  if (!chapter) throw new CourseError("USAGE", `章节号应为一到两位数字，而不是 ${JSON.stringify(positionals[0])}`);
-  return { help: false, chapter, json: values.json === true, source: values.source ?? "HEAD", rebuild: values.rebuild === true };
+  return { help: false, chapter: chapterArgument(positionals[0]!), json: values.json === true, source: values.source ?? "HEAD", rebuild: values.rebuild === true };
 }
 
 /** The JSON form of a checkpoint (`--json`). */
@@ -162,14 +147,4 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(formatError(error) + "\n");
-      process.exitCode = 1;
-    },
-  );
-}
+runMain(import.meta.url, main);

@@ -12,13 +12,12 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { parseArgs as parseNodeArgs } from "node:util";
-import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
+import { CourseError } from "./lib/errors.js";
 import { allKilledAndRestored, formatFaultResult, removeActiveScratchSync, runAuthorFaults, type FaultResult } from "./lib/fault-author.js";
 import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, type BackupState, type LearnerRunResult } from "./lib/fault-learner.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/faults.js";
-import { loadManifest, normalizeChapterId, type ChapterManifest } from "./lib/manifest.js";
+import { loadManifest, type ChapterManifest } from "./lib/manifest.js";
 import { PRACTICE_MARKER, courseRoot } from "./lib/paths.js";
 import { paintFor, type Paint } from "./lib/term.js";
 
@@ -48,30 +47,18 @@ export interface FaultArgs {
 
 /** Parses the command line; throws `USAGE` with a one-line reason. */
 export function parseArgs(argv: readonly string[]): FaultArgs {
-  let parsed;
-  try {
-    parsed = parseNodeArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        all: { type: "boolean" },
-        list: { type: "boolean" },
-        json: { type: "boolean" },
-      },
-    });
-  } catch (error) {
-    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(argv, {
+    help: { type: "boolean", short: "h" },
+    all: { type: "boolean" },
+    list: { type: "boolean" },
+    json: { type: "boolean" },
+  });
   const base = { all: values.all === true, list: values.list === true, json: values.json === true };
   if (values.help) return { help: true, ...base };
   if (positionals.length < 1 || positionals.length > 2) {
     throw new CourseError("USAGE", "需要一个章节号和可选的故障编号，例如 npm run fault -w @pi/course -- 12 --all");
   }
-  const chapter = normalizeChapterId(positionals[0]!);
-  if (chapter === undefined) throw new CourseError("USAGE", `章节号应为一到两位数字，实际为 ${JSON.stringify(positionals[0])}`);
+  const chapter = chapterArgument(positionals[0]!);
   const id = positionals[1];
   if (id !== undefined && base.all) throw new CourseError("USAGE", "故障编号与 --all 只能二选一");
   return { help: false, chapter, ...(id !== undefined ? { id } : {}), ...base };
@@ -270,15 +257,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return learner ? learnerMode(manifest, args) : authorMode(manifest, args);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  process.once("exit", removeActiveScratchSync);
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`${formatError(error)}\n`);
-      process.exitCode = exitCodeFor(error);
-    },
-  );
-}
+runMain(import.meta.url, main, { onExit: removeActiveScratchSync });

@@ -11,7 +11,7 @@
  * arguments and start the compiler; the rest of the tooling (and the YAML parser) loads
  * while the compiler runs.
  */
-import { exitCodeFor, formatError, isCourseError } from "./lib/errors.js";
+import { exitCodeUnknownChapterIsUsage, runMain } from "./lib/cli.js";
 import { LAB_USAGE, parseLabArgs } from "./lib/lab-args.js";
 import { startCourseBuild } from "./lib/lab-build.js";
 import { courseRoot } from "./lib/paths.js";
@@ -40,13 +40,5 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`${formatError(error)}\n`);
-    // An unknown chapter is a mistake on the command line, like an unknown lab.
-    process.exitCode = isCourseError(error, "CHAPTER_UNKNOWN") ? 2 : exitCodeFor(error);
-  },
-);
+// An unknown chapter is a mistake on the command line, like an unknown lab.
+runMain(import.meta.url, main, { exitCode: exitCodeUnknownChapterIsUsage });

@@ -4,11 +4,9 @@
  * Ctrl-C (SIGINT) or SIGTERM removes the half-built folder and exits with 130.
  */
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { parseArgs as parseNodeArgs } from "node:util";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
 import { requireRepoRoot } from "./lib/git.js";
-import { normalizeChapterId } from "./lib/manifest.js";
 import { courseRoot, userCwd } from "./lib/paths.js";
 import { createPractice, removeActiveTempDirsSync, type CreatePracticeOptions, type PracticeResult } from "./lib/practice.js";
 
@@ -36,30 +34,18 @@ export interface PracticeArgs {
 
 /** Parses the command line; throws `USAGE` with a one-line reason. */
 export function parseArgs(argv: readonly string[]): PracticeArgs {
-  let parsed;
-  try {
-    parsed = parseNodeArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        "link-modules": { type: "boolean" },
-        json: { type: "boolean" },
-        source: { type: "string" },
-      },
-    });
-  } catch (error) {
-    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(argv, {
+    help: { type: "boolean", short: "h" },
+    "link-modules": { type: "boolean" },
+    json: { type: "boolean" },
+    source: { type: "string" },
+  });
   const base = { linkModules: values["link-modules"] === true, json: values.json === true, source: values.source ?? "HEAD" };
   if (values.help) return { help: true, ...base };
   if (positionals.length < 1 || positionals.length > 2) {
     throw new CourseError("USAGE", "需要一个章节号和可选的目录，例如 npm run practice -w @pi/course -- 12 ../my-12");
   }
-  const chapter = normalizeChapterId(positionals[0]!);
-  if (!chapter) throw new CourseError("USAGE", `章节号应为一到两位数字，而不是 ${JSON.stringify(positionals[0])}`);
+  const chapter = chapterArgument(positionals[0]!);
   if (positionals[1] === "") throw new CourseError("USAGE", "目录不能为空字符串");
   return { help: false, chapter, ...(positionals[1] !== undefined ? { dest: positionals[1] } : {}), ...base };
 }
@@ -137,14 +123,4 @@ export async function main(
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(formatError(error) + "\n");
-      process.exitCode = 1;
-    },
-  );
-}
+runMain(import.meta.url, main);

@@ -7,12 +7,11 @@
  * interrupted (the scratch folder is removed either way; the repository is only read,
  * apart from the generated teaching branch that `checkpoint` also maintains).
  */
-import { pathToFileURL } from "node:url";
-import { parseArgs as parseNodeArgs } from "node:util";
-import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
+import { CourseError } from "./lib/errors.js";
 import { removeActiveScratchSync } from "./lib/fault-author.js";
 import { requireRepoRoot } from "./lib/git.js";
-import { loadManifest, normalizeChapterId } from "./lib/manifest.js";
+import { loadManifest } from "./lib/manifest.js";
 import { courseRoot } from "./lib/paths.js";
 import { removeActiveTempDirsSync } from "./lib/practice.js";
 import { paintFor, type Paint } from "./lib/term.js";
@@ -37,24 +36,11 @@ export interface VerifyArgs {
 
 /** Parses the command line; throws `USAGE` with a one-line reason. */
 export function parseArgs(argv: readonly string[]): VerifyArgs {
-  let parsed;
-  try {
-    parsed = parseNodeArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { help: { type: "boolean", short: "h" }, json: { type: "boolean" } },
-    });
-  } catch (error) {
-    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(argv, { help: { type: "boolean", short: "h" }, json: { type: "boolean" } });
   const json = values.json === true;
   if (values.help) return { help: true, json };
   if (positionals.length !== 1) throw new CourseError("USAGE", "需要一个章节号，例如 npm run verify -w @pi/course -- 12");
-  const chapter = normalizeChapterId(positionals[0]!);
-  if (chapter === undefined) throw new CourseError("USAGE", `章节号应为一到两位数字，实际为 ${JSON.stringify(positionals[0])}`);
-  return { help: false, chapter, json };
+  return { help: false, chapter: chapterArgument(positionals[0]!), json };
 }
 
 /** One record line: `name: detail`, failures marked. */
@@ -106,19 +92,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  process.once("exit", () => {
+runMain(import.meta.url, main, {
+  onExit: () => {
     removeVerifyScratchSync();
     removeActiveScratchSync();
     removeActiveTempDirsSync();
-  });
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`${formatError(error)}\n`);
-      process.exitCode = exitCodeFor(error);
-    },
-  );
-}
+  },
+});

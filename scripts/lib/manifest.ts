@@ -43,7 +43,12 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
+import { normalizeChapterId } from "./cli.js";
 import { CourseError } from "./errors.js";
+
+// Chapter ids typed by users are normalised where the command line is read; re-exported here
+// because a manifest's id is the normalised form.
+export { normalizeChapterId };
 
 /** The current manifest format version. */
 export const MANIFEST_FORMAT = 1;
@@ -116,14 +121,6 @@ const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "hints"]);
 /** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
 export function manifestPathFor(id: string): string {
   return `${MANIFEST_DIR}/${id}.yaml`;
-}
-
-/**
- * Normalises a chapter id typed by a user: `"12"` stays `"12"`, `"3"` becomes `"03"`.
- * Returns `undefined` for anything that is not a one- or two-digit number.
- */
-export function normalizeChapterId(input: string): string | undefined {
-  return /^\d{1,2}$/.test(input) ? input.padStart(2, "0") : undefined;
 }
 
 /** Sorts chapter manifests (or anything with an `id`) into course order: numeric id order. */

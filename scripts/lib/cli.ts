@@ -1,0 +1,90 @@
+/**
+ * The command-line plumbing every course command shares: parsing options into values and
+ * positionals (any mistake is a one-line `USAGE` error), reading a chapter number, and
+ * running `main` when the file is the program node was started with.
+ *
+ * Only node built-ins and `errors.ts` are imported, so `lab` can load this module before it
+ * starts the compiler without slowing its start-up.
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { CourseError, exitCodeFor, formatError } from "./errors.js";
+
+type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+
+/**
+ * Parses `argv` strictly against `options` (positionals allowed). Guarantees that any
+ * mistake node's parser finds (unknown option, missing value, …) becomes a `CourseError`
+ * `USAGE` whose message is one line pointing at `--help`.
+ */
+export function parseCommandLine<const O extends OptionsConfig>(argv: readonly string[], options: O) {
+  try {
+    return parseArgs({ args: [...argv], allowPositionals: true as const, strict: true as const, options });
+  } catch (error) {
+    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
+  }
+}
+
+/**
+ * Normalises a chapter id typed by a user: `"12"` stays `"12"`, `"3"` becomes `"03"`.
+ * Returns `undefined` for anything that is not a one- or two-digit number.
+ */
+export function normalizeChapterId(input: string): string | undefined {
+  return /^\d{1,2}$/.test(input) ? input.padStart(2, "0") : undefined;
+}
+
+/**
+ * The chapter id typed on the command line, normalised (see `normalizeChapterId`). Throws
+ * `USAGE` for anything but a one- or two-digit number. (Whether the chapter exists is for
+ * `loadManifest` to say.)
+ */
+export function chapterArgument(raw: string): string {
+  const chapter = normalizeChapterId(raw);
+  if (chapter === undefined) throw new CourseError("USAGE", `章节号应为一到两位数字，而不是 ${JSON.stringify(raw)}`);
+  return chapter;
+}
+
+/** True when the module at `importMetaUrl` is the script node was started with (symlinks resolved). */
+export function isEntryPoint(importMetaUrl: string): boolean {
+  const script = process.argv[1];
+  if (script === undefined || script === "") return false;
+  if (importMetaUrl === pathToFileURL(script).href) return true;
+  try {
+    return realpathSync(fileURLToPath(importMetaUrl)) === realpathSync(script);
+  } catch {
+    return false;
+  }
+}
+
+export interface RunMainOptions {
+  /** The exit status for an error `main` threw; default `exitCodeFor` (2 usage, 130 interrupted, else 1). */
+  exitCode?(error: unknown): number;
+  /** Last-resort cleanup run when the process exits, however it exits (synchronous). */
+  onExit?(): void;
+}
+
+/**
+ * When the module at `importMetaUrl` is the program being run, calls `main` with the
+ * command-line arguments and sets `process.exitCode` from its result; an error it throws
+ * is printed as one line on stderr. Never calls `process.exit`. Does nothing when the
+ * module is merely imported (by tests).
+ */
+export function runMain(importMetaUrl: string, main: (argv: readonly string[]) => Promise<number>, options: RunMainOptions = {}): void {
+  if (!isEntryPoint(importMetaUrl)) return;
+  if (options.onExit) process.once("exit", options.onExit);
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${formatError(error)}\n`);
+      process.exitCode = (options.exitCode ?? exitCodeFor)(error);
+    },
+  );
+}
+
+/** `exitCodeFor`, except that an unknown chapter counts as a usage error (2), like an unknown lab. */
+export function exitCodeUnknownChapterIsUsage(error: unknown): number {
+  return error instanceof CourseError && error.code === "CHAPTER_UNKNOWN" ? 2 : exitCodeFor(error);
+}
