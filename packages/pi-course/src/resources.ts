@@ -186,7 +186,12 @@ function scanFrontmatter(content: string, complete: boolean): Frontmatter {
       const body = newline === -1 ? "" : source.slice(newline + 1);
       return { state: "closed", yaml: source.slice(yamlStart, lineStart), body };
     }
-    if (newline === -1) return { state: "open", yamlBytes: Buffer.byteLength(source.slice(yamlStart, lineStart)) };
+    if (newline === -1) {
+      // The unfinished last line counts as YAML too (one endless line must not be read to
+      // the end), unless it may still turn out to be the closing `---`.
+      const yamlEnd = "---\r".startsWith(line) ? lineStart : source.length;
+      return { state: "open", yamlBytes: Buffer.byteLength(source.slice(yamlStart, yamlEnd)) };
+    }
     lineStart = newline + 1;
   }
 }

@@ -482,16 +482,20 @@ test("discovery: SKILL.md is read only up to its frontmatter (cost independent o
   if (before === undefined || after === undefined) return t.skip("no /proc/self/io to count bytes read");
   assert.ok(after - before < 1024 * 1024, `discovery read ${after - before} bytes of an 8 MiB SKILL.md`);
 
-  // An unterminated 8 MiB frontmatter is refused after reading about 64 KiB, not all of it.
-  const unterminated = path.join(base, "unterminated");
-  await put(unterminated, { "skills/s/SKILL.md": `---
-name: s
-description: d
-${"# padding line\n".repeat((8 * 1024 * 1024) / 15)}` });
-  const start = await bytesRead();
-  await assert.rejects(discoverResources([unterminated]), { code: "RESOURCE_INVALID" });
-  const end = await bytesRead();
-  assert.ok(end! - start! < 1024 * 1024, `discovery read ${end! - start!} bytes of an unterminated 8 MiB frontmatter`);
+  // An unterminated frontmatter of many MiB is refused after reading about 64 KiB, not all
+  // of it, whether it comes as many short lines or as one endless line.
+  const unterminated: [string, string][] = [
+    ["8 MiB of short lines", "# padding line\n".repeat((8 * 1024 * 1024) / 15)],
+    ["one 2 MiB line", `# ${"x".repeat(2 * 1024 * 1024)}`],
+  ];
+  for (const [label, padding] of unterminated) {
+    const root = path.join(base, label);
+    await put(root, { "skills/s/SKILL.md": `---\nname: s\ndescription: d\n${padding}` });
+    const start = await bytesRead();
+    await assert.rejects(discoverResources([root]), { code: "RESOURCE_INVALID" }, label);
+    const end = await bytesRead();
+    assert.ok(end! - start! < 1024 * 1024, `discovery read ${end! - start!} bytes of an unterminated frontmatter: ${label}`);
+  }
 });
 
 // ---------------------------------------------------------------------------
