@@ -336,6 +336,41 @@ test("discovery: template symlinks are followed; links to directories or nowhere
   );
 });
 
+test("discovery: a symlinked skill folder reports canonical paths; SKILL.md links are not checked until activation", async (t) => {
+  const base = await tempDir(t);
+  await put(base, {
+    "shared/linked/SKILL.md": skill("linked", "through a folder link", "LINKED BODY"),
+    "shared/pointed.md": skill("pointed", "SKILL.md links outside", "POINTED BODY"),
+    "root/skills/plain/.keep": "",
+    "root/skills/loose.md": "a file, not a folder",
+  });
+  const skills = path.join(base, "root", "skills");
+  if (!(await symlinkOrSkip(t, path.join(base, "shared", "linked"), path.join(skills, "via-link")))) return;
+  await symlink(path.join(base, "shared", "pointed.md"), path.join(skills, "plain", "SKILL.md"));
+  await symlink(path.join(skills, "loose.md"), path.join(skills, "file-link"));
+  await symlink(path.join(base, "nowhere"), path.join(skills, "dangling"));
+
+  const catalog = await discoverResources([path.join(base, "root")]);
+  assert.deepEqual(catalog.skills, [
+    {
+      kind: "skill",
+      name: "linked",
+      description: "through a folder link",
+      source: path.join(base, "shared", "linked", "SKILL.md"),
+      root: path.join(base, "shared", "linked"),
+    },
+    {
+      kind: "skill",
+      name: "pointed",
+      description: "SKILL.md links outside",
+      source: path.join(base, "shared", "pointed.md"),
+      root: path.join(skills, "plain"),
+    },
+  ]);
+  assert.equal((await activateSkill(catalog, "linked")).body, "LINKED BODY");
+  await assert.rejects(activateSkill(catalog, "pointed"), { code: "SKILL_PATH_ESCAPE" });
+});
+
 test("discovery: names sort by code unit, not locale, whatever the directory names", async (t) => {
   const base = await tempDir(t);
   await put(base, {
