@@ -150,6 +150,11 @@ function hasCode(error: unknown, ...codes: string[]): boolean {
   return error instanceof Error && codes.includes((error as NodeJS.ErrnoException).code ?? "");
 }
 
+/** Plain code-unit order (what `<` does on strings): unlike `localeCompare`, the same on every machine. */
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 // ---------------------------------------------------------------------------
 // Lab 12.1 · the catalog: roots in order, first kind:name wins
 // ---------------------------------------------------------------------------
@@ -288,7 +293,7 @@ async function readSkillHead(file: string): Promise<{ name: string; description:
 async function listOptional(dir: string): Promise<Dirent[]> {
   try {
     const entries = await readdir(dir, { withFileTypes: true });
-    return entries.filter((entry) => !entry.name.startsWith(".")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return entries.filter((entry) => !entry.name.startsWith(".")).sort((a, b) => compareCodeUnits(a.name, b.name));
   } catch (caught) {
     if (hasCode(caught, "ENOENT")) return [];
     throw caught;
@@ -423,7 +428,7 @@ async function discoverTemplates(root: string): Promise<TemplateResource[]> {
 function compareResources(a: CatalogResource, b: CatalogResource): number {
   const byKind = KIND_ORDER[a.kind] - KIND_ORDER[b.kind];
   if (byKind !== 0) return byKind;
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return compareCodeUnits(a.name, b.name);
 }
 
 /**
@@ -604,7 +609,7 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   if (catalog.skills.length > 0) {
     sections.push("# Skills", catalog.skills.map((skill) => `- ${skill.name}: ${skill.description}`).join("\n"));
   }
-  const active = [...activated].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const active = [...activated].sort((a, b) => compareCodeUnits(a.name, b.name));
   for (const skill of active) {
     sections.push(`# Active skill: ${skill.name}`);
     if (skill.body !== "") sections.push(skill.body);
