@@ -8,7 +8,7 @@
  */
 import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
-import { git, gitOk, requireRepoRoot } from "./lib/git.js";
+import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/git.js";
 import { COURSE_BRANCH, resolveCheckpoint, type Checkpoint } from "./lib/history.js";
 import { courseRoot } from "./lib/paths.js";
 import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice.js";
@@ -109,12 +109,6 @@ export function formatCheckpoint(cp: Checkpoint, info: { diffStat: string; dirty
   }
   for (const file of cp.teachingFiles) out.push(`       git diff ${chapter.parent} ${chapter.target} -- ${file}`);
   return out.join("\n") + "\n";
-}
-
-/** True when the working tree or index differ from HEAD (read without refreshing the index). */
-async function hasUncommittedChanges(repo: string): Promise<boolean> {
-  const { ok, stdout } = await gitOk(repo, ["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"], { env: { GIT_OPTIONAL_LOCKS: "0" } });
-  return ok && stdout.trim() !== "";
 }
 
 export interface Io {

@@ -123,6 +123,19 @@ export async function requireRepoRoot(dir: string): Promise<string> {
   return canonical;
 }
 
+/**
+ * True when tracked files of `repo`'s working tree or index differ from HEAD (untracked
+ * files do not count; false when git cannot tell). Asked with `--no-optional-locks`, so
+ * git does not refresh and rewrite the user's index (or take its lock) to answer.
+ */
+export async function hasUncommittedChanges(repo: string, options: GitOptions = {}): Promise<boolean> {
+  const { ok, stdout } = await gitOk(repo, ["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"], {
+    ...options,
+    env: { ...options.env, GIT_OPTIONAL_LOCKS: "0" },
+  });
+  return ok && stdout.trim() !== "";
+}
+
 /** True when `repo` is a shallow clone (its history is cut off). */
 export async function isShallow(repo: string): Promise<boolean> {
   return (await git(repo, ["rev-parse", "--is-shallow-repository"])) === "true";

@@ -27,7 +27,7 @@ import path from "node:path";
 import { CourseError } from "./errors.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "./fault-author.js";
 import { applyLearnerPatch, authorFaults, type Fault } from "./faults.js";
-import { git, listTree, readFileAt, writeFiles } from "./git.js";
+import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "./git.js";
 import { linkNodeModules, resolveCheckpoint, type Checkpoint } from "./history.js";
 import type { Leak } from "./leak-audit.js";
 import { scaffoldLabOf, summarizeLabs, type TestRecord } from "./lab-results.js";
@@ -228,7 +228,8 @@ async function stepHistory(ctx: Context): Promise<CheckResult[]> {
   const checkpoint = await resolveCheckpoint(ctx.repo, ctx.id, ctx.signal ? { signal: ctx.signal } : {});
   ctx.checkpoint = checkpoint;
   const { chapter, history, layer } = checkpoint;
-  const dirty = (await git(ctx.repo, ["status", "--porcelain", "--untracked-files=no"])).trim() !== "";
+  // Read without refreshing the user's index: verify only reads the repository.
+  const dirty = await hasUncommittedChanges(ctx.repo, ctx.signal ? { signal: ctx.signal } : {});
   const note = dirty ? "；注意：验证的是已提交的 HEAD，工作区里未提交的改动不在其中" : "";
   return [
     {
