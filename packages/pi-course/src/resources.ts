@@ -310,6 +310,16 @@ async function statOptional(file: string) {
   }
 }
 
+/** `realpath`, with a path that does not exist (or dangles) reported as `undefined`. */
+async function realpathOptional(file: string): Promise<string | undefined> {
+  try {
+    return await realpath(file);
+  } catch (caught) {
+    if (hasCode(caught, "ENOENT")) return undefined;
+    throw caught;
+  }
+}
+
 async function canonicalRoot(configured: string): Promise<string> {
   let root: string;
   try {
@@ -325,13 +335,8 @@ async function canonicalRoot(configured: string): Promise<string> {
 }
 
 async function discoverInstructions(root: string): Promise<InstructionResource[]> {
-  let source: string;
-  try {
-    source = await realpath(path.join(root, "AGENTS.md"));
-  } catch (caught) {
-    if (hasCode(caught, "ENOENT")) return [];
-    throw caught;
-  }
+  const source = await realpathOptional(path.join(root, "AGENTS.md"));
+  if (source === undefined) return [];
   const body = (await readRegularText(source)).trim();
   return [{ kind: "instructions", name: "AGENTS", source, root, body }];
 }
@@ -361,16 +366,6 @@ async function mapInOrder<T, R>(items: readonly T[], limit: number, work: (item:
     if (outcome.status === "rejected") throw outcome.reason;
     return outcome.value;
   });
-}
-
-/** `realpath`, with a path that does not exist (or dangles) reported as `undefined`. */
-async function realpathOptional(file: string): Promise<string | undefined> {
-  try {
-    return await realpath(file);
-  } catch (caught) {
-    if (hasCode(caught, "ENOENT")) return undefined;
-    throw caught;
-  }
 }
 
 /**
