@@ -826,14 +826,20 @@ function report(options: ExtensionHostOptions, diagnostic: ExtensionDiagnostic):
   }
 }
 
+/** A hook that threw (`error`) or was still pending when the wait ended (`timeout`), with a reason. */
+function failureOf(outcome: Exclude<Settled<unknown>, { kind: "value" }>, timeoutMs: number) {
+  return outcome.kind === "timeout"
+    ? { kind: "timeout" as const, reason: `no answer within ${timeoutMs} ms` }
+    : { kind: "error" as const, reason: reasonOf(outcome.error) };
+}
+
 /**
  * What a before hook answered: `undefined` or an allow continues (`null`); a deny with a
- * string reason blocks with kind `deny`; a throw is `error`, and so is any other (malformed)
- * return, since the host cannot tell what was meant; a hook still pending is `timeout`.
+ * string reason blocks with kind `deny`; a throw or a timeout fails (see `failureOf`), and
+ * any other return is malformed, kind `error`, since the host cannot tell what was meant.
  */
 function verdictOf(outcome: Settled<unknown>, timeoutMs: number) {
-  if (outcome.kind === "timeout") return { kind: "timeout" as const, reason: `no answer within ${timeoutMs} ms` };
-  if (outcome.kind === "error") return { kind: "error" as const, reason: reasonOf(outcome.error) };
+  if (outcome.kind !== "value") return failureOf(outcome, timeoutMs);
   const value = outcome.value as { decision?: unknown; reason?: unknown } | undefined;
   if (value === undefined || (typeof value === "object" && value !== null && value.decision === "allow")) return null;
   if (typeof value === "object" && value !== null && value.decision === "deny" && typeof value.reason === "string") {
@@ -871,11 +877,9 @@ async function runAfter(hooks: HookLists, options: ExtensionHostOptions, fact: T
   const observed = deepFreeze(structuredClone(fact));
   for (const { extensionId, listener } of listeners) {
     const outcome = await settleWithin(() => listener(observed), options.hookTimeoutMs);
-    if (outcome.kind === "value") continue;
-    const verdict = verdictOf(outcome, options.hookTimeoutMs);
-    if (verdict !== null && verdict.kind !== "deny") {
-      report(options, { extensionId, hook: "afterToolResult", kind: verdict.kind, message: verdict.reason });
-    }
+    if (outcome.kind === "value") continue; // an observer's return value means nothing
+    const failure = failureOf(outcome, options.hookTimeoutMs);
+    report(options, { extensionId, hook: "afterToolResult", kind: failure.kind, message: failure.reason });
   }
 }
 
