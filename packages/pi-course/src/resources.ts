@@ -808,7 +808,12 @@ async function settleWithin<T>(run: () => T | Promise<T>, timeoutMs: number): Pr
   }
 }
 
-/** Freezes `value` and everything reachable from it, so a hook cannot change what it sees. */
+/**
+ * Freezes `target` and everything reachable from it, so a hook cannot change what it sees,
+ * and so one frozen copy can be handed to every hook in turn. Calls and results are plain
+ * JSON data (Chapter 03), which this locks completely; `Object.freeze` could not lock a
+ * Map's entries, and it throws on a typed array that holds elements.
+ */
 function deepFreeze<T>(target: T): T {
   if (typeof target !== "object" || target === null || Object.isFrozen(target)) return target;
   Object.freeze(target); // before recursing, so a cycle ends here
@@ -899,7 +904,8 @@ function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: T
     const call = deepFreeze(structuredClone(sourceCall));
     const blocked = await runBefore(hooks, options, call);
     if (blocked !== undefined) return blocked;
-    // One private snapshot of core's fact: hooks get frozen copies of it, the caller gets it.
+    // One private snapshot of core's fact: the after hooks share one frozen copy of it, and
+    // the caller gets the snapshot itself.
     const fact = structuredClone(await core(structuredClone(call)));
     await runAfter(hooks, options, fact);
     return fact;
