@@ -178,6 +178,12 @@ function messageOf(error: unknown): string {
  * unknown tool, arguments that fail `schema.parse`, or an `execute` that throws all
  * become `{ toolCallId: call.id, toolName: call.name, isError: true }` with the reason
  * as text. The tool is looked up at call time, so tools registered later are found.
+ *
+ * A result holds copies of the tool's `content` and `details`, never the tool's own
+ * objects: a tool may return a cached array or keep its details, and nothing done to the
+ * result later can reach them (nor the other way round). Copying also checks that the
+ * output is plain data; one that cannot be cloned (a function, say) becomes a paired
+ * error here rather than a failure far away when the session stores it.
  */
 export function createToolExecutor(registry: ToolRegistry): ToolExecutor {
   return async (call) => {
@@ -206,7 +212,8 @@ export function createToolExecutor(registry: ToolRegistry): ToolExecutor {
 
     try {
       const output = await tool.execute(parameters, { callId: call.id });
-      return paired(output.content, output.isError === true, output.details);
+      const copy = structuredClone({ content: output.content, details: output.details });
+      return paired(copy.content, output.isError === true, copy.details);
     } catch (error) {
       return paired([text(`tool "${call.name}" failed: ${messageOf(error)}`)], true);
     }

@@ -152,6 +152,42 @@ test("Lab 6.3 · 工具自己报告的 isError 原样保留", async () => {
   assert.equal("details" in result, false, "没有 details 时不写入该字段");
 });
 
+test("Lab 6.3 · 结果持有输出的副本；无法复制的输出变成配对的错误结果", async () => {
+  const cachedContent = [text("cached answer")];
+  const cachedDetails = { hits: 1 };
+  const cached: Tool = {
+    name: "cached",
+    description: "returns the same objects on every call",
+    schema: objectSchema({}),
+    async execute() {
+      return { content: cachedContent, details: cachedDetails };
+    },
+  };
+  const opaque: Tool = {
+    name: "opaque",
+    description: "returns details that are not data",
+    schema: objectSchema({}),
+    async execute() {
+      return { content: [text("done")], details: { callback() {} } };
+    },
+  };
+  const execute = createToolExecutor(new ToolRegistry([cached, opaque]));
+
+  const first = await execute(call("cached", {}, "c1"));
+  first.content.push(text(" and more"));
+  (first.details as { hits: number }).hits = 99;
+  assert.deepEqual(cachedContent, [text("cached answer")], "改写结果不会改到工具自己的数组");
+  assert.deepEqual(cachedDetails, { hits: 1 });
+  cachedContent.push(text(" changed later by the tool"));
+  assert.equal(textOf(first), "cached answer and more", "工具之后改动自己的数组也不会改到已返回的结果");
+
+  const result = await execute(call("opaque", {}, "o1"));
+  assert.equal(result.toolCallId, "o1");
+  assert.equal(result.toolName, "opaque");
+  assert.equal(result.isError, true);
+  assert.ok(textOf(result).length > 0);
+});
+
 test("Lab 6.3 · 执行器在调用时查找工具，之后注册的工具也能找到", async () => {
   const registry = new ToolRegistry();
   const execute = createToolExecutor(registry);
