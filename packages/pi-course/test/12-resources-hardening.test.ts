@@ -652,8 +652,16 @@ test("activation: a renamed or deleted skill is SKILL_CHANGED", async (t) => {
 test("activation: a re-read SKILL.md that became invalid is RESOURCE_INVALID", async (t) => {
   const { root, skillRoot } = await project(t);
   const catalog = await discoverResources([root]);
-  await writeFile(path.join(skillRoot, "SKILL.md"), "no frontmatter any more");
-  await assert.rejects(activateSkill(catalog, "review"), { code: "RESOURCE_INVALID" });
+  const invalid: [string, string][] = [
+    ["no frontmatter", "no frontmatter any more"],
+    ["unterminated", "---\nname: review\ndescription: d\n"],
+    ["description gone", "---\nname: review\n---\nbody"],
+    ["YAML block over 64 KiB", `---\nname: review\ndescription: d\n# ${"x".repeat(64 * 1024)}\n---\nbody`],
+  ];
+  for (const [label, content] of invalid) {
+    await writeFile(path.join(skillRoot, "SKILL.md"), content);
+    await assert.rejects(activateSkill(catalog, "review"), { code: "RESOURCE_INVALID" }, label);
+  }
 });
 
 test("activation: keeps the catalog's metadata snapshot, dedupes by request in order, content untrimmed", async (t) => {
