@@ -328,6 +328,6 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
 function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: ToolExecutor): ToolExecutor {
   // 🔨 Lab 12.4：先做到"没有已提交 hook 时调用 core 一次并透传结果"——Lab 12.4 第二项测试依赖它
   // 🔨 Lab 12.5：复制 call → before 按注册顺序执行（deny/抛错/超时/格式错误 → 配对的 blocked result，不调用 core）
-  // 🔨 Lab 12.5：全部 allow → core 恰好一次 → after 逐个观察冻结副本（失败只写 diagnostic）→ 返回深副本
+  // 🔨 Lab 12.5：全部 allow → core 恰好一次 → after 逐个观察同一份冻结副本（失败只写 diagnostic）→ 返回深副本
   throw labError("Lab 12.5 hook execution");
 }
