@@ -14,11 +14,12 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
 import { CourseError } from "./lib/errors.js";
-import { allKilledAndRestored, formatFaultResult, removeActiveScratchSync, runAuthorFaults, type FaultResult } from "./lib/fault-author.js";
+import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/fault-author.js";
 import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, type BackupState, type LearnerRunResult } from "./lib/fault-learner.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/faults.js";
 import { loadManifest, type ChapterManifest } from "./lib/manifest.js";
 import { PRACTICE_MARKER, courseRoot } from "./lib/paths.js";
+import { removeAllScratchSync } from "./lib/scratch.js";
 import { paintFor, type Paint } from "./lib/term.js";
 
 export const USAGE = `用法: npm run fault -w @pi/course -- <章节号> [故障编号] [--all] [--list] [--json]
@@ -257,4 +258,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return learner ? learnerMode(manifest, args) : authorMode(manifest, args);
 }
 
-runMain(import.meta.url, main, { onExit: removeActiveScratchSync });
+runMain(import.meta.url, main, { onExit: removeAllScratchSync });

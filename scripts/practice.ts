@@ -8,7 +8,8 @@ import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
 import { requireRepoRoot } from "./lib/git.js";
 import { courseRoot, userCwd } from "./lib/paths.js";
-import { createPractice, removeActiveTempDirsSync, type CreatePracticeOptions, type PracticeResult } from "./lib/practice.js";
+import { removeAllScratchSync } from "./lib/scratch.js";
+import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice.js";
 
 export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--json]
 
@@ -87,7 +88,7 @@ export async function main(
     controller.abort();
     if (interrupts > 1) {
       // Second Ctrl-C: do not wait for the orderly path any longer.
-      removeActiveTempDirsSync();
+      removeAllScratchSync();
       process.exit(130);
     }
   };

@@ -9,13 +9,12 @@
  */
 import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
 import { CourseError } from "./lib/errors.js";
-import { removeActiveScratchSync } from "./lib/fault-author.js";
 import { requireRepoRoot } from "./lib/git.js";
 import { loadManifest } from "./lib/manifest.js";
 import { courseRoot } from "./lib/paths.js";
-import { removeActiveTempDirsSync } from "./lib/practice.js";
+import { removeAllScratchSync } from "./lib/scratch.js";
 import { paintFor, type Paint } from "./lib/term.js";
-import { removeVerifyScratchSync, runVerify, type CheckResult, type VerifyReport } from "./lib/verify.js";
+import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify.js";
 
 export const USAGE = `用法: npm run verify -w @pi/course -- <章节号> [--json]
 
@@ -92,10 +91,4 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-runMain(import.meta.url, main, {
-  onExit: () => {
-    removeVerifyScratchSync();
-    removeActiveScratchSync();
-    removeActiveTempDirsSync();
-  },
-});
+runMain(import.meta.url, main, { onExit: removeAllScratchSync });

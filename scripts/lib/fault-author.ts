@@ -10,16 +10,16 @@
  * restore check, which is also the next fault's baseline). The source tree is only read;
  * scratch folders are always removed.
  */
-import { existsSync, rmSync } from "node:fs";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { CourseError } from "./errors.js";
 import { applyFault, unapplyFault, type Fault } from "./faults.js";
-import { linkNodeModules } from "./history.js";
 import { summarizeLabs, type LabResult, type TestRecord } from "./lab-results.js";
 import { buildCourse, distPathOf, packageDirOf, prepareTests, type TestRun } from "./lab-runner.js";
 import type { ChapterManifest } from "./manifest.js";
+import { linkNodeModules, makeScratchDir, removeScratchDir } from "./scratch.js";
 
 /** What became of one fault. */
 export interface FaultResult {
@@ -69,15 +69,6 @@ export interface AuthorRunOptions {
  */
 export function defaultWorkers(): number {
   return Math.min(2, Math.max(1, os.availableParallelism()));
-}
-
-/** Scratch folders in use, so a forced exit can still remove them. */
-const activeScratch = new Set<string>();
-
-/** Removes every scratch folder still in use (for a last-resort exit path). */
-export function removeActiveScratchSync(): void {
-  for (const dir of activeScratch) rmSync(dir, { recursive: true, force: true });
-  activeScratch.clear();
 }
 
 /** The outermost tests of a run: name → passed. Skipped and todo tests are left out. */
@@ -149,25 +140,25 @@ export function describeRed(suite: SuiteRun): string {
 
 /**
  * Copies what a build of the course package needs from `sourceRoot` into a new scratch
- * folder and links `node_modules`. Returns the folder (registered for cleanup).
+ * folder and links `node_modules`. Returns the folder (registered for cleanup); when
+ * anything fails, the folder is removed before the error is passed on.
  */
 export async function prepareScratch(sourceRoot: string, manifest: ChapterManifest, nodeModules: string, parent = os.tmpdir()): Promise<string> {
-  const dir = await mkdtemp(path.join(parent, `pi-course-fault-${manifest.id}-`));
-  activeScratch.add(dir);
-  const packages = [...new Set(manifest.focusedTests.map(packageDirOf))];
-  const wanted = ["tsconfig.base.json", ...packages.flatMap((pkg) => ["src", "test", "tsconfig.json", "package.json"].map((f) => `${pkg}/${f}`))];
-  for (const rel of wanted) {
-    const from = path.join(sourceRoot, ...rel.split("/"));
-    if (!existsSync(from)) throw new CourseError("FAULT_SOURCE_MISSING", `${sourceRoot} 中缺少 ${rel}，无法建立故障实验的副本`);
-    await cp(from, path.join(dir, ...rel.split("/")), { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
+  const dir = await makeScratchDir(parent, `pi-course-fault-${manifest.id}-`);
+  try {
+    const packages = [...new Set(manifest.focusedTests.map(packageDirOf))];
+    const wanted = ["tsconfig.base.json", ...packages.flatMap((pkg) => ["src", "test", "tsconfig.json", "package.json"].map((f) => `${pkg}/${f}`))];
+    for (const rel of wanted) {
+      const from = path.join(sourceRoot, ...rel.split("/"));
+      if (!existsSync(from)) throw new CourseError("FAULT_SOURCE_MISSING", `${sourceRoot} 中缺少 ${rel}，无法建立故障实验的副本`);
+      await cp(from, path.join(dir, ...rel.split("/")), { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
+    }
+    await linkNodeModules(dir, nodeModules);
+    return dir;
+  } catch (error) {
+    await removeScratchDir(dir);
+    throw error;
   }
-  await linkNodeModules(dir, path.resolve(nodeModules)); // a relative link target would point into the scratch folder
-  return dir;
-}
-
-async function removeScratch(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
-  activeScratch.delete(dir);
 }
 
 /** Runs `faults` one after another in one scratch folder (see the module comment). */
@@ -239,7 +230,7 @@ async function runWorker(options: AuthorRunOptions, faults: readonly Fault[]): P
     }
     return results;
   } finally {
-    await removeScratch(dir);
+    await removeScratchDir(dir);
   }
 }
 

@@ -15,13 +15,14 @@
  *   `update-ref`, and only if it holds nothing but generated commits.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { CourseError } from "./errors.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, writeFiles, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
+import { linkNodeModules, withScratchDir } from "./scratch.js";
 
 /** The generated branch. */
 export const COURSE_BRANCH = "course/build-your-own-pi";
@@ -242,20 +243,16 @@ export async function buildHistory(repo: string, options: BuildHistoryOptions = 
   }
 
   // Trees, from the last chapter (= the source tree) down to the base, in a private index.
-  const scratch = await mkdtemp(path.join(os.tmpdir(), "pi-course-index-"));
   const trees: string[] = [];
-  let baseTree: string;
-  try {
+  const baseTree = await withScratchDir(os.tmpdir(), "pi-course-index-", async (scratch) => {
     const indexOptions: GitOptions = { ...gitOptions, env: { GIT_INDEX_FILE: path.join(scratch, "index") } };
     await git(repo, ["read-tree", sourceTree], indexOptions);
     for (let i = manifests.length - 1; i >= 0; i--) {
       trees[i] = await git(repo, ["write-tree"], indexOptions);
       await git(repo, ["update-index", "--force-remove", "-z", "--stdin"], { ...indexOptions, input: manifests[i]!.files.map((f) => `${f}\0`).join("") });
     }
-    baseTree = await git(repo, ["write-tree"], indexOptions);
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+    return git(repo, ["write-tree"], indexOptions);
+  });
 
   const base = await commitTree(repo, baseTree, undefined, commitMessage(BASE_SUBJECT, sourceTree), gitOptions);
   const chapters: { target: string; parent: string; tree: string }[] = [];
@@ -388,26 +385,15 @@ export async function buildAndTest(dir: string, options: { signal?: AbortSignal;
 }
 
 /**
- * Links `dir/node_modules` to `nodeModules` (a junction on Windows), so a scratch or
- * practice folder can build without `npm install` and without the network.
- */
-export async function linkNodeModules(dir: string, nodeModules: string): Promise<void> {
-  await symlink(nodeModules, path.join(dir, "node_modules"), "junction");
-}
-
-/**
  * The expensive check: extracts the chapter's parent tree into a scratch folder (no git
  * metadata), reuses `repo/node_modules` through a link, builds it and runs every test it
  * contains — i.e. every earlier chapter's tests. The scratch folder is always removed.
  */
 export async function checkParentBuilds(repo: string, chapter: ChapterCommit, options: { signal?: AbortSignal } = {}): Promise<BuildCheck> {
-  const scratch = await mkdtemp(path.join(os.tmpdir(), `pi-course-parent-${chapter.id}-`));
-  try {
+  return withScratchDir(os.tmpdir(), `pi-course-parent-${chapter.id}-`, async (scratch) => {
     const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
     await writeFiles(repo, scratch, await listTree(repo, chapter.parent, gitOptions), gitOptions);
     await linkNodeModules(scratch, path.join(repo, "node_modules"));
-    return await buildAndTest(scratch, options);
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+    return buildAndTest(scratch, options);
+  });
 }

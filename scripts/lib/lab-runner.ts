@@ -7,7 +7,7 @@
  * is started directly and tests run with `process.execPath`.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -40,6 +40,7 @@ import {
 } from "./lab-results.js";
 import type { ChapterManifest, LabSpec } from "./manifest.js";
 import { PRACTICE_MARKER } from "./paths.js";
+import { makeScratchDir, removeScratchDir } from "./scratch.js";
 
 /** True when `root` is a practice folder (it has the marker `practice` writes), not the course repo. */
 export function isPracticeFolder(root: string): boolean {
@@ -96,7 +97,7 @@ export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.ur
  * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
  */
 export async function prepareTests(courseRoot: string, files: readonly string[], options: { namePattern?: string; signal?: AbortSignal } = {}): Promise<PreparedTests> {
-  const scratch = await mkdtemp(path.join(os.tmpdir(), "pi-lab-"));
+  const scratch = await makeScratchDir(os.tmpdir(), "pi-lab-");
   const started = files.map((file, index) => {
     const destination = path.join(scratch, `${index}.jsonl`);
     const args = ["--enable-source-maps", `--test-reporter=${pathToFileURL(REPORTER_PATH).href}`, `--test-reporter-destination=${destination}`];
@@ -109,7 +110,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
   const cleanup = async () => {
     for (const s of started) s.process.stdin?.end();
     await Promise.allSettled(started.map((s) => s.process.done));
-    await rm(scratch, { recursive: true, force: true });
+    await removeScratchDir(scratch);
   };
   return {
     async run() {

@@ -20,16 +20,17 @@
  * and renamed into place only when complete. Any failure or interruption removes the
  * temporary folder, so the destination either appears complete or not at all.
  */
-import { existsSync, rmSync } from "node:fs";
-import { chmod, lstat, mkdtemp, realpath, rename, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { chmod, lstat, realpath, rename } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "./errors.js";
 import { authorFaults, learnerFaultsProjection, learnerManifestText } from "./faults.js";
 import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "./git.js";
-import { buildAndTest, linkNodeModules, resolveCheckpoint, type BuildCheck, type Checkpoint } from "./history.js";
+import { buildAndTest, resolveCheckpoint, type BuildCheck, type Checkpoint } from "./history.js";
 import { assertNoLeaks, auditLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "./manifest.js";
 import { PRACTICE_MARKER } from "./paths.js";
+import { linkNodeModules, makeScratchDir, releaseScratchDir, removeScratchDir } from "./scratch.js";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
 export const COURSE_GUIDE = "COURSE.md";
@@ -336,15 +337,6 @@ export interface PracticeResult {
   audited: number;
 }
 
-/** Temporary folders being assembled right now, so a forced exit can still remove them. */
-const activeTempDirs = new Set<string>();
-
-/** Removes every temporary folder still being assembled (for a last-resort exit path). */
-export function removeActiveTempDirsSync(): void {
-  for (const dir of activeTempDirs) rmSync(dir, { recursive: true, force: true });
-  activeTempDirs.clear();
-}
-
 /**
  * Creates the practice folder of chapter `id` (see the module comment for its content and
  * safety rules). Either the destination appears complete and leak-free, or nothing is
@@ -374,8 +366,7 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText, linkedModules: options.linkModules === true });
   await checkDestination(repo, dest); // again: resolving the checkpoint took a moment
 
-  const temp = await mkdtemp(path.join(path.dirname(dest), `.${path.basename(dest)}.partial-`));
-  activeTempDirs.add(temp);
+  const temp = await makeScratchDir(path.dirname(dest), `.${path.basename(dest)}.partial-`);
   try {
     await step("destination", temp);
     await writeFiles(repo, temp, plan.files, gitOptions);
@@ -389,10 +380,9 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
       throw new CourseError("DEST_EXISTS", `${dest} 在生成期间被创建了；没有改动它`);
     }
     await rename(temp, dest);
-    activeTempDirs.delete(temp);
+    releaseScratchDir(temp);
   } catch (error) {
-    await rm(temp, { recursive: true, force: true });
-    activeTempDirs.delete(temp);
+    await removeScratchDir(temp);
     if (signal?.aborted && !(error instanceof CourseError && error.code === "ABORTED")) {
       throw new CourseError("ABORTED", "已中断，没有留下任何文件", { cause: error });
     }

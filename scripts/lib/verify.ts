@@ -20,20 +20,21 @@
  * have produced reports that it did not run. The check functions over test records are
  * pure, so they are tested on synthetic results.
  */
-import { existsSync, rmSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { CourseError } from "./errors.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "./fault-author.js";
 import { applyLearnerPatch, authorFaults, type Fault } from "./faults.js";
 import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "./git.js";
-import { linkNodeModules, resolveCheckpoint, type Checkpoint } from "./history.js";
+import { resolveCheckpoint, type Checkpoint } from "./history.js";
 import type { Leak } from "./leak-audit.js";
 import { scaffoldLabOf, summarizeLabs, type TestRecord } from "./lab-results.js";
 import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "./lab-runner.js";
 import type { ChapterManifest } from "./manifest.js";
 import { auditPracticeFolder, createPractice } from "./practice.js";
+import { linkNodeModules, makeScratchDir, removeScratchDir } from "./scratch.js";
 
 /** One line of the record. */
 export interface CheckResult {
@@ -427,15 +428,6 @@ export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<
   { title: "through chapter", run: stepThroughChapter },
 ];
 
-/** Scratch folders of verify runs in progress, so a forced exit can still remove them. */
-const activeScratch = new Set<string>();
-
-/** Removes every scratch folder of a verify run still in progress. */
-export function removeVerifyScratchSync(): void {
-  for (const dir of activeScratch) rmSync(dir, { recursive: true, force: true });
-  activeScratch.clear();
-}
-
 /**
  * Runs the whole record for chapter `options.id` (see the module comment). Never throws
  * for a failed check — that is a check with `ok: false`; throws only `ABORTED` (and
@@ -444,8 +436,7 @@ export function removeVerifyScratchSync(): void {
  */
 export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
-  const scratch = await mkdtemp(path.join(options.scratchParent ?? os.tmpdir(), `pi-course-verify-${options.id}-`));
-  activeScratch.add(scratch);
+  const scratch = await makeScratchDir(options.scratchParent ?? os.tmpdir(), `pi-course-verify-${options.id}-`);
   const ctx: Context = { repo: options.repo, id: options.id, scratch, signal: options.signal };
   const checks: CheckResult[] = [];
   try {
@@ -466,8 +457,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
       }
     }
   } finally {
-    await rm(scratch, { recursive: true, force: true });
-    activeScratch.delete(scratch);
+    await removeScratchDir(scratch);
   }
   return { chapter: options.id, checks, ok: checks.every((c) => c.ok), seconds: Math.round((Date.now() - started) / 100) / 10 };
 }

@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { parseDocument } from "yaml";
@@ -266,6 +267,24 @@ test("author mode: a red baseline is refused, and a fault that does not compile 
   assert.equal(result?.status, "error");
   assert.match(result?.detail ?? "", /编译/);
   assert.equal(result?.restored, true);
+});
+
+test("author mode: scratch folders are removed when copying the source fails and when a run fails", async (t) => {
+  const scratchParent = await mkdtemp(path.join(os.tmpdir(), "pi-fault-scratch-"));
+  t.after(() => rm(scratchParent, { recursive: true, force: true }));
+  const root = await makeMiniCourse(t);
+  const manifest = await loadManifest(root, "98");
+  await rm(path.join(root, "packages/pi-course/package.json"));
+  await assert.rejects(runAuthorFaults({ sourceRoot: root, manifest, faults: authorFaults(manifest), nodeModules: NODE_MODULES, scratchParent }), {
+    code: "FAULT_SOURCE_MISSING",
+  });
+  assert.deepEqual(await readdir(scratchParent), [], "no half-copied scratch folder is left behind");
+
+  const drifted = await makeMiniCourse(t, { source: MINI_REFERENCE.replace("return n * 2;", "return 2 * n;") });
+  await assert.rejects(runAuthorFaults({ sourceRoot: drifted, manifest, faults: authorFaults(manifest), nodeModules: NODE_MODULES, scratchParent }), {
+    code: "FAULT_DRIFTED",
+  });
+  assert.deepEqual(await readdir(scratchParent), []);
 });
 
 // ---------------------------------------------------------------------------
