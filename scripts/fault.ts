@@ -10,7 +10,6 @@
  * Exit status: 0 when every selected fault was killed and restored; 1 otherwise; 2 for a
  * usage error; 130 when interrupted.
  */
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
 import { CourseError } from "./lib/errors.js";
@@ -18,7 +17,7 @@ import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultRes
 import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, type BackupState, type LearnerRunResult } from "./lib/fault-learner.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/faults.js";
 import { loadManifest, type ChapterManifest } from "./lib/manifest.js";
-import { PRACTICE_MARKER, courseRoot } from "./lib/paths.js";
+import { courseRoot, isPracticeFolder } from "./lib/paths.js";
 import { removeAllScratchSync } from "./lib/scratch.js";
 import { paintFor, type Paint } from "./lib/term.js";
 
@@ -254,8 +253,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const manifest = await loadManifest(courseRoot, args.chapter);
-  const learner = existsSync(path.join(courseRoot, PRACTICE_MARKER));
-  return learner ? learnerMode(manifest, args) : authorMode(manifest, args);
+  return isPracticeFolder(courseRoot) ? learnerMode(manifest, args) : authorMode(manifest, args);
 }
 
 runMain(import.meta.url, main, { onExit: removeAllScratchSync });

@@ -8,9 +8,10 @@ import { formatError } from "./errors.js";
 import type { LabArgs } from "./lab-args.js";
 import type { StartedBuild } from "./lab-build.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "./lab-format.js";
-import { isPracticeFolder, packageDirOf, runLab, selectLabs, type LabTarget } from "./lab-runner.js";
+import { packageDirOf, runLab, selectLabs, type LabTarget } from "./lab-runner.js";
 import { createRerunner, debounce, watchSources } from "./lab-watch.js";
 import { loadManifest, type ChapterManifest } from "./manifest.js";
+import { isPracticeFolder } from "./paths.js";
 import { clearScreen, paintFor } from "./term.js";
 
 /** Quiet time after the last file event before a watch rerun starts. */

@@ -39,13 +39,7 @@ import {
   type TestRecord,
 } from "./lab-results.js";
 import type { ChapterManifest, LabSpec } from "./manifest.js";
-import { PRACTICE_MARKER } from "./paths.js";
 import { makeScratchDir, removeScratchDir } from "./scratch.js";
-
-/** True when `root` is a practice folder (it has the marker `practice` writes), not the course repo. */
-export function isPracticeFolder(root: string): boolean {
-  return existsSync(path.join(root, PRACTICE_MARKER));
-}
 
 /** The reporter module node loads into each test process. */
 export const REPORTER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "lab-reporter.mjs");

@@ -3,6 +3,7 @@
  * the same in the course repo and in a practice folder (which has the same layout),
  * whatever directory npm runs it from.
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,6 +21,11 @@ export function userCwd(): string {
 
 /** Marker written into every practice folder (see `practice`); its presence means learner mode. */
 export const PRACTICE_MARKER = ".pi-course/practice.json";
+
+/** True when `root` is a practice folder (it has the marker `practice` writes), not the course repo. */
+export function isPracticeFolder(root: string): boolean {
+  return existsSync(path.join(root, PRACTICE_MARKER));
+}
 
 /** Where `hint` remembers the rung each lab has reached, inside a practice folder. */
 export const HINT_STATE = ".pi-course/hints.json";

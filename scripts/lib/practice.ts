@@ -458,8 +458,3 @@ export async function checkFirstRed(dir: string, manifest: ChapterManifest, opti
     check,
   };
 }
-
-/** True when `dir` is a practice folder (has the marker). */
-export function isPracticeFolder(dir: string): boolean {
-  return existsSync(path.join(dir, PRACTICE_MARKER));
-}

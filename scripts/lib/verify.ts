@@ -26,7 +26,7 @@ import os from "node:os";
 import path from "node:path";
 import { CourseError } from "./errors.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "./fault-author.js";
-import { applyLearnerPatch, authorFaults, type Fault } from "./faults.js";
+import { applyLearnerPatch, authorFaults, testBelongsToLab, type Fault } from "./faults.js";
 import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "./git.js";
 import { resolveCheckpoint, type Checkpoint } from "./history.js";
 import type { Leak } from "./leak-audit.js";
@@ -101,10 +101,7 @@ function failureMessage(test: TestRecord, records: readonly TestRecord[]): strin
 }
 
 function testsOfLab(records: readonly TestRecord[], lab: string): TestRecord[] {
-  return topLevel(records).filter((r) => {
-    const name = r.path[0] ?? "";
-    return name.startsWith(`Lab ${lab}`) && !/^\d/.test(name.slice(`Lab ${lab}`.length));
-  });
+  return topLevel(records).filter((r) => testBelongsToLab(r.path[0] ?? "", lab));
 }
 
 /**
