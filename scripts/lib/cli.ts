@@ -16,14 +16,32 @@ type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 /**
  * Parses `argv` strictly against `options` (positionals allowed). Guarantees that any
  * mistake node's parser finds (unknown option, missing value, …) becomes a `CourseError`
- * `USAGE` whose message is one line pointing at `--help`.
+ * `USAGE` whose message is one line pointing at `--help` (see `usageMessage`).
  */
 export function parseCommandLine<const O extends OptionsConfig>(argv: readonly string[], options: O) {
   try {
     return parseArgs({ args: [...argv], allowPositionals: true as const, strict: true as const, options });
   } catch (error) {
-    throw new CourseError("USAGE", `${(error as Error).message.split("\n")[0]}（--help 查看用法）`);
+    throw new CourseError("USAGE", usageMessage(error), { cause: error });
   }
+}
+
+/**
+ * One line, in the learner's language, for an error of node's argument parser: an unknown
+ * option is worded as `lab` and `hint` word it; anything unrecognised keeps node's first line.
+ */
+export function usageMessage(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" ? message : String(error);
+  const quoted = /'([^']+)'/.exec(text)?.[1];
+  if (quoted !== undefined && code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `未知选项 ${quoted}（见 --help）`;
+  if (quoted !== undefined && code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    // node names the option as `--source <value>` or `-h, --help`.
+    const option = quoted.replace(/ <value>$/, "").split(", ").pop() ?? quoted;
+    if (text.endsWith("argument missing")) return `选项 ${option} 需要一个值（见 --help）`;
+    if (text.endsWith("does not take an argument")) return `选项 ${option} 不接受值（见 --help）`;
+  }
+  return `${text.split("\n")[0]}（--help 查看用法）`;
 }
 
 /**
