@@ -12,6 +12,7 @@ import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/git.js";
 import { COURSE_BRANCH, resolveCheckpoint, type Checkpoint } from "./lib/history.js";
 import { courseRoot } from "./lib/paths.js";
 import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice.js";
+import { colorEnabled } from "./lib/term.js";
 
 export const USAGE = `用法: npm run checkpoint -w @pi/course -- <章节号> [--json] [--source <提交>] [--rebuild]
 
@@ -131,7 +132,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
       io.stdout.write(JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n");
       return 0;
     }
-    const color = io.stdout.isTTY === true && !process.env.NO_COLOR;
+    const color = colorEnabled(io.stdout);
     const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target]);
     io.stdout.write(formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source }));
     return 0;
