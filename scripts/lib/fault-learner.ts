@@ -52,16 +52,26 @@ export type RestoreOutcome =
   /** The file holds something else (edited since?): nothing was touched, the backup stays. */
   | { kind: "conflict"; state: BackupState; backup: string };
 
+/** The sha256 of `data` as lowercase hex: how a backup tells the original bytes from the patched ones. */
 export function sha256(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-/** Writes `data` to `file` through a temporary sibling and a rename, keeping the file's mode. */
+/**
+ * Writes `data` to `file` through a temporary sibling and a rename, keeping the file's mode.
+ * A failed write or rename removes the temporary sibling, so nothing is left beside the
+ * learner's file.
+ */
 function writeAtomicSync(file: string, data: Uint8Array): void {
   const temp = `${file}.pi-course-${process.pid}.tmp`;
   const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644;
-  writeFileSync(temp, data, { mode });
-  renameSync(temp, file);
+  try {
+    writeFileSync(temp, data, { mode });
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
 }
 
 function backupDir(root: string): string {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
@@ -462,6 +462,17 @@ test("learner mode: an uncaught exception between patch and restore restores on 
   assert.match(run.stderr(), /simulated crash/);
   assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before);
   assert.ok(!existsSync(path.join(root, BACKUP_DIR)));
+});
+
+test("a backup write that fails leaves no temporary file behind", async (t) => {
+  const root = await practiceFolder(t);
+  const dir = path.join(root, ...BACKUP_DIR.split("/"));
+  // A non-empty folder where the backup's `original` goes: the rename onto it fails.
+  await mkdir(path.join(dir, "original", "occupied"), { recursive: true });
+  const original = await readFile(path.join(root, MINI_FILE));
+  const state = { format: 1 as const, fault: "98.2-x", file: MINI_FILE, sha256: sha256(original), patchedSha256: sha256(original), pid: process.pid, startedAt: "" };
+  assert.throws(() => writeBackupSync(root, state, original));
+  assert.deepEqual((await readdir(dir)).sort(), ["original"]);
 });
 
 test("recovery never overwrites a file edited after the crash, and refuses while the writer lives", async (t) => {
