@@ -7,7 +7,8 @@
  *  - manual: the chapter's two commands, `npm run build -w @pi/course` then
  *    `node --test --test-name-pattern="Lab 12.1" <lab file>`;
  *  - `npm run lab -w @pi/course -- 12.1`, as a learner types it;
- *  - the lab runner started directly with `node --import tsx scripts/lab.ts 12.1`.
+ *  - the same runner without npm (`node scripts/launch.mjs lab 12.1`, compiled tooling), and
+ *    from its TypeScript source through tsx (`node --import tsx scripts/lab.ts 12.1`).
  * Then the compiler alone: TypeScript as installed (7.x) against the previous major
  * (5.x, fetched once into a cache folder outside the repo), cold and after an edit.
  * The practice folder holds the reference solution so every run does the full work.
@@ -53,9 +54,12 @@ try {
       run(practice, npm, ["run", "build", "-w", "@pi/course"]) +
       run(practice, process.execPath, ["--test", "--test-name-pattern=Lab 12.1", labFile]),
     "npm run lab -w @pi/course -- 12.1": () => run(practice, npm, ["run", "lab", "-w", "@pi/course", "--", "12.1"]),
+    "node scripts/launch.mjs lab 12.1": () => run(practice, process.execPath, ["scripts/launch.mjs", "lab", "12.1"]),
     "node --import tsx scripts/lab.ts 12.1": () =>
       run(practice, process.execPath, ["--import", "tsx", "scripts/lab.ts", "12.1"]),
   };
+  // The launcher compiles the tooling on its first run; that one-off cost is not the loop.
+  run(practice, process.execPath, ["scripts/launch.mjs", "lab", "12.1"]);
   console.log(`learner loop benchmark · node ${process.version} · one-line edit, then Lab 12.1 · median of ${runs}`);
   const medians: Record<string, number> = {};
   for (const [name, loop] of Object.entries(loops)) {

@@ -7,8 +7,20 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The root of the course tree this script belongs to (the repo or a practice folder). */
-export const courseRoot: string = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** Where `scripts/launch.mjs` keeps the compiled tooling, relative to the course root. */
+export const TOOLING_BUILD = ".pi-course/tooling";
+
+/**
+ * The root of the course tree this script belongs to (the repo or a practice folder), from
+ * `scripts/lib/` in the sources or from `.pi-course/tooling/lib/` in the compiled tooling.
+ */
+export const courseRoot: string = rootOf(path.dirname(fileURLToPath(import.meta.url)));
+
+function rootOf(libDir: string): string {
+  const compiled = `${path.sep}${TOOLING_BUILD.split("/").join(path.sep)}${path.sep}`;
+  const at = `${libDir}${path.sep}`.lastIndexOf(compiled);
+  return at === -1 ? path.resolve(libDir, "..", "..") : libDir.slice(0, at);
+}
 
 /**
  * The directory the user typed the command in. `npm run -w` changes into the workspace

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/**
+ * `node scripts/launch.mjs <command> [args]`: how the npm scripts start a course command.
+ *
+ * The commands are TypeScript. Loading them through tsx costs 0.2–0.3 s at every start,
+ * most of what a one-off `lab` run spends beyond the compiler and the tests. So the first
+ * run compiles `scripts/` once, with the course's own TypeScript, into `.pi-course/tooling/`
+ * (git-ignored), and later runs import that JavaScript directly for as long as no file of
+ * `scripts/` (or a tsconfig) has changed size or modification time. Should compiling fail,
+ * the command runs from its source through tsx, as it would without this launcher.
+ *
+ * Compiled output is written to a fresh folder and renamed into place only when complete,
+ * so an interrupted compile never leaves a half-written build behind.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "verify"];
+const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
+const courseRoot = path.dirname(scriptsDir);
+// Keep in step with TOOLING_BUILD in scripts/lib/paths.ts, which finds the course root from there.
+const buildDir = path.join(courseRoot, ".pi-course", "tooling");
+const stampFile = path.join(buildDir, "sources.json");
+
+/** Size and modification time of every file the compiled tooling is made from, in a fixed order. */
+function fingerprint() {
+  const files = [path.join(courseRoot, "tsconfig.base.json")];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === "test") continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/\.(ts|mjs|json)$/.test(entry.name)) files.push(full);
+    }
+  };
+  walk(scriptsDir);
+  return JSON.stringify(
+    files.sort().map((file) => {
+      const info = statSync(file);
+      return [path.relative(courseRoot, file), info.size, info.mtimeMs];
+    }),
+  );
+}
+
+/** The course's `tsc` entry point, or `undefined` when TypeScript is not installed. */
+function compilerScript() {
+  try {
+    const require = createRequire(path.join(courseRoot, "packages", "pi-course", "package.json"));
+    const manifestPath = require.resolve("typescript/package.json");
+    const bin = JSON.parse(readFileSync(manifestPath, "utf8")).bin;
+    return path.join(path.dirname(manifestPath), typeof bin === "string" ? bin : bin.tsc);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `.pi-course/tooling` holds a complete build of the current sources. */
+function ensureCompiled() {
+  const sources = fingerprint();
+  if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === sources) return true;
+  const tsc = compilerScript();
+  if (tsc === undefined) return false;
+  const partial = `${buildDir}.partial-${process.pid}`;
+  try {
+    const compiled = spawnSync(process.execPath, [tsc, "-p", path.join(scriptsDir, "tsconfig.json"), "--outDir", partial], {
+      stdio: "ignore",
+    });
+    if (compiled.status !== 0) return false;
+    writeFileSync(path.join(partial, "sources.json"), sources);
+    rmSync(buildDir, { recursive: true, force: true });
+    mkdirSync(path.dirname(buildDir), { recursive: true });
+    renameSync(partial, buildDir);
+    return true;
+  } catch {
+    // Another launch may have renamed its build into place first; use it if it is current.
+    return existsSync(stampFile) && readFileSync(stampFile, "utf8") === sources;
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
+}
+
+const [command, ...args] = process.argv.slice(2);
+if (!COMMANDS.includes(command ?? "")) {
+  process.stderr.write(`usage: node scripts/launch.mjs <${COMMANDS.join("|")}> [args]\n`);
+  process.exitCode = 2;
+} else {
+  let entry = path.join(buildDir, `${command}.js`);
+  if (!ensureCompiled()) {
+    const { register } = await import("tsx/esm/api");
+    register();
+    entry = path.join(scriptsDir, `${command}.ts`);
+  }
+  // Run the command as if node had been started on it: each command checks process.argv[1]
+  // to know it is the entry point.
+  process.argv.splice(1, process.argv.length - 1, entry, ...args);
+  await import(pathToFileURL(entry).href);
+}

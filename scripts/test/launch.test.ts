@@ -1,0 +1,79 @@
+/**
+ * `scripts/launch.mjs`: compiles the tooling once, reuses the build while the sources are
+ * unchanged, rebuilds after a change, and falls back to running from source when the
+ * tooling does not compile. Each test works on its own copy of `scripts/`.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import test, { type TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** A minimal course tree: scripts/, the base tsconfig, the package manifests, linked modules. */
+function courseCopy(t: TestContext): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), "pi-launch-"));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  cpSync(path.join(repo, "scripts"), path.join(root, "scripts"), { recursive: true, filter: (src) => !src.includes(`${path.sep}test`) });
+  cpSync(path.join(repo, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
+  cpSync(path.join(repo, "package.json"), path.join(root, "package.json"));
+  mkdirSync(path.join(root, "packages", "pi-course"), { recursive: true });
+  cpSync(path.join(repo, "packages", "pi-course", "package.json"), path.join(root, "packages", "pi-course", "package.json"));
+  symlinkSync(path.join(repo, "node_modules"), path.join(root, "node_modules"), "junction");
+  return root;
+}
+
+function launch(root: string, ...args: string[]) {
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  return spawnSync(process.execPath, [path.join(root, "scripts", "launch.mjs"), ...args], { cwd: root, env, encoding: "utf8" });
+}
+
+const stamp = (root: string) => path.join(root, ".pi-course", "tooling", "sources.json");
+
+test("launch: the first run compiles the tooling, later runs reuse it until a source changes", (t) => {
+  const root = courseCopy(t);
+  const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "hint.ts"), "--help"], {
+    cwd: root,
+    encoding: "utf8",
+  });
+  const first = launch(root, "hint", "--help");
+  assert.equal(first.status, 0, first.stderr);
+  assert.equal(first.stdout, fromSource.stdout, "the compiled command prints what the source prints");
+  assert.ok(existsSync(path.join(root, ".pi-course", "tooling", "hint.js")));
+  const built = statSync(stamp(root)).mtimeMs;
+
+  assert.equal(launch(root, "hint", "--help").status, 0);
+  assert.equal(statSync(stamp(root)).mtimeMs, built, "unchanged sources: the build is reused");
+
+  appendFileSync(path.join(root, "scripts", "lib", "hints.ts"), "\n// edited\n");
+  assert.equal(launch(root, "hint", "--help").status, 0);
+  assert.notEqual(readFileSync(stamp(root), "utf8"), "", "rebuilt");
+  assert.ok(statSync(stamp(root)).mtimeMs > built, "a changed source triggers a rebuild");
+});
+
+test("launch: the compiled tooling finds the course root, not its own build folder", (t) => {
+  const root = courseCopy(t);
+  writeFileSync(path.join(root, "scripts", "where.ts"), 'import { courseRoot } from "./lib/paths.js";\nconsole.log(courseRoot);\n');
+  // Not a command, so compile through the launcher's build and import the output directly.
+  assert.equal(launch(root, "hint", "--help").status, 0);
+  const where = spawnSync(process.execPath, [path.join(root, ".pi-course", "tooling", "where.js")], { encoding: "utf8" });
+  assert.equal(where.stdout.trim(), root);
+});
+
+test("launch: tooling that does not compile runs from source; an unknown command is a usage error", (t) => {
+  const root = courseCopy(t);
+  writeFileSync(path.join(root, "scripts", "lib", "broken.ts"), 'export const wrong: number = "not a number";\n');
+  const run = launch(root, "hint", "--help");
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /npm run hint/);
+  assert.ok(!existsSync(stamp(root)), "no build was put in place");
+  assert.ok(!existsSync(path.join(root, ".pi-course", "tooling")), "and no half-written one either");
+
+  const unknown = launch(root, "deploy");
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /usage: node scripts\/launch\.mjs/);
+});
