@@ -46,27 +46,25 @@ export interface LearnerPatch {
   explain: string;
 }
 
-/** A validated fault with every default filled in (author side: it carries the reference edit). */
-export interface Fault {
+/** What every fault records, on either side. */
+interface CommonFields {
   id: string;
   lab: string;
   description: string;
   file: string;
-  find: string;
-  replace: string;
   killedBy: string[];
   exercise: boolean;
   learner?: LearnerPatch;
 }
 
+/** A validated fault with every default filled in (author side: it carries the reference edit). */
+export interface Fault extends CommonFields {
+  find: string;
+  replace: string;
+}
+
 /** A fault as a practice folder knows it: no reference text, only the learner patch. */
-export interface LearnerFault {
-  id: string;
-  lab: string;
-  description: string;
-  file: string;
-  killedBy: string[];
-  exercise: boolean;
+export interface LearnerFault extends CommonFields {
   learner: LearnerPatch;
 }
 
@@ -113,16 +111,6 @@ function learnerPatch(manifest: ChapterManifest, value: unknown, field: string):
   if (where !== "before" && where !== "after") invalid(manifest, `${field}.where`, "before 或 after");
   const explain = nonEmpty(manifest, value.explain, `${field}.explain`).trim();
   return { anchor, insert, where, explain };
-}
-
-interface CommonFields {
-  id: string;
-  lab: string;
-  description: string;
-  file: string;
-  killedBy: string[];
-  exercise: boolean;
-  learner?: LearnerPatch;
 }
 
 function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, field: string, seen: Set<string>): CommonFields {
