@@ -20,9 +20,9 @@ import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { CourseError } from "./errors.js";
-import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, writeFiles, type GitOptions, type TreeEntry } from "./git.js";
+import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
-import { linkNodeModules, withScratchDir } from "./scratch.js";
+import { withScratchDir } from "./scratch.js";
 
 /** The generated branch. */
 export const COURSE_BRANCH = "course/build-your-own-pi";
@@ -384,16 +384,3 @@ export async function buildAndTest(dir: string, options: { signal?: AbortSignal;
   return { ok: tests.ok, build: buildResult, testFiles: selected, tests };
 }
 
-/**
- * The expensive check: extracts the chapter's parent tree into a scratch folder (no git
- * metadata), reuses `repo/node_modules` through a link, builds it and runs every test it
- * contains — i.e. every earlier chapter's tests. The scratch folder is always removed.
- */
-export async function checkParentBuilds(repo: string, chapter: ChapterCommit, options: { signal?: AbortSignal } = {}): Promise<BuildCheck> {
-  return withScratchDir(os.tmpdir(), `pi-course-parent-${chapter.id}-`, async (scratch) => {
-    const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
-    await writeFiles(repo, scratch, await listTree(repo, chapter.parent, gitOptions), gitOptions);
-    await linkNodeModules(scratch, path.join(repo, "node_modules"));
-    return buildAndTest(scratch, options);
-  });
-}

@@ -5,16 +5,17 @@
  *
  * Steps, in order (one progress step each; a step yields one or more checks):
  * 1. history — the teaching history builds; parent → target; the layer is the chapter's files
- * 2. fresh build — a practice folder made by `practice` (with linked modules) compiles
- * 3. public surface — the starter's declarations equal the reference's (comments aside)
- * 4. first red — every lab is 0/N on a scaffold error (never a crash or a compile error);
+ * 2. parent — the parent tree as committed builds and every earlier chapter's tests pass
+ * 3. fresh build — a practice folder made by `practice` (with linked modules) compiles
+ * 4. public surface — the starter's declarations equal the reference's (comments aside)
+ * 5. first red — every lab is 0/N on a scaffold error (never a crash or a compile error);
  *    the first lab fails with exactly its own scaffold error
- * 5. leak audit — no line of the reference that the starter lacks appears in the folder
- * 6. reference labs — the practice folder with the target teaching file: every lab N/N
- * 7. faults — the catalog covers every lab; every fault (and the exercise's learner
+ * 6. leak audit — no line of the reference that the starter lacks appears in the folder
+ * 7. reference labs — the practice folder with the target teaching file: every lab N/N
+ * 8. faults — the catalog covers every lab; every fault (and the exercise's learner
  *    patch, applied to the reference) is killed by its named test and restored
- * 8. chapter total — the focused tests with the reference: all pass, as many as the labs say
- * 9. through chapter NN — every `NN-*.test.js` of chapters ≤ NN passes in the target tree
+ * 9. chapter total — the focused tests with the reference: all pass, as many as the labs say
+ * 10. through chapter NN — every `NN-*.test.js` of chapters ≤ NN passes in the target tree
  *
  * A failing step does not stop the others; a step that needs what a failed step would
  * have produced reports that it did not run. The check functions over test records are
@@ -384,37 +385,58 @@ async function stepChapterTotal(ctx: Context): Promise<CheckResult[]> {
   return [evaluateChapterTotal(ctx.checkpoint.chapter.manifest, ctx.referenceRun)];
 }
 
-async function stepThroughChapter(ctx: Context): Promise<CheckResult[]> {
-  const name = `through chapter ${ctx.id}`;
-  if (!ctx.checkpoint) return [notRun(name, "history 失败")];
-  const { chapter } = ctx.checkpoint;
-  const dir = path.join(ctx.scratch, "target");
+/**
+ * Writes `commit`'s tree into `<scratch>/<dirName>`, builds every package in it and runs
+ * the compiled test files that `select` keeps: one check named `name`.
+ */
+async function buildAndTestCommit(
+  ctx: Context,
+  name: string,
+  commit: string,
+  dirName: string,
+  select: (testFileNames: readonly string[]) => string[],
+): Promise<CheckResult> {
+  const dir = path.join(ctx.scratch, dirName);
   await mkdir(dir);
-  await writeFiles(ctx.repo, dir, await listTree(ctx.repo, chapter.target), ctx.signal ? { signal: ctx.signal } : {});
+  await writeFiles(ctx.repo, dir, await listTree(ctx.repo, commit), ctx.signal ? { signal: ctx.signal } : {});
   await linkNodeModules(dir, path.join(ctx.repo, "node_modules"));
   const packages = existsSync(path.join(dir, "packages")) ? await readdir(path.join(dir, "packages")) : [];
   const files: string[] = [];
   for (const pkg of packages.sort()) {
     if (!existsSync(path.join(dir, "packages", pkg, "tsconfig.json"))) continue;
     const build = await buildCourse(dir, `packages/${pkg}/tsconfig.json`, ctx.signal);
-    if (!build.ok) return [{ name, ok: false, detail: `target 无法编译：${build.diagnostics[0] ?? firstLine(build.output)}` }];
+    if (!build.ok) return { name, ok: false, detail: `${short(commit)} 无法编译：${build.diagnostics[0] ?? firstLine(build.output)}` };
     const testDir = path.join(dir, "packages", pkg, "dist", "test");
     const names = existsSync(testDir) ? await readdir(testDir) : [];
-    files.push(...throughChapterFiles(names, ctx.id).map((f) => `packages/${pkg}/dist/test/${f}`));
+    files.push(...select(names).map((f) => `packages/${pkg}/dist/test/${f}`));
   }
-  if (files.length === 0) return [{ name, ok: false, detail: "target 中没有任何章节测试" }];
+  if (files.length === 0) return { name, ok: false, detail: `${short(commit)} 中没有任何章节测试` };
   const run = await runTests(dir, files, ctx.signal ? { signal: ctx.signal } : {});
   const tests = topLevelResults(run.records);
   const failed = [...tests].filter(([, ok]) => !ok).map(([test]) => test);
   const chapters = [...new Set(files.map((f) => path.posix.basename(f).slice(0, 2)))].join(" ");
-  if (run.crashes.length > 0) return [{ name, ok: false, detail: `${run.crashes[0]!.file} 崩溃：${firstLine(run.crashes[0]!.stderr)}` }];
-  if (failed.length > 0) return [{ name, ok: false, detail: `${failed.length} 项失败，第一项：“${failed[0]}”` }];
-  return [{ name, ok: true, detail: `all pass (${tests.size} tests in ${files.length} files; chapters ${chapters})` }];
+  if (run.crashes.length > 0) return { name, ok: false, detail: `${run.crashes[0]!.file} 崩溃：${firstLine(run.crashes[0]!.stderr)}` };
+  if (failed.length > 0) return { name, ok: false, detail: `${failed.length} 项失败，第一项：“${failed[0]}”` };
+  return { name, ok: true, detail: `all pass (${tests.size} tests in ${files.length} files; chapters ${chapters})` };
+}
+
+/** The parent as committed, with no starter: it builds and every earlier chapter's tests pass. */
+async function stepParent(ctx: Context): Promise<CheckResult[]> {
+  if (!ctx.checkpoint) return [notRun("parent", "history 失败")];
+  const testFiles = (names: readonly string[]) => names.filter((n) => n.endsWith(".test.js")).sort();
+  return [await buildAndTestCommit(ctx, "parent", ctx.checkpoint.chapter.parent, "parent", testFiles)];
+}
+
+async function stepThroughChapter(ctx: Context): Promise<CheckResult[]> {
+  const name = `through chapter ${ctx.id}`;
+  if (!ctx.checkpoint) return [notRun(name, "history 失败")];
+  return [await buildAndTestCommit(ctx, name, ctx.checkpoint.chapter.target, "target", (names) => throughChapterFiles(names, ctx.id))];
 }
 
 /** The steps of the record, in order. */
 export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<CheckResult[]> }[] = [
   { title: "history", run: stepHistory },
+  { title: "parent", run: stepParent },
   { title: "fresh build", run: stepFreshBuild },
   { title: "public surface", run: stepPublicSurface },
   { title: "first red", run: stepFirstRed },

@@ -2,20 +2,19 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 import { CourseError } from "../lib/errors.js";
 import { requireRepoRoot } from "../lib/git.js";
 import {
   BASE_SUBJECT,
   COURSE_BRANCH,
   buildHistory,
-  checkParentBuilds,
   findChapter,
   resolveCheckpoint,
   verifyLayer,
   type CourseHistory,
 } from "../lib/history.js";
-import { AUTHOR_ENV, cloneOf, makeFakeCourse, sh, tempDir } from "./support/fake-course.js";
+import { cloneOf, makeFakeCourse, sh, tempDir } from "./support/fake-course.js";
 
 const HEX40 = /^[0-9a-f]{40}$/;
 
@@ -227,22 +226,3 @@ test("verifyLayer catches a history whose layer or parent is wrong", async (t) =
   await assert.rejects(verifyLayer(repo, wrongParent), isCode("HISTORY_MISMATCH"));
 });
 
-test("checkParentBuilds: a parent builds and passes every earlier test; a parent that needs a later file fails", async (t: TestContext) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
-  const h = await buildHistory(repo);
-  const ok = await checkParentBuilds(repo, findChapter(h, "02"));
-  assert.equal(ok.build.ok, true, ok.build.output);
-  assert.deepEqual(ok.testFiles, ["packages/pi-course/dist/test/01-alpha.test.js"]);
-  assert.deepEqual([ok.ok, ok.tests.pass, ok.tests.fail], [true, 1, 0]);
-
-  // Chapter 01's test now imports a chapter-02 file: at 02's parent that file is absent.
-  const broken = makeFakeCourse(t, {
-    linkModules: true,
-    overrides: { "packages/pi-course/test/01-alpha.test.ts": 'import { betaRender } from "../src/beta.js";\nvoid betaRender;\n' },
-  });
-  const bad = await checkParentBuilds(broken, findChapter(await buildHistory(broken), "02"));
-  assert.equal(bad.ok, false);
-  assert.equal(bad.build.ok, false);
-  assert.match(bad.build.output, /beta/);
-  assert.ok(AUTHOR_ENV);
-});

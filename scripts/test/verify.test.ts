@@ -111,12 +111,13 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   const repo = makeFakeCourse(t, { linkModules: true });
   const steps: string[] = [];
   const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
-  assert.deepEqual(steps.slice(0, 2), ["[1/9] history", "[2/9] fresh build"]);
-  assert.equal(steps.at(-1), "[9/9] through chapter 02");
+  assert.deepEqual(steps.slice(0, 3), ["[1/10] history", "[2/10] parent", "[3/10] fresh build"]);
+  assert.equal(steps.at(-1), "[10/10] through chapter 02");
   assert.deepEqual(
     report.checks.map((c) => c.name),
     [
       "history",
+      "parent",
       "fresh build",
       "public surface",
       "first red",
@@ -136,6 +137,7 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   assert.deepEqual(failing(report), ["fault 2.2-no-join"]);
   assert.equal(report.ok, false);
   assert.match(report.checks[0]!.detail, /^parent [0-9a-f]{12} -> target [0-9a-f]{12}, layer = chapter files only/);
+  assert.match(report.checks[1]!.detail, /^all pass \(\d+ tests in \d+ files; chapters 01\)$/, "the parent holds chapter 01 only");
   assert.match(report.checks.find((c) => c.name === "fault 2.1-no-sort")!.detail, /^killed by “Lab 2\.1 · catalog is sorted”; restored: Lab 2\.1 2\/2$/);
   assert.equal(report.checks.find((c) => c.name === "chapter total")!.detail, "3/3");
   assert.match(report.checks.at(-1)!.detail, /^all pass \(5 tests in 3 files; chapters 01 02\)$/);
@@ -170,4 +172,17 @@ test("verify end to end: a hint quoting the reference is a leak; practice refuse
   assert.ok(failed.includes("leak audit"));
   assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
   assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
+});
+
+test("verify: a parent that needs a file of a later chapter fails the parent line", async (t) => {
+  // Chapter 01's test imports a chapter-02 file: at chapter 02's parent that file is absent.
+  const repo = makeFakeCourse(t, {
+    linkModules: true,
+    overrides: { "packages/pi-course/test/01-alpha.test.ts": 'import { betaRender } from "../src/beta.js";\nvoid betaRender;\n' },
+  });
+  const report = await runVerify({ repo, id: "02" });
+  const parent = report.checks.find((c) => c.name === "parent")!;
+  assert.equal(parent.ok, false);
+  assert.match(parent.detail, /无法编译.*beta/);
+  assert.equal(report.ok, false);
 });
