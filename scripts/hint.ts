@@ -5,7 +5,7 @@
  *
  * Exit status: 0 on success, 2 for a usage error (unknown lab, bad level), 1 otherwise.
  */
-import { exitCodeUnknownChapterIsUsage, runMain } from "./lib/cli.js";
+import { runMain } from "./lib/cli.js";
 import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, resetHints, takeHint, writeHintState } from "./lib/hints.js";
 import { selectLabs } from "./lib/lab-runner.js";
 import { loadManifest } from "./lib/manifest.js";
@@ -47,5 +47,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-// An unknown chapter is a mistake on the command line, like an unknown lab.
-runMain(import.meta.url, main, { exitCode: exitCodeUnknownChapterIsUsage });
+runMain(import.meta.url, main);

@@ -11,7 +11,7 @@
  * arguments and start the compiler; the rest of the tooling (and the YAML parser) loads
  * while the compiler runs.
  */
-import { exitCodeUnknownChapterIsUsage, runMain } from "./lib/cli.js";
+import { runMain } from "./lib/cli.js";
 import { LAB_USAGE, parseLabArgs } from "./lib/lab-args.js";
 import { startCourseBuild } from "./lib/lab-build.js";
 import { courseRoot } from "./lib/paths.js";
@@ -40,5 +40,4 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-// An unknown chapter is a mistake on the command line, like an unknown lab.
-runMain(import.meta.url, main, { exitCode: exitCodeUnknownChapterIsUsage });
+runMain(import.meta.url, main);

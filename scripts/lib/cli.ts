@@ -76,8 +76,6 @@ export function isEntryPoint(importMetaUrl: string): boolean {
 }
 
 export interface RunMainOptions {
-  /** The exit status for an error `main` threw; default `exitCodeFor` (2 usage, 130 interrupted, else 1). */
-  exitCode?(error: unknown): number;
   /** Last-resort cleanup run when the process exits, however it exits (synchronous). */
   onExit?(): void;
 }
@@ -85,7 +83,7 @@ export interface RunMainOptions {
 /**
  * When the module at `importMetaUrl` is the program being run, calls `main` with the
  * command-line arguments and sets `process.exitCode` from its result; an error it throws
- * is printed as one line on stderr. Never calls `process.exit`. Does nothing when the
+ * is printed as one line on stderr and sets the status `exitCodeFor` gives. Never calls `process.exit`. Does nothing when the
  * module is merely imported (by tests).
  */
 export function runMain(importMetaUrl: string, main: (argv: readonly string[]) => Promise<number>, options: RunMainOptions = {}): void {
@@ -97,12 +95,7 @@ export function runMain(importMetaUrl: string, main: (argv: readonly string[]) =
     },
     (error: unknown) => {
       process.stderr.write(`${formatError(error)}\n`);
-      process.exitCode = (options.exitCode ?? exitCodeFor)(error);
+      process.exitCode = exitCodeFor(error);
     },
   );
-}
-
-/** `exitCodeFor`, except that an unknown chapter counts as a usage error (2), like an unknown lab. */
-export function exitCodeUnknownChapterIsUsage(error: unknown): number {
-  return error instanceof CourseError && error.code === "CHAPTER_UNKNOWN" ? 2 : exitCodeFor(error);
 }

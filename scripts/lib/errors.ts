@@ -61,11 +61,12 @@ export function isCourseError(error: unknown, code?: CourseErrorCode): error is 
 }
 
 /**
- * The exit status a command should end with for `error`: 2 for usage errors, 130 for an
- * interruption, 1 for everything else.
+ * The exit status a command should end with for `error`: 2 for a mistake on the command
+ * line (a usage error, or a chapter the course does not have), 130 for an interruption,
+ * 1 for everything else.
  */
 export function exitCodeFor(error: unknown): number {
-  if (isCourseError(error, "USAGE")) return 2;
+  if (isCourseError(error, "USAGE") || isCourseError(error, "CHAPTER_UNKNOWN")) return 2;
   if (isCourseError(error, "ABORTED")) return 130;
   return 1;
 }

@@ -112,7 +112,7 @@ test("hasUncommittedChanges (checkpoint and verify) answers without rewriting a 
 test("failures are one line with a stable code: unknown chapter (listing known ones), not a repo, bad manifest, shallow history", async (t) => {
   const repo = makeFakeCourse(t);
   const unknown = await run(["13"], repo);
-  assert.equal(unknown.code, 1);
+  assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /^错误 \[CHAPTER_UNKNOWN\] .*01, 02\n$/);
 
   const notRepo = await run(["02"], tempDir(t));
@@ -142,7 +142,7 @@ test("the command line sets the exit status and prints --help", (t) => {
   const ok = spawnCli(repo, ["02"]);
   assert.equal(ok.status, 0, ok.stderr);
   assert.match(ok.stdout, /^parent: [0-9a-f]{40}$/m);
-  assert.equal(spawnCli(repo, ["99"]).status, 1);
+  assert.equal(spawnCli(repo, ["99"]).status, 2, "an unknown chapter is a command-line mistake");
   assert.equal(spawnCli(repo, ["--bogus"]).status, 2);
   const help = spawnCli(repo, ["--help"]);
   assert.equal(help.status, 0);

@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { pathToFileURL } from "node:url";
-import { chapterArgument, exitCodeUnknownChapterIsUsage, isEntryPoint, parseCommandLine } from "../lib/cli.js";
-import { CourseError } from "../lib/errors.js";
+import { chapterArgument, isEntryPoint, parseCommandLine } from "../lib/cli.js";
+import { CourseError, exitCodeFor } from "../lib/errors.js";
 
 const OPTIONS = { help: { type: "boolean", short: "h" }, json: { type: "boolean" }, source: { type: "string" } } as const;
 
@@ -42,11 +42,12 @@ test("chapterArgument pads one digit and rejects anything else with USAGE", () =
   for (const bad of ["", "123", "1a", "-1", " 3"]) assert.throws(() => chapterArgument(bad), { code: "USAGE" }, JSON.stringify(bad));
 });
 
-test("an unknown chapter can be made a usage error (lab, hint); other codes keep their status", () => {
-  assert.equal(exitCodeUnknownChapterIsUsage(new CourseError("CHAPTER_UNKNOWN", "x")), 2);
-  assert.equal(exitCodeUnknownChapterIsUsage(new CourseError("USAGE", "x")), 2);
-  assert.equal(exitCodeUnknownChapterIsUsage(new CourseError("ABORTED", "x")), 130);
-  assert.equal(exitCodeUnknownChapterIsUsage(new Error("x")), 1);
+test("exit status: usage errors and unknown chapters 2, an interruption 130, anything else 1", () => {
+  assert.equal(exitCodeFor(new CourseError("CHAPTER_UNKNOWN", "x")), 2);
+  assert.equal(exitCodeFor(new CourseError("USAGE", "x")), 2);
+  assert.equal(exitCodeFor(new CourseError("ABORTED", "x")), 130);
+  assert.equal(exitCodeFor(new CourseError("MANIFEST_INVALID", "x")), 1);
+  assert.equal(exitCodeFor(new Error("x")), 1);
 });
 
 test("isEntryPoint: true for the script node runs, also through a symlink; false for an imported module", async (t) => {
