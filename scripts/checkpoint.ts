@@ -6,13 +6,13 @@
  * the focused test, the teaching file(s), the layer's `git diff --stat` and the next
  * commands. Never touches the working tree, the index or HEAD.
  */
-import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
-import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
-import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/git.js";
-import { COURSE_BRANCH, resolveCheckpoint, type Checkpoint } from "./lib/history.js";
-import { courseRoot } from "./lib/paths.js";
-import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice.js";
-import { colorEnabled } from "./lib/term.js";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
+import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
+import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
+import { COURSE_BRANCH, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
+import { courseRoot } from "./lib/core/paths.js";
+import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice/folder.js";
+import { colorEnabled } from "./lib/core/term.js";
 
 export const USAGE = `用法: npm run checkpoint -w @pi/course -- <章节号> [--json] [--source <提交>] [--rebuild]
 

@@ -11,15 +11,15 @@
  * usage error; 130 when interrupted.
  */
 import path from "node:path";
-import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
-import { CourseError } from "./lib/errors.js";
-import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/fault-author.js";
-import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, type BackupState, type LearnerRunResult } from "./lib/fault-learner.js";
-import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/faults.js";
-import { loadManifest, type ChapterManifest } from "./lib/manifest.js";
-import { courseRoot, isPracticeFolder } from "./lib/paths.js";
-import { removeAllScratchSync } from "./lib/scratch.js";
-import { paintFor, type Paint } from "./lib/term.js";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
+import { CourseError } from "./lib/core/errors.js";
+import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/fault/author.js";
+import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, type BackupState, type LearnerRunResult } from "./lib/fault/learner.js";
+import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/fault/catalog.js";
+import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
+import { courseRoot, isPracticeFolder } from "./lib/core/paths.js";
+import { removeAllScratchSync } from "./lib/core/scratch.js";
+import { paintFor, type Paint } from "./lib/core/term.js";
 
 export const USAGE = `用法: npm run fault -w @pi/course -- <章节号> [故障编号] [--all] [--list] [--json]
 

@@ -5,12 +5,12 @@
  *
  * Exit status: 0 on success, 2 for a usage error (unknown lab, bad level), 1 otherwise.
  */
-import { runMain } from "./lib/cli.js";
-import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, resetHints, takeHint, writeHintState } from "./lib/hints.js";
-import { selectLabs } from "./lib/lab-runner.js";
-import { loadManifest } from "./lib/manifest.js";
-import { courseRoot, HINT_STATE } from "./lib/paths.js";
-import { paintFor } from "./lib/term.js";
+import { runMain } from "./lib/core/cli.js";
+import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
+import { selectLabs } from "./lib/lab/runner.js";
+import { loadManifest } from "./lib/course/manifest.js";
+import { courseRoot, HINT_STATE } from "./lib/core/paths.js";
+import { paintFor } from "./lib/core/term.js";
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseHintArgs(argv);

@@ -11,10 +11,10 @@
  * arguments and start the compiler; the rest of the tooling (and the YAML parser) loads
  * while the compiler runs.
  */
-import { runMain } from "./lib/cli.js";
-import { LAB_USAGE, parseLabArgs } from "./lib/lab-args.js";
-import { startCourseBuild } from "./lib/lab-build.js";
-import { courseRoot } from "./lib/paths.js";
+import { runMain } from "./lib/core/cli.js";
+import { LAB_USAGE, parseLabArgs } from "./lib/lab/args.js";
+import { startCourseBuild } from "./lib/lab/build.js";
+import { courseRoot } from "./lib/core/paths.js";
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseLabArgs(argv);
@@ -28,7 +28,7 @@ async function main(argv: readonly string[]): Promise<number> {
   process.once("SIGTERM", interrupt);
   const build = args.watch ? undefined : startCourseBuild(courseRoot, controller.signal);
   try {
-    const { runLabCommand } = await import("./lib/lab-command.js");
+    const { runLabCommand } = await import("./lib/lab/command.js");
     return await runLabCommand(courseRoot, { ...args, target: args.target }, controller, build);
   } catch (error) {
     controller.abort();

@@ -21,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "verify"];
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
 const courseRoot = path.dirname(scriptsDir);
-// Keep in step with TOOLING_BUILD in scripts/lib/paths.ts, which finds the course root from there.
+// Keep in step with TOOLING_BUILD in scripts/lib/core/paths.ts, which finds the course root from there.
 const buildDir = path.join(courseRoot, ".pi-course", "tooling");
 const stampFile = path.join(buildDir, "sources.json");
 

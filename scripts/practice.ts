@@ -1,15 +1,15 @@
 /**
  * `npm run practice -w @pi/course -- NN [dir]`: writes an answer-free practice folder for
- * chapter NN (see `scripts/lib/practice.ts` for what it holds and the safety rules).
+ * chapter NN (see `scripts/lib/practice/folder.ts` for what it holds and the safety rules).
  * Ctrl-C (SIGINT) or SIGTERM removes the half-built folder and exits with 130.
  */
 import path from "node:path";
-import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
-import { CourseError, exitCodeFor, formatError } from "./lib/errors.js";
-import { requireRepoRoot } from "./lib/git.js";
-import { courseRoot, userCwd } from "./lib/paths.js";
-import { removeAllScratchSync } from "./lib/scratch.js";
-import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice.js";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
+import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
+import { requireRepoRoot } from "./lib/course/git.js";
+import { courseRoot, userCwd } from "./lib/core/paths.js";
+import { removeAllScratchSync } from "./lib/core/scratch.js";
+import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice/folder.js";
 
 export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--json]
 

@@ -1,20 +1,20 @@
 /**
  * `npm run verify -w @pi/course -- NN [--json]`: the author's acceptance record of chapter
- * NN, end to end in a scratch folder (see `scripts/lib/verify.ts` for the checks). Prints
+ * NN, end to end in a scratch folder (see `scripts/lib/verify/record.ts` for the checks). Prints
  * one line per check on stdout, progress and the total time on stderr.
  *
  * Exit status: 0 when every check passes; 1 when any fails; 2 for a usage error; 130 when
  * interrupted (the scratch folder is removed either way; the repository is only read,
  * apart from the generated teaching branch that `checkpoint` also maintains).
  */
-import { chapterArgument, parseCommandLine, runMain } from "./lib/cli.js";
-import { CourseError } from "./lib/errors.js";
-import { requireRepoRoot } from "./lib/git.js";
-import { loadManifest } from "./lib/manifest.js";
-import { courseRoot } from "./lib/paths.js";
-import { removeAllScratchSync } from "./lib/scratch.js";
-import { paintFor, type Paint } from "./lib/term.js";
-import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify.js";
+import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
+import { CourseError } from "./lib/core/errors.js";
+import { requireRepoRoot } from "./lib/course/git.js";
+import { loadManifest } from "./lib/course/manifest.js";
+import { courseRoot } from "./lib/core/paths.js";
+import { removeAllScratchSync } from "./lib/core/scratch.js";
+import { paintFor, type Paint } from "./lib/core/term.js";
+import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify/record.js";
 
 export const USAGE = `用法: npm run verify -w @pi/course -- <章节号> [--json]
 

@@ -4,9 +4,9 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { CourseError } from "../lib/errors.js";
-import { hasUncommittedChanges, listTree } from "../lib/git.js";
-import { resolveCheckpoint } from "../lib/history.js";
+import { CourseError } from "../lib/core/errors.js";
+import { hasUncommittedChanges, listTree } from "../lib/course/git.js";
+import { resolveCheckpoint } from "../lib/course/history.js";
 import { main, parseArgs } from "../checkpoint.js";
 import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
 

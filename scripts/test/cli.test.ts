@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { pathToFileURL } from "node:url";
-import { chapterArgument, isEntryPoint, parseCommandLine } from "../lib/cli.js";
-import { CourseError, exitCodeFor } from "../lib/errors.js";
+import { chapterArgument, isEntryPoint, parseCommandLine } from "../lib/core/cli.js";
+import { CourseError, exitCodeFor } from "../lib/core/errors.js";
 
 const OPTIONS = { help: { type: "boolean", short: "h" }, json: { type: "boolean" }, source: { type: "string" } } as const;
 

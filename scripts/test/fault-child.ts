@@ -7,9 +7,9 @@
  * is patched, prints `PATCHED` and then either hangs (so the parent can send SIGKILL or
  * SIGINT) or throws an uncaught exception from a timer.
  */
-import { runLearnerFault } from "../lib/fault-learner.js";
-import { learnerFaults } from "../lib/faults.js";
-import { loadManifest } from "../lib/manifest.js";
+import { runLearnerFault } from "../lib/fault/learner.js";
+import { learnerFaults } from "../lib/fault/catalog.js";
+import { loadManifest } from "../lib/course/manifest.js";
 
 const [root, chapter, mode] = process.argv.slice(2);
 if (root === undefined || chapter === undefined || (mode !== "hang" && mode !== "throw")) {

@@ -14,8 +14,8 @@ import path from "node:path";
 import test from "node:test";
 import { parseDocument } from "yaml";
 import { formatLearnerResult, parseArgs, selectFaults } from "../fault.js";
-import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../lib/fault-author.js";
-import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, sha256, writeBackupSync } from "../lib/fault-learner.js";
+import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../lib/fault/author.js";
+import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, sha256, writeBackupSync } from "../lib/fault/learner.js";
 import {
   applyFault,
   applyLearnerPatch,
@@ -25,8 +25,8 @@ import {
   learnerManifestText,
   unapplyFault,
   type Fault,
-} from "../lib/faults.js";
-import { loadManifest, parseManifest, type ChapterManifest } from "../lib/manifest.js";
+} from "../lib/fault/catalog.js";
+import { loadManifest, parseManifest, type ChapterManifest } from "../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, MINI_STARTER, MINI_TEST, makeMiniCourse, miniManifest, repoRoot } from "./fault-fixture.js";
 
 const NODE_MODULES = path.join(repoRoot, "node_modules");

@@ -13,10 +13,10 @@ import {
   takeHint,
   writeHintState,
   type HintState,
-} from "../lib/hints.js";
-import { parseManifest, type LabSpec } from "../lib/manifest.js";
-import { HINT_STATE } from "../lib/paths.js";
-import { createPaint } from "../lib/term.js";
+} from "../lib/lab/hints.js";
+import { parseManifest, type LabSpec } from "../lib/course/manifest.js";
+import { HINT_STATE } from "../lib/core/paths.js";
+import { createPaint } from "../lib/core/term.js";
 import { createMiniCourse, MINI_MANIFEST, removeMiniCourse, runScript } from "./lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");

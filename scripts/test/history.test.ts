@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { CourseError } from "../lib/errors.js";
-import { requireRepoRoot } from "../lib/git.js";
+import { CourseError } from "../lib/core/errors.js";
+import { requireRepoRoot } from "../lib/course/git.js";
 import {
   BASE_SUBJECT,
   COURSE_BRANCH,
@@ -13,7 +13,7 @@ import {
   resolveCheckpoint,
   verifyLayer,
   type CourseHistory,
-} from "../lib/history.js";
+} from "../lib/course/history.js";
 import { cloneOf, makeFakeCourse, sh, tempDir } from "./support/fake-course.js";
 
 const HEX40 = /^[0-9a-f]{40}$/;

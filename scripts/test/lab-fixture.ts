@@ -172,7 +172,7 @@ export function runScript(root: string, script: string, args: readonly string[],
  * as a practice folder has them. The caller removes `root`.
  */
 export async function copyChapter(sourceRoot: string, id: string, variant: "starter" | "reference"): Promise<string> {
-  const { loadManifest } = await import("../lib/manifest.js");
+  const { loadManifest } = await import("../lib/course/manifest.js");
   const manifest = await loadManifest(sourceRoot, id);
   const root = await mkdtemp(path.join(os.tmpdir(), `pi-lab-ch${id}-`));
   const pkg = path.join("packages", "pi-course");

@@ -49,7 +49,7 @@ test("launch: the first run compiles the tooling, later runs reuse it until a so
   assert.equal(launch(root, "hint", "--help").status, 0);
   assert.equal(statSync(stamp(root)).mtimeMs, built, "unchanged sources: the build is reused");
 
-  appendFileSync(path.join(root, "scripts", "lib", "hints.ts"), "\n// edited\n");
+  appendFileSync(path.join(root, "scripts", "lib", "lab", "hints.ts"), "\n// edited\n");
   assert.equal(launch(root, "hint", "--help").status, 0);
   assert.notEqual(readFileSync(stamp(root), "utf8"), "", "rebuilt");
   assert.ok(statSync(stamp(root)).mtimeMs > built, "a changed source triggers a rebuild");
@@ -57,7 +57,7 @@ test("launch: the first run compiles the tooling, later runs reuse it until a so
 
 test("launch: the compiled tooling finds the course root, not its own build folder", (t) => {
   const root = courseCopy(t);
-  writeFileSync(path.join(root, "scripts", "where.ts"), 'import { courseRoot } from "./lib/paths.js";\nconsole.log(courseRoot);\n');
+  writeFileSync(path.join(root, "scripts", "where.ts"), 'import { courseRoot } from "./lib/core/paths.js";\nconsole.log(courseRoot);\n');
   // Not a command, so compile through the launcher's build and import the output directly.
   assert.equal(launch(root, "hint", "--help").status, 0);
   const where = spawnSync(process.execPath, [path.join(root, ".pi-course", "tooling", "where.js")], { encoding: "utf8" });

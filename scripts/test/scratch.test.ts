@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { linkNodeModules, makeScratchDir, releaseScratchDir, removeAllScratchSync, removeScratchDir, withScratchDir } from "../lib/scratch.js";
+import { linkNodeModules, makeScratchDir, releaseScratchDir, removeAllScratchSync, removeScratchDir, withScratchDir } from "../lib/core/scratch.js";
 
 async function parentDir(t: test.TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "pi-scratch-test-"));

@@ -9,8 +9,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { parseArgs } from "../verify.js";
-import type { TestRecord } from "../lib/lab-results.js";
-import { parseManifest } from "../lib/manifest.js";
+import type { TestRecord } from "../lib/lab/results.js";
+import { parseManifest } from "../lib/course/manifest.js";
 import {
   evaluateChapterTotal,
   evaluateFirstRed,
@@ -19,7 +19,7 @@ import {
   runVerify,
   throughChapterFiles,
   type VerifyReport,
-} from "../lib/verify.js";
+} from "../lib/verify/record.js";
 import { makeFakeCourse, sh, STARTER_BETA } from "./support/fake-course.js";
 
 

@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } fr
 import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
-import { courseRoot } from "../../lib/paths.js";
+import { courseRoot } from "../../lib/core/paths.js";
 
 /** The real repository these tests belong to. */
 export const realRepo = courseRoot;

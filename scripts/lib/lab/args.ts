@@ -2,8 +2,8 @@
  * Command lines of `lab` and `hint`: the shared `NN` / `NN.L` target syntax and `lab`'s
  * flags. Parsing is pure; every mistake is a `CourseError` `USAGE` with a one-line message.
  */
-import { CourseError } from "./errors.js";
-import type { LabTarget } from "./lab-runner.js";
+import { CourseError } from "../core/errors.js";
+import type { LabTarget } from "./runner.js";
 
 /**
  * Parses a target typed by a user: `12` (a chapter) or `12.1` (a lab); a one-digit

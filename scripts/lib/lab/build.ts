@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { CourseError } from "./errors.js";
+import { CourseError } from "../core/errors.js";
 
 /** How to start the TypeScript compiler: a program and the arguments before ours. */
 export interface Compiler {

@@ -7,7 +7,7 @@
 import { chmod, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
-import { CourseError } from "./errors.js";
+import { CourseError } from "../core/errors.js";
 
 /**
  * Variables that would point git at another repository, index or object store. They are

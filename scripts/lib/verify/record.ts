@@ -25,17 +25,17 @@ import { existsSync } from "node:fs";
 import { cp, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { CourseError } from "./errors.js";
-import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "./fault-author.js";
-import { applyLearnerPatch, authorFaults, testBelongsToLab, type Fault } from "./faults.js";
-import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "./git.js";
-import { resolveCheckpoint, type Checkpoint } from "./history.js";
-import type { Leak } from "./leak-audit.js";
-import { scaffoldLabOf, summarizeLabs, type TestRecord } from "./lab-results.js";
-import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "./lab-runner.js";
-import type { ChapterManifest } from "./manifest.js";
-import { auditPracticeFolder, createPractice } from "./practice.js";
-import { linkNodeModules, makeScratchDir, removeScratchDir } from "./scratch.js";
+import { CourseError } from "../core/errors.js";
+import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "../fault/author.js";
+import { applyLearnerPatch, authorFaults, testBelongsToLab, type Fault } from "../fault/catalog.js";
+import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "../course/git.js";
+import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
+import type { Leak } from "../practice/leak-audit.js";
+import { scaffoldLabOf, summarizeLabs, type TestRecord } from "../lab/results.js";
+import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "../lab/runner.js";
+import type { ChapterManifest } from "../course/manifest.js";
+import { auditPracticeFolder, createPractice } from "../practice/folder.js";
+import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** One line of the record. */
 export interface CheckResult {

@@ -1,10 +1,10 @@
 /**
  * From raw test results to lab results. Pure functions over the JSON lines written by
- * `lab-reporter.mjs`: group tests by the lab id their name starts with (`Lab 12.1 · …`),
+ * `reporter.mjs`: group tests by the lab id their name starts with (`Lab 12.1 · …`),
  * count passes, find the first failure and recognise a lab's scaffold error (the exact
  * message its starter throws) so that "not started yet" reads differently from "wrong".
  */
-import type { LabSpec } from "./manifest.js";
+import type { LabSpec } from "../course/manifest.js";
 
 /** What a failing test threw, as the reporter describes it. */
 export interface TestError {

@@ -19,10 +19,10 @@ import { readdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
-import { CourseError } from "./errors.js";
+import { CourseError } from "../core/errors.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
-import { withScratchDir } from "./scratch.js";
+import { withScratchDir } from "../core/scratch.js";
 
 /** The generated branch. */
 export const COURSE_BRANCH = "course/build-your-own-pi";

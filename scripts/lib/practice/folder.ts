@@ -23,14 +23,14 @@
 import { existsSync } from "node:fs";
 import { chmod, lstat, realpath, rename } from "node:fs/promises";
 import path from "node:path";
-import { CourseError } from "./errors.js";
-import { authorFaults, learnerFaultsProjection, learnerManifestText } from "./faults.js";
-import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "./git.js";
-import { buildAndTest, resolveCheckpoint, type BuildCheck, type Checkpoint } from "./history.js";
+import { CourseError } from "../core/errors.js";
+import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
+import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "../course/git.js";
+import { buildAndTest, resolveCheckpoint, type BuildCheck, type Checkpoint } from "../course/history.js";
 import { assertNoLeaks, auditLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
-import type { ChapterManifest } from "./manifest.js";
-import { PRACTICE_MARKER } from "./paths.js";
-import { linkNodeModules, makeScratchDir, releaseScratchDir, removeScratchDir } from "./scratch.js";
+import type { ChapterManifest } from "../course/manifest.js";
+import { PRACTICE_MARKER } from "../core/paths.js";
+import { linkNodeModules, makeScratchDir, releaseScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
 export const COURSE_GUIDE = "COURSE.md";

@@ -18,7 +18,7 @@
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { CourseError } from "./errors.js";
+import { CourseError } from "../core/errors.js";
 
 /** Trimmed lines shorter than this are ignored by the audit. */
 export const MIN_LEAK_LINE_LENGTH = 12;

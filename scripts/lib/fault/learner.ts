@@ -17,10 +17,10 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { CourseError } from "./errors.js";
-import { runSuite, type SuiteRun } from "./fault-author.js";
-import { applyLearnerPatch, type LearnerFault } from "./faults.js";
-import type { ChapterManifest } from "./manifest.js";
+import { CourseError } from "../core/errors.js";
+import { runSuite, type SuiteRun } from "./author.js";
+import { applyLearnerPatch, type LearnerFault } from "./catalog.js";
+import type { ChapterManifest } from "../course/manifest.js";
 
 /** Where the backup lives, relative to the practice folder. */
 export const BACKUP_DIR = ".pi-course/fault-backup";

@@ -14,12 +14,12 @@ import { existsSync } from "node:fs";
 import { cp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { CourseError } from "./errors.js";
-import { applyFault, unapplyFault, type Fault } from "./faults.js";
-import { summarizeLabs, type LabResult, type TestRecord } from "./lab-results.js";
-import { buildCourse, distPathOf, packageDirOf, prepareTests, type TestRun } from "./lab-runner.js";
-import type { ChapterManifest } from "./manifest.js";
-import { linkNodeModules, makeScratchDir, removeScratchDir } from "./scratch.js";
+import { CourseError } from "../core/errors.js";
+import { applyFault, unapplyFault, type Fault } from "./catalog.js";
+import { summarizeLabs, type LabResult, type TestRecord } from "../lab/results.js";
+import { buildCourse, distPathOf, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
+import type { ChapterManifest } from "../course/manifest.js";
+import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** What became of one fault. */
 export interface FaultResult {

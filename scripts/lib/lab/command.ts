@@ -4,15 +4,15 @@
  * result. Loaded on demand by `scripts/lab.ts`, so that loading it overlaps the build.
  */
 import path from "node:path";
-import { formatError } from "./errors.js";
-import type { LabArgs } from "./lab-args.js";
-import type { StartedBuild } from "./lab-build.js";
-import { formatOutcome, outcomeJson, outcomeOk } from "./lab-format.js";
-import { packageDirOf, runLab, selectLabs, type LabTarget } from "./lab-runner.js";
-import { createRerunner, debounce, watchSources } from "./lab-watch.js";
-import { loadManifest, type ChapterManifest } from "./manifest.js";
-import { isPracticeFolder } from "./paths.js";
-import { clearScreen, paintFor } from "./term.js";
+import { formatError } from "../core/errors.js";
+import type { LabArgs } from "./args.js";
+import type { StartedBuild } from "./build.js";
+import { formatOutcome, outcomeJson, outcomeOk } from "./format.js";
+import { packageDirOf, runLab, selectLabs, type LabTarget } from "./runner.js";
+import { createRerunner, debounce, watchSources } from "./watch.js";
+import { loadManifest, type ChapterManifest } from "../course/manifest.js";
+import { isPracticeFolder } from "../core/paths.js";
+import { clearScreen, paintFor } from "../core/term.js";
 
 /** Quiet time after the last file event before a watch rerun starts. */
 const WATCH_DEBOUNCE_MS = 150;

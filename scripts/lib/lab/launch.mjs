@@ -1,4 +1,4 @@
-// Starts a test process ahead of time: `node <node:test flags> lab-launch.mjs <test file>`.
+// Starts a test process ahead of time: `node <node:test flags> launch.mjs <test file>`.
 //
 // `lab` spawns this while the compiler is still running, so node's own start-up overlaps
 // the build. It waits for one line on stdin: `run` imports the compiled test file (node:test
@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 
 const file = process.argv[2];
 if (file === undefined) {
-  process.stderr.write("usage: node lab-launch.mjs <compiled test file>\n");
+  process.stderr.write("usage: node launch.mjs <compiled test file>\n");
   process.exit(2);
 }
 

@@ -4,7 +4,7 @@
  *
  * This module holds the data side only (validation, applying and undoing an edit, the
  * learner-safe projection that goes into a practice folder). Running faults lives in
- * `fault-author.ts` (scratch copies of the reference) and `fault-learner.ts` (the
+ * `author.ts` (scratch copies of the reference) and `learner.ts` (the
  * learner's own file, always restored).
  *
  * Entry format (`faults:` in `checkpoints/NN.yaml`):
@@ -31,9 +31,9 @@
  * or `replace`, since those are written against the reference solution.
  */
 import { parseDocument } from "yaml";
-import { CourseError } from "./errors.js";
-import { teachingFilesOf } from "./history.js";
-import type { ChapterManifest } from "./manifest.js";
+import { CourseError } from "../core/errors.js";
+import { teachingFilesOf } from "../course/history.js";
+import type { ChapterManifest } from "../course/manifest.js";
 
 /** How the learner's own file is changed: one line inserted next to the line `anchor` matches. */
 export interface LearnerPatch {

@@ -10,12 +10,12 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CourseError } from "./errors.js";
-import { hintCommand, parseTarget } from "./lab-args.js";
-import type { LabTarget } from "./lab-runner.js";
-import type { LabSpec } from "./manifest.js";
-import { HINT_STATE } from "./paths.js";
-import type { Paint } from "./term.js";
+import { CourseError } from "../core/errors.js";
+import { hintCommand, parseTarget } from "./args.js";
+import type { LabTarget } from "./runner.js";
+import type { LabSpec } from "../course/manifest.js";
+import { HINT_STATE } from "../core/paths.js";
+import type { Paint } from "../core/term.js";
 
 /** How many rungs every ladder has. */
 export const RUNGS = 4;

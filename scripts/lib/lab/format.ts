@@ -3,12 +3,12 @@
  * first: which test failed and why, then the next command) and a stable JSON shape for
  * machines. Pure functions of the outcome; colour comes in through `Paint`.
  */
-import { hintCommand, labCommand } from "./lab-args.js";
-import { formatLocation, locateFailure } from "./lab-locate.js";
-import type { FirstFailure, LabResult } from "./lab-results.js";
-import type { LabOutcome, LabTarget } from "./lab-runner.js";
-import type { ChapterManifest } from "./manifest.js";
-import { displayWidth, padEnd, truncate, type Paint } from "./term.js";
+import { hintCommand, labCommand } from "./args.js";
+import { formatLocation, locateFailure } from "./locate.js";
+import type { FirstFailure, LabResult } from "./results.js";
+import type { LabOutcome, LabTarget } from "./runner.js";
+import type { ChapterManifest } from "../course/manifest.js";
+import { displayWidth, padEnd, truncate, type Paint } from "../core/term.js";
 
 export interface FormatContext {
   paint: Paint;

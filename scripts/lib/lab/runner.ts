@@ -1,7 +1,7 @@
 /**
- * Running a lab: build the course package (see `lab-build.ts`), then one `node` test
+ * Running a lab: build the course package (see `build.ts`), then one `node` test
  * process per focused test file, started during the build and reporting through
- * `lab-reporter.mjs` into a temporary JSON-lines file, then lab results from those lines.
+ * `reporter.mjs` into a temporary JSON-lines file, then lab results from those lines.
  *
  * No shell is involved anywhere (no globs, no quoting, the same on Windows): the compiler
  * is started directly and tests run with `process.execPath`.
@@ -11,9 +11,9 @@ import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { CourseError } from "./errors.js";
-import { buildCourse, startProcess, type ProcessResult, type StartedBuild } from "./lab-build.js";
-// The build and process helpers moved to lab-build.ts (so `lab` can start the compiler
+import { CourseError } from "../core/errors.js";
+import { buildCourse, startProcess, type ProcessResult, type StartedBuild } from "./build.js";
+// The build and process helpers moved to build.ts (so `lab` can start the compiler
 // before loading the rest); other commands import them from here.
 export {
   buildCourse,
@@ -28,7 +28,7 @@ export {
   type ProcessResult,
   type StartedBuild,
   type StartedProcess,
-} from "./lab-build.js";
+} from "./build.js";
 import {
   labNamePattern,
   parseReport,
@@ -37,12 +37,12 @@ import {
   type FirstFailure,
   type LabResult,
   type TestRecord,
-} from "./lab-results.js";
-import type { ChapterManifest, LabSpec } from "./manifest.js";
-import { makeScratchDir, removeScratchDir } from "./scratch.js";
+} from "./results.js";
+import type { ChapterManifest, LabSpec } from "../course/manifest.js";
+import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** The reporter module node loads into each test process. */
-export const REPORTER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "lab-reporter.mjs");
+export const REPORTER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "reporter.mjs");
 
 /**
  * The package directory (`packages/<name>`) a repo-relative source path belongs to.
@@ -83,11 +83,11 @@ export interface PreparedTests {
 }
 
 /** The launcher that lets a test process start before the file it runs is compiled. */
-export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "lab-launch.mjs");
+export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "launch.mjs");
 
 /**
  * Starts one node process per compiled test file (repo-relative `.js` paths), each with the
- * lab reporter and, when given, a `--test-name-pattern`, waiting in `lab-launch.mjs`. Node's
+ * lab reporter and, when given, a `--test-name-pattern`, waiting in `launch.mjs`. Node's
  * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
  */
 export async function prepareTests(courseRoot: string, files: readonly string[], options: { namePattern?: string; signal?: AbortSignal } = {}): Promise<PreparedTests> {

@@ -43,8 +43,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
-import { normalizeChapterId } from "./cli.js";
-import { CourseError } from "./errors.js";
+import { normalizeChapterId } from "../core/cli.js";
+import { CourseError } from "../core/errors.js";
 
 // Chapter ids typed by users are normalised where the command line is read; re-exported here
 // because a manifest's id is the normalised form.
@@ -73,7 +73,7 @@ export interface LabSpec {
 }
 
 /**
- * One fault as written in a manifest. Validated (and defaulted) by `scripts/lib/faults.ts`:
+ * One fault as written in a manifest. Validated (and defaulted) by `scripts/lib/fault/catalog.ts`:
  * `authorFaults` in the repo, `learnerFaults` in a practice folder, whose copy of the
  * manifest holds only exercise faults, without `find`/`replace` (they quote the reference).
  */

@@ -12,14 +12,14 @@ export const TOOLING_BUILD = ".pi-course/tooling";
 
 /**
  * The root of the course tree this script belongs to (the repo or a practice folder), from
- * `scripts/lib/` in the sources or from `.pi-course/tooling/lib/` in the compiled tooling.
+ * `scripts/lib/core/` in the sources or from `.pi-course/tooling/lib/core/` in the compiled tooling.
  */
 export const courseRoot: string = rootOf(path.dirname(fileURLToPath(import.meta.url)));
 
 function rootOf(libDir: string): string {
   const compiled = `${path.sep}${TOOLING_BUILD.split("/").join(path.sep)}${path.sep}`;
   const at = `${libDir}${path.sep}`.lastIndexOf(compiled);
-  return at === -1 ? path.resolve(libDir, "..", "..") : libDir.slice(0, at);
+  return at === -1 ? path.resolve(libDir, "..", "..", "..") : libDir.slice(0, at);
 }
 
 /**
