@@ -14,12 +14,17 @@ files:
   - packages/pi-course/src/resources.ts
   - packages/pi-course/test/12-resources-extensions.test.ts
   - starters/12-resources.ts
+  - packages/pi-course/src/resource-files.ts
+  - chapters/12.md
   - checkpoints/12.yaml
 starters:
   - from: starters/12-resources.ts
     to: packages/pi-course/src/resources.ts
 focusedTests:
   - packages/pi-course/test/12-resources-extensions.test.ts
+provided:
+  - packages/pi-course/src/resource-files.ts
+text: chapters/12.md
 labs:
   - id: "12.1"
     title: catalog
@@ -42,11 +47,14 @@ test("a valid manifest parses, keeping every field and passing faults through", 
   assert.equal(m.labs[0]?.hints.length, 4);
   assert.equal(m.faults[0]?.id, "import-before-trust");
   assert.equal(m.faults[0]?.description, "未信任也 import");
+  assert.deepEqual(m.provided, ["packages/pi-course/src/resource-files.ts"]);
+  assert.equal(m.text, "chapters/12.md");
 });
 
 test("optional sections default to empty arrays", () => {
   const m = parseManifest(`format: 1\nid: "03"\ntitle: t\nfiles: [a.ts, checkpoints/03.yaml]\nfocusedTests: [a.ts]\n`, "checkpoints/03.yaml");
-  assert.deepEqual([m.starters, m.labs, m.faults], [[], [], []]);
+  assert.deepEqual([m.starters, m.labs, m.faults, m.provided], [[], [], [], []]);
+  assert.equal(m.text, undefined);
 });
 
 /** Each case edits the valid manifest; `field` must be named in the error. */
@@ -62,9 +70,14 @@ const BAD: { name: string; edit: (s: string) => string; field: string; file?: st
   { name: "lab id of another chapter", edit: (s) => s.replace('id: "12.1"', 'id: "11.1"'), field: "labs[0].id" },
   { name: "starter to not in files", edit: (s) => s.replace("    to: packages/pi-course/src/resources.ts", "    to: packages/pi-course/src/other.ts"), field: "starters[0].to" },
   { name: "focused test not in files", edit: (s) => s.replace("focusedTests:\n  - packages/pi-course/test/12-resources-extensions.test.ts", "focusedTests:\n  - packages/pi-course/test/12-x.test.ts"), field: "focusedTests[0]" },
+  { name: "provided file not in files", edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/src/x.ts"), field: "provided[0]" },
+  { name: "provided file that is the teaching file", edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/src/resources.ts"), field: "provided[0]" },
+  { name: "provided file that is a focused test", edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/test/12-resources-extensions.test.ts"), field: "provided[0]" },
+  { name: "text not in files", edit: (s) => s.replace("text: chapters/12.md", "text: chapters/13.md"), field: "text" },
+  { name: "text not a path", edit: (s) => s.replace("text: chapters/12.md", "text: [chapters/12.md]"), field: "text" },
   { name: "manifest not claimed", edit: (s) => s.replace("  - checkpoints/12.yaml\n", ""), field: "files" },
-  { name: "path escaping the repo", edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - ../outside.ts\n"), field: "files[4]" },
-  { name: "file listed twice", edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - starters/12-resources.ts\n"), field: "files[4]" },
+  { name: "path escaping the repo", edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - ../outside.ts\n"), field: "files[6]" },
+  { name: "file listed twice", edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - starters/12-resources.ts\n"), field: "files[6]" },
   { name: "unknown top-level field", edit: (s) => s + "focussedTests: []\n", field: "focussedTests" },
   { name: "fault without lab", edit: (s) => s.replace('    lab: "12.4"\n', ""), field: "faults[0].lab" },
   { name: "YAML syntax error", edit: (s) => s.replace("title: 资源与扩展", "title: [unclosed"), field: "YAML" },

@@ -98,6 +98,9 @@ test("practice writes the parent tree, the focused test, the starter over the te
   assert.equal(existsSync(path.join(dest, "packages/pi-course/test/02-beta-hardening.test.ts")), false);
   assert.equal(existsSync(path.join(dest, "starters")), false);
   assert.equal(read("COURSE.md"), "# 课程指南\n\n总体说明。\n");
+  // Provided files and the chapter text arrive from the target as they are.
+  assert.equal(read("packages/pi-course/src/beta-sep.ts"), 'export const BETA_SEPARATOR = " | ";\n');
+  assert.equal(read("chapters/02-beta.md"), "# 第二章正文\n\n目录先去重再排序。\n");
 
   const manifest = await loadManifest(dest, "02");
   assert.equal(manifest.labs.length, 2);
@@ -117,6 +120,8 @@ test("practice writes the parent tree, the focused test, the starter over the te
     target,
     sh(repo, ["rev-parse", "HEAD"]),
     "packages/pi-course/test/02-beta.test.ts",
+    "本章正文：`chapters/02-beta.md`",
+    "本章提供的文件（直接使用，不用改写）：`packages/pi-course/src/beta-sep.ts`",
     "npm install",
     "npm run build -w @pi/course",
     'node --test --test-name-pattern="Lab 2.1" packages/pi-course/dist/test/02-*.test.js',
@@ -134,7 +139,16 @@ test("practice writes the parent tree, the focused test, the starter over the te
   }
   // Everything else in the folder is exactly the parent tree.
   const parentFiles = (await listTree(repo, parent)).map((e) => (e.path === "LEARNING.md" ? "COURSE.md" : e.path));
-  const expected = [...parentFiles, "packages/pi-course/test/02-beta.test.ts", "packages/pi-course/src/beta.ts", "checkpoints/02.yaml", PRACTICE_MARKER, "LEARNING.md"].sort();
+  const expected = [
+    ...parentFiles,
+    "packages/pi-course/test/02-beta.test.ts",
+    "packages/pi-course/src/beta.ts",
+    "packages/pi-course/src/beta-sep.ts",
+    "chapters/02-beta.md",
+    "checkpoints/02.yaml",
+    PRACTICE_MARKER,
+    "LEARNING.md",
+  ].sort();
   const actual = fingerprint(dest).filter((l) => !l.endsWith("/")).map((l) => l.split(" ")[0]!).sort();
   assert.deepEqual(actual, expected);
 });

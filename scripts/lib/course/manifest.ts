@@ -19,6 +19,10 @@
  *     to: packages/pi-course/src/resources.ts
  * focusedTests:                # test sources (in `files`) copied into the practice folder
  *   - packages/pi-course/test/12-resources-extensions.test.ts
+ * provided:                    # optional; chapter files (in `files`) the practice folder gets
+ *   - packages/pi-course/src/resource-files.ts   # as they are: the learner uses, not writes, them
+ * text: chapters/12-resources-extensions.md      # optional; the chapter text (in `files`),
+ *                                                # copied into the practice folder too
  * labs:                        # optional, in teaching order
  *   - id: "12.1"
  *     title: roots 顺序决定 catalog winner
@@ -33,7 +37,8 @@
  * - `format` is `MANIFEST_FORMAT`; `id` is a quoted two-digit string equal to the file name;
  * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, and
  *   includes the manifest itself (otherwise the chapter's data would leak into the base);
- * - every starter `from`/`to` and every focused test is one of the chapter's `files`;
+ * - every starter `from`/`to`, every focused test, every provided file and the text are
+ *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
  * - `faults` is checked loosely here (objects with string `id` and `lab`), the fault
  *   tooling validates the rest;
@@ -104,6 +109,10 @@ export interface ChapterManifest {
   files: string[];
   starters: StarterOverlay[];
   focusedTests: string[];
+  /** Chapter files copied into the practice folder as they are (the learner does not write them). */
+  provided: string[];
+  /** The chapter text (Chinese), when the chapter has one. */
+  text?: string;
   labs: LabSpec[];
   faults: FaultSpec[];
   /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
@@ -114,7 +123,7 @@ export interface ChapterManifest {
 export const MANIFEST_DIR = "checkpoints";
 
 const MANIFEST_NAME = /^(\d{2})\.yaml$/;
-const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "labs", "faults"]);
+const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "labs", "faults"]);
 const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "hints"]);
 
@@ -191,13 +200,13 @@ class Checker {
  * Guarantees on return: every rule listed at the top of this module holds, except the
  * cross-chapter ones (see `validateCourse`). Throws `CourseError` `MANIFEST_INVALID`.
  */
-export function parseManifest(text: string, manifestPath: string): ChapterManifest {
+export function parseManifest(source: string, manifestPath: string): ChapterManifest {
   const c: Checker = new Checker(manifestPath); // annotated so `c.fail()` narrows types
   const nameMatch = MANIFEST_NAME.exec(path.posix.basename(manifestPath));
   if (!nameMatch) c.fail("(文件名)", "两位数字加 .yaml，例如 checkpoints/12.yaml");
   const fileId = nameMatch[1]!;
 
-  const doc = parseDocument(text, { prettyErrors: true });
+  const doc = parseDocument(source, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     throw new CourseError("MANIFEST_INVALID", `${manifestPath}: YAML 无法解析：${first.message.split("\n")[0]}`, { cause: first });
@@ -240,6 +249,17 @@ export function parseManifest(text: string, manifestPath: string): ChapterManife
   if (testsRaw.length === 0) c.fail("focusedTests", "至少一个测试文件的数组", testsRaw);
   const focusedTests = testsRaw.map((entry, i) => claimed(c.repoPath(entry, `focusedTests[${i}]`), `focusedTests[${i}]`));
 
+  const provided: string[] = [];
+  c.array(raw.provided ?? [], "provided").forEach((entry, i) => {
+    const p = claimed(c.repoPath(entry, `provided[${i}]`), `provided[${i}]`);
+    if (provided.includes(p)) c.fail(`provided[${i}]`, "不重复的路径", p);
+    if (starters.some((s) => s.from === p || s.to === p) || focusedTests.includes(p)) {
+      c.fail(`provided[${i}]`, "既不是 starter、教学文件也不是聚焦测试的文件", p);
+    }
+    provided.push(p);
+  });
+  const chapterText = raw.text === undefined ? undefined : claimed(c.repoPath(raw.text, "text"), "text");
+
   const labs: LabSpec[] = [];
   c.array(raw.labs ?? [], "labs").forEach((entry, i) => {
     const field = `labs[${i}]`;
@@ -271,7 +291,11 @@ export function parseManifest(text: string, manifestPath: string): ChapterManife
     return f as unknown as FaultSpec;
   });
 
-  return { format: MANIFEST_FORMAT, id, title, files, starters, focusedTests, labs, faults, manifestPath };
+  return {
+    format: MANIFEST_FORMAT, id, title, files, starters, focusedTests, provided,
+    ...(chapterText === undefined ? {} : { text: chapterText }),
+    labs, faults, manifestPath,
+  };
 }
 
 /**

@@ -4,7 +4,8 @@
  * Content (decided here, documented in the generated LEARNING.md and the README):
  * - the chapter's parent tree (every earlier chapter finished, nothing of this chapter),
  *   written from git objects, with no `.git`;
- * - the chapter's focused test file(s), taken from the target;
+ * - the chapter's focused test file(s), its provided files (code the learner uses but does
+ *   not write) and its text, taken from the target;
  * - each starter written over its teaching file. The `starters/` copy itself is not
  *   added: the starter already sits where the learner edits it, and a second copy would
  *   only invite editing the wrong file (a fresh `practice` run gives a clean start);
@@ -139,7 +140,9 @@ export function renderLearningGuide(input: GuideInput): string {
     `- parent（起点）：\`${input.parent}\``,
     `- target（终点）：\`${input.target}\``,
     `- 源提交（生成教学历史所用的 main 提交）：\`${input.source}\``,
+    ...(m.text === undefined ? [] : [`- 本章正文：\`${m.text}\`（概念、每个 Lab 的契约、命令和预期输出都在这里）`]),
     `- 教学文件（你要写的文件）：${input.teachingFiles.map((f) => `\`${f}\``).join("、")}`,
+    ...(m.provided.length === 0 ? [] : [`- 本章提供的文件（直接使用，不用改写）：${m.provided.map((f) => `\`${f}\``).join("、")}`]),
     `- 聚焦测试：${m.focusedTests.map((f) => `\`${f}\``).join("、")}`,
     "",
     "教学文件现在是 starter：公共类型和导出函数都已固定，函数体只有按 Lab 编号的施工位。",
@@ -271,6 +274,7 @@ export function planPractice(input: {
   }
   const files: OutputFile[] = input.parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
   for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
+  for (const given of [...m.provided, ...(m.text === undefined ? [] : [m.text])]) files.push({ ...fromTarget(given) });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
   files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });
   const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, createdBy: "practice" };

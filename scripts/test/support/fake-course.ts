@@ -82,6 +82,8 @@ focusedTests:
   - packages/pi-course/test/01-alpha.test.ts
 `,
   "packages/pi-course/src/beta.ts": REFERENCE_BETA,
+  "packages/pi-course/src/beta-sep.ts": 'export const BETA_SEPARATOR = " | ";\n',
+  "chapters/02-beta.md": "# 第二章正文\n\n目录先去重再排序。\n",
   "starters/02-beta.ts": STARTER_BETA,
   "packages/pi-course/test/02-beta.test.ts": `import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -115,6 +117,8 @@ files:
   - packages/pi-course/src/beta.ts
   - packages/pi-course/test/02-beta.test.ts
   - packages/pi-course/test/02-beta-hardening.test.ts
+  - packages/pi-course/src/beta-sep.ts
+  - chapters/02-beta.md
   - starters/02-beta.ts
   - checkpoints/02.yaml
 starters:
@@ -122,6 +126,9 @@ starters:
     to: packages/pi-course/src/beta.ts
 focusedTests:
   - packages/pi-course/test/02-beta.test.ts
+provided:
+  - packages/pi-course/src/beta-sep.ts
+text: chapters/02-beta.md
 labs:
   - id: "2.1"
     title: 目录去重并排序
