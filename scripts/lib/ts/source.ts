@@ -1,0 +1,196 @@
+/**
+ * TypeScript sources as syntax trees, read with the course's own compiler.
+ *
+ * The course builds with TypeScript 7, whose parser is the native compiler; its JavaScript
+ * API (`typescript/unstable/sync`) starts that compiler as a child process, parses the
+ * texts it is given through an in-memory file system and hands back the trees. The trees
+ * stay usable after the process has ended, so every call here starts one, parses, and
+ * closes it (about 30 ms) and never leaves a process behind.
+ *
+ * On top of the trees this module answers the questions the tooling asks of a teaching
+ * file: which top-level declarations it has, where each one starts (its own doc comment
+ * included) and ends, and which comments and string literals it contains.
+ */
+import { SyntaxKind, type Node, type SourceFile, type Statement } from "typescript/unstable/ast";
+import { forEachLeadingCommentRange } from "typescript/unstable/ast/scanner";
+import { createVirtualFileSystem } from "typescript/unstable/fs";
+import { API } from "typescript/unstable/sync";
+import { CourseError } from "../core/errors.js";
+
+export { SyntaxKind, type Node, type SourceFile, type Statement };
+
+/** Where the in-memory files live; never a real path. */
+const VIRTUAL_ROOT = "/pi-course-virtual";
+
+/**
+ * Parses each text of `texts` (file name → source text) as a TypeScript module and returns
+ * the trees by file name. Nothing is resolved or type-checked, and no file is read or
+ * written. A text with a syntax error is `TS_SYNTAX`, naming the file, line and message.
+ */
+export function parseModules(texts: Readonly<Record<string, string>>): Map<string, SourceFile> {
+  const names = Object.keys(texts);
+  const virtualName = (index: number): string => `${VIRTUAL_ROOT}/m${index}.ts`;
+  const files: Record<string, string> = {
+    [`${VIRTUAL_ROOT}/tsconfig.json`]: JSON.stringify({
+      compilerOptions: { noLib: true, noResolve: true, types: [], target: "esnext", module: "esnext" },
+      files: names.map((_, index) => `m${index}.ts`),
+    }),
+  };
+  names.forEach((name, index) => {
+    files[virtualName(index)] = texts[name]!;
+  });
+  const api = new API({ fs: createVirtualFileSystem(files), cwd: VIRTUAL_ROOT });
+  try {
+    const project = api.updateSnapshot({ openProject: `${VIRTUAL_ROOT}/tsconfig.json` }).getProjects()[0];
+    if (project === undefined) throw new CourseError("TS_UNAVAILABLE", "TypeScript 没有打开内存中的项目");
+    const trees = new Map<string, SourceFile>();
+    names.forEach((name, index) => {
+      const tree = project.program.getSourceFile(virtualName(index));
+      if (tree === undefined) throw new CourseError("TS_UNAVAILABLE", `TypeScript 没有解析 ${name}`);
+      const [first] = project.program.getSyntacticDiagnostics(virtualName(index));
+      if (first !== undefined) {
+        const { line } = lineAndColumn(tree, first.pos);
+        throw new CourseError("TS_SYNTAX", `${name}:${line}: 语法错误：${first.text}`);
+      }
+      trees.set(name, tree);
+    });
+    return trees;
+  } finally {
+    api.close();
+  }
+}
+
+/** Parses one module; see `parseModules`. */
+export function parseModule(text: string, name = "module.ts"): SourceFile {
+  return parseModules({ [name]: text }).get(name)!;
+}
+
+/** 1-based line and column of offset `position` in `tree`. */
+export function lineAndColumn(tree: SourceFile, position: number): { line: number; column: number } {
+  const starts = tree.getLineStarts();
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (starts[middle]! <= position) low = middle;
+    else high = middle - 1;
+  }
+  return { line: low + 1, column: position - starts[low]! + 1 };
+}
+
+/** Calls `visit` on `node` and every node below it, parents before children, in source order. */
+export function walk(node: Node, visit: (node: Node) => void): void {
+  visit(node);
+  node.forEachChild((child) => {
+    walk(child, visit);
+    return undefined;
+  });
+}
+
+/** One comment of a source text: its kind, its range and its text. */
+export interface Comment {
+  kind: "line" | "block";
+  pos: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * The comments directly before offset `pos` (the leading trivia of the token that starts
+ * at or after it), in source order.
+ */
+export function leadingComments(text: string, pos: number): Comment[] {
+  const comments: Comment[] = [];
+  forEachLeadingCommentRange(text, pos, (start, end, kind) => {
+    comments.push({ kind: kind === SyntaxKind.SingleLineCommentTrivia ? "line" : "block", pos: start, end, text: text.slice(start, end) });
+    return undefined;
+  });
+  return comments;
+}
+
+/** The kinds of top-level declaration the tooling tells apart. */
+export type DeclarationKind = "function" | "class" | "interface" | "type" | "variable" | "enum" | "import" | "export" | "other";
+
+/** A top-level statement of a module with the range it owns in the text. */
+export interface TopLevelDeclaration {
+  /** The declared name (the first one, for a variable statement); "" when there is none. */
+  name: string;
+  kind: DeclarationKind;
+  exported: boolean;
+  /**
+   * Where the declaration starts: its attached comments included, i.e. the comments right
+   * above it with no blank line in between (its doc comment, a 🔨 marker block).
+   */
+  start: number;
+  /** Where the declaration's own code starts (after its comments). */
+  codeStart: number;
+  end: number;
+  /** `text.slice(start, end)`. */
+  text: string;
+  /** The comments before it that are separated from it by a blank line (section headers). */
+  detachedComments: Comment[];
+  node: Statement;
+}
+
+const KIND_OF: Partial<Record<SyntaxKind, DeclarationKind>> = {
+  [SyntaxKind.FunctionDeclaration]: "function",
+  [SyntaxKind.ClassDeclaration]: "class",
+  [SyntaxKind.InterfaceDeclaration]: "interface",
+  [SyntaxKind.TypeAliasDeclaration]: "type",
+  [SyntaxKind.VariableStatement]: "variable",
+  [SyntaxKind.EnumDeclaration]: "enum",
+  [SyntaxKind.ImportDeclaration]: "import",
+  [SyntaxKind.ExportDeclaration]: "export",
+  [SyntaxKind.ExportAssignment]: "export",
+};
+
+function declaredName(node: Statement): string {
+  const named = node as Statement & { name?: { text?: string } };
+  if (typeof named.name?.text === "string") return named.name.text;
+  if (node.kind === SyntaxKind.VariableStatement) {
+    const list = (node as Statement & { declarationList: { declarations: readonly { name: { text?: string } }[] } }).declarationList;
+    return list.declarations[0]?.name.text ?? "";
+  }
+  return "";
+}
+
+function isExported(node: Statement): boolean {
+  const modifiers = (node as Statement & { modifiers?: readonly Node[] }).modifiers ?? [];
+  return modifiers.some((modifier) => modifier.kind === SyntaxKind.ExportKeyword);
+}
+
+/** True when the text between two offsets holds a blank line. */
+function hasBlankLine(text: string, from: number, to: number): boolean {
+  return /\n[ \t]*\r?\n/.test(text.slice(from, to));
+}
+
+/**
+ * The module's top-level statements in order, each with its attached comments: a comment
+ * belongs to the declaration below it when no blank line separates them (directly or
+ * through other attached comments); comments above a blank line are `detachedComments`.
+ */
+export function topLevelDeclarations(tree: SourceFile): TopLevelDeclaration[] {
+  const text = tree.text;
+  return tree.statements.map((node) => {
+    const codeStart = node.getStart(tree);
+    const comments = leadingComments(text, node.pos);
+    let start = codeStart;
+    let firstAttached = comments.length;
+    for (let index = comments.length - 1; index >= 0; index--) {
+      if (hasBlankLine(text, comments[index]!.end, start)) break;
+      start = comments[index]!.pos;
+      firstAttached = index;
+    }
+    return {
+      name: declaredName(node),
+      kind: KIND_OF[node.kind] ?? "other",
+      exported: isExported(node),
+      start,
+      codeStart,
+      end: node.end,
+      text: text.slice(start, node.end),
+      detachedComments: comments.slice(0, firstAttached),
+      node,
+    };
+  });
+}

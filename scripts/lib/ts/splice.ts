@@ -1,0 +1,129 @@
+/**
+ * Moving a lab's code between versions of a teaching file, declaration by declaration.
+ *
+ * A starter marks the work of each lab inside the declarations that hold it
+ * (`// 🔨 Lab 12.3：…`), so the marks say which top-level declaration belongs to which
+ * lab. Two operations stand on that:
+ * - `reset NN.L` puts a lab's starter declarations back into the learner's file;
+ * - `verify`'s staged first red builds, for each lab k, the reference with the
+ *   declarations of labs k and later taken from the starter.
+ * Both are the same splice: replace named top-level declarations of one text with those of
+ * another (doc comments and marker blocks travel with their declaration), adding the ones
+ * the text lacks. Nothing else of the text changes, byte for byte.
+ */
+import { CourseError } from "../core/errors.js";
+import { parseModules, topLevelDeclarations, type TopLevelDeclaration } from "./source.js";
+
+/** `🔨 Lab 12.3` (the marker the starters use), capturing the lab id. */
+const LAB_MARKER = /🔨\s*Lab\s+(\d+\.\d+)(?!\d)/g;
+
+/** Declarations that share a name and follow each other (overload signatures and their body) form one unit. */
+interface Unit {
+  name: string;
+  kind: TopLevelDeclaration["kind"];
+  start: number;
+  end: number;
+  text: string;
+}
+
+function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Unit[] {
+  const units: Unit[] = [];
+  for (const declaration of declarations) {
+    const last = units.at(-1);
+    if (last !== undefined && declaration.name !== "" && last.name === declaration.name && last.kind === declaration.kind) {
+      last.end = declaration.end;
+      last.text = text.slice(last.start, last.end);
+      continue;
+    }
+    units.push({ name: declaration.name, kind: declaration.kind, start: declaration.start, end: declaration.end, text: declaration.text });
+  }
+  return units;
+}
+
+const keyOf = (unit: Pick<Unit, "name" | "kind">): string => `${unit.kind}:${unit.name}`;
+
+/**
+ * Which lab each marked top-level declaration of `starterText` belongs to: the lab its
+ * `🔨 Lab N.M` markers name (inside it or in the comments attached to it). Declarations
+ * without a marker belong to no lab (shared types and given helpers). A declaration whose
+ * markers name two labs is `LAB_OWNERSHIP_AMBIGUOUS`; a marker naming a lab outside
+ * `labIds` is `LAB_OWNERSHIP_UNKNOWN` (both name the declaration).
+ */
+export function labOwnership(starterText: string, labIds: readonly string[], fileName = "starter.ts"): Map<string, string> {
+  const tree = parseModules({ [fileName]: starterText }).get(fileName)!;
+  const owners = new Map<string, string>();
+  for (const unit of unitsOf(topLevelDeclarations(tree), starterText)) {
+    const labs = new Set([...unit.text.matchAll(LAB_MARKER)].map((match) => match[1]!));
+    if (labs.size === 0 || unit.name === "") continue;
+    const unknown = [...labs].filter((lab) => !labIds.includes(lab));
+    if (unknown.length > 0) {
+      throw new CourseError("LAB_OWNERSHIP_UNKNOWN", `${fileName}: ${unit.name} 的 🔨 标记写的是 Lab ${unknown.join("、")}，本章没有这个 Lab`);
+    }
+    if (labs.size > 1) {
+      throw new CourseError(
+        "LAB_OWNERSHIP_AMBIGUOUS",
+        `${fileName}: ${unit.name} 同时带有 Lab ${[...labs].join("、")} 的 🔨 标记；每个顶层声明只能属于一个 Lab，请把它拆开`,
+      );
+    }
+    owners.set(keyOf(unit), [...labs][0]!);
+  }
+  return owners;
+}
+
+/** What `spliceDeclarations` did, for messages and tests. */
+export interface SpliceResult {
+  text: string;
+  /** Names of the declarations replaced in place. */
+  replaced: string[];
+  /** Names of the declarations the base lacked, inserted. */
+  inserted: string[];
+}
+
+/**
+ * Returns `baseText` with each top-level declaration of `donorText` that `take` selects
+ * put in: a declaration of the same name and kind is replaced where it stands (its attached
+ * comments with it); one the base lacks is inserted after the nearest declaration that
+ * precedes it in the donor and exists in the base (else before the base's first
+ * non-import statement). Everything else of the base is kept byte for byte. Both texts
+ * must parse (`TS_SYNTAX` otherwise).
+ */
+export function spliceDeclarations(
+  baseText: string,
+  donorText: string,
+  take: (declaration: { name: string; kind: TopLevelDeclaration["kind"] }) => boolean,
+  names: { base?: string; donor?: string } = {},
+): SpliceResult {
+  const baseName = names.base ?? "base.ts";
+  const donorName = names.donor ?? "donor.ts";
+  const trees = parseModules({ [baseName]: baseText, [donorName]: donorText });
+  const base = unitsOf(topLevelDeclarations(trees.get(baseName)!), baseText);
+  const donor = unitsOf(topLevelDeclarations(trees.get(donorName)!), donorText);
+  const baseByKey = new Map(base.filter((unit) => unit.name !== "").map((unit) => [keyOf(unit), unit]));
+
+  // Edits as (position range, replacement), applied from the end so offsets stay valid.
+  const edits: { start: number; end: number; text: string; order: number }[] = [];
+  const replaced: string[] = [];
+  const inserted: string[] = [];
+  const firstCode = base.find((unit) => unit.kind !== "import");
+  let anchor: number | undefined; // where the previous donor unit sits in the base
+  donor.forEach((unit, order) => {
+    const own = unit.name === "" ? undefined : baseByKey.get(keyOf(unit));
+    if (unit.name !== "" && take(unit)) {
+      if (own !== undefined) {
+        edits.push({ start: own.start, end: own.end, text: unit.text, order });
+        replaced.push(unit.name);
+      } else {
+        const at = anchor ?? firstCode?.start ?? baseText.length;
+        const text = anchor === undefined ? `${unit.text}\n\n` : `\n\n${unit.text}`;
+        edits.push({ start: at, end: at, text, order });
+        inserted.push(unit.name);
+      }
+    }
+    if (own !== undefined) anchor = own.end;
+  });
+  // Insertions at one point keep donor order; a replacement never shares its start with another edit.
+  edits.sort((a, b) => b.start - a.start || b.order - a.order);
+  let text = baseText;
+  for (const edit of edits) text = text.slice(0, edit.start) + edit.text + text.slice(edit.end);
+  return { text, replaced, inserted };
+}

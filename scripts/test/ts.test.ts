@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { leadingComments, lineAndColumn, parseModule, parseModules, SyntaxKind, topLevelDeclarations, walk } from "../lib/ts/source.js";
+import { labOwnership, spliceDeclarations } from "../lib/ts/splice.js";
+
+const STARTER = `import path from "node:path";
+
+/** Shared type. */
+export interface Thing {
+  name: string;
+}
+
+function labError(lab: string): Error {
+  return new Error(\`\${lab} 尚未实现\`);
+}
+
+// ---------------------------------------------------------------------------
+// Lab 1.1 · catalog
+// ---------------------------------------------------------------------------
+
+/** Lists things. */
+export function list(names: readonly string[]): Thing[] {
+  // 🔨 Lab 1.1：sort by code unit
+  throw labError("Lab 1.1 list");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 1.2 · render
+// ---------------------------------------------------------------------------
+
+/** Renders things. */
+export function render(things: readonly Thing[]): string {
+  // 🔨 Lab 1.2：join names
+  throw labError("Lab 1.2 render");
+}
+
+export class Box {
+  open(): string {
+    // 🔨 Lab 1.2：open the box
+    throw labError("Lab 1.2 render");
+  }
+}
+`;
+
+const REFERENCE = `import path from "node:path";
+
+/** Shared type. */
+export interface Thing {
+  name: string;
+}
+
+const SEPARATOR = " | ";
+
+/** Lists things. */
+export function list(names: readonly string[]): Thing[] {
+  return [...names].sort().map((name) => ({ name: path.basename(name) }));
+}
+
+function joinNames(things: readonly Thing[]): string {
+  return things.map((thing) => thing.name).join(SEPARATOR);
+}
+
+/** Renders things. */
+export function render(things: readonly Thing[]): string {
+  return joinNames(things);
+}
+
+export class Box {
+  open(): string {
+    return "open";
+  }
+}
+`;
+
+test("topLevelDeclarations: names, kinds, export flags and attached versus detached comments", () => {
+  const tree = parseModule(STARTER, "starter.ts");
+  const declarations = topLevelDeclarations(tree);
+  assert.deepEqual(
+    declarations.map((d) => [d.kind, d.name, d.exported]),
+    [
+      ["import", "", false],
+      ["interface", "Thing", true],
+      ["function", "labError", false],
+      ["function", "list", true],
+      ["function", "render", true],
+      ["class", "Box", true],
+    ],
+  );
+  const list = declarations.find((d) => d.name === "list")!;
+  assert.ok(list.text.startsWith("/** Lists things. */\nexport function list("), "the doc comment travels with the declaration");
+  assert.ok(list.text.endsWith('throw labError("Lab 1.1 list");\n}'));
+  assert.equal(STARTER.slice(list.codeStart, list.codeStart + 6), "export");
+  assert.deepEqual(
+    list.detachedComments.map((c) => c.text.slice(0, 10)),
+    ["// -------", "// Lab 1.1", "// -------"],
+    "section headers above a blank line stay outside the declaration",
+  );
+});
+
+test("parse errors are TS_SYNTAX naming the file and the line", () => {
+  assert.throws(() => parseModules({ "ok.ts": "export const a = 1;\n", "bad.ts": "const a = 1;\nfunction (\n" }), (error: unknown) => {
+    assert.equal((error as { code?: string }).code, "TS_SYNTAX");
+    assert.match((error as Error).message, /^bad\.ts:2: /);
+    return true;
+  });
+});
+
+test("lineAndColumn, walk and leadingComments agree with the text", () => {
+  const text = "// a\n/* b */\nexport function f() {\n  return g(1, 'x');\n}\n";
+  const tree = parseModule(text);
+  const strings: string[] = [];
+  walk(tree, (node) => {
+    if (node.kind === SyntaxKind.StringLiteral) strings.push(node.getText(tree));
+  });
+  assert.deepEqual(strings, ["'x'"]);
+  assert.deepEqual(lineAndColumn(tree, text.indexOf("return")), { line: 4, column: 3 });
+  assert.deepEqual(leadingComments(text, 0).map((c) => [c.kind, c.text]), [["line", "// a"], ["block", "/* b */"]]);
+});
+
+test("labOwnership: the 🔨 markers inside a declaration name its lab; unmarked declarations belong to none", () => {
+  const owners = labOwnership(STARTER, ["1.1", "1.2"]);
+  assert.deepEqual([...owners], [["function:list", "1.1"], ["function:render", "1.2"], ["class:Box", "1.2"]]);
+});
+
+test("labOwnership refuses a declaration marked for two labs, or for a lab the chapter lacks", () => {
+  const twoLabs = STARTER.replace("// 🔨 Lab 1.2：join names", "// 🔨 Lab 1.1：pass through\n  // 🔨 Lab 1.2：join names");
+  assert.throws(() => labOwnership(twoLabs, ["1.1", "1.2"]), { code: "LAB_OWNERSHIP_AMBIGUOUS" });
+  assert.throws(() => labOwnership(STARTER, ["1.1"]), { code: "LAB_OWNERSHIP_UNKNOWN" });
+});
+
+test("spliceDeclarations: reference with the later lab from the starter keeps everything else byte for byte", () => {
+  const owners = labOwnership(STARTER, ["1.1", "1.2"]);
+  const starterOnly = new Set(["function:labError"]);
+  const staged = spliceDeclarations(REFERENCE, STARTER, (d) => owners.get(`${d.kind}:${d.name}`) === "1.2" || starterOnly.has(`${d.kind}:${d.name}`));
+  assert.deepEqual(staged.replaced, ["render", "Box"]);
+  assert.deepEqual(staged.inserted, ["labError"]);
+  // The starter-only helper lands where the starter has it: after the shared interface.
+  assert.ok(staged.text.includes("  name: string;\n}\n\nfunction labError(lab: string): Error {"), staged.text);
+  assert.ok(staged.text.includes('throw labError("Lab 1.2 render");'));
+  assert.ok(staged.text.includes("return [...names].sort()"), "Lab 1.1 stays the reference's");
+  assert.ok(staged.text.includes("function joinNames("), "reference helpers stay");
+  // Undoing the splice with the reference as donor restores every replaced declaration.
+  const back = spliceDeclarations(staged.text, REFERENCE, (d) => d.name === "render" || d.name === "Box");
+  assert.equal(back.text.replace(/function labError[\s\S]*?\n}\n\n/, ""), REFERENCE);
+  parseModule(staged.text); // still a valid module
+});
+
+test("spliceDeclarations: a lab's declarations go back into a learner's file, even one the learner deleted", () => {
+  const learner = REFERENCE.replace(/\/\*\* Renders things\. \*\/\n[\s\S]*?\n}\n\n/, "").replace("return \"open\";", "return 'learner';");
+  const reset = spliceDeclarations(learner, STARTER, (d) => d.name === "render" || d.name === "Box" || d.name === "labError");
+  assert.deepEqual(reset.replaced, ["Box"]);
+  assert.deepEqual(reset.inserted.sort(), ["labError", "render"]);
+  assert.ok(reset.text.includes("return [...names].sort()"), "the learner's Lab 1.1 code is kept");
+  assert.ok(!reset.text.includes("'learner'"));
+  assert.ok(reset.text.indexOf("export function render") < reset.text.indexOf("export class Box"), "inserted where the starter has it");
+});
+
+test("spliceDeclarations treats overload signatures and their implementation as one declaration", () => {
+  const base = "export function f(a: string): string;\nexport function f(a: number): number;\nexport function f(a: unknown): unknown {\n  return a;\n}\n\nexport const g = 1;\n";
+  const donor = "export function f(a: string): string;\nexport function f(a: number): number;\nexport function f(a: unknown): unknown {\n  throw new Error(\"x\");\n}\n";
+  const result = spliceDeclarations(base, donor, (d) => d.name === "f");
+  assert.equal(result.text, donor + "\nexport const g = 1;\n");
+  assert.deepEqual(result.replaced, ["f"]);
+});
+
+test("spliceDeclarations inserts several missing declarations at one place in the donor's order", () => {
+  const donor = "export const a = 1;\n\nfunction x(): void {}\n\nfunction y(): void {}\n\nfunction z(): void {}\n";
+  const result = spliceDeclarations("export const a = 1;\n", donor, (d) => d.kind === "function");
+  assert.equal(result.text, "export const a = 1;\n\nfunction x(): void {}\n\nfunction y(): void {}\n\nfunction z(): void {}\n");
+  assert.deepEqual(result.inserted, ["x", "y", "z"]);
+});
