@@ -15,14 +15,24 @@
  *
  * The module reads in lab order: types, then Lab 12.1 (catalog), 12.2 (activation),
  * 12.3 (templates and context), 12.4 (trust and staging), 12.5 (hooks).
+ *
+ * This is the reference of the second revision ("the loader in the real world"): besides
+ * the labs' rules it reports problems instead of throwing when the host asks for
+ * diagnostics (`discoverResources(roots, { onDiagnostic })`), and it survives hostile
+ * files, extensions and hook values. Reading a file safely (proven against swaps,
+ * bounded, text only) lives in `resource-files.ts`, which the chapter provides; this file
+ * decides which file to read and whether its path is inside the right root.
  */
-import { constants as fsConstants, type Dirent } from "node:fs";
-import { open, readdir, realpath, stat, type FileHandle } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { inspect, types } from "node:util";
 import { parse as parseYaml } from "yaml";
+import { FileProblem, listDirectory, readProvenPrefix, readProvenText, decodeText, type DirectoryEntry } from "./resource-files.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
+
+export { RESOURCE_SIZE_LIMIT } from "./resource-files.js";
 
 // ---------------------------------------------------------------------------
 // Types
@@ -60,6 +70,28 @@ export interface ResourceCatalog {
   instructions: InstructionResource[];
   skills: SkillResource[];
   templates: TemplateResource[];
+}
+
+/** Problems that never change the catalog; reported only in lenient mode. */
+export type ResourceWarningCode =
+  | "RESOURCE_SHADOWED" // a kind:name hidden by an earlier root (source = the hidden file)
+  | "SKILL_NAME_FORMAT" // not 1-64 characters of a-z, 0-9 and single inner hyphens
+  | "SKILL_NAME_MISMATCH" // the name differs from its skill folder's name
+  | "SKILL_DESCRIPTION_LONG"; // a description over 1024 characters
+
+/** One problem found by a lenient discovery: an error (the resource was left out) or a warning. */
+export interface ResourceDiagnostic {
+  severity: "error" | "warning";
+  code: ResourceErrorCode | ResourceWarningCode;
+  /** The file or root concerned: canonical where it resolved, else as configured. */
+  source: string;
+  /** Names the file. */
+  message: string;
+}
+
+/** With `onDiagnostic`, discovery is lenient: it reports problems instead of throwing. */
+export interface DiscoverOptions {
+  onDiagnostic?(diagnostic: ResourceDiagnostic): void;
 }
 
 export interface ActivatedSkillFile {
@@ -120,6 +152,8 @@ export interface LoadExtensionOptions {
   host: ExtensionHost;
   isTrusted(source: Readonly<ExtensionSource>): boolean | Promise<boolean>;
   importModule?(source: Readonly<ExtensionSource>): Promise<unknown>;
+  /** How long an async factory may take to settle, in ms (default 10 000, at most 2^31 − 1). */
+  factoryTimeoutMs?: number;
 }
 
 export type LoadExtensionResult = { id: string; status: "active" } | { id: string; status: "skipped_untrusted" };
@@ -127,10 +161,11 @@ export type LoadExtensionResult = { id: string; status: "active" } | { id: strin
 /** Error codes thrown on purpose by this module. */
 export type ResourceErrorCode =
   | "RESOURCE_ROOT_MISSING" | "RESOURCE_DUPLICATE" | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
+  | "RESOURCE_TOO_LARGE" | "RESOURCE_NOT_TEXT" | "RESOURCE_UNREADABLE" // 12.1 and 12.2: files in the real world
   | "SKILL_NOT_FOUND" | "SKILL_CHANGED" | "SKILL_PATH_INVALID" | "SKILL_PATH_ESCAPE" | "SKILL_RESOURCE_MISSING" // 12.2
   | "TEMPLATE_ARGUMENT_MISSING" | "ACTIVATION_DUPLICATE" | "ACTIVATION_FOREIGN" // 12.3
   | "EXTENSION_INVALID" | "EXTENSION_DUPLICATE" | "EXTENSION_FACTORY_FAILED" | "TOOL_CONFLICT" // 12.4
-  | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: late registration; a bad host or hook timeout
+  | "EXTENSION_IMPORT_FAILED" | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: import, late registration, bad options
 
 /** An error with a stable `code`; messages may change, codes do not. */
 export class ResourceError extends Error {
@@ -142,8 +177,28 @@ export class ResourceError extends Error {
   }
 }
 
+/**
+ * Any value, described for a message without letting it run code or throw: no custom
+ * inspectors, no getters, proxies shown as proxies, and a bounded length.
+ */
+function describe(value: unknown): string {
+  try {
+    const shown = inspect(value, { depth: 2, customInspect: false, getters: false, showProxy: true, maxArrayLength: 10, maxStringLength: 200, breakLength: Infinity });
+    return shown.length > 300 ? `${shown.slice(0, 300)}…` : shown;
+  } catch {
+    return "(a value that cannot be described)";
+  }
+}
+
+/** What went wrong, from anything thrown; never throws itself (a hostile error may try). */
 function reasonOf(thrown: unknown): string {
-  return thrown instanceof Error ? thrown.message : String(thrown);
+  try {
+    if (thrown instanceof Error && typeof thrown.message === "string") return thrown.message;
+    if (typeof thrown === "string") return thrown;
+  } catch {
+    // a getter or a proxy trap threw: describe the value instead
+  }
+  return describe(thrown);
 }
 
 function hasCode(error: unknown, ...codes: string[]): boolean {
@@ -155,16 +210,44 @@ function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+const PROBLEM_CODES = {
+  "not-regular": "RESOURCE_INVALID",
+  "too-large": "RESOURCE_TOO_LARGE",
+  "not-text": "RESOURCE_NOT_TEXT",
+  unreadable: "RESOURCE_UNREADABLE",
+} as const;
+
+/**
+ * Anything thrown while reading `file`, as this module's error. The file layer's
+ * `missing` (gone after its check) and `changed` (not the checked file any more) take the
+ * codes of the place that read it; any raw I/O error is `RESOURCE_UNREADABLE` with the
+ * original as `cause`.
+ */
+function readError(caught: unknown, file: string, codes: { missing: ResourceErrorCode; changed: ResourceErrorCode }): ResourceError {
+  if (caught instanceof ResourceError) return caught;
+  if (caught instanceof FileProblem) {
+    const code = caught.kind === "missing" ? codes.missing : caught.kind === "changed" ? codes.changed : PROBLEM_CODES[caught.kind];
+    return new ResourceError(code, caught.message, caught.cause === undefined ? undefined : { cause: caught.cause });
+  }
+  return new ResourceError("RESOURCE_UNREADABLE", `${file}: cannot be read (${reasonOf(caught)})`, { cause: caught });
+}
+
+/** Bodies keep `\n` line ends only: a file edited on Windows renders no stray CR. */
+function normalizeLineEnds(value: string): string {
+  return value.replaceAll("\r\n", "\n");
+}
+
 // ---------------------------------------------------------------------------
 // Lab 12.1 · the catalog: roots in order, first kind:name wins
 // ---------------------------------------------------------------------------
 
 /** The largest YAML block (between the `---` lines) a resource may carry. */
 const FRONTMATTER_LIMIT = 64 * 1024;
-const READ_CHUNK = 4 * 1024;
 const KIND_ORDER = { instructions: 0, skill: 1, template: 2 } as const;
-// O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer.
-const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0);
 
 type Frontmatter =
   | { state: "absent" }
@@ -208,19 +291,23 @@ function closedFrontmatter(scan: Frontmatter, file: string): { yaml: string; bod
   return scan;
 }
 
-/** Parses a YAML block into a mapping (empty block: empty mapping), or `RESOURCE_INVALID`. */
+/**
+ * Parses a YAML block into a mapping (empty block: empty mapping), or `RESOURCE_INVALID`.
+ * Whatever the parser throws (syntax, duplicate keys, an alias bomb, nesting too deep) is
+ * caught; warnings are not printed.
+ */
 function frontmatterFields(yaml: string, file: string): Record<string, unknown> {
   if (Buffer.byteLength(yaml) > FRONTMATTER_LIMIT) {
     throw new ResourceError("RESOURCE_INVALID", `${file}: frontmatter is larger than 64 KiB`);
   }
   let parsed: unknown;
   try {
-    parsed = parseYaml(yaml);
+    parsed = parseYaml(yaml, { logLevel: "error" });
   } catch (caught) {
     throw new ResourceError("RESOURCE_INVALID", `${file}: invalid YAML: ${reasonOf(caught)}`, { cause: caught });
   }
   if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== "object" || Array.isArray(parsed)) {
+  if (typeof parsed !== "object" || Array.isArray(parsed) || parsed instanceof Map || parsed instanceof Set) {
     throw new ResourceError("RESOURCE_INVALID", `${file}: frontmatter is not a mapping`);
   }
   return parsed as Record<string, unknown>;
@@ -228,7 +315,7 @@ function frontmatterFields(yaml: string, file: string): Record<string, unknown> 
 
 /** A required (or present) frontmatter field must be a non-empty string. */
 function textField(fields: Record<string, unknown>, key: string, file: string): string {
-  const value = fields[key];
+  const value = Object.hasOwn(fields, key) ? fields[key] : undefined;
   if (typeof value === "string" && value.trim() !== "") return value;
   throw new ResourceError("RESOURCE_INVALID", `${file}: "${key}" must be a non-empty string`);
 }
@@ -239,69 +326,30 @@ function skillMetadata(yaml: string, file: string): { name: string; description:
 }
 
 /**
- * Opens `file` for reading without ever blocking on it. FIFOs, sockets and devices are
- * refused with `RESOURCE_INVALID`; a directory is left to fail on read with `EISDIR`,
- * like any other I/O error.
- */
-async function openRegular(file: string): Promise<FileHandle> {
-  const handle = await open(file, OPEN_FLAGS);
-  try {
-    const info = await handle.stat();
-    if (!info.isFile() && !info.isDirectory()) {
-      throw new ResourceError("RESOURCE_INVALID", `${file} is not a regular file`);
-    }
-    return handle;
-  } catch (caught) {
-    await handle.close();
-    throw caught;
-  }
-}
-
-async function readRegularText(file: string): Promise<string> {
-  const handle = await openRegular(file);
-  try {
-    return await handle.readFile("utf8");
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
  * Reads a SKILL.md only up to the end of its frontmatter: chunk by chunk until the
- * closing `---` line, and never more than the 64 KiB limit plus one chunk.
+ * closing `---` line, and never more than the 64 KiB limit plus one chunk. Only that part
+ * is judged: it must be text (valid UTF-8, no NUL); the body is never read.
  */
 async function readSkillHead(file: string): Promise<{ name: string; description: string }> {
-  const handle = await openRegular(file);
-  try {
-    let head = Buffer.alloc(0);
-    for (;;) {
-      const chunk = Buffer.alloc(READ_CHUNK);
-      const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, null);
-      head = Buffer.concat([head, chunk.subarray(0, bytesRead)]);
-      const scan = scanFrontmatter(head.toString("utf8"), bytesRead === 0);
-      if (scan.state === "open" && scan.yamlBytes > FRONTMATTER_LIMIT) {
-        throw new ResourceError("RESOURCE_INVALID", `${file}: frontmatter is larger than 64 KiB`);
-      }
-      if (scan.state !== "open" || bytesRead === 0) return skillMetadata(closedFrontmatter(scan, file).yaml, file);
+  let scan: Frontmatter = { state: "open", yamlBytes: 0 };
+  let head = "";
+  const bytes = await readProvenPrefix(file, (prefix, atEnd) => {
+    head = prefix.toString("utf8"); // lossy only for scanning; the frontmatter is checked below
+    scan = scanFrontmatter(head, atEnd);
+    if (scan.state === "open" && scan.yamlBytes > FRONTMATTER_LIMIT) {
+      throw new ResourceError("RESOURCE_INVALID", `${file}: frontmatter is larger than 64 KiB`);
     }
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Lists a directory; a missing one means "none of this kind", anything else is thrown. */
-async function listOptional(dir: string): Promise<Dirent[]> {
-  try {
-    const entries = await readdir(dir, { withFileTypes: true });
-    return entries.filter((entry) => !entry.name.startsWith(".")).sort((a, b) => compareCodeUnits(a.name, b.name));
-  } catch (caught) {
-    if (hasCode(caught, "ENOENT")) return [];
-    throw caught;
-  }
+    return scan.state !== "open";
+  });
+  const { yaml, body } = closedFrontmatter(scan, file);
+  // The frontmatter is the decoded head minus the body; it must decode from its bytes
+  // exactly, which fails when the lossy decoding above replaced anything in it.
+  decodeText(file, bytes.subarray(0, Buffer.byteLength(head.slice(0, head.length - body.length))));
+  return skillMetadata(yaml, file);
 }
 
 /** `stat` that follows symlinks, with a dangling link reported as `undefined`. */
-async function statOptional(file: string) {
+async function statOptional(file: string | Buffer) {
   try {
     return await stat(file);
   } catch (caught) {
@@ -320,104 +368,204 @@ async function realpathOptional(file: string): Promise<string | undefined> {
   }
 }
 
-async function canonicalRoot(configured: string): Promise<string> {
-  let root: string;
+/** A read for discovery: a file that vanished after its check counts as absent. */
+async function readForDiscovery(file: string): Promise<string | undefined> {
   try {
-    root = await realpath(configured);
+    return await readProvenText(file);
   } catch (caught) {
-    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw caught;
-    throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} does not exist`, { cause: caught });
+    if (caught instanceof FileProblem && caught.kind === "missing") return undefined;
+    throw caught;
   }
-  if (!(await stat(root)).isDirectory()) {
-    throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} is not a directory`);
-  }
-  return root;
 }
 
-async function discoverInstructions(root: string): Promise<InstructionResource[]> {
-  const source = await realpathOptional(path.join(root, "AGENTS.md"));
-  if (source === undefined) return [];
-  const body = (await readRegularText(source)).trim();
-  return [{ kind: "instructions", name: "AGENTS", source, root, body }];
+/** One entry of a root, in diagnostic order: a resource, or the problem that kept one out. */
+type Finding = { resource: CatalogResource; folder?: string } | { problem: ResourceError; source: string };
+
+/** The finding for whatever `scan` threw about `source` (canonical where it resolved). */
+function problemAt(caught: unknown, source: string): Finding {
+  return { problem: readError(caught, source, { missing: "RESOURCE_INVALID", changed: "RESOURCE_INVALID" }), source };
 }
 
-/** How many skills discovery reads at once; see `discoverSkills`. */
-const SKILLS_IN_FLIGHT = 16;
+/** Discovery's containment rule: a file that resolves outside its root is refused. */
+function checkInside(root: string, file: string, what: string): void {
+  if (!isInside(root, file)) throw new ResourceError("RESOURCE_INVALID", `${file}: ${what} resolves outside ${root}`);
+}
+
+async function discoverInstructions(root: string): Promise<Finding[]> {
+  let source = path.join(root, "AGENTS.md");
+  try {
+    const canonical = await realpathOptional(source);
+    if (canonical === undefined) return [];
+    source = canonical;
+    checkInside(root, source, "AGENTS.md");
+    const content = await readForDiscovery(source);
+    if (content === undefined) return [];
+    return [{ resource: { kind: "instructions", name: "AGENTS", source, root, body: normalizeLineEnds(content).trim() } }];
+  } catch (caught) {
+    return [problemAt(caught, source)];
+  }
+}
+
+/** How many skills or templates discovery reads at once; see `discoverSkills`. */
+const READS_IN_FLIGHT = 16;
 
 /**
  * Runs `work` on every item, at most `limit` at a time, and returns the results in input
- * order. When items fail it lets the rest settle, then throws the earliest item's error,
- * so neither the result nor the error depends on which read finished first.
+ * order, so the result never depends on which read finished first.
  */
 async function mapInOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const outcomes: PromiseSettledResult<R>[] = [];
+  const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
-    for (let index = next++; index < items.length; index = next++) {
-      try {
-        outcomes[index] = { status: "fulfilled", value: await work(items[index]!) };
-      } catch (reason) {
-        outcomes[index] = { status: "rejected", reason };
-      }
-    }
+    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index]!);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return outcomes.map((outcome) => {
-    if (outcome.status === "rejected") throw outcome.reason;
-    return outcome.value;
-  });
+  return results;
+}
+
+/** True when the entry at `entryPath` would be a skill: a folder (or a link to one) holding a SKILL.md. */
+async function holdsSkill(entryPath: string | Buffer): Promise<boolean> {
+  if (!(await statOptional(entryPath))?.isDirectory()) return false;
+  const manifest = typeof entryPath === "string" ? path.join(entryPath, "SKILL.md") : Buffer.concat([entryPath, Buffer.from(`${path.sep}SKILL.md`)]);
+  return (await statOptional(manifest)) !== undefined;
 }
 
 /**
- * One entry of the canonical `skills` folder: its skill, or `undefined` when it is not a
- * folder or holds no SKILL.md. A plain folder's canonical path is just its name joined to
- * the canonical parent; only a symlinked one needs its own `stat` and `realpath`.
+ * One entry of the canonical `skills` folder: its skill, nothing when it is not a folder
+ * or holds no SKILL.md, or the problem that keeps it out. A plain folder's canonical path
+ * is its name joined to the canonical parent; a symlinked folder is allowed and its target
+ * is the skill root. SKILL.md must resolve inside that root.
  */
-async function discoverSkill(skillsFolder: string, entry: Dirent): Promise<SkillResource | undefined> {
-  let skillRoot = path.join(skillsFolder, entry.name);
-  if (entry.isSymbolicLink()) {
-    if (!(await statOptional(skillRoot))?.isDirectory()) return undefined;
-    skillRoot = await realpath(skillRoot);
-  } else if (!entry.isDirectory()) {
-    return undefined;
+async function discoverSkill(skillsFolder: string, entry: DirectoryEntry): Promise<Finding[]> {
+  let source = path.join(skillsFolder, entry.shown);
+  try {
+    if (entry.name === undefined) {
+      if (!(await holdsSkill(entry.path))) return [];
+      throw new ResourceError("RESOURCE_INVALID", `${source}: skill folder name is not valid UTF-8 (shown escaped)`);
+    }
+    let skillRoot = path.join(skillsFolder, entry.name);
+    if (entry.isSymbolicLink) {
+      if (!(await statOptional(skillRoot))?.isDirectory()) return [];
+      skillRoot = await realpath(skillRoot);
+    } else if (!entry.isDirectory) {
+      return [];
+    }
+    source = path.join(skillRoot, "SKILL.md");
+    const canonical = await realpathOptional(source);
+    if (canonical === undefined) return [];
+    source = canonical;
+    checkInside(skillRoot, source, "SKILL.md");
+    const { name, description } = await readSkillHead(source);
+    return [{ resource: { kind: "skill", name, description, source, root: skillRoot }, folder: entry.name }];
+  } catch (caught) {
+    if (caught instanceof FileProblem && caught.kind === "missing") return [];
+    return [problemAt(caught, source)];
   }
-  const source = await realpathOptional(path.join(skillRoot, "SKILL.md"));
-  if (source === undefined) return undefined;
-  const { name, description } = await readSkillHead(source);
-  return { kind: "skill", name, description, source, root: skillRoot };
 }
 
 /**
  * Each skill costs a handful of filesystem round trips, and on a large tree waiting for
- * them one by one dominates; a bounded number of skills in flight overlaps that waiting
+ * them one by one dominates; a bounded number of reads in flight overlaps that waiting
  * (see bench/discovery.ts) while `mapInOrder` keeps the output order fixed.
  */
-async function discoverSkills(root: string): Promise<SkillResource[]> {
-  const skillsFolder = await realpathOptional(path.join(root, "skills"));
-  if (skillsFolder === undefined) return [];
-  const entries = await listOptional(skillsFolder);
-  const skills = await mapInOrder(entries, SKILLS_IN_FLIGHT, (entry) => discoverSkill(skillsFolder, entry));
-  return skills.filter((skill) => skill !== undefined);
+async function discoverSkills(root: string): Promise<Finding[]> {
+  let folder = path.join(root, "skills");
+  try {
+    const canonical = await realpathOptional(folder);
+    if (canonical === undefined) return [];
+    folder = canonical;
+    const entries = (await listDirectory(folder)) ?? [];
+    return (await mapInOrder(entries, READS_IN_FLIGHT, (entry) => discoverSkill(folder, entry))).flat();
+  } catch (caught) {
+    return [problemAt(caught, folder)];
+  }
 }
 
-async function discoverTemplates(root: string): Promise<TemplateResource[]> {
-  const templates: TemplateResource[] = [];
-  const templatesDir = path.join(root, "templates");
-  for (const { name: entry } of await listOptional(templatesDir)) {
-    if (!entry.endsWith(".md")) continue;
-    const info = await statOptional(path.join(templatesDir, entry));
-    if (info === undefined || !info.isFile()) continue;
-    const source = await realpath(path.join(templatesDir, entry));
-    const content = await readRegularText(source);
+/**
+ * One entry of `templates/`: only `*.md` entries that are regular files after following
+ * symlinks count; such a file must resolve inside the root. The name comes from the
+ * frontmatter when present, else from the file name.
+ */
+async function discoverTemplate(root: string, templatesFolder: string, entry: DirectoryEntry): Promise<Finding[]> {
+  let source = path.join(templatesFolder, entry.shown);
+  try {
+    if (!entry.shown.endsWith(".md")) return [];
+    const info = await statOptional(entry.path);
+    if (info === undefined || !info.isFile()) return [];
+    if (entry.name === undefined) {
+      throw new ResourceError("RESOURCE_INVALID", `${source}: template file name is not valid UTF-8 (shown escaped)`);
+    }
+    source = await realpath(path.join(templatesFolder, entry.name));
+    checkInside(root, source, "template");
+    const content = await readForDiscovery(source);
+    if (content === undefined) return [];
     const scan = scanFrontmatter(content, true);
     const block = scan.state === "absent" ? undefined : closedFrontmatter(scan, source);
     const fields = block === undefined ? {} : frontmatterFields(block.yaml, source);
-    const name = fields["name"] === undefined ? entry.slice(0, -".md".length) : textField(fields, "name", source);
-    const description = fields["description"] === undefined ? "" : textField(fields, "description", source);
-    const body = (block === undefined ? content : block.body).trim();
-    templates.push({ kind: "template", name, description, source, root, body });
+    const name = Object.hasOwn(fields, "name") ? textField(fields, "name", source) : entry.name.slice(0, -".md".length);
+    const description = Object.hasOwn(fields, "description") ? textField(fields, "description", source) : "";
+    const body = normalizeLineEnds(block === undefined ? content : block.body).trim();
+    return [{ resource: { kind: "template", name, description, source, root, body } }];
+  } catch (caught) {
+    if (caught instanceof FileProblem && caught.kind === "missing") return [];
+    return [problemAt(caught, source)];
   }
-  return templates;
+}
+
+async function discoverTemplates(root: string): Promise<Finding[]> {
+  const folder = path.join(root, "templates");
+  try {
+    const entries = (await listDirectory(folder)) ?? [];
+    return (await mapInOrder(entries, READS_IN_FLIGHT, (entry) => discoverTemplate(root, folder, entry))).flat();
+  } catch (caught) {
+    return [problemAt(caught, folder)];
+  }
+}
+
+/**
+ * Everything one configured root offers, in diagnostic order: AGENTS.md, then skills by
+ * folder name, then templates by file name. A root that cannot be used is one finding.
+ */
+async function discoverRoot(configured: string): Promise<Finding[]> {
+  let root = configured;
+  try {
+    root = await realpath(configured);
+    if (!(await stat(root)).isDirectory()) {
+      throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} is not a directory`);
+    }
+  } catch (caught) {
+    if (!hasCode(caught, "ENOENT", "ENOTDIR")) return [problemAt(caught, root)];
+    const missing = new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} does not exist`, { cause: caught });
+    return [problemAt(missing, root)];
+  }
+  return [...(await discoverInstructions(root)), ...(await discoverSkills(root)), ...(await discoverTemplates(root))];
+}
+
+// Agent Skills' naming rules: warnings, never reasons to leave a skill out.
+const SKILL_NAME_RULE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const SKILL_NAME_MAX = 64;
+const SKILL_DESCRIPTION_MAX = 1024;
+
+/**
+ * The Agent Skills warnings for a catalog skill found in the folder named `folder` (the
+ * entry in `skills/`, which for a linked skill is the link's name). Lengths count
+ * characters (code points), not UTF-16 units.
+ */
+function skillWarnings(skill: SkillResource, folder: string): ResourceDiagnostic[] {
+  const warnings: ResourceDiagnostic[] = [];
+  const warn = (code: ResourceWarningCode, message: string) =>
+    warnings.push({ severity: "warning", code, source: skill.source, message: `${skill.source}: ${message}` });
+  if (skill.name.length > SKILL_NAME_MAX || !SKILL_NAME_RULE.test(skill.name)) {
+    warn("SKILL_NAME_FORMAT", `skill name ${JSON.stringify(skill.name)} is not 1-64 characters of a-z, 0-9 and single inner hyphens`);
+  }
+  if (skill.name !== folder) {
+    warn("SKILL_NAME_MISMATCH", `skill name ${JSON.stringify(skill.name)} differs from its folder name ${JSON.stringify(folder)}`);
+  }
+  const length = [...skill.description].length;
+  if (length > SKILL_DESCRIPTION_MAX) {
+    warn("SKILL_DESCRIPTION_LONG", `description has ${length} characters, more than ${SKILL_DESCRIPTION_MAX}`);
+  }
+  return warnings;
 }
 
 function compareResources(a: CatalogResource, b: CatalogResource): number {
@@ -429,28 +577,58 @@ function compareResources(a: CatalogResource, b: CatalogResource): number {
 /**
  * Builds the catalog of `roots`. Guarantees: roots are canonicalised and scanned in the
  * given order, and the first root to supply a `kind:name` wins (a repeat inside one root
- * is `RESOURCE_DUPLICATE`); output is sorted by kind, then name by code unit, never by
- * path; no skill body is ever held (SKILL.md is read only up to its frontmatter); the
- * four arrays are independent deep copies. Only a missing AGENTS.md, `skills/` or
- * `templates/` means "none"; every other I/O error propagates.
+ * is `RESOURCE_DUPLICATE`; the entry first by file or folder name is the one kept);
+ * output is sorted by kind, then name by code unit, never by path; no skill body is ever
+ * held (SKILL.md is read only up to its frontmatter); the four arrays are independent
+ * deep copies. Only a missing AGENTS.md, `skills/` or `templates/` means "none".
+ *
+ * Strict (no `onDiagnostic`): the first problem, in the order below, throws.
+ * Lenient (`onDiagnostic`): nothing about one root or one resource throws. Each problem
+ * is reported once as an `error` diagnostic with the code strict mode would throw, and
+ * that root or resource is left out; a kind:name hidden by an earlier root is a
+ * `RESOURCE_SHADOWED` warning, and catalog skills get the Agent Skills warnings. Warnings
+ * never change the catalog. Diagnostics come in a fixed order (roots in order; inside a
+ * root AGENTS.md, skills by folder name, templates by file name), whatever order the reads
+ * finish in. If `onDiagnostic` throws, or returns a promise that rejects (discovery waits
+ * for a returned promise), discovery rejects with that error.
  */
-export async function discoverResources(roots: readonly string[]): Promise<ResourceCatalog> {
+export async function discoverResources(roots: readonly string[], options: DiscoverOptions = {}): Promise<ResourceCatalog> {
+  const onDiagnostic = options.onDiagnostic;
+  if (onDiagnostic !== undefined && typeof onDiagnostic !== "function") {
+    throw new ResourceError("INVALID_ARGUMENT", "options.onDiagnostic must be a function");
+  }
+  const report = async (diagnostic: ResourceDiagnostic) => {
+    const returned: unknown = onDiagnostic!.call(options, diagnostic);
+    if (isThenable(returned)) await returned;
+  };
   const winners = new Map<string, CatalogResource>();
   for (const configured of roots) {
-    const root = await canonicalRoot(configured);
-    const found: CatalogResource[] = [
-      ...(await discoverInstructions(root)),
-      ...(await discoverSkills(root)),
-      ...(await discoverTemplates(root)),
-    ];
-    const inThisRoot = new Set<string>();
-    for (const resource of found) {
-      const key = `${resource.kind}:${resource.name}`;
-      if (inThisRoot.has(key)) {
-        throw new ResourceError("RESOURCE_DUPLICATE", `${key} is defined twice in ${root}`);
+    const inThisRoot = new Map<string, CatalogResource>();
+    for (const finding of await discoverRoot(configured)) {
+      if ("problem" in finding) {
+        if (onDiagnostic === undefined) throw finding.problem;
+        await report({ severity: "error", code: finding.problem.code, source: finding.source, message: finding.problem.message });
+        continue;
       }
-      inThisRoot.add(key);
-      if (!winners.has(key)) winners.set(key, resource);
+      const { resource } = finding;
+      const key = `${resource.kind}:${resource.name}`;
+      const kept = inThisRoot.get(key);
+      if (kept !== undefined) {
+        const message = `${key} is defined twice in one root: ${resource.source} repeats ${kept.source}, which is kept`;
+        if (onDiagnostic === undefined) throw new ResourceError("RESOURCE_DUPLICATE", message);
+        await report({ severity: "error", code: "RESOURCE_DUPLICATE", source: resource.source, message });
+        continue;
+      }
+      inThisRoot.set(key, resource);
+      const winner = winners.get(key);
+      if (winner === undefined) winners.set(key, resource);
+      if (onDiagnostic === undefined) continue; // strict mode computes no warnings
+      if (winner !== undefined) {
+        const message = `${resource.source}: ${key} is hidden by ${winner.source} from an earlier root`;
+        await report({ severity: "warning", code: "RESOURCE_SHADOWED", source: resource.source, message });
+      } else if (resource.kind === "skill") {
+        for (const warning of skillWarnings(resource, finding.folder ?? resource.name)) await report(warning);
+      }
     }
   }
   const resources = [...winners.values()].sort(compareResources);
@@ -472,10 +650,23 @@ function isInside(root: string, target: string): boolean {
   return relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
 }
 
+/**
+ * Reads a checked file for activation. A file that is no longer the one checked is
+ * `SKILL_CHANGED`; one that vanished is `missing` (SKILL.md: the skill changed; a
+ * requested file: `SKILL_RESOURCE_MISSING`). Size, text and I/O problems keep their codes.
+ */
+async function readForActivation(file: string, missing: "SKILL_CHANGED" | "SKILL_RESOURCE_MISSING"): Promise<string> {
+  try {
+    return await readProvenText(file);
+  } catch (caught) {
+    throw readError(caught, file, { missing, changed: "SKILL_CHANGED" });
+  }
+}
+
 /** Resolves and reads one requested file, checked lexically and again after realpath. */
 async function readInsideSkill(root: string, request: string): Promise<ActivatedSkillFile> {
-  if (request === "" || request.includes("\0") || path.isAbsolute(request)) {
-    throw new ResourceError("SKILL_PATH_INVALID", `invalid skill resource request ${JSON.stringify(request)}`);
+  if (typeof request !== "string" || request === "" || request.includes("\0") || path.isAbsolute(request)) {
+    throw new ResourceError("SKILL_PATH_INVALID", `invalid skill resource request ${describe(request)}`);
   }
   const candidate = path.resolve(root, request);
   if (!isInside(root, candidate)) {
@@ -485,13 +676,13 @@ async function readInsideSkill(root: string, request: string): Promise<Activated
   try {
     source = await realpath(candidate);
   } catch (caught) {
-    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw caught;
+    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw readError(caught, candidate, { missing: "SKILL_RESOURCE_MISSING", changed: "SKILL_CHANGED" });
     throw new ResourceError("SKILL_RESOURCE_MISSING", `${request} does not exist in the skill`, { cause: caught });
   }
   if (!isInside(root, source)) {
     throw new ResourceError("SKILL_PATH_ESCAPE", `${request} resolves outside the skill root`);
   }
-  return { request, source, content: await readRegularText(source) };
+  return { request, source, content: await readForActivation(source, "SKILL_RESOURCE_MISSING") };
 }
 
 /** realpath for activation: a path that no longer exists means the skill changed. */
@@ -499,7 +690,7 @@ async function realpathOrChanged(file: string, skill: SkillResource): Promise<st
   try {
     return await realpath(file);
   } catch (caught) {
-    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw caught;
+    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw readError(caught, file, { missing: "SKILL_CHANGED", changed: "SKILL_CHANGED" });
     throw new ResourceError("SKILL_CHANGED", `skill "${skill.name}" is gone from ${skill.root}`, { cause: caught });
   }
 }
@@ -513,8 +704,9 @@ async function rereadSkill(skill: SkillResource): Promise<{ name: string; body: 
   if (!isInside(skill.root, manifest)) {
     throw new ResourceError("SKILL_PATH_ESCAPE", `SKILL.md of "${skill.name}" resolves outside its root`);
   }
-  const { yaml, body } = closedFrontmatter(scanFrontmatter(await readRegularText(manifest), true), manifest);
-  return { name: skillMetadata(yaml, manifest).name, body: body.trim() };
+  const content = await readForActivation(manifest, "SKILL_CHANGED");
+  const { yaml, body } = closedFrontmatter(scanFrontmatter(content, true), manifest);
+  return { name: skillMetadata(yaml, manifest).name, body: normalizeLineEnds(body).trim() };
 }
 
 /**
@@ -522,8 +714,12 @@ async function rereadSkill(skill: SkillResource): Promise<{ name: string; body: 
  * through realpath from inside the canonical skill root and must still declare the same
  * name (`SKILL_CHANGED`); each requested file is read only if it lies inside the root
  * both lexically and after following symlinks; duplicate requests collapse to the first.
- * The result keeps the catalog's metadata and is a fresh copy: changing it never
- * changes the catalog.
+ * Every file is read from a handle proven to be the checked file (a swap in between is
+ * `SKILL_CHANGED`, so no byte from outside the root is ever returned), at most
+ * `RESOURCE_SIZE_LIMIT` bytes (`RESOURCE_TOO_LARGE`), and must be text
+ * (`RESOURCE_NOT_TEXT`); other I/O errors are `RESOURCE_UNREADABLE`. The body has CRLF
+ * turned into LF and is trimmed; requested files come back exactly as read. The result
+ * keeps the catalog's metadata and is a fresh copy: changing it never changes the catalog.
  */
 export async function activateSkill(
   catalog: ResourceCatalog,
@@ -532,13 +728,15 @@ export async function activateSkill(
 ): Promise<ActivatedSkill> {
   const skill = catalog.skills.find((candidate) => candidate.name === name);
   if (skill === undefined) throw new ResourceError("SKILL_NOT_FOUND", `no skill named "${name}" in the catalog`);
+  const requests = options.resources ?? [];
+  if (!Array.isArray(requests)) throw new ResourceError("INVALID_ARGUMENT", "options.resources must be an array of paths");
   const current = await rereadSkill(skill);
   if (current.name !== skill.name) {
     throw new ResourceError("SKILL_CHANGED", `SKILL.md now names "${current.name}", not "${skill.name}"`);
   }
   const files: ActivatedSkillFile[] = [];
   const requested = new Set<string>();
-  for (const request of options.resources ?? []) {
+  for (const request of requests) {
     if (requested.has(request)) continue;
     requested.add(request);
     files.push(await readInsideSkill(skill.root, request));
@@ -581,6 +779,20 @@ function checkActivations(catalog: ResourceCatalog, activated: readonly Activate
   }
 }
 
+// Control characters that are not whitespace (whitespace is collapsed instead), and the
+// bidirectional embeddings, overrides and isolates that can reorder what a reader sees.
+const INVISIBLE = /[\u0000-\u0008\u000E-\u001F\u007F-\u0084\u0086-\u009F\u202A-\u202E\u2066-\u2069]/g;
+const WHITESPACE_RUN = /[\s\u0085]+/g;
+
+/**
+ * Metadata shown on one line: control and bidi-override characters removed, every run of
+ * whitespace (line breaks included) one space, trimmed. No description can start a
+ * heading or a section of its own.
+ */
+function oneLine(value: string): string {
+  return value.replace(INVISIBLE, "").replace(WHITESPACE_RUN, " ").trim();
+}
+
 /**
  * The system prompt text of a catalog and this turn's activated skills. Layout, with
  * sections joined by a blank line and empty sections left out:
@@ -591,9 +803,12 @@ function checkActivations(catalog: ResourceCatalog, activated: readonly Activate
  * # Active skill: <name>    then its body, then per file "## <request>" and its content
  * ```
  *
- * Active skills come sorted by name (code unit). No inactive skill body can appear: only
- * `ActivatedSkill` objects carry one. Throws `ACTIVATION_DUPLICATE` / `ACTIVATION_FOREIGN`.
- * It does not count tokens; the caller hands the string to `buildContext` as `systemPrompt`.
+ * Names, descriptions and requests are metadata and rendered one line each (see
+ * `oneLine`); instruction bodies, skill bodies and file contents are the text the host
+ * chose to include and appear as they are. Active skills come sorted by name (code unit).
+ * No inactive skill body can appear: only `ActivatedSkill` objects carry one. Throws
+ * `ACTIVATION_DUPLICATE` / `ACTIVATION_FOREIGN`. It does not count tokens; the caller
+ * hands the string to `buildContext` as `systemPrompt`.
  */
 export function formatResourceContext(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): string {
   checkActivations(catalog, activated);
@@ -602,13 +817,13 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
     sections.push("# Instructions", ...catalog.instructions.map((instruction) => instruction.body));
   }
   if (catalog.skills.length > 0) {
-    sections.push("# Skills", catalog.skills.map((skill) => `- ${skill.name}: ${skill.description}`).join("\n"));
+    sections.push("# Skills", catalog.skills.map((skill) => `- ${oneLine(skill.name)}: ${oneLine(skill.description)}`).join("\n"));
   }
   const active = [...activated].sort((a, b) => compareCodeUnits(a.name, b.name));
   for (const skill of active) {
-    sections.push(`# Active skill: ${skill.name}`);
+    sections.push(`# Active skill: ${oneLine(skill.name)}`);
     if (skill.body !== "") sections.push(skill.body);
-    for (const file of skill.resources) sections.push(`## ${file.request}`, file.content);
+    for (const file of skill.resources) sections.push(`## ${oneLine(file.request)}`, file.content);
   }
   return sections.join("\n\n");
 }
@@ -628,11 +843,49 @@ interface HookLists {
   after: HookEntry<AfterToolResultHook>[];
 }
 
+/** A staged tool with its name, read once at registration: the name commit works with. */
+interface StagedTool {
+  tool: Tool;
+  name: string;
+}
+
 /** The loader's private channel into a host: a context for the factory, then commit. */
 interface StagedRegistration {
   context: ExtensionContext;
   close(): void;
   commit(): void;
+}
+
+/**
+ * Where a tool's `name` comes from, found without running any of the tool's code: the
+ * first own property descriptor along its prototype chain, or `"proxy"` when a proxy is
+ * in the way (asking it would run its traps).
+ */
+function nameDescriptor(tool: object): PropertyDescriptor | "proxy" | undefined {
+  for (let target: object | null = tool; target !== null; target = Object.getPrototypeOf(target)) {
+    if (types.isProxy(target)) return "proxy";
+    const descriptor = Object.getOwnPropertyDescriptor(target, "name");
+    if (descriptor !== undefined) return descriptor;
+  }
+  return undefined;
+}
+
+/**
+ * Makes sure the registry will read exactly `staged.name` from the tool: true when the
+ * name already is a plain data property with that value; otherwise, with `pin` set, an
+ * own read-only data property is defined (a getter that changes its answer, or a name
+ * reassigned after registration, cannot make the registry see another name). False when
+ * that is impossible (a proxy, a frozen object, a non-configurable getter).
+ */
+function fixName(staged: StagedTool, pin: boolean): boolean {
+  const { tool, name } = staged;
+  const found = nameDescriptor(tool);
+  if (found === "proxy") return false;
+  if (found !== undefined && "value" in found && found.value === name) return true;
+  const own = Object.getOwnPropertyDescriptor(tool, "name");
+  const pinnable = own === undefined ? Object.isExtensible(tool) : own.configurable === true;
+  if (pinnable && pin) Object.defineProperty(tool, "name", { value: name, enumerable: true, writable: false, configurable: false });
+  return pinnable;
 }
 
 class ExtensionHostImpl implements ExtensionHost {
@@ -650,22 +903,29 @@ class ExtensionHostImpl implements ExtensionHost {
     return this.#active.has(extensionId);
   }
 
-  /** Records registrations in local arrays; nothing becomes visible before `commit`. */
+  /**
+   * Records registrations in local arrays; nothing becomes visible before `commit`. A
+   * tool's name is read once, here; commit needs nothing else from the tool.
+   */
   stage(extensionId: string): StagedRegistration {
-    const tools: Tool[] = [];
+    const tools: StagedTool[] = [];
     const staged: HookLists = { before: [], after: [] };
     let accepting = true;
     const context: ExtensionContext = Object.freeze({
       registerTool(tool: Tool) {
         if (!accepting) throw closedContext(extensionId);
-        tools.push(tool);
+        const name: unknown = typeof tool === "object" && tool !== null ? tool.name : undefined;
+        if (typeof name !== "string" || name === "") {
+          throw new ResourceError("EXTENSION_INVALID", `extension "${extensionId}": a tool must be an object with a non-empty string name`);
+        }
+        tools.push({ tool, name });
       },
       on(hook: "beforeToolCall" | "afterToolResult", listener: BeforeToolCallHook | AfterToolResultHook) {
         if (!accepting) throw closedContext(extensionId);
         if (typeof listener !== "function") throw new ResourceError("EXTENSION_INVALID", `${hook} listener is not a function`);
         if (hook === "beforeToolCall") staged.before.push({ extensionId, listener: listener as BeforeToolCallHook });
         else if (hook === "afterToolResult") staged.after.push({ extensionId, listener: listener as AfterToolResultHook });
-        else throw new ResourceError("EXTENSION_INVALID", `unknown hook ${JSON.stringify(hook)}`);
+        else throw new ResourceError("EXTENSION_INVALID", `unknown hook ${describe(hook)}`);
       },
     });
     const commit = () => {
@@ -673,14 +933,23 @@ class ExtensionHostImpl implements ExtensionHost {
         throw new ResourceError("EXTENSION_DUPLICATE", `extension "${extensionId}" is already active`);
       }
       const names = new Set<string>();
-      for (const tool of tools) {
-        if (names.has(tool.name) || this.#registry.get(tool.name) !== undefined) {
-          throw new ResourceError("TOOL_CONFLICT", `extension "${extensionId}": tool "${tool.name}" already exists`);
+      const objects = new Set<Tool>();
+      for (const { tool, name } of tools) {
+        if (names.has(name) || objects.has(tool) || this.#registry.get(name) !== undefined) {
+          throw new ResourceError("TOOL_CONFLICT", `extension "${extensionId}": tool "${name}" already exists`);
         }
-        names.add(tool.name);
+        names.add(name);
+        objects.add(tool);
+      }
+      const unfixable = tools.find((entry) => !fixName(entry, false));
+      if (unfixable !== undefined) {
+        throw new ResourceError("EXTENSION_INVALID", `extension "${extensionId}": tool "${unfixable.name}" cannot keep the name it was registered with (a proxy, or a frozen getter)`);
       }
       // Every check has passed: from here on nothing can fail, so all of it appears at once.
-      for (const tool of tools) this.#registry.register(tool);
+      // With every name a fixed data property that the registry lacks, `register` has
+      // nothing left to refuse (ToolRegistry offers no removal to undo a half commit).
+      for (const entry of tools) fixName(entry, true);
+      for (const { tool } of tools) this.#registry.register(tool);
       this.#hooks.before.push(...staged.before);
       this.#hooks.after.push(...staged.after);
       this.#active.add(extensionId);
@@ -708,6 +977,14 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
   return host;
 }
 
+/** A timeout `setTimeout` can honour: a positive number of milliseconds up to 2^31 − 1. */
+function checkTimeout(value: unknown, name: string): number {
+  if (typeof value !== "number" || !(value > 0) || value > 2 ** 31 - 1) {
+    throw new ResourceError("INVALID_ARGUMENT", `${name} must be a positive number of milliseconds up to 2^31-1, got ${describe(value)}`);
+  }
+  return value;
+}
+
 /**
  * Creates a host that commits extensions' tools into `registry` and runs their hooks.
  * Its only public method is `wrapExecutor`; staging is reachable from `loadExtension`
@@ -715,57 +992,81 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
  * can honour (at most 2^31 − 1), else `INVALID_ARGUMENT`.
  */
 export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
-  const timeout = options.hookTimeoutMs;
-  if (typeof timeout !== "number" || !(timeout > 0) || timeout > 2 ** 31 - 1) {
-    throw new ResourceError("INVALID_ARGUMENT", `hookTimeoutMs must be a positive number of milliseconds up to 2^31-1, got ${timeout}`);
-  }
+  const timeout = checkTimeout(options.hookTimeoutMs, "hookTimeoutMs");
   return new ExtensionHostImpl(registry, { hookTimeoutMs: timeout, onDiagnostic: options.onDiagnostic });
 }
+
+/** How long an async factory may take by default. */
+const FACTORY_TIMEOUT_MS = 10_000;
 
 async function importFromPath(source: Readonly<ExtensionSource>): Promise<unknown> {
   return import(pathToFileURL(source.path).href);
 }
 
+/** Imports the module (the caller's `importModule`, else `source.path`); any failure is `EXTENSION_IMPORT_FAILED`. */
+async function importExtension(source: Readonly<ExtensionSource>, options: LoadExtensionOptions): Promise<unknown> {
+  try {
+    return options.importModule === undefined ? await importFromPath(source) : await options.importModule(source);
+  } catch (caught) {
+    const message = `extension "${source.id}" (${source.path}) could not be imported: ${reasonOf(caught)}`;
+    throw new ResourceError("EXTENSION_IMPORT_FAILED", message, { cause: caught });
+  }
+}
+
 function factoryOf(module: unknown, id: string): ExtensionModule["default"] {
-  const factory = typeof module === "object" && module !== null ? (module as { default?: unknown }).default : undefined;
+  let factory: unknown;
+  try {
+    factory = typeof module === "object" && module !== null ? (module as { default?: unknown }).default : undefined;
+  } catch (caught) {
+    throw new ResourceError("EXTENSION_INVALID", `extension "${id}": its default export cannot be read`, { cause: caught });
+  }
   if (typeof factory !== "function") {
     throw new ResourceError("EXTENSION_INVALID", `extension "${id}" has no default export function`);
   }
   return factory as ExtensionModule["default"];
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
-}
-
 /**
  * Runs the factory against the staging context, which closes the moment the factory
- * returns or (for an async factory) its promise settles. A never-settling factory is
- * waited for: factories get no timeout in this course.
+ * returns or (for an async factory) its promise settles, or when `timeoutMs` passes
+ * first: then the load fails and whatever the factory does later is refused
+ * (`EXTENSION_CONTEXT_CLOSED`). A timeout only stops the waiting; it cannot stop the
+ * factory, and a synchronous factory cannot be interrupted at all.
  */
-async function runFactory(factory: ExtensionModule["default"], staged: StagedRegistration, id: string): Promise<void> {
+async function runFactory(factory: ExtensionModule["default"], staged: StagedRegistration, id: string, timeoutMs: number): Promise<void> {
+  let outcome: Settled<unknown>;
   try {
     const returned: unknown = factory(staged.context);
-    if (isThenable(returned)) await returned;
+    outcome = isThenable(returned) ? await settleWithin(() => returned, timeoutMs) : { kind: "value", value: returned };
   } catch (caught) {
-    throw new ResourceError("EXTENSION_FACTORY_FAILED", `extension "${id}" factory failed: ${reasonOf(caught)}`, {
-      cause: caught,
-    });
+    outcome = { kind: "error", error: caught };
   } finally {
     staged.close();
+  }
+  if (outcome.kind === "timeout") {
+    throw new ResourceError("EXTENSION_FACTORY_FAILED", `extension "${id}" factory timed out after ${timeoutMs} ms`);
+  }
+  if (outcome.kind === "error") {
+    throw new ResourceError("EXTENSION_FACTORY_FAILED", `extension "${id}" factory failed: ${reasonOf(outcome.error)}`, {
+      cause: outcome.error,
+    });
   }
 }
 
 /**
  * Loads one extension onto `options.host`. Order, observable from outside: refuse an id
  * already active (`EXTENSION_DUPLICATE`) → `isTrusted(frozen copy)`, where only exactly
- * `true` trusts → `importModule(frozen copy)` → the default export must be a function →
- * the factory registers into a staging context → commit. Untrusted returns
- * `skipped_untrusted` having imported nothing; a throwing policy rejects and imports
- * nothing. Any failure leaves the registry and the hooks exactly as they were.
+ * `true` trusts → `importModule(frozen copy)` (a failure is `EXTENSION_IMPORT_FAILED`,
+ * with the id, the path and the cause) → the default export must be a function → the
+ * factory registers into a staging context, within `factoryTimeoutMs` → commit.
+ * Untrusted returns `skipped_untrusted` having imported nothing; a throwing policy
+ * rejects and imports nothing. Commit cannot fail half-way: after any failed load the
+ * registry, the hooks and the active ids are exactly as before, so the id can be loaded
+ * again. A committed tool keeps the name it was registered with.
  */
 export async function loadExtension(source: ExtensionSource, options: LoadExtensionOptions): Promise<LoadExtensionResult> {
   const host = hostImplementation(options.host);
+  const factoryTimeoutMs = options.factoryTimeoutMs === undefined ? FACTORY_TIMEOUT_MS : checkTimeout(options.factoryTimeoutMs, "factoryTimeoutMs");
   if (host.isActive(source.id)) {
     throw new ResourceError("EXTENSION_DUPLICATE", `extension "${source.id}" is already active`);
   }
@@ -774,10 +1075,10 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
   if (!trusted) {
     return { id: frozen.id, status: "skipped_untrusted" };
   }
-  const module = await (options.importModule ?? importFromPath)(frozen);
+  const module = await importExtension(frozen, options);
   const factory = factoryOf(module, frozen.id);
   const staged = host.stage(frozen.id);
-  await runFactory(factory, staged, frozen.id);
+  await runFactory(factory, staged, frozen.id, factoryTimeoutMs);
   staged.commit();
   return { id: frozen.id, status: "active" };
 }
@@ -808,17 +1109,117 @@ async function settleWithin<T>(run: () => T | Promise<T>, timeoutMs: number): Pr
   }
 }
 
+/** A copy of hook data, and whether `deepFreeze` can lock all of it. */
+interface DataCopy<T> {
+  copy: T;
+  lockable: boolean;
+}
+
+// The intrinsic typed-array constructors by name, and the intrinsic getter of that name:
+// asking it runs no code of the array's owner (a subclass may override the public one).
+const TYPED_ARRAYS = {
+  Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
+  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
+} as const;
+const typedArrayName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype) as object, Symbol.toStringTag)!
+  .get as (this: ArrayBufferView) => keyof typeof TYPED_ARRAYS;
+
 /**
- * Freezes `target` and everything reachable from it, so a hook cannot change what it sees,
- * and so one frozen copy can be handed to every hook in turn. Calls and results are plain
- * JSON data (Chapter 03), which this locks completely; `Object.freeze` could not lock a
- * Map's entries, and it throws on a typed array that holds elements.
+ * A deep copy of structured-clonable data that shares nothing with the original, with
+ * cycles and shared references kept. Plain objects and arrays are copied here, running
+ * no code but getters (as `structuredClone` would); a `Buffer` stays a `Buffer` and every
+ * typed array copies only its own bytes (`structuredClone` would turn a Buffer into a
+ * Uint8Array holding Node's whole shared 8 KiB pool); `Map`, `Set` and `Date` are copied
+ * here too, anything else by `structuredClone`. Functions, symbols, proxies and whatever
+ * `structuredClone` refuses throw. `lockable` is false as soon as the copy holds
+ * something `Object.freeze` cannot lock (bytes, Map/Set contents, a Date's time, …).
+ */
+function copyData<T>(value: T): DataCopy<T> {
+  const copies = new Map<object, unknown>();
+  let lockable = true;
+  const copy = (item: unknown): unknown => {
+    if (typeof item === "function" || typeof item === "symbol") throw new TypeError(`a ${typeof item} cannot be copied`);
+    if (typeof item !== "object" || item === null) return item;
+    if (copies.has(item)) return copies.get(item);
+    if (types.isProxy(item)) throw new TypeError("a proxy cannot be copied");
+    const prototype: unknown = Object.getPrototypeOf(item);
+    if (Array.isArray(item) && prototype === Array.prototype) {
+      const out: unknown[] = new Array(item.length);
+      copies.set(item, out);
+      for (let index = 0; index < item.length; index++) if (Object.hasOwn(item, index)) out[index] = copy(item[index]);
+      return out;
+    }
+    if (prototype === Object.prototype || prototype === null) {
+      const out: Record<string, unknown> = prototype === null ? Object.create(null) : {};
+      copies.set(item, out);
+      for (const key of Object.keys(item)) {
+        const entry = copy((item as Record<string, unknown>)[key]);
+        if (key === "__proto__") Object.defineProperty(out, key, { value: entry, enumerable: true, writable: true, configurable: true });
+        else out[key] = entry;
+      }
+      return out;
+    }
+    lockable = false;
+    let out: unknown;
+    if (types.isMap(item) && prototype === Map.prototype) {
+      const map = new Map<unknown, unknown>();
+      copies.set(item, map);
+      for (const [key, entry] of Map.prototype.entries.call(item)) map.set(copy(key), copy(entry));
+      return map;
+    } else if (types.isSet(item) && prototype === Set.prototype) {
+      const set = new Set<unknown>();
+      copies.set(item, set);
+      for (const entry of Set.prototype.values.call(item)) set.add(copy(entry));
+      return set;
+    } else if (types.isTypedArray(item) && prototype === Buffer.prototype) {
+      const bytes = Buffer.alloc((item as Buffer).length);
+      bytes.set(item as Buffer);
+      out = bytes;
+    } else if (types.isTypedArray(item) && prototype === TYPED_ARRAYS[typedArrayName.call(item)].prototype) {
+      out = new (TYPED_ARRAYS[typedArrayName.call(item)] as new (source: ArrayBufferView) => ArrayBufferView)(item);
+    } else if (types.isDate(item) && prototype === Date.prototype) {
+      out = new Date(Date.prototype.getTime.call(item));
+    } else {
+      out = structuredClone(item);
+    }
+    copies.set(item, out);
+    return out;
+  };
+  return { copy: copy(value) as T, lockable };
+}
+
+/**
+ * Freezes `target` and everything reachable from it that freezing can lock (bytes cannot
+ * be frozen, and a Map's entries or a Date's time stay changeable: such copies are never
+ * shared). Freezing happens before recursing, so a cycle ends.
  */
 function deepFreeze<T>(target: T): T {
   if (typeof target !== "object" || target === null || Object.isFrozen(target)) return target;
-  Object.freeze(target); // before recursing, so a cycle ends here
+  if (ArrayBuffer.isView(target) || types.isAnyArrayBuffer(target)) return target;
+  Object.freeze(target);
+  if (target instanceof Map) {
+    for (const [key, entry] of target) {
+      deepFreeze(key);
+      deepFreeze(entry);
+    }
+  } else if (target instanceof Set) {
+    for (const entry of target) deepFreeze(entry);
+  }
   for (const key of Reflect.ownKeys(target)) deepFreeze((target as Record<PropertyKey, unknown>)[key]);
   return target;
+}
+
+/**
+ * What the hooks of one phase are handed of the wrapper's private copy `data`: when
+ * freezing locks all of it, one deep-frozen copy that every hook shares (none can change
+ * it, so sharing isolates them as well as a copy each, for one copy instead of many);
+ * otherwise a fresh deep-frozen copy per hook, so that what one hook does to its Map or
+ * bytes reaches no one else.
+ */
+function hookViews<T>(data: DataCopy<T>): () => T {
+  if (!data.lockable) return () => deepFreeze(copyData(data.copy).copy);
+  const shared = deepFreeze(copyData(data.copy).copy);
+  return () => shared;
 }
 
 /** A throwing (or rejecting) `onDiagnostic` is ignored: reporting must never break a call. */
@@ -839,18 +1240,30 @@ function failureOf(outcome: Exclude<Settled<unknown>, { kind: "value" }>, timeou
 }
 
 /**
- * What a before hook answered: `undefined` or an allow continues (`null`); a deny with a
- * string reason blocks with kind `deny`; a throw or a timeout fails (see `failureOf`), and
- * any other return is malformed, kind `error`, since the host cannot tell what was meant.
+ * Classifies a before hook's answer without letting it throw: `undefined` or an allow
+ * continues (`null`); a deny with a non-empty string reason blocks with kind `deny`;
+ * anything else is malformed, kind `error`, since the host cannot tell what was meant.
+ * Each field is read once inside a `try`, so a throwing getter, a hostile proxy, a cycle
+ * or a BigInt is just another malformed answer.
  */
-function verdictOf(outcome: Settled<unknown>, timeoutMs: number) {
-  if (outcome.kind !== "value") return failureOf(outcome, timeoutMs);
-  const value = outcome.value as { decision?: unknown; reason?: unknown } | undefined;
-  if (value === undefined || (typeof value === "object" && value !== null && value.decision === "allow")) return null;
-  if (typeof value === "object" && value !== null && value.decision === "deny" && typeof value.reason === "string") {
-    return { kind: "deny" as const, reason: value.reason };
+function decisionOf(value: unknown) {
+  if (value === undefined) return null;
+  try {
+    if (typeof value === "object" && value !== null) {
+      const decision: unknown = (value as { decision?: unknown }).decision;
+      if (decision === "allow") return null;
+      const reason: unknown = decision === "deny" ? (value as { reason?: unknown }).reason : undefined;
+      if (typeof reason === "string" && reason.trim() !== "") return { kind: "deny" as const, reason };
+    }
+  } catch (caught) {
+    return { kind: "error" as const, reason: `unreadable decision: ${reasonOf(caught)}` };
   }
-  return { kind: "error" as const, reason: `malformed decision ${String(JSON.stringify(value))}` };
+  return { kind: "error" as const, reason: `malformed decision ${describe(value)}` };
+}
+
+/** What a before hook's outcome means: `null` to continue, or why the call is blocked. */
+function verdictOf(outcome: Settled<unknown>, timeoutMs: number) {
+  return outcome.kind === "value" ? decisionOf(outcome.value) : failureOf(outcome, timeoutMs);
 }
 
 /** The result a refused call gets instead of core's: paired with the call, `isError: true`. */
@@ -860,54 +1273,98 @@ function blockedResult(call: ToolCall, extensionId: string, kind: "deny" | "erro
   return { role: "toolResult", toolCallId: call.id, toolName: call.name, isError: true, content, details, timestamp: Date.now() };
 }
 
-/** `call` is the wrapper's own deep-frozen copy: every before hook may see the same one. */
-async function runBefore(hooks: HookLists, options: ExtensionHostOptions, call: Readonly<ToolCall>) {
-  for (const { extensionId, listener } of [...hooks.before]) {
-    const outcome = await settleWithin(() => listener(call), options.hookTimeoutMs);
+/**
+ * The answer to a call that cannot be copied (a function, a proxy, a throwing getter…):
+ * an error result paired with it as far as its id and name can be read, given before any
+ * hook or core runs.
+ */
+function uncopyableCall(call: unknown, caught: unknown): ToolResultMessage {
+  const field = (key: "id" | "name"): string => {
+    try {
+      const value: unknown = (call as Record<string, unknown>)[key];
+      return typeof value === "string" ? value : "";
+    } catch {
+      return "";
+    }
+  };
+  const [toolCallId, toolName] = [field("id"), field("name")];
+  const reason = reasonOf(caught);
+  const content = [text(`tool call "${toolName}" was not run: it cannot be copied (${reason})`)];
+  return { role: "toolResult", toolCallId, toolName, isError: true, content, details: { kind: "uncopyable", reason }, timestamp: Date.now() };
+}
+
+/** Runs the before hooks on `call`, the wrapper's private copy; the first refusal ends the chain. */
+async function runBefore(hooks: HookLists, options: ExtensionHostOptions, call: DataCopy<ToolCall>) {
+  const listeners = [...hooks.before];
+  if (listeners.length === 0) return undefined;
+  const view = hookViews(call);
+  for (const { extensionId, listener } of listeners) {
+    const outcome = await settleWithin(() => listener(view()), options.hookTimeoutMs);
     const verdict = verdictOf(outcome, options.hookTimeoutMs);
     if (verdict === null) continue;
     if (verdict.kind !== "deny") {
       report(options, { extensionId, hook: "beforeToolCall", kind: verdict.kind, message: verdict.reason });
     }
-    return blockedResult(call, extensionId, verdict.kind, verdict.reason);
+    return blockedResult(call.copy, extensionId, verdict.kind, verdict.reason);
   }
   return undefined; // every before hook allowed the call
 }
 
-async function runAfter(hooks: HookLists, options: ExtensionHostOptions, fact: ToolResultMessage): Promise<void> {
+async function runAfter(hooks: HookLists, options: ExtensionHostOptions, fact: DataCopy<ToolResultMessage>): Promise<void> {
   const listeners = [...hooks.after];
   if (listeners.length === 0) return;
-  // One frozen snapshot serves every observer: none of them can change it, so sharing it
-  // isolates them as well as a copy each would, at the cost of one copy instead of many.
-  const observed = deepFreeze(structuredClone(fact));
+  const view = hookViews(fact);
   for (const { extensionId, listener } of listeners) {
-    const outcome = await settleWithin(() => listener(observed), options.hookTimeoutMs);
+    const outcome = await settleWithin(() => listener(view()), options.hookTimeoutMs);
     if (outcome.kind === "value") continue; // an observer's return value means nothing
     const failure = failureOf(outcome, options.hookTimeoutMs);
     report(options, { extensionId, hook: "afterToolResult", kind: failure.kind, message: failure.reason });
   }
 }
 
+/** Core's result could not be copied: the after hooks are skipped, with one diagnostic. */
+function reportUncopyableResult(hooks: HookLists, options: ExtensionHostOptions, caught: unknown): void {
+  const skipped = hooks.after.map((entry) => entry.extensionId);
+  if (skipped.length === 0) return;
+  const message = `the tool result cannot be copied (${reasonOf(caught)}), so no afterToolResult hook saw it (skipped: ${skipped.join(", ")})`;
+  report(options, { extensionId: skipped[0]!, hook: "afterToolResult", kind: "error", message });
+}
+
 /**
- * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: the before hooks run in
- * registration order on one deep-frozen copy of the call, each bounded by `hookTimeoutMs`;
+ * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: the call is copied first
+ * (one that cannot be copied gets a paired error result and nothing runs); the before
+ * hooks run in registration order on deep-frozen copies, each bounded by `hookTimeoutMs`;
  * the first deny, throw, timeout or malformed answer returns a paired blocked result and
- * neither core nor any after hook runs (throw/timeout/malformed also emit one
- * diagnostic). Otherwise core runs exactly once, every after hook observes one frozen copy
- * (a throw or timeout is a diagnostic, then the next one runs), and the caller gets a
- * deep copy of core's result: nobody can change core's object. A throwing core
- * propagates with no after hook run. Calls share no state, so they run concurrently.
+ * neither core nor any after hook runs (throw/timeout/malformed also emit one diagnostic).
+ * Otherwise core runs exactly once on the wrapper's copy of the call, every after hook
+ * observes a deep-frozen copy of the result (a throw or timeout is a diagnostic, then the
+ * next one runs), and the caller gets the wrapper's own copy: nothing a hook or the caller
+ * does reaches core's object, the caller's call or another hook. A result that cannot be
+ * copied skips the after hooks (one diagnostic) and goes to the caller as core made it.
+ * No hook can make the wrapper reject; a throwing core propagates with no after hook run.
+ * Calls share no state, so they run concurrently.
  */
 function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: ToolExecutor): ToolExecutor {
   return async (sourceCall) => {
-    // Frozen once: the before hooks share it, and core gets a thawed copy of its own.
-    const call = deepFreeze(structuredClone(sourceCall));
+    let call: DataCopy<ToolCall>;
+    try {
+      call = copyData(sourceCall);
+      if (typeof call.copy !== "object" || call.copy === null) throw new TypeError("a tool call must be an object");
+    } catch (caught) {
+      return uncopyableCall(sourceCall, caught);
+    }
     const blocked = await runBefore(hooks, options, call);
     if (blocked !== undefined) return blocked;
-    // One private snapshot of core's fact: the after hooks share one frozen copy of it, and
-    // the caller gets the snapshot itself.
-    const fact = structuredClone(await core(structuredClone(call)));
-    await runAfter(hooks, options, fact);
-    return fact;
+    // Core gets the private copy itself: the hooks only ever saw copies of it.
+    const fact = await core(call.copy);
+    let result: DataCopy<ToolResultMessage>;
+    try {
+      result = copyData(fact);
+    } catch (caught) {
+      reportUncopyableResult(hooks, options, caught);
+      return fact;
+    }
+    await runAfter(hooks, options, result);
+    return result.copy;
   };
 }
