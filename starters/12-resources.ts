@@ -8,6 +8,13 @@
  *
  * Run one lab:  npm run build -w @pi/course, then
  *   node --test --test-name-pattern="Lab 12.1" packages/pi-course/dist/test/12-resources-extensions.test.js
+ *
+ * You write this file only. `resource-files.ts` beside it is provided and complete: the
+ * reference reads every file through it (proven against swaps, at most 1 MiB, text only).
+ * The labs do not need it; `RESOURCE_SIZE_LIMIT` is re-exported from it below. Some
+ * declarations (lenient discovery's `DiscoverOptions`, the diagnostic and warning types,
+ * `factoryTimeoutMs`, the error codes of real-world files) belong to the reference's
+ * second revision: they are here so the public surface matches, and no lab asks for them.
  */
 // The imports below are the tools the reference uses; unused ones are fine while you build.
 import { open, readdir, realpath, stat } from "node:fs/promises";
@@ -16,6 +23,8 @@ import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
+
+export { RESOURCE_SIZE_LIMIT } from "./resource-files.js";
 
 // ---------------------------------------------------------------------------
 // Types
@@ -53,6 +62,28 @@ export interface ResourceCatalog {
   instructions: InstructionResource[];
   skills: SkillResource[];
   templates: TemplateResource[];
+}
+
+/** Problems that never change the catalog; reported only in lenient mode. */
+export type ResourceWarningCode =
+  | "RESOURCE_SHADOWED" // a kind:name hidden by an earlier root (source = the hidden file)
+  | "SKILL_NAME_FORMAT" // not 1-64 characters of a-z, 0-9 and single inner hyphens
+  | "SKILL_NAME_MISMATCH" // the name differs from its skill folder's name
+  | "SKILL_DESCRIPTION_LONG"; // a description over 1024 characters
+
+/** One problem found by a lenient discovery: an error (the resource was left out) or a warning. */
+export interface ResourceDiagnostic {
+  severity: "error" | "warning";
+  code: ResourceErrorCode | ResourceWarningCode;
+  /** The file or root concerned: canonical where it resolved, else as configured. */
+  source: string;
+  /** Names the file. */
+  message: string;
+}
+
+/** With `onDiagnostic`, discovery is lenient: it reports problems instead of throwing (not part of the labs). */
+export interface DiscoverOptions {
+  onDiagnostic?(diagnostic: ResourceDiagnostic): void;
 }
 
 export interface ActivatedSkillFile {
@@ -113,6 +144,8 @@ export interface LoadExtensionOptions {
   host: ExtensionHost;
   isTrusted(source: Readonly<ExtensionSource>): boolean | Promise<boolean>;
   importModule?(source: Readonly<ExtensionSource>): Promise<unknown>;
+  /** How long an async factory may take to settle, in ms (default 10 000; not part of the labs). */
+  factoryTimeoutMs?: number;
 }
 
 export type LoadExtensionResult = { id: string; status: "active" } | { id: string; status: "skipped_untrusted" };
@@ -120,10 +153,11 @@ export type LoadExtensionResult = { id: string; status: "active" } | { id: strin
 /** Error codes thrown on purpose by this module. */
 export type ResourceErrorCode =
   | "RESOURCE_ROOT_MISSING" | "RESOURCE_DUPLICATE" | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
+  | "RESOURCE_TOO_LARGE" | "RESOURCE_NOT_TEXT" | "RESOURCE_UNREADABLE" // 12.1 and 12.2: files in the real world
   | "SKILL_NOT_FOUND" | "SKILL_CHANGED" | "SKILL_PATH_INVALID" | "SKILL_PATH_ESCAPE" | "SKILL_RESOURCE_MISSING" // 12.2
   | "TEMPLATE_ARGUMENT_MISSING" | "ACTIVATION_DUPLICATE" | "ACTIVATION_FOREIGN" // 12.3
   | "EXTENSION_INVALID" | "EXTENSION_DUPLICATE" | "EXTENSION_FACTORY_FAILED" | "TOOL_CONFLICT" // 12.4
-  | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: late registration; a bad host or hook timeout
+  | "EXTENSION_IMPORT_FAILED" | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: import, late registration, bad options
 
 /** An error with a stable `code`; messages may change, codes do not. */
 export class ResourceError extends Error {
@@ -154,8 +188,11 @@ function labError(lab: string): Error {
  * path; no skill body is ever held (SKILL.md is read only up to its frontmatter); the
  * four arrays are independent deep copies. Only a missing AGENTS.md, `skills/` or
  * `templates/` means "none"; every other I/O error propagates.
+ *
+ * `options` (lenient mode with diagnostics) is the reference's second revision; the labs
+ * never pass it, so your version may leave it unused.
  */
-export async function discoverResources(roots: readonly string[]): Promise<ResourceCatalog> {
+export async function discoverResources(roots: readonly string[], options: DiscoverOptions = {}): Promise<ResourceCatalog> {
   // 🔨 Lab 12.1：按 roots 顺序扫描，每个 root 先 realpath；第一次出现的 kind:name 胜出
   // 🔨 Lab 12.1：同一 root 内重复的 kind:name → RESOURCE_DUPLICATE；只有 ENOENT 表示"没有这类资源"
   // 🔨 Lab 12.1：SKILL.md 只读到 frontmatter 结束（YAML 块上限 64 KiB），catalog 里没有 Skill 正文

@@ -77,12 +77,12 @@ async function proveIdentity(file: string, opened: Stats): Promise<void> {
   try {
     if ((await realpath(file)) !== file) throw new FileProblem("changed", file, "changed while it was being opened");
     now = await lstat(file);
-  } catch (caught) {
-    if (caught instanceof FileProblem) throw caught;
-    if (errorCode(caught) === "ENOENT" || errorCode(caught) === "ENOTDIR" || errorCode(caught) === "ELOOP") {
-      throw new FileProblem("changed", file, "changed while it was being opened", { cause: caught });
+  } catch (failure) {
+    if (failure instanceof FileProblem) throw failure;
+    if (errorCode(failure) === "ENOENT" || errorCode(failure) === "ENOTDIR" || errorCode(failure) === "ELOOP") {
+      throw new FileProblem("changed", file, "changed while it was being opened", { cause: failure });
     }
-    throw unreadable(file, caught);
+    throw unreadable(file, failure);
   }
   if (now.dev !== opened.dev || now.ino !== opened.ino) {
     throw new FileProblem("changed", file, "changed while it was being opened (another file is there now)");
@@ -98,21 +98,21 @@ async function openProven(file: string): Promise<{ handle: FileHandle; info: Sta
   let handle: FileHandle;
   try {
     handle = await open(file, OPEN_FLAGS);
-  } catch (caught) {
-    const code = errorCode(caught);
-    if (code === "ENOENT") throw new FileProblem("missing", file, "no longer exists", { cause: caught });
+  } catch (failure) {
+    const code = errorCode(failure);
+    if (code === "ENOENT") throw new FileProblem("missing", file, "no longer exists", { cause: failure });
     // The path was canonical when checked, so its last part was no symlink then.
-    if (code === "ELOOP" && NOFOLLOW !== 0) throw new FileProblem("changed", file, "became a symlink", { cause: caught });
-    throw unreadable(file, caught);
+    if (code === "ELOOP" && NOFOLLOW !== 0) throw new FileProblem("changed", file, "became a symlink", { cause: failure });
+    throw unreadable(file, failure);
   }
   try {
     const info = await handle.stat();
     if (!info.isFile() && !info.isDirectory()) throw new FileProblem("not-regular", file, "is not a regular file");
     await proveIdentity(file, info);
     return { handle, info };
-  } catch (caught) {
+  } catch (failure) {
     await handle.close();
-    throw caught instanceof FileProblem ? caught : unreadable(file, caught);
+    throw failure instanceof FileProblem ? failure : unreadable(file, failure);
   }
 }
 
@@ -122,8 +122,8 @@ async function readChunk(handle: FileHandle, file: string, size: number): Promis
   try {
     const { bytesRead } = await handle.read(chunk, 0, size, null);
     return bytesRead === 0 ? undefined : chunk.subarray(0, bytesRead);
-  } catch (caught) {
-    throw unreadable(file, caught);
+  } catch (failure) {
+    throw unreadable(file, failure);
   }
 }
 
@@ -137,8 +137,8 @@ export function decodeText(file: string, bytes: Uint8Array): string {
   let text: string;
   try {
     text = STRICT_UTF8.decode(bytes);
-  } catch (caught) {
-    throw new FileProblem("not-text", file, "is not valid UTF-8 text", { cause: caught });
+  } catch (failure) {
+    throw new FileProblem("not-text", file, "is not valid UTF-8 text", { cause: failure });
   }
   if (text.includes("\0")) throw new FileProblem("not-text", file, "contains a NUL byte (binary data)");
   return text;
@@ -219,16 +219,16 @@ export function escapeName(raw: Uint8Array): string {
 
 /**
  * The entries of `dir` whose names do not start with `.`, sorted by shown name (code
- * unit order), or `undefined` when `dir` does not exist. Names are read as bytes, so
+ * unit order); none when `dir` does not exist. Names are read as bytes, so
  * none is lost or mangled. Any other error (ENOTDIR, EACCES…) is `unreadable`.
  */
-export async function listDirectory(dir: string): Promise<DirectoryEntry[] | undefined> {
+export async function listDirectory(dir: string): Promise<DirectoryEntry[]> {
   let dirents: Dirent<Buffer>[];
   try {
     dirents = await readdir(dir, { withFileTypes: true, encoding: "buffer" });
-  } catch (caught) {
-    if (errorCode(caught) === "ENOENT") return undefined;
-    throw unreadable(dir, caught);
+  } catch (failure) {
+    if (errorCode(failure) !== "ENOENT") throw unreadable(dir, failure);
+    return []; // no such folder: none of its kind
   }
   const entries: DirectoryEntry[] = [];
   for (const dirent of dirents) {

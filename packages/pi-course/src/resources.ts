@@ -474,7 +474,7 @@ async function discoverSkills(root: string): Promise<Finding[]> {
     const canonical = await realpathOptional(folder);
     if (canonical === undefined) return [];
     folder = canonical;
-    const entries = (await listDirectory(folder)) ?? [];
+    const entries = await listDirectory(folder);
     return (await mapInOrder(entries, READS_IN_FLIGHT, (entry) => discoverSkill(folder, entry))).flat();
   } catch (caught) {
     return [problemAt(caught, folder)];
@@ -515,7 +515,7 @@ async function discoverTemplate(root: string, templatesFolder: string, entry: Di
 async function discoverTemplates(root: string): Promise<Finding[]> {
   const folder = path.join(root, "templates");
   try {
-    const entries = (await listDirectory(folder)) ?? [];
+    const entries = await listDirectory(folder);
     return (await mapInOrder(entries, READS_IN_FLIGHT, (entry) => discoverTemplate(root, folder, entry))).flat();
   } catch (caught) {
     return [problemAt(caught, folder)];
