@@ -181,7 +181,7 @@ export class ResourceError extends Error {
  * Any value, described for a message without letting it run code or throw: no custom
  * inspectors, no getters, proxies shown as proxies, and a bounded length.
  */
-function describe(value: unknown): string {
+function describeValue(value: unknown): string {
   try {
     const shown = inspect(value, { depth: 2, customInspect: false, getters: false, showProxy: true, maxArrayLength: 10, maxStringLength: 200, breakLength: Infinity });
     return shown.length > 300 ? `${shown.slice(0, 300)}…` : shown;
@@ -198,7 +198,7 @@ function reasonOf(thrown: unknown): string {
   } catch {
     // a getter or a proxy trap threw: describe the value instead
   }
-  return describe(thrown);
+  return describeValue(thrown);
 }
 
 function hasCode(error: unknown, ...codes: string[]): boolean {
@@ -666,7 +666,7 @@ async function readForActivation(file: string, missing: "SKILL_CHANGED" | "SKILL
 /** Resolves and reads one requested file, checked lexically and again after realpath. */
 async function readInsideSkill(root: string, request: string): Promise<ActivatedSkillFile> {
   if (typeof request !== "string" || request === "" || request.includes("\0") || path.isAbsolute(request)) {
-    throw new ResourceError("SKILL_PATH_INVALID", `invalid skill resource request ${describe(request)}`);
+    throw new ResourceError("SKILL_PATH_INVALID", `invalid skill resource request ${describeValue(request)}`);
   }
   const candidate = path.resolve(root, request);
   if (!isInside(root, candidate)) {
@@ -925,7 +925,7 @@ class ExtensionHostImpl implements ExtensionHost {
         if (typeof listener !== "function") throw new ResourceError("EXTENSION_INVALID", `${hook} listener is not a function`);
         if (hook === "beforeToolCall") staged.before.push({ extensionId, listener: listener as BeforeToolCallHook });
         else if (hook === "afterToolResult") staged.after.push({ extensionId, listener: listener as AfterToolResultHook });
-        else throw new ResourceError("EXTENSION_INVALID", `unknown hook ${describe(hook)}`);
+        else throw new ResourceError("EXTENSION_INVALID", `unknown hook ${describeValue(hook)}`);
       },
     });
     const commit = () => {
@@ -980,7 +980,7 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
 /** A timeout `setTimeout` can honour: a positive number of milliseconds up to 2^31 − 1. */
 function checkTimeout(value: unknown, name: string): number {
   if (typeof value !== "number" || !(value > 0) || value > 2 ** 31 - 1) {
-    throw new ResourceError("INVALID_ARGUMENT", `${name} must be a positive number of milliseconds up to 2^31-1, got ${describe(value)}`);
+    throw new ResourceError("INVALID_ARGUMENT", `${name} must be a positive number of milliseconds up to 2^31-1, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -1258,7 +1258,7 @@ function decisionOf(value: unknown) {
   } catch (caught) {
     return { kind: "error" as const, reason: `unreadable decision: ${reasonOf(caught)}` };
   }
-  return { kind: "error" as const, reason: `malformed decision ${describe(value)}` };
+  return { kind: "error" as const, reason: `malformed decision ${describeValue(value)}` };
 }
 
 /** What a before hook's outcome means: `null` to continue, or why the call is blocked. */
