@@ -103,6 +103,8 @@ async function openProven(file: string): Promise<{ handle: FileHandle; info: Sta
     if (code === "ENOENT") throw new FileProblem("missing", file, "no longer exists", { cause: failure });
     // The path was canonical when checked, so its last part was no symlink then.
     if (code === "ELOOP" && NOFOLLOW !== 0) throw new FileProblem("changed", file, "became a symlink", { cause: failure });
+    // A socket cannot be opened at all (ENXIO): like a FIFO, it is no file to read.
+    if (code === "ENXIO") throw new FileProblem("not-regular", file, "is not a regular file", { cause: failure });
     throw unreadable(file, failure);
   }
   try {
