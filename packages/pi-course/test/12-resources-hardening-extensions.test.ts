@@ -92,29 +92,38 @@ test("import: a module that cannot be imported is EXTENSION_IMPORT_FAILED naming
 // Factory timeout
 // ---------------------------------------------------------------------------
 
-test("factory: one that never settles fails as EXTENSION_FACTORY_FAILED (timed out); its context is closed and nothing is committed", async () => {
+/** Lets every pending promise job and I/O callback run (setImmediate is never mocked here). */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+test("factory: one that never settles fails as EXTENSION_FACTORY_FAILED (timed out); its context is closed and nothing is committed", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
   const registry = new ToolRegistry();
-  const diagnostics: ExtensionDiagnostic[] = [];
-  const host = hostWith(diagnostics, registry);
+  const host = hostWith([], registry);
   let saved: ExtensionContext | undefined;
   let hookRuns = 0;
-  const started = Date.now();
-  await assert.rejects(
-    load(host, "stuck", (context) => {
-      saved = context;
-      context.registerTool(tool("staged"));
-      context.on("beforeToolCall", () => {
-        hookRuns += 1;
-      });
-      return new Promise(() => {});
-    }, { factoryTimeoutMs: 30 }),
-    (error: Error & { code?: string }) => {
-      assert.equal(error.code, "EXTENSION_FACTORY_FAILED");
-      assert.match(error.message, /timed out/);
-      return true;
-    },
+  let outcome: unknown = "pending";
+  const loading = load(host, "stuck", (context) => {
+    saved = context;
+    context.registerTool(tool("staged"));
+    context.on("beforeToolCall", () => {
+      hookRuns += 1;
+    });
+    return new Promise(() => {});
+  }, { factoryTimeoutMs: 30 }).then(
+    () => "loaded",
+    (error: Error & { code?: string }) => error,
   );
-  assert.ok(Date.now() - started < 5000);
+  void loading.then((settled) => (outcome = settled));
+  await settle();
+  t.mock.timers.tick(29);
+  await settle();
+  assert.equal(outcome, "pending", "not before its time");
+  t.mock.timers.tick(1);
+  await settle();
+  const error = outcome as unknown as Error & { code?: string };
+  assert.equal(error.code, "EXTENSION_FACTORY_FAILED", "failed once factoryTimeoutMs passed");
+  assert.match(error.message, /timed out/);
+  t.mock.timers.reset();
   assert.throws(() => saved!.registerTool(tool("late")), { code: "EXTENSION_CONTEXT_CLOSED" });
   assert.deepEqual(registry.list(), []);
   await host.wrapExecutor(coreWith(() => undefined).core)(call());
@@ -125,20 +134,18 @@ test("factory: one that never settles fails as EXTENSION_FACTORY_FAILED (timed o
 test("factory: the timeout defaults to 10 000 ms and must be a positive number setTimeout can honour", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const host = hostWith();
-  let settled: unknown = "pending";
-  const loading = load(host, "slow", () => new Promise(() => {})).then(
-    () => "loaded",
-    (error: { code?: string }) => error.code,
+  let outcome: unknown = "pending";
+  void load(host, "slow", () => new Promise(() => {})).then(
+    () => (outcome = "loaded"),
+    (error: { code?: string }) => (outcome = error.code),
   );
-  void loading.then((outcome) => {
-    settled = outcome;
-  });
-  for (let i = 0; i < 5; i++) await Promise.resolve();
+  await settle();
   t.mock.timers.tick(9_999);
-  for (let i = 0; i < 5; i++) await Promise.resolve();
-  assert.equal(settled, "pending", "still waiting before 10 s");
+  await settle();
+  assert.equal(outcome, "pending", "still waiting before 10 s");
   t.mock.timers.tick(1);
-  assert.equal(await loading, "EXTENSION_FACTORY_FAILED");
+  await settle();
+  assert.equal(outcome, "EXTENSION_FACTORY_FAILED");
   t.mock.timers.reset();
 
   for (const factoryTimeoutMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, "10" as unknown as number]) {
