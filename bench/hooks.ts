@@ -5,9 +5,11 @@
  *
  * Calls per second through `wrapExecutor` with 0, 1 and 10 extensions (each adds one
  * allow `beforeToolCall` hook and one no-op `afterToolResult` observer) against the
- * bare core executor, for a small result and a 100 KiB result. The second table splits
- * the per-call cost into the pieces the wrapper is made of (deep copy, deep freeze,
- * the timeout race), measured on the same payloads.
+ * bare core executor, for a small result, a 100 KiB result and a "rich" one (a 16 KiB
+ * byte array, a Map and a Date in `details`, which freezing cannot lock, so every hook
+ * gets a copy of its own). The second table splits the per-call cost into the pieces the
+ * wrapper is made of (deep copy, deep freeze, the timeout race), measured on the same
+ * payloads.
  */
 import { parseArgs } from "node:util";
 import { createExtensionHost, loadExtension, type ExtensionContext } from "../packages/pi-course/src/resources.js";
@@ -21,20 +23,27 @@ const { values } = parseArgs({
 const calls = Number(values.calls);
 const runs = Number(values.runs);
 
-function echoTool(payloadBytes: number): Tool {
-  const payload = "x".repeat(payloadBytes);
+type Payload = "small" | "100 KiB" | "rich";
+
+function echoTool(payload: Payload): Tool {
+  const bytes = payload === "100 KiB" ? 100 * 1024 : 16;
+  const body = "x".repeat(bytes);
+  const details = () =>
+    payload === "rich"
+      ? { bytes: new Uint8Array(16 * 1024), index: new Map([["a", 1], ["b", 2]]), at: new Date(0), lines: [1, 2, 3] }
+      : { bytes, lines: [1, 2, 3] };
   return {
     name: "echo",
     description: "returns a fixed payload",
     schema: objectSchema({ text: stringValue() }),
     async execute() {
-      return { content: [text(payload)], details: { bytes: payloadBytes, lines: [1, 2, 3] } };
+      return { content: [text(body)], details: details() };
     },
   };
 }
 
-async function wrapped(payloadBytes: number, extensions: number): Promise<ToolExecutor> {
-  const registry = new ToolRegistry([echoTool(payloadBytes)]);
+async function wrapped(payload: Payload, extensions: number): Promise<ToolExecutor> {
+  const registry = new ToolRegistry([echoTool(payload)]);
   const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
   for (let i = 0; i < extensions; i++) {
     await loadExtension(
@@ -66,10 +75,10 @@ async function perCallMicros(executor: ToolExecutor): Promise<number> {
 
 console.log(`hook wrapper benchmark · node ${process.version} · ${calls} sequential calls · median of ${runs} runs`);
 console.log("result     executor          µs/call   calls/s   overhead vs bare");
-for (const [label, bytes] of [["small", 16], ["100 KiB", 100 * 1024]] as const) {
-  const bare = await perCallMicros(await wrapped(bytes, -1));
+for (const label of ["small", "100 KiB", "rich"] as const) {
+  const bare = await perCallMicros(await wrapped(label, -1));
   const rows: [string, number][] = [["bare core", bare]];
-  for (const extensions of [0, 1, 10]) rows.push([`${extensions} hook pair(s)`, await perCallMicros(await wrapped(bytes, extensions))]);
+  for (const extensions of [0, 1, 10]) rows.push([`${extensions} hook pair(s)`, await perCallMicros(await wrapped(label, extensions))]);
   for (const [name, micros] of rows) {
     const overhead = micros - bare;
     console.log(
@@ -79,7 +88,7 @@ for (const [label, bytes] of [["small", 16], ["100 KiB", 100 * 1024]] as const) 
 }
 
 // Where the time goes: the building blocks alone, on the 100 KiB result.
-const result = await (await wrapped(100 * 1024, -1))(call);
+const result = await (await wrapped("100 KiB", -1))(call);
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
