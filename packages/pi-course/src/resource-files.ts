@@ -133,12 +133,15 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * `bytes` as text, exactly (a BOM is kept): `not-text` when they are not valid UTF-8 or
- * hold a NUL byte. Never substitutes U+FFFD.
+ * hold a NUL byte. Never substitutes U+FFFD. With `prefix`, `bytes` are the start of a
+ * file and an unfinished last character is not held against them.
  */
-export function decodeText(file: string, bytes: Uint8Array): string {
+export function decodeText(file: string, bytes: Uint8Array, options: { prefix?: boolean } = {}): string {
   let text: string;
   try {
-    text = STRICT_UTF8.decode(bytes);
+    // A prefix may end inside a character: a streaming decoder (a fresh one, since it keeps
+    // the unfinished bytes) leaves that tail out instead of calling it invalid.
+    text = options.prefix ? new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes, { stream: true }) : STRICT_UTF8.decode(bytes);
   } catch (failure) {
     throw new FileProblem("not-text", file, "is not valid UTF-8 text", { cause: failure });
   }

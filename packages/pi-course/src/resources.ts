@@ -327,25 +327,29 @@ function skillMetadata(yaml: string, file: string): { name: string; description:
 
 /**
  * Reads a SKILL.md only up to the end of its frontmatter: chunk by chunk until the
- * closing `---` line, and never more than the 64 KiB limit plus one chunk. Only that part
- * is judged: it must be text (valid UTF-8, no NUL); the body is never read.
+ * closing `---` line, and never more than the 64 KiB limit plus one chunk; the body is
+ * never read. What was read as frontmatter must be text (valid UTF-8, no NUL): the block
+ * when it closed, else everything read (or, with no frontmatter, the first line).
  */
 async function readSkillHead(file: string): Promise<{ name: string; description: string }> {
-  let scan: Frontmatter = { state: "open", yamlBytes: 0 };
+  let scan = { state: "open", yamlBytes: 0 } as Frontmatter;
   let head = "";
   const bytes = await readProvenPrefix(file, (prefix, atEnd) => {
-    head = prefix.toString("utf8"); // lossy only for scanning; the frontmatter is checked below
+    head = prefix.toString("utf8"); // lossy, for scanning only: what is used is checked below
     scan = scanFrontmatter(head, atEnd);
-    if (scan.state === "open" && scan.yamlBytes > FRONTMATTER_LIMIT) {
-      throw new ResourceError("RESOURCE_INVALID", `${file}: frontmatter is larger than 64 KiB`);
-    }
-    return scan.state !== "open";
+    return scan.state !== "open" || scan.yamlBytes > FRONTMATTER_LIMIT;
   });
-  const { yaml, body } = closedFrontmatter(scan, file);
-  // The frontmatter is the decoded head minus the body; it must decode from its bytes
-  // exactly, which fails when the lossy decoding above replaced anything in it.
-  decodeText(file, bytes.subarray(0, Buffer.byteLength(head.slice(0, head.length - body.length))));
-  return skillMetadata(yaml, file);
+  if (scan.state === "closed") {
+    // Exact only if the lossy decoding replaced nothing in the block.
+    decodeText(file, bytes.subarray(0, Buffer.byteLength(head.slice(0, head.length - scan.body.length))));
+  } else {
+    const firstLine = bytes.indexOf(0x0a);
+    decodeText(file, scan.state === "absent" && firstLine !== -1 ? bytes.subarray(0, firstLine) : bytes, { prefix: true });
+  }
+  if (scan.state === "open" && scan.yamlBytes > FRONTMATTER_LIMIT) {
+    throw new ResourceError("RESOURCE_INVALID", `${file}: frontmatter is larger than 64 KiB`);
+  }
+  return skillMetadata(closedFrontmatter(scan, file).yaml, file);
 }
 
 /** `stat` that follows symlinks, with a dangling link reported as `undefined`. */

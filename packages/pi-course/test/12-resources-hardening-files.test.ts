@@ -211,6 +211,23 @@ test("text: invalid UTF-8 or a NUL byte is RESOURCE_NOT_TEXT everywhere a file i
     await put(root, { "skills/s/SKILL.md": Buffer.concat([Buffer.from("---\nname: s\ndescription: "), bytes, Buffer.from("\n---\n")]) });
     await assert.rejects(discoverResources([root]), { code: "RESOURCE_NOT_TEXT" }, `${label}: SKILL.md frontmatter`);
   }
+  // Discovery judges what it read as frontmatter: with none, the first line.
+  const heads: [string, Buffer, string][] = [
+    ["a binary file", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0x1a, 0x0a, 0xff]), "RESOURCE_NOT_TEXT"],
+    ["UTF-16 text", Buffer.from("\uFEFF---\nname: s\n", "utf16le"), "RESOURCE_NOT_TEXT"],
+    ["markdown over a binary tail", Buffer.concat([Buffer.from("# Title\n"), nul]), "RESOURCE_INVALID"],
+    ["an unterminated binary block", Buffer.concat([Buffer.from("---\nname: s\n"), nul]), "RESOURCE_NOT_TEXT"],
+    // Reads stop at chunk boundaries, which may fall inside a character: not held against the file.
+    ["a long first line of accents", Buffer.from(`#${"é".repeat(3000)}\n`), "RESOURCE_INVALID"],
+    ["an unterminated block of accents over 64 KiB", Buffer.from(`---\n#${"é".repeat(36_000)}`), "RESOURCE_INVALID"],
+    ["a block cut inside a character", Buffer.concat([Buffer.from(`---\n# ${"x".repeat(4089)}`), Buffer.from("é"), Buffer.from("\nname: s\ndescription: d\n---\n")]), "ok"],
+  ];
+  for (const [label, bytes, expected] of heads) {
+    const root = path.join(base, `head-${label}`);
+    await put(root, { "skills/s/SKILL.md": bytes });
+    const outcome = await discoverResources([root]).then(() => "ok", (error: { code?: string }) => error.code);
+    assert.equal(outcome, expected, label);
+  }
   // The body of a SKILL.md is judged when it is activated, not at discovery.
   const { root, skillRoot } = await project(path.join(base, "body"));
   await writeFile(path.join(skillRoot, "SKILL.md"), Buffer.concat([Buffer.from(skill("review", "d", "body")), invalid]));
