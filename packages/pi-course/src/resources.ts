@@ -597,6 +597,9 @@ function compareResources(a: CatalogResource, b: CatalogResource): number {
  * for a returned promise), discovery rejects with that error.
  */
 export async function discoverResources(roots: readonly string[], options: DiscoverOptions = {}): Promise<ResourceCatalog> {
+  if (!Array.isArray(roots) || !roots.every((root) => typeof root === "string")) {
+    throw new ResourceError("INVALID_ARGUMENT", "roots must be an array of paths");
+  }
   const onDiagnostic = options.onDiagnostic;
   if (onDiagnostic !== undefined && typeof onDiagnostic !== "function") {
     throw new ResourceError("INVALID_ARGUMENT", "options.onDiagnostic must be a function");

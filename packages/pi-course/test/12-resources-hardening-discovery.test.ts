@@ -237,6 +237,10 @@ test("lenient: an exception thrown by onDiagnostic rejects discovery at once; a 
   assert.equal(calls, 1, "no diagnostic after the one that threw");
   await assert.rejects(discoverResources([base], { onDiagnostic: async () => Promise.reject(boom) }), (error) => error === boom);
   await assert.rejects(discoverResources([base], { onDiagnostic: "log" as unknown as () => void }), { code: "INVALID_ARGUMENT" });
+  // Arguments that are not paths are the caller's mistake, not a problem of one root.
+  for (const roots of [[undefined], [42], "a/path", null]) {
+    await assert.rejects(discoverResources(roots as unknown as string[], { onDiagnostic: () => {} }), { code: "INVALID_ARGUMENT" }, String(roots));
+  }
 });
 
 // ---------------------------------------------------------------------------
