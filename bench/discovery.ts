@@ -13,7 +13,9 @@
  * 3. A tree of `--many` skills (default 10 000) whose bodies are `--rss-body` bytes
  *    (default 256 KiB, sparse files): strict and lenient discovery time, skills per second.
  * 4. Peak RSS over that tree for each loader, each in a process of its own
- *    (`lib/peak-rss.ts`), against an idle process that loads the same modules.
+ *    (`lib/peak-rss.ts`), against an idle process that loads the same modules. The
+ *    whole-file loaders keep every file alive through metadata sliced from it; the
+ *    `copied` variant does not, and shows the cost of the reads alone.
  */
 import { parseArgs } from "node:util";
 import { discoverResources, type ResourceDiagnostic } from "../packages/pi-course/src/resources.js";
@@ -97,7 +99,7 @@ try {
   console.log(`${label}, lenient:  ${ms(lenientMs)} · ${Math.round((many / lenientMs) * 1000)} skills/s (${ratio(lenientMs / strictMs)} strict)`);
 
   console.log(`\npeak RSS, ${label} (sparse bodies), each loader in its own process:`);
-  const loaders: RssLoader[] = ["idle", "strict", "lenient", "whole-file", "whole-file-sync"];
+  const loaders: RssLoader[] = ["idle", "strict", "lenient", "whole-file", "whole-file-sync", "whole-file-copied"];
   const peaks = new Map(loaders.map((loader) => [loader, measurePeakRss(loader, manyTree.root)]));
   const idle = peaks.get("idle")!.maxRssKiB;
   for (const [loader, peak] of peaks) {

@@ -4,8 +4,8 @@
  *
  *   node --import tsx bench/lib/peak-rss.ts <loader> <root>
  *
- * Loaders: `strict` and `lenient` (`discoverResources`), `whole-file` and
- * `whole-file-sync` (the baselines of `whole-file-loader.ts`), and `idle` (loads the same
+ * Loaders: `strict` and `lenient` (`discoverResources`), `whole-file`,
+ * `whole-file-sync` and `whole-file-copied` (the baselines of `whole-file-loader.ts`), and `idle` (loads the same
  * modules, reads nothing: what the process costs before any loader runs). Prints one JSON
  * line: the loader, how many skills it found and `process.resourceUsage().maxRSS` in KiB.
  * `measurePeakRss` spawns it and parses that line.
@@ -14,9 +14,9 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { discoverResources } from "../../packages/pi-course/src/resources.js";
-import { loadSkillsWholeFile, loadSkillsWholeFileSync } from "./whole-file-loader.js";
+import { loadSkillsWholeFile, loadSkillsWholeFileCopied, loadSkillsWholeFileSync } from "./whole-file-loader.js";
 
-export type RssLoader = "idle" | "strict" | "lenient" | "whole-file" | "whole-file-sync";
+export type RssLoader = "idle" | "strict" | "lenient" | "whole-file" | "whole-file-sync" | "whole-file-copied";
 
 export interface PeakRss {
   loader: RssLoader;
@@ -36,6 +36,8 @@ async function run(loader: RssLoader, root: string): Promise<number> {
       return (await loadSkillsWholeFile(root)).length;
     case "whole-file-sync":
       return loadSkillsWholeFileSync(root).length;
+    case "whole-file-copied":
+      return (await loadSkillsWholeFileCopied(root)).length;
   }
 }
 
