@@ -187,10 +187,10 @@ export async function readProvenPrefix(
 ): Promise<Buffer> {
   const { handle } = await openProven(file);
   try {
-    let prefix = Buffer.alloc(0);
+    let prefix: Buffer = Buffer.alloc(0);
     for (;;) {
       const chunk = await readChunk(handle, file, chunkSize);
-      if (chunk !== undefined) prefix = Buffer.concat([prefix, chunk]);
+      if (chunk !== undefined) prefix = prefix.length === 0 ? chunk : Buffer.concat([prefix, chunk]);
       if (enough(prefix, chunk === undefined) || chunk === undefined) return prefix;
     }
   } finally {

@@ -340,8 +340,10 @@ async function readSkillHead(file: string): Promise<{ name: string; description:
     return scan.state !== "open" || scan.yamlBytes > FRONTMATTER_LIMIT;
   });
   if (scan.state === "closed") {
-    // Exact only if the lossy decoding replaced nothing in the block.
-    decodeText(file, bytes.subarray(0, Buffer.byteLength(head.slice(0, head.length - scan.body.length))));
+    // Exact only if the lossy decoding replaced nothing in the block. The block is parsed
+    // from this string of its own: metadata sliced from it keeps no chunk of body alive.
+    const block = decodeText(file, bytes.subarray(0, Buffer.byteLength(head.slice(0, head.length - scan.body.length))));
+    return skillMetadata(closedFrontmatter(scanFrontmatter(block, true), file).yaml, file);
   } else {
     const firstLine = bytes.indexOf(0x0a);
     decodeText(file, scan.state === "absent" && firstLine !== -1 ? bytes.subarray(0, firstLine) : bytes, { prefix: true });
