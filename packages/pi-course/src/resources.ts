@@ -537,7 +537,8 @@ async function discoverRoot(configured: string): Promise<Finding[]> {
   try {
     root = await realpath(configured);
     if (!(await stat(root)).isDirectory()) {
-      throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} is not a directory`);
+      const shown = root === configured ? root : `${configured} (${root})`;
+      throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${shown} is not a directory`);
     }
   } catch (caught) {
     if (!hasCode(caught, "ENOENT", "ENOTDIR")) return [problemAt(caught, root)];

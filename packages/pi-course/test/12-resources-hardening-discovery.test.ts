@@ -63,6 +63,7 @@ test("lenient: a missing root is reported as configured and skipped; the other r
     ["error", "RESOURCE_ROOT_MISSING", missing],
     ["error", "RESOURCE_ROOT_MISSING", notDirectory],
   ]);
+  assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the root");
   await assert.rejects(discoverResources([path.join(base, "a"), missing]), { code: "RESOURCE_ROOT_MISSING" });
 });
 
