@@ -5,7 +5,6 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /** `packages/pi-course`, found from this file whether it runs as `test/support` or `dist/test/support`. */
@@ -23,8 +22,11 @@ export function testSourcePath(...segments: string[]): string {
   return path.join(packageRoot, "test", ...segments);
 }
 
-/** A fresh, canonical temporary folder, removed when the test `t` ends. */
-export function tempDir(t: Pick<TestContext, "after">, prefix = "pi-course-test-"): string {
+/**
+ * A fresh, canonical temporary folder, removed when `t` ends: pass a test's context, or
+ * `{ after }` from `node:test` for a folder shared by every test of a file.
+ */
+export function tempDir(t: { after(fn: () => void): unknown }, prefix = "pi-course-test-"): string {
   const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
