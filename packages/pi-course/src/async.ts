@@ -175,7 +175,7 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
     throw new RangeError(`timeoutMs must be a finite number >= 0, got ${timeoutMs}`);
   }
   const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: NodeJS.Timeout | undefined;
   const onParentAbort = () => {
     dispose();
     controller.abort(abortReason(parent!));
