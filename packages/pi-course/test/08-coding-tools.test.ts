@@ -67,6 +67,8 @@ test("Lab 8.2 · 截断：保留整行，按行数和字节数两个上限，报
   assert.deepEqual(truncateHead(text, { maxLines: 2, maxBytes: 100 }), { text: "a\nbb", truncated: true, totalLines: 4, totalBytes: 14, keptLines: 2, partialLine: false });
   assert.deepEqual(truncateTail(text, { maxLines: 2, maxBytes: 100 }), { text: "ccc\ndddd", truncated: true, totalLines: 4, totalBytes: 14, keptLines: 2, partialLine: false });
   assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 5 }).text, "a\nbb", "字节上限含换行符");
+  assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 4 }).text, "a\nbb", "恰好等于上限时保留");
+  assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 3 }).text, "a", "多一个字节都不行");
   assert.equal(truncateTail(text, { maxLines: 10, maxBytes: 8 }).text, "ccc\ndddd");
   assert.equal(truncateHead("", { maxLines: 1, maxBytes: 1 }).totalLines, 0);
   assert.throws(() => truncateHead(text, { maxLines: 0, maxBytes: 5 }), RangeError);

@@ -86,6 +86,22 @@ test("Lab 9.2 · 模型收尾时队列里还有输入：运行继续，而不是
   assert.equal(result.turns, 2);
 });
 
+test("Lab 9.2 · 输入恰好在循环返回的那一刻到达：运行继续处理它，不会丢", async () => {
+  const { agent, model, events } = agentWith([turn("第一个回答"), turn("第二个回答")]);
+  // The loop has already asked for queued input when turn_end is emitted; this prompt
+  // lands after that, before the agent sees the loop's result.
+  const off = agent.subscribe((event) => {
+    if (event.type === "turn_end") {
+      off();
+      queueMicrotask(() => void agent.prompt("迟到的输入"));
+    }
+  });
+  const result = await agent.prompt("开始");
+  assert.deepEqual(roles(result.messages), ["user:开始", "assistant", "user:迟到的输入", "assistant"]);
+  assert.equal(model.requests.length, 2);
+  assert.equal(events.some((e) => e.type === "dropped"), false);
+});
+
 test("Lab 9.3 · abort：工具通过 signal 停下，运行以 aborted 结束，排队的输入被丢弃并报告", async () => {
   const gate = gateTool();
   const { agent, events } = agentWith([turn(toolCall("wait")), turn("不会到这里")], [gate.tool]);

@@ -157,12 +157,13 @@ test("npm start command line: help, usage mistakes exit 2, a bad workspace exits
   assert.match(relative.out, /调用  read \{"path":"build\/out.js"\}/, "--arg reaches the template and the script");
 });
 
-test("npm start runs the compiled command: transcript on stdout, exit 0", () => {
+test("npm start runs the compiled command: transcript on stdout, exit 0, paths relative to where the user typed it", (t) => {
   const script = fileURLToPath(new URL("../src/start.js", import.meta.url));
-  const run = spawnSync(process.execPath, [script], { encoding: "utf8", env: { ...process.env, INIT_CWD: repoRoot } });
+  // npm runs the script in the package folder and says where the user was in INIT_CWD.
+  const run = spawnSync(process.execPath, [script, "--workspace", "examples/workspace"], { cwd: tempDir(t), encoding: "utf8", env: { ...process.env, INIT_CWD: repoRoot } });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stderr, "");
-  assert.match(run.stdout, /^目录  examples\/workspace（示例） · /);
+  assert.match(run.stdout, /^目录  examples\/workspace · /);
   assert.match(run.stdout, /\n技能  激活 code-review/);
   assert.match(run.stdout, /\n拦截  ✗ 扩展 guard 拒绝了 shell/);
 });
