@@ -195,6 +195,8 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
       : result.message;
     if (!failed || message.content.length > 0) add(message);
     emit({ type: "turn_end", turn, stopReason: result.stopReason, usage: { ...result.usage }, ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}) });
+    // An abort of this run reports its reason the same way wherever it landed.
+    if (stop === "aborted" && signal?.aborted) return aborted();
     if (stop === "error" || stop === "aborted") return finish(stop, result.errorMessage ?? stop);
 
     const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");

@@ -159,6 +159,7 @@ test("Lab 7.4 · 中止：流式输出途中中止，运行以 aborted 结束", 
   });
   const result = await runAgentLoop([], [userMessage("go", 1)], config);
   assert.equal(result.stopReason, "aborted");
+  assert.equal(result.errorMessage, "stop", "the abort's reason, as for an abort during a tool");
   assertPaired(result.messages);
   assert.equal(result.messages.some((m) => m.role === "toolResult"), false);
 });
