@@ -12,7 +12,7 @@ import { PRACTICE_MARKER } from "../lib/core/paths.js";
 import { auditPracticeFolder, checkFirstRed, createPractice, type PracticeStep } from "../lib/practice/folder.js";
 import { resolveCheckpoint } from "../lib/course/history.js";
 import { main } from "../practice.js";
-import { cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";
+import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";
 
 function isCode(code: string) {
   return (error: unknown) => error instanceof CourseError && error.code === code;
@@ -100,7 +100,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
   assert.equal(read("COURSE.md"), "# 课程指南\n\n总体说明。\n");
   // Provided files and the chapter text arrive from the target as they are.
   assert.equal(read("packages/pi-course/src/beta-sep.ts"), 'export const BETA_SEPARATOR = " | ";\n');
-  assert.equal(read("chapters/02-beta.md"), "# 第二章正文\n\n目录先去重再排序。\n");
+  assert.equal(read("chapters/02-beta.md"), CHAPTER_TEXT_BETA);
 
   const manifest = await loadManifest(dest, "02");
   assert.equal(manifest.labs.length, 2);
