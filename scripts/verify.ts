@@ -3,9 +3,12 @@
  * NN, end to end in a scratch folder (see `scripts/lib/verify/record.ts` for the checks). Prints
  * one line per check on stdout, progress and the total time on stderr.
  *
+ * What is verified is the working tree's content (HEAD plus uncommitted changes, as
+ * `git add -A` would stage them), in a private clone: the repository is only read, and its
+ * teaching branch is not touched.
+ *
  * Exit status: 0 when every check passes; 1 when any fails; 2 for a usage error; 130 when
- * interrupted (the scratch folder is removed either way; the repository is only read,
- * apart from the generated teaching branch that `checkpoint` also maintains).
+ * interrupted (the scratch folder is removed either way).
  */
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
 import { CourseError } from "./lib/core/errors.js";
@@ -18,9 +21,11 @@ import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify/rec
 
 export const USAGE = `用法: npm run verify -w @pi/course -- <章节号> [--json]
 
-第 <章节号> 章的验收记录（作者用）：在临时目录里从已提交的 HEAD 出发，依次检查
-history、fresh build、public surface、first red、leak audit、各 Lab 的参考实现、
-全部故障被抓住并恢复、chapter total、到本章为止的全部测试。每项一行，任何一项失败则退出码为 1。
+第 <章节号> 章的验收记录（作者用）：在临时目录里检查你现在的工作区（HEAD 加上未提交的改动，
+即 git add -A 之后会提交的内容；仓库本身只读不写），依次检查 history、parent、fresh build、
+public surface、first red、staged first red（每个 Lab 一行）、chapter text（重放本章正文里的命令
+与预期输出）、leak audit、各 Lab 的参考实现、全部故障被抓住并恢复、chapter total、到本章为止的
+全部测试。每项一行，任何一项失败则退出码为 1。
 复用仓库的 node_modules，不需要网络；要在课程仓库（git clone 得到的目录）里运行。
 
 选项:
@@ -72,6 +77,7 @@ async function main(argv: readonly string[]): Promise<number> {
       id: args.chapter,
       signal: controller.signal,
       onStep: (index, total, title) => process.stderr.write(`${progress.dim(`[${index}/${total}] ${title} …`)}\n`),
+      onProgress: (message) => process.stderr.write(`${progress.dim(`    ${message}`)}\n`),
       onCheck: (check) => {
         if (!args.json) process.stdout.write(`${formatCheck(check, paint)}\n`);
       },

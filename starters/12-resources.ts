@@ -363,8 +363,13 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
  * propagates with no after hook run. Calls share no state, so they run concurrently.
  */
 function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: ToolExecutor): ToolExecutor {
-  // 🔨 Lab 12.4：先做到"没有已提交 hook 时调用 core 一次并透传结果"——Lab 12.4 第二项测试依赖它
-  // 🔨 Lab 12.5：复制 call → before 按注册顺序执行（deny/抛错/超时/格式错误 → 配对的 blocked result，不调用 core）
-  // 🔨 Lab 12.5：全部 allow → core 恰好一次 → after 逐个观察同一份冻结副本（失败只写 diagnostic）→ 返回深副本
-  throw labError("Lab 12.5 hook execution");
+  return async (call) => {
+    // 给定代码（不是答案）：还没有任何已提交的 hook 时，把调用原样交给 core、把结果原样交回。
+    // Lab 12.4 的第二项测试靠它观察“失败的加载没有留下 hook”。Lab 12.5 要重写整个函数体：
+    // 到那时没有 hook 的调用也要遵守上面的保证（core 拿到的是 call 的副本，调用者拿到的是结果的副本）。
+    if (hooks.before.length === 0 && hooks.after.length === 0) return core(call);
+    // 🔨 Lab 12.5：复制 call → before 按注册顺序执行（deny/抛错/超时/格式错误 → 配对的 blocked result，不调用 core）
+    // 🔨 Lab 12.5：全部 allow → core 恰好一次 → after 逐个观察同一份冻结副本（失败只写 diagnostic）→ 返回深副本
+    throw labError("Lab 12.5 hook execution");
+  };
 }

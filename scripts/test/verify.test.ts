@@ -1,17 +1,21 @@
 /**
- * `verify`: the check functions on synthetic test results, and the whole record end to
- * end on the synthetic course of `support/fake-course.ts` (whose chapter 02 documents a
- * fault its test cannot see, so the record must fail on exactly that line). The real
- * chapter's record is CI's last step (`.ci/run`), not a unit test.
+ * `verify`: the check functions on synthetic test results, the staged teaching texts, the
+ * working-tree snapshot, and the whole record end to end on the synthetic course of
+ * `support/fake-course.ts` (whose chapter 02 documents a fault its test cannot see, so the
+ * record must fail on exactly that line). The chapter-text replay has its own file
+ * (`chapter-text.test.ts`). The real chapter's record is CI's last step (`.ci/run`), not a
+ * unit test.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { parseArgs } from "../verify.js";
 import type { TestRecord } from "../lib/lab/results.js";
 import { parseManifest } from "../lib/course/manifest.js";
 import {
+  describeSource,
   evaluateChapterTotal,
   evaluateFirstRed,
   evaluateReferenceLabs,
@@ -20,7 +24,9 @@ import {
   throughChapterFiles,
   type VerifyReport,
 } from "../lib/verify/record.js";
-import { makeFakeCourse, sh, STARTER_BETA } from "./support/fake-course.js";
+import { cloneWorkingTree } from "../lib/verify/snapshot.js";
+import { evaluateStagedRed, stagedTeachingText } from "../lib/verify/staged.js";
+import { CHAPTER_TEXT_BETA, makeFakeCourse, sh, STARTER_BETA } from "./support/fake-course.js";
 
 
 const MANIFEST = parseManifest(
@@ -103,6 +109,127 @@ test("command line: one chapter, --json, --help; usage errors", () => {
   for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
 });
 
+// ---------------------------------------------------------------------------
+// Staged first red: the teaching file after the labs before k, and the check on its run
+// ---------------------------------------------------------------------------
+
+const STAGED_STARTER = `import { a } from "./a.js";
+
+export function first(): string {
+  // 🔨 Lab 12.1：first
+  throw todo("Lab 12.1 catalog");
+}
+
+export function second(): string {
+  // 🔨 Lab 12.2：second
+  throw todo("Lab 12.2 activation");
+}
+
+/** Only the starter has it. */
+function todo(lab: string): Error {
+  return new Error(lab + " 尚未实现");
+}
+`;
+
+const STAGED_REFERENCE = `import { a } from "./a.js";
+import { b } from "./b.js";
+
+export function first(): string {
+  return a() + "first answer";
+}
+
+function joinAll(): string {
+  return b() + "second helper";
+}
+
+export function second(): string {
+  return joinAll();
+}
+`;
+
+test("staged teaching text: the starter, the reference, and in between the reference with later labs put back from the starter", () => {
+  const input = { file: "src/r.ts", starter: STAGED_STARTER, reference: STAGED_REFERENCE, labIds: ["12.1", "12.2"] };
+  assert.equal(stagedTeachingText({ ...input, done: 0 }).text, STAGED_STARTER);
+  assert.equal(stagedTeachingText({ ...input, done: 2 }).text, STAGED_REFERENCE);
+
+  const staged = stagedTeachingText({ ...input, done: 1 });
+  assert.deepEqual(staged.fromStarter, ["second", "todo"]);
+  assert.ok(staged.text.includes('return a() + "first answer";'), "Lab 12.1 comes from the reference");
+  assert.ok(staged.text.includes('throw todo("Lab 12.2 activation");'), "Lab 12.2 comes from the starter");
+  assert.ok(!staged.text.includes("return joinAll();"), "the reference's Lab 12.2 body is gone");
+  assert.ok(staged.text.includes('import { b } from "./b.js";') && staged.text.includes("function joinAll"), "the reference's imports and helpers stay");
+  assert.ok(staged.text.includes("function todo(lab: string)"), "the starter-only helper its stubs call is added");
+
+  const ambiguous = STAGED_STARTER.replace("// 🔨 Lab 12.1：first", "// 🔨 Lab 12.1：first\n  // 🔨 Lab 12.2：and more");
+  assert.throws(() => stagedTeachingText({ ...input, starter: ambiguous, done: 1 }), { code: "LAB_OWNERSHIP_AMBIGUOUS" });
+});
+
+test("staged first red: earlier labs green and lab k 0/N on exactly its own scaffold error", () => {
+  const green = [record("Lab 12.1 · a", true), record("Lab 12.1 · b", true)];
+  const ok = evaluateStagedRed(MANIFEST, 1, { records: [...green, record("Lab 12.2 · c", false, "Lab 12.2 activation 尚未实现")], crashes: [] });
+  assert.deepEqual(ok, { name: "staged first red: Lab 12.2", ok: true, detail: 'reference for Lab 12.1 2/2 → Lab 12.2 0/1 "Lab 12.2 activation 尚未实现"' });
+  const first = evaluateStagedRed(MANIFEST, 0, { records: STARTER_RUN, crashes: [] });
+  assert.equal(first.ok, true, first.detail);
+  assert.match(first.detail, /^starter → Lab 12\.1 0\/2/);
+
+  const variants: [string, TestRecord[], { file: string; code: number; stderr: string }[]][] = [
+    ["an earlier lab is red", [green[0]!, record("Lab 12.1 · b", false, "expected 2"), record("Lab 12.2 · c", false, "Lab 12.2 activation 尚未实现")], []],
+    ["lab k fails on an earlier lab's scaffold error", [...green, record("Lab 12.2 · c", false, "Lab 12.1 catalog 尚未实现")], []],
+    ["lab k fails on an ordinary error", [...green, record("Lab 12.2 · c", false, "Expected values to be strictly deep-equal:")], []],
+    ["lab k passes before it is written", [...green, record("Lab 12.2 · c", true)], []],
+    ["lab k has fewer tests than the manifest", green, []],
+    ["a crashed test file", [...green, record("Lab 12.2 · c", false, "Lab 12.2 activation 尚未实现")], [{ file: "x.test.js", code: 1, stderr: "SyntaxError" }]],
+  ];
+  for (const [label, records, crashes] of variants) {
+    const check = evaluateStagedRed(MANIFEST, 1, { records, crashes });
+    assert.equal(check.ok, false, label);
+  }
+  assert.match(
+    evaluateStagedRed(MANIFEST, 1, { records: variants[1]![1], crashes: [] }).detail,
+    /Lab 12\.2 应恰好以自己的施工位错误 “Lab 12\.2 activation 尚未实现” 失败，实际：“Lab 12\.1 catalog 尚未实现”/,
+  );
+});
+
+// ---------------------------------------------------------------------------
+// What verify checks: the working tree
+// ---------------------------------------------------------------------------
+
+test("the verified source is the working tree as `git add -A` sees it, and the repository is left untouched", async (t) => {
+  const repo = makeFakeCourse(t);
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "pi-course-snapshot-"));
+  t.after(() => rmSync(scratch, { recursive: true, force: true }));
+  const head = sh(repo, ["rev-parse", "HEAD"]);
+
+  const clean = await cloneWorkingTree(repo, path.join(scratch, "clean"));
+  assert.deepEqual({ commit: clean.commit, head: clean.head, changed: clean.changed }, { commit: head, head, changed: [] });
+  assert.equal(describeSource(clean), `HEAD ${head.slice(0, 12)}`);
+
+  writeFileSync(path.join(repo, "LEARNING.md"), "changed, not committed\n");
+  writeFileSync(path.join(repo, "notes.md"), "a new file, never added\n");
+  rmSync(path.join(repo, "starters/02-beta.ts"));
+  writeFileSync(path.join(repo, "build.tsbuildinfo"), "ignored by .gitignore\n");
+  const untouched = () => ({
+    status: sh(repo, ["status", "--porcelain"]),
+    index: readFileSync(path.join(repo, ".git", "index")).toString("base64"),
+    refs: sh(repo, ["for-each-ref"]),
+    head: sh(repo, ["rev-parse", "HEAD"]),
+  });
+  const before = untouched();
+
+  const snapshot = await cloneWorkingTree(repo, path.join(scratch, "dirty"));
+  assert.equal(snapshot.head, head);
+  assert.notEqual(snapshot.commit, head);
+  assert.deepEqual(snapshot.changed, ["LEARNING.md", "notes.md", "starters/02-beta.ts"]);
+  assert.equal(sh(snapshot.clone, ["rev-parse", "main"]), snapshot.commit);
+  assert.equal(sh(snapshot.clone, ["show", "main:LEARNING.md"]), "changed, not committed");
+  assert.equal(readFileSync(path.join(snapshot.clone, "notes.md"), "utf8"), "a new file, never added\n", "checked out in the clone");
+  assert.equal(sh(snapshot.clone, ["ls-tree", "--name-only", "main", "build.tsbuildinfo"]), "", "ignored files stay out");
+  assert.match(describeSource(snapshot), /^working tree = HEAD [0-9a-f]{12} \+ 3 uncommitted changes: LEARNING\.md, notes\.md, starters\/02-beta\.ts$/);
+
+  assert.deepEqual(untouched(), before, "status, index, refs and HEAD of the repository are unchanged");
+  assert.throws(() => sh(repo, ["cat-file", "-e", snapshot.commit]), "the snapshot's objects live in the clone only");
+});
+
 function failing(report: VerifyReport): string[] {
   return report.checks.filter((c) => !c.ok).map((c) => c.name);
 }
@@ -111,8 +238,8 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   const repo = makeFakeCourse(t, { linkModules: true });
   const steps: string[] = [];
   const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
-  assert.deepEqual(steps.slice(0, 3), ["[1/10] history", "[2/10] parent", "[3/10] fresh build"]);
-  assert.equal(steps.at(-1), "[10/10] through chapter 02");
+  assert.deepEqual(steps.slice(0, 3), ["[1/12] history", "[2/12] parent", "[3/12] fresh build"]);
+  assert.equal(steps.at(-1), "[12/12] through chapter 02");
   assert.deepEqual(
     report.checks.map((c) => c.name),
     [
@@ -121,6 +248,9 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
       "fresh build",
       "public surface",
       "first red",
+      "staged first red: Lab 2.1",
+      "staged first red: Lab 2.2",
+      "chapter text",
       "leak audit",
       "Lab 2.1 (reference)",
       "Lab 2.2 (reference)",
@@ -141,9 +271,15 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   assert.match(report.checks.find((c) => c.name === "fault 2.1-no-sort")!.detail, /^killed by “Lab 2\.1 · catalog is sorted”; restored: Lab 2\.1 2\/2$/);
   assert.equal(report.checks.find((c) => c.name === "chapter total")!.detail, "3/3");
   assert.match(report.checks.at(-1)!.detail, /^all pass \(5 tests in 3 files; chapters 01 02\)$/);
+  const detail = (name: string) => report.checks.find((c) => c.name === name)!.detail;
+  assert.equal(detail("staged first red: Lab 2.1"), `starter → Lab 2.1 0/2 "Lab 2.1 beta catalog 尚未实现"`);
+  assert.equal(detail("staged first red: Lab 2.2"), `reference for Lab 2.1 2/2 → Lab 2.2 0/1 "Lab 2.2 beta render 尚未实现"`);
+  assert.match(detail("chapter text"), /^chapters\/02-beta\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/);
+  assert.match(detail("history"), /verified: HEAD [0-9a-f]{12}\)$/);
+  assert.equal(sh(repo, ["branch", "--list", "course/*"]), "", "verify only reads the repository: the teaching branch is made in its clone");
 });
 
-test("verify end to end: a starter whose public surface differs fails public surface; a killable catalog passes the rest", async (t) => {
+test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const manifestPath = path.join(repo, "checkpoints/02.yaml");
   const manifest = readFileSync(manifestPath, "utf8").replace(`find: 'join(" | ")'\n    replace: 'join("")'`, `find: 'join(" | ")'\n    replace: 'join(" + ")'`);
@@ -153,11 +289,16 @@ test("verify end to end: a starter whose public surface differs fails public sur
     path.join(repo, "packages/pi-course/test/02-beta.test.ts"),
     readFileSync(path.join(repo, "packages/pi-course/test/02-beta.test.ts"), "utf8").replace('betaRender(["a"]), "alpha:a"', 'betaRender(["a", "b"]), "alpha:a | alpha:b"'),
   );
-  sh(repo, ["commit", "-q", "-am", "change the starter's surface; a killable fault"]);
+  // One number of the chapter text changed: the acceptance record now claims 3/2.
+  writeFileSync(path.join(repo, "chapters/02-beta.md"), CHAPTER_TEXT_BETA.replace("Lab 2.1: 2/2", "Lab 2.1: 3/2"));
+  const line = CHAPTER_TEXT_BETA.split("\n").indexOf("Lab 2.1: 2/2") + 1;
+  // Nothing is committed: README's workflow runs verify before the commit.
 
   const report = await runVerify({ repo, id: "02" });
-  assert.deepEqual(failing(report), ["public surface"]);
+  assert.deepEqual(failing(report), ["public surface", "chapter text"]);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
+  assert.match(report.checks.find((c) => c.name === "chapter text")!.detail, new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`));
+  assert.match(report.checks[0]!.detail, /verified: working tree = HEAD [0-9a-f]{12} \+ 4 uncommitted changes/);
 });
 
 test("verify end to end: a hint quoting the reference is a leak; practice refuses the folder and both lines say so", async (t) => {

@@ -173,6 +173,15 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+export interface ToolExecutorOptions {
+  /**
+   * Handed to every tool run as `context.signal`, so a tool can stop its work (kill a
+   * process, cancel a request) when the run it belongs to is aborted. A call that arrives
+   * after the signal aborted is answered with a paired error without running the tool.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * Creates the executor for `registry`. The returned function never rejects: an
  * unknown tool, arguments that fail `schema.parse`, or an `execute` that throws all
@@ -185,7 +194,8 @@ function messageOf(error: unknown): string {
  * output is plain data; one that cannot be cloned (a function, say) becomes a paired
  * error here rather than a failure far away when the session stores it.
  */
-export function createToolExecutor(registry: ToolRegistry): ToolExecutor {
+export function createToolExecutor(registry: ToolRegistry, options: ToolExecutorOptions = {}): ToolExecutor {
+  const signal = options.signal;
   return async (call) => {
     const paired = (content: TextContent[], isError: boolean, details?: unknown): ToolResultMessage => {
       const result: ToolResultMessage = {
@@ -210,8 +220,10 @@ export function createToolExecutor(registry: ToolRegistry): ToolExecutor {
       return paired([text(`invalid arguments for "${call.name}": ${messageOf(error)}`)], true);
     }
 
+    if (signal?.aborted) return paired([text(`tool "${call.name}" was not run: the run was aborted`)], true);
+
     try {
-      const output = await tool.execute(parameters, { callId: call.id });
+      const output = await tool.execute(parameters, signal ? { callId: call.id, signal } : { callId: call.id });
       const copy = structuredClone({ content: output.content, details: output.details });
       return paired(copy.content, output.isError === true, copy.details);
     } catch (error) {

@@ -197,3 +197,23 @@ test("Lab 6.3 · 执行器在调用时查找工具，之后注册的工具也能
   assert.equal(result.isError, false);
   assert.equal(textOf(result), "contents of a.ts");
 });
+
+test("Lab 6.3 · 执行器把 signal 交给工具；signal 已中止时不运行工具，给出配对的错误结果", async () => {
+  const seen: { parameters: unknown; context: ToolContext }[] = [];
+  const controller = new AbortController();
+  const execute = createToolExecutor(new ToolRegistry([readTool(seen)]), { signal: controller.signal });
+  await execute(call("read", { path: "a.ts" }));
+  assert.equal(seen[0]!.context.signal, controller.signal);
+  assert.equal(seen[0]!.context.callId, "call-1");
+
+  controller.abort();
+  const result = await execute(call("read", { path: "b.ts" }, "late"));
+  assert.equal(seen.length, 1, "中止之后工具不再运行");
+  assert.equal(result.toolCallId, "late");
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /aborted/);
+
+  const plain: { parameters: unknown; context: ToolContext }[] = [];
+  await createToolExecutor(new ToolRegistry([readTool(plain)]))(call("read", { path: "c.ts" }));
+  assert.deepEqual(plain[0]!.context, { callId: "call-1" }, "没有 signal 时上下文里也没有这个字段");
+});

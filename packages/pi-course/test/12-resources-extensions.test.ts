@@ -82,6 +82,19 @@ async function makeWorkspace(t: TestContext): Promise<Workspace> {
   return { base, projectRoot, userRoot, outsideFile };
 }
 
+/**
+ * Expects `pending` to reject with the contract error `code`. An error without a `code` (a
+ * starter's "尚未实现", a TypeError) is no contract error at all: the test fails with that
+ * error as it is, so the learner reads its own message rather than a comparison of codes.
+ */
+async function rejectsWithCode(pending: Promise<unknown>, code: string, why?: string): Promise<void> {
+  await assert.rejects(pending, (error: Error & { code?: unknown }) => {
+    if (error.code === undefined) throw error;
+    assert.equal(error.code, code, why);
+    return true;
+  });
+}
+
 /** Creates a symlink, or skips the test where the platform does not allow it. */
 async function linkOrSkip(t: TestContext, target: string, linkPath: string): Promise<boolean> {
   try {
@@ -231,7 +244,7 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
   assert.ok(!JSON.stringify(catalog).includes("Read the diff first."));
   assert.equal((await activateSkill(catalog, "review")).body, "Read the diff first.");
 
-  await assert.rejects(activateSkill(catalog, "deploy"), { code: "SKILL_NOT_FOUND" });
+  await rejectsWithCode(activateSkill(catalog, "deploy"), "SKILL_NOT_FOUND");
 });
 
 test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原文", async (t) => {
@@ -257,14 +270,14 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
   const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
   const attempt = (request: string) => activateSkill(catalog, "review", { resources: [request] });
 
-  await assert.rejects(attempt("../../outside.md"), { code: "SKILL_PATH_ESCAPE" });
-  await assert.rejects(attempt("../../no-such-file.md"), { code: "SKILL_PATH_ESCAPE" }, "rejected before any lookup");
-  await assert.rejects(attempt("../review-old/notes.md"), { code: "SKILL_PATH_ESCAPE" }, "a sibling sharing the name prefix is outside");
-  await assert.rejects(attempt(ws.outsideFile), { code: "SKILL_PATH_INVALID" });
+  await rejectsWithCode(attempt("../../outside.md"), "SKILL_PATH_ESCAPE");
+  await rejectsWithCode(attempt("../../no-such-file.md"), "SKILL_PATH_ESCAPE", "rejected before any lookup");
+  await rejectsWithCode(attempt("../review-old/notes.md"), "SKILL_PATH_ESCAPE", "a sibling sharing the name prefix is outside");
+  await rejectsWithCode(attempt(ws.outsideFile), "SKILL_PATH_INVALID");
 
   const link = nodePath.join(ws.projectRoot, "skills", "review", "references", "leak.md");
   if (!(await linkOrSkip(t, ws.outsideFile, link))) return;
-  await assert.rejects(attempt("references/leak.md"), { code: "SKILL_PATH_ESCAPE" });
+  await rejectsWithCode(attempt("references/leak.md"), "SKILL_PATH_ESCAPE");
 });
 
 // ---------------------------------------------------------------------------

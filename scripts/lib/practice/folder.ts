@@ -99,14 +99,19 @@ export function compiledPath(source: string): string {
   return m ? `${m[1]}/dist/${m[2]}.js` : source;
 }
 
-/** The chapter's compiled lab tests as the chapter text writes them (a shell glob). */
+/** The chapter's compiled test files as a shell glob (for chapters without focused tests). */
 export function chapterTestGlob(id: string): string {
   return `packages/pi-course/dist/test/${id}-*.test.js`;
 }
 
-/** The focused command for one lab, exactly as the chapter text prints it. */
+/** The chapter's compiled focused test files, named one by one (no shell glob needed). */
+export function focusedTestFiles(manifest: ChapterManifest): string {
+  return manifest.focusedTests.map(compiledPath).join(" ");
+}
+
+/** The focused command for one lab, exactly as the chapter text prints it (no shell glob). */
 export function labCommand(manifest: ChapterManifest, labId: string): string {
-  return `node --test --test-name-pattern="Lab ${labId}" ${chapterTestGlob(manifest.id)}`;
+  return `node --test --test-name-pattern="Lab ${labId}" ${focusedTestFiles(manifest)}`;
 }
 
 /** What the chapter guide needs to know. */
@@ -147,6 +152,16 @@ export function renderLearningGuide(input: GuideInput): string {
     "",
     "教学文件现在是 starter：公共类型和导出函数都已固定，函数体只有按 Lab 编号的施工位。",
     "",
+    ...(m.text === undefined
+      ? []
+      : [
+          "## 先读正文",
+          "",
+          `本章的正文就在这个目录里：\`${m.text}\`。先读它的“重建入口”一节（怎样确认起点、第一次红灯长什么样），`,
+          "然后每做一个 Lab，先读那一节引用的概念小节，再读这个 Lab 自己的小节：测试检查什么、第一次红灯、",
+          "聚焦命令、变绿说明了什么。正文里的命令在这个目录里都能原样运行，预期输出也都经过机器核对。",
+          "",
+        ]),
     "## 第一步",
     "",
     "```sh",
@@ -217,12 +232,11 @@ export function renderLearningGuide(input: GuideInput): string {
     "",
     "```sh",
     "npm run build -w @pi/course",
-    `node --test ${chapterTestGlob(m.id)}${total > 0 ? `        # 本章全量：应为 ${total}/${total}` : ""}`,
-    `node --test ${input.throughChapters.map(chapterTestGlob).join(" ")}   # 到第 ${m.id} 章为止全部通过`,
+    `node --test ${focusedTestFiles(m)}${total > 0 ? `        # 本章全量：应为 ${total}/${total}` : ""}`,
+    `npm test -w @pi/course   # 到第 ${m.id} 章为止（${input.throughChapters.join("、")}）的全部测试都通过`,
     "```",
     "",
-    "上面的通配符由 shell 展开（bash、zsh）；Windows 的 cmd 和 PowerShell 不会替 node 展开通配符，在那里用",
-    `\`npm run lab -w @pi/course -- ${m.id}\` 代替。`,
+    "`npm test -w @pi/course` 先编译，再逐个运行这个目录里每一章的测试文件，不依赖 shell 的通配符，在 Windows 上也一样。",
     "",
   );
   return lines.join("\n");

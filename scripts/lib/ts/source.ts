@@ -40,8 +40,10 @@ export function parseModules(texts: Readonly<Record<string, string>>): Map<strin
     files[virtualName(index)] = texts[name]!;
   });
   const api = new API({ fs: createVirtualFileSystem(files), cwd: VIRTUAL_ROOT });
+  let snapshot: ReturnType<API["updateSnapshot"]> | undefined;
   try {
-    const project = api.updateSnapshot({ openProject: `${VIRTUAL_ROOT}/tsconfig.json` }).getProjects()[0];
+    snapshot = api.updateSnapshot({ openProject: `${VIRTUAL_ROOT}/tsconfig.json` });
+    const project = snapshot.getProjects()[0];
     if (project === undefined) throw new CourseError("TS_UNAVAILABLE", "TypeScript 没有打开内存中的项目");
     const trees = new Map<string, SourceFile>();
     names.forEach((name, index) => {
@@ -56,8 +58,26 @@ export function parseModules(texts: Readonly<Record<string, string>>): Map<strin
     });
     return trees;
   } finally {
-    api.close();
+    closeQuietly(api, snapshot);
   }
+}
+
+/**
+ * Ends the compiler process. `API.close()` closes its input and sends SIGTERM; the native
+ * compiler then sometimes reports "context canceled" on the stderr it shares with us. So
+ * the snapshot is released while the process still answers, then the process, whose work
+ * is done, is killed outright before `close()` (the handle is internal to the API client,
+ * hence the optional chain: should it move, `close()` alone still ends the process).
+ */
+function closeQuietly(api: API, snapshot: { dispose(): void } | undefined): void {
+  try {
+    snapshot?.dispose();
+  } catch {
+    // The process is gone already; close() below releases the rest.
+  }
+  const internals = api as unknown as { client?: { channel?: { child?: { kill(signal: string): boolean } } } };
+  internals.client?.channel?.child?.kill("SIGKILL");
+  api.close();
 }
 
 /** Parses one module; see `parseModules`. */

@@ -1,7 +1,9 @@
 /**
  * The author's acceptance record of a chapter (`verify NN`): everything the chapter text
- * promises, checked end to end in a scratch folder from committed content, reusing the
- * repo's `node_modules` (no network).
+ * promises, checked end to end in a scratch folder, reusing the repo's `node_modules` (no
+ * network). What is checked is the course as the author is about to commit it: a private
+ * clone at a snapshot of the working tree (HEAD plus uncommitted changes, see
+ * `snapshot.ts`); the repository itself is only read.
  *
  * Steps, in order (one progress step each; a step yields one or more checks):
  * 1. history — the teaching history builds; parent → target; the layer is the chapter's files
@@ -10,12 +12,17 @@
  * 4. public surface — the starter's declarations equal the reference's (comments aside)
  * 5. first red — every lab is 0/N on a scaffold error (never a crash or a compile error);
  *    the first lab fails with exactly its own scaffold error
- * 6. leak audit — no line of the reference that the starter lacks appears in the folder
- * 7. reference labs — the practice folder with the target teaching file: every lab N/N
- * 8. faults — the catalog covers every lab; every fault (and the exercise's learner
+ * 6. staged first red — one line per lab k: the reference with labs k and later put back
+ *    from the starter builds, every earlier lab is green, and lab k is 0/N on exactly ITS
+ *    OWN scaffold error (`staged.ts`)
+ * 7. chapter text — the text's commands replayed where and when it puts them, every claimed
+ *    output seen, its labs table and exercise line equal to the manifest (`replay.ts`)
+ * 8. leak audit — no line of the reference that the starter lacks appears in the folder
+ * 9. reference labs — the practice folder with the target teaching file: every lab N/N
+ * 10. faults — the catalog covers every lab; every fault (and the exercise's learner
  *    patch, applied to the reference) is killed by its named test and restored
- * 9. chapter total — the focused tests with the reference: all pass, as many as the labs say
- * 10. through chapter NN — every `NN-*.test.js` of chapters ≤ NN passes in the target tree
+ * 11. chapter total — the focused tests with the reference: all pass, as many as the labs say
+ * 12. through chapter NN — every `NN-*.test.js` of chapters ≤ NN passes in the target tree
  *
  * A failing step does not stop the others; a step that needs what a failed step would
  * have produced reports that it did not run. The check functions over test records are
@@ -27,15 +34,19 @@ import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "../fault/author.js";
-import { applyLearnerPatch, authorFaults, testBelongsToLab, type Fault } from "../fault/catalog.js";
-import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "../course/git.js";
+import { applyLearnerPatch, authorFaults, type Fault } from "../fault/catalog.js";
+import { listTree, readFileAt, writeFiles } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import type { Leak } from "../practice/leak-audit.js";
-import { scaffoldLabOf, summarizeLabs, type TestRecord } from "../lab/results.js";
+import { scaffoldLabOf, summarizeLabs } from "../lab/results.js";
 import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { auditPracticeFolder, createPractice } from "../practice/folder.js";
 import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
+import { replayChapterText } from "./replay.js";
+import { failureMessage, firstLine, testsOfLab } from "./runs.js";
+import { cloneWorkingTree, type VerifiedSource } from "./snapshot.js";
+import { evaluateStagedRed, stagedTeachingText } from "./staged.js";
 
 /** One line of the record. */
 export interface CheckResult {
@@ -52,7 +63,7 @@ export interface VerifyReport {
 }
 
 export interface VerifyOptions {
-  /** The course repository (a git work tree; its committed HEAD is verified). */
+  /** The course repository (a git work tree; its working tree's content is verified, see `snapshot.ts`). */
   repo: string;
   /** Chapter id, e.g. `12`. */
   id: string;
@@ -63,14 +74,23 @@ export interface VerifyOptions {
   onStep?(index: number, total: number, title: string): void;
   /** Called for each check as it is decided. */
   onCheck?(check: CheckResult): void;
+  /** Called with a one-line note while a long step works (e.g. each replayed command). */
+  onProgress?(message: string): void;
 }
 
 /** What the steps hand on to each other. */
 interface Context {
+  /** The verified course: the private clone at the snapshot (set by the history step). */
   repo: string;
+  /** The repository the user asked to verify (only read). */
+  origin: string;
+  /** The repository's `node_modules`, which every scratch tree links to. */
+  nodeModules: string;
   id: string;
   scratch: string;
   signal: AbortSignal | undefined;
+  onProgress: ((message: string) => void) | undefined;
+  source?: VerifiedSource;
   checkpoint?: Checkpoint;
   practiceDir?: string;
   practiceBuilt?: boolean;
@@ -81,29 +101,11 @@ interface Context {
   referenceDir?: string;
   referenceBuilt?: boolean;
   referenceRun?: TestRun;
+  /** The focused tests run against the bare starter (the first red step's run). */
+  starterRun?: TestRun;
 }
 
 const short = (sha: string) => sha.slice(0, 12);
-
-function firstLine(text: string): string {
-  return text.trim().split("\n")[0] ?? "";
-}
-
-/** The outermost test records of `records`, lab tests grouped by lab id, in order. */
-function topLevel(records: readonly TestRecord[]): TestRecord[] {
-  return records.filter((r) => r.path.length === 1 && !r.skip && !r.todo);
-}
-
-/** The message a failing test shows: its own, or its first failing subtest's. */
-function failureMessage(test: TestRecord, records: readonly TestRecord[]): string {
-  if (test.error?.failureType !== "subtestsFailed") return (test.error?.message ?? "").trim();
-  const leaf = records.find((r) => !r.ok && r.path.length > 1 && r.path[0] === test.path[0] && r.error?.failureType !== "subtestsFailed");
-  return (leaf?.error?.message ?? "").trim();
-}
-
-function testsOfLab(records: readonly TestRecord[], lab: string): TestRecord[] {
-  return topLevel(records).filter((r) => testBelongsToLab(r.path[0] ?? "", lab));
-}
 
 /**
  * First red, from the starter's test run: every lab has exactly its manifest's number of
@@ -223,18 +225,26 @@ const notRun = (name: string, because: string): CheckResult => ({ name, ok: fals
 // The steps
 // ---------------------------------------------------------------------------
 
+/** What was verified, for the history line: HEAD, or HEAD and the uncommitted changes on top of it. */
+export function describeSource(source: Pick<VerifiedSource, "head" | "changed">): string {
+  if (source.changed.length === 0) return `HEAD ${short(source.head)}`;
+  const shown = source.changed.slice(0, 3).join(", ");
+  return `working tree = HEAD ${short(source.head)} + ${source.changed.length} uncommitted change${source.changed.length === 1 ? "" : "s"}: ${shown}${source.changed.length > 3 ? ", …" : ""}`;
+}
+
 async function stepHistory(ctx: Context): Promise<CheckResult[]> {
+  const source = await cloneWorkingTree(ctx.origin, path.join(ctx.scratch, "course"), ctx.signal ? { signal: ctx.signal } : {});
+  ctx.source = source;
+  ctx.repo = source.clone;
   const checkpoint = await resolveCheckpoint(ctx.repo, ctx.id, ctx.signal ? { signal: ctx.signal } : {});
   ctx.checkpoint = checkpoint;
-  const { chapter, history, layer } = checkpoint;
-  // Read without refreshing the user's index: verify only reads the repository.
-  const dirty = await hasUncommittedChanges(ctx.repo, ctx.signal ? { signal: ctx.signal } : {});
-  const note = dirty ? "；注意：验证的是已提交的 HEAD，工作区里未提交的改动不在其中" : "";
+  const { chapter, layer } = checkpoint;
+  const note = `; verified: ${describeSource(source)}`;
   return [
     {
       name: "history",
       ok: true,
-      detail: `parent ${short(chapter.parent)} -> target ${short(chapter.target)}, layer = chapter files only (${layer.length} files; source ${short(history.source)})${note}`,
+      detail: `parent ${short(chapter.parent)} -> target ${short(chapter.target)}, layer = chapter files only (${layer.length} files${note})`,
     },
   ];
 }
@@ -296,7 +306,69 @@ async function stepFirstRed(ctx: Context): Promise<CheckResult[]> {
   if (!ctx.checkpoint || !ctx.practiceDir || !ctx.practiceBuilt) return [notRun("first red", "练习目录没有编译通过")];
   const manifest = ctx.checkpoint.chapter.manifest;
   const run = await runTests(ctx.practiceDir, manifest.focusedTests.map(distPathOf), ctx.signal ? { signal: ctx.signal } : {});
+  ctx.starterRun = run;
   return [evaluateFirstRed(manifest, run)];
+}
+
+/**
+ * Staged first red (see `staged.ts`): for each lab k, a copy of the practice folder with
+ * the teaching files staged at "labs before k done" is built and its focused tests run.
+ * The first lab's stage is the bare starter, whose run the first red step already made.
+ */
+async function stepStagedFirstRed(ctx: Context): Promise<CheckResult[]> {
+  const manifest = ctx.checkpoint?.chapter.manifest;
+  if (!ctx.checkpoint || !manifest || !ctx.practiceDir || !ctx.starterRun) return [notRun("staged first red", "starter 没有编译通过或没有运行")];
+  const { chapter } = ctx.checkpoint;
+  const labIds = manifest.labs.map((lab) => lab.id);
+  const texts = [];
+  for (const starter of manifest.starters) {
+    texts.push({
+      file: starter.to,
+      starter: await readFileAt(ctx.repo, chapter.target, starter.from),
+      reference: await readFileAt(ctx.repo, chapter.target, starter.to),
+    });
+  }
+  const dir = path.join(ctx.scratch, "staged");
+  await cp(ctx.practiceDir, dir, { recursive: true, verbatimSymlinks: true });
+  const checks: CheckResult[] = [];
+  for (const [index, lab] of manifest.labs.entries()) {
+    if (index === 0) {
+      checks.push(evaluateStagedRed(manifest, 0, ctx.starterRun));
+      continue;
+    }
+    const name = `staged first red: Lab ${lab.id}`;
+    try {
+      for (const text of texts) {
+        await writeFile(path.join(dir, ...text.file.split("/")), stagedTeachingText({ ...text, labIds, done: index }).text);
+      }
+    } catch (error) {
+      checks.push({ name, ok: false, detail: error instanceof CourseError ? `[${error.code}] ${error.message}` : String(error) });
+      continue;
+    }
+    const error = await buildAll(dir, manifest, ctx.signal);
+    if (error !== undefined) {
+      checks.push({ name, ok: false, detail: `Lab ${labIds.slice(0, index).join("、")} 用参考实现、其余用 starter 时无法编译：${error}` });
+      continue;
+    }
+    checks.push(evaluateStagedRed(manifest, index, await runTests(dir, manifest.focusedTests.map(distPathOf), ctx.signal ? { signal: ctx.signal } : {})));
+  }
+  return checks;
+}
+
+/** The chapter text replayed (see `replay.ts`), in its own scratch folder. */
+async function stepChapterText(ctx: Context): Promise<CheckResult[]> {
+  if (!ctx.checkpoint) return [notRun("chapter text", "history 失败")];
+  const dir = path.join(ctx.scratch, "text");
+  await mkdir(dir);
+  return [
+    await replayChapterText({
+      repo: ctx.repo,
+      checkpoint: ctx.checkpoint,
+      dir,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
+    }),
+  ];
 }
 
 async function stepLeakAudit(ctx: Context): Promise<CheckResult[]> {
@@ -365,7 +437,7 @@ async function stepFaults(ctx: Context): Promise<CheckResult[]> {
       sourceRoot: ctx.referenceDir,
       manifest,
       faults: toRun,
-      nodeModules: path.join(ctx.repo, "node_modules"),
+      nodeModules: ctx.nodeModules,
       scratchParent: ctx.scratch,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
@@ -399,7 +471,7 @@ async function buildAndTestCommit(
   const dir = path.join(ctx.scratch, dirName);
   await mkdir(dir);
   await writeFiles(ctx.repo, dir, await listTree(ctx.repo, commit), ctx.signal ? { signal: ctx.signal } : {});
-  await linkNodeModules(dir, path.join(ctx.repo, "node_modules"));
+  await linkNodeModules(dir, ctx.nodeModules);
   const packages = existsSync(path.join(dir, "packages")) ? await readdir(path.join(dir, "packages")) : [];
   const files: string[] = [];
   for (const pkg of packages.sort()) {
@@ -440,6 +512,8 @@ export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<
   { title: "fresh build", run: stepFreshBuild },
   { title: "public surface", run: stepPublicSurface },
   { title: "first red", run: stepFirstRed },
+  { title: "staged first red", run: stepStagedFirstRed },
+  { title: "chapter text", run: stepChapterText },
   { title: "leak audit", run: stepLeakAudit },
   { title: "reference labs", run: stepReferenceLabs },
   { title: "faults", run: stepFaults },
@@ -456,7 +530,15 @@ export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<
 export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
   const scratch = await makeScratchDir(options.scratchParent ?? os.tmpdir(), `pi-course-verify-${options.id}-`);
-  const ctx: Context = { repo: options.repo, id: options.id, scratch, signal: options.signal };
+  const ctx: Context = {
+    repo: options.repo,
+    origin: options.repo,
+    nodeModules: path.join(options.repo, "node_modules"),
+    id: options.id,
+    scratch,
+    signal: options.signal,
+    onProgress: options.onProgress,
+  };
   const checks: CheckResult[] = [];
   try {
     for (const [index, step] of VERIFY_STEPS.entries()) {

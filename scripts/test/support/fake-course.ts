@@ -49,15 +49,51 @@ export const STARTER_BETA = `import { alpha } from "./alpha.js";
 
 /** Chapter 02 starter. */
 export function betaCatalog(names: readonly string[]): string[] {
+  // 🔨 Lab 2.1：去重、排序、加前缀
   void alpha;
   void names;
   throw new Error("${SCAFFOLD_ERROR}");
 }
 
 export function betaRender(names: readonly string[]): string {
+  // 🔨 Lab 2.2：连接目录
   void names;
   throw new Error("${SCAFFOLD_ERROR_2}");
 }
+`;
+
+/**
+ * Chapter 02's text: claims the manifest can confirm (labs table, exercise line, acceptance
+ * record), no commands, so that every record of the synthetic course stays fast. Tests
+ * that replay commands give the chapter a text of their own.
+ */
+export const CHAPTER_TEXT_BETA = `# 第二章正文
+
+目录先去重再排序。
+
+<!-- verify: labs -->
+| Lab | 主题 | 测试数 | 施工位错误 |
+|---|---|---|---|
+| 2.1 | 目录去重并排序 | 2 | \`${SCAFFOLD_ERROR}\` |
+| 2.2 | 渲染 | 1 | \`${SCAFFOLD_ERROR_2}\` |
+| 合计 | | 3 | |
+
+故障实验注入的一行：
+
+<!-- verify: inject 2.1-no-sort -->
+\`\`\`ts
+unique.reverse(); // 故意错误
+\`\`\`
+
+<!-- verify: record -->
+\`\`\`text
+first red: Lab 2.1 0/2 "${SCAFFOLD_ERROR}"
+Lab 2.1: 2/2
+Lab 2.2: 1/1
+fault 2.1-no-sort: killed by “Lab 2.1 · catalog is sorted”; restored: Lab 2.1 2/2
+chapter total: 3/3
+through chapter 02: all pass
+\`\`\`
 `;
 
 const FILES: Record<string, string> = {
@@ -83,7 +119,7 @@ focusedTests:
 `,
   "packages/pi-course/src/beta.ts": REFERENCE_BETA,
   "packages/pi-course/src/beta-sep.ts": 'export const BETA_SEPARATOR = " | ";\n',
-  "chapters/02-beta.md": "# 第二章正文\n\n目录先去重再排序。\n",
+  "chapters/02-beta.md": CHAPTER_TEXT_BETA,
   "starters/02-beta.ts": STARTER_BETA,
   "packages/pi-course/test/02-beta.test.ts": `import assert from "node:assert/strict";
 import { test } from "node:test";

@@ -1,0 +1,219 @@
+/**
+ * Chapter 07 · the agent loop: ask the model, run the tools it asks for, hand the results
+ * back, and repeat until it answers without asking for a tool.
+ *
+ * Everything an agent does is this loop; everything else is what it is given. Its rules:
+ * - Every tool call gets exactly one result, right after its assistant message, in call
+ *   order: the executor of chapter 06 pairs what it runs, and the loop pairs what it does
+ *   not run (an abort before or during the call, an executor that rejects or answers the
+ *   wrong call). A transcript the loop returns can always be sent to a model again.
+ * - A turn that did not finish (`error` or `aborted`) is not a request to run anything:
+ *   its tool calls are dropped, its text is kept, and the run ends.
+ * - `maxTurns` bounds the model calls of one run, so a model that never stops asking for
+ *   tools cannot spin forever; the run then ends as `turn_limit` with every call paired.
+ * - Aborting stops the model mid-stream, stops waiting for a running tool, and ends the run.
+ */
+import { abortable, abortReason, errorMessage } from "./async.js";
+import type { AssistantEvent, AssistantTurn, Model, ModelRequest, StopReason, ToolSpec, Usage } from "./model.js";
+import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
+import { text, type AgentMessage, type AssistantMessage, type ToolCall, type ToolResultMessage } from "./types.js";
+
+/** What a run reports while it happens, in order. Messages are copies. */
+export type LoopEvent =
+  | { type: "turn_start"; turn: number }
+  | { type: "assistant"; turn: number; event: AssistantEvent }
+  | { type: "message"; message: AgentMessage }
+  | { type: "tool_start"; call: ToolCall }
+  | { type: "tool_end"; call: ToolCall; result: ToolResultMessage }
+  | { type: "turn_end"; turn: number; stopReason: StopReason; usage: Usage; errorMessage?: string };
+
+/** Why a run ended: the model answered (`stop`), ran out of output (`length`), failed, was aborted, or hit `maxTurns`. */
+export type LoopStopReason = "stop" | "length" | "error" | "aborted" | "turn_limit";
+
+export interface LoopResult {
+  /** The messages this run added (its input first), in order. */
+  messages: AgentMessage[];
+  stopReason: LoopStopReason;
+  /** Model calls made. */
+  turns: number;
+  /** Summed over the turns. */
+  usage: Usage;
+  /** Present when `stopReason` is `error` or `aborted`. */
+  errorMessage?: string;
+}
+
+/** The conversation part of one request. */
+export interface RequestContext {
+  systemPrompt: string;
+  messages: AgentMessage[];
+}
+
+export interface LoopConfig {
+  model: Model;
+  /** Listed before every model call, so a tool registered mid-run is offered from the next turn. */
+  registry: ToolRegistry;
+  /** Runs one call; create it with the run's signal (`createToolExecutor(registry, { signal })`) so tools can stop. */
+  executor: ToolExecutor;
+  /** Used by the default `prepareContext`; default `""`. */
+  systemPrompt?: string;
+  /** Most model calls in one run; a positive integer. */
+  maxTurns: number;
+  signal?: AbortSignal;
+  /**
+   * Builds each request from the whole transcript (a copy). Default: `systemPrompt` and
+   * every message. Chapter 11's `buildContext` plugs in here to budget the request.
+   */
+  prepareContext?(transcript: AgentMessage[]): RequestContext | Promise<RequestContext>;
+  /** Asked at every turn boundary for messages to add before the next model call (queued user input). */
+  takeInput?(): AgentMessage[];
+  emit?(event: LoopEvent): void;
+}
+
+/** Error codes thrown on purpose by this module. */
+export type LoopErrorCode = "LOOP_CONFIG_INVALID";
+
+/** An error with a stable `code`; messages may change, codes do not. */
+export class LoopError extends Error {
+  readonly code: LoopErrorCode;
+  constructor(code: LoopErrorCode, message: string) {
+    super(message);
+    this.name = "LoopError";
+    this.code = code;
+  }
+}
+
+/** A tool as the model is told about it; a schema without a JSON Schema is offered as any object. */
+export function toolSpec(tool: Tool): ToolSpec {
+  return { name: tool.name, description: tool.description, parameters: structuredClone(tool.schema.jsonSchema ?? { type: "object" }) };
+}
+
+/** A result for a call the loop answers itself. */
+function pairedError(call: ToolCall, message: string): ToolResultMessage {
+  return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [text(message)], isError: true, timestamp: Date.now() };
+}
+
+/** Streams one turn, reporting its events; a model that breaks its contract (throws, fails) gives an error turn. */
+async function streamTurn(model: Model, request: ModelRequest, signal: AbortSignal | undefined, onEvent: (event: AssistantEvent) => void): Promise<AssistantTurn> {
+  let stream;
+  try {
+    stream = model.stream(request, signal ? { signal } : {});
+  } catch (error) {
+    return brokenTurn(`model "${model.name}" threw: ${errorMessage(error)}`);
+  }
+  let listenerFailure: { error: unknown } | undefined;
+  try {
+    for await (const event of stream) {
+      try {
+        onEvent(event);
+      } catch (error) {
+        listenerFailure = { error };
+        break;
+      }
+    }
+    if (listenerFailure === undefined) return await stream.result();
+  } catch (error) {
+    // The stream failed: the model broke its promise to report failures as turns.
+    return brokenTurn(`model "${model.name}" failed its stream: ${errorMessage(error)}`);
+  }
+  throw listenerFailure.error; // the caller's own listener threw: that is the caller's error
+}
+
+function brokenTurn(message: string): AssistantTurn {
+  return {
+    message: { role: "assistant", content: [], timestamp: Date.now() },
+    stopReason: "error",
+    usage: { inputTokens: 0, outputTokens: 0 },
+    errorMessage: message,
+  };
+}
+
+/** Runs one call through the executor and makes sure the answer is a result paired with it. */
+async function runTool(executor: ToolExecutor, call: ToolCall, signal: AbortSignal | undefined): Promise<ToolResultMessage> {
+  let result: ToolResultMessage;
+  try {
+    result = await abortable(executor(structuredClone(call)), signal);
+  } catch (error) {
+    if (signal?.aborted) return pairedError(call, `tool "${call.name}" was stopped: ${errorMessage(abortReason(signal))}`);
+    return pairedError(call, `tool "${call.name}" failed: ${errorMessage(error)}`);
+  }
+  if (result?.role !== "toolResult" || result.toolCallId !== call.id || result.toolName !== call.name) {
+    return pairedError(call, `tool "${call.name}": the executor did not answer this call`);
+  }
+  return result;
+}
+
+/**
+ * Runs the loop on `history` plus `input` until the model stops asking for tools, the run
+ * is aborted, a turn fails, or `maxTurns` model calls were made. Returns what the run
+ * added; never changes `history` or `input`. Rejects only when one of the caller's own
+ * callbacks (`emit`, `prepareContext`, `takeInput`) throws, or with `LOOP_CONFIG_INVALID`
+ * for a `maxTurns` that is not a positive integer. See the module comment for the rules.
+ */
+export async function runAgentLoop(history: readonly AgentMessage[], input: readonly AgentMessage[], config: LoopConfig): Promise<LoopResult> {
+  const { model, registry, executor, signal, maxTurns } = config;
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+    throw new LoopError("LOOP_CONFIG_INVALID", `maxTurns must be a positive integer, got ${String(maxTurns)}`);
+  }
+  const emit = config.emit ?? (() => {});
+  const systemPrompt = config.systemPrompt ?? "";
+  const prepare = config.prepareContext ?? ((messages: AgentMessage[]) => ({ systemPrompt, messages }));
+
+  const transcript: AgentMessage[] = structuredClone([...history]);
+  const added: AgentMessage[] = [];
+  const add = (message: AgentMessage) => {
+    transcript.push(message);
+    added.push(message);
+    emit({ type: "message", message: structuredClone(message) });
+  };
+  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let turns = 0;
+  const finish = (stopReason: LoopStopReason, error?: string): LoopResult => {
+    const result: LoopResult = { messages: structuredClone(added), stopReason, turns, usage: { ...usage } };
+    if (error !== undefined) result.errorMessage = error;
+    return result;
+  };
+  const aborted = () => finish("aborted", errorMessage(abortReason(signal!)));
+
+  for (const message of input) add(structuredClone(message));
+
+  for (;;) {
+    if (signal?.aborted) return aborted();
+    if (turns >= maxTurns) return finish("turn_limit");
+    turns++;
+    const turn = turns;
+    emit({ type: "turn_start", turn });
+    const context = await prepare(structuredClone(transcript));
+    const request: ModelRequest = { systemPrompt: context.systemPrompt, messages: context.messages, tools: registry.list().map(toolSpec) };
+    const result = await streamTurn(model, request, signal, (event) => emit({ type: "assistant", turn, event }));
+    usage.inputTokens += result.usage.inputTokens;
+    usage.outputTokens += result.usage.outputTokens;
+
+    const stop = result.stopReason;
+    const failed = stop === "error" || stop === "aborted";
+    const message: AssistantMessage = failed
+      ? { ...result.message, content: result.message.content.filter((block) => block.type === "text") }
+      : result.message;
+    if (!failed || message.content.length > 0) add(message);
+    emit({ type: "turn_end", turn, stopReason: result.stopReason, usage: { ...result.usage }, ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}) });
+    // An abort of this run reports its reason the same way wherever it landed.
+    if (stop === "aborted" && signal?.aborted) return aborted();
+    if (stop === "error" || stop === "aborted") return finish(stop, result.errorMessage ?? stop);
+
+    const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+    for (const call of calls) {
+      if (signal?.aborted) {
+        add(pairedError(call, `tool "${call.name}" was not run: ${errorMessage(abortReason(signal))}`));
+        continue;
+      }
+      emit({ type: "tool_start", call: structuredClone(call) });
+      const toolResult = await runTool(executor, call, signal);
+      add(toolResult);
+      emit({ type: "tool_end", call: structuredClone(call), result: structuredClone(toolResult) });
+    }
+    if (signal?.aborted) return aborted();
+
+    const queued = config.takeInput?.() ?? [];
+    for (const message of queued) add(structuredClone(message));
+    if (calls.length === 0 && queued.length === 0) return finish(result.stopReason === "length" ? "length" : "stop");
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Chapter 01 · TypeScript survival for agent code: promises you settle from outside,
+ * listeners you can remove, waits that stop on abort, timers that never outlive their
+ * use.
+ *
+ * An agent is a handful of things happening at once: a model streaming, a tool running,
+ * a user pressing Ctrl-C, a UI listening. Every later chapter leans on the small idioms
+ * below, and each one exists to close a leak: a promise nobody can settle, a listener
+ * still attached after its work ended, a timer that keeps the process alive, an abort
+ * that nobody hears.
+ */
+
+/** A promise together with the functions that settle it. */
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(reason: unknown): void;
+  /** True once `resolve` or `reject` has been called (later calls are ignored, as for any promise). */
+  readonly settled: boolean;
+}
+
+/**
+ * A promise settled from outside, for the places where the code that produces a value is
+ * not the code that waits for it (a stream's final result, "the agent is idle").
+ */
+export function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (reason: unknown) => void;
+  let settled = false;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return {
+    promise,
+    get settled() {
+      return settled;
+    },
+    resolve(value) {
+      settled = true;
+      resolve(value);
+    },
+    reject(reason) {
+      settled = true;
+      reject(reason);
+    },
+  };
+}
+
+/** The text of anything thrown: an `Error`'s message, otherwise `String(value)`. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  try {
+    return String(error);
+  } catch {
+    return "unprintable error";
+  }
+}
+
+/**
+ * Yields to the event loop once (a macrotask, after pending I/O callbacks). Producers that
+ * emit many events use it between events, so a consumer gets the chance to react (abort,
+ * say) before the next one is produced.
+ */
+export function tick(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Removes a listener added with `Listeners.add`. Calling it twice is harmless. */
+export type Unsubscribe = () => void;
+
+/**
+ * A typed set of listeners for one kind of event.
+ *
+ * Guarantees: listeners run in the order they were added; a listener added during an
+ * emit first hears the next event; one removed during an emit, before its turn, is not
+ * called; a throwing listener never stops the others. `emit` never throws: it returns
+ * what the listeners threw, so its owner decides what a failing listener means.
+ */
+export class Listeners<E> {
+  readonly #listeners = new Set<(event: E) => void>();
+
+  /** Adds `listener`; returns the function that removes it. Adding the same function twice adds it once. */
+  add(listener: (event: E) => void): Unsubscribe {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  get size(): number {
+    return this.#listeners.size;
+  }
+
+  /** Calls every listener with `event`; returns the errors they threw, in order (empty when none did). */
+  emit(event: E): unknown[] {
+    const errors: unknown[] = [];
+    for (const listener of [...this.#listeners]) {
+      // Removed by an earlier listener of this same emit: it asked not to hear any more.
+      if (!this.#listeners.has(listener)) continue;
+      try {
+        listener(event);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return errors;
+  }
+}
+
+/** What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless the caller chose one). */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+/**
+ * Waits for `promise`, or rejects with the signal's reason as soon as `signal` aborts,
+ * whichever comes first. The abort listener is removed once either happens, so a
+ * long-lived signal does not collect one listener per wait. Aborting does not stop the
+ * work behind `promise` (nothing can, from outside): it only stops the waiting.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.catch(() => {}); // its outcome no longer matters to anyone
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => {});
+      reject(abortReason(signal));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** The reason a `linkedSignal` aborts when its timeout fires; `code` is `TIMEOUT`. */
+export class TimeoutError extends Error {
+  readonly code = "TIMEOUT";
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms`);
+    this.name = "TimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** A signal of one's own, and the function that detaches it from everything it listens to. */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  /** Removes the listener on the parent and clears the timer. Idempotent; does not abort. */
+  dispose(): void;
+}
+
+/**
+ * A signal that aborts when `parent` aborts (with the parent's reason) or, if `timeoutMs` is
+ * given, when that many milliseconds pass (with a `TimeoutError`) — whichever is first.
+ * Call `dispose()` when the work is done: it detaches from the parent and clears the timer,
+ * so neither outlives the work (a forgotten timer keeps the process alive; a forgotten
+ * listener on a session-long signal is a leak per call). `timeoutMs` must be a finite
+ * number ≥ 0, otherwise `RangeError`.
+ */
+export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number): LinkedSignal {
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
+    throw new RangeError(`timeoutMs must be a finite number >= 0, got ${timeoutMs}`);
+  }
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const onParentAbort = () => {
+    dispose();
+    controller.abort(abortReason(parent!));
+  };
+  const dispose = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    parent?.removeEventListener("abort", onParentAbort);
+  };
+  if (parent?.aborted) {
+    controller.abort(abortReason(parent));
+    return { signal: controller.signal, dispose };
+  }
+  parent?.addEventListener("abort", onParentAbort, { once: true });
+  if (timeoutMs !== undefined) {
+    timer = setTimeout(() => {
+      dispose();
+      controller.abort(new TimeoutError(timeoutMs));
+    }, timeoutMs);
+  }
+  return { signal: controller.signal, dispose };
+}

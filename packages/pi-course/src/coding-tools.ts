@@ -1,0 +1,304 @@
+/**
+ * Chapter 08 · the coding tools: read, write, edit, list and shell, over chapter 06's
+ * `Tool` contract and inside one workspace.
+ *
+ * What each tool promises the model (and the person whose files these are):
+ * - every path goes through `Workspace.resolve` first, so nothing outside the workspace
+ *   is read, listed or written, whatever the model typed;
+ * - output is bounded (`truncate.ts`) and says what was left out and how to get more;
+ * - a write is atomic: a temporary file in the same folder renamed over the target, so
+ *   a crash leaves the old file or the new one, never half of one;
+ * - `edit` replaces text that occurs exactly once, so an edit never lands somewhere the
+ *   model did not look;
+ * - `shell` runs in the workspace root, is killed (its whole process group) on abort or
+ *   timeout, and keeps only the tail of what it printed, in bounded memory.
+ * A failure is thrown as an error whose message the executor turns into a paired error
+ * result; an ordinary outcome the model must react to (a non-zero exit code) is a result
+ * with `isError: true`.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { TimeoutError, linkedSignal } from "./async.js";
+import { numberValue, objectSchema, optional, stringValue, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
+import { truncateHead, truncateTail, type TruncationLimits } from "./truncate.js";
+import { text } from "./types.js";
+import type { Workspace } from "./workspace.js";
+
+export interface CodingToolsOptions {
+  /** Output limits of read, list and shell; default 2000 lines and 50 KiB. */
+  maxLines?: number;
+  maxBytes?: number;
+  /** Largest file `read` and `edit` load; default 10 MiB. */
+  maxFileBytes?: number;
+  /** The shell that runs commands as `<shell> -c <command>`; default `/bin/sh`. */
+  shell?: string;
+  /** Default timeout of a shell command; default 120 000 ms. */
+  shellTimeoutMs?: number;
+}
+
+interface Settings {
+  limits: TruncationLimits;
+  maxFileBytes: number;
+  shell: string;
+  shellTimeoutMs: number;
+}
+
+function settingsOf(options: CodingToolsOptions): Settings {
+  return {
+    limits: { maxLines: options.maxLines ?? 2000, maxBytes: options.maxBytes ?? 50 * 1024 },
+    maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
+    shell: options.shell ?? "/bin/sh",
+    shellTimeoutMs: options.shellTimeoutMs ?? 120_000,
+  };
+}
+
+/** Reads a workspace file as text, refusing directories, oversized and binary files. */
+async function readText(workspace: Workspace, file: string, settings: Settings): Promise<string> {
+  const info = await stat(file);
+  const shown = workspace.display(file);
+  if (info.isDirectory()) throw new Error(`${shown} is a directory; use list to see what it holds`);
+  if (!info.isFile()) throw new Error(`${shown} is not a regular file`);
+  if (info.size > settings.maxFileBytes) throw new Error(`${shown} is ${info.size} bytes, over the ${settings.maxFileBytes}-byte limit`);
+  const handle = await open(file, "r");
+  let data: Buffer;
+  try {
+    data = await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+  if (data.includes(0)) throw new Error(`${shown} looks binary (it contains NUL bytes); it cannot be read as text`);
+  return data.toString("utf8");
+}
+
+/** Writes `content` to `file` through a temporary sibling and a rename; the sibling never outlives a failure. */
+async function writeAtomically(file: string, content: string): Promise<void> {
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    const handle = await open(temporary, "wx");
+    try {
+      await handle.writeFile(content, "utf8");
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+const readSchema = objectSchema({ path: stringValue(), offset: optional(numberValue()), limit: optional(numberValue()) });
+
+/** `read {path, offset?, limit?}`: a text file's lines from `offset` (1-based), head-truncated. */
+export function createReadTool(workspace: Workspace, options: CodingToolsOptions = {}): Tool<{ path: string; offset?: number; limit?: number }> {
+  const settings = settingsOf(options);
+  return {
+    name: "read",
+    description: "Read a text file of the workspace. offset is the first line (1-based), limit the number of lines.",
+    schema: readSchema,
+    async execute({ path: requested, offset = 1, limit }) {
+      if (!Number.isInteger(offset) || offset < 1) throw new Error(`offset must be a positive integer, got ${offset}`);
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new Error(`limit must be a positive integer, got ${limit}`);
+      const file = await workspace.resolve(requested);
+      const content = await readText(workspace, file, settings);
+      const lines = content === "" ? [] : content.replace(/\n$/, "").split("\n");
+      if (offset > Math.max(lines.length, 1)) throw new Error(`offset ${offset} is past the end of ${workspace.display(file)} (${lines.length} lines)`);
+      const selected = lines.slice(offset - 1, limit === undefined ? undefined : offset - 1 + limit);
+      const cut = truncateHead(selected.join("\n"), settings.limits);
+      const last = offset - 1 + cut.keptLines;
+      let body = cut.text;
+      if (cut.truncated || last < lines.length) {
+        body += `\n\n[showing lines ${offset}-${last} of ${lines.length}${cut.partialLine ? " (line cut to fit)" : ""}; continue with offset=${last + 1}]`;
+      }
+      return { content: [text(body)], details: { path: workspace.display(file), totalLines: lines.length, firstLine: offset, lastLine: last, truncated: cut.truncated } };
+    },
+  };
+}
+
+const writeSchema = objectSchema({ path: stringValue(), content: stringValue() });
+
+/** `write {path, content}`: creates or replaces a file (and its missing parent folders) atomically. */
+export function createWriteTool(workspace: Workspace): Tool<{ path: string; content: string }> {
+  return {
+    name: "write",
+    description: "Create or overwrite a file of the workspace with the given content. Missing folders are created.",
+    schema: writeSchema,
+    async execute({ path: requested, content }) {
+      const file = await workspace.resolve(requested);
+      const existing = await stat(file).catch(() => undefined);
+      if (existing?.isDirectory()) throw new Error(`${workspace.display(file)} is a directory`);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeAtomically(file, content);
+      const bytes = Buffer.byteLength(content, "utf8");
+      const verb = existing === undefined ? "created" : "overwrote";
+      return { content: [text(`${verb} ${workspace.display(file)} (${bytes} bytes)`)], details: { path: workspace.display(file), bytes, created: existing === undefined } };
+    },
+  };
+}
+
+const editSchema = objectSchema({ path: stringValue(), oldText: stringValue(), newText: stringValue() });
+
+/** `edit {path, oldText, newText}`: replaces the one occurrence of `oldText`; zero or several is an error. */
+export function createEditTool(workspace: Workspace, options: CodingToolsOptions = {}): Tool<{ path: string; oldText: string; newText: string }> {
+  const settings = settingsOf(options);
+  return {
+    name: "edit",
+    description: "Replace oldText with newText in a file. oldText must occur exactly once; include surrounding lines to make it unique.",
+    schema: editSchema,
+    async execute({ path: requested, oldText, newText }) {
+      if (oldText === "") throw new Error("oldText must not be empty");
+      const file = await workspace.resolve(requested);
+      const content = await readText(workspace, file, settings);
+      const first = content.indexOf(oldText);
+      if (first === -1) throw new Error(`oldText was not found in ${workspace.display(file)}`);
+      let count = 0;
+      for (let at = first; at !== -1; at = content.indexOf(oldText, at + oldText.length)) count++;
+      if (count > 1) throw new Error(`oldText occurs ${count} times in ${workspace.display(file)}; include more context so it matches once`);
+      // Slicing, not String.replace: "$&" or "$1" in newText stay literal.
+      await writeAtomically(file, content.slice(0, first) + newText + content.slice(first + oldText.length));
+      const line = content.slice(0, first).split("\n").length;
+      return { content: [text(`edited ${workspace.display(file)} at line ${line}`)], details: { path: workspace.display(file), line } };
+    },
+  };
+}
+
+const listSchema = objectSchema({ path: optional(stringValue()) });
+
+/** `list {path?}`: a folder's entries in code-unit order, `name/` for folders and `name@` for symlinks. */
+export function createListTool(workspace: Workspace, options: CodingToolsOptions = {}): Tool<{ path?: string }> {
+  const settings = settingsOf(options);
+  return {
+    name: "list",
+    description: "List the entries of a folder of the workspace (default: its root). Folders end in /, symlinks in @.",
+    schema: listSchema,
+    async execute({ path: requested = "." }) {
+      const folder = await workspace.resolve(requested);
+      const info = await stat(folder);
+      if (!info.isDirectory()) throw new Error(`${workspace.display(folder)} is not a directory`);
+      const entries = await readdir(folder, { withFileTypes: true });
+      const names = entries
+        .map((entry) => entry.name + (entry.isDirectory() ? "/" : entry.isSymbolicLink() ? "@" : ""))
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      if (names.length === 0) return { content: [text("(empty directory)")], details: { path: workspace.display(folder), entries: 0 } };
+      const cut = truncateHead(names.join("\n"), settings.limits);
+      const body = cut.truncated ? `${cut.text}\n\n[${names.length - cut.keptLines} more entries not shown]` : cut.text;
+      return { content: [text(body)], details: { path: workspace.display(folder), entries: names.length, truncated: cut.truncated } };
+    },
+  };
+}
+
+/** Keeps the last `capacity` bytes of a stream plus its totals, so a noisy command cannot exhaust memory. */
+class TailBuffer {
+  #chunks: Buffer[] = [];
+  #held = 0;
+  totalBytes = 0;
+  dropped = false;
+  readonly capacity: number;
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  push(chunk: Buffer): void {
+    this.totalBytes += chunk.length;
+    this.#chunks.push(chunk);
+    this.#held += chunk.length;
+    while (this.#held - this.#chunks[0]!.length >= this.capacity) {
+      this.#held -= this.#chunks.shift()!.length;
+      this.dropped = true;
+    }
+  }
+
+  /** The held text; after a drop, the first (probably partial) line is left out. */
+  text(): string {
+    let value = Buffer.concat(this.#chunks).toString("utf8");
+    if (this.dropped) value = value.slice(value.indexOf("\n") + 1);
+    return value;
+  }
+}
+
+const shellSchema = objectSchema({ command: stringValue(), timeoutSeconds: optional(numberValue()) });
+
+export interface ShellDetails {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  truncated: boolean;
+  totalBytes: number;
+}
+
+/**
+ * `shell {command, timeoutSeconds?}`: runs `<shell> -c command` in the workspace root with
+ * stdin closed, stdout and stderr interleaved as they arrive. Exit code 0 is a success; any
+ * other ending (a code, a signal, the timeout, an abort) is `isError: true` and says why.
+ * On abort or timeout the command's whole process group is killed (POSIX).
+ */
+export function createShellTool(workspace: Workspace, options: CodingToolsOptions = {}): Tool<{ command: string; timeoutSeconds?: number }, ShellDetails> {
+  const settings = settingsOf(options);
+  return {
+    name: "shell",
+    description: "Run a shell command in the workspace root. Output is the tail of stdout and stderr combined.",
+    schema: shellSchema,
+    async execute({ command, timeoutSeconds }, context: ToolContext): Promise<ToolOutput<ShellDetails>> {
+      if (command.trim() === "") throw new Error("command must not be empty");
+      if (timeoutSeconds !== undefined && !(timeoutSeconds > 0 && timeoutSeconds <= 3600)) {
+        throw new Error(`timeoutSeconds must be greater than 0 and at most 3600, got ${timeoutSeconds}`);
+      }
+      const timeoutMs = timeoutSeconds === undefined ? settings.shellTimeoutMs : timeoutSeconds * 1000;
+      const stop = linkedSignal(context.signal, timeoutMs);
+      const output = new TailBuffer(settings.limits.maxBytes + 4096);
+      try {
+        const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+          const posix = process.platform !== "win32";
+          const child = spawn(settings.shell, ["-c", command], { cwd: workspace.root, stdio: ["ignore", "pipe", "pipe"], detached: posix });
+          const kill = () => {
+            try {
+              if (posix && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+              else child.kill("SIGKILL");
+            } catch {
+              // Already gone.
+            }
+          };
+          if (stop.signal.aborted) kill();
+          stop.signal.addEventListener("abort", kill, { once: true });
+          child.stdout.on("data", (chunk: Buffer) => output.push(chunk));
+          child.stderr.on("data", (chunk: Buffer) => output.push(chunk));
+          child.once("error", reject);
+          child.once("close", (code, signal) => {
+            stop.signal.removeEventListener("abort", kill);
+            resolve({ code, signal });
+          });
+        });
+        const timedOut = stop.signal.aborted && stop.signal.reason instanceof TimeoutError;
+        const aborted = stop.signal.aborted && !timedOut;
+        const cut = truncateTail(output.text(), settings.limits);
+        const truncated = cut.truncated || output.dropped;
+        let body = cut.text === "" ? "(no output)" : cut.text;
+        if (truncated) body = `[output truncated: showing the last ${cut.keptLines} lines of ${output.totalBytes} bytes]\n${body}`;
+        if (timedOut) body += `\n\n[timed out after ${timeoutMs / 1000} s; the command was killed]`;
+        else if (aborted) body += "\n\n[aborted; the command was killed]";
+        else if (ended.code !== 0) body += ended.code === null ? `\n\n[killed by ${ended.signal}]` : `\n\n[exit code ${ended.code}]`;
+        return {
+          content: [text(body)],
+          isError: timedOut || aborted || ended.code !== 0,
+          details: { exitCode: ended.code, signal: ended.signal, timedOut, aborted, truncated, totalBytes: output.totalBytes },
+        };
+      } finally {
+        stop.dispose();
+      }
+    },
+  };
+}
+
+/** The five coding tools over one workspace, in the order they are usually taught: read, write, edit, list, shell. */
+export function createCodingTools(workspace: Workspace, options: CodingToolsOptions = {}): Tool[] {
+  return [
+    createReadTool(workspace, options),
+    createWriteTool(workspace),
+    createEditTool(workspace, options),
+    createListTool(workspace, options),
+    createShellTool(workspace, options),
+  ] as Tool[];
+}

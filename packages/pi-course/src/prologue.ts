@@ -1,0 +1,122 @@
+/**
+ * Chapter 00 · prologue: a whole agent on one screen.
+ *
+ * A coding agent is a loop: show the model the conversation, let it either answer or ask
+ * for a tool, run the tool, add its result to the conversation, ask again. Everything the
+ * course builds later is a better version of one piece of this file: real message types
+ * (03), a streaming model (02, 04, 05), validated tools with paired results (06), a loop
+ * that survives aborts and limits (07), real tools (08), state (09), memory (10, 11) and
+ * knowledge and extensions (12).
+ *
+ * Here the "model" is a handful of rules and the only tool is a calculator, so the file
+ * runs anywhere, offline, the same way every time:
+ *
+ *     npm run build -w @pi/course
+ *     node packages/pi-course/dist/src/prologue.js "12 * 7 等于多少？"
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** One line of the conversation. A `tool` line is the answer to the `call` before it. */
+export type Line =
+  | { role: "user"; text: string }
+  | { role: "assistant"; text: string }
+  | { role: "call"; tool: string; input: string }
+  | { role: "tool"; tool: string; text: string };
+
+/** What a model does with the conversation so far: answer, or ask for one tool run. */
+export type Decision = { answer: string } | { tool: string; input: string };
+
+export type ToyModel = (conversation: readonly Line[]) => Decision;
+export type ToyTool = (input: string) => string;
+
+export interface ToyRun {
+  conversation: Line[];
+  /** The final answer, absent when the step limit ended the run first. */
+  answer?: string;
+  stopped: "answered" | "step_limit";
+}
+
+/**
+ * The loop. Asks `model` at most `maxSteps` times; each tool request is run and its
+ * result appended before the next ask. An unknown tool or a tool that throws does not
+ * end the run: the error becomes the tool's result, so the model can see it and recover.
+ */
+export function runToyAgent(question: string, model: ToyModel, tools: Readonly<Record<string, ToyTool>>, maxSteps = 5): ToyRun {
+  const conversation: Line[] = [{ role: "user", text: question }];
+  for (let step = 0; step < maxSteps; step++) {
+    const decision = model(conversation);
+    if ("answer" in decision) {
+      conversation.push({ role: "assistant", text: decision.answer });
+      return { conversation, answer: decision.answer, stopped: "answered" };
+    }
+    conversation.push({ role: "call", tool: decision.tool, input: decision.input });
+    const tool = Object.hasOwn(tools, decision.tool) ? tools[decision.tool] : undefined;
+    let result: string;
+    try {
+      result = tool === undefined ? `error: unknown tool "${decision.tool}"` : tool(decision.input);
+    } catch (error) {
+      result = `error: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    conversation.push({ role: "tool", tool: decision.tool, text: result });
+  }
+  return { conversation, stopped: "step_limit" };
+}
+
+const EXPRESSION = /(-?\d+(?:\.\d+)?)\s*([+\-*/×÷])\s*(-?\d+(?:\.\d+)?)/;
+
+/**
+ * The tool: one binary operation on two decimal numbers (`+ - * /`, also `× ÷`). No
+ * `eval`: a tool must never run what a model wrote as code unless that is its job.
+ * Throws on anything else, and on division by zero.
+ */
+export function calculator(input: string): string {
+  const match = EXPRESSION.exec(input);
+  if (match === null) throw new Error(`not an expression of the form "a op b": ${input}`);
+  const a = Number(match[1]);
+  const b = Number(match[3]);
+  const op = match[2];
+  if ((op === "/" || op === "÷") && b === 0) throw new Error("division by zero");
+  const value = op === "+" ? a + b : op === "-" ? a - b : op === "*" || op === "×" ? a * b : a / b;
+  return String(Number(value.toPrecision(12)));
+}
+
+/**
+ * The model: if the question holds an arithmetic expression and no tool has answered
+ * yet, ask the calculator; once it has, answer with its result (or report its error);
+ * with no expression at all, say what it can do.
+ */
+export const ruleModel: ToyModel = (conversation) => {
+  const last = conversation.at(-1);
+  if (last?.role === "tool") {
+    return last.text.startsWith("error:") ? { answer: `计算失败（${last.text}）。` } : { answer: `答案是 ${last.text}。` };
+  }
+  const question = conversation.find((line) => line.role === "user");
+  const expression = question?.role === "user" ? EXPRESSION.exec(question.text) : null;
+  if (expression === null) return { answer: "我只会算一步四则运算，比如“12 * 7 等于多少？”。" };
+  return { tool: "calculator", input: expression[0] };
+};
+
+const LABELS: Record<Line["role"], string> = { user: "用户", assistant: "助手", call: "调用", tool: "结果" };
+
+/** The conversation as readable lines, one per entry, labelled in Chinese. */
+export function formatConversation(conversation: readonly Line[]): string {
+  return conversation
+    .map((line) => {
+      const body = line.role === "call" ? `${line.tool}(${line.input})` : line.role === "tool" ? `${line.tool} → ${line.text}` : line.text;
+      return `${LABELS[line.role]}  ${body}`;
+    })
+    .join("\n");
+}
+
+/** Runs the prologue agent on `argv` (the question; a default one when empty) and prints the conversation. */
+export function main(argv: readonly string[], write: (text: string) => void = (t) => process.stdout.write(t)): number {
+  const question = argv.join(" ").trim() || "12 * 7 等于多少？";
+  const run = runToyAgent(question, ruleModel, { calculator });
+  write(`${formatConversation(run.conversation)}\n`);
+  return run.stopped === "answered" ? 0 : 1;
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2));
+}

@@ -1,0 +1,240 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+import { deferred } from "../src/async.js";
+import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent } from "../src/agent-loop.js";
+import type { Model } from "../src/model.js";
+import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
+import { createToolExecutor, objectSchema, stringValue, ToolRegistry, type Tool, type ToolExecutor } from "../src/tool.js";
+import { text, textOf, userMessage, type AgentMessage, type ToolResultMessage } from "../src/types.js";
+
+/** A tool that echoes its `value` and records the calls it ran. */
+function echoTool(ran: string[] = []): Tool<{ value: string }> {
+  return {
+    name: "echo",
+    description: "Echo a value back.",
+    schema: objectSchema({ value: stringValue() }),
+    async execute({ value }) {
+      ran.push(value);
+      return { content: [text(`echo: ${value}`)] };
+    },
+  };
+}
+
+function setup(script: ScriptStep[], tools: Tool[] = [echoTool()], extra: Partial<LoopConfig> = {}) {
+  const model = new ScriptedModel(script, { now: () => 0 });
+  const registry = new ToolRegistry(tools);
+  const events: LoopEvent[] = [];
+  const config: LoopConfig = { model, registry, executor: createToolExecutor(registry), maxTurns: 10, emit: (e) => events.push(e), ...extra };
+  return { model, registry, events, config };
+}
+
+/** Every tool call has exactly one result, right after its assistant message, in call order. */
+function assertPaired(messages: readonly AgentMessage[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role !== "assistant") continue;
+    const calls = message.content.filter((b) => b.type === "toolCall");
+    const results = messages.slice(i + 1, i + 1 + calls.length) as ToolResultMessage[];
+    assert.deepEqual(results.map((r) => r.role === "toolResult" && r.toolCallId), calls.map((c) => c.id), `calls of message ${i} are answered in order`);
+  }
+}
+
+test("Lab 7.1 · 模型请求工具、结果交回模型，直到模型不再调用工具", async () => {
+  const ran: string[] = [];
+  const { model, config } = setup([turn("先试试", toolCall("echo", { value: "a" }), toolCall("echo", { value: "b" })), turn("都好了")], [echoTool(ran)]);
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "stop");
+  assert.equal(result.turns, 2);
+  assert.deepEqual(ran, ["a", "b"]);
+  assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult", "assistant"]);
+  assertPaired(result.messages);
+  assert.equal(textOf(result.messages.at(-1)!), "都好了");
+  // The second request carries everything, including both results, and offers the tool.
+  const second = model.requests[1]!;
+  assert.deepEqual(second.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult"]);
+  assert.deepEqual(second.tools, [toolSpec(echoTool())]);
+  assert.deepEqual(second.tools[0]!.parameters, { type: "object", properties: { value: { type: "string" } }, required: ["value"], additionalProperties: false });
+});
+
+test("Lab 7.1 · 事件顺序：回合开始、流式事件、消息、工具开始与结束、回合结束", async () => {
+  const { events, config } = setup([turn("x", toolCall("echo", { value: "v" })), turn("y")]);
+  await runAgentLoop([], [userMessage("go", 1)], config);
+  const kinds = events.filter((e) => e.type !== "assistant").map((e) => (e.type === "message" ? `message:${e.message.role}` : e.type));
+  assert.deepEqual(kinds, [
+    "message:user",
+    "turn_start",
+    "message:assistant",
+    "turn_end",
+    "tool_start",
+    "message:toolResult",
+    "tool_end",
+    "turn_start",
+    "message:assistant",
+    "turn_end",
+  ]);
+  assert.ok(events.some((e) => e.type === "assistant" && e.event.type === "text_delta"), "流式事件被转发");
+});
+
+test("Lab 7.1 · 历史与输入不被改动；prepareContext 决定每次请求看到什么", async () => {
+  const history: AgentMessage[] = [userMessage("old", 1), { role: "assistant", content: [text("old answer")], timestamp: 2 }];
+  const before = structuredClone(history);
+  const { model, config } = setup([turn("ok")], [], {
+    prepareContext: (transcript) => ({ systemPrompt: `你看到 ${transcript.length} 条`, messages: transcript.slice(-1) }),
+  });
+  const input = [userMessage("new", 3)];
+  const result = await runAgentLoop(history, input, config);
+  assert.deepEqual(history, before);
+  assert.deepEqual(result.messages.map((m) => textOf(m)), ["new", "ok"], "只返回本次运行新增的消息");
+  assert.equal(model.requests[0]!.systemPrompt, "你看到 3 条");
+  assert.deepEqual(model.requests[0]!.messages.map((m) => textOf(m)), ["new"]);
+});
+
+test("Lab 7.2 · 执行器拒绝、答非所问：循环自己补上配对的错误结果", async () => {
+  const rejecting: ToolExecutor = async () => {
+    throw new Error("host crashed");
+  };
+  const wrongId: ToolExecutor = async (call) => ({ role: "toolResult", toolCallId: "other", toolName: call.name, content: [], isError: false, timestamp: 0 });
+  for (const [name, executor, pattern] of [["rejecting", rejecting, /host crashed/], ["wrong id", wrongId, /did not answer this call/]] as const) {
+    const { config } = setup([turn(toolCall("echo", { value: "v" })), turn("done")], undefined, { executor });
+    const result = await runAgentLoop([], [userMessage("go", 1)], config);
+    assertPaired(result.messages);
+    const answer = result.messages[2] as ToolResultMessage;
+    assert.equal(answer.isError, true, name);
+    assert.match(textOf(answer), pattern, name);
+    assert.equal(result.stopReason, "stop", `${name}: 模型看到错误后照常收尾`);
+  }
+});
+
+test("Lab 7.2 · 未知工具与非法参数由执行器配对，模型看到错误后可以改正", async () => {
+  const { config } = setup([
+    turn(toolCall("nope", {}), toolCall("echo", { wrong: 1 })),
+    (request) => turn(`看到 ${request.messages.filter((m) => m.role === "toolResult" && m.isError).length} 个错误`),
+  ]);
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assertPaired(result.messages);
+  assert.equal(textOf(result.messages.at(-1)!), "看到 2 个错误");
+});
+
+test("Lab 7.3 · 回合上限：一直要工具的模型在 maxTurns 次调用后停下，每个调用都已配对", async () => {
+  const always = Array.from({ length: 5 }, () => turn(toolCall("echo", { value: "again" })));
+  const { model, config } = setup(always, undefined, { maxTurns: 3 });
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "turn_limit");
+  assert.equal(result.turns, 3);
+  assert.equal(model.requests.length, 3);
+  assertPaired(result.messages);
+  for (const bad of [0, -1, 1.5, Number.NaN]) {
+    await assert.rejects(runAgentLoop([], [], { ...config, maxTurns: bad }), { code: "LOOP_CONFIG_INVALID" });
+  }
+});
+
+test("Lab 7.3 · 失败的回合结束运行：保留文字，丢掉工具调用，不运行任何工具", async () => {
+  const ran: string[] = [];
+  const { config } = setup([{ ...turn("说到一半", toolCall("echo", { value: "never" })), error: "overloaded" }], [echoTool(ran)]);
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "error");
+  assert.equal(result.errorMessage, "overloaded");
+  assert.deepEqual(ran, []);
+  assert.deepEqual(result.messages.at(-1), { role: "assistant", content: [text("说到一半")], timestamp: 0 });
+
+  const broken: Model = {
+    name: "broken",
+    stream() {
+      throw new Error("bug in model");
+    },
+  };
+  const crashed = await runAgentLoop([], [userMessage("go", 1)], { ...config, model: broken });
+  assert.equal(crashed.stopReason, "error");
+  assert.match(crashed.errorMessage ?? "", /bug in model/);
+  assert.deepEqual(crashed.messages.map((m) => m.role), ["user"], "没有内容的失败回合不留下空消息");
+});
+
+test("Lab 7.4 · 中止：流式输出途中中止，运行以 aborted 结束", async () => {
+  const controller = new AbortController();
+  const { config } = setup([turn("一段很长的回答", toolCall("echo", { value: "x" }))], undefined, {
+    signal: controller.signal,
+    emit: (event) => {
+      if (event.type === "assistant" && event.event.type === "text_delta") controller.abort("stop");
+    },
+  });
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "aborted");
+  assert.equal(result.errorMessage, "stop", "the abort's reason, as for an abort during a tool");
+  assertPaired(result.messages);
+  assert.equal(result.messages.some((m) => m.role === "toolResult"), false);
+});
+
+test("Lab 7.4 · 中止：不再等待不理会 signal 的工具，剩下的调用都配上“未运行”的结果", async () => {
+  const controller = new AbortController();
+  const started = deferred<void>();
+  const stubborn: Tool = {
+    name: "stubborn",
+    description: "Never finishes.",
+    schema: objectSchema({}),
+    execute: () => {
+      started.resolve();
+      return new Promise(() => {});
+    },
+  };
+  const ran: string[] = [];
+  const registry = new ToolRegistry([stubborn, echoTool(ran)]);
+  const model = new ScriptedModel([turn(toolCall("stubborn"), toolCall("echo", { value: "later" }))]);
+  const running = runAgentLoop([], [userMessage("go", 1)], {
+    model,
+    registry,
+    executor: createToolExecutor(registry, { signal: controller.signal }),
+    maxTurns: 5,
+    signal: controller.signal,
+  });
+  await started.promise;
+  controller.abort(new Error("用户中止"));
+  const result = await running;
+  assert.equal(result.stopReason, "aborted");
+  assert.equal(result.errorMessage, "用户中止");
+  assertPaired(result.messages);
+  const [first, second] = result.messages.slice(2) as ToolResultMessage[];
+  assert.match(textOf(first!), /stopped: 用户中止/);
+  assert.match(textOf(second!), /not run: 用户中止/);
+  assert.deepEqual(ran, [], "中止之后不再开始新的工具");
+  assert.equal(model.requests.length, 1, "也不再调用模型");
+});
+
+test("Lab 7.4 · 运行开始前已中止：只记录输入，不调用模型", async () => {
+  const { model, config } = setup([turn("never")], undefined, { signal: AbortSignal.abort() });
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "aborted");
+  assert.equal(result.turns, 0);
+  assert.equal(model.requests.length, 0);
+});
+
+test("Lab 7.5 · takeInput：回合边界送入排队的输入；模型收尾时若有新输入，运行继续", async () => {
+  const queue: AgentMessage[][] = [[], [userMessage("顺便看看 b", 9)]];
+  const { model, config } = setup([turn(toolCall("echo", { value: "a" })), turn("a 好了"), turn("b 也好了")], undefined, {
+    takeInput: () => queue.shift() ?? [],
+  });
+  const result = await runAgentLoop([], [userMessage("看看 a", 1)], config);
+  assert.equal(result.stopReason, "stop");
+  assert.deepEqual(result.messages.map((m) => (m.role === "user" ? `user:${textOf(m)}` : m.role)), ["user:看看 a", "assistant", "toolResult", "assistant", "user:顺便看看 b", "assistant"]);
+  assert.equal(model.requests.length, 3);
+  assert.equal(textOf(model.requests[2]!.messages.at(-1)!), "顺便看看 b");
+});
+
+test("Lab 7.5 · 调用方自己的回调抛错时，运行以该错误拒绝", async () => {
+  const { config } = setup([turn("x")], undefined, {
+    emit: (event) => {
+      if (event.type === "assistant") throw new Error("listener bug");
+    },
+  });
+  await assert.rejects(runAgentLoop([], [userMessage("go", 1)], config), /listener bug/);
+  const { config: second } = setup([turn("x")], undefined, {
+    prepareContext: () => {
+      throw new Error("budget bug");
+    },
+  });
+  await assert.rejects(runAgentLoop([], [userMessage("go", 1)], second), /budget bug/);
+});
+
+test("Lab 7.5 · length：没有工具调用且输出被截断时，以 length 结束", async () => {
+  const { config } = setup([{ ...turn("被截"), stopReason: "length" }]);
+  assert.equal((await runAgentLoop([], [userMessage("go", 1)], config)).stopReason, "length");
+});

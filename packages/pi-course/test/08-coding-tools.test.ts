@@ -1,0 +1,238 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, watch, writeFileSync } from "node:fs";
+import path from "node:path";
+import test, { after } from "node:test";
+import { createCodingTools, createShellTool, type CodingToolsOptions } from "../src/coding-tools.js";
+import { createToolExecutor, ToolRegistry } from "../src/tool.js";
+import { fitBytes, truncateHead, truncateTail } from "../src/truncate.js";
+import { textOf, type ToolResultMessage } from "../src/types.js";
+import { isInside, openWorkspace } from "../src/workspace.js";
+import { tempDir } from "./support/files.js";
+
+// One fixture for the whole file: a workspace, a folder outside it, and a sibling whose
+// name starts with the workspace's name (the string-prefix trap).
+const base = tempDir({ after });
+const root = path.join(base, "ws");
+const outside = path.join(base, "outside");
+mkdirSync(path.join(root, "sub", "empty"), { recursive: true });
+mkdirSync(outside);
+mkdirSync(path.join(base, "ws-evil"));
+writeFileSync(path.join(root, "a.txt"), "one\ntwo\nthree\n");
+writeFileSync(path.join(root, "big.txt"), Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
+writeFileSync(path.join(root, "bin.dat"), Buffer.from([0x50, 0x00, 0x4b]));
+writeFileSync(path.join(root, "sub", "nested.txt"), "nested\n");
+writeFileSync(path.join(outside, "secret.txt"), "secret\n");
+writeFileSync(path.join(base, "ws-evil", "x"), "evil\n");
+symlinkSync(outside, path.join(root, "link-out"));
+symlinkSync(path.join(root, "a.txt"), path.join(root, "link-in"));
+symlinkSync(path.join(base, "nowhere"), path.join(root, "dangling"));
+
+let counter = 0;
+async function run(name: string, args: unknown, options: CodingToolsOptions = {}, signal?: AbortSignal): Promise<ToolResultMessage> {
+  const workspace = await openWorkspace(root);
+  const registry = new ToolRegistry(createCodingTools(workspace, options));
+  const execute = createToolExecutor(registry, signal ? { signal } : {});
+  return execute({ type: "toolCall", id: `c${++counter}`, name, arguments: args });
+}
+
+test("Lab 8.1 · 工作区内的路径解析为规范路径；不存在的新文件按最深的已存在祖先判断", async () => {
+  const workspace = await openWorkspace(root);
+  const cases: [string, string][] = [
+    ["a.txt", path.join(root, "a.txt")],
+    ["sub/../a.txt", path.join(root, "a.txt")],
+    [path.join(root, "sub", "nested.txt"), path.join(root, "sub", "nested.txt")],
+    [".", root],
+    ["new/dir/file.txt", path.join(root, "new", "dir", "file.txt")],
+    ["link-in", path.join(root, "a.txt")],
+  ];
+  for (const [requested, expected] of cases) assert.equal(await workspace.resolve(requested), expected, requested);
+  assert.equal(workspace.display(path.join(root, "sub", "nested.txt")), "sub/nested.txt");
+  assert.equal(workspace.display(root), ".");
+});
+
+test("Lab 8.1 · 越界的路径被拒绝：..、绝对路径、同名前缀的兄弟目录、指向外面的符号链接", async () => {
+  const workspace = await openWorkspace(root);
+  const outsideCases = ["../outside/secret.txt", "../ws-evil/x", "/etc/passwd", "sub/../../outside", "link-out/secret.txt", "link-out/new.txt", "link-out"];
+  for (const requested of outsideCases) await assert.rejects(workspace.resolve(requested), { code: "PATH_OUTSIDE_WORKSPACE" }, requested);
+  for (const requested of ["", "a\0b", "dangling", "dangling/child"]) await assert.rejects(workspace.resolve(requested), { code: "PATH_INVALID" }, JSON.stringify(requested));
+  await assert.rejects(openWorkspace(path.join(base, "missing")), { code: "WORKSPACE_MISSING" });
+  await assert.rejects(openWorkspace(path.join(root, "a.txt")), { code: "WORKSPACE_MISSING" });
+  const lexical: [string, boolean][] = [["/w/app", true], ["/w/app/x", true], ["/w/app-old", false], ["/w", false], ["/w/app/../b", false]];
+  for (const [candidate, inside] of lexical) assert.equal(isInside("/w/app", path.resolve(candidate)), inside, candidate);
+});
+
+test("Lab 8.2 · 截断：保留整行，按行数和字节数两个上限，报告总量", () => {
+  const text = "a\nbb\nccc\ndddd\n";
+  assert.deepEqual(truncateHead(text, { maxLines: 10, maxBytes: 100 }), { text, truncated: false, totalLines: 4, totalBytes: 14, keptLines: 4, partialLine: false });
+  assert.deepEqual(truncateHead(text, { maxLines: 2, maxBytes: 100 }), { text: "a\nbb", truncated: true, totalLines: 4, totalBytes: 14, keptLines: 2, partialLine: false });
+  assert.deepEqual(truncateTail(text, { maxLines: 2, maxBytes: 100 }), { text: "ccc\ndddd", truncated: true, totalLines: 4, totalBytes: 14, keptLines: 2, partialLine: false });
+  assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 5 }).text, "a\nbb", "字节上限含换行符");
+  assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 4 }).text, "a\nbb", "恰好等于上限时保留");
+  assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 3 }).text, "a", "多一个字节都不行");
+  assert.equal(truncateTail(text, { maxLines: 10, maxBytes: 8 }).text, "ccc\ndddd");
+  assert.equal(truncateHead("", { maxLines: 1, maxBytes: 1 }).totalLines, 0);
+  assert.throws(() => truncateHead(text, { maxLines: 0, maxBytes: 5 }), RangeError);
+});
+
+test("Lab 8.2 · 一行都放不下时截取这一行的一部分，绝不切开多字节字符", () => {
+  const wide = "你好😀世界";
+  for (let max = 0; max <= 16; max++) {
+    const head = fitBytes(wide, max);
+    const tail = fitBytes(wide, max, true);
+    assert.ok(Buffer.byteLength(head) <= max && wide.startsWith(head), `head ${max}`);
+    assert.ok(Buffer.byteLength(tail) <= max && wide.endsWith(tail), `tail ${max}`);
+    assert.equal(head.includes("\uFFFD") || tail.includes("\uFFFD"), false);
+  }
+  assert.equal(fitBytes(wide, 8), "你好", "8 字节：两个汉字，😀 的 4 个字节放不下");
+  const cut = truncateTail("short\n" + "x".repeat(50), { maxLines: 5, maxBytes: 10 });
+  assert.deepEqual([cut.text, cut.partialLine, cut.keptLines], ["x".repeat(10), true, 1]);
+});
+
+test("Lab 8.3 · read：读整个文件、按 offset/limit 读片段，大文件截断并告诉模型如何继续", async () => {
+  assert.equal(textOf(await run("read", { path: "a.txt" })), "one\ntwo\nthree");
+  const slice = await run("read", { path: "a.txt", offset: 2, limit: 1 });
+  assert.equal(textOf(slice), "two\n\n[showing lines 2-2 of 3; continue with offset=3]");
+  assert.deepEqual(slice.details, { path: "a.txt", totalLines: 3, firstLine: 2, lastLine: 2, truncated: false });
+  const big = await run("read", { path: "big.txt" }, { maxLines: 100 });
+  assert.equal(big.isError, false);
+  assert.match(textOf(big), /^line 1\n[\s\S]*\nline 100\n\n\[showing lines 1-100 of 3000; continue with offset=101\]$/);
+  assert.match(textOf(await run("read", { path: "big.txt", offset: 2999 })), /^line 2999\nline 3000$/);
+});
+
+test("Lab 8.3 · read 的错误都是配对的错误结果：越界、目录、二进制、过大、offset 超出末尾", async () => {
+  const cases: [unknown, RegExp, CodingToolsOptions?][] = [
+    [{ path: "../outside/secret.txt" }, /PATH_OUTSIDE_WORKSPACE/],
+    [{ path: "link-out/secret.txt" }, /PATH_OUTSIDE_WORKSPACE/],
+    [{ path: "sub" }, /is a directory/],
+    [{ path: "bin.dat" }, /binary/],
+    [{ path: "big.txt" }, /over the 100-byte limit/, { maxFileBytes: 100 }],
+    [{ path: "a.txt", offset: 9 }, /past the end/],
+    [{ path: "a.txt", offset: 0 }, /offset must be a positive integer/],
+    [{ path: "missing.txt" }, /ENOENT/],
+  ];
+  for (const [args, pattern, options] of cases) {
+    const result = await run("read", args, options);
+    assert.equal(result.isError, true, JSON.stringify(args));
+    assert.match(textOf(result), pattern, JSON.stringify(args));
+  }
+});
+
+test("Lab 8.3 · list：按码元排序，目录带 /、符号链接带 @；过多条目被截断", async () => {
+  assert.equal(textOf(await run("list", {})), "a.txt\nbig.txt\nbin.dat\ndangling@\nlink-in@\nlink-out@\nsub/");
+  assert.equal(textOf(await run("list", { path: "sub/empty" })), "(empty directory)");
+  const cut = await run("list", {}, { maxLines: 2 });
+  assert.equal(textOf(cut), "a.txt\nbig.txt\n\n[5 more entries not shown]");
+  for (const [args, pattern] of [[{ path: "a.txt" }, /not a directory/], [{ path: "link-out" }, /PATH_OUTSIDE_WORKSPACE/]] as const) {
+    assert.match(textOf(await run("list", args)), pattern);
+  }
+});
+
+test("Lab 8.4 · write：创建缺失的父目录，原子写入不留临时文件，越界时外面什么也不会出现", async () => {
+  const created = await run("write", { path: "out/deep/new.txt", content: "你好\n" });
+  assert.equal(created.isError, false);
+  assert.equal(textOf(created), "created out/deep/new.txt (7 bytes)");
+  assert.equal(readFileSync(path.join(root, "out", "deep", "new.txt"), "utf8"), "你好\n");
+  const again = await run("write", { path: "out/deep/new.txt", content: "x" });
+  assert.equal(textOf(again), "overwrote out/deep/new.txt (1 bytes)");
+  assert.deepEqual(readdirSync(path.join(root, "out", "deep")), ["new.txt"], "没有残留的临时文件");
+
+  for (const [args, pattern] of [
+    [{ path: "link-out/planted.txt", content: "x" }, /PATH_OUTSIDE_WORKSPACE/],
+    [{ path: "../planted.txt", content: "x" }, /PATH_OUTSIDE_WORKSPACE/],
+    [{ path: "dangling", content: "x" }, /PATH_INVALID/],
+    [{ path: "sub", content: "x" }, /is a directory/],
+  ] as const) {
+    const result = await run("write", args);
+    assert.equal(result.isError, true);
+    assert.match(textOf(result), pattern);
+  }
+  assert.equal(existsSync(path.join(outside, "planted.txt")), false);
+  assert.equal(existsSync(path.join(base, "planted.txt")), false);
+  assert.equal(existsSync(path.join(base, "nowhere")), false, "悬空链接的目标没有被创建");
+});
+
+test("Lab 8.4 · edit：只替换唯一的一处；找不到或不唯一时报错且文件不变；$& 原样写入", async () => {
+  const file = path.join(root, "edit-me.txt");
+  writeFileSync(file, "alpha\nbeta\nbeta\ngamma\n");
+  const ok = await run("edit", { path: "edit-me.txt", oldText: "gamma", newText: "$& and $1" });
+  assert.equal(ok.isError, false);
+  assert.equal(textOf(ok), "edited edit-me.txt at line 4");
+  assert.equal(readFileSync(file, "utf8"), "alpha\nbeta\nbeta\n$& and $1\n");
+  const cases: [unknown, RegExp][] = [
+    [{ path: "edit-me.txt", oldText: "beta", newText: "b" }, /occurs 2 times/],
+    [{ path: "edit-me.txt", oldText: "delta", newText: "d" }, /not found/],
+    [{ path: "edit-me.txt", oldText: "", newText: "d" }, /must not be empty/],
+    [{ path: "link-out/secret.txt", oldText: "secret", newText: "x" }, /PATH_OUTSIDE_WORKSPACE/],
+  ];
+  for (const [args, pattern] of cases) {
+    const result = await run("edit", args);
+    assert.equal(result.isError, true);
+    assert.match(textOf(result), pattern);
+  }
+  assert.equal(readFileSync(file, "utf8"), "alpha\nbeta\nbeta\n$& and $1\n", "失败的编辑不改文件");
+  assert.equal(readFileSync(path.join(outside, "secret.txt"), "utf8"), "secret\n");
+  const overlapping = path.join(root, "aaa.txt");
+  writeFileSync(overlapping, "aaa");
+  assert.match(textOf(await run("edit", { path: "aaa.txt", oldText: "aa", newText: "b" })), /edited/, "不重叠地计数：aaa 里的 aa 只算一处");
+});
+
+const posixOnly = { skip: process.platform === "win32" ? "the shell tool's tests use /bin/sh" : false };
+
+test("Lab 8.5 · shell：在工作区根目录运行，stdout 与 stderr 合并，退出码非 0 是错误结果", posixOnly, async () => {
+  const ok = await run("shell", { command: "pwd; echo oops 1>&2" });
+  assert.equal(ok.isError, false);
+  assert.ok(textOf(ok).includes(root) && textOf(ok).includes("oops"), textOf(ok));
+  assert.equal((ok.details as { exitCode: number }).exitCode, 0);
+  const failed = await run("shell", { command: "echo before; exit 3" });
+  assert.equal(failed.isError, true);
+  assert.equal(textOf(failed), "before\n\n\n[exit code 3]");
+  assert.equal(textOf(await run("shell", { command: "true" })), "(no output)");
+  for (const args of [{ command: "  " }, { command: "true", timeoutSeconds: 0 }, { command: "true", timeoutSeconds: 4000 }]) {
+    assert.equal((await run("shell", args)).isError, true, JSON.stringify(args));
+  }
+});
+
+test("Lab 8.5 · shell：长输出只保留末尾，并说明截断了多少", posixOnly, async () => {
+  const result = await run("shell", { command: "awk 'BEGIN { for (i = 1; i <= 3000; i++) print \"line \" i }'" }, { maxLines: 50, maxBytes: 4096 });
+  assert.equal(result.isError, false);
+  const output = textOf(result);
+  assert.match(output, /^\[output truncated: showing the last 50 lines of 28893 bytes\]\nline 2951\n/);
+  assert.ok(output.endsWith("\nline 3000"), output.slice(-20));
+  assert.deepEqual((result.details as { truncated: boolean; totalBytes: number }).truncated, true);
+});
+
+// The command leaves a background job that would write `marker` shortly after; it holds the
+// output pipe, so if only the shell were killed, the result would wait for the job and the
+// marker would exist by then. Killing the whole process group leaves no marker.
+const orphan = (marker: string) => `(sleep 0.3; echo alive > ${marker}) & sleep 30`;
+
+test("Lab 8.5 · shell：超时杀掉整个进程组，结果说明超时", posixOnly, async () => {
+  const marker = path.join(base, "timeout-marker");
+  const result = await run("shell", { command: orphan(marker), timeoutSeconds: 0.05 });
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /timed out after 0.05 s/);
+  assert.deepEqual([(result.details as { timedOut: boolean }).timedOut, existsSync(marker)], [true, false]);
+});
+
+test("Lab 8.5 · shell：中止杀掉整个进程组，结果说明已中止", posixOnly, async (t) => {
+  const dir = tempDir(t);
+  const marker = path.join(dir, "abort-marker");
+  const controller = new AbortController();
+  const shell = createShellTool(await openWorkspace(root));
+  // Abort once the background job exists: the command announces it by creating `ready`.
+  const ready = new Promise<void>((resolve) => {
+    const watcher = watch(dir, (_event, name) => {
+      if (name === "ready") {
+        watcher.close();
+        resolve();
+      }
+    });
+  });
+  const running = shell.execute({ command: `(sleep 0.3; echo alive > ${marker}) & touch ${path.join(dir, "ready")}; sleep 30` }, { callId: "s", signal: controller.signal });
+  await ready;
+  controller.abort();
+  const result = await running;
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /aborted; the command was killed/);
+  assert.deepEqual([result.details?.aborted, existsSync(marker)], [true, false]);
+});
