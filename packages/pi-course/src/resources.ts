@@ -1132,7 +1132,22 @@ const TYPED_ARRAYS = {
   Float32Array, Float64Array, BigInt64Array, BigUint64Array,
 } as const;
 const typedArrayName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype) as object, Symbol.toStringTag)!
-  .get as (this: ArrayBufferView) => keyof typeof TYPED_ARRAYS;
+  .get as (this: ArrayBufferView) => string | undefined;
+
+/**
+ * A copy of just a typed array's own elements in a buffer of its own; a `Buffer` stays a
+ * `Buffer`. `undefined` for a subclass, which `structuredClone` then copies as its base type.
+ */
+function copyTypedArray(view: ArrayBufferView, prototype: unknown): ArrayBufferView | undefined {
+  if (prototype === Buffer.prototype) {
+    const bytes = Buffer.alloc(view.byteLength); // never from the shared pool
+    bytes.set(view as Buffer);
+    return bytes;
+  }
+  const name = typedArrayName.call(view);
+  const intrinsic = name !== undefined && Object.hasOwn(TYPED_ARRAYS, name) ? TYPED_ARRAYS[name as keyof typeof TYPED_ARRAYS] : undefined;
+  return intrinsic !== undefined && prototype === intrinsic.prototype ? new (intrinsic as new (source: ArrayBufferView) => ArrayBufferView)(view) : undefined;
+}
 
 /**
  * A deep copy of structured-clonable data that shares nothing with the original, with
@@ -1181,12 +1196,8 @@ function copyData<T>(value: T): DataCopy<T> {
       copies.set(item, set);
       for (const entry of Set.prototype.values.call(item)) set.add(copy(entry));
       return set;
-    } else if (types.isTypedArray(item) && prototype === Buffer.prototype) {
-      const bytes = Buffer.alloc((item as Buffer).length);
-      bytes.set(item as Buffer);
-      out = bytes;
-    } else if (types.isTypedArray(item) && prototype === TYPED_ARRAYS[typedArrayName.call(item)].prototype) {
-      out = new (TYPED_ARRAYS[typedArrayName.call(item)] as new (source: ArrayBufferView) => ArrayBufferView)(item);
+    } else if (types.isTypedArray(item)) {
+      out = copyTypedArray(item, prototype) ?? structuredClone(item);
     } else if (types.isDate(item) && prototype === Date.prototype) {
       out = new Date(Date.prototype.getTime.call(item));
     } else {

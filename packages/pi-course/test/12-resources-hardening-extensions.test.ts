@@ -392,6 +392,31 @@ test("data: after hooks get copies of a rich result; the caller gets a copy equa
   assert.deepEqual(facts[0]?.details, richDetails());
 });
 
+test("data: other structured-clonable values (errors, regular expressions, class instances, typed-array subclasses) are copied too", async () => {
+  class Point {
+    x = 1;
+  }
+  class Bytes extends Uint8Array {}
+  const details = () => ({ error: new RangeError("too far"), pattern: /a+/gi, point: new Point(), bytes: new Bytes([1, 2]), nothing: undefined, big: 9n });
+  const seen: unknown[] = [];
+  const host = hostWith();
+  await load(host, "observer", (context) => context.on("afterToolResult", (result) => {
+    seen.push(result.details);
+    (result.details as { bytes: Uint8Array }).bytes[0] = 0;
+  }));
+  const { core, facts } = coreWith(details);
+  const result = await host.wrapExecutor(core)(call());
+  const copied = result.details as ReturnType<typeof details>;
+  assert.ok(copied.error instanceof RangeError && copied.error.message === "too far");
+  assert.equal(String(copied.pattern), "/a+/gi");
+  assert.deepEqual({ ...copied.point }, { x: 1 });
+  assert.deepEqual([...copied.bytes], [1, 2], "the observer's change stayed in its copy");
+  assert.equal(copied.big, 9n);
+  assert.ok("nothing" in copied);
+  assert.equal(seen.length, 1);
+  assert.deepEqual([...(facts[0]!.details as ReturnType<typeof details>).bytes], [1, 2]);
+});
+
 test("data: a small Buffer's copy carries only its own bytes, not Node's shared allocation pool", async () => {
   const host = hostWith();
   let seenBuffer: Buffer | undefined;
