@@ -603,7 +603,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
   if (!Array.isArray(roots) || !roots.every((root) => typeof root === "string")) {
     throw new ResourceError("INVALID_ARGUMENT", "roots must be an array of paths");
   }
-  const onDiagnostic = options.onDiagnostic;
+  const onDiagnostic = options?.onDiagnostic;
   if (onDiagnostic !== undefined && typeof onDiagnostic !== "function") {
     throw new ResourceError("INVALID_ARGUMENT", "options.onDiagnostic must be a function");
   }
@@ -738,7 +738,7 @@ export async function activateSkill(
 ): Promise<ActivatedSkill> {
   const skill = catalog.skills.find((candidate) => candidate.name === name);
   if (skill === undefined) throw new ResourceError("SKILL_NOT_FOUND", `no skill named "${name}" in the catalog`);
-  const requests = options.resources ?? [];
+  const requests = options?.resources ?? [];
   if (!Array.isArray(requests)) throw new ResourceError("INVALID_ARGUMENT", "options.resources must be an array of paths");
   const current = await rereadSkill(skill);
   if (current.name !== skill.name) {
