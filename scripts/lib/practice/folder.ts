@@ -183,7 +183,9 @@ export function renderLearningGuide(input: GuideInput): string {
       "",
       "```sh",
       `npm run lab -w @pi/course -- ${firstLab.id}     # 编译并只运行这个 Lab，给出通过数和第一处失败`,
+      `npm run lab -w @pi/course -- ${firstLab.id} --watch   # 保存即重跑（每次运行默认限时 30 秒，--timeout 秒 可调）`,
       `npm run lab -w @pi/course -- ${m.id}       # 全章进度表`,
+      `npm run reset -w @pi/course -- ${firstLab.id}   # 把这个 Lab 的函数恢复成 starter（你的文件先另存在旁边）`,
       "npm run build -w @pi/course             # 手动方式：先编译",
       labCommand(m, firstLab.id) + "   # 再运行一个 Lab",
       "```",
@@ -207,7 +209,8 @@ export function renderLearningGuide(input: GuideInput): string {
       `npm run fault -w @pi/course -- ${m.id}`,
       "```",
       "",
-      "命令结束时（即使中途按了 Ctrl-C）你的文件会逐字节恢复原样。",
+      "命令结束时（即使中途按了 Ctrl-C）你的文件会逐字节恢复原样。注入的位置按语法树查找，与你的写法无关；",
+      "找不到时命令会说明原因，并告诉你怎样手动做这个实验。",
       "",
     );
   } else {
