@@ -8,13 +8,16 @@
  *    `node --test --test-name-pattern="Lab 12.1" <lab file>`;
  *  - `npm run lab -w @pi/course -- 12.1`, as a learner types it;
  *  - the same runner without npm (`node scripts/launch.mjs lab 12.1`, compiled tooling), and
- *    from its TypeScript source through tsx (`node --import tsx scripts/lab.ts 12.1`).
+ *    from its TypeScript source through tsx (`node --import tsx scripts/lab.ts 12.1`);
+ *  - watch mode: `npm run lab -w @pi/course -- 12.1 --watch` running, the time from a
+ *    rename-style save (a temporary file renamed over `resources.ts`, as editors save) to the
+ *    result printed, against the manual commands' median above.
  * Then the compiler alone: TypeScript as installed (7.x) against the previous major
  * (5.x, fetched once into a cache folder outside the repo), cold and after an edit.
  * The practice folder holds the reference solution so every run does the full work.
  */
-import { spawnSync } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -74,6 +77,37 @@ try {
   for (const [name, value] of Object.entries(medians)) {
     console.log(`${name.padEnd(40)} ${ms(value).padStart(9)}   ${name.startsWith("manual") ? "baseline" : `${ratio(manual / value)} the manual speed`}`);
   }
+
+  // Watch mode: save → result printed, against the manual commands after the same kind of save.
+  const renameSave = () => {
+    const temporary = path.join(path.dirname(teaching), ".resources.ts.swp");
+    writeFileSync(temporary, `${readFileSync(teaching, "utf8")}// save ${++edits}\n`);
+    renameSync(temporary, teaching);
+  };
+  const watcher = spawn(npm, ["run", "lab", "-w", "@pi/course", "--", "12.1", "--watch"], { cwd: practice, stdio: ["ignore", "pipe", "ignore"], shell: process.platform === "win32" });
+  let printed = "";
+  let wake = () => {};
+  watcher.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    printed += chunk;
+    wake();
+  });
+  const FOOTER = /保存即重跑/g;
+  const results = () => printed.match(FOOTER)?.length ?? 0;
+  const waitFor = async (n: number) => {
+    while (results() < n) await new Promise<void>((resolve) => (wake = resolve));
+  };
+  await waitFor(1);
+  const watchTimes: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const before = results();
+    const start = performance.now();
+    renameSave();
+    await waitFor(before + 1);
+    watchTimes.push(performance.now() - start);
+  }
+  watcher.kill("SIGINT");
+  const watchMedian = median(watchTimes);
+  console.log(`${"watch: save → result printed".padEnd(40)} ${ms(watchMedian).padStart(9)}   ${ratio(manual / watchMedian)} the manual speed`);
 
   // The compiler alone: installed TypeScript against the previous major, same tree.
   writeFileSync(teaching, original);

@@ -7,14 +7,24 @@
  * the chapter's fault exercise on the learner's own file and always restores it.
  *
  * Without `id` or `--all`, both modes run the chapter's exercise fault(s).
- * Exit status: 0 when every selected fault was killed and restored; 1 otherwise; 2 for a
- * usage error; 130 when interrupted.
+ * Exit status: author mode, 0 when every selected fault was killed and restored, else 1.
+ * Learner mode: 0 when the exercise ran and the file was restored, whatever the exercise
+ * showed (a fault that was not caught, a lab not ready yet, a manual edit to make are
+ * results, and npm then prints no error block); with `--json` or in CI, 1 unless the fault
+ * was caught and the file restored. 2 for a usage error. Interrupted (Ctrl-C, SIGTERM), it
+ * restores the learner's file at once, ends its test processes, removes its temporary
+ * folders, says so, and ends by that signal.
  */
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
-import { CourseError } from "./lib/core/errors.js";
+import { CourseError, isCourseError } from "./lib/core/errors.js";
 import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/fault/author.js";
-import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, type BackupState, type LearnerRunResult } from "./lib/fault/learner.js";
+import { BACKUP_DIR, recoverFaultBackup, type BackupState } from "./lib/fault/backup.js";
+import { runLearnerFault, type LearnerRunResult } from "./lib/fault/learner.js";
+import { resultStatus } from "./lib/core/exit-status.js";
+import { catchInterruptions, type Interruption } from "./lib/core/interrupt.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "./lib/lab/args.js";
+import { removeStaleLabScratch } from "./lib/lab/leftovers.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/fault/catalog.js";
 import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
 import { courseRoot, isPracticeFolder } from "./lib/core/paths.js";
@@ -26,9 +36,14 @@ export const USAGE = `用法: npm run fault -w @pi/course -- <章节号> [故障
 课程仓库里（作者模式）：把登记在 checkpoints/<章节号>.yaml 的故障注入参考实现的临时副本，
 确认清单指定的测试抓住它，再撤销并确认测试恢复全绿。不改动仓库里的任何文件。
 练习目录里（学习者模式）：把本章的故障实验注入你自己的教学文件，看哪条测试抓住它，
-然后逐字节恢复你的文件（即使中途按 Ctrl-C 或进程崩溃，下次运行也会先恢复）。
+然后逐字节恢复你的文件（中途按 Ctrl-C 时立即恢复；进程被强行结束时，下一个命令会先恢复）。
+插入位置按语法树查找，与你的花括号、换行和参数名无关；实在找不到时会说明怎样手动做这个实验。
 
 不给故障编号也不加 --all 时，运行本章的故障实验（exercise）。
+
+退出码：学习者模式下实验做完、文件已恢复即为 0（没抓住、还不能做、需要手动，都是结果）；
+加 --json 或设置了环境变量 CI 时，只有故障被抓住并恢复才为 0，否则为 1。作者模式下有故障
+没被抓住或没恢复即为 1。用法错误为 2；中断时以同一个信号结束。
 
 选项:
   --all          运行本章登记的全部故障
@@ -99,22 +114,23 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
     return 0;
   }
   const selected = selectFaults(faults, args, manifest.id);
-  const controller = new AbortController();
-  const interrupt = () => controller.abort();
-  process.once("SIGINT", interrupt);
-  process.once("SIGTERM", interrupt);
+  removeStaleLabScratch();
+  const interruption = catchInterruptions();
   const paint = paintFor(process.stdout);
   const started = Date.now();
   const done = new Map<string, FaultResult>();
   let next = 0;
   try {
-    if (!args.json) process.stderr.write(`在临时副本中运行 ${selected.length} 个故障（基线 → 注入 → 测试 → 撤销 → 测试）……\n`);
+    if (!args.json) {
+      process.stdout.write(`这里是课程仓库本身（作者模式），不是练习目录：故障注入参考实现的临时副本，仓库里的文件只读不改。\n`);
+      process.stderr.write(`在临时副本中运行 ${selected.length} 个故障（基线 → 注入 → 测试 → 撤销 → 测试）……\n`);
+    }
     const results = await runAuthorFaults({
       sourceRoot: courseRoot,
       manifest,
       faults: selected,
       nodeModules: path.join(courseRoot, "node_modules"),
-      signal: controller.signal,
+      signal: interruption.signal,
       onResult: (result) => {
         // Workers finish out of order; lines are printed in catalog order as soon as they can be.
         done.set(result.id, result);
@@ -135,11 +151,11 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
     }
     return ok ? 0 : 1;
   } catch (error) {
-    if (controller.signal.aborted) throw new CourseError("ABORTED", "已中断；临时副本已删除，仓库没有被改动", { cause: error });
-    throw error;
+    if (interruption.received() === undefined) throw error;
+    process.stderr.write("已中断；临时副本已删除，仓库没有被改动。\n");
+    throw new CourseError("ABORTED", "已中断", { cause: error });
   } finally {
-    process.off("SIGINT", interrupt);
-    process.off("SIGTERM", interrupt);
+    interruption.finish();
   }
 }
 
@@ -165,16 +181,16 @@ export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFaul
   if (result.recovered?.kind === "restored") lines.push(recoveryNotice(result.recovered.state), "");
   switch (result.status) {
     case "manual": {
-      const where = result.anchorLines && result.anchorLines.length > 0 ? `匹配到多行（第 ${result.anchorLines.join("、")} 行）` : "没有匹配到任何一行";
       lines.push(
-        `没有自动注入：在 ${fault.file} 中找插入位置的规则 /${fault.learner.anchor}/ ${where}，你的写法和实验假设的不同。你的文件没有被改动。`,
+        `没有自动注入：${result.manualReason ?? "找不到插入的位置"}。你的文件没有被改动。`,
         "",
         "可以手动做这个实验：",
-        `  1. 在 ${fault.file} 中对应的位置（见上面的说明）${fault.learner.where === "before" ? "之前" : "之后"}加入这一行：`,
+        `  1. 在 ${fault.file} 的 ${fault.learner.function} 里，${describeBefore(fault.learner.before)}之前，加入这一行`,
+        `     （参数名换成你自己的）：`,
         `       ${fault.learner.insert}`,
-        "     如果那一处和条件写在同一行（例如 if (…) return …;），先改成带花括号的块，让这一行只在那个分支里运行。",
+        "     如果那个 return 和条件写在同一行（例如 if (…) return …;），先改成带花括号的块，让这一行只在那个分支里运行。",
         `  2. 运行 ${labCmd}，看哪条测试失败（应是 ${fault.killedBy.map((n) => `“${n}”`).join("、")}）`,
-        `  3. 删掉这一行，再运行 ${labCmd} 和 npm run lab -w @pi/course -- ${manifest.id}，确认恢复全绿`,
+        `  3. 删掉这一行，再运行 ${labCmd} 和 npm run lab -w @pi/course -- ${manifest.id}，确认恢复原样`,
       );
       break;
     }
@@ -209,9 +225,24 @@ export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFaul
   if (result.line !== undefined) {
     const after = result.after ? `Lab ${fault.lab} ${result.after.passed}/${result.after.total}` : `Lab ${fault.lab}`;
     lines.push("", result.restored ? `已恢复：${fault.file} 与实验前逐字节相同；${after}` : `未能恢复 ${fault.file}！原文件在 .pi-course/fault-backup/original`);
-    lines.push(`下一步：npm run lab -w @pi/course -- ${manifest.id}（本章全量应仍为全绿）`);
+    lines.push(chapterNextStep(result, manifest));
   }
   return lines.join("\n");
+}
+
+/** `return "x"` → `返回 "x" 的 return 语句`. */
+function describeBefore(before: string): string {
+  const literal = /(["'])(.*)\1/.exec(before)?.[2];
+  return literal === undefined ? before : `返回 "${literal}" 的 return 语句`;
+}
+
+/** The last line: what the chapter looks like now that the file is back. */
+function chapterNextStep(result: LearnerRunResult, manifest: ChapterManifest): string {
+  const command = `npm run lab -w @pi/course -- ${manifest.id}`;
+  const red = (result.chapterAfter ?? []).filter((lab) => lab.passed < lab.total);
+  if (result.chapterAfter === undefined) return `下一步：${command}`;
+  if (red.length === 0) return `下一步：${command}（本章全量应仍为全绿）`;
+  return `注意：本章还有没通过的 Lab（${red.map((lab) => `Lab ${lab.id} ${lab.passed}/${lab.total}`).join("、")}），这与故障实验无关，实验前就是这样。下一步：${command}`;
 }
 
 async function learnerMode(manifest: ChapterManifest, args: FaultArgs): Promise<number> {
@@ -221,29 +252,52 @@ async function learnerMode(manifest: ChapterManifest, args: FaultArgs): Promise<
     return 0;
   }
   const selected = selectFaults(faults, { ...args, all: args.all || args.id === undefined }, manifest.id);
+  removeStaleLabScratch();
   // Say first that an interrupted experiment was cleaned up, before anything else happens.
   const recovered = recoverFaultBackup(courseRoot);
   if (recovered.kind === "restored" && !args.json) process.stdout.write(`${recoveryNotice(recovered.state)}\n\n`);
-  let ok = true;
-  const documents: LearnerRunResult[] = [];
-  for (const fault of selected) {
-    if (!args.json) {
-      process.stdout.write(`故障实验 ${fault.id}（Lab ${fault.lab}）：${fault.description}\n\n${fault.learner.explain}\n\n`);
+  const interruption = catchInterruptions();
+  try {
+    let ok = true;
+    const documents: LearnerRunResult[] = [];
+    for (const fault of selected) {
+      if (!args.json) {
+        process.stdout.write(`故障实验 ${fault.id}（Lab ${fault.lab}）：${fault.description}\n\n${fault.learner.explain}\n\n`);
+      }
+      const result = await runInterruptibly(fault, manifest, args, interruption);
+      documents.push(result);
+      if (!args.json) process.stdout.write(`${formatLearnerResult(result, fault, manifest)}\n`);
+      ok = ok && result.status === "killed" && result.restored && result.after?.passed === result.after?.total;
     }
-    const result = await runLearnerFault({
+    if (args.json) process.stdout.write(`${JSON.stringify({ faults: documents, ok }, null, 2)}\n`);
+    return resultStatus(ok, { json: args.json });
+  } finally {
+    interruption.finish();
+  }
+}
+
+/**
+ * One learner-mode run that an interruption stops cleanly: the file is restored the moment
+ * the signal arrives (by the run's own guard), the test processes are ended and their
+ * folders removed, and the learner is told what state the file is in before the command ends.
+ */
+async function runInterruptibly(fault: LearnerFault, manifest: ChapterManifest, args: FaultArgs, interruption: Interruption): Promise<LearnerRunResult> {
+  try {
+    return await runLearnerFault({
       root: courseRoot,
       manifest,
       fault,
+      signal: interruption.signal,
+      timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000,
       say: (line) => {
         if (!args.json) process.stderr.write(`${line}\n`);
       },
     });
-    documents.push(result);
-    if (!args.json) process.stdout.write(`${formatLearnerResult(result, fault, manifest)}\n`);
-    ok = ok && result.status === "killed" && result.restored && result.after?.passed === result.after?.total;
+  } catch (error) {
+    // Say what state the file is in: the process is about to end by the signal.
+    if (interruption.received() !== undefined && isCourseError(error, "ABORTED")) process.stderr.write(`${error.message}。\n`);
+    throw error;
   }
-  if (args.json) process.stdout.write(`${JSON.stringify({ faults: documents, ok }, null, 2)}\n`);
-  return ok ? 0 : 1;
 }
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -3,10 +3,15 @@
  * `-- 12 --reset`: show the next rung of a lab's four-rung hint ladder (or the rung asked
  * for), remembering the rung reached in `.pi-course/hints.json` of the course folder.
  *
- * Exit status: 0 on success, 2 for a usage error (unknown lab, bad level), 1 otherwise.
+ * When the progress cannot be saved (a read-only folder, a directory where the file should
+ * be), the hint is shown all the same, with a coded warning (`HINT_STATE_UNWRITABLE`) saying
+ * why and what to do. Exit status: 0 when the hint was shown (or the progress reset), 2 for a
+ * usage error (unknown lab, bad level), 1 otherwise (a reset that could not be saved).
  */
 import { runMain } from "./lib/core/cli.js";
-import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
+import { isCourseError } from "./lib/core/errors.js";
+import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, removeStaleHintTemps, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
+import { learnerPreamble } from "./lib/lab/preamble.js";
 import { selectLabs } from "./lib/lab/runner.js";
 import { loadManifest } from "./lib/course/manifest.js";
 import { courseRoot, HINT_STATE } from "./lib/core/paths.js";
@@ -20,11 +25,15 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const manifest = await loadManifest(courseRoot, args.target.chapter);
   const labs = selectLabs(manifest, args.target);
+  const paint = paintFor(process.stdout);
+  for (const line of learnerPreamble(courseRoot, manifest.id)) {
+    (args.json ? process.stderr : process.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
+  }
+  removeStaleHintTemps(courseRoot);
   const loaded = await readHintState(courseRoot);
   if (loaded.problem !== undefined) {
-    process.stderr.write(`提示进度文件 ${HINT_STATE} 已损坏（${loaded.problem}），已重置。\n`);
+    process.stderr.write(`警告 [HINT_STATE_INVALID] 提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。\n`);
   }
-  const paint = paintFor(process.stdout);
 
   if (args.reset) {
     const ids = labs.map((lab) => lab.id);
@@ -37,12 +46,24 @@ async function main(argv: readonly string[]): Promise<number> {
   const [lab] = labs;
   if (lab === undefined) return 2;
   const { state, view } = takeHint(loaded.state, lab, args.level);
-  await writeHintState(courseRoot, state);
+  // The hint matters more than remembering it: show it whether or not the progress is saved.
+  const saved = await writeHintState(courseRoot, state).then(
+    () => undefined,
+    (error: unknown) => {
+      if (isCourseError(error, "HINT_STATE_UNWRITABLE")) return error;
+      throw error;
+    },
+  );
   if (args.json) {
     const next = view.level < RUNGS ? view.level + 1 : null;
-    process.stdout.write(`${JSON.stringify({ lab: lab.id, title: lab.title, level: view.level, of: RUNGS, text: view.text, next })}\n`);
+    const document: Record<string, unknown> = { lab: lab.id, title: lab.title, level: view.level, of: RUNGS, text: view.text, next };
+    if (saved !== undefined) document.warning = { code: saved.code, message: saved.message };
+    process.stdout.write(`${JSON.stringify(document)}\n`);
   } else {
     process.stdout.write(`${formatHint(view, paint)}\n`);
+  }
+  if (saved !== undefined) {
+    process.stderr.write(`警告 [${saved.code}] ${saved.message}（提示照常显示，只是下次不会记得你已看到第 ${view.level} 级）\n`);
   }
   return 0;
 }

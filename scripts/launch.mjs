@@ -9,16 +9,26 @@
  * `scripts/` (or a tsconfig) has changed size or modification time. Should compiling fail,
  * the command runs from its source through tsx, as it would without this launcher.
  *
- * Compiled output is written to a fresh folder and renamed into place only when complete,
- * so an interrupted compile never leaves a half-written build behind.
+ * Compiled output is written to a fresh folder (`tooling.partial-<pid>`) and renamed into
+ * place only when complete. Interrupted (Ctrl-C, SIGTERM, SIGHUP), the compile is stopped,
+ * that folder removed, and the launcher ends by the same signal; a folder left by a launcher
+ * that was killed outright (its pid no longer runs) is removed by the next launch.
+ *
+ * The npm scripts run this file as `exec node scripts/launch.mjs <command>`: `exec` makes
+ * node replace the shell npm starts the script in, so node is npm's own child. npm passes
+ * SIGINT and SIGTERM on to its child only; without `exec` they stop at the shell, which
+ * neither forwards them nor, for SIGINT, dies before its child does, so a command would run
+ * on unaware (or orphaned) when someone signals the npm process rather than the whole
+ * process group. Windows' cmd.exe has no `exec`: the `exec.cmd` files beside the package
+ * manifests run the rest of the line there (Ctrl-C reaches every process of a console anyway).
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "verify"];
+const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "verify"];
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
 const courseRoot = path.dirname(scriptsDir);
 // Keep in step with TOOLING_BUILD in scripts/lib/core/paths.ts, which finds the course root from there.
@@ -57,18 +67,80 @@ function compilerScript() {
   }
 }
 
+/** True when a process with this pid runs (other than this one). */
+function alive(pid) {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}
+
+/** Removes `tooling.partial-<pid>` folders whose launcher no longer runs (it was killed outright). */
+function removeStalePartials() {
+  const parent = path.dirname(buildDir);
+  const prefix = `${path.basename(buildDir)}.partial-`;
+  let names = [];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (/^\d+$/.test(name.slice(prefix.length)) && !alive(pid)) rmSync(path.join(parent, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs the compiler into `outDir`; resolves with its exit code. A signal meanwhile stops the
+ * compiler, removes `outDir` and ends this process by that signal.
+ */
+function compile(tsc, outDir) {
+  return new Promise((resolve) => {
+    // In a process group of its own (POSIX): TypeScript's `tsc` script starts the native
+    // compiler as a child, and ending only the script would leave that one writing.
+    const group = process.platform !== "win32";
+    const child = spawn(process.execPath, [tsc, "-p", path.join(scriptsDir, "tsconfig.json"), "--outDir", outDir], { stdio: "ignore", detached: group });
+    let received;
+    const onSignal = (signal) => {
+      received ??= signal;
+      try {
+        if (group) process.kill(-child.pid, "SIGKILL");
+        else child.kill("SIGKILL");
+      } catch {
+        // Already ended.
+      }
+    };
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"];
+    for (const signal of signals) process.on(signal, onSignal);
+    const finish = (code) => {
+      for (const signal of signals) process.off(signal, onSignal);
+      if (received !== undefined) {
+        rmSync(outDir, { recursive: true, force: true, maxRetries: 10 });
+        process.kill(process.pid, received);
+        process.exit(130);
+      }
+      resolve(code);
+    };
+    child.on("error", () => finish(1));
+    child.on("close", (code) => finish(code));
+  });
+}
+
 /** True when `.pi-course/tooling` holds a complete build of the current sources. */
-function ensureCompiled() {
+async function ensureCompiled() {
+  removeStalePartials();
   const sources = fingerprint();
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === sources) return true;
   const tsc = compilerScript();
   if (tsc === undefined) return false;
   const partial = `${buildDir}.partial-${process.pid}`;
   try {
-    const compiled = spawnSync(process.execPath, [tsc, "-p", path.join(scriptsDir, "tsconfig.json"), "--outDir", partial], {
-      stdio: "ignore",
-    });
-    if (compiled.status !== 0) return false;
+    if ((await compile(tsc, partial)) !== 0) return false;
     writeFileSync(path.join(partial, "sources.json"), sources);
     rmSync(buildDir, { recursive: true, force: true });
     mkdirSync(path.dirname(buildDir), { recursive: true });
@@ -88,7 +160,7 @@ if (!COMMANDS.includes(command ?? "")) {
   process.exitCode = 2;
 } else {
   let entry = path.join(buildDir, `${command}.js`);
-  if (!ensureCompiled()) {
+  if (!(await ensureCompiled())) {
     const { register } = await import("tsx/esm/api");
     register();
     entry = path.join(scriptsDir, `${command}.ts`);

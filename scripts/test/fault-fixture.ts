@@ -101,9 +101,9 @@ export const MINI_FAULTS = `faults:
     replace: "  if (!loader.trust()) {\\n    loader.load(); // 故意错误\\n    return \\"skipped\\";"
     killedBy: ["Lab 98.2 · untrusted"]
     learner:
-      anchor: '^\\s*return\\s+["'']skipped["'']'
+      function: gate(loader)
+      before: return "skipped"
       insert: "loader.load(); // 故意错误"
-      where: before
       explain: 在未信任分支返回之前加载代码：返回值不变，但测试记录到了 load。
 `;
 

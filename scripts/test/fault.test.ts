@@ -15,7 +15,8 @@ import test from "node:test";
 import { parseDocument } from "yaml";
 import { formatLearnerResult, parseArgs, selectFaults } from "../fault.js";
 import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../lib/fault/author.js";
-import { BACKUP_DIR, recoverFaultBackup, runLearnerFault, sha256, writeBackupSync } from "../lib/fault/learner.js";
+import { BACKUP_DIR, recoverFaultBackup, sha256, writeBackupSync } from "../lib/fault/backup.js";
+import { runLearnerFault } from "../lib/fault/learner.js";
 import {
   applyFault,
   applyLearnerPatch,
@@ -27,7 +28,8 @@ import {
   type Fault,
 } from "../lib/fault/catalog.js";
 import { loadManifest, parseManifest, type ChapterManifest } from "../lib/course/manifest.js";
-import { MINI_FILE, MINI_REFERENCE, MINI_STARTER, MINI_TEST, makeMiniCourse, miniManifest, repoRoot } from "./fault-fixture.js";
+import { MINI_FAULTS, MINI_FILE, MINI_REFERENCE, MINI_STARTER, MINI_TEST, makeMiniCourse, miniManifest, repoRoot } from "./fault-fixture.js";
+import { processesMentioning, waitForEntry } from "./leftover-probe.js";
 
 const NODE_MODULES = path.join(repoRoot, "node_modules");
 
@@ -111,7 +113,9 @@ test("the catalog is validated field by field with FAULT_INVALID", () => {
     ["missing find", { ...ok, find: undefined }],
     ["unknown field", { ...ok, patch: "x" }],
     ["exercise without learner patch", { ...ok, exercise: true }],
-    ["learner anchor not a regex", { ...ok, learner: { anchor: "(", insert: "x", explain: "e" } }],
+    ["learner function not name(params)", { ...ok, learner: { function: "gate", before: "return", insert: "x", explain: "e" } }],
+    ["learner before not a return", { ...ok, learner: { function: "gate(loader)", before: "if (x)", insert: "x", explain: "e" } }],
+    ["learner with the old regex anchor", { ...ok, learner: { anchor: "^x", function: "gate(loader)", before: "return", insert: "x", explain: "e" } }],
     ["two-line description", { ...ok, description: "a\nb" }],
     ["file outside the chapter", { ...ok, file: "packages/pi-course/src/other.ts" }],
   ];
@@ -142,18 +146,19 @@ test("the practice copy of a manifest keeps exercise faults without reference te
   assert.equal(parseDocument(learnerManifestText(withoutExercise, manifestOf(withoutExercise))).get("faults"), undefined);
 });
 
-test("a learner patch goes next to the one matching line, with its indentation", () => {
-  const patch = { anchor: String.raw`^\s*return\s+["']skipped["']`, insert: "loader.load(); // 故意错误", where: "before" as const, explain: "e" };
+test("a learner patch goes before the return it names, with the learner's indentation and parameter names", () => {
+  const patch = { function: "gate(loader)", before: 'return "skipped"', insert: "loader.load(); // 故意错误", explain: "e" };
   const result = applyLearnerPatch(MINI_REFERENCE, patch);
   assert.ok(result.ok);
   assert.ok(result.text.includes('  if (!loader.trust()) {\n    loader.load(); // 故意错误\n    return "skipped";\n'));
   assert.equal(result.text.split("\n")[result.line - 1], "    loader.load(); // 故意错误");
-  const after = applyLearnerPatch(MINI_REFERENCE, { ...patch, where: "after" });
-  assert.ok(after.ok && after.text.includes('    return "skipped";\n    loader.load(); // 故意错误\n'));
   const crlf = applyLearnerPatch(MINI_REFERENCE.replace(/\n/g, "\r\n"), patch);
   assert.ok(crlf.ok && crlf.text.includes("    loader.load(); // 故意错误\r\n"));
-  assert.deepEqual(applyLearnerPatch("nothing here\n", patch), { ok: false, lines: [] });
-  assert.deepEqual(applyLearnerPatch('return "skipped";\nx\n  return "skipped";\n', patch), { ok: false, lines: [1, 3] });
+  const renamed = applyLearnerPatch(MINI_REFERENCE.replace(/loader/g, "l"), patch);
+  assert.ok(renamed.ok && renamed.text.includes("    l.load(); // 故意错误\n"));
+  const missing = applyLearnerPatch("export function other() {}\n", patch);
+  assert.ok(!missing.ok);
+  assert.match(missing.reason, /gate/);
 });
 
 test("killedBy entries resolve to one test each: exact name first, else a unique prefix", () => {
@@ -190,8 +195,16 @@ test("the learner's report names the catching test, the manual edit, or what to 
   assert.match(killed, /抓住了：“Lab 98\.2 · untrusted code is never loaded”/);
   assert.match(killed, /\+   'load'/);
   assert.match(killed, /已恢复：.*逐字节相同；Lab 98\.2 2\/2/);
-  const manual = formatLearnerResult({ ...base, status: "manual", anchorLines: [3, 9] }, exercise!, manifest);
-  assert.match(manual, /第 3、9 行/);
+  assert.doesNotMatch(killed, /全绿/, "without the chapter's state, nothing is claimed about it");
+  const chapterGreen = [{ id: "98.1", passed: 2, total: 2 }, { id: "98.2", passed: 2, total: 2 }];
+  const killedBase = { ...base, status: "killed" as const, line: 14, caughtBy: ["Lab 98.2 · untrusted code is never loaded"], after: { passed: 2, total: 2 } };
+  assert.match(formatLearnerResult({ ...killedBase, chapterAfter: chapterGreen }, exercise!, manifest), /本章全量应仍为全绿/);
+  const earlierRed = formatLearnerResult({ ...killedBase, chapterAfter: [{ id: "98.1", passed: 1, total: 2 }, chapterGreen[1]!] }, exercise!, manifest);
+  assert.doesNotMatch(earlierRed, /全绿/, "an earlier red lab is never called green");
+  assert.match(earlierRed, /还有没通过的 Lab（Lab 98\.1 1\/2）/);
+  const manual = formatLearnerResult({ ...base, status: "manual", manualReason: "有 2 个叫 gate 的函数", anchorLines: [3, 9] }, exercise!, manifest);
+  assert.match(manual, /没有自动注入：有 2 个叫 gate 的函数/);
+  assert.match(manual, /gate\(loader\) 里，返回 "skipped" 的 return 语句之前/);
   assert.ok(manual.includes("loader.load(); // 故意错误"));
   assert.ok(!manual.includes("已恢复"), "nothing was changed, so nothing is said to be restored");
   assert.match(formatLearnerResult({ ...base, status: "not_ready", before: { passed: 0, total: 2 } }, exercise!, manifest), /Lab 98\.2 现在是 0\/2/);
@@ -341,13 +354,29 @@ test("learner mode: the exercise is caught by its test and the learner's file is
   assert.ok(!existsSync(path.join(root, BACKUP_DIR)), "the backup is removed after restoring");
 });
 
-test("learner mode: an anchor that does not match exactly once changes nothing and asks for a manual edit", async (t) => {
+test("learner mode: a one-line trust branch is turned into a block for the line, caught, and restored byte for byte", async (t) => {
   const oneLine = LEARNER_SOLUTION.replace("if (trusted !== true) {\n      return 'skipped';\n  }", "if (trusted !== true) return 'skipped';");
   const root = await practiceFolder(t, oneLine);
+  const file = path.join(root, MINI_FILE);
+  const before = await readFile(file);
+  let patchedText = "";
+  const result = await learnerRun(root, async () => void (patchedText = await readFile(file, "utf8")));
+  assert.ok(patchedText.includes("  if (trusted !== true) {\n    loader.load(); // 故意错误\n    return 'skipped';\n  }\n"), patchedText);
+  assert.equal(result.status, "killed");
+  assert.deepEqual(await readFile(file), before);
+});
+
+test("learner mode: code the exercise cannot place changes nothing and explains the manual edit", async (t) => {
+  // A correct solution whose untrusted result is one branch of ?: — there is no statement to put the line before.
+  const ternary = LEARNER_SOLUTION.replace(
+    /export function gate[\s\S]*$/,
+    'export function gate(loader: Loader): "loaded" | "skipped" {\n  return loader.trust() !== true ? "skipped" : (loader.load(), "loaded");\n}\n',
+  );
+  const root = await practiceFolder(t, ternary);
   const before = await readFile(path.join(root, MINI_FILE));
   const result = await learnerRun(root);
   assert.equal(result.status, "manual");
-  assert.deepEqual(result.anchorLines, []);
+  assert.match(result.manualReason ?? "", /条件表达式的一个分支/);
   assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before);
 });
 
@@ -366,10 +395,11 @@ test("learner mode: a lab that is not green yet is not experimented on", async (
 });
 
 test("learner mode: a line landing in code the tests never reach survives, and is still restored", async (t) => {
+  // The real untrusted path returns a constant; the only literal return is unreachable.
   const dead = LEARNER_SOLUTION.replace("      return 'skipped';", "      return SKIPPED;").replace(
-    "export function gate",
-    `const SKIPPED = "skipped";\nexport function unused(loader: Loader): string {\n  void loader;\n  return "skipped";\n}\n\nexport function gate`,
-  );
+    "  loader.load();\n",
+    '  if (Number.isNaN(1)) return "skipped";\n  loader.load();\n',
+  ).replace("export function gate", 'const SKIPPED = "skipped";\nexport function gate');
   const root = await practiceFolder(t, dead);
   const before = await readFile(path.join(root, MINI_FILE));
   const result = await learnerRun(root);
@@ -379,8 +409,10 @@ test("learner mode: a line landing in code the tests never reach survives, and i
 });
 
 test("learner mode: an inserted line that does not compile is reported and undone", async (t) => {
-  // The learner named the parameter differently: the inserted `loader.load()` cannot compile.
-  const root = await practiceFolder(t, LEARNER_SOLUTION.replace(/loader/g, "source"));
+  // A catalog line that calls what the contract does not have cannot compile in any solution.
+  const faults = MINI_FAULTS.replace('insert: "loader.load(); // 故意错误"', 'insert: "loader.unload(); // 故意错误"');
+  const manifest = learnerManifestText(miniManifest(faults), manifestOf(miniManifest(faults)));
+  const root = await makeMiniCourse(t, { practice: true, manifest, source: LEARNER_SOLUTION.replace(/loader/g, "source") });
   const before = await readFile(path.join(root, MINI_FILE));
   const result = await learnerRun(root);
   assert.equal(result.status, "build_failed");
@@ -401,9 +433,10 @@ test("learner mode: an exception thrown between patch and restore still restores
 });
 
 /** Starts the child runner; resolves once it printed PATCHED. */
-function startChild(root: string, mode: "hang" | "throw") {
+function startChild(root: string, mode: "hang" | "throw" | "run", env: NodeJS.ProcessEnv = {}) {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "scripts/test/fault-child.ts"), root, "98", mode], {
     cwd: repoRoot,
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
@@ -447,9 +480,30 @@ test("learner mode: SIGINT (Ctrl-C) between patch and restore restores before th
   await run.patched;
   run.child.kill("SIGINT");
   const exit = await run.exited;
-  assert.ok(exit.signal === "SIGINT" || exit.code === 130, `ended by the signal (${JSON.stringify(exit)}): ${run.stderr()}`);
+  assert.equal(exit.signal, "SIGINT", `ended by the signal (${JSON.stringify(exit)}): ${run.stderr()}`);
+  assert.match(run.stderr(), /已中断：packages\/pi-course\/src\/mini\.ts 已逐字节恢复成实验前的内容/);
   assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before);
   assert.ok(!existsSync(path.join(root, BACKUP_DIR)));
+});
+
+test("learner mode: SIGTERM while the patched code's tests run ends them, restores the file and leaves no temp folder", async (t) => {
+  // The injected line never returns, so the moment is certain: the tests of the patched code are running.
+  const faults = MINI_FAULTS.replace('insert: "loader.load(); // 故意错误"', 'insert: "for (;;) {} // 故意错误"');
+  const manifest = learnerManifestText(miniManifest(faults), manifestOf(miniManifest(faults)));
+  const root = await makeMiniCourse(t, { practice: true, manifest, source: LEARNER_SOLUTION });
+  const before = await readFile(path.join(root, MINI_FILE));
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-fault-tmp-"));
+  t.after(() => rm(tmp, { recursive: true, force: true }));
+  const run = startChild(root, "run", { TMPDIR: tmp, TEMP: tmp, TMP: tmp });
+  await run.patched;
+  await waitForEntry(tmp, (name) => name.startsWith("pi-lab-"));
+  run.child.kill("SIGTERM");
+  const exit = await run.exited;
+  assert.equal(exit.signal, "SIGTERM", run.stderr());
+  assert.match(run.stderr(), /已逐字节恢复成实验前的内容；测试进程已结束，临时文件已删除/);
+  assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before);
+  assert.deepEqual((await readdir(tmp)).filter((name) => name.startsWith("pi-lab-")), [], "no pi-lab folder left");
+  assert.deepEqual(processesMentioning(root) ?? [], [], "no test process left");
 });
 
 test("learner mode: an uncaught exception between patch and restore restores on the way out", async (t) => {

@@ -8,10 +8,13 @@
  * `node_modules` (TypeScript, tsx, yaml), so building it needs no network.
  */
 import { spawn } from "node:child_process";
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { starterCopyPath } from "../lib/core/paths.js";
+import { loadManifest } from "../lib/course/manifest.js";
+import { learnerManifestText } from "../lib/fault/catalog.js";
 
 /** The real repo this test file lives in. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -46,6 +49,7 @@ export function greet(name: string): string {
 }
 
 export function greet(name: string): string {
+  if (name === "") throw Object.assign(new Error("nobody to greet"), { code: "GREET_EMPTY" });
   return ${greeting};
 }
 `;
@@ -71,7 +75,9 @@ test("Lab 99.2 · greets the sum", () => {
   assert.equal(greet(String(add(1, 1))), "hello 2");
 });
 
-test("Lab 99.2 · greeting starts with hello", () => {
+test("Lab 99.2 · greeting starts with hello, and nobody is not greeted", () => {
+  // An assertion about an error: against the starter it receives the scaffold error.
+  assert.throws(() => greet(""), { code: "GREET_EMPTY" });
   assert.match(greet("x"), /^hello /);
 });
 `;
@@ -166,24 +172,34 @@ export function runScript(root: string, script: string, args: readonly string[],
 }
 
 /**
- * A scratch copy of a real chapter of the course at `sourceRoot`: the course package's
- * sources, the chapter's focused tests (and no other test), its manifest and tsconfigs, with
- * `node_modules` linked. `starter` lays the chapter's starters over their teaching files,
- * as a practice folder has them. The caller removes `root`.
+ * A practice folder of real chapter `id` laid out as `practice NN --link-modules` lays it out,
+ * from this working tree (so the tooling under test is the one being edited): the course
+ * package's sources with each starter over its teaching file and a pristine starter copy for
+ * `reset`, the chapter's focused tests only, the learner-safe manifest, the practice marker,
+ * the tooling (`scripts/`, without its tests), the workspace manifests and the repo's
+ * `node_modules` linked. The folder's path has spaces and parentheses, as a learner's may.
+ * The caller removes the folder.
  */
-export async function copyChapter(sourceRoot: string, id: string, variant: "starter" | "reference"): Promise<string> {
-  const { loadManifest } = await import("../lib/course/manifest.js");
+export async function practiceCopy(sourceRoot: string, id: string): Promise<string> {
   const manifest = await loadManifest(sourceRoot, id);
-  const root = await mkdtemp(path.join(os.tmpdir(), `pi-lab-ch${id}-`));
+  const root = await mkdtemp(path.join(os.tmpdir(), `pi practice${id} (copy)-`));
   const pkg = path.join("packages", "pi-course");
-  for (const file of ["tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), manifest.manifestPath, ...manifest.focusedTests]) {
+  for (const file of ["package.json", "tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), ...manifest.focusedTests]) {
     await mkdir(path.dirname(path.join(root, file)), { recursive: true });
     await cp(path.join(sourceRoot, file), path.join(root, file));
   }
   await cp(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { recursive: true });
-  await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
-  if (variant === "starter") {
-    for (const { from, to } of manifest.starters) await cp(path.join(sourceRoot, from), path.join(root, to));
+  await cp(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { recursive: true, filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
+  const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
+  await mkdir(path.join(root, "checkpoints"), { recursive: true });
+  await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));
+  for (const { from, to } of manifest.starters) {
+    await cp(path.join(sourceRoot, from), path.join(root, to));
+    const copy = path.join(root, ...starterCopyPath(to).split("/"));
+    await mkdir(path.dirname(copy), { recursive: true });
+    await cp(path.join(sourceRoot, from), copy);
   }
+  await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id, createdBy: "practice" })}\n`);
+  await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
   return root;
 }

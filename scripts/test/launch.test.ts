@@ -4,12 +4,13 @@
  * tooling does not compile. Each test works on its own copy of `scripts/`.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
+import { waitForEntry } from "./leftover-probe.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -76,4 +77,23 @@ test("launch: tooling that does not compile runs from source; an unknown command
   const unknown = launch(root, "deploy");
   assert.equal(unknown.status, 2);
   assert.match(unknown.stderr, /usage: node scripts\/launch\.mjs/);
+});
+
+test("launch: Ctrl-C during the first compile stops it and leaves no partial build; a killed launcher's partial build is removed next time", { skip: process.platform === "win32" && "POSIX signals" }, async (t) => {
+  const root = courseCopy(t);
+  const state = path.join(root, ".pi-course");
+  mkdirSync(state);
+  // Left by a launcher that was killed outright (its pid runs no more).
+  const stale = path.join(state, "tooling.partial-1073741824");
+  mkdirSync(stale);
+  writeFileSync(path.join(stale, "hint.js"), "half a build");
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(process.execPath, [path.join(root, "scripts", "launch.mjs"), "hint", "--help"], { cwd: root, env, stdio: "ignore" });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("close", (_code, signal) => resolve(signal)));
+  const partial = `tooling.partial-${child.pid}`;
+  await waitForEntry(state, (name) => name === partial);
+  child.kill("SIGINT");
+  assert.equal(await exited, "SIGINT", "the launcher ends by the signal");
+  assert.deepEqual(readdirSync(state), [], "neither its own partial build nor the stale one is left, and no build was put in place");
 });

@@ -95,6 +95,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
   assert.equal(read("packages/pi-course/test/01-alpha.test.ts").length > 0, true);
   assert.equal(read("packages/pi-course/test/02-beta.test.ts"), sh(repo, ["show", `${target}:packages/pi-course/test/02-beta.test.ts`]) + "\n");
   assert.equal(read("packages/pi-course/src/beta.ts"), STARTER_BETA);
+  assert.equal(read(".pi-course/starter/packages/pi-course/src/beta.ts"), STARTER_BETA, "a pristine starter copy for reset");
   assert.equal(existsSync(path.join(dest, "packages/pi-course/test/02-beta-hardening.test.ts")), false);
   assert.equal(existsSync(path.join(dest, "starters")), false);
   assert.equal(read("COURSE.md"), "# 课程指南\n\n总体说明。\n");
@@ -149,6 +150,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
     "chapters/02-beta.md",
     "checkpoints/02.yaml",
     PRACTICE_MARKER,
+    ".pi-course/starter/packages/pi-course/src/beta.ts",
     "LEARNING.md",
   ].sort();
   const actual = fingerprint(dest).filter((l) => !l.endsWith("/")).map((l) => l.split(" ")[0]!).sort();

@@ -41,3 +41,12 @@ export function isPracticeFolder(root: string): boolean {
 
 /** Where `hint` remembers the rung each lab has reached, inside a practice folder. */
 export const HINT_STATE = ".pi-course/hints.json";
+
+/**
+ * Where a practice folder keeps a pristine copy of each starter, by the path of the teaching
+ * file it starts (`.pi-course/starter/packages/pi-course/src/resources.ts`), for `reset`.
+ * Inside the tooling's own folder: not a file the learner edits, and not compiled.
+ */
+export function starterCopyPath(teachingFile: string): string {
+  return `.pi-course/starter/${teachingFile}`;
+}

@@ -99,7 +99,7 @@ export interface FaultSpec {
   /** True for the fault the chapter text itself uses as its exercise. */
   exercise?: boolean;
   /** For an exercise: how to inject it into the learner's own file without reference text. */
-  learner?: { anchor: string; insert: string; where?: "before" | "after"; explain: string };
+  learner?: { function: string; before: string; insert: string; explain: string };
 }
 
 export interface ChapterManifest {

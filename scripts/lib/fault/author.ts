@@ -104,10 +104,15 @@ export interface SuiteRun {
   labs: LabResult[];
 }
 
-/** Builds `dir` incrementally and runs the chapter's focused tests; never throws for red results. */
-export async function runSuite(dir: string, manifest: ChapterManifest, signal?: AbortSignal): Promise<SuiteRun> {
+/**
+ * Builds `dir` incrementally and runs the chapter's focused tests; never throws for red
+ * results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
+ * after the test processes have ended and their temporary folder is gone.
+ */
+export async function runSuite(dir: string, manifest: ChapterManifest, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<SuiteRun> {
+  const { signal } = options;
   // The test processes start first, so node's start-up overlaps the build.
-  const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), signal ? { signal } : {});
+  const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), options);
   for (const tsconfig of new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`))) {
     const build = await buildCourse(dir, tsconfig, signal).catch(async (error: unknown) => {
       await prepared.cancel();
@@ -123,7 +128,7 @@ export async function runSuite(dir: string, manifest: ChapterManifest, signal?: 
   if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
   const tests = topLevelResults(run.records);
   const labs = summarizeLabs(manifest.labs, manifest.labs, run.records);
-  const ok = run.crashes.length === 0 && tests.size > 0 && [...tests.values()].every(Boolean) && labs.every((l) => l.status === "passed");
+  const ok = run.crashes.length === 0 && run.timedOut === undefined && tests.size > 0 && [...tests.values()].every(Boolean) && labs.every((l) => l.status === "passed");
   return { ok, run, tests, labs };
 }
 
@@ -176,7 +181,7 @@ async function runWorker(options: AuthorRunOptions, faults: readonly Fault[]): P
       }
       applyFault(originals.get(fault.file)!.toString("utf8"), fault);
     }
-    let green = await runSuite(dir, manifest, signal);
+    let green = await runSuite(dir, manifest, signal ? { signal } : {});
     if (!green.ok) {
       throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就没有全部通过（${describeRed(green)}）；先让 ${manifest.focusedTests.join("、")} 全绿`);
     }
@@ -189,7 +194,7 @@ async function runWorker(options: AuthorRunOptions, faults: readonly Fault[]): P
       const result: FaultResult = { id: fault.id, lab: fault.lab, status: "error", killedBy: [], expected, alsoFailed: [], restored: false };
 
       await writeFile(file, applyFault(original.toString("utf8"), fault));
-      const broken = await runSuite(dir, manifest, signal);
+      const broken = await runSuite(dir, manifest, signal ? { signal } : {});
       if (broken.buildErrors) {
         result.detail = `注入后无法编译（故障应是能编译的逻辑错误）：${broken.buildErrors[0] ?? ""}`;
       } else if (broken.run && broken.run.crashes.length > 0) {
@@ -208,7 +213,7 @@ async function runWorker(options: AuthorRunOptions, faults: readonly Fault[]): P
       const undone = Buffer.from(unapplyFault((await readFile(file)).toString("utf8"), fault), "utf8");
       const bytesBack = undone.equals(original);
       await writeFile(file, bytesBack ? undone : original);
-      green = await runSuite(dir, manifest, signal);
+      green = await runSuite(dir, manifest, signal ? { signal } : {});
       const lab = green.labs.find((l) => l.id === fault.lab);
       if (lab) result.restoredLab = { passed: lab.passed, total: lab.total };
       result.restored = bytesBack && green.ok;

@@ -21,11 +21,15 @@
  *   killedBy: ["Lab 12.4 · 先 trust 后 import"]  # test names or unique prefixes, of this lab
  *   exercise: true                   # optional: the chapter's own fault exercise
  *   learner:                         # required with exercise: a patch that needs no reference text
- *     anchor: '^\s*return\b.*skipped_untrusted'  # regex, must match exactly one line of the learner's file
- *     insert: "await options.importModule?.(source); // 故意错误"
- *     where: before                  # before | after the anchor line (same indentation)
+ *     function: loadExtension(source, options)   # the function, with the contract's parameter names
+ *     before: return "skipped_untrusted"         # before each return of that value (`return`: every return)
+ *     insert: "await options.importModule?.(source); // 故意错误"  # written with those names
  *     explain: ...                   # Chinese: what the line breaks and which test should notice
  * ```
+ *
+ * The learner patch is placed with the syntax tree of the learner's file (`placement.ts`):
+ * whatever the learner's braces, line breaks and parameter names, the line lands before
+ * each return of that value and is rewritten for the learner's parameters.
  *
  * A practice folder gets only `learnerFaultsProjection` of the exercise faults: no `find`
  * or `replace`, since those are written against the reference solution.
@@ -34,14 +38,16 @@ import { parseDocument } from "yaml";
 import { CourseError } from "../core/errors.js";
 import { teachingFilesOf } from "../course/history.js";
 import type { ChapterManifest } from "../course/manifest.js";
+import { parseFunctionSpec, parseStatementSpec, placeLine } from "./placement.js";
 
-/** How the learner's own file is changed: one line inserted next to the line `anchor` matches. */
+/** How the learner's own file is changed: one line inserted before a statement of one function (see `placement.ts`). */
 export interface LearnerPatch {
-  /** A regular expression (JavaScript syntax) tested against each line of the learner's file. */
-  anchor: string;
-  /** The line to insert, without indentation (the anchor line's indentation is used). */
+  /** `name(param, …)`: the function, with the contract's names for the parameters `insert` uses. */
+  function: string;
+  /** `return "<literal>"` (or `return`): the statement(s) the line goes before. */
+  before: string;
+  /** The line to insert, written with the contract's parameter names, without indentation. */
   insert: string;
-  where: "before" | "after";
   /** Chinese explanation shown before the experiment. */
   explain: string;
 }
@@ -69,7 +75,7 @@ export interface LearnerFault extends CommonFields {
 }
 
 const AUTHOR_KEYS = new Set(["id", "lab", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
-const LEARNER_KEYS = new Set(["anchor", "insert", "where", "explain"]);
+const LEARNER_KEYS = new Set(["function", "before", "insert", "explain"]);
 /** Fields a practice folder may hold (see `learnerFaultsProjection`). */
 const PROJECTED_KEYS = ["id", "lab", "description", "file", "killedBy", "exercise", "learner"] as const;
 
@@ -96,21 +102,17 @@ export function testBelongsToLab(name: string, lab: string): boolean {
 }
 
 function learnerPatch(manifest: ChapterManifest, value: unknown, field: string): LearnerPatch {
-  if (!isRecord(value)) invalid(manifest, field, "映射（anchor, insert, where, explain）");
+  if (!isRecord(value)) invalid(manifest, field, "映射（function, before, insert, explain）");
   for (const key of Object.keys(value)) {
     if (!LEARNER_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...LEARNER_KEYS].join(", ")}（未知字段）`);
   }
-  const anchor = nonEmpty(manifest, value.anchor, `${field}.anchor`);
-  try {
-    new RegExp(anchor);
-  } catch (error) {
-    invalid(manifest, `${field}.anchor`, `合法的正则表达式（${(error as Error).message}）`);
-  }
+  const fn = oneLine(manifest, value.function, `${field}.function`);
+  if (parseFunctionSpec(fn) === undefined) invalid(manifest, `${field}.function`, `“函数名(参数名, …)” 形式，例如 loadExtension(source, options)，实际为 ${JSON.stringify(fn)}`);
+  const before = oneLine(manifest, value.before, `${field}.before`);
+  if (parseStatementSpec(before) === undefined) invalid(manifest, `${field}.before`, `“return "<字符串>"” 或 “return” 形式，例如 return "skipped_untrusted"，实际为 ${JSON.stringify(before)}`);
   const insert = oneLine(manifest, value.insert, `${field}.insert`);
-  const where = value.where ?? "before";
-  if (where !== "before" && where !== "after") invalid(manifest, `${field}.where`, "before 或 after");
   const explain = nonEmpty(manifest, value.explain, `${field}.explain`).trim();
-  return { anchor, insert, where, explain };
+  return { function: fn, before, insert, explain };
 }
 
 function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, field: string, seen: Set<string>): CommonFields {
@@ -280,30 +282,21 @@ export function unapplyFault(patched: string, fault: Pick<Fault, "id" | "file" |
 
 /** Result of trying a learner patch on a file's text. */
 export type LearnerPatchResult =
-  | { ok: true; text: string; line: number }
-  /** The anchor matched `lines.length` lines (1-based numbers), not exactly one. */
-  | { ok: false; lines: number[] };
+  /** `line` is the 1-based number of the (first) inserted line; `lines` all of them. */
+  | { ok: true; text: string; line: number; lines: number[] }
+  /** Not placed: `reason` says why (Chinese); `lines` are the candidate statements found, if any. */
+  | { ok: false; lines: number[]; reason: string };
 
 /**
- * Inserts `patch.insert` before or after the one line of `text` that `patch.anchor`
- * matches, with that line's indentation and line end. Pure: reports (never throws) when
- * the anchor matches no line or several, so the caller can explain the manual edit.
+ * Inserts `patch.insert` before each statement `patch.before` names in the function
+ * `patch.function` names, found in the syntax tree of `text` and rewritten for the learner's
+ * parameter names (see `placement.ts`). Pure: reports (never throws) when the spot cannot be
+ * found, so that the caller can explain the manual edit.
  */
-export function applyLearnerPatch(text: string, patch: LearnerPatch): LearnerPatchResult {
-  const anchor = new RegExp(patch.anchor);
-  const lines = text.split(/(?<=\n)/);
-  const matches: number[] = [];
-  lines.forEach((line, i) => {
-    if (anchor.test(line.replace(/\r?\n$/, ""))) matches.push(i);
-  });
-  if (matches.length !== 1) return { ok: false, lines: matches.map((i) => i + 1) };
-  const index = matches[0]!;
-  const anchorLine = lines[index]!;
-  const indent = /^[ \t]*/.exec(anchorLine)![0];
-  const eol = /\r?\n$/.exec(anchorLine)?.[0] ?? (text.includes("\r\n") ? "\r\n" : "\n");
-  const inserted = `${indent}${patch.insert}${eol}`;
-  if (patch.where === "before") lines.splice(index, 0, inserted);
-  else if (anchorLine.endsWith("\n")) lines.splice(index + 1, 0, inserted);
-  else lines.splice(index + 1, 0, `${eol}${indent}${patch.insert}`);
-  return { ok: true, text: lines.join(""), line: patch.where === "before" ? index + 1 : index + 2 };
+export function applyLearnerPatch(text: string, patch: LearnerPatch, fileName?: string): LearnerPatchResult {
+  const fn = parseFunctionSpec(patch.function);
+  const at = parseStatementSpec(patch.before);
+  if (fn === undefined || at === undefined) return { ok: false, lines: [], reason: `故障实验的 function/before 写法无效（${patch.function} / ${patch.before}）` };
+  const placed = placeLine(text, fn, at, patch.insert, fileName);
+  return placed.ok ? { ok: true, text: placed.text, line: placed.lines[0]!, lines: placed.lines } : { ok: false, lines: placed.lines, reason: placed.reason };
 }

@@ -14,195 +14,24 @@
  * outright — by the next run, which says so. Patch and restore are atomic renames, so
  * the file is always either the original or the patched text.
  */
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { CourseError } from "../core/errors.js";
+import { CourseError, isCourseError } from "../core/errors.js";
+import {
+  BACKUP_DIR,
+  ORIGINAL_FILE,
+  guardRestore,
+  recoverFaultBackup,
+  restoreFromBackupSync,
+  sha256,
+  writeAtomicSync,
+  writeBackupSync,
+  type BackupState,
+  type RestoreOutcome,
+} from "./backup.js";
 import { runSuite, type SuiteRun } from "./author.js";
 import { applyLearnerPatch, type LearnerFault } from "./catalog.js";
 import type { ChapterManifest } from "../course/manifest.js";
-
-/** Where the backup lives, relative to the practice folder. */
-export const BACKUP_DIR = ".pi-course/fault-backup";
-const STATE_FILE = "state.json";
-const ORIGINAL_FILE = "original";
-
-/** `state.json`: what was patched, and how to tell the original from the patched bytes. */
-export interface BackupState {
-  format: 1;
-  fault: string;
-  /** The patched file, relative to the practice folder, `/`-separated. */
-  file: string;
-  /** sha256 (hex) of the original bytes, which are stored next to this file. */
-  sha256: string;
-  /** sha256 of the patched bytes. */
-  patchedSha256: string;
-  /** The process that patched the file (a live one means another run is in progress). */
-  pid: number;
-  startedAt: string;
-}
-
-/** What `restoreFromBackupSync` found and did. */
-export type RestoreOutcome =
-  | { kind: "none" }
-  /** The file held the patched (or no) bytes and now holds the original again. */
-  | { kind: "restored"; state: BackupState }
-  /** The file already held the original bytes; only the backup was removed. */
-  | { kind: "unchanged"; state: BackupState }
-  /** The file holds something else (edited since?): nothing was touched, the backup stays. */
-  | { kind: "conflict"; state: BackupState; backup: string };
-
-/** The sha256 of `data` as lowercase hex: how a backup tells the original bytes from the patched ones. */
-export function sha256(data: Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
-/**
- * Writes `data` to `file` through a temporary sibling and a rename, keeping the file's mode.
- * A failed write or rename removes the temporary sibling, so nothing is left beside the
- * learner's file.
- */
-function writeAtomicSync(file: string, data: Uint8Array): void {
-  const temp = `${file}.pi-course-${process.pid}.tmp`;
-  const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644;
-  try {
-    writeFileSync(temp, data, { mode });
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
-}
-
-function backupDir(root: string): string {
-  return path.join(root, ...BACKUP_DIR.split("/"));
-}
-
-/**
- * Saves the original bytes of `file` and their hash before anything is patched. The
- * state file is written last: a backup counts only once it is complete.
- */
-export function writeBackupSync(root: string, state: BackupState, original: Uint8Array): void {
-  const dir = backupDir(root);
-  if (existsSync(path.join(dir, STATE_FILE))) {
-    throw new CourseError("FAULT_BUSY", `${BACKUP_DIR} 里已有一份未恢复的备份；先运行一次 fault 命令让它恢复`);
-  }
-  mkdirSync(dir, { recursive: true });
-  writeAtomicSync(path.join(dir, ORIGINAL_FILE), original);
-  writeAtomicSync(path.join(dir, STATE_FILE), Buffer.from(`${JSON.stringify(state, null, 2)}\n`));
-}
-
-/** The backup of `root`, or undefined when there is none. Throws `FAULT_BACKUP_CORRUPT`. */
-export function readBackupSync(root: string): { state: BackupState; original: Buffer } | undefined {
-  const dir = backupDir(root);
-  const stateFile = path.join(dir, STATE_FILE);
-  if (!existsSync(stateFile)) return undefined;
-  let state: BackupState;
-  let original: Buffer;
-  try {
-    state = JSON.parse(readFileSync(stateFile, "utf8")) as BackupState;
-    original = readFileSync(path.join(dir, ORIGINAL_FILE));
-  } catch (error) {
-    throw new CourseError("FAULT_BACKUP_CORRUPT", `${BACKUP_DIR} 无法读取（${(error as Error).message}）；请手动检查你的教学文件`, { cause: error });
-  }
-  if (typeof state.file !== "string" || state.file.split("/").includes("..") || sha256(original) !== state.sha256) {
-    throw new CourseError("FAULT_BACKUP_CORRUPT", `${BACKUP_DIR} 中的备份与记录的 sha256 不符；没有改动任何文件，请手动检查 ${String(state.file)}`);
-  }
-  return { state, original };
-}
-
-/**
- * Gives the file recorded in the backup its original bytes back, if it holds the patched
- * bytes (or is missing), then removes the backup. Leaves everything alone when the file
- * holds anything else (`conflict`). Synchronous, so it can run in an `exit` handler.
- */
-export function restoreFromBackupSync(root: string): RestoreOutcome {
-  const backup = readBackupSync(root);
-  if (backup === undefined) return { kind: "none" };
-  const { state, original } = backup;
-  const file = path.join(root, ...state.file.split("/"));
-  const current = existsSync(file) ? readFileSync(file) : undefined;
-  const currentSha = current === undefined ? undefined : sha256(current);
-  if (currentSha !== undefined && currentSha !== state.sha256 && currentSha !== state.patchedSha256) {
-    return { kind: "conflict", state, backup: `${BACKUP_DIR}/${ORIGINAL_FILE}` };
-  }
-  const kind = currentSha === state.sha256 ? "unchanged" : "restored";
-  if (kind === "restored") writeAtomicSync(file, original);
-  if (sha256(readFileSync(file)) !== state.sha256) {
-    return { kind: "conflict", state, backup: `${BACKUP_DIR}/${ORIGINAL_FILE}` };
-  }
-  rmSync(backupDir(root), { recursive: true, force: true });
-  return { kind, state };
-}
-
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * Run first by every learner-mode run: restores what a run that died between patch and
- * restore left behind. Throws `FAULT_BUSY` when the run that wrote the backup is still
- * alive, `FAULT_BACKUP_CONFLICT` when the file changed since (nothing is touched then).
- */
-export function recoverFaultBackup(root: string): RestoreOutcome {
-  const backup = readBackupSync(root);
-  if (backup === undefined) return { kind: "none" };
-  if (processAlive(backup.state.pid)) {
-    throw new CourseError("FAULT_BUSY", `另一个 fault 命令（进程 ${backup.state.pid}）正在修改 ${backup.state.file}；等它结束后再试`);
-  }
-  const outcome = restoreFromBackupSync(root);
-  if (outcome.kind === "conflict") {
-    throw new CourseError(
-      "FAULT_BACKUP_CONFLICT",
-      `上一次故障实验（${outcome.state.fault}）没有正常结束，而 ${outcome.state.file} 之后又被改动过，所以没有自动恢复。` +
-        `原文件保存在 ${outcome.backup}（sha256 ${outcome.state.sha256.slice(0, 12)}…）：需要时把它复制回去；确认当前文件就是你想要的之后，删除 ${BACKUP_DIR} 目录`,
-    );
-  }
-  return outcome;
-}
-
-const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-
-/**
- * Restores from the backup of `root` however this process ends: normal exit, uncaught
- * exception, or SIGINT/SIGTERM/SIGHUP (after restoring, `onSignal` runs — e.g. to stop
- * child processes — and the signal is raised again so the process ends as it would have).
- * Returns the function that uninstalls the guard.
- */
-export function guardRestore(root: string, onSignal: (signal: NodeJS.Signals) => void = () => {}): () => void {
-  const restore = () => {
-    try {
-      restoreFromBackupSync(root);
-    } catch {
-      // The next run reports a backup it cannot use; an exit path has nowhere to report to.
-    }
-  };
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  const uninstall = () => {
-    process.off("exit", restore);
-    process.off("uncaughtExceptionMonitor", restore);
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-  };
-  for (const signal of SIGNALS) {
-    const handler = () => {
-      restore();
-      uninstall();
-      onSignal(signal);
-      process.kill(process.pid, signal);
-    };
-    handlers.set(signal, handler);
-    process.on(signal, handler);
-  }
-  process.on("exit", restore);
-  process.on("uncaughtExceptionMonitor", restore);
-  return uninstall;
-}
 
 /** How a learner-mode run ended. */
 export type LearnerStatus =
@@ -212,10 +41,16 @@ export type LearnerStatus =
   | "survived"
   /** The fault's lab was not green before the experiment; nothing was changed. */
   | "not_ready"
-  /** The anchor did not match exactly one line; the manual edit was explained, nothing was changed. */
+  /** The spot for the line could not be found in the learner's code; the manual edit was explained, nothing was changed. */
   | "manual"
   /** The inserted line did not compile in the learner's code. */
   | "build_failed";
+
+/** One lab's count. */
+export interface LabCount {
+  passed: number;
+  total: number;
+}
 
 export interface LearnerRunResult {
   fault: string;
@@ -224,19 +59,24 @@ export interface LearnerRunResult {
   status: LearnerStatus;
   /** What a previous, interrupted run left behind and this run restored. */
   recovered?: RestoreOutcome;
-  /** 1-based line number of the inserted line. */
+  /** 1-based line number of the (first) inserted line. */
   line?: number;
+  /** Every inserted line (the line goes before each return of the value). */
+  lines?: number[];
   /** Named tests that failed with the fault in place. */
   caughtBy: string[];
   /** The first failure of the fault's lab, as the learner would see it. */
   firstFailure?: { test: string; message: string };
   /** The lab before the experiment. */
-  before?: { passed: number; total: number };
+  before?: LabCount;
   /** True when the file holds its original bytes again (vacuously true when it was never patched). */
   restored: boolean;
   /** The lab after restoring. */
-  after?: { passed: number; total: number };
-  /** For `manual`: lines the anchor matched. */
+  after?: LabCount;
+  /** Every lab of the chapter after restoring (to tell whether the whole chapter is green). */
+  chapterAfter?: ({ id: string } & LabCount)[];
+  /** For `manual`: why the spot was not found, and the candidate lines seen. */
+  manualReason?: string;
   anchorLines?: number[];
 }
 
@@ -245,31 +85,77 @@ export interface LearnerRunOptions {
   root: string;
   manifest: ChapterManifest;
   fault: LearnerFault;
+  /** Aborting stops the experiment; the file is restored before the run rejects with `ABORTED`. */
   signal?: AbortSignal;
+  /** Time limit of each test run in milliseconds (the learner's code may hang). */
+  timeoutMs?: number;
   /** Progress lines for the learner (Chinese). */
   say?(line: string): void;
   /** Test seam: runs right after the file was patched and before it is built. */
   afterPatch?(): void | Promise<void>;
 }
 
-function labCount(suite: SuiteRun, lab: string): { passed: number; total: number } | undefined {
+function labCount(suite: SuiteRun, lab: string): LabCount | undefined {
   const result = suite.labs.find((l) => l.id === lab);
   return result ? { passed: result.passed, total: result.total } : undefined;
 }
 
+/** Resolves with `work`, or rejects with `ABORTED` as soon as `signal` aborts. */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new CourseError("ABORTED", "已中断"));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new CourseError("ABORTED", "已中断"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 /**
  * Runs `options.fault` on the learner's own file (see the module comment). Never leaves
- * the file changed: on every return and every throw the original bytes are back.
+ * the file changed: on every return and every throw the original bytes are back. On an
+ * interruption (SIGINT, SIGTERM, SIGHUP) the file is restored synchronously the moment the
+ * signal arrives, the test processes are ended, and the run rejects with `ABORTED` once they
+ * are gone (so their temporary folders can be removed).
  */
 export async function runLearnerFault(options: LearnerRunOptions): Promise<LearnerRunResult> {
+  const progress = { patched: false };
+  try {
+    return await runExperiment(options, progress);
+  } catch (error) {
+    if (!isCourseError(error, "ABORTED")) throw error;
+    const { file } = options.fault;
+    throw new CourseError(
+      "ABORTED",
+      progress.patched
+        ? `已中断：${file} 已逐字节恢复成实验前的内容；测试进程已结束，临时文件已删除`
+        : `已中断：${file} 没有被改动；测试进程已结束，临时文件已删除`,
+      { cause: error },
+    );
+  }
+}
+
+async function runExperiment(options: LearnerRunOptions, progress: { patched: boolean }): Promise<LearnerRunResult> {
   const { root, manifest, fault, signal } = options;
   const say = options.say ?? (() => {});
+  const suiteOptions = (inner?: AbortSignal) => ({
+    ...(inner !== undefined ? { signal: inner } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  });
   const result: LearnerRunResult = { fault: fault.id, lab: fault.lab, file: fault.file, status: "manual", caughtBy: [], restored: true };
   const recovered = recoverFaultBackup(root);
   if (recovered.kind !== "none") result.recovered = recovered;
 
   say(`先确认 Lab ${fault.lab} 现在是绿的……`);
-  const before = await runSuite(root, manifest, signal);
+  const before = await runSuite(root, manifest, suiteOptions(signal));
   result.before = labCount(before, fault.lab);
   const labBefore = before.labs.find((l) => l.id === fault.lab);
   if (before.buildErrors || labBefore?.status !== "passed") {
@@ -279,9 +165,10 @@ export async function runLearnerFault(options: LearnerRunOptions): Promise<Learn
   }
   const file = path.join(root, ...fault.file.split("/"));
   const original = readFileSync(file);
-  const patch = applyLearnerPatch(original.toString("utf8"), fault.learner);
+  const patch = applyLearnerPatch(original.toString("utf8"), fault.learner, fault.file);
   if (!patch.ok) {
     result.status = "manual";
+    result.manualReason = patch.reason;
     result.anchorLines = patch.lines;
     return result;
   }
@@ -302,15 +189,17 @@ export async function runLearnerFault(options: LearnerRunOptions): Promise<Learn
   const onOuterAbort = () => controller.abort();
   signal?.addEventListener("abort", onOuterAbort, { once: true });
   writeBackupSync(root, state, original);
-  const unguard = guardRestore(root, () => controller.abort());
+  const guard = guardRestore(root, () => controller.abort());
   result.restored = false;
   result.line = patch.line;
+  result.lines = patch.lines;
   try {
+    progress.patched = true;
     writeAtomicSync(file, patched);
-    say(`已在 ${fault.file} 第 ${patch.line} 行加入：${fault.learner.insert}`);
-    await options.afterPatch?.();
+    say(`已在 ${fault.file} 第 ${patch.lines.join("、")} 行加入：${fault.learner.insert}`);
+    if (options.afterPatch !== undefined) await unlessAborted(Promise.resolve(options.afterPatch()), controller.signal);
     say("编译并运行测试……");
-    const broken = await runSuite(root, manifest, controller.signal);
+    const broken = await runSuite(root, manifest, suiteOptions(controller.signal));
     if (broken.buildErrors) {
       result.status = "build_failed";
       result.firstFailure = { test: "tsc", message: broken.buildErrors[0] ?? "" };
@@ -322,8 +211,8 @@ export async function runLearnerFault(options: LearnerRunOptions): Promise<Learn
       if (lab?.firstFailure) result.firstFailure = { test: lab.firstFailure.test, message: lab.firstFailure.message };
     }
   } finally {
-    const outcome = restoreFromBackupSync(root);
-    unguard();
+    const outcome = guard.restoredOnSignal ?? restoreFromBackupSync(root);
+    guard.uninstall();
     signal?.removeEventListener("abort", onOuterAbort);
     result.restored = outcome.kind === "restored" || outcome.kind === "unchanged";
     if (!result.restored) {
@@ -332,7 +221,8 @@ export async function runLearnerFault(options: LearnerRunOptions): Promise<Learn
     }
   }
   say("已逐字节恢复你的文件，重新编译并运行……");
-  const after = await runSuite(root, manifest, signal);
+  const after = await runSuite(root, manifest, suiteOptions(signal));
   result.after = labCount(after, fault.lab);
+  result.chapterAfter = after.labs.map((lab) => ({ id: lab.id, passed: lab.passed, total: lab.total }));
   return result;
 }

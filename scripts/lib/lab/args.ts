@@ -5,6 +5,9 @@
 import { CourseError } from "../core/errors.js";
 import type { LabTarget } from "./runner.js";
 
+/** The default time limit of one lab run, in seconds. (Kept here, not in runner.ts: `lab` parses its arguments before loading the runner.) */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
 /**
  * Parses a target typed by a user: `12` (a chapter) or `12.1` (a lab); a one-digit
  * chapter is padded (`3.1` → chapter `03`, lab `03.1`). Throws `USAGE` otherwise.
@@ -32,26 +35,38 @@ export interface LabArgs {
   target?: LabTarget;
   watch: boolean;
   json: boolean;
+  verbose: boolean;
+  /** Time limit of each test run, in seconds. */
+  timeoutSeconds: number;
 }
 
-export const LAB_USAGE = `用法：npm run lab -w @pi/course -- <NN.L | NN> [--watch] [--json]
+export const LAB_USAGE = `用法：npm run lab -w @pi/course -- <NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]
 
-  NN.L      编译并只运行这一个 Lab 的测试，例如 12.1
-  NN        编译并运行本章所有 Lab，显示进度表，例如 12
-  --watch   保存 packages/pi-course/src 或 test 下的文件后自动重跑（Ctrl-C 退出）
-  --json    以 JSON 输出每个 Lab 的结果，给程序读
-  --help    显示这段说明
+  NN.L          编译并运行这个 Lab 的测试（同时检查本章之前的 Lab 仍然通过），例如 12.1
+  NN            编译并运行本章所有 Lab，显示进度表，例如 12
+  --watch       保存 packages/pi-course/src 或 test 下的文件后自动重跑（Ctrl-C 退出）
+  --verbose     显示完整的断言差异、每一项失败的测试，以及测试打印的输出
+  --timeout 秒  每次运行测试的时间上限，默认 ${DEFAULT_TIMEOUT_SECONDS} 秒；超时后测试进程被结束
+  --json        以 JSON 输出每个 Lab 的结果，给程序读
+  --help        显示这段说明
 
-只有 Lab（或全章）全部通过时退出码为 0。`;
+红灯是结果，不是错误：Lab 没有通过时退出码仍为 0（npm 不会打印错误块）。
+加 --json，或者设置了环境变量 CI（如 CI=1）时，只有 Lab（或全章）全部通过退出码才为 0，否则为 1。
+用法错误退出码为 2；按 Ctrl-C 中断时，命令清理完测试进程和临时文件后以同一个信号结束。`;
 
 /** Parses `lab`'s arguments (after `--`). Throws `USAGE` for anything it does not understand. */
 export function parseLabArgs(argv: readonly string[]): LabArgs {
-  const args: LabArgs = { help: false, watch: false, json: false };
-  for (const arg of argv) {
+  const args: LabArgs = { help: false, watch: false, json: false, verbose: false, timeoutSeconds: DEFAULT_TIMEOUT_SECONDS };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
     if (arg === "--help" || arg === "-h") args.help = true;
     else if (arg === "--watch" || arg === "-w") args.watch = true;
     else if (arg === "--json") args.json = true;
-    else if (arg.startsWith("-")) throw new CourseError("USAGE", `未知选项 ${arg}（见 --help）`);
+    else if (arg === "--verbose" || arg === "-v") args.verbose = true;
+    else if (arg === "--timeout" || arg.startsWith("--timeout=")) {
+      const value = arg === "--timeout" ? argv[++i] : arg.slice("--timeout=".length);
+      args.timeoutSeconds = parseSeconds(value);
+    } else if (arg.startsWith("-")) throw new CourseError("USAGE", `未知选项 ${arg}（见 --help）`);
     else if (args.target !== undefined) throw new CourseError("USAGE", `只能给一个章号或 Lab 编号，多了 “${arg}”`);
     else args.target = parseTarget(arg);
   }
@@ -59,4 +74,16 @@ export function parseLabArgs(argv: readonly string[]): LabArgs {
   if (args.target === undefined) throw new CourseError("USAGE", "缺少章号或 Lab 编号，例如 npm run lab -w @pi/course -- 12.1");
   if (args.watch && args.json) throw new CourseError("USAGE", "--watch 和 --json 不能同时使用");
   return args;
+}
+
+/** Longest time limit accepted: a day (`setTimeout` takes at most 2^31 − 1 ms). */
+const MAX_TIMEOUT_SECONDS = 86_400;
+
+/** `--timeout`'s value: a positive number of seconds (fractions allowed), at most a day. */
+function parseSeconds(value: string | undefined): number {
+  const seconds = value === undefined || !/^\d+(?:\.\d+)?$/.test(value) ? Number.NaN : Number(value);
+  if (!(seconds > 0 && seconds <= MAX_TIMEOUT_SECONDS)) {
+    throw new CourseError("USAGE", `--timeout 需要 0 到 ${MAX_TIMEOUT_SECONDS} 之间的秒数${value === undefined ? "" : `，收到 “${value}”`}`);
+  }
+  return seconds;
 }

@@ -73,6 +73,26 @@ export interface StartedProcess {
   stdin: NodeJS.WritableStream | null;
   /** Resolves once the process has exited and its output is complete. */
   done: Promise<ProcessResult>;
+  /**
+   * Ends the process at once (SIGKILL): with `group`, every process it started too. Safe to
+   * call at any time, also after it has exited.
+   */
+  kill(): void;
+}
+
+export interface StartOptions {
+  cwd: string;
+  /** Aborting it kills the process (see `kill`); `done` still resolves once it has exited. */
+  signal?: AbortSignal;
+  stdin?: boolean;
+  /** Variables to set (or, with `undefined`, remove) on top of the tooling's environment. */
+  env?: Record<string, string | undefined>;
+  /**
+   * Start the process in a process group of its own (POSIX), so that `kill` ends whatever
+   * it started as well (a learner's test may spawn children). Ctrl-C in a terminal then no
+   * longer reaches it directly: the caller must end it, which `signal` does.
+   */
+  group?: boolean;
 }
 
 /**
@@ -80,37 +100,67 @@ export interface StartedProcess {
  * the process; `done` still resolves once it has exited. `done` rejects only when the
  * program could not be started at all.
  */
-export function startProcess(command: string, args: readonly string[], options: { cwd: string; signal?: AbortSignal; stdin?: boolean }): StartedProcess {
+export function startProcess(command: string, args: readonly string[], options: StartOptions): StartedProcess {
+  const env = childEnv();
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  const group = options.group === true && process.platform !== "win32";
   const child = spawn(command, args, {
     cwd: options.cwd,
-    env: childEnv(),
+    env,
     stdio: [options.stdin === true ? "pipe" : "ignore", "pipe", "pipe"],
     windowsHide: true,
+    detached: group,
   });
   // A child that exits before reading its stdin must not crash us with EPIPE.
   child.stdin?.on("error", () => {});
+  let exited = false;
+  const kill = () => {
+    if (exited || child.pid === undefined) return;
+    try {
+      if (group) process.kill(-child.pid, "SIGKILL");
+      else child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
   const done = new Promise<ProcessResult>((resolve, reject) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-    const abort = () => child.kill();
+    const abort = () => kill();
     if (options.signal?.aborted === true) abort();
     options.signal?.addEventListener("abort", abort, { once: true });
+    child.on("exit", () => {
+      // The group may outlive its leader (a grandchild still running): end it with the leader.
+      if (group && child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // No process left in the group.
+        }
+      }
+      exited = true;
+    });
     child.on("error", (error) => {
+      exited = true;
       options.signal?.removeEventListener("abort", abort);
       reject(error);
     });
     child.on("close", (code, signal) => {
+      exited = true;
       options.signal?.removeEventListener("abort", abort);
       resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
     });
   });
-  return { stdin: child.stdin, done };
+  return { stdin: child.stdin, done, kill };
 }
 
 /** Runs `command` to completion (see `startProcess`). */
-export function runProcess(command: string, args: readonly string[], options: { cwd: string; signal?: AbortSignal }): Promise<ProcessResult> {
+export function runProcess(command: string, args: readonly string[], options: StartOptions): Promise<ProcessResult> {
   return startProcess(command, args, options).done;
 }
 

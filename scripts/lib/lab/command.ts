@@ -5,24 +5,23 @@
  */
 import path from "node:path";
 import { formatError } from "../core/errors.js";
+import { resultStatus } from "../core/exit-status.js";
 import type { LabArgs } from "./args.js";
 import type { StartedBuild } from "./build.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "./format.js";
-import { packageDirOf, runLab, selectLabs, type LabTarget } from "./runner.js";
-import { createRerunner, debounce, watchSources } from "./watch.js";
+import { learnerPreamble } from "./preamble.js";
+import { packageDirOf, runLab, selectLabs, type LabOutcome, type LabTarget } from "./runner.js";
+import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "./watch.js";
 import { loadManifest, type ChapterManifest } from "../course/manifest.js";
 import { isPracticeFolder } from "../core/paths.js";
-import { clearScreen, paintFor } from "../core/term.js";
-
-/** Quiet time after the last file event before a watch rerun starts. */
-const WATCH_DEBOUNCE_MS = 150;
+import { clearScreen, paintFor, type Paint } from "../core/term.js";
 
 /**
- * Runs `lab` for `target` in the course at `courseRoot` and resolves with the exit status:
- * 0 when every selected lab passed, 1 otherwise, 130 when `signal` aborted the run, 0 when
- * a watch loop was ended with Ctrl-C. `build` is the build `lab` already started (it is
- * stopped if the manifest turns out to be unusable). Throws `CourseError` for an unknown
- * chapter or lab.
+ * Runs `lab` for `target` in the course at `courseRoot` and resolves with the exit status
+ * (see `resultStatus`: a red lab is 0 unless `--json` or CI; 130 when `signal` aborted the
+ * run; 0 when a watch loop was ended). `build` is the build `lab` already started (it is
+ * stopped, through `controller`, if the manifest turns out to be unusable). Throws
+ * `CourseError` for an unknown chapter or lab.
  */
 export async function runLabCommand(
   courseRoot: string,
@@ -40,54 +39,81 @@ export async function runLabCommand(
     await build?.result.catch(() => undefined);
     throw error;
   }
-  if (args.watch) return watchLab(courseRoot, manifest, target);
-  const outcome = await runLab(courseRoot, manifest, target, controller.signal, build);
+  const paint = paintFor(process.stdout);
+  for (const line of learnerPreamble(courseRoot, manifest.id)) {
+    // With --json, stdout carries the document alone; the notes go to stderr.
+    (args.json ? process.stderr : process.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
+  }
+  const timeoutMs = args.timeoutSeconds * 1000;
+  if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs }, controller.signal);
+  const running = runningLine(process.stdout, target, args);
+  const outcome = await runLab(courseRoot, manifest, target, { signal: controller.signal, ...(build ? { started: build } : {}), timeoutMs });
+  running.clear();
   if (outcome.kind === "aborted") return 130;
   if (args.json) {
     const document = { ...outcomeJson(outcome, manifest, target, courseRoot), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };
     process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   } else {
-    const paint = paintFor(process.stdout);
-    process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false })}\n`);
+    process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose })}\n`);
   }
-  return outcomeOk(outcome) ? 0 : 1;
+  return resultStatus(outcomeOk(outcome), { json: args.json });
 }
 
-/** Runs the lab now and again after every save until Ctrl-C; resolves with 0 then. */
-async function watchLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget): Promise<number> {
-  const paint = paintFor(process.stdout);
+/**
+ * On a terminal, a "running…" line while the build and the tests run (erased before the
+ * result is printed); nothing on a pipe or with `--json`.
+ */
+function runningLine(stream: NodeJS.WriteStream, target: LabTarget, args: Pick<LabArgs, "json" | "timeoutSeconds">): { clear(): void } {
+  if (stream.isTTY !== true || args.json) return { clear: () => {} };
+  const what = target.lab === undefined ? `第 ${target.chapter} 章的所有 Lab` : `Lab ${target.lab}`;
+  stream.write(`编译并运行 ${what}……（时间上限 ${args.timeoutSeconds} 秒，Ctrl-C 中断）`);
+  return { clear: () => void stream.write("\r\u001b[2K") };
+}
+
+interface WatchOptions {
+  paint: Paint;
+  verbose: boolean;
+  timeoutMs: number;
+}
+
+/** Runs the lab now and again after every save until `stop` aborts; resolves with 0 then. */
+async function watchLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget, options: WatchOptions, stop: AbortSignal): Promise<number> {
+  const { paint } = options;
   const packages = [...new Set(manifest.focusedTests.map(packageDirOf))];
   const dirs = packages.flatMap((pkg) => [path.join(courseRoot, pkg, "src"), path.join(courseRoot, pkg, "test")]);
   const shown = packages.flatMap((pkg) => [`${pkg}/src`, `${pkg}/test`]).join("、");
+  const seconds = options.timeoutMs / 1000;
 
   const rerunner = createRerunner(
     async (signal) => {
       if (process.stdout.isTTY === true) clearScreen(process.stdout);
       else process.stdout.write(`${"─".repeat(40)}\n`);
       const started = Date.now();
-      const outcome = await runLab(courseRoot, manifest, target, signal);
+      const running = runningLine(process.stdout, target, { json: false, timeoutSeconds: seconds });
+      let outcome: LabOutcome;
+      try {
+        outcome = await runLab(courseRoot, manifest, target, { signal, timeoutMs: options.timeoutMs });
+      } finally {
+        running.clear();
+      }
       if (outcome.kind === "aborted") return;
-      const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: true })}\n`);
-      process.stdout.write(`${paint.dim(`用时 ${seconds} 秒 · 监视 ${shown} · 保存即重跑 · Ctrl-C 退出`)}\n`);
+      const elapsed = ((Date.now() - started) / 1000).toFixed(1);
+      process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: true, verbose: options.verbose })}\n`);
+      process.stdout.write(`${paint.dim(`用时 ${elapsed} 秒 · 监视 ${shown} · 保存即重跑 · Ctrl-C 退出`)}\n`);
     },
     (error) => process.stderr.write(`${formatError(error)}\n`),
   );
   const schedule = debounce(() => void rerunner.trigger(), WATCH_DEBOUNCE_MS);
   const watcher = watchSources(dirs, schedule);
+  await watcher.ready;
   void rerunner.trigger();
 
   await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    if (stop.aborted) resolve();
+    stop.addEventListener("abort", () => resolve(), { once: true });
   });
-  watcher.close();
   schedule.cancel();
+  await watcher.close();
   await rerunner.stop();
   process.stdout.write(`\n${paint.dim("已退出监视。")}\n`);
   return 0;

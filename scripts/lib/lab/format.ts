@@ -4,7 +4,8 @@
  * machines. Pure functions of the outcome; colour comes in through `Paint`.
  */
 import { hintCommand, labCommand } from "./args.js";
-import { formatLocation, locateFailure } from "./locate.js";
+import { lineDiff } from "./diff.js";
+import { courseFrames, courseRelative, formatLocation, locateFailure } from "./locate.js";
 import type { FirstFailure, LabResult } from "./results.js";
 import type { LabOutcome, LabTarget } from "./runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
@@ -15,6 +16,8 @@ export interface FormatContext {
   courseRoot: string;
   /** In watch mode the next step is "save", not "run this command again". */
   watch: boolean;
+  /** Whole messages and diffs, every failing test, every stack frame in the course, the tests' output. */
+  verbose?: boolean;
 }
 
 const MESSAGE_LINES = 12;
@@ -22,11 +25,11 @@ const DIAGNOSTICS_SHOWN = 5;
 const DIAGNOSTIC_LINES = 6;
 const STDERR_LINES = 20;
 
-/** At most `max` lines of `text`, each indented, with a note of how many were left out. */
-function excerpt(text: string, max: number, indent = "  "): string[] {
+/** At most `max` lines of `text` (all of them when `max` is undefined), each indented, with a note of how many were left out. */
+function excerpt(text: string, max: number | undefined, indent = "  "): string[] {
   const lines = text.replace(/\s+$/, "").split(/\r?\n/);
   const shown = lines.slice(0, max).map((line) => `${indent}${line}`);
-  if (lines.length > max) shown.push(`${indent}…（还有 ${lines.length - max} 行）`);
+  if (max !== undefined && lines.length > max) shown.push(`${indent}…（还有 ${lines.length - max} 行，加 --verbose 显示全部）`);
   return shown;
 }
 
@@ -38,9 +41,12 @@ export function totals(labs: readonly LabResult[]): { passed: number; total: num
   };
 }
 
-/** True when the outcome means success: every selected lab passed and nothing crashed. */
+/**
+ * True when the outcome means success: every selected lab passed, nothing crashed and the
+ * time limit did not end the run. (A red earlier lab is reported but does not count here.)
+ */
 export function outcomeOk(outcome: LabOutcome): boolean {
-  return outcome.kind === "tested" && outcome.crashes.length === 0 && outcome.labs.every((lab) => lab.status === "passed");
+  return outcome.kind === "tested" && outcome.crashes.length === 0 && outcome.timedOut === undefined && outcome.labs.every((lab) => lab.status === "passed");
 }
 
 /** The learner-facing report of `outcome` for `target` (one lab, or the chapter table). */
@@ -57,15 +63,56 @@ export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, ta
     lines.push(nextStep(ctx, "修正上面的编译错误", rerun));
     return lines.join("\n");
   }
-  const lines = target.lab === undefined ? chapterTable(outcome.labs, manifest, ctx) : labReport(outcome.labs, manifest, ctx);
+  const lines: string[] = [];
+  if (outcome.timedOut !== undefined) {
+    lines.push(
+      paint.red(`✗ 超过时间上限 ${outcome.timedOut.seconds} 秒：测试进程已被结束。`),
+      paint.dim(`  多半是死循环或永远不结束的 Promise；确实需要更久时加 --timeout <秒>，例如 ${rerun} --timeout 60`),
+    );
+  }
+  lines.push(...regressionLines(outcome.earlier, ctx));
+  lines.push(...(target.lab === undefined ? chapterTable(outcome.labs, manifest, ctx) : labReport(outcome.labs, manifest, ctx)));
   for (const stray of outcome.strays) {
-    lines.push(paint.red(`✗ 不属于任何 Lab 的失败：${stray.test}`), ...excerpt(stray.message, 4, "  "));
+    lines.push(paint.red(`✗ 不属于任何 Lab 的失败：${stray.test}`), ...excerpt(stray.message, ctx.verbose ? undefined : 4, "  "), ...whereLines(stray, ctx));
   }
   for (const crash of outcome.crashes) {
     const how = crash.code === null ? "" : `（退出码 ${crash.code}）`;
-    lines.push(paint.red(`测试文件没能运行完：${crash.file}${how}`), ...excerpt(crash.stderr || "(没有输出)", STDERR_LINES));
+    lines.push(paint.red(`测试文件没能运行完：${crash.file}${how}`), ...excerpt(crash.stderr || "(没有输出)", ctx.verbose ? undefined : STDERR_LINES));
+  }
+  if (ctx.verbose) {
+    for (const { file, stdout, stderr } of outcome.output) {
+      for (const [name, text] of [["stdout", stdout], ["stderr", stderr]] as const) {
+        if (text.trim() !== "") lines.push(paint.dim(`── ${file} 的 ${name} ──`), ...excerpt(text, undefined, "  "));
+      }
+    }
   }
   return lines.join("\n");
+}
+
+/**
+ * One line per earlier lab of the chapter that is not green: a later lab stands on the
+ * earlier ones, so a regression there is said even when only the later lab was asked for.
+ */
+function regressionLines(earlier: readonly LabResult[], ctx: FormatContext): string[] {
+  return earlier
+    .filter((lab) => lab.status !== "passed")
+    .map((lab) => {
+      const state = lab.status === "not_started" ? "还没有完成" : "现在没有通过";
+      const first = lab.firstFailure === undefined ? "" : `（${truncate(`${lab.firstFailure.test}：${lab.firstFailure.message.split("\n")[0] ?? ""}`, 70)}）`;
+      return ctx.paint.yellow(`⚠ 之前的 Lab ${lab.id} ${state}：${lab.passed}/${lab.total}${first}；后面的 Lab 依赖它，先运行 ${labCommand(lab.id)}`);
+    });
+}
+
+/** `test …:163` (where the test is declared) and `在 …:88` (where it failed), as far as known. */
+function whereLines(failure: FirstFailure, ctx: FormatContext, skipThrown = false): string[] {
+  const lines: string[] = [];
+  const testFile = failure.testFile === undefined ? undefined : courseRelative(failure.testFile, ctx.courseRoot);
+  if (testFile !== undefined && failure.testLine !== undefined) lines.push(ctx.paint.dim(`  测试 ${testFile}:${failure.testLine}`));
+  if (!skipThrown && failure.stack !== undefined) {
+    const frames = ctx.verbose ? courseFrames(failure.stack, ctx.courseRoot) : [locateFailure(failure.stack, ctx.courseRoot)].filter((f) => f !== undefined);
+    for (const frame of frames) lines.push(ctx.paint.dim(`  在 ${formatLocation(frame)}`));
+  }
+  return lines;
 }
 
 function nextStep(ctx: FormatContext, what: string, command: string): string {
@@ -75,12 +122,18 @@ function nextStep(ctx: FormatContext, what: string, command: string): string {
 function describeFailure(failure: FirstFailure, ctx: FormatContext): { lines: string[]; where?: string } {
   const location = locateFailure(failure.stack, ctx.courseRoot, failure.scaffoldOf);
   const where = location === undefined ? undefined : formatLocation(location);
-  const lines = [ctx.paint.red(`✗ ${failure.test}`), ...excerpt(failure.message, MESSAGE_LINES)];
+  const lines = [ctx.paint.red(`✗ ${failure.test}`)];
+  if (ctx.verbose && failure.compared !== undefined) {
+    // The message's own diff may be shortened by node; show the whole one instead.
+    lines.push(`  ${failure.message.split("\n")[0] ?? ""}`, ctx.paint.dim("  完整差异（+ 实际值，- 期望值）："));
+    lines.push(...lineDiff(failure.compared.expected, failure.compared.actual).map((line) => `  ${line}`));
+  } else {
+    lines.push(...excerpt(failure.message, ctx.verbose ? undefined : MESSAGE_LINES));
+  }
   if (failure.scaffoldOf !== undefined) {
     lines.push(ctx.paint.yellow(`  施工位尚未实现${where === undefined ? "" : ` · ${where}`}`));
-  } else if (where !== undefined) {
-    lines.push(ctx.paint.dim(`  在 ${where}`));
   }
+  lines.push(...whereLines(failure, ctx, failure.scaffoldOf !== undefined));
   return where === undefined ? { lines } : { lines, where };
 }
 
@@ -106,10 +159,13 @@ function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: F
     if (failure === undefined) continue;
     const { lines: failureLines, where } = describeFailure(failure, ctx);
     lines.push(...failureLines);
+    if (ctx.verbose) for (const other of lab.failures.slice(1)) lines.push(...describeFailure(other, ctx).lines);
     if (failure.scaffoldOf !== undefined && failure.scaffoldOf !== lab.id) {
       lines.push(`这项测试先用到了 Lab ${failure.scaffoldOf} 的函数，它还是施工位。先完成 Lab ${failure.scaffoldOf}：${paint.cyan(labCommand(failure.scaffoldOf))}`);
     } else if (failure.scaffoldOf !== undefined) {
       lines.push(nextStep(ctx, `实现 Lab ${lab.id} 的施工位${where === undefined ? "" : `（${where}）`}`, labCommand(lab.id)));
+    } else if (failure.timedOut === true) {
+      lines.push(nextStep(ctx, "找出不会结束的那段代码", labCommand(lab.id)));
     } else {
       lines.push(nextStep(ctx, "对照上面的第一处失败修改代码", labCommand(lab.id)));
     }
@@ -141,6 +197,12 @@ function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx
     }
     const countText = lab.status === "passed" ? paint.green(count) : count;
     lines.push(`  ${mark} Lab ${lab.id}  ${padEnd(truncate(lab.title, titleWidth), titleWidth)}  ${padEnd(countText, 5)}  ${note}`.trimEnd());
+    const f = lab.firstFailure;
+    if (lab.status === "failed" && f !== undefined && (f.scaffoldOf === undefined || f.scaffoldOf === lab.id)) {
+      const indent = " ".repeat(4 + displayWidth(`Lab ${lab.id}  `) + titleWidth + 2 + 5 + 2);
+      lines.push(...whereLines(f, ctx, f.scaffoldOf !== undefined).map((line) => `${indent}${line.trimStart()}`));
+      if (ctx.verbose) for (const other of lab.failures) lines.push(...describeFailure(other, ctx).lines.map((line) => `    ${line}`));
+    }
   }
   const { passed, total } = totals(labs);
   const all = labs.every((lab) => lab.status === "passed");
@@ -153,7 +215,11 @@ function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx
   return lines;
 }
 
-/** The `--json` document: `{ chapter, labs: [{ id, title, passed, total, status, firstFailure? }], passed, total }`. */
+/**
+ * The `--json` document: `{ chapter, labs: [{ id, title, passed, total, status, firstFailure?,
+ * failures? }], passed, total, regressions?, error?, strays?, crashes? }`; each failure has its
+ * whole message, `location` (where it was thrown) and `testLocation` (where the test is).
+ */
 export function outcomeJson(outcome: LabOutcome, manifest: ChapterManifest, target: LabTarget, courseRoot: string): Record<string, unknown> {
   const selected = target.lab === undefined ? manifest.labs : manifest.labs.filter((lab) => lab.id === target.lab);
   const expected = selected.reduce((sum, lab) => sum + lab.tests, 0);
@@ -165,17 +231,28 @@ export function outcomeJson(outcome: LabOutcome, manifest: ChapterManifest, targ
   const labs = outcome.labs.map((lab) => {
     const entry: Record<string, unknown> = { id: lab.id, title: lab.title, passed: lab.passed, total: lab.total, status: lab.status };
     if (lab.firstFailure !== undefined) {
-      const f = lab.firstFailure;
-      const failure: Record<string, unknown> = { test: f.test, message: f.message };
-      if (f.scaffoldOf !== undefined) failure.scaffoldOf = f.scaffoldOf;
-      const location = locateFailure(f.stack, courseRoot, f.scaffoldOf);
-      if (location !== undefined) failure.location = formatLocation(location);
-      entry.firstFailure = failure;
+      entry.firstFailure = failureJson(lab.firstFailure, courseRoot);
+      entry.failures = lab.failures.map((f) => failureJson(f, courseRoot));
     }
     return entry;
   });
   const document: Record<string, unknown> = { chapter: manifest.id, labs, ...totals(outcome.labs) };
-  if (outcome.strays.length > 0) document.strays = outcome.strays.map((s) => ({ test: s.test, message: s.message }));
+  const regressions = outcome.earlier.filter((lab) => lab.status !== "passed");
+  if (regressions.length > 0) document.regressions = regressions.map((lab) => ({ id: lab.id, passed: lab.passed, total: lab.total, status: lab.status }));
+  if (outcome.timedOut !== undefined) document.error = { kind: "timeout", seconds: outcome.timedOut.seconds };
+  if (outcome.strays.length > 0) document.strays = outcome.strays.map((s) => failureJson(s, courseRoot));
   if (outcome.crashes.length > 0) document.crashes = outcome.crashes.map((c) => ({ file: c.file, code: c.code, stderr: c.stderr }));
   return document;
+}
+
+/** A failure in the `--json` document: test, whole message, scaffold lab, where thrown, where the test is declared. */
+function failureJson(f: FirstFailure, courseRoot: string): Record<string, unknown> {
+  const failure: Record<string, unknown> = { test: f.test, message: f.message };
+  if (f.scaffoldOf !== undefined) failure.scaffoldOf = f.scaffoldOf;
+  if (f.timedOut === true) failure.timedOut = true;
+  const location = locateFailure(f.stack, courseRoot, f.scaffoldOf);
+  if (location !== undefined) failure.location = formatLocation(location);
+  const testFile = f.testFile === undefined ? undefined : courseRelative(f.testFile, courseRoot);
+  if (testFile !== undefined && f.testLine !== undefined) failure.testLocation = `${testFile}:${f.testLine}`;
+  return failure;
 }

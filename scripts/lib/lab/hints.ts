@@ -5,9 +5,12 @@
  *
  * The state file is small JSON, `{ "format": 1, "labs": { "12.1": 2 } }`. It is written
  * atomically (temporary file, then rename), so an interrupted write never leaves half a
- * file; a file that is nevertheless unreadable is reported and replaced, never fatal.
+ * file; a file that is nevertheless unreadable is reported and replaced, never fatal; a
+ * state that cannot be saved (read-only folder, a directory in the file's place) is reported
+ * with a code, and the hint is shown all the same.
  */
 import { randomBytes } from "node:crypto";
+import { readdirSync, rmSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
@@ -16,6 +19,7 @@ import type { LabTarget } from "./runner.js";
 import type { LabSpec } from "../course/manifest.js";
 import { HINT_STATE } from "../core/paths.js";
 import type { Paint } from "../core/term.js";
+import { processAlive } from "./leftovers.js";
 
 /** How many rungs every ladder has. */
 export const RUNGS = 4;
@@ -64,8 +68,10 @@ export async function readHintState(root: string): Promise<LoadedHintState> {
   try {
     text = await readFile(path.join(root, HINT_STATE), "utf8");
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return { state: emptyHintState() };
-    return { state: emptyHintState(), problem: `无法读取（${(error as Error).message}）` };
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT") return { state: emptyHintState() };
+    if (code === "EISDIR") return { state: emptyHintState(), problem: "它是一个目录，不是文件" };
+    return { state: emptyHintState(), problem: `无法读取（${code ?? (error as Error).message}）` };
   }
   let value: unknown;
   try {
@@ -82,18 +88,57 @@ export async function readHintState(root: string): Promise<LoadedHintState> {
 /**
  * Writes `state` to `.pi-course/hints.json` of `root` atomically: the whole new file under a
  * temporary name in the same directory, then a rename over the old one (which replaces it
- * on every OS node supports). Readers see the old file or the new one, never a mix.
+ * on every OS node supports). Readers see the old file or the new one, never a mix. Throws
+ * `HINT_STATE_UNWRITABLE` (the cause kept) when it cannot: no temporary file is left then.
  */
 export async function writeHintState(root: string, state: HintState): Promise<void> {
   const file = path.join(root, HINT_STATE);
-  await mkdir(path.dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
+    await mkdir(path.dirname(file), { recursive: true });
     await writeFile(temporary, `${JSON.stringify(state, null, 2)}\n`, { flag: "wx" });
     await rename(temporary, file);
   } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
+    await rm(temporary, { force: true }).catch(() => undefined);
+    throw unwritable(error);
+  }
+}
+
+/** The `HINT_STATE_UNWRITABLE` error for a failed write of the state file: what is in the way, what to do. */
+export function unwritable(error: unknown): CourseError {
+  const code = (error as { code?: string }).code ?? "";
+  const why =
+    code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST"
+      ? `${HINT_STATE} 是一个目录；删除或改名它之后，进度就能保存`
+      : code === "EACCES" || code === "EPERM" || code === "EROFS"
+        ? `没有写入 ${path.dirname(HINT_STATE)} 的权限（${code}）；检查这个目录的权限`
+        : code === "ENOTDIR"
+          ? `${path.dirname(HINT_STATE)} 不是目录；删除或改名它之后，进度就能保存`
+          : `${code || (error as Error).message}`;
+  return new CourseError("HINT_STATE_UNWRITABLE", `无法保存提示进度：${why}`, { cause: error });
+}
+
+/**
+ * Removes temporary files a killed `hint` left beside the state file
+ * (`hints.json.<pid>.<random>.tmp` of a process that no longer runs). Never throws.
+ */
+export function removeStaleHintTemps(root: string): void {
+  const dir = path.join(root, path.dirname(HINT_STATE));
+  const base = path.basename(HINT_STATE);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = /^(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/.exec(name);
+    if (match === null || match[1] !== base || processAlive(Number(match[2]))) continue;
+    try {
+      rmSync(path.join(dir, name), { force: true });
+    } catch {
+      // Left for a later run.
+    }
   }
 }
 

@@ -14,27 +14,53 @@ export interface SourceLocation {
   column: number;
 }
 
-const FRAME = /^\s*at (?:.*? \()?((?:file:\/\/)?[^()\s]*?):(\d+):(\d+)\)?\s*$/;
+/**
+ * The `path:line:column` candidates of one stack line: `at fn (LOCATION)` or `at LOCATION`.
+ * A path may contain spaces and parentheses (`/home/me/my course (copy)/…`), so every split
+ * at ` (` is a candidate, longest location first; the caller keeps the first that lies in
+ * the course.
+ */
+function frameCandidates(line: string): { where: string; line: number; column: number }[] {
+  const body = /^\s*at (.*)$/.exec(line)?.[1];
+  if (body === undefined) return [];
+  const texts = [body];
+  if (body.endsWith(")")) {
+    for (let at = body.indexOf(" ("); at !== -1; at = body.indexOf(" (", at + 1)) texts.push(body.slice(at + 2, -1));
+  }
+  const found: { where: string; line: number; column: number }[] = [];
+  for (const text of texts) {
+    const match = /^(.*):(\d+):(\d+)$/.exec(text);
+    if (match !== null) found.push({ where: match[1]!, line: Number(match[2]), column: Number(match[3]) });
+  }
+  return found;
+}
+
+/** `file` (an absolute path or `file:` URL) relative to `courseRoot`, `/`-separated; undefined when outside it. */
+export function courseRelative(file: string, courseRoot: string): string | undefined {
+  let absolute: string;
+  try {
+    absolute = file.startsWith("file://") ? fileURLToPath(file) : file;
+  } catch {
+    return undefined;
+  }
+  if (!path.isAbsolute(absolute)) return undefined;
+  const relative = path.relative(courseRoot, absolute);
+  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return undefined;
+  return relative.split(path.sep).join("/");
+}
 
 /** The frames of `stack` that lie inside `courseRoot` and outside `node_modules`, top first. */
 export function courseFrames(stack: string, courseRoot: string): SourceLocation[] {
   const frames: SourceLocation[] = [];
-  for (const line of stack.split("\n")) {
-    const match = FRAME.exec(line);
-    if (match === null) continue;
-    const [, where = "", row = "0", col = "0"] = match;
-    let file: string;
-    try {
-      file = where.startsWith("file://") ? fileURLToPath(where) : where;
-    } catch {
-      continue;
+  for (const text of stack.split("\n")) {
+    for (const candidate of frameCandidates(text)) {
+      const file = courseRelative(candidate.where, courseRoot);
+      if (file === undefined) continue;
+      const parts = file.split("/");
+      if (parts.includes("node_modules") || parts[0] === "scripts") break;
+      frames.push({ file, line: candidate.line, column: candidate.column });
+      break;
     }
-    if (!path.isAbsolute(file)) continue;
-    const relative = path.relative(courseRoot, file);
-    if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) continue;
-    const parts = relative.split(path.sep);
-    if (parts.includes("node_modules") || parts[0] === "scripts") continue;
-    frames.push({ file: parts.join("/"), line: Number(row), column: Number(col) });
   }
   return frames;
 }

@@ -6,14 +6,23 @@
  */
 import type { LabSpec } from "../course/manifest.js";
 
-/** What a failing test threw, as the reporter describes it. */
-export interface TestError {
+/** A thrown value as the reporter describes it. */
+export interface ThrownError {
   message: string;
   name?: string;
   code?: string;
+  /** Its call frames only (`    at …` lines), top first. */
+  stack?: string;
+}
+
+/** What a failing test threw, as the reporter describes it. */
+export interface TestError extends ThrownError {
   /** node:test's classification: `testCodeFailure`, `subtestsFailed`, `cancelledByParent`, … */
   failureType?: string;
-  stack?: string;
+  /** For an assertion about an error (`assert.rejects(p, { code })`): the error actually thrown. */
+  actual?: ThrownError;
+  /** For an equality assertion: both values rendered whole (node's message shortens long diffs). */
+  compared?: { actual: string; expected: string };
 }
 
 /** One finished test, as written by the reporter. */
@@ -21,6 +30,7 @@ export interface TestRecord {
   ok: boolean;
   /** Names from the outermost enclosing test down to this test's own name. */
   path: string[];
+  /** Where the test is declared (the TypeScript source, absolute). */
   file?: string;
   line?: number;
   skip: boolean;
@@ -36,8 +46,15 @@ export interface FirstFailure {
   message: string;
   /** The id of the lab whose scaffold error this is, when it is one. */
   scaffoldOf?: string;
-  /** Stack of what was thrown, for locating it in the learner's code. */
+  /** Call frames of what was thrown (of the scaffold error, when an assertion received one), for locating it in the learner's code. */
   stack?: string;
+  /** Where the failing test is declared: its file (absolute) and line. */
+  testFile?: string;
+  testLine?: number;
+  /** Set when the run's time limit ended the lab before its tests reported. */
+  timedOut?: boolean;
+  /** For an equality assertion: both values rendered whole. */
+  compared?: { actual: string; expected: string };
 }
 
 export interface LabResult {
@@ -48,8 +65,12 @@ export interface LabResult {
   total: number;
   /** Tests the manifest says the lab has. */
   expected: number;
+  /** Tests of this lab that reported a result. */
+  reported: number;
   status: LabStatus;
   firstFailure?: FirstFailure;
+  /** Every failing test of the lab, in declaration order (`firstFailure` is the first). */
+  failures: FirstFailure[];
 }
 
 const LAB_NAME = /^Lab (\d+\.\d+)(?!\d)/;
@@ -133,11 +154,31 @@ function failureOf(test: TestRecord, records: readonly TestRecord[], labs: reado
     records.find(
       (r) => !r.ok && r.path.length > test.path.length && startsWith(r.path, test.path) && r.error?.failureType !== "subtestsFailed",
     ) ?? test;
-  const message = (leaf.error?.message ?? "").trim() || "(测试失败，但没有给出错误信息)";
-  const failure: FirstFailure = { test: leaf.path.slice(test.path.length - 1).join(" › "), message };
-  const scaffold = scaffoldLabOf(message, labs);
-  if (scaffold !== undefined) failure.scaffoldOf = scaffold;
-  if (leaf.error?.stack !== undefined) failure.stack = leaf.error.stack;
+  return describeFailure(leaf, leaf.path.slice(test.path.length - 1).join(" › "), labs);
+}
+
+/**
+ * The failure of record `failed` as the learner sees it, under the name `test`. A scaffold
+ * error counts whether the test threw it or an assertion about an error received it
+ * (`assert.rejects(activate(), { code })` against a function that still throws its scaffold):
+ * either way the lab's construction site was reached, not a wrong answer.
+ */
+function describeFailure(failed: TestRecord, test: string, labs: readonly LabSpec[]): FirstFailure {
+  const error = failed.error;
+  const message = (error?.message ?? "").trim() || "(测试失败，但没有给出错误信息)";
+  const failure: FirstFailure = { test, message };
+  const direct = scaffoldLabOf(message, labs);
+  const received = direct === undefined && error?.actual !== undefined ? scaffoldLabOf(error.actual.message, labs) : undefined;
+  if (direct !== undefined) failure.scaffoldOf = direct;
+  if (received !== undefined) {
+    failure.scaffoldOf = received;
+    failure.message = error!.actual!.message.trim();
+  }
+  const stack = received !== undefined ? error?.actual?.stack : error?.stack;
+  if (stack !== undefined) failure.stack = stack;
+  if (received === undefined && error?.compared !== undefined) failure.compared = error.compared;
+  if (failed.file !== undefined) failure.testFile = failed.file;
+  if (failed.line !== undefined) failure.testLine = failed.line;
   return failure;
 }
 
@@ -148,7 +189,8 @@ function failureOf(test: TestRecord, records: readonly TestRecord[], labs: reado
  * todo tests (including those the name pattern filtered out) do not count. Status:
  * `passed` when every test passed and there are exactly as many as the manifest says;
  * `not_started` when every test failed with a scaffold error of this lab or of an earlier
- * one (its tests may call an earlier lab's function first); else `failed`.
+ * one (its tests may call an earlier lab's function first), thrown by the test or received by
+ * one of its assertions about errors; else `failed`.
  * `allLabs` (the chapter's labs) is used to recognise another lab's scaffold error.
  */
 export function summarizeLabs(selected: readonly LabSpec[], allLabs: readonly LabSpec[], records: readonly TestRecord[]): LabResult[] {
@@ -158,28 +200,17 @@ export function summarizeLabs(selected: readonly LabSpec[], allLabs: readonly La
       const last = r.path.length - 1;
       return labIdOfTestName(r.path[last] ?? "") === lab.id && r.path.slice(0, last).every((n) => labIdOfTestName(n) === undefined);
     });
-    const base = { id: lab.id, title: lab.title, expected: lab.tests };
+    const base = { id: lab.id, title: lab.title, expected: lab.tests, reported: tests.length };
     if (tests.length === 0) {
-      return {
-        ...base,
-        passed: 0,
-        total: lab.tests,
-        status: "failed" as const,
-        firstFailure: { test: `Lab ${lab.id}`, message: `没有找到名称以 “Lab ${lab.id}” 开头的测试（应有 ${lab.tests} 项）` },
-      };
+      const missing: FirstFailure = { test: `Lab ${lab.id}`, message: `没有找到名称以 “Lab ${lab.id}” 开头的测试（应有 ${lab.tests} 项）` };
+      return { ...base, passed: 0, total: lab.tests, status: "failed" as const, firstFailure: missing, failures: [missing] };
     }
     const passed = tests.filter((t) => t.ok).length;
     const failing = tests.filter((t) => !t.ok);
-    const first = failing[0];
-    if (first === undefined) {
-      if (tests.length === lab.tests) return { ...base, passed, total: tests.length, status: "passed" as const };
-      return {
-        ...base,
-        passed,
-        total: tests.length,
-        status: "failed" as const,
-        firstFailure: { test: `Lab ${lab.id}`, message: `测试数量不符：本章清单要求 ${lab.tests} 项，找到 ${tests.length} 项` },
-      };
+    if (failing.length === 0) {
+      if (tests.length === lab.tests) return { ...base, passed, total: tests.length, status: "passed" as const, failures: [] };
+      const count: FirstFailure = { test: `Lab ${lab.id}`, message: `测试数量不符：本章清单要求 ${lab.tests} 项，找到 ${tests.length} 项` };
+      return { ...base, passed, total: tests.length, status: "failed" as const, firstFailure: count, failures: [count] };
     }
     const failures = failing.map((t) => failureOf(t, counted, allLabs));
     // Labs build on each other: a later lab's test may first call an earlier lab's
@@ -192,7 +223,8 @@ export function summarizeLabs(selected: readonly LabSpec[], allLabs: readonly La
       passed,
       total: tests.length,
       status: notStarted ? ("not_started" as const) : ("failed" as const),
-      firstFailure: failures[0] ?? failureOf(first, counted, allLabs),
+      firstFailure: failures[0]!,
+      failures,
     };
   });
 }
@@ -205,9 +237,5 @@ export function strayFailures(records: readonly TestRecord[]): FirstFailure[] {
   return records
     .filter((r) => !r.ok && !r.skip && !r.todo && r.error?.failureType !== "subtestsFailed")
     .filter((r) => r.path.every((n) => labIdOfTestName(n) === undefined))
-    .map((r) => {
-      const failure: FirstFailure = { test: r.path.join(" › "), message: (r.error?.message ?? "").trim() };
-      if (r.error?.stack !== undefined) failure.stack = r.error.stack;
-      return failure;
-    });
+    .map((r) => describeFailure(r, r.path.join(" › "), []));
 }

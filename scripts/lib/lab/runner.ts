@@ -7,12 +7,11 @@
  * is started directly and tests run with `process.execPath`.
  */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CourseError } from "../core/errors.js";
-import { buildCourse, startProcess, type ProcessResult, type StartedBuild } from "./build.js";
+import { buildCourse, startProcess, type ProcessResult, type StartedBuild, type StartOptions } from "./build.js";
 // The build and process helpers moved to build.ts (so `lab` can start the compiler
 // before loading the rest); other commands import them from here.
 export {
@@ -28,9 +27,9 @@ export {
   type ProcessResult,
   type StartedBuild,
   type StartedProcess,
+  type StartOptions,
 } from "./build.js";
 import {
-  labNamePattern,
   parseReport,
   strayFailures,
   summarizeLabs,
@@ -39,7 +38,8 @@ import {
   type TestRecord,
 } from "./results.js";
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
-import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
+import { removeScratchDir } from "../core/scratch.js";
+import { makeLabScratch } from "./leftovers.js";
 
 /** The reporter module node loads into each test process. */
 export const REPORTER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "reporter.mjs");
@@ -72,6 +72,10 @@ export interface TestRun {
   files: string[];
   /** Files whose process exited abnormally without reporting every test: their stderr. */
   crashes: { file: string; code: number | null; stderr: string }[];
+  /** What each test process printed (the learner's `console.log`, node's warnings). */
+  output: { file: string; stdout: string; stderr: string }[];
+  /** Set when the run hit its time limit: the test processes were ended, the results are partial. */
+  timedOut?: { seconds: number };
 }
 
 /** Test processes started ahead of the build, waiting for the word to run. */
@@ -82,6 +86,18 @@ export interface PreparedTests {
   cancel(): Promise<void>;
 }
 
+export interface TestOptions {
+  namePattern?: string;
+  /** Aborting ends the test processes (and whatever they started) at once. */
+  signal?: AbortSignal;
+  /**
+   * Time limit of the run in milliseconds, counted from `run()`: when it passes, the test
+   * processes are ended and the run reports `timedOut` (a learner's `for (;;) {}` never
+   * hangs `lab`). No limit when absent.
+   */
+  timeoutMs?: number;
+}
+
 /** The launcher that lets a test process start before the file it runs is compiled. */
 export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "launch.mjs");
 
@@ -89,15 +105,22 @@ export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.ur
  * Starts one node process per compiled test file (repo-relative `.js` paths), each with the
  * lab reporter and, when given, a `--test-name-pattern`, waiting in `launch.mjs`. Node's
  * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
+ *
+ * Each process runs in a process group of its own, with its temporary folder (`TMPDIR`,
+ * `TEMP`, `TMP`) inside the run's scratch folder: whatever ends the run (the time limit,
+ * Ctrl-C, an abort), ending the group and removing the scratch folder leaves neither a
+ * process nor a file of the learner's tests behind.
  */
-export async function prepareTests(courseRoot: string, files: readonly string[], options: { namePattern?: string; signal?: AbortSignal } = {}): Promise<PreparedTests> {
-  const scratch = await makeScratchDir(os.tmpdir(), "pi-lab-");
+export async function prepareTests(courseRoot: string, files: readonly string[], options: TestOptions = {}): Promise<PreparedTests> {
+  const scratch = await makeLabScratch(courseRoot);
+  const tmp = path.join(scratch, "tmp");
+  await mkdir(tmp);
   const started = files.map((file, index) => {
     const destination = path.join(scratch, `${index}.jsonl`);
     const args = ["--enable-source-maps", `--test-reporter=${pathToFileURL(REPORTER_PATH).href}`, `--test-reporter-destination=${destination}`];
     if (options.namePattern !== undefined) args.push(`--test-name-pattern=${options.namePattern}`);
     args.push(LAUNCHER_PATH, path.join(courseRoot, file));
-    const processOptions: { cwd: string; signal?: AbortSignal; stdin: boolean } = { cwd: courseRoot, stdin: true };
+    const processOptions: StartOptions = { cwd: courseRoot, stdin: true, group: true, env: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } };
     if (options.signal !== undefined) processOptions.signal = options.signal;
     return { file, destination, process: startProcess(process.execPath, args, processOptions) };
   });
@@ -108,6 +131,15 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
   };
   return {
     async run() {
+      let timedOut: TestRun["timedOut"];
+      let timer: NodeJS.Timeout | undefined;
+      if (options.timeoutMs !== undefined) {
+        const ms = options.timeoutMs;
+        timer = setTimeout(() => {
+          timedOut = { seconds: ms / 1000 };
+          for (const s of started) s.process.kill();
+        }, ms);
+      }
       try {
         const runs = await Promise.all(
           started.map(async ({ file, destination, process: child }) => {
@@ -126,13 +158,21 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
         const crashes: TestRun["crashes"] = [];
         for (const { file, result, records, diagnostics } of runs) {
           const failedTests = records.some((r) => !r.ok && !r.skip && !r.todo);
-          if (result.code !== 0 && !failedTests) {
+          if (result.code !== 0 && !failedTests && timedOut === undefined) {
             const stderr = [...diagnostics, result.stderr.trimEnd()].filter((s) => s !== "").join("\n");
             crashes.push({ file, code: result.code, stderr });
           }
         }
-        return { records: runs.flatMap((r) => r.records), files: [...files], crashes };
+        const run: TestRun = {
+          records: runs.flatMap((r) => r.records),
+          files: [...files],
+          crashes,
+          output: runs.map(({ file, result }) => ({ file, stdout: result.stdout, stderr: result.stderr })),
+        };
+        if (timedOut !== undefined) run.timedOut = timedOut;
+        return run;
       } finally {
+        clearTimeout(timer);
         await cleanup();
       }
     },
@@ -145,7 +185,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
  * whose process failed without any failing test to show for it (an import error, a crash,
  * an error thrown after the tests ended) is listed in `crashes` with its stderr.
  */
-export async function runTests(courseRoot: string, files: readonly string[], options: { namePattern?: string; signal?: AbortSignal } = {}): Promise<TestRun> {
+export async function runTests(courseRoot: string, files: readonly string[], options: TestOptions = {}): Promise<TestRun> {
   return (await prepareTests(courseRoot, files, options)).run();
 }
 
@@ -158,30 +198,47 @@ export interface LabTarget {
 
 export type LabOutcome =
   | { kind: "build_failed"; diagnostics: string[] }
-  | { kind: "tested"; labs: LabResult[]; strays: FirstFailure[]; crashes: TestRun["crashes"] }
+  | {
+      kind: "tested";
+      /** The labs asked for, in manifest order. */
+      labs: LabResult[];
+      /** For one lab: the chapter's labs before it (run too, so that a regression shows). */
+      earlier: LabResult[];
+      strays: FirstFailure[];
+      crashes: TestRun["crashes"];
+      output: TestRun["output"];
+      /** Set when the time limit ended the run; the labs it cut short are failed. */
+      timedOut?: { seconds: number };
+    }
   | { kind: "aborted" };
+
+export interface RunLabOptions {
+  signal?: AbortSignal;
+  /** A build the caller already began (see `startCourseBuild`); it is used for its tsconfig. */
+  started?: StartedBuild;
+  /** Time limit of the test run in milliseconds (see `TestOptions.timeoutMs`). */
+  timeoutMs?: number;
+}
 
 /**
  * Builds the course and runs the focused tests of `manifest` for `target`: one lab (its
- * tests selected by name pattern) or every lab (one run of each file, grouped by lab id).
- * Never throws for a red lab, a compile error or a crashing test file: those are outcomes.
- * Throws `CourseError` `USAGE` for a lab id the manifest does not have. `started` is a
- * build the caller already began (see `startCourseBuild`); it is used for its tsconfig.
+ * tests and those of the chapter's earlier labs, selected by name pattern) or every lab
+ * (one run of each file, grouped by lab id). Never throws for a red lab, a compile error, a
+ * crashing test file or a run that hits its time limit: those are outcomes. Throws
+ * `CourseError` `USAGE` for a lab id the manifest does not have.
  */
-export async function runLab(
-  courseRoot: string,
-  manifest: ChapterManifest,
-  target: LabTarget,
-  signal?: AbortSignal,
-  started?: StartedBuild,
-): Promise<LabOutcome> {
+export async function runLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget, options: RunLabOptions = {}): Promise<LabOutcome> {
+  const { signal, started } = options;
   const selected = selectLabs(manifest, target);
+  const upTo = target.lab === undefined ? manifest.labs : manifest.labs.slice(0, manifest.labs.findIndex((lab) => lab.id === target.lab) + 1);
+  const before = target.lab === undefined ? [] : upTo.slice(0, -1);
   const tsconfigs = [...new Set(manifest.focusedTests.map((file) => `${packageDirOf(file)}/tsconfig.json`))];
-  const namePattern = target.lab !== undefined ? labNamePattern(target.lab) : chapterNamePattern(manifest.id);
-  const options: { namePattern: string; signal?: AbortSignal } = { namePattern };
-  if (signal !== undefined) options.signal = signal;
+  const namePattern = target.lab !== undefined ? labsNamePattern(upTo.map((lab) => lab.id)) : chapterNamePattern(manifest.id);
+  const testOptions: TestOptions = { namePattern };
+  if (signal !== undefined) testOptions.signal = signal;
+  if (options.timeoutMs !== undefined) testOptions.timeoutMs = options.timeoutMs;
   // Start the test processes first: their start-up overlaps the build.
-  const tests = await prepareTests(courseRoot, manifest.focusedTests.map(distPathOf), options);
+  const tests = await prepareTests(courseRoot, manifest.focusedTests.map(distPathOf), testOptions);
   for (const tsconfig of tsconfigs) {
     const pending = started?.tsconfig === tsconfig ? started.result : buildCourse(courseRoot, tsconfig, signal);
     const build = await pending.catch(async (error: unknown) => {
@@ -195,11 +252,34 @@ export async function runLab(
   }
   const run = await tests.run();
   if (signal?.aborted) return { kind: "aborted" };
-  return {
+  const cutShort = (labs: LabResult[]) => (run.timedOut === undefined ? labs : labs.map((lab) => markTimedOut(lab, run.timedOut!.seconds)));
+  const outcome: LabOutcome = {
     kind: "tested",
-    labs: summarizeLabs(selected, manifest.labs, run.records),
+    labs: cutShort(summarizeLabs(selected, manifest.labs, run.records)),
+    earlier: cutShort(summarizeLabs(before, manifest.labs, run.records)),
     strays: strayFailures(run.records),
     crashes: run.crashes,
+    output: run.output,
+  };
+  if (run.timedOut !== undefined) outcome.timedOut = run.timedOut;
+  return outcome;
+}
+
+/**
+ * A lab of a run the time limit ended: unless every one of its tests reported, it failed,
+ * and its first failure says that the limit ended it (rather than "no test found").
+ */
+function markTimedOut(lab: LabResult, seconds: number): LabResult {
+  if (lab.status === "passed" || lab.reported >= lab.expected) return lab;
+  const missing = lab.expected - lab.reported;
+  return {
+    ...lab,
+    status: "failed",
+    firstFailure: {
+      test: `Lab ${lab.id}`,
+      message: `超过时间上限 ${seconds} 秒，测试进程已被结束；还有 ${missing} 项测试没有跑完。常见原因：死循环（for (;;)、while (true)），或一个永远不结束的 Promise`,
+      timedOut: true,
+    },
   };
 }
 
@@ -214,6 +294,11 @@ export function selectLabs(manifest: ChapterManifest, target: LabTarget): LabSpe
   const lab = manifest.labs.find((l) => l.id === target.lab);
   if (lab === undefined) throw new CourseError("USAGE", `没有 Lab ${target.lab}；第 ${manifest.id} 章的 Lab：${known.join(", ")}`);
   return [lab];
+}
+
+/** The name pattern selecting exactly the tests of the labs `ids` (`^Lab (?:12\.1|12\.2)(?![0-9])`). */
+export function labsNamePattern(ids: readonly string[]): string {
+  return `^Lab (?:${ids.map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?![0-9])`;
 }
 
 /** The name pattern selecting every lab test of chapter `id` (`^Lab 12\.[0-9]`). */

@@ -8,7 +8,8 @@
  *   not write) and its text, taken from the target;
  * - each starter written over its teaching file. The `starters/` copy itself is not
  *   added: the starter already sits where the learner edits it, and a second copy would
- *   only invite editing the wrong file (a fresh `practice` run gives a clean start);
+ *   only invite editing the wrong file. `reset` takes the starter from a pristine copy in
+ *   `.pi-course/starter/` (the tooling's folder, see `starterCopyPath`);
  * - `checkpoints/NN.yaml`: the chapter manifest (lab and hint data for `lab` and `hint`)
  *   whose `faults` are reduced to the learner-safe projection of the exercise faults
  *   (`learnerManifestText`): no `find`/`replace`, since those quote the reference;
@@ -30,7 +31,7 @@ import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, ty
 import { buildAndTest, resolveCheckpoint, type BuildCheck, type Checkpoint } from "../course/history.js";
 import { assertNoLeaks, auditLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import { PRACTICE_MARKER } from "../core/paths.js";
+import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import { linkNodeModules, makeScratchDir, releaseScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
@@ -197,7 +198,9 @@ export function renderLearningGuide(input: GuideInput): string {
       "",
       "```sh",
       `npm run lab -w @pi/course -- ${firstLab.id}     # 编译并只运行这个 Lab，给出通过数和第一处失败`,
+      `npm run lab -w @pi/course -- ${firstLab.id} --watch   # 保存即重跑（每次运行默认限时 30 秒，--timeout 秒 可调）`,
       `npm run lab -w @pi/course -- ${m.id}       # 全章进度表`,
+      `npm run reset -w @pi/course -- ${firstLab.id}   # 把这个 Lab 的函数恢复成 starter（你的文件先另存在旁边）`,
       "npm run build -w @pi/course             # 手动方式：先编译",
       labCommand(m, firstLab.id) + "   # 再运行一个 Lab",
       "```",
@@ -221,7 +224,8 @@ export function renderLearningGuide(input: GuideInput): string {
       `npm run fault -w @pi/course -- ${m.id}`,
       "```",
       "",
-      "命令结束时（即使中途按了 Ctrl-C）你的文件会逐字节恢复原样。",
+      "命令结束时（即使中途按了 Ctrl-C）你的文件会逐字节恢复原样。注入的位置按语法树查找，与你的写法无关；",
+      "找不到时命令会说明原因，并告诉你怎样手动做这个实验。",
       "",
     );
   } else {
@@ -290,6 +294,7 @@ export function planPractice(input: {
   for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
   for (const given of [...m.provided, ...(m.text === undefined ? [] : [m.text])]) files.push({ ...fromTarget(given) });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
+  for (const s of m.starters) files.push({ ...fromTarget(s.from), path: starterCopyPath(s.to) });
   files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });
   const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, createdBy: "practice" };
   files.push({ path: PRACTICE_MARKER, content: JSON.stringify(marker, null, 2) + "\n" });

@@ -186,7 +186,8 @@ faults:
     killedBy: ["Lab 2.1 · catalog is sorted"]
     exercise: true
     learner:
-      anchor: '^\\s*return unique'
+      function: betaCatalog(names)
+      before: return
       insert: "unique.reverse(); // 故意错误"
       explain: 反转之后顺序错了，Lab 2.1 的排序测试应当失败。
   - id: 2.2-no-join

@@ -1,0 +1,70 @@
+/**
+ * Ctrl-C and friends for a course command: SIGINT, SIGTERM and SIGHUP become an abort the
+ * command's work listens to, so that it ends its child processes and removes its temporary
+ * folders on the normal path (awaiting each), and the command then ends by the same signal
+ * (as a program killed by it would: the shell and npm see "interrupted", and npm prints no
+ * error block of its own). A second signal while the command is still cleaning up ends it
+ * at once, after a last synchronous sweep of its registered temporary folders.
+ *
+ * The npm scripts start every command with `exec` (see `scripts/launch.mjs`), so a signal
+ * sent to the npm process reaches the command too, not only one sent to the whole process
+ * group (Ctrl-C in a terminal).
+ */
+import { removeAllScratchSync } from "./scratch.js";
+
+const SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+export interface Interruption {
+  /** Aborted when the first signal arrives. */
+  readonly signal: AbortSignal;
+  /** The first signal received, if any. */
+  received(): NodeJS.Signals | undefined;
+  /** Removes the handlers. */
+  dispose(): void;
+  /**
+   * Removes the handlers and, if a signal was received, ends the process by that signal.
+   * Call it once the command has cleaned up. Returns only when no signal was received.
+   */
+  finish(): void;
+}
+
+/** Ends this process by `signal` (default action), or with 128 + its number where signals cannot be raised. */
+export function raiseSignal(signal: NodeJS.Signals): never {
+  if (process.platform === "win32") process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGHUP" ? 1 : 15));
+  process.kill(process.pid, signal);
+  // The default action has ended the process; should it be delayed, make sure nothing runs on.
+  return process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGHUP" ? 1 : 15));
+}
+
+/**
+ * Starts catching SIGINT, SIGTERM and SIGHUP (see the module comment). `onSignal` runs
+ * synchronously on every signal, before anything else reacts (e.g. to restore a file).
+ */
+export function catchInterruptions(onSignal: (signal: NodeJS.Signals) => void = () => {}): Interruption {
+  const controller = new AbortController();
+  let first: NodeJS.Signals | undefined;
+  const handler = (signal: NodeJS.Signals) => {
+    onSignal(signal);
+    if (first !== undefined) {
+      // Second signal: the user does not want to wait for the cleanup.
+      removeAllScratchSync();
+      dispose();
+      raiseSignal(signal);
+    }
+    first = signal;
+    controller.abort(new Error(`interrupted by ${signal}`));
+  };
+  const dispose = () => {
+    for (const signal of SIGNALS) process.off(signal, handler);
+  };
+  for (const signal of SIGNALS) process.on(signal, handler);
+  return {
+    signal: controller.signal,
+    received: () => first,
+    dispose,
+    finish() {
+      dispose();
+      if (first !== undefined) raiseSignal(first);
+    },
+  };
+}
