@@ -102,6 +102,11 @@ const NOT_COPIED = new Set(["node_modules", ".git"]);
 /** Folders that hold the workspace's resources rather than its project files. */
 const RESOURCE_FOLDERS = new Set(["skills", "templates", "extensions"]);
 
+/** `text` on one line: line breaks and runs of spaces become one space. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
 async function checkWorkspace(dir: string): Promise<void> {
   let info;
   try {
@@ -236,10 +241,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   try {
     write(`目录  ${options.workspaceLabel ?? source} · 工具只在它的副本里运行，原目录不会被改动`);
 
-    // Strict discovery: the first problem stops the demo with its code. Lenient discovery
-    // goes here once discoverResources accepts { onDiagnostic }: pass it, and write each
-    // diagnostic as a "诊断" line instead of stopping.
-    const catalog = await discoverResources([copy]);
+    // Lenient discovery, as a real host runs it: a broken skill or template is left out and
+    // reported as a "诊断" line; the rest of the workspace still serves the session.
+    const catalog = await discoverResources([copy], {
+      onDiagnostic: (d) => write(`诊断  ${d.severity === "error" ? "跳过" : "提醒"} ${path.relative(copy, d.source) || "."} [${d.code}] ${oneLine(d.message.split(copy + path.sep).join(""))}`),
+    });
     const names = (list: { name: string }[]) => (list.length > 0 ? list.map((r) => r.name).join("、") : "无");
     write(`资源  指令 ${catalog.instructions.length} · 技能 ${catalog.skills.length}（${names(catalog.skills)}）· 模板 ${catalog.templates.length}（${names(catalog.templates)}）`);
 

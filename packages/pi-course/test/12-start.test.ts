@@ -167,3 +167,28 @@ test("npm start runs the compiled command: transcript on stdout, exit 0, paths r
   assert.match(run.stdout, /\n技能  激活 code-review/);
   assert.match(run.stdout, /\n拦截  ✗ 扩展 guard 拒绝了 shell/);
 });
+
+test("npm start: discovery is lenient, so a broken skill is reported and skipped while the session still runs", async (t) => {
+  const root = makeWorkspace(tempDir(t));
+  for (const [name, text] of [
+    ["good", "---\nname: good\ndescription: reviews carefully\n---\nRead the diff first.\n"],
+    ["broken", "---\nname: broken\ndescription: has: an unquoted colon\n---\nbody\n"],
+    ["Loud", "---\nname: Loud\ndescription: a name the Agent Skills rules warn about\n---\nbody\n"],
+  ]) {
+    mkdirSync(path.join(root, "skills", name!), { recursive: true });
+    writeFileSync(path.join(root, "skills", name!, "SKILL.md"), text!);
+  }
+  const { lines, summary } = await demo({ workspace: root, skill: "good" });
+  assert.equal(summary.stopReason, "stop");
+  assert.equal(summary.skill, "good");
+  const diagnostics = lines.filter((l) => l.startsWith("诊断"));
+  assert.deepEqual(
+    diagnostics.map((l) => /^诊断  (\S+) (\S+) \[(\w+)\]/.exec(l)?.slice(1)),
+    [
+      ["提醒", "skills/Loud/SKILL.md", "SKILL_NAME_FORMAT"],
+      ["跳过", "skills/broken/SKILL.md", "RESOURCE_INVALID"],
+    ],
+    diagnostics.join("\n"),
+  );
+  assert.ok(lines.some((l) => l.startsWith("资源") && l.includes("技能 2（Loud、good）")), lines.join("\n"));
+});
