@@ -955,11 +955,21 @@ class ExtensionHostImpl implements ExtensionHost {
       if (unfixable !== undefined) {
         throw new ResourceError("EXTENSION_INVALID", `extension "${extensionId}": tool "${unfixable.name}" cannot keep the name it was registered with (a proxy, or a frozen getter)`);
       }
-      // Every check has passed: from here on nothing can fail, so all of it appears at once.
-      // With every name a fixed data property that the registry lacks, `register` has
-      // nothing left to refuse (ToolRegistry offers no removal to undo a half commit).
+      // Every check has passed: all of it appears at once. With every name a fixed data
+      // property that the registry lacks, the course's `register` has nothing left to refuse;
+      // a registry that refuses anyway (a subclass with rules of its own) gets back exactly
+      // what it had before the error is rethrown.
       for (const entry of tools) fixName(entry, true);
-      for (const { tool } of tools) this.#registry.register(tool);
+      const registered: Tool[] = [];
+      try {
+        for (const { tool } of tools) {
+          this.#registry.register(tool);
+          registered.push(tool);
+        }
+      } catch (refusal) {
+        for (const tool of registered.reverse()) this.#registry.unregister(tool.name, tool);
+        throw refusal;
+      }
       this.#hooks.before.push(...staged.before);
       this.#hooks.after.push(...staged.after);
       this.#active.add(extensionId);

@@ -156,6 +156,16 @@ export class ToolRegistry {
     this.#tools.set(tool.name, tool);
   }
 
+  /**
+   * Removes the tool registered under `name`, but only when it is `tool` itself (so one
+   * owner cannot remove another's tool of the same name). Returns whether it removed it.
+   * Registration order of the remaining tools is kept.
+   */
+  unregister(name: string, tool: Tool): boolean {
+    if (this.#tools.get(name) !== tool) return false;
+    return this.#tools.delete(name);
+  }
+
   get(name: string): Tool | undefined {
     return this.#tools.get(name);
   }

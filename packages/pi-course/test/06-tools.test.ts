@@ -93,6 +93,19 @@ test("Lab 6.2 · 重名工具抛出 TOOL_CONFLICT，注册表保持不变", () =
   assert.throws(() => new ToolRegistry([namedTool("x"), namedTool("x")]), { code: "TOOL_CONFLICT" });
 });
 
+test("Lab 6.2 · unregister 只移除登记在这个名字下的同一个工具，其余顺序不变", () => {
+  const read = namedTool("read");
+  const registry = new ToolRegistry([read, namedTool("write"), namedTool("list")]);
+  assert.equal(registry.unregister("read", namedTool("read")), false, "同名的另一个对象不会被移除");
+  assert.equal(registry.unregister("missing", read), false);
+  assert.equal(registry.get("read"), read);
+  assert.equal(registry.unregister("read", read), true);
+  assert.equal(registry.get("read"), undefined);
+  assert.deepEqual(registry.list().map((tool) => tool.name), ["write", "list"]);
+  registry.register(read);
+  assert.deepEqual(registry.list().map((tool) => tool.name), ["write", "list", "read"]);
+});
+
 test("Lab 6.3 · 成功的调用得到配对的结果", async () => {
   const seen: { parameters: unknown; context: ToolContext }[] = [];
   const execute = createToolExecutor(new ToolRegistry([readTool(seen)]));

@@ -248,6 +248,33 @@ test("commit: a tool whose name cannot be fixed (a proxy, a frozen getter) or is
   assert.deepEqual(registry.list().map((x) => x.name), ["solid"]);
 });
 
+test("commit: a registry that refuses a tool half-way (rules of its own) gets back exactly what it had; nothing is committed", async () => {
+  class PickyRegistry extends ToolRegistry {
+    override register(candidate: Tool): void {
+      if (candidate.name.startsWith("forbidden")) throw new Error(`${candidate.name} is not allowed here`);
+      super.register(candidate);
+    }
+  }
+  const registry = new PickyRegistry([tool("existing")]);
+  const host = hostWith([], registry);
+  let hookRuns = 0;
+  await assert.rejects(
+    load(host, "picky", (context) => {
+      context.registerTool(tool("first"));
+      context.registerTool(tool("second"));
+      context.registerTool(tool("forbidden-third"));
+      context.on("beforeToolCall", () => {
+        hookRuns += 1;
+      });
+    }),
+    /forbidden-third is not allowed here/,
+  );
+  assert.deepEqual(registry.list().map((x) => x.name), ["existing"]);
+  await host.wrapExecutor(coreWith(() => undefined).core)(call());
+  assert.equal(hookRuns, 0, "no hook was attached");
+  assert.ok(await loadsAgain(host, "picky"), "the id is not active");
+});
+
 // ---------------------------------------------------------------------------
 // Hook answers
 // ---------------------------------------------------------------------------
