@@ -6,6 +6,7 @@
  * No shell is involved anywhere (no globs, no quoting, the same on Windows): the compiler
  * is started directly and tests run with `process.execPath`.
  */
+import { getMaxListeners, setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -113,6 +114,9 @@ export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.ur
  */
 export async function prepareTests(courseRoot: string, files: readonly string[], options: TestOptions = {}): Promise<PreparedTests> {
   const scratch = await makeLabScratch(courseRoot);
+  // One abort listener per test process on the caller's signal: a run of many files (every
+  // chapter's, say) is not a leak, so Node's warning at eleven listeners would only be noise.
+  if (options.signal !== undefined) setMaxListeners(Math.max(getMaxListeners(options.signal), files.length + 10), options.signal);
   const tmp = path.join(scratch, "tmp");
   await mkdir(tmp);
   const started = files.map((file, index) => {

@@ -415,6 +415,6 @@ export function recordLineProblem(text: string, manifest: ChapterManifest, fault
 export function injectExercise(reference: string, fault: Fault): { ok: true; text: string } | { ok: false; reason: string } {
   if (fault.learner === undefined) return { ok: false, reason: `故障 ${fault.id} 没有 learner 注入方式` };
   const patched = applyLearnerPatch(reference, fault.learner);
-  if (!patched.ok) return { ok: false, reason: `故障 ${fault.id} 的 learner.anchor 在参考实现中匹配 ${patched.lines.length} 行（应恰好 1 行）` };
+  if (!patched.ok) return { ok: false, reason: `故障 ${fault.id} 的练习注入对参考实现不成立：${patched.reason}` };
   return { ok: true, text: patched.text };
 }

@@ -397,7 +397,7 @@ async function learnerVariant(referenceDir: string, fault: Fault): Promise<Fault
   const text = await readFile(path.join(referenceDir, ...fault.file.split("/")), "utf8");
   const patched = applyLearnerPatch(text, fault.learner!);
   if (!patched.ok) {
-    return { name, ok: false, detail: `learner.anchor 在参考实现中匹配 ${patched.lines.length} 行（应恰好 1 行），练习者的自动注入对参考写法都不成立` };
+    return { name, ok: false, detail: `练习者的自动注入对参考写法都不成立：${patched.reason}` };
   }
   // The whole file as find/replace: exactly once by construction, and undone exactly.
   return { ...fault, id: `${fault.id}:learner`, find: text, replace: patched.text, exercise: false };
