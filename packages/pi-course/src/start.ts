@@ -88,13 +88,28 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
     });
     return summary.stopReason === "stop" ? 0 : 1;
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    io.err(`错误  [${typeof code === "string" ? code : "ERROR"}] ${errorMessage(error)}\n`);
-    if (code === "TEMPLATE_ARGUMENT_MISSING") io.err("      用 --arg 名字=值 提供模板参数\n");
+    io.err(failureText(error));
     return 1;
   }
 }
 
+/**
+ * What `npm start` prints when the session cannot run: the error's code and message, plus
+ * what to do. In a practice folder the session runs on the learner's own resources.ts, so
+ * a starter's "Lab N.M … 尚未实现" says which lab to finish rather than reading as a crash.
+ */
+export function failureText(error: unknown): string {
+  const message = errorMessage(error);
+  const unfinished = /^(Lab \d+\.\d+) .*尚未实现$/.exec(message);
+  if (unfinished !== null) {
+    return `未完成  ${message}\n      npm start 用的是你写的 resources.ts：完成 ${unfinished[1]} 及之后的 Lab，再来看整次会话\n`;
+  }
+  const code = (error as { code?: unknown }).code;
+  const hint = code === "TEMPLATE_ARGUMENT_MISSING" ? "      用 --arg 名字=值 提供模板参数\n" : "";
+  return `错误  [${typeof code === "string" ? code : "ERROR"}] ${message}\n${hint}`;
+}
+
+// `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/start.js` works too.
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2));
 }

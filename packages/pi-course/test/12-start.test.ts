@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { fileURLToPath } from "node:url";
 import { runDemo, sampleWorkspace, type DemoOptions, type DemoSummary } from "../src/demo.js";
-import { main, USAGE } from "../src/start.js";
+import { failureText, main, USAGE } from "../src/start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
 
@@ -158,7 +158,8 @@ test("npm start command line: help, usage mistakes exit 2, a bad workspace exits
 });
 
 test("npm start runs the compiled command: transcript on stdout, exit 0, paths relative to where the user typed it", (t) => {
-  const script = fileURLToPath(new URL("../src/start.js", import.meta.url));
+  // What the root package's start script runs after the build.
+  const script = path.join(repoRoot, "scripts", "start.mjs");
   // npm runs the script in the package folder and says where the user was in INIT_CWD.
   const run = spawnSync(process.execPath, [script, "--workspace", "examples/workspace"], { cwd: tempDir(t), encoding: "utf8", env: { ...process.env, INIT_CWD: repoRoot } });
   assert.equal(run.status, 0, run.stderr);
@@ -191,4 +192,21 @@ test("npm start: discovery is lenient, so a broken skill is reported and skipped
     diagnostics.join("\n"),
   );
   assert.ok(lines.some((l) => l.startsWith("资源") && l.includes("技能 2（Loud、good）")), lines.join("\n"));
+});
+
+test("npm start where the demo is not built or not finished says what to do instead of crashing", (t) => {
+  // A checkout before chapter 12: scripts/start.mjs is there, the compiled demo is not.
+  const early = tempDir(t);
+  mkdirSync(path.join(early, "scripts"));
+  copyFileSync(path.join(repoRoot, "scripts", "start.mjs"), path.join(early, "scripts", "start.mjs"));
+  const run = spawnSync(process.execPath, [path.join(early, "scripts", "start.mjs")], { encoding: "utf8" });
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /第 12 章的演示会话/);
+  assert.doesNotMatch(run.stderr, /ERR_MODULE_NOT_FOUND|at /);
+  // A practice folder whose resources.ts is still the starter: the scaffold error names the lab.
+  assert.equal(
+    failureText(new Error("Lab 12.2 skill activation 尚未实现")),
+    "未完成  Lab 12.2 skill activation 尚未实现\n      npm start 用的是你写的 resources.ts：完成 Lab 12.2 及之后的 Lab，再来看整次会话\n",
+  );
+  assert.equal(failureText(Object.assign(new Error("x"), { code: "DEMO_WORKSPACE_MISSING" })), "错误  [DEMO_WORKSPACE_MISSING] x\n");
 });
