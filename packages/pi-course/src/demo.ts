@@ -166,7 +166,7 @@ async function firstProjectFile(root: string): Promise<string | undefined> {
         if (found !== undefined) return found;
       }
     }
-    return undefined;
+    return; // no project file at this depth
   };
   return visit("", 0);
 }

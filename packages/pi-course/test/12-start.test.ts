@@ -194,7 +194,7 @@ test("npm start: discovery is lenient, so a broken skill is reported and skipped
   assert.ok(lines.some((l) => l.startsWith("资源") && l.includes("技能 2（Loud、good）")), lines.join("\n"));
 });
 
-test("npm start where the demo is not built or not finished says what to do instead of crashing", (t) => {
+test("npm start where the demo is not built or not finished says what to do instead of crashing", async (t) => {
   // A checkout before chapter 12: scripts/start.mjs is there, the compiled demo is not.
   const early = tempDir(t);
   mkdirSync(path.join(early, "scripts"));
@@ -209,4 +209,13 @@ test("npm start where the demo is not built or not finished says what to do inst
     "未完成  Lab 12.2 skill activation 尚未实现\n      npm start 用的是你写的 resources.ts：完成 Lab 12.2 及之后的 Lab，再来看整次会话\n",
   );
   assert.equal(failureText(Object.assign(new Error("x"), { code: "DEMO_WORKSPACE_MISSING" })), "错误  [DEMO_WORKSPACE_MISSING] x\n");
+  // Stopping at an unfinished lab is a result (exit 0), except in CI; any other failure exits 1.
+  const failing = (error: Error) => async (): Promise<DemoSummary> => {
+    throw error;
+  };
+  const status = (error: Error, env: NodeJS.ProcessEnv) => main([], { out: () => {}, err: () => {}, cwd: repoRoot, env, run: failing(error) });
+  const unfinished = new Error("Lab 12.1 resource catalog 尚未实现");
+  assert.equal(await status(unfinished, {}), 0);
+  assert.equal(await status(unfinished, { CI: "true" }), 1);
+  assert.equal(await status(new Error("boom"), {}), 1);
 });
