@@ -42,7 +42,7 @@ faults:
     replace: "];"
     killedBy: ["Lab 2.1 · catalog is sorted"]
     exercise: true
-    learner: { anchor: '^\\s*return unique', insert: "unique.reverse(); // 故意错误", explain: 反转 }
+    learner: { function: 'betaCatalog(names)', before: 'return', insert: "unique.reverse(); // 故意错误", explain: 反转 }
   - { id: 2.2-no-join, lab: "2.2", description: 忘记连接, find: 'join(" | ")', replace: 'join("")', killedBy: ["Lab 2.2"] }
 `,
   "checkpoints/02.yaml",

@@ -26,7 +26,7 @@ export const ONE_LINE = `export async function loadExtension(src: ExtensionSourc
   if ((await isTrusted(frozen)) !== true) return { id: frozen.id, status: "skipped_untrusted" };
   const factory = factoryOf(await load(frozen), frozen.id);
   const staged = impl.stage(frozen.id);
-  await runFactory(factory, staged, frozen.id);
+  await runFactory(factory, staged, frozen.id, FACTORY_TIMEOUT_MS);
   staged.commit();
   return { id: frozen.id, status: "active" };
 }`;
@@ -42,7 +42,7 @@ export const ARROW_ELSE = `export const loadExtension = async (extension: Extens
   if (verdict === true) {
     const module = await (opts.importModule ?? importFromPath)(frozen);
     const staged = host.stage(frozen.id);
-    await runFactory(factoryOf(module, frozen.id), staged, frozen.id);
+    await runFactory(factoryOf(module, frozen.id), staged, frozen.id, FACTORY_TIMEOUT_MS);
     staged.commit();
     return { id: frozen.id, status: "active" };
   } else
@@ -60,7 +60,7 @@ export const INLINE_REST = `export async function loadExtension(s: ExtensionSour
   const trusted = (await rest.isTrusted(frozen)) === true;
   if (!trusted) { void frozen; return { id: frozen.id, status: "skipped_untrusted" as const }; }
   const staged = host.stage(frozen.id);
-  await runFactory(factoryOf(await (rest.importModule ?? importFromPath)(frozen), frozen.id), staged, frozen.id);
+  await runFactory(factoryOf(await (rest.importModule ?? importFromPath)(frozen), frozen.id), staged, frozen.id, FACTORY_TIMEOUT_MS);
   staged.commit();
   return { id: frozen.id, status: "active" };
 }`;
