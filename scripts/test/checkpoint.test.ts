@@ -51,7 +51,9 @@ test("checkpoint prints the chapter, full parent/target SHAs, focused test, teac
   assert.match(stdout, /聚焦测试: packages\/pi-course\/test\/02-beta\.test\.ts$/m);
   assert.match(stdout, /教学文件: packages\/pi-course\/src\/beta\.ts$/m);
   for (const f of ["checkpoints/02.yaml", "starters/02-beta.ts", "packages/pi-course/test/02-beta-hardening.test.ts"]) assert.ok(stdout.includes(f), f);
-  assert.match(stdout, /5 files changed/);
+  assert.match(stdout, /7 files changed/);
+  assert.match(stdout, /^提供文件: packages\/pi-course\/src\/beta-sep\.ts/m);
+  assert.match(stdout, /^本章正文: chapters\/02-beta\.md$/m);
   assert.ok(stdout.includes(`git diff ${parent} ${target} -- packages/pi-course/src/beta.ts`));
   assert.ok(stdout.includes("npm run practice -w @pi/course -- 02 <新目录>"));
   assert.ok(stdout.includes("npm run build -w @pi/course"));
@@ -71,8 +73,12 @@ test("--json gives the machine form with the same SHAs and the layer", async (t)
   assert.equal(json.title, "第二章");
   assert.deepEqual(json.focusedTests, ["packages/pi-course/test/02-beta.test.ts"]);
   assert.deepEqual(json.teachingFiles, ["packages/pi-course/src/beta.ts"]);
+  assert.deepEqual(json.providedFiles, ["packages/pi-course/src/beta-sep.ts"]);
+  assert.equal(json.text, "chapters/02-beta.md");
   assert.deepEqual(json.layer, [
+    "chapters/02-beta.md",
     "checkpoints/02.yaml",
+    "packages/pi-course/src/beta-sep.ts",
     "packages/pi-course/src/beta.ts",
     "packages/pi-course/test/02-beta-hardening.test.ts",
     "packages/pi-course/test/02-beta.test.ts",
