@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -8,6 +7,7 @@ import { CourseError } from "../lib/core/errors.js";
 import { hasUncommittedChanges, listTree } from "../lib/course/git.js";
 import { resolveCheckpoint } from "../lib/course/history.js";
 import { main, parseArgs } from "../checkpoint.js";
+import { runCommandSync } from "./support/tooling.js";
 import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
 
 /** Runs `main` in-process and captures what it writes. */
@@ -18,12 +18,10 @@ async function run(argv: string[], repo: string): Promise<{ code: number; stdout
   return { code, stdout, stderr };
 }
 
-/** Runs the real command line in `repo` (its own copy of the scripts), as npm would. */
+/** Runs the real command line in `repo` (its own copy of the compiled tooling), as npm's launcher would. */
 function spawnCli(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const env = { ...process.env };
-  delete env.NODE_TEST_CONTEXT;
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts", "checkpoint.ts"), ...args], { cwd: repo, env, encoding: "utf8" });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const r = runCommandSync(repo, "checkpoint", args);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 test("parseArgs: one chapter id, options, and one-line USAGE errors", () => {

@@ -7,11 +7,11 @@
  * as its course root), the real `tsconfig.base.json`, and a link to the repo's
  * `node_modules` (TypeScript, tsx, yaml), so building it needs no network.
  */
-import { spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCommand } from "./support/tooling.js";
 
 /** The real repo this test file lives in. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -148,21 +148,9 @@ export function removeMiniCourse(course: MiniCourse): Promise<void> {
   return rm(course.root, { recursive: true, force: true });
 }
 
-/** Runs `scripts/<script>` of `root` the way npm does (through tsx), with piped output. */
+/** Runs the course command `script` (`lab.ts`, `hint.ts`, …) of `root` as npm's launcher would, from the compiled tooling, with piped output. */
 export function runScript(root: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts", script), ...args], {
-      cwd: path.join(root, "packages", "pi-course"),
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCommand(root, script, args, { cwd: path.join(root, "packages", "pi-course"), env });
 }
 
 /**

@@ -12,6 +12,7 @@ import { chapterNamePattern, distPathOf, runLab, splitDiagnostics } from "../lib
 import { createRerunner, debounce } from "../lib/lab/watch.js";
 import { loadManifest, parseManifest, type LabSpec } from "../lib/course/manifest.js";
 import { colorEnabled, createPaint, displayWidth, padEnd } from "../lib/core/term.js";
+import { commandPath } from "./support/tooling.js";
 import { copyChapter, createMiniCourse, MINI_MANIFEST, removeMiniCourse, repoRoot, runScript } from "./lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
@@ -381,7 +382,7 @@ test("lab command: exit codes, plain piped output, --json shape, usage errors", 
 test("lab --watch reruns after a save and exits cleanly on SIGINT", { skip: process.platform === "win32" && "SIGINT cannot be sent to a child on Windows" }, async (t) => {
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(course.root, "scripts", "lab.ts"), "99.1", "--watch"], {
+  const child = spawn(process.execPath, [commandPath(course.root, "lab"), "99.1", "--watch"], {
     cwd: course.root,
     stdio: ["ignore", "pipe", "pipe"],
   });

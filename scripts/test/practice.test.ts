@@ -12,6 +12,7 @@ import { PRACTICE_MARKER } from "../lib/core/paths.js";
 import { auditPracticeFolder, checkFirstRed, createPractice, type PracticeStep } from "../lib/practice/folder.js";
 import { resolveCheckpoint } from "../lib/course/history.js";
 import { main } from "../practice.js";
+import { installTooling } from "./support/tooling.js";
 import { cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";
 
 function isCode(code: string) {
@@ -296,10 +297,11 @@ test("the command: relative to the user's directory, default beside the repo, an
 test("Ctrl-C while the folder is being written: exit 130, nothing left behind", (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const root = path.dirname(repo);
-  const script = path.join(repo, "interrupt.mts");
+  const script = path.join(repo, "interrupt.mjs");
+  installTooling(repo);
   writeFileSync(
     script,
-    `import { main } from "./scripts/practice.ts";
+    `import { main } from "./.pi-course/tooling/practice.js";
 const interrupted = new Promise((resolve) => process.once("SIGINT", resolve));
 const keepAlive = setInterval(() => {}, 1000); // signal handles alone do not keep Node running
 process.exitCode = await main(["02", "../interrupted"], process, process.cwd(), {
@@ -316,7 +318,7 @@ clearInterval(keepAlive);
   );
   const env: NodeJS.ProcessEnv = { ...process.env, INIT_CWD: repo };
   delete env.NODE_TEST_CONTEXT;
-  const r = spawnSync(process.execPath, ["--import", "tsx", script], { cwd: repo, env, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [script], { cwd: repo, env, encoding: "utf8" });
   assert.equal(r.status, 130, r.stderr);
   assert.match(r.stderr, /ABORTED/);
   assert.equal(existsSync(path.join(root, "interrupted")), false);
