@@ -17,6 +17,7 @@ import {
   evaluateReferenceLabs,
   firstDeclarationDifference,
   runVerify,
+  selectSteps,
   throughChapterFiles,
   type VerifyReport,
 } from "../lib/verify/record.js";
@@ -107,7 +108,7 @@ function failing(report: VerifyReport): string[] {
   return report.checks.filter((c) => !c.ok).map((c) => c.name);
 }
 
-test("verify end to end on a synthetic chapter: a fault its test cannot see fails exactly that line", async (t) => {
+test("verify end to end on a synthetic chapter: a fault its test cannot see fails exactly that line, every other line passes", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const steps: string[] = [];
   const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
@@ -143,19 +144,20 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   assert.match(report.checks.at(-1)!.detail, /^all pass \(5 tests in 3 files; chapters 01 02\)$/);
 });
 
-test("verify end to end: a starter whose public surface differs fails public surface; a killable catalog passes the rest", async (t) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
-  const manifestPath = path.join(repo, "checkpoints/02.yaml");
-  const manifest = readFileSync(manifestPath, "utf8").replace(`find: 'join(" | ")'\n    replace: 'join("")'`, `find: 'join(" | ")'\n    replace: 'join(" + ")'`);
-  writeFileSync(manifestPath, manifest);
-  writeFileSync(path.join(repo, "starters/02-beta.ts"), STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"));
-  writeFileSync(
-    path.join(repo, "packages/pi-course/test/02-beta.test.ts"),
-    readFileSync(path.join(repo, "packages/pi-course/test/02-beta.test.ts"), "utf8").replace('betaRender(["a"]), "alpha:a"', 'betaRender(["a", "b"]), "alpha:a | alpha:b"'),
-  );
-  sh(repo, ["commit", "-q", "-am", "change the starter's surface; a killable fault"]);
+test("a partial record runs the steps asked for and the steps they need, in record order", () => {
+  assert.deepEqual(selectSteps(["chapter total"]).map((s) => s.title), ["history", "fresh build", "public surface", "reference labs", "chapter total"]);
+  assert.deepEqual(selectSteps(["parent"]).map((s) => s.title), ["history", "parent"]);
+  assert.equal(selectSteps(undefined).length, selectSteps(selectSteps(undefined).map((s) => s.title)).length);
+  assert.throws(() => selectSteps(["nope"]), { code: "USAGE" });
+});
 
-  const report = await runVerify({ repo, id: "02" });
+test("verify: a starter whose public surface differs fails public surface", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  writeFileSync(path.join(repo, "starters/02-beta.ts"), STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"));
+  sh(repo, ["commit", "-q", "-am", "change the starter's surface"]);
+
+  const report = await runVerify({ repo, id: "02", only: ["public surface"] });
+  assert.deepEqual(report.checks.map((c) => c.name), ["history", "fresh build", "public surface"]);
   assert.deepEqual(failing(report), ["public surface"]);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
 });
@@ -166,10 +168,8 @@ test("verify end to end: a hint quoting the reference is a leak; practice refuse
   writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", "先去重再排序, \"const unique = [...new Set(names)].sort();\"]"));
   sh(repo, ["commit", "-q", "-am", "a hint that gives the answer away"]);
 
-  const report = await runVerify({ repo, id: "02" });
-  const failed = failing(report);
-  assert.deepEqual(failed.slice(0, 2), ["fresh build", "public surface"]);
-  assert.ok(failed.includes("leak audit"));
+  const report = await runVerify({ repo, id: "02", only: ["public surface", "leak audit", "through chapter"] });
+  assert.deepEqual(failing(report), ["fresh build", "public surface", "leak audit"]);
   assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
   assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
 });
@@ -180,7 +180,7 @@ test("verify: a parent that needs a file of a later chapter fails the parent lin
     linkModules: true,
     overrides: { "packages/pi-course/test/01-alpha.test.ts": 'import { betaRender } from "../src/beta.js";\nvoid betaRender;\n' },
   });
-  const report = await runVerify({ repo, id: "02" });
+  const report = await runVerify({ repo, id: "02", only: ["parent"] });
   const parent = report.checks.find((c) => c.name === "parent")!;
   assert.equal(parent.ok, false);
   assert.match(parent.detail, /无法编译.*beta/);

@@ -58,6 +58,12 @@ export interface VerifyOptions {
   id: string;
   /** Where the scratch folder is made; default the OS temp folder. */
   scratchParent?: string;
+  /**
+   * Titles of the steps to run (see `VERIFY_STEPS`), with the steps they need added; every
+   * step when absent. A partial record checks one concern without the rest (the tooling
+   * tests use it; the acceptance record itself is always whole).
+   */
+  only?: readonly string[];
   signal?: AbortSignal;
   /** Called before each step: 1-based index, step count, title. */
   onStep?(index: number, total: number, title: string): void;
@@ -433,19 +439,37 @@ async function stepThroughChapter(ctx: Context): Promise<CheckResult[]> {
   return [await buildAndTestCommit(ctx, name, ctx.checkpoint.chapter.target, "target", (names) => throughChapterFiles(names, ctx.id))];
 }
 
-/** The steps of the record, in order. */
-export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<CheckResult[]> }[] = [
-  { title: "history", run: stepHistory },
-  { title: "parent", run: stepParent },
-  { title: "fresh build", run: stepFreshBuild },
-  { title: "public surface", run: stepPublicSurface },
-  { title: "first red", run: stepFirstRed },
-  { title: "leak audit", run: stepLeakAudit },
-  { title: "reference labs", run: stepReferenceLabs },
-  { title: "faults", run: stepFaults },
-  { title: "chapter total", run: stepChapterTotal },
-  { title: "through chapter", run: stepThroughChapter },
+/** The steps of the record, in order; `needs` names the steps whose results a step uses. */
+export const VERIFY_STEPS: readonly { title: string; needs: readonly string[]; run(ctx: Context): Promise<CheckResult[]> }[] = [
+  { title: "history", needs: [], run: stepHistory },
+  { title: "parent", needs: ["history"], run: stepParent },
+  { title: "fresh build", needs: ["history"], run: stepFreshBuild },
+  { title: "public surface", needs: ["fresh build"], run: stepPublicSurface },
+  { title: "first red", needs: ["fresh build"], run: stepFirstRed },
+  { title: "leak audit", needs: ["fresh build"], run: stepLeakAudit },
+  { title: "reference labs", needs: ["public surface"], run: stepReferenceLabs },
+  { title: "faults", needs: ["public surface"], run: stepFaults },
+  { title: "chapter total", needs: ["reference labs"], run: stepChapterTotal },
+  { title: "through chapter", needs: ["history"], run: stepThroughChapter },
 ];
+
+/**
+ * The steps to run for `only` (titles), in record order, each with every step it needs,
+ * directly or not. Throws `USAGE` for a title the record does not have.
+ */
+export function selectSteps(only: readonly string[] | undefined): typeof VERIFY_STEPS {
+  if (only === undefined) return VERIFY_STEPS;
+  const wanted = new Set<string>();
+  const add = (title: string): void => {
+    const step = VERIFY_STEPS.find((s) => s.title === title);
+    if (step === undefined) throw new CourseError("USAGE", `verify 没有名为 “${title}” 的步骤；步骤：${VERIFY_STEPS.map((s) => s.title).join("、")}`);
+    if (wanted.has(title)) return;
+    wanted.add(title);
+    step.needs.forEach(add);
+  };
+  only.forEach(add);
+  return VERIFY_STEPS.filter((s) => wanted.has(s.title));
+}
 
 /**
  * Runs the whole record for chapter `options.id` (see the module comment). Never throws
@@ -455,12 +479,13 @@ export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<
  */
 export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
+  const steps = selectSteps(options.only);
   const scratch = await makeScratchDir(options.scratchParent ?? os.tmpdir(), `pi-course-verify-${options.id}-`);
   const ctx: Context = { repo: options.repo, id: options.id, scratch, signal: options.signal };
   const checks: CheckResult[] = [];
   try {
-    for (const [index, step] of VERIFY_STEPS.entries()) {
-      options.onStep?.(index + 1, VERIFY_STEPS.length, step.title === "through chapter" ? `through chapter ${options.id}` : step.title);
+    for (const [index, step] of steps.entries()) {
+      options.onStep?.(index + 1, steps.length, step.title === "through chapter" ? `through chapter ${options.id}` : step.title);
       let results: CheckResult[];
       try {
         results = await step.run(ctx);
