@@ -232,6 +232,21 @@ test("a reference line in any file of the folder is LEAK_DETECTED (file, line, t
   assert.deepEqual(leftovers(path.dirname(repo)), []);
 });
 
+test("a starter carrying reference code in a comment is LEAK_DETECTED naming the starter's line, and nothing is written", async (t) => {
+  const pasted = "  // 参考：const unique = [...new Set(names)].sort();";
+  const starter = STARTER_BETA.replace("  void alpha;", `${pasted}\n  void alpha;`);
+  const repo = makeFakeCourse(t, { overrides: { "starters/02-beta.ts": starter } });
+  const dest = path.join(path.dirname(repo), "leaky-starter");
+  const line = starter.split("\n").indexOf(pasted) + 1;
+  await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
+    assert.ok(isCode("LEAK_DETECTED")(e));
+    assert.match((e as Error).message, new RegExp(`starters/02-beta\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码「const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);」`));
+    return true;
+  });
+  assert.equal(existsSync(dest), false);
+  assert.deepEqual(leftovers(path.dirname(repo)), []);
+});
+
 test("auditPracticeFolder re-checks an existing folder the way practice does", async (t) => {
   const repo = makeFakeCourse(t);
   const dest = path.join(path.dirname(repo), "audited");

@@ -174,6 +174,18 @@ test("verify end to end: a hint quoting the reference is a leak; practice refuse
   assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
 });
 
+test("verify: a starter carrying reference code in a comment fails fresh build and leak audit, naming the starter's line", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const starter = STARTER_BETA.replace("  void alpha;", "  // 参考：const unique = [...new Set(names)].sort();\n  void alpha;");
+  writeFileSync(path.join(repo, "starters/02-beta.ts"), starter);
+  sh(repo, ["commit", "-q", "-am", "a starter that gives the answer away in a comment"]);
+  const line = starter.split("\n").findIndex((l) => l.includes("参考")) + 1;
+
+  const report = await runVerify({ repo, id: "02", only: ["leak audit"] });
+  assert.deepEqual(failing(report), ["fresh build", "leak audit"]);
+  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, new RegExp(`starters/02-beta\\.ts:${line} 的注释含有.*const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);`));
+});
+
 test("verify: a parent that needs a file of a later chapter fails the parent line", async (t) => {
   // Chapter 01's test imports a chapter-02 file: at chapter 02's parent that file is absent.
   const repo = makeFakeCourse(t, {

@@ -28,7 +28,7 @@ import { CourseError } from "../core/errors.js";
 import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
 import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "../course/git.js";
 import { buildAndTest, resolveCheckpoint, type BuildCheck, type Checkpoint } from "../course/history.js";
-import { assertNoLeaks, auditLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
+import { assertNoLeaks, auditLeaks, findStarterLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { PRACTICE_MARKER } from "../core/paths.js";
 import { linkNodeModules, makeScratchDir, releaseScratchDir, removeScratchDir } from "../core/scratch.js";
@@ -233,7 +233,9 @@ export interface PracticePlan {
   files: OutputFile[];
   marker: PracticeMarker;
   /** Reference/starter pairs the leak audit compares (contents filled in by `createPractice`). */
-  pairs: { teachingFile: string; referenceOid: string; starterOid: string }[];
+  pairs: { teachingFile: string; starterFile: string; referenceOid: string; starterOid: string }[];
+  /** The chapter's lab ids (which throws of a starter are scaffold throws). */
+  labIds: string[];
   /** Extra documents the audit checks besides the files (the manifest's lab texts). */
   extraDocuments: AuditDocument[];
   /** Paths of files copied verbatim from the parent commit (the audit's inherited files). */
@@ -301,7 +303,8 @@ export function planPractice(input: {
   return {
     files,
     marker,
-    pairs: m.starters.map((s) => ({ teachingFile: s.to, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
+    pairs: m.starters.map((s) => ({ teachingFile: s.to, starterFile: s.from, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
+    labIds: m.labs.map((lab) => lab.id),
     extraDocuments: [{ file: `${m.manifestPath}（Lab 与提示文本）`, text: labText }],
     inherited: new Set(input.parentEntries.map((e) => (e.path === LEARNING ? COURSE_GUIDE : e.path))),
   };
@@ -408,12 +411,14 @@ async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitO
   const objects = await readObjects(repo, plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]), gitOptions);
   const pairs: LeakPair[] = plan.pairs.map((p) => ({
     teachingFile: p.teachingFile,
+    starterFile: p.starterFile,
     reference: objects.get(p.referenceOid)!.toString("utf8"),
     starter: objects.get(p.starterOid)!.toString("utf8"),
   }));
   const leaks = await auditLeaks(dir, pairs, { extra: plan.extraDocuments, inherited: plan.inherited });
   // Build output (`packages/*/dist`) is compiled from the folder's own sources: nothing new.
-  return leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file));
+  // The starter's own leaks come first: they are the cause to fix.
+  return [...findStarterLeaks(pairs, plan.labIds), ...leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file))];
 }
 
 /**

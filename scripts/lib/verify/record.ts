@@ -30,7 +30,7 @@ import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults }
 import { applyLearnerPatch, authorFaults, testBelongsToLab, type Fault } from "../fault/catalog.js";
 import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
-import type { Leak } from "../practice/leak-audit.js";
+import { describeLeak, type Leak } from "../practice/leak-audit.js";
 import { scaffoldLabOf, summarizeLabs, type TestRecord } from "../lab/results.js";
 import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
@@ -313,7 +313,7 @@ async function stepLeakAudit(ctx: Context): Promise<CheckResult[]> {
     {
       name: "leak audit",
       ok: first === undefined,
-      detail: first === undefined ? "pass" : `${first.file}:${first.line} 含有参考实现的一行「${first.text}」${ctx.leaks.length > 1 ? `（共 ${ctx.leaks.length} 处）` : ""}`,
+      detail: first === undefined ? "pass" : `${describeLeak(first)}${ctx.leaks.length > 1 ? `（共 ${ctx.leaks.length} 处）` : ""}`,
     },
   ];
 }
