@@ -118,6 +118,7 @@ test("failures are one line with a stable code: unknown chapter (listing known o
   const unknown = await run(["13"], repo);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /^错误 \[CHAPTER_UNKNOWN\] .*01, 02\n$/);
+  assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", "a failed command writes no branch");
 
   const notRepo = await run(["02"], tempDir(t));
   assert.equal(notRepo.code, 1);
@@ -166,4 +167,22 @@ test("this repository: two fresh clones of committed HEAD agree on every chapter
     assert.equal(sh(a, ["rev-parse", `${ca.chapter.target}^`]), ca.chapter.parent);
     assert.deepEqual(ca.layer, [...ca.chapter.manifest.files].sort());
   }
+});
+
+test("from an older state of the course the branch with a newer chapter is kept, and the output says so", async (t) => {
+  const repo = makeFakeCourse(t);
+  assert.equal((await run(["02"], repo)).code, 0);
+  const tip = sh(repo, ["rev-parse", "course/build-your-own-pi"]);
+  sh(repo, ["rm", "-q", "checkpoints/02.yaml"]);
+  sh(repo, ["commit", "-q", "-m", "chapter 02 unpublished"]);
+  const older = await run(["01"], repo);
+  assert.equal(older.code, 0, older.stderr);
+  assert.match(older.stdout, /^教学分支: course\/build-your-own-pi（保持不变：.*第 02 章.*--rebuild）$/m);
+  assert.equal(sh(repo, ["rev-parse", "course/build-your-own-pi"]), tip);
+  assert.equal((JSON.parse((await run(["01", "--json"], repo)).stdout) as { branchAction: string }).branchAction, "keep");
+  const teaching = await run(["01", "--source", "course/build-your-own-pi~1"], repo);
+  assert.equal(teaching.code, 1);
+  assert.match(teaching.stderr, /^错误 \[HISTORY_SOURCE_GENERATED\] [^\n]*git switch main[^\n]*\n$/);
+  assert.equal((await run(["01", "--rebuild"], repo)).code, 0);
+  assert.notEqual(sh(repo, ["rev-parse", "course/build-your-own-pi"]), tip, "--rebuild replaces it");
 });

@@ -200,6 +200,7 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
     assert.equal(existsSync(dest), false, at);
     if (seenTemp) assert.equal(existsSync(seenTemp), false, `${at}: temp folder removed`);
     assert.deepEqual(leftovers(root), [], at);
+    assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", `${at}: a failed practice writes no branch`);
 
     const controller = new AbortController();
     await assert.rejects(
@@ -214,6 +215,7 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
   await createPractice({ repo, id: "02", dest: path.join(root, "ok"), hooks: { afterStep: (step, temp) => void (step === "files" && (tempSeen = temp ?? "")) } });
   assert.match(path.basename(tempSeen), /^\.ok\.partial-/);
   assert.equal(path.dirname(tempSeen), root);
+  assert.match(sh(repo, ["rev-parse", "course/build-your-own-pi"]), /^[0-9a-f]{40}$/, "a successful practice publishes the branch");
 });
 
 test("a reference line in any file of the folder is LEAK_DETECTED (file, line, text) and nothing is written", async (t) => {

@@ -137,6 +137,7 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   // documented fault survives and the record fails on that line alone.
   assert.deepEqual(failing(report), ["fault 2.2-no-join"]);
   assert.equal(report.ok, false);
+  assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", "a failing record leaves the teaching branch alone");
   assert.match(report.checks[0]!.detail, /^parent [0-9a-f]{12} -> target [0-9a-f]{12}, layer = chapter files only/);
   assert.match(report.checks[1]!.detail, /^all pass \(\d+ tests in \d+ files; chapters 01\)$/, "the parent holds chapter 01 only");
   assert.match(report.checks.find((c) => c.name === "fault 2.1-no-sort")!.detail, /^killed by “Lab 2\.1 · catalog is sorted”; restored: Lab 2\.1 2\/2$/);

@@ -27,7 +27,7 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
 import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "../course/git.js";
-import { buildAndTest, resolveCheckpoint, type BuildCheck, type Checkpoint } from "../course/history.js";
+import { buildAndTest, publishHistory, resolveCheckpoint, unpublishHistory, type BuildCheck, type Checkpoint } from "../course/history.js";
 import { assertNoLeaks, auditLeaks, findStarterLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { PRACTICE_MARKER } from "../core/paths.js";
@@ -386,7 +386,14 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     if (await lstat(dest).then(() => true, () => false)) {
       throw new CourseError("DEST_EXISTS", `${dest} 在生成期间被创建了；没有改动它`);
     }
-    await rename(temp, dest);
+    // The teaching branch moves only with a folder to show for it.
+    await publishHistory(repo, checkpoint.history, signal ? { signal } : {});
+    try {
+      await rename(temp, dest);
+    } catch (error) {
+      await unpublishHistory(repo, checkpoint.history);
+      throw error;
+    }
     releaseScratchDir(temp);
   } catch (error) {
     await removeScratchDir(temp);

@@ -29,7 +29,7 @@ import { CourseError } from "../core/errors.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "../fault/author.js";
 import { applyLearnerPatch, authorFaults, testBelongsToLab, type Fault } from "../fault/catalog.js";
 import { hasUncommittedChanges, listTree, readFileAt, writeFiles } from "../course/git.js";
-import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
+import { publishHistory, resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import { describeLeak, type Leak } from "../practice/leak-audit.js";
 import { scaffoldLabOf, summarizeLabs, type TestRecord } from "../lab/results.js";
 import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "../lab/runner.js";
@@ -500,6 +500,9 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
         options.onCheck?.(check);
       }
     }
+    // A whole, passing record leaves the teaching branch at the history it verified; a failing
+    // or partial one leaves it alone.
+    if (ctx.checkpoint !== undefined && options.only === undefined && checks.every((c) => c.ok)) await publishHistory(options.repo, ctx.checkpoint.history, options.signal ? { signal: options.signal } : {});
   } finally {
     await removeScratchDir(scratch);
   }
