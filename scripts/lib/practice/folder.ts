@@ -328,6 +328,8 @@ export interface CreatePracticeOptions {
   linkModules?: boolean;
   /** Aborting stops the work, removes the temporary folder and rejects with `ABORTED`. */
   signal?: AbortSignal;
+  /** Point the teaching branch at the history the folder comes from (default true; `verify` decides for itself). */
+  publish?: boolean;
   hooks?: { afterStep?(step: PracticeStep, tempDir: string | undefined): void | Promise<void> };
 }
 
@@ -387,11 +389,12 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
       throw new CourseError("DEST_EXISTS", `${dest} 在生成期间被创建了；没有改动它`);
     }
     // The teaching branch moves only with a folder to show for it.
-    await publishHistory(repo, checkpoint.history, signal ? { signal } : {});
+    const publish = options.publish !== false;
+    if (publish) await publishHistory(repo, checkpoint.history, signal ? { signal } : {});
     try {
       await rename(temp, dest);
     } catch (error) {
-      await unpublishHistory(repo, checkpoint.history);
+      if (publish) await unpublishHistory(repo, checkpoint.history);
       throw error;
     }
     releaseScratchDir(temp);
