@@ -13,6 +13,7 @@ import { COURSE_BRANCH, publishHistory, resolveCheckpoint, type Checkpoint } fro
 import { courseRoot } from "./lib/core/paths.js";
 import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice/folder.js";
 import { colorEnabled } from "./lib/core/term.js";
+import { withInterrupts } from "./lib/core/scratch.js";
 
 export const USAGE = `用法: npm run checkpoint -w @pi/course -- <章节号> [--json] [--source <提交>] [--rebuild]
 
@@ -130,33 +131,41 @@ export interface Io {
   stderr: { write(s: string): unknown };
 }
 
-/** Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error). */
+/**
+ * Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error, 130 when
+ * interrupted: SIGINT, SIGTERM or SIGHUP stop the git processes, remove the private index
+ * and leave the branch as it was).
+ */
 export async function main(argv: readonly string[] = process.argv.slice(2), io: Io = process, repoDir: string = courseRoot): Promise<number> {
-  try {
-    const args = parseArgs(argv);
-    if (args.help) {
-      io.stdout.write(USAGE + "\n");
+  return withInterrupts(async (signal) => {
+    try {
+      const args = parseArgs(argv);
+      if (args.help) {
+        io.stdout.write(USAGE + "\n");
+        return 0;
+      }
+      const repo = await requireRepoRoot(repoDir);
+      const cp = await resolveCheckpoint(repo, args.chapter!, { source: args.source, force: args.rebuild, signal });
+      const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo, { signal }));
+      let output: string;
+      if (args.json) {
+        output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
+      } else {
+        const color = colorEnabled(io.stdout);
+        const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], { signal });
+        output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
+      }
+      // Only a command that got this far moves the branch.
+      signal.throwIfAborted();
+      await publishHistory(repo, cp.history, { signal });
+      io.stdout.write(output);
       return 0;
+    } catch (error) {
+      const reported = signal.aborted ? new CourseError("ABORTED", "已中断；教学分支没有改动，也没有留下临时文件", { cause: error }) : error;
+      io.stderr.write(formatError(reported) + "\n");
+      return exitCodeFor(reported);
     }
-    const repo = await requireRepoRoot(repoDir);
-    const cp = await resolveCheckpoint(repo, args.chapter!, { source: args.source, force: args.rebuild });
-    const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo));
-    let output: string;
-    if (args.json) {
-      output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
-    } else {
-      const color = colorEnabled(io.stdout);
-      const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target]);
-      output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
-    }
-    // Only a command that got this far moves the branch.
-    await publishHistory(repo, cp.history);
-    io.stdout.write(output);
-    return 0;
-  } catch (error) {
-    io.stderr.write(formatError(error) + "\n");
-    return exitCodeFor(error);
-  }
+  });
 }
 
 runMain(import.meta.url, main);

@@ -1,14 +1,14 @@
 /**
  * `npm run practice -w @pi/course -- NN [dir]`: writes an answer-free practice folder for
  * chapter NN (see `scripts/lib/practice/folder.ts` for what it holds and the safety rules).
- * Ctrl-C (SIGINT) or SIGTERM removes the half-built folder and exits with 130.
+ * Ctrl-C (SIGINT), SIGTERM or SIGHUP removes the half-built folder and exits with 130.
  */
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { courseRoot, userCwd } from "./lib/core/paths.js";
-import { removeAllScratchSync } from "./lib/core/scratch.js";
+import { withInterrupts } from "./lib/core/scratch.js";
 import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice/folder.js";
 
 export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--json]
@@ -81,47 +81,33 @@ export async function main(
   repoDir: string = courseRoot,
   extra: Pick<CreatePracticeOptions, "hooks"> = {},
 ): Promise<number> {
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSignal = (): void => {
-    interrupts += 1;
-    controller.abort();
-    if (interrupts > 1) {
-      // Second Ctrl-C: do not wait for the orderly path any longer.
-      removeAllScratchSync();
-      process.exit(130);
-    }
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  try {
-    const args = parseArgs(argv);
-    if (args.help) {
-      io.stdout.write(USAGE + "\n");
+  return withInterrupts(async (signal) => {
+    try {
+      const args = parseArgs(argv);
+      if (args.help) {
+        io.stdout.write(USAGE + "\n");
+        return 0;
+      }
+      const repo = await requireRepoRoot(repoDir);
+      const cwd = userCwd();
+      const result = await createPractice({
+        repo,
+        id: args.chapter!,
+        cwd,
+        linkModules: args.linkModules,
+        source: args.source,
+        signal,
+        ...(args.dest !== undefined ? { dest: args.dest } : {}),
+        ...extra,
+      });
+      io.stdout.write(args.json ? JSON.stringify(result, null, 2) + "\n" : formatResult(result, cwd, args.linkModules));
       return 0;
+    } catch (error) {
+      const reported = signal.aborted ? new CourseError("ABORTED", "已中断，练习目录没有生成，也没有留下临时文件；教学分支没有改动", { cause: error }) : error;
+      io.stderr.write(formatError(reported) + "\n");
+      return exitCodeFor(reported);
     }
-    const repo = await requireRepoRoot(repoDir);
-    const cwd = userCwd();
-    const result = await createPractice({
-      repo,
-      id: args.chapter!,
-      cwd,
-      linkModules: args.linkModules,
-      source: args.source,
-      signal: controller.signal,
-      ...(args.dest !== undefined ? { dest: args.dest } : {}),
-      ...extra,
-    });
-    io.stdout.write(args.json ? JSON.stringify(result, null, 2) + "\n" : formatResult(result, cwd, args.linkModules));
-    return 0;
-  } catch (error) {
-    const reported = controller.signal.aborted ? new CourseError("ABORTED", "已中断，练习目录没有生成，也没有留下临时文件", { cause: error }) : error;
-    io.stderr.write(formatError(reported) + "\n");
-    return exitCodeFor(reported);
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+  });
 }
 
 runMain(import.meta.url, main);

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
-import { requireRepoRoot } from "../lib/course/git.js";
+import { git, requireRepoRoot } from "../lib/course/git.js";
 import {
   BASE_SUBJECT,
   COURSE_BRANCH,
@@ -299,4 +299,18 @@ test("a history with fewer chapters never replaces a generated one unless forced
     await assert.rejects(buildHistory(repo, { source }), isCode("HISTORY_SOURCE_GENERATED"), source);
     assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), before);
   }
+});
+
+test("a git process ended by an interruption signal (a terminal's Ctrl-C reaches the whole group) is ABORTED, not GIT_FAILED", { skip: process.platform === "win32" && "POSIX signals" }, async (t) => {
+  const repo = makeFakeCourse(t);
+  const bin = path.join(tempDir(t), "bin");
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, "git"), "#!/bin/sh\nkill -INT $$\n");
+  chmodSync(path.join(bin, "git"), 0o755);
+  const saved = process.env.PATH;
+  process.env.PATH = `${bin}${path.delimiter}${saved ?? ""}`;
+  t.after(() => {
+    process.env.PATH = saved;
+  });
+  await assert.rejects(git(repo, ["status"]), isCode("ABORTED"));
 });

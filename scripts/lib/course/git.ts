@@ -46,6 +46,9 @@ function gitEnv(extra: Record<string, string> | undefined): Record<string, strin
   return { ...env, ...extra };
 }
 
+/** Signals that end git because the user interrupted the command (they reach the whole process group). */
+const INTERRUPTIONS = new Set(["SIGINT", "SIGTERM", "SIGHUP"]);
+
 interface RawResult {
   stdout: Uint8Array;
   stderr: string;
@@ -65,7 +68,8 @@ async function run(repo: string, args: readonly string[], options: GitOptions): 
       maxBuffer: 1024 * 1024 * 1024,
       ...(options.signal ? { cancelSignal: options.signal } : {}),
     });
-    if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断");
+    // Ended by an interruption: ours (the signal), or the terminal's Ctrl-C reaching git too.
+    if (options.signal?.aborted || INTERRUPTIONS.has(String(result.signal))) throw new CourseError("ABORTED", "已中断");
     return {
       stdout: result.stdout as Uint8Array,
       stderr: Buffer.from(result.stderr as Uint8Array).toString("utf8"),

@@ -22,7 +22,7 @@
  * temporary folder, so the destination either appears complete or not at all.
  */
 import { existsSync } from "node:fs";
-import { chmod, lstat, realpath, rename } from "node:fs/promises";
+import { chmod, lstat, realpath } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
@@ -31,7 +31,7 @@ import { buildAndTest, publishHistory, resolveCheckpoint, unpublishHistory, type
 import { assertNoLeaks, auditLeaks, findStarterLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { PRACTICE_MARKER } from "../core/paths.js";
-import { linkNodeModules, makeScratchDir, releaseScratchDir, removeScratchDir } from "../core/scratch.js";
+import { handOverScratchDir, linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
 export const COURSE_GUIDE = "COURSE.md";
@@ -392,12 +392,11 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     const publish = options.publish !== false;
     if (publish) await publishHistory(repo, checkpoint.history, signal ? { signal } : {});
     try {
-      await rename(temp, dest);
+      await handOverScratchDir(temp, dest);
     } catch (error) {
       if (publish) await unpublishHistory(repo, checkpoint.history);
       throw error;
     }
-    releaseScratchDir(temp);
   } catch (error) {
     await removeScratchDir(temp);
     if (signal?.aborted && !(error instanceof CourseError && error.code === "ABORTED")) {
