@@ -51,8 +51,18 @@ export function parseArgs(argv: readonly string[]): PracticeArgs {
   return { help: false, chapter, ...(positionals[1] !== undefined ? { dest: positionals[1] } : {}), ...base };
 }
 
+/**
+ * `text` as one word of the user's shell: unchanged when it holds only characters no shell
+ * treats specially, else single-quoted (POSIX shells: a `'` becomes `'\''`; PowerShell on
+ * Windows: `''`), so spaces, `$`, backticks, `!`, `*` and quotes reach `cd` as they are.
+ */
+export function shellQuote(text: string, platform: NodeJS.Platform = process.platform): string {
+  if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(text) && !(platform === "win32" && text.includes("@"))) return text;
+  return platform === "win32" ? `'${text.replace(/'/g, "''")}'` : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
 /** What to print after a successful run. Pure. */
-export function formatResult(result: PracticeResult, cwd: string, linkModules: boolean): string {
+export function formatResult(result: PracticeResult, cwd: string, linkModules: boolean, platform: NodeJS.Platform = process.platform): string {
   const shown = path.relative(cwd, result.dest) || ".";
   const cdTarget = shown.startsWith("..") || path.isAbsolute(shown) ? result.dest : shown;
   return [
@@ -62,7 +72,7 @@ export function formatResult(result: PracticeResult, cwd: string, linkModules: b
     `文件 ${result.files} 个；答案泄漏检查通过。`,
     "",
     "下一步:",
-    `  cd ${/\s/.test(cdTarget) ? JSON.stringify(cdTarget) : cdTarget}`,
+    `  cd ${shellQuote(cdTarget, platform)}`,
     ...(linkModules ? ["  # node_modules 已链接到课程仓库，可以跳过 npm install"] : ["  npm install"]),
     "  然后阅读 LEARNING.md：先验证第一次红灯，再开始 Lab。",
     "",

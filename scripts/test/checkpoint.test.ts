@@ -137,6 +137,10 @@ test("failures are one line with a stable code: unknown chapter (listing known o
   assert.equal(incomplete.code, 1);
   assert.match(incomplete.stderr, /^错误 \[HISTORY_INCOMPLETE\] [^\n]*--unshallow[^\n]*\n$/);
 
+  const noSuchSource = await run(["02", "--source", "nonexist"], repo);
+  assert.equal(noSuchSource.code, 2, "a --source naming no commit is a command-line mistake");
+  assert.match(noSuchSource.stderr, /^错误 \[SOURCE_UNKNOWN\] [^\n]*"nonexist"[^\n]*\n$/);
+
   const usage = await run(["02", "03"], repo);
   assert.equal(usage.code, 2);
   assert.equal(usage.stderr.split("\n").length, 2);

@@ -101,7 +101,7 @@ test("command line: one chapter, --json, --help; usage errors", () => {
   assert.deepEqual(parseArgs(["12", "--json"]), { help: false, chapter: "12", json: true });
   assert.equal(parseArgs(["3"]).chapter, "03");
   assert.equal(parseArgs(["-h"]).help, true);
-  for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
+  for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"], ["12", "--source", "nonexist"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
 });
 
 function failing(report: VerifyReport): string[] {

@@ -147,7 +147,9 @@ export async function isShallow(repo: string): Promise<boolean> {
 
 /**
  * Resolves `rev` to a full commit id. A revision that cannot be found in a shallow clone
- * is reported as `HISTORY_INCOMPLETE` (with the fix), otherwise as `GIT_FAILED`.
+ * is reported as `HISTORY_INCOMPLETE` (with the fix); otherwise a `HEAD` that names no
+ * commit yet is `GIT_FAILED`, and any other revision `SOURCE_UNKNOWN` (it was typed by the
+ * user: a command-line mistake).
  */
 export async function resolveCommit(repo: string, rev: string): Promise<string> {
   const { ok, stdout } = await gitOk(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`]);
@@ -158,7 +160,8 @@ export async function resolveCommit(repo: string, rev: string): Promise<string> 
       `在浅克隆中找不到提交 ${rev}：运行 git fetch --unshallow 取回完整历史后再试`,
     );
   }
-  throw new CourseError("GIT_FAILED", `找不到提交 ${rev}`);
+  if (rev === "HEAD") throw new CourseError("GIT_FAILED", "HEAD 还没有指向任何提交：先提交一次再运行");
+  throw new CourseError("SOURCE_UNKNOWN", `找不到提交 ${JSON.stringify(rev)}：--source 要写这个仓库里的分支名、标签或提交 id（见 git log --oneline）`);
 }
 
 /** One entry of a recursive `git ls-tree`. */

@@ -22,7 +22,8 @@
  * temporary folder, so the destination either appears complete or not at all.
  */
 import { existsSync } from "node:fs";
-import { chmod, lstat, realpath } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
+import { access, chmod, lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
@@ -77,20 +78,49 @@ async function canonicalise(p: string): Promise<string> {
   }
 }
 
+/** The nearest ancestor of `p` (inclusive) that exists, with what it is. */
+async function nearestExisting(p: string): Promise<{ path: string; isDirectory: boolean }> {
+  let current = path.resolve(p);
+  for (;;) {
+    const info = await stat(current).catch(() => undefined);
+    if (info !== undefined) return { path: current, isDirectory: info.isDirectory() };
+    const up = path.dirname(current);
+    if (up === current) return { path: current, isDirectory: true };
+    current = up;
+  }
+}
+
+/** Why a folder cannot be written, for an `EACCES`/`EPERM`/`EROFS`; undefined for any other error. */
+export function readOnlyParent(parent: string, error: unknown): CourseError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") return undefined;
+  return new CourseError("DEST_PARENT_READONLY", `不能在 ${parent} 里创建目录（${code}）：换一个你有写权限的位置`, { cause: error });
+}
+
 /**
  * Refuses a destination that exists (even as a broken symlink: `DEST_EXISTS`), lies inside
- * the repository after resolving symlinks (`DEST_INSIDE_REPO`), or whose parent folder does
- * not exist (`DEST_PARENT_MISSING`). Changes nothing.
+ * the repository after resolving symlinks (`DEST_INSIDE_REPO`, suggesting the real default
+ * folder of chapter `id`), whose parent folder does not exist (`DEST_PARENT_MISSING`), is
+ * a file or lies below one (`DEST_PARENT_NOT_DIR`, naming the file), or cannot be written
+ * (`DEST_PARENT_READONLY`). Changes nothing.
  */
-export async function checkDestination(repo: string, dest: string): Promise<void> {
+export async function checkDestination(repo: string, dest: string, id: string): Promise<void> {
   const exists = await lstat(dest).then(() => true, () => false);
   if (isInside(await realpath(repo), await canonicalise(dest)) || isInside(path.resolve(repo), path.resolve(dest))) {
-    throw new CourseError("DEST_INSIDE_REPO", `${dest} 在课程仓库内部；练习目录要放在仓库之外，例如 ${defaultPracticeDir(repo, "NN")}`);
+    throw new CourseError("DEST_INSIDE_REPO", `${dest} 在课程仓库内部；练习目录要放在仓库之外，例如 ${defaultPracticeDir(repo, id)}`);
   }
   if (exists) throw new CourseError("DEST_EXISTS", `${dest} 已经存在；为了不覆盖任何东西，请换一个不存在的目录名`);
   const parent = path.dirname(dest);
-  const parentIsDir = await lstat(parent).then((s) => s.isDirectory() || s.isSymbolicLink(), () => false);
-  if (!parentIsDir) throw new CourseError("DEST_PARENT_MISSING", `${parent} 不存在；请先创建它，或换一个位置`);
+  const existing = await nearestExisting(parent);
+  if (!existing.isDirectory) {
+    throw new CourseError("DEST_PARENT_NOT_DIR", `${existing.path} 是一个文件，不是目录，不能在它${existing.path === parent ? "" : "下面"}创建练习目录；换一个位置`);
+  }
+  if (existing.path !== parent) throw new CourseError("DEST_PARENT_MISSING", `${parent} 不存在；请先创建它，或换一个位置`);
+  try {
+    await access(parent, fsConstants.W_OK);
+  } catch (error) {
+    throw readOnlyParent(parent, error) ?? error;
+  }
 }
 
 /** `packages/<pkg>/<dir>/x.ts` -> `packages/<pkg>/dist/<dir>/x.js` (where `tsc` puts it). */
@@ -360,7 +390,7 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     if (signal?.aborted) throw new CourseError("ABORTED", "已中断，没有留下任何文件");
   };
   const dest = resolveDestination(repo, id, options.dest, options.cwd ?? process.cwd());
-  await checkDestination(repo, dest);
+  await checkDestination(repo, dest, id);
   const repoModules = path.join(repo, "node_modules");
   if (options.linkModules && !existsSync(repoModules)) {
     throw new CourseError("MODULES_MISSING", `课程仓库里还没有 node_modules，无法链接：先在 ${repo} 运行 npm install，或去掉 --link-modules`);
@@ -373,9 +403,11 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   if (!manifestEntry) throw new CourseError("HISTORY_MISMATCH", `target 中没有 ${chapter.manifest.manifestPath}`);
   const manifestText = (await readObjects(repo, [manifestEntry.oid], gitOptions)).get(manifestEntry.oid)!.toString("utf8");
   const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText, linkedModules: options.linkModules === true });
-  await checkDestination(repo, dest); // again: resolving the checkpoint took a moment
+  await checkDestination(repo, dest, id); // again: resolving the checkpoint took a moment
 
-  const temp = await makeScratchDir(path.dirname(dest), `.${path.basename(dest)}.partial-`);
+  const temp = await makeScratchDir(path.dirname(dest), `.${path.basename(dest)}.partial-`).catch((error: unknown) => {
+    throw readOnlyParent(path.dirname(dest), error) ?? error;
+  });
   try {
     await step("destination", temp);
     await writeFiles(repo, temp, plan.files, gitOptions);
