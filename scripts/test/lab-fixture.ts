@@ -7,7 +7,8 @@
  * as its course root), the real `tsconfig.base.json`, and a link to the repo's
  * `node_modules` (TypeScript, tsx, yaml), so building it needs no network.
  */
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -122,12 +123,11 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await mkdir(path.join(pkg, "src"), { recursive: true });
   await mkdir(path.join(pkg, "test"), { recursive: true });
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
-  await cp(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
-    recursive: true,
+  await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
     filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
   });
-  await cp(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
-  await cp(path.join(repoRoot, "packages", "pi-course", "tsconfig.json"), path.join(pkg, "tsconfig.json"));
+  await fse.copy(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
+  await fse.copy(path.join(repoRoot, "packages", "pi-course", "tsconfig.json"), path.join(pkg, "tsconfig.json"));
   // A junction needs no privilege on Windows; elsewhere the type is ignored.
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
   await writeFile(path.join(root, "package.json"), `${JSON.stringify({ name: "mini-course", private: true, type: "module", workspaces: ["packages/*"] }, null, 2)}\n`);
@@ -166,12 +166,12 @@ export async function copyChapter(sourceRoot: string, id: string, variant: "star
   const pkg = path.join("packages", "pi-course");
   for (const file of ["tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), manifest.manifestPath, ...manifest.focusedTests]) {
     await mkdir(path.dirname(path.join(root, file)), { recursive: true });
-    await cp(path.join(sourceRoot, file), path.join(root, file));
+    await fse.copy(path.join(sourceRoot, file), path.join(root, file));
   }
-  await cp(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { recursive: true });
+  await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"));
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
   if (variant === "starter") {
-    for (const { from, to } of manifest.starters) await cp(path.join(sourceRoot, from), path.join(root, to));
+    for (const { from, to } of manifest.starters) await fse.copy(path.join(sourceRoot, from), path.join(root, to));
   }
   return root;
 }

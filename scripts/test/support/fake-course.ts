@@ -6,7 +6,8 @@
  * write branches into the real repository.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
@@ -201,7 +202,7 @@ export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}):
   mkdirSync(repo);
   for (const file of BASE_FILES) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
-    cpSync(path.join(realRepo, file), path.join(repo, file), { recursive: true });
+    fse.copySync(path.join(realRepo, file), path.join(repo, file));
   }
   for (const [file, content] of Object.entries({ ...FILES, ...options.overrides })) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });

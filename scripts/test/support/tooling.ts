@@ -15,8 +15,9 @@
  */
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import fse from "fs-extra";
 import { courseRoot, TOOLING_BUILD } from "../../lib/core/paths.js";
 import { resolveCompiler } from "../../lib/lab/build.js";
 
@@ -117,7 +118,7 @@ function removeOldBuilds(keep: string): void {
 export function installTooling(root: string): void {
   const target = path.join(root, ...TOOLING_BUILD.split("/"));
   if (existsSync(path.join(target, "checkpoint.js"))) return;
-  cpSync(compiledTooling(), target, { recursive: true, filter: (src) => path.basename(src) !== COMPLETE });
+  fse.copySync(compiledTooling(), target, { filter: (src) => path.basename(src) !== COMPLETE });
 }
 
 /** The compiled entry point of `command` (`checkpoint`, `lab`, …) inside `root`, installing the tooling there first. */
