@@ -6,6 +6,8 @@
  * - git, one call: `git rev-parse HEAD` through node's `execFile` (the floor), through the
  *   tooling's `git()` (execa, scripts/lib/course/git.ts) and through simple-git's `raw`,
  *   each with the environment the tooling gives git (no inherited GIT_ variables).
+ * - git printing nothing: `git diff --quiet HEAD HEAD` (as `read-tree`, `update-index` and
+ *   `update-ref` print nothing), the tooling against simple-git.
  * - git with input: `git cat-file --batch` of every blob of HEAD (what a practice folder is
  *   written from), through `readObjects` and through simple-git's `binaryCatFile` with its
  *   `input` plugin (simple-git takes input per instance, not per call).
@@ -86,6 +88,15 @@ if (simpleGit !== undefined) {
   row("git rev-parse HEAD: simple-git raw()", `${ms(viaSimpleGit)}  (${ratio(viaSimpleGit / floor)} the floor, ${ratio(viaSimpleGit / tooling)} the tooling)`);
 } else {
   row("git rev-parse HEAD: simple-git raw()", "not measured (give --simple-git <folder>)");
+}
+
+// ---------------------------------------------------------------- git printing nothing
+const silentArgs = ["diff", "--quiet", "HEAD", "HEAD"];
+const silentTooling = median(await timeRuns(() => git(repo, silentArgs), runs, 3));
+row("git diff --quiet (prints nothing): tooling git()", ms(silentTooling));
+if (sg !== undefined) {
+  const silentSimple = median(await timeRuns(() => sg!.raw(silentArgs), runs, 3));
+  row("git diff --quiet (prints nothing): simple-git raw()", `${ms(silentSimple)}  (+${ms(silentSimple - silentTooling)} a call)`);
 }
 
 // ---------------------------------------------------------------- git with input

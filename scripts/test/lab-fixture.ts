@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCommand } from "./support/tooling.js";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
 
 /** The real repo this test file lives in. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -127,7 +128,9 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
     filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
   });
   await fse.copy(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
-  await fse.copy(path.join(repoRoot, "packages", "pi-course", "tsconfig.json"), path.join(pkg, "tsconfig.json"));
+  await writeFile(path.join(pkg, "tsconfig.json"), leanPackageTsconfig());
+  await mkdir(path.join(root, path.dirname(NODE_TEST_TYPES)), { recursive: true });
+  await writeFile(path.join(root, NODE_TEST_TYPES), NODE_TEST_TYPINGS);
   // A junction needs no privilege on Windows; elsewhere the type is ignored.
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
   await writeFile(path.join(root, "package.json"), `${JSON.stringify({ name: "mini-course", private: true, type: "module", workspaces: ["packages/*"] }, null, 2)}\n`);

@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { courseRoot } from "../../lib/core/paths.js";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repository these tests belong to. */
 export const realRepo = courseRoot;
@@ -23,7 +24,6 @@ const BASE_FILES = [
   "tsconfig.base.json",
   "tsconfig.json",
   "packages/pi-course/package.json",
-  "packages/pi-course/tsconfig.json",
   "scripts/checkpoint.ts",
   "scripts/practice.ts",
   "scripts/lib", // the whole folder: the commands' helpers
@@ -63,6 +63,9 @@ export function betaRender(names: readonly string[]): string {
 
 const FILES: Record<string, string> = {
   "LEARNING.md": "# 课程指南\n\n总体说明。\n",
+  // A lean build: no @types/node (see lean-build.ts).
+  "packages/pi-course/tsconfig.json": leanPackageTsconfig(),
+  [NODE_TEST_TYPES]: NODE_TEST_TYPINGS,
   "packages/pi-course/src/alpha.ts": 'export function alpha(): string {\n  return "alpha";\n}\n',
   "packages/pi-course/test/01-alpha.test.ts": `import assert from "node:assert/strict";
 import { test } from "node:test";
