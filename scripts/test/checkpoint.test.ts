@@ -5,7 +5,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
 import { hasUncommittedChanges, listTree } from "../lib/course/git.js";
-import { resolveCheckpoint } from "../lib/course/history.js";
+import { buildHistory, findChapter, verifyLayer } from "../lib/course/history.js";
 import { main, parseArgs } from "../checkpoint.js";
 import { runCommandSync } from "./support/tooling.js";
 import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
@@ -164,12 +164,13 @@ test("this repository: two fresh clones of committed HEAD agree on every chapter
   assert.ok(ids.length > 0, "HEAD has chapter manifests");
   const a = cloneOf(t, realRepo);
   const b = cloneOf(t, realRepo, ["--no-local"]);
+  const [ha, hb] = [await buildHistory(a), await buildHistory(b)];
   for (const id of ids) {
-    const ca = await resolveCheckpoint(a, id);
-    const cb = await resolveCheckpoint(b, id);
-    assert.deepEqual([cb.chapter.parent, cb.chapter.target], [ca.chapter.parent, ca.chapter.target], `chapter ${id}`);
-    assert.equal(sh(a, ["rev-parse", `${ca.chapter.target}^`]), ca.chapter.parent);
-    assert.deepEqual(ca.layer, [...ca.chapter.manifest.files].sort());
+    const ca = findChapter(ha, id);
+    const cb = findChapter(hb, id);
+    assert.deepEqual([cb.parent, cb.target], [ca.parent, ca.target], `chapter ${id}`);
+    assert.equal(sh(a, ["rev-parse", `${ca.target}^`]), ca.parent);
+    assert.deepEqual(await verifyLayer(a, ca), [...ca.manifest.files].sort());
   }
 });
 

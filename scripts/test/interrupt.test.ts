@@ -77,7 +77,7 @@ test("practice: SIGINT while the folder is written, SIGHUP to the group while th
 test("verify: SIGTERM to the group in the parent step and SIGINT in the fresh build remove the scratch copy and every process", { skip: !posix && posix }, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   for (const [signal, to, pause] of [
-    // ls-tree: 1 the source (history), 2 the parent tree (parent step), 4 the parent tree again (fresh build)
+    // ls-tree: 1 the source (history), 2 the parent tree (parent step), 3 and 4 the parent and target trees (fresh build)
     ["SIGTERM", "group", { subcommand: "ls-tree", at: 2 }],
     ["SIGINT", "process", { subcommand: "ls-tree", at: 4 }],
   ] as const) {

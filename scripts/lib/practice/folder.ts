@@ -360,6 +360,8 @@ export interface CreatePracticeOptions {
   signal?: AbortSignal;
   /** Point the teaching branch at the history the folder comes from (default true; `verify` decides for itself). */
   publish?: boolean;
+  /** The chapter as the caller already resolved it (for `id`, from `source`): saves generating the history again. */
+  checkpoint?: Checkpoint;
   hooks?: { afterStep?(step: PracticeStep, tempDir: string | undefined): void | Promise<void> };
 }
 
@@ -395,7 +397,7 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   if (options.linkModules && !existsSync(repoModules)) {
     throw new CourseError("MODULES_MISSING", `课程仓库里还没有 node_modules，无法链接：先在 ${repo} 运行 npm install，或去掉 --link-modules`);
   }
-  const checkpoint = await resolveCheckpoint(repo, id, { ...(options.source ? { source: options.source } : {}), ...gitOptions });
+  const checkpoint = options.checkpoint ?? (await resolveCheckpoint(repo, id, { ...(options.source ? { source: options.source } : {}), ...gitOptions }));
   await step("checkpoint", undefined);
   const { chapter } = checkpoint;
   const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);

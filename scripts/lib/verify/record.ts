@@ -250,7 +250,7 @@ async function stepFreshBuild(ctx: Context): Promise<CheckResult[]> {
   if (!ctx.checkpoint) return [notRun("fresh build", "history 失败")];
   const dest = path.join(ctx.scratch, "practice");
   try {
-    await createPractice({ repo: ctx.repo, id: ctx.id, dest, source: ctx.checkpoint.history.source, linkModules: true, publish: false, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    await createPractice({ repo: ctx.repo, id: ctx.id, dest, checkpoint: ctx.checkpoint, linkModules: true, publish: false, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   } catch (error) {
     // `practice` refuses a leaking folder; the leak audit line says what leaked.
     if (error instanceof CourseError && error.code === "LEAK_DETECTED") ctx.leakRefusal = error.message;
