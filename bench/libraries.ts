@@ -1,25 +1,28 @@
 /**
  * The design card's libraries against what the tooling uses instead, on this machine.
  *
- *   npm run bench -- libraries [--runs 25] [--simple-git <folder of an installed simple-git>]
+ *   npm run bench -- libraries [--runs 25] [--simple-git <folder>] [--execa <folder>]
  *
  * - git, one call: `git rev-parse HEAD` through node's `execFile` (the floor), through the
- *   tooling's `git()` (execa, scripts/lib/course/git.ts) and through simple-git's `raw`,
- *   each with the environment the tooling gives git (no inherited GIT_ variables).
+ *   tooling's `git()` (node's `spawn`, scripts/lib/core/process.ts), through execa (what
+ *   `git()` used before) and through simple-git's `raw`, each with the environment the
+ *   tooling gives git (no inherited GIT_ variables).
  * - git printing nothing: `git diff --quiet HEAD HEAD` (as `read-tree`, `update-index` and
  *   `update-ref` print nothing), the tooling against simple-git.
  * - git with input: `git cat-file --batch` of every blob of HEAD (what a practice folder is
  *   written from), through `readObjects` and through simple-git's `binaryCatFile` with its
  *   `input` plugin (simple-git takes input per instance, not per call).
- * - loading: a fresh `node` that imports execa, simple-git or fs-extra, against one that
- *   imports nothing.
+ * - loading: a fresh `node` that imports the tooling's git layer, execa, simple-git or
+ *   fs-extra, against one that imports nothing.
  * - copying: a folder shaped like the one `verify` copies (the course sources, a
  *   `node_modules` link) with `fs.promises.cp` and with fs-extra's `copy`.
  *
- * simple-git is not a dependency of the course (see the README's dependency table); give
- * the folder of an installed copy (`npm install --prefix <dir> simple-git`) to measure it.
+ * simple-git and execa are not dependencies of the course (see the README's dependency
+ * table); give the folder of an installed copy (`npm install --prefix <dir> simple-git
+ * execa`, then `<dir>/node_modules/simple-git`) to measure them.
  */
 import { execFile, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { cp, mkdtemp, rm, symlink } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -31,7 +34,7 @@ import fse from "fs-extra";
 import { git, listTree, readObjects } from "../scripts/lib/course/git.js";
 import { median, ms, ratio, timeRuns } from "./lib/stats.js";
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "25" }, "simple-git": { type: "string" } } });
+const { values } = parseArgs({ options: { runs: { type: "string", default: "25" }, "simple-git": { type: "string" }, execa: { type: "string" } } });
 const runs = Number(values.runs);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const run = promisify(execFile);
@@ -56,22 +59,42 @@ interface SimpleGitLike {
 }
 type SimpleGitFactory = (options: Record<string, unknown>) => SimpleGitLike;
 
-async function loadSimpleGit(): Promise<SimpleGitFactory | undefined> {
-  const from = values["simple-git"];
+type Execa = (file: string, args: string[], options: Record<string, unknown>) => Promise<unknown>;
+
+/** The ESM entry named by a package's `exports` (its `import` or `default` condition). */
+function entryOf(exported: unknown): string | undefined {
+  if (typeof exported === "string") return exported;
+  if (exported === null || typeof exported !== "object") return undefined;
+  const conditions = exported as Record<string, unknown>;
+  return entryOf(conditions["."] ?? conditions.import ?? conditions.node ?? conditions.default);
+}
+
+/** The URL of package `name`: installed in `folder` (the package's own folder) or here; undefined when absent. */
+function resolvePackage(name: string, folder: string | undefined): string | undefined {
   try {
-    const resolved = from === undefined ? createRequire(import.meta.url).resolve("simple-git") : createRequire(path.join(path.resolve(from), "package.json")).resolve("simple-git");
-    const module = (await import(pathToFileURL(resolved).href)) as { simpleGit?: SimpleGitFactory; default?: SimpleGitFactory };
-    return module.simpleGit ?? module.default;
+    const manifestPath = folder === undefined ? createRequire(import.meta.url).resolve(`${name}/package.json`) : path.join(path.resolve(folder), "package.json");
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { exports?: unknown; module?: string; main?: string };
+    const entry = entryOf(manifest.exports) ?? manifest.module ?? manifest.main ?? "index.js";
+    return pathToFileURL(path.join(path.dirname(manifestPath), entry)).href;
   } catch {
     return undefined;
   }
+}
+
+async function loadSimpleGit(url: string | undefined): Promise<SimpleGitFactory | undefined> {
+  if (url === undefined) return undefined;
+  const module = (await import(url)) as { simpleGit?: SimpleGitFactory; default?: SimpleGitFactory };
+  return module.simpleGit ?? module.default;
 }
 
 function row(label: string, value: string): void {
   console.log(`${label.padEnd(58)} ${value}`);
 }
 
-const simpleGit = await loadSimpleGit();
+const simpleGitUrl = resolvePackage("simple-git", values["simple-git"]);
+const execaUrl = resolvePackage("execa", values.execa);
+const simpleGit = await loadSimpleGit(simpleGitUrl);
+const execa = execaUrl === undefined ? undefined : ((await import(execaUrl)) as { execa: Execa }).execa;
 console.log(`libraries benchmark · node ${process.version} · ${os.cpus().length} cores · median of ${runs}`);
 
 // ---------------------------------------------------------------- git, one call
@@ -79,7 +102,14 @@ const env = gitEnvironment();
 const floor = median(await timeRuns(() => run("git", ["rev-parse", "HEAD"], { cwd: repo, env }), runs, 3));
 const tooling = median(await timeRuns(() => git(repo, ["rev-parse", "HEAD"]), runs, 3));
 row("git rev-parse HEAD: child_process.execFile (floor)", ms(floor));
-row("git rev-parse HEAD: tooling git() (execa)", `${ms(tooling)}  (${ratio(tooling / floor)} the floor)`);
+row("git rev-parse HEAD: tooling git() (child_process)", `${ms(tooling)}  (${ratio(tooling / floor)} the floor)`);
+if (execa !== undefined) {
+  const options = { cwd: repo, env, extendEnv: false, reject: false, encoding: "buffer", stripFinalNewline: false };
+  const viaExeca = median(await timeRuns(() => execa("git", ["rev-parse", "HEAD"], options), runs, 3));
+  row("git rev-parse HEAD: execa (the tooling's git() before)", `${ms(viaExeca)}  (${ratio(viaExeca / floor)} the floor, ${ratio(viaExeca / tooling)} the tooling)`);
+} else {
+  row("git rev-parse HEAD: execa", "not measured (give --execa <folder>)");
+}
 let sg: SimpleGitLike | undefined;
 if (simpleGit !== undefined) {
   const guarded = ["GIT_TERMINAL_PROMPT"];
@@ -123,12 +153,10 @@ function startup(code: string): number {
 }
 const bare = startup("");
 row("node start, importing nothing", ms(bare));
-row("import execa (+ over bare node)", `+${ms(startup('await import("execa")') - bare)}`);
+row("import node:child_process (+ over bare node)", `+${ms(startup('await import("node:child_process")') - bare)}`);
 row("import fs-extra (+ over bare node)", `+${ms(startup('await import("fs-extra")') - bare)}`);
-if (simpleGit !== undefined) {
-  const where = values["simple-git"] === undefined ? "simple-git" : pathToFileURL(createRequire(path.join(path.resolve(values["simple-git"]), "package.json")).resolve("simple-git")).href;
-  row("import simple-git (+ over bare node)", `+${ms(startup(`await import(${JSON.stringify(where)})`) - bare)}`);
-}
+if (execaUrl !== undefined) row("import execa (+ over bare node)", `+${ms(startup(`await import(${JSON.stringify(execaUrl)})`) - bare)}`);
+if (simpleGitUrl !== undefined) row("import simple-git (+ over bare node)", `+${ms(startup(`await import(${JSON.stringify(simpleGitUrl)})`) - bare)}`);
 
 // ---------------------------------------------------------------- copying
 const work = await mkdtemp(path.join(os.tmpdir(), "pi-bench-libraries-"));

@@ -19,6 +19,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,7 +40,9 @@ function largestFirst(files) {
 
 function run(label, args) {
   console.log(`\n# ${label}: node ${args.join(" ")}`);
+  const started = performance.now();
   const result = spawnSync(process.execPath, args, { cwd: repo, stdio: "inherit" });
+  console.log(`# ${label}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return result.status === 0;
 }
 

@@ -6,8 +6,8 @@
  */
 import { chmod, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { execa } from "execa";
 import { CourseError } from "../core/errors.js";
+import { runChild } from "../core/process.js";
 
 /**
  * Variables that would point git at another repository, index or object store. They are
@@ -57,24 +57,15 @@ interface RawResult {
 
 async function run(repo: string, args: readonly string[], options: GitOptions): Promise<RawResult> {
   try {
-    const result = await execa("git", [...args], {
+    const result = await runChild("git", args, {
       cwd: repo,
       env: gitEnv(options.env),
-      extendEnv: false,
-      input: options.input,
-      reject: false,
-      encoding: "buffer",
-      stripFinalNewline: false,
-      maxBuffer: 1024 * 1024 * 1024,
-      ...(options.signal ? { cancelSignal: options.signal } : {}),
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
     // Ended by an interruption: ours (the signal), or the terminal's Ctrl-C reaching git too.
     if (options.signal?.aborted || INTERRUPTIONS.has(String(result.signal))) throw new CourseError("ABORTED", "已中断");
-    return {
-      stdout: result.stdout as Uint8Array,
-      stderr: Buffer.from(result.stderr as Uint8Array).toString("utf8"),
-      exitCode: result.exitCode ?? 1,
-    };
+    return { stdout: result.stdout, stderr: result.stderr.toString("utf8"), exitCode: result.code ?? 1 };
   } catch (error) {
     if (error instanceof CourseError) throw error;
     if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断", { cause: error });

@@ -21,7 +21,7 @@ import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { execa } from "execa";
+import { runChild } from "../core/process.js";
 import { CourseError } from "../core/errors.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
@@ -454,19 +454,19 @@ export async function buildAndTest(dir: string, options: { signal?: AbortSignal;
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && key !== "NODE_TEST_CONTEXT" && !key.startsWith("npm_")) env[key] = value;
   }
-  const common = { cwd: dir, reject: false, all: true, env, extendEnv: false, ...(options.signal ? { cancelSignal: options.signal } : {}) } as const;
-  const build = await execa(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], common);
-  const buildResult = { ok: build.exitCode === 0, output: String(build.all ?? "") };
+  const common = { cwd: dir, env, ...(options.signal ? { signal: options.signal } : {}) };
+  const build = await runChild(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], common);
+  const buildResult = { ok: build.code === 0, output: build.all };
   if (!buildResult.ok) return { ok: false, build: buildResult, testFiles: [], tests: { ok: false, pass: 0, fail: 0, output: "" } };
   const testDir = path.join(dir, "packages", "pi-course", "dist", "test");
   const all = existsSync(testDir) ? (await readdir(testDir)).filter((f) => f.endsWith(".test.js")).sort() : [];
   const selected = (options.testFiles ? options.testFiles(all) : all).map((f) => path.posix.join("packages/pi-course/dist/test", f));
   if (selected.length === 0) return { ok: true, build: buildResult, testFiles: [], tests: { ok: true, pass: 0, fail: 0, output: "" } };
   const pattern = options.testNamePattern ? [`--test-name-pattern=${options.testNamePattern}`] : [];
-  const run = await execa(process.execPath, ["--test", "--test-reporter=tap", ...pattern, ...selected], common);
-  const output = String(run.all ?? "");
+  const run = await runChild(process.execPath, ["--test", "--test-reporter=tap", ...pattern, ...selected], common);
+  const output = run.all;
   const count = (label: string): number => Number(new RegExp(`^# ${label} (\\d+)$`, "m").exec(output)?.[1] ?? 0);
-  const tests = { ok: run.exitCode === 0, pass: count("pass"), fail: count("fail"), output };
+  const tests = { ok: run.code === 0, pass: count("pass"), fail: count("fail"), output };
   return { ok: tests.ok, build: buildResult, testFiles: selected, tests };
 }
 
