@@ -314,3 +314,30 @@ test("a git process ended by an interruption signal (a terminal's Ctrl-C reaches
   });
   await assert.rejects(git(repo, ["status"]), isCode("ABORTED"));
 });
+
+test("the trees and commits computed in memory are byte for byte what git's own plumbing writes", async (t) => {
+  const repo = makeFakeCourse(t);
+  const h = await buildHistory(repo);
+  const [one, two] = h.chapters as [CourseHistory["chapters"][0], CourseHistory["chapters"][0]];
+  const index = { GIT_INDEX_FILE: path.join(tempDir(t), "index") };
+  sh(repo, ["read-tree", h.sourceTree], index);
+  sh(repo, ["rm", "-q", "--cached", ...two.manifest.files], index);
+  assert.equal(sh(repo, ["write-tree"], index), one.tree, "chapter 01's tree");
+  sh(repo, ["rm", "-q", "--cached", ...one.manifest.files], index);
+  const baseTree = sh(repo, ["write-tree"], index);
+  assert.equal(sh(repo, ["rev-parse", `${h.base}^{tree}`]), baseTree, "the base tree");
+  const identity = {
+    GIT_AUTHOR_NAME: COURSE_IDENTITY.name,
+    GIT_AUTHOR_EMAIL: COURSE_IDENTITY.email,
+    GIT_AUTHOR_DATE: COURSE_IDENTITY.date,
+    GIT_COMMITTER_NAME: COURSE_IDENTITY.name,
+    GIT_COMMITTER_EMAIL: COURSE_IDENTITY.email,
+    GIT_COMMITTER_DATE: COURSE_IDENTITY.date,
+  };
+  for (const [commit, parent] of [[h.base, undefined], [one.target, one.parent], [two.target, two.parent]] as const) {
+    const message = `${sh(repo, ["cat-file", "commit", commit]).split("\n\n").slice(1).join("\n\n")}\n`;
+    const tree = sh(repo, ["rev-parse", `${commit}^{tree}`]);
+    const again = sh(repo, ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree, ...(parent ? ["-p", parent] : []), "-m", message.replace(/\n$/, "")], identity);
+    assert.equal(again, commit, `commit-tree gives ${commit}`);
+  }
+});

@@ -2,7 +2,7 @@
  * Interruptions of `checkpoint`, `practice` and `verify` as the commands really run
  * (compiled, in their own process): SIGINT, SIGTERM and SIGHUP at several moments, sent to
  * the process or to its whole process group (as a terminal's Ctrl-C is). Afterwards nothing
- * the command made is left: no private index, no scratch copy, no half-built practice
+ * the command made is left: no temporary object files, no scratch copy, no half-built practice
  * folder, no journal, no moved branch; exit status 130. After SIGKILL, which no process can
  * handle, the next command removes what it can prove the killed one left, and nothing else.
  */
@@ -31,15 +31,16 @@ function partials(dir: string): string[] {
   return readdirSync(dir).filter((name) => name.includes(".partial-"));
 }
 
-test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the history is generated leaves no private index and no branch", { skip: !posix && posix }, async (t) => {
+test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the history is written leaves no temporary files and no branch", { skip: !posix && posix }, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   for (const [signal, to, pause] of [
-    ["SIGINT", "process", { subcommand: "write-tree", at: 1 }],
-    ["SIGTERM", "group", { subcommand: "update-index", at: 2 }],
+    // hash-object: 1 the trees, 2 the commits
+    ["SIGINT", "process", { subcommand: "hash-object", at: 1 }],
+    ["SIGTERM", "group", { subcommand: "hash-object", at: 2 }],
   ] as const) {
     const run = startPaused(t, repo, "checkpoint", ["02"], pause);
     await run.paused;
-    assert.equal(readdirSync(run.tmp).filter((name) => name.startsWith("pi-course-index-")).length, 1, "paused with its private index in place");
+    assert.equal(readdirSync(run.tmp).filter((name) => name.startsWith("pi-course-objects-")).length, 1, "paused with its object files in place");
     run.send(signal, to);
     const exit = await run.exited;
     assert.equal(exit.code, 130, `${signal}: ${exit.stderr}`);
@@ -50,13 +51,14 @@ test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the hist
   }
 });
 
-test("practice: SIGINT while the folder is written, SIGHUP to the group while the history is generated: no folder, no partial, no branch", { skip: !posix && posix }, async (t) => {
+test("practice: SIGINT while the folder is written, SIGHUP to the group while the history is written: no folder, no partial, no branch", { skip: !posix && posix }, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const parent = path.dirname(repo);
   for (const [signal, to, pause] of [
-    // cat-file: 1 objects present, 2 manifests, 3 the manifest's text, 4 the folder's files.
-    ["SIGINT", "process", { subcommand: "cat-file", at: 4 }],
-    ["SIGHUP", "group", { subcommand: "write-tree", at: 1 }],
+    // First, on a repository without the history's objects yet: while they are written.
+    ["SIGHUP", "group", { subcommand: "hash-object", at: 1 }],
+    // cat-file: 1 objects present, 2 manifests, 3 history objects present, 4 the manifest's text, 5 the folder's files.
+    ["SIGINT", "process", { subcommand: "cat-file", at: 5 }],
   ] as const) {
     const dest = path.join(parent, `p-${signal}`);
     const run = startPaused(t, repo, "practice", ["02", dest], pause);
@@ -97,7 +99,7 @@ test("verify: SIGTERM to the group in the parent step and SIGINT in the fresh bu
 test("after SIGKILL in practice, the next command removes the half-built folder it can prove is a leftover, and nothing else", { skip: !posix && posix }, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const parent = path.dirname(repo);
-  const run = startPaused(t, repo, "practice", ["02", path.join(parent, "killed")], { subcommand: "cat-file", at: 4 });
+  const run = startPaused(t, repo, "practice", ["02", path.join(parent, "killed")], { subcommand: "cat-file", at: 5 });
   await run.paused;
   run.send("SIGKILL", "process");
   assert.equal((await run.exited).signal, "SIGKILL");

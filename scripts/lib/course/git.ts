@@ -105,9 +105,9 @@ export async function gitOk(repo: string, args: readonly string[], options: GitO
  * practice folder created inside some other repository must not be mistaken for the
  * course repository). Returns the canonical path; throws `NOT_A_GIT_REPO`.
  */
-export async function requireRepoRoot(dir: string): Promise<string> {
+export async function requireRepoRoot(dir: string, options: GitOptions = {}): Promise<string> {
   const canonical = await realpath(dir);
-  const { ok, stdout } = await gitOk(canonical, ["rev-parse", "--show-toplevel"]);
+  const { ok, stdout } = await gitOk(canonical, ["rev-parse", "--show-toplevel"], options);
   const top = ok ? await realpath(stdout).catch(() => stdout) : undefined;
   if (top !== canonical) {
     throw new CourseError(
@@ -132,8 +132,8 @@ export async function hasUncommittedChanges(repo: string, options: GitOptions = 
 }
 
 /** True when `repo` is a shallow clone (its history is cut off). */
-export async function isShallow(repo: string): Promise<boolean> {
-  return (await git(repo, ["rev-parse", "--is-shallow-repository"])) === "true";
+export async function isShallow(repo: string, options: GitOptions = {}): Promise<boolean> {
+  return (await git(repo, ["rev-parse", "--is-shallow-repository"], options)) === "true";
 }
 
 /**
@@ -142,10 +142,10 @@ export async function isShallow(repo: string): Promise<boolean> {
  * commit yet is `GIT_FAILED`, and any other revision `SOURCE_UNKNOWN` (it was typed by the
  * user: a command-line mistake).
  */
-export async function resolveCommit(repo: string, rev: string): Promise<string> {
-  const { ok, stdout } = await gitOk(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`]);
+export async function resolveCommit(repo: string, rev: string, options: GitOptions = {}): Promise<string> {
+  const { ok, stdout } = await gitOk(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`], options);
   if (ok) return stdout.trim();
-  if (await isShallow(repo)) {
+  if (await isShallow(repo, options)) {
     throw new CourseError(
       "HISTORY_INCOMPLETE",
       `在浅克隆中找不到提交 ${rev}：运行 git fetch --unshallow 取回完整历史后再试`,
@@ -165,9 +165,12 @@ export interface TreeEntry {
   path: string;
 }
 
-/** Every file (blob, symlink, submodule) of `treeish`, recursively, in git's order. */
-export async function listTree(repo: string, treeish: string, options: GitOptions = {}): Promise<TreeEntry[]> {
-  const out = await gitBytes(repo, ["ls-tree", "-r", "-z", "--full-tree", treeish], options);
+/**
+ * Every file (blob, symlink, submodule) of `treeish`, recursively, in git's order; with
+ * `withTrees`, every folder too (as `tree` entries, each before its contents).
+ */
+export async function listTree(repo: string, treeish: string, options: GitOptions & { withTrees?: boolean } = {}): Promise<TreeEntry[]> {
+  const out = await gitBytes(repo, ["ls-tree", "-r", ...(options.withTrees === true ? ["-t"] : []), "-z", "--full-tree", treeish], options);
   const entries: TreeEntry[] = [];
   for (const record of out.toString("utf8").split("\0")) {
     if (record === "") continue;

@@ -10,15 +10,17 @@
  * - Commit ids depend only on content: author, committer, dates and encoding are fixed,
  *   signing is off, and the message records the source *tree* (not the source commit).
  *   Two clones of the same content get the same ids.
- * - Only plumbing and a private index file are used: the user's working tree, index,
- *   HEAD and configuration are never touched. The branch is moved with a compare-and-swap
+ * - The trees and commits are computed in memory (`objects.ts`), byte for byte as git
+ *   writes them, and the missing ones written with `git hash-object`: no index file is
+ *   used at all, and the user's working tree, index, HEAD and configuration are never
+ *   touched. The branch is moved with a compare-and-swap
  *   `update-ref`, only when its tip is provably what the tooling generates (generating its
  *   recorded source again gives that very commit), never to a history with fewer chapters
  *   unless asked, and only by `publishHistory`, which commands call once they have
  *   succeeded: a command that fails leaves the branch as it was.
  */
 import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { runChild } from "../core/process.js";
@@ -26,6 +28,7 @@ import { CourseError } from "../core/errors.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
 import { withScratchDir } from "../core/scratch.js";
+import { commitObject, TreePruner, type CommitIdentity, type GitObject } from "./objects.js";
 
 /** The generated branch. */
 export const COURSE_BRANCH = "course/build-your-own-pi";
@@ -123,21 +126,6 @@ export function chapterSubject(manifest: Pick<ChapterManifest, "id" | "title">):
 /** The subject of the base commit. */
 export const BASE_SUBJECT = "course(base): shared configuration, tooling and documentation";
 
-const IDENTITY_ENV: Record<string, string> = {
-  GIT_AUTHOR_NAME: COURSE_IDENTITY.name,
-  GIT_AUTHOR_EMAIL: COURSE_IDENTITY.email,
-  GIT_AUTHOR_DATE: COURSE_IDENTITY.date,
-  GIT_COMMITTER_NAME: COURSE_IDENTITY.name,
-  GIT_COMMITTER_EMAIL: COURSE_IDENTITY.email,
-  GIT_COMMITTER_DATE: COURSE_IDENTITY.date,
-};
-
-/** `git commit-tree` with everything that could vary between machines pinned down. */
-async function commitTree(repo: string, tree: string, parent: string | undefined, message: string, options: GitOptions): Promise<string> {
-  const args = ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree, ...(parent ? ["-p", parent] : []), "-F", "-"];
-  return git(repo, args, { ...options, env: IDENTITY_ENV, input: message });
-}
-
 interface ChainCommit {
   commit: string;
   tree: string;
@@ -180,33 +168,71 @@ interface GeneratedHistory {
   tip: string;
 }
 
+/** The fixed identity of generated commits, as `objects.ts` writes it. */
+const GENERATED_BY: CommitIdentity = { name: COURSE_IDENTITY.name, email: COURSE_IDENTITY.email, seconds: Date.parse(COURSE_IDENTITY.date) / 1000 };
+
 /**
- * Writes the commits of the teaching history of `sourceTree` (whose chapters are
- * `manifests`) as objects and returns their ids; moves no ref. The trees are computed in a
- * private index file inside a scratch folder (removed afterwards, also on an interruption
- * through the scratch registry), from the last chapter (the source tree) down to the base.
+ * The commits of the teaching history of `sourceTree` (listed with its folders in
+ * `entries`; its chapters are `manifests`) and their ids, computed in memory; with
+ * `write`, the objects the repository lacks are written (`writeObjects`). Moves no ref.
  * Deterministic: the same tree and manifests give the same ids on every machine.
  */
-async function generateHistory(repo: string, sourceTree: string, manifests: readonly ChapterManifest[], options: GitOptions): Promise<GeneratedHistory> {
+async function generateHistory(
+  repo: string,
+  sourceTree: string,
+  entries: readonly TreeEntry[],
+  manifests: readonly ChapterManifest[],
+  options: GitOptions,
+  write: boolean,
+): Promise<GeneratedHistory> {
+  const pruner = new TreePruner(sourceTree, entries);
+  // From the last chapter (the source tree itself) down to the base.
   const trees: string[] = [];
-  const baseTree = await withScratchDir(os.tmpdir(), "pi-course-index-", async (scratch) => {
-    const indexOptions: GitOptions = { ...options, env: { GIT_INDEX_FILE: path.join(scratch, "index") } };
-    await git(repo, ["read-tree", sourceTree], indexOptions);
-    for (let i = manifests.length - 1; i >= 0; i--) {
-      trees[i] = await git(repo, ["write-tree"], indexOptions);
-      await git(repo, ["update-index", "--force-remove", "-z", "--stdin"], { ...indexOptions, input: manifests[i]!.files.map((f) => `${f}\0`).join("") });
-    }
-    return git(repo, ["write-tree"], indexOptions);
-  });
-  const base = await commitTree(repo, baseTree, undefined, commitMessage(BASE_SUBJECT, sourceTree), options);
-  const chapters: { target: string; parent: string; tree: string }[] = [];
-  let parent = base;
-  for (const [i, m] of manifests.entries()) {
-    const target = await commitTree(repo, trees[i]!, parent, commitMessage(chapterSubject(m), sourceTree, m.id), options);
-    chapters.push({ target, parent, tree: trees[i]! });
-    parent = target;
+  const removed = new Set<string>();
+  for (let i = manifests.length - 1; i >= 0; i--) {
+    trees[i] = pruner.prune(removed);
+    for (const file of manifests[i]!.files) removed.add(file);
   }
-  return { base, chapters, tip: parent };
+  const base = commitObject(pruner.prune(removed), undefined, GENERATED_BY, commitMessage(BASE_SUBJECT, sourceTree));
+  const commits: GitObject[] = [base];
+  const chapters: { target: string; parent: string; tree: string }[] = [];
+  let parent = base.oid;
+  for (const [i, m] of manifests.entries()) {
+    const target = commitObject(trees[i]!, parent, GENERATED_BY, commitMessage(chapterSubject(m), sourceTree, m.id));
+    commits.push(target);
+    chapters.push({ target: target.oid, parent, tree: trees[i]! });
+    parent = target.oid;
+  }
+  if (write) await writeObjects(repo, [...pruner.created, ...commits], options);
+  return { base: base.oid, chapters, tip: parent };
+}
+
+/**
+ * Writes the objects of `objects` that the repository lacks: one `cat-file --batch-check`
+ * to find them, then one `hash-object -w --stdin-paths` per object type, reading files from
+ * a scratch folder (removed afterwards, also on an interruption). Git's own ids for them
+ * must equal the computed ones (`HISTORY_MISMATCH` otherwise: the computation is wrong).
+ */
+async function writeObjects(repo: string, objects: readonly GitObject[], options: GitOptions): Promise<void> {
+  const unique = [...new Map(objects.map((o) => [o.oid, o])).values()];
+  if (unique.length === 0) return;
+  const present = await git(repo, ["cat-file", "--batch-check"], { ...options, input: `${unique.map((o) => o.oid).join("\n")}\n` });
+  const missing = new Set(present.split("\n").filter((line) => line.endsWith(" missing")).map((line) => line.split(" ")[0]!));
+  const toWrite = unique.filter((o) => missing.has(o.oid));
+  if (toWrite.length === 0) return;
+  await withScratchDir(os.tmpdir(), "pi-course-objects-", async (dir) => {
+    for (const type of ["tree", "commit"] as const) {
+      const ofType = toWrite.filter((o) => o.type === type);
+      if (ofType.length === 0) continue;
+      const files = ofType.map((_, i) => path.join(dir, `${type}-${i}`));
+      await Promise.all(ofType.map((o, i) => writeFile(files[i]!, o.content)));
+      const written = (await git(repo, ["hash-object", "-w", "-t", type, "--stdin-paths"], { ...options, input: `${files.join("\n")}\n` })).split("\n");
+      const wrong = ofType.findIndex((o, i) => written[i] !== o.oid);
+      if (wrong !== -1) {
+        throw new CourseError("HISTORY_MISMATCH", `生成的 ${type} 对象 ${ofType[wrong]!.oid} 与 git 计算的 ${written[wrong] ?? "（无）"} 不同：课程工具的对象编码有误`);
+      }
+    }
+  });
 }
 
 /** The refusal for a branch tip the tooling cannot prove it generated: move it aside first. */
@@ -235,9 +261,9 @@ async function proveGenerated(repo: string, branch: string, tip: string, options
   let again: GeneratedHistory;
   let manifests: ChapterManifest[];
   try {
-    const entries = await listTree(repo, sourceTree, options);
-    manifests = await readManifestsAt(repo, sourceTree, entries, options);
-    again = await generateHistory(repo, sourceTree, manifests, options);
+    const entries = await listTree(repo, sourceTree, { ...options, withTrees: true });
+    manifests = await readManifestsAt(repo, sourceTree, entries.filter((e) => e.type !== "tree"), options);
+    again = await generateHistory(repo, sourceTree, entries, manifests, options, false);
   } catch (error) {
     if (error instanceof CourseError && error.code === "ABORTED") throw error;
     throw branchNotOurs(branch, tip, "无法按它记录的源树重新生成");
@@ -275,8 +301,8 @@ async function refuseCheckedOut(repo: string, branch: string, options: GitOption
 export async function planHistory(repo: string, options: BuildHistoryOptions = {}): Promise<CourseHistory> {
   const branch = options.branch ?? COURSE_BRANCH;
   const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
-  await requireRepoRoot(repo);
-  const source = await resolveCommit(repo, options.source ?? "HEAD");
+  await requireRepoRoot(repo, gitOptions);
+  const source = await resolveCommit(repo, options.source ?? "HEAD", gitOptions);
   const [sourceCommit] = await readChain(repo, source, 1, gitOptions);
   if (sourceCommit !== undefined && looksGenerated(sourceCommit)) {
     const chapter = sourceCommit.trailers.get(TRAILER_CHAPTER);
@@ -286,7 +312,8 @@ export async function planHistory(repo: string, options: BuildHistoryOptions = {
     );
   }
   const sourceTree = await git(repo, ["rev-parse", `${source}^{tree}`], gitOptions);
-  const entries = await listTree(repo, source, gitOptions);
+  const listing = await listTree(repo, source, { ...gitOptions, withTrees: true });
+  const entries = listing.filter((e) => e.type !== "tree");
   await requireObjects(repo, entries.filter((e) => e.type === "blob").map((e) => e.oid), gitOptions);
   const manifests = await readManifestsAt(repo, source, entries, gitOptions);
   if (options.chapter !== undefined && !manifests.some((m) => m.id === options.chapter)) {
@@ -295,7 +322,7 @@ export async function planHistory(repo: string, options: BuildHistoryOptions = {
   const ref = `refs/heads/${branch}`;
   const current = await gitOk(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], gitOptions);
   const oldTip = current.ok ? current.stdout.trim() : undefined;
-  const generated = await generateHistory(repo, sourceTree, manifests, gitOptions);
+  const generated = await generateHistory(repo, sourceTree, listing, manifests, gitOptions, true);
 
   let branchAction: CourseHistory["branchAction"] = "move";
   let newerChapters: string[] = [];

@@ -274,7 +274,7 @@ async function stepPublicSurface(ctx: Context): Promise<CheckResult[]> {
   // fs-extra's copy: Node 20's fs.cp is experimental there, and slower (bench/libraries.ts). Links are copied as links.
   await fse.copy(ctx.practiceDir, referenceDir);
   for (const starter of manifest.starters) {
-    await writeFile(path.join(referenceDir, ...starter.to.split("/")), await readFileAt(ctx.repo, chapter.target, starter.to));
+    await writeFile(path.join(referenceDir, ...starter.to.split("/")), await readFileAt(ctx.repo, chapter.target, starter.to, ctx.signal ? { signal: ctx.signal } : {}));
   }
   ctx.referenceDir = referenceDir;
   const error = await buildAll(referenceDir, manifest, ctx.signal);
@@ -406,7 +406,8 @@ async function buildAndTestCommit(
 ): Promise<CheckResult> {
   const dir = path.join(ctx.scratch, dirName);
   await mkdir(dir);
-  await writeFiles(ctx.repo, dir, await listTree(ctx.repo, commit), ctx.signal ? { signal: ctx.signal } : {});
+  const gitOptions = ctx.signal ? { signal: ctx.signal } : {};
+  await writeFiles(ctx.repo, dir, await listTree(ctx.repo, commit, gitOptions), gitOptions);
   await linkNodeModules(dir, path.join(ctx.repo, "node_modules"));
   const packages = existsSync(path.join(dir, "packages")) ? await readdir(path.join(dir, "packages")) : [];
   const files: string[] = [];

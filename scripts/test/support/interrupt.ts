@@ -52,8 +52,9 @@ for a in "$@"; do
   esac
 done
 if [ "$sub" = "$PI_TEST_GIT_PAUSE" ]; then
-  n=$(( $(cat "$PI_TEST_GIT_COUNTER" 2>/dev/null || echo 0) + 1 ))
-  echo "$n" > "$PI_TEST_GIT_COUNTER"
+  # Each call claims the next number with mkdir, which is atomic: concurrent calls never share one.
+  n=1
+  until mkdir "$PI_TEST_GIT_COUNTER/$n" 2>/dev/null; do n=$((n + 1)); done
   if [ "$n" = "$PI_TEST_GIT_PAUSE_AT" ]; then
     echo paused > "$PI_TEST_GIT_FIFO"
     exec sleep 300
@@ -72,6 +73,7 @@ export function startPaused(t: TestContext, root: string, command: string, args:
   const tmp = path.join(dir, "tmp");
   mkdirSync(bin);
   mkdirSync(tmp);
+  mkdirSync(path.join(dir, "calls"));
   writeFileSync(path.join(bin, "git"), WRAPPER(realGit()));
   chmodSync(path.join(bin, "git"), 0o755);
   const fifo = path.join(dir, "paused.fifo");
@@ -88,7 +90,7 @@ export function startPaused(t: TestContext, root: string, command: string, args:
       TMPDIR: tmp,
       PI_TEST_GIT_PAUSE: pause.subcommand,
       PI_TEST_GIT_PAUSE_AT: String(pause.at),
-      PI_TEST_GIT_COUNTER: path.join(dir, "count"),
+      PI_TEST_GIT_COUNTER: path.join(dir, "calls"),
       PI_TEST_GIT_FIFO: fifo,
     }),
   });
