@@ -8,12 +8,12 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { courseRoot } from "../lib/core/paths.js";
 import type { TestContext } from "node:test";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
 
 /** The real repo this file lives in. */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const repoRoot = courseRoot;
 
 export const MINI_FILE = "packages/pi-course/src/mini.ts";
 export const MINI_TEST_FILE = "packages/pi-course/test/98-mini.test.ts";

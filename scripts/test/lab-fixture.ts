@@ -11,12 +11,12 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { courseRoot } from "../lib/core/paths.js";
 import { runCommand } from "./support/tooling.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
 
 /** The real repo this test file lives in. */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const repoRoot = courseRoot;
 
 export type MiniVariant = "starter" | "reference" | "broken";
 

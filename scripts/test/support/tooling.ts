@@ -10,19 +10,23 @@
  * mini chapter) gets a copy at `<root>/.pi-course/tooling/`, which is where the launcher
  * puts the compiled tooling too, so the commands find that tree as their course root.
  *
- * Besides the commands, the build holds the test helpers that run as child processes
- * (`test/<name>-child.ts`), compiled against the same library files.
+ * Besides the commands, the build holds the tests themselves and their helpers (`test/`),
+ * compiled against the same library files, with source maps: `npm test` runs them from
+ * there (`scripts/run-tests.mjs`), which spares each test file the 0.3–0.5 s of CPU that
+ * loading it through tsx costs; a single file still runs from source with
+ * `node --import tsx --test scripts/test/<file>.test.ts`.
  */
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fse from "fs-extra";
-import { courseRoot, TOOLING_BUILD } from "../../lib/core/paths.js";
+import { isEntryPoint } from "../../lib/core/cli.js";
+import { courseRoot, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
 import { resolveCompiler } from "../../lib/lab/build.js";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
-const CACHE = path.join(courseRoot, ".pi-course", "test-tooling");
+const CACHE = path.join(courseRoot, ...TEST_TOOLING_BUILD.split("/"));
 /** Written last into a finished build: a folder without it is not used. */
 const COMPLETE = "complete.json";
 
@@ -32,24 +36,18 @@ function sourceFiles(): string[] {
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (full !== path.join(SCRIPTS, "test")) walk(full);
-      } else if (/\.(ts|mjs|json)$/.test(entry.name)) {
-        files.push(full);
-      }
+      if (entry.isDirectory()) walk(full);
+      else if (/\.(ts|mjs|json)$/.test(entry.name)) files.push(full);
     }
   };
   walk(SCRIPTS);
-  for (const name of readdirSync(path.join(SCRIPTS, "test"))) {
-    if (/-child\.ts$/.test(name)) files.push(path.join(SCRIPTS, "test", name));
-  }
   return files.sort();
 }
 
-/** True for what scripts/tsconfig.json compiles (the commands, the library) and for the child helpers. */
+/** True for what scripts/tsconfig.json compiles (the commands, the library) and for the tests and their helpers. */
 function isCompiled(file: string): boolean {
   const rel = path.relative(SCRIPTS, file).split(path.sep).join("/");
-  return /^[^/]+\.ts$/.test(rel) || /^lib\/.+\.(ts|mjs)$/.test(rel) || /^test\/[^/]+-child\.ts$/.test(rel);
+  return /^[^/]+\.ts$/.test(rel) || /^lib\/.+\.(ts|mjs)$/.test(rel) || /^test\/.+\.ts$/.test(rel);
 }
 
 let built: string | undefined;
@@ -77,7 +75,8 @@ export function compiledTooling(): string {
         tsconfig,
         JSON.stringify({
           extends: path.join(SCRIPTS, "tsconfig.json"),
-          compilerOptions: { rootDir: SCRIPTS, outDir: partial, noEmitOnError: true },
+          // Source maps: a failing compiled test reports its TypeScript line (node --enable-source-maps).
+          compilerOptions: { rootDir: SCRIPTS, outDir: partial, noEmitOnError: true, sourceMap: true },
           files: files.filter(isCompiled),
           include: [],
         }),
@@ -118,7 +117,9 @@ function removeOldBuilds(keep: string): void {
 export function installTooling(root: string): void {
   const target = path.join(root, ...TOOLING_BUILD.split("/"));
   if (existsSync(path.join(target, "checkpoint.js"))) return;
-  fse.copySync(compiledTooling(), target, { filter: (src) => path.basename(src) !== COMPLETE });
+  const build = compiledTooling();
+  // The commands only: the compiled tests stay in the shared build.
+  fse.copySync(build, target, { filter: (src) => path.basename(src) !== COMPLETE && src !== path.join(build, "test") });
 }
 
 /** The compiled entry point of `command` (`checkpoint`, `lab`, …) inside `root`, installing the tooling there first. */
@@ -172,3 +173,6 @@ export function runCommand(root: string, command: string, args: readonly string[
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
+
+// `node --import tsx scripts/test/support/tooling.ts`: compiles (or finds) the build and prints its folder (run-tests.mjs).
+if (isEntryPoint(import.meta.url)) process.stdout.write(`${compiledTooling()}\n`);
