@@ -101,12 +101,12 @@ export function compiledTooling(): string {
   return dir;
 }
 
-/** Builds of earlier source states, untouched for a day, are removed (a concurrent run may still use a recent one). */
+/** Builds of earlier source states, untouched for an hour, are removed (a concurrent run may still use a recent one). */
 function removeOldBuilds(keep: string): void {
-  const dayAgo = Date.now() - 24 * 60 * 60 * 1000;
+  const hourAgo = Date.now() - 60 * 60 * 1000;
   for (const name of readdirSync(CACHE)) {
     const full = path.join(CACHE, name);
-    if (name !== keep && statSync(full).mtimeMs < dayAgo) rmSync(full, { recursive: true, force: true });
+    if (name !== keep && statSync(full).mtimeMs < hourAgo) rmSync(full, { recursive: true, force: true });
   }
 }
 
