@@ -26,6 +26,7 @@ import {
   withScratchDir,
   type ScratchOwner,
 } from "../lib/core/scratch.js";
+import { courseRoot } from "../lib/core/paths.js";
 
 async function parentDir(t: test.TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "pi-scratch-test-"));
@@ -70,6 +71,7 @@ test("linkNodeModules links to an absolute target even when given a relative pat
 test("a scratch folder carries its owner; handing it over or releasing it removes the owner file; the journal follows", async (t) => {
   const parent = await parentDir(t);
   useJournalRoot(parent);
+  t.after(() => useJournalRoot(courseRoot));
   const journalDir = path.join(parent, ...SCRATCH_JOURNALS.split("/"));
   const dir = await makeScratchDir(parent, "work-");
   assert.deepEqual(JSON.parse(readFileSync(path.join(dir, OWNER_FILE), "utf8")), currentOwner());
@@ -90,6 +92,7 @@ function freePid(): number {
 test("sweepStaleScratch removes what a gone process provably left, and nothing it cannot prove", async (t) => {
   const parent = await parentDir(t);
   useJournalRoot(parent);
+  t.after(() => useJournalRoot(courseRoot));
   const journalDir = path.join(parent, ...SCRATCH_JOURNALS.split("/"));
   mkdirSync(journalDir, { recursive: true });
   const owner = (pid: number, start: string | null): ScratchOwner => ({ tool: "pi-course", format: 1, host: currentOwner().host, pid, start });
