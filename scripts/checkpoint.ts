@@ -9,10 +9,11 @@
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
 import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
-import { COURSE_BRANCH, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
+import { COURSE_BRANCH, publishHistory, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
 import { courseRoot } from "./lib/core/paths.js";
 import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice/folder.js";
 import { colorEnabled } from "./lib/core/term.js";
+import { withInterrupts } from "./lib/core/scratch.js";
 
 export const USAGE = `用法: npm run checkpoint -w @pi/course -- <章节号> [--json] [--source <提交>] [--rebuild]
 
@@ -23,7 +24,8 @@ export const USAGE = `用法: npm run checkpoint -w @pi/course -- <章节号> [-
 选项:
   --json             输出 JSON（给程序读）
   --source <提交>    用哪个提交生成教学历史（默认 HEAD）
-  --rebuild          即使分支已是最新也重新生成（结果相同）
+  --rebuild          即使分支已是最新也重新生成（结果相同）；分支上有更新的课程时也改写它
+                     （不是课程工具原样生成的分支永远不会被改写）
   -h, --help         显示这段说明`;
 
 export interface CheckpointArgs {
@@ -64,8 +66,16 @@ export function checkpointJson(cp: Checkpoint, dirty: boolean): Record<string, u
     sourceTree: history.sourceTree,
     branch: history.branch,
     reused: history.reused,
+    branchAction: history.branchAction,
     uncommittedChangesIgnored: dirty,
   };
+}
+
+/** What became of the teaching branch, in words. */
+function branchNote({ history }: Checkpoint): string {
+  if (history.branchAction === "reuse") return "已是最新，直接复用";
+  if (history.branchAction === "move") return "已根据源提交重新生成";
+  return `保持不变：分支上的课程更新，有源提交没有的第 ${history.newerChapters.join("、")} 章；下面的提交已生成，但没有写入分支，要改写分支请加 --rebuild`;
 }
 
 /** The human form of a checkpoint. Pure. */
@@ -84,7 +94,7 @@ export function formatCheckpoint(cp: Checkpoint, info: { diffStat: string; dirty
   ];
   if (info.dirty) out.push("          注意：工作区有未提交的改动，它们不参与教学历史；要纳入请先提交。");
   out.push(
-    `教学分支: ${history.branch}（${history.reused ? "已是最新，直接复用" : "已根据源提交重新生成"}）`,
+    `教学分支: ${history.branch}（${branchNote(cp)}）`,
     `聚焦测试: ${m.focusedTests.join("、")}`,
     `教学文件: ${cp.teachingFiles.join("、") || "（无）"}`,
     ...(m.provided.length > 0 ? [`提供文件: ${m.provided.join("、")}（练习目录里原样提供，不用改写）`] : []),
@@ -121,29 +131,41 @@ export interface Io {
   stderr: { write(s: string): unknown };
 }
 
-/** Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error). */
+/**
+ * Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error, 130 when
+ * interrupted: SIGINT, SIGTERM or SIGHUP stop the git processes, remove the private index
+ * and leave the branch as it was).
+ */
 export async function main(argv: readonly string[] = process.argv.slice(2), io: Io = process, repoDir: string = courseRoot): Promise<number> {
-  try {
-    const args = parseArgs(argv);
-    if (args.help) {
-      io.stdout.write(USAGE + "\n");
+  return withInterrupts(async (signal) => {
+    try {
+      const args = parseArgs(argv);
+      if (args.help) {
+        io.stdout.write(USAGE + "\n");
+        return 0;
+      }
+      const repo = await requireRepoRoot(repoDir);
+      const cp = await resolveCheckpoint(repo, args.chapter!, { source: args.source, force: args.rebuild, signal });
+      const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo, { signal }));
+      let output: string;
+      if (args.json) {
+        output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
+      } else {
+        const color = colorEnabled(io.stdout);
+        const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], { signal });
+        output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
+      }
+      // Only a command that got this far moves the branch.
+      signal.throwIfAborted();
+      await publishHistory(repo, cp.history, { signal });
+      io.stdout.write(output);
       return 0;
+    } catch (error) {
+      const reported = signal.aborted ? new CourseError("ABORTED", "已中断；教学分支没有改动，也没有留下临时文件", { cause: error }) : error;
+      io.stderr.write(formatError(reported) + "\n");
+      return exitCodeFor(reported);
     }
-    const repo = await requireRepoRoot(repoDir);
-    const cp = await resolveCheckpoint(repo, args.chapter!, { source: args.source, force: args.rebuild });
-    const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo));
-    if (args.json) {
-      io.stdout.write(JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n");
-      return 0;
-    }
-    const color = colorEnabled(io.stdout);
-    const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target]);
-    io.stdout.write(formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source }));
-    return 0;
-  } catch (error) {
-    io.stderr.write(formatError(error) + "\n");
-    return exitCodeFor(error);
-  }
+  });
 }
 
 runMain(import.meta.url, main);

@@ -1,14 +1,14 @@
 /**
  * `npm run practice -w @pi/course -- NN [dir]`: writes an answer-free practice folder for
  * chapter NN (see `scripts/lib/practice/folder.ts` for what it holds and the safety rules).
- * Ctrl-C (SIGINT) or SIGTERM removes the half-built folder and exits with 130.
+ * Ctrl-C (SIGINT), SIGTERM or SIGHUP removes the half-built folder and exits with 130.
  */
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { courseRoot, userCwd } from "./lib/core/paths.js";
-import { removeAllScratchSync } from "./lib/core/scratch.js";
+import { withInterrupts } from "./lib/core/scratch.js";
 import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice/folder.js";
 
 export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--json]
@@ -51,8 +51,18 @@ export function parseArgs(argv: readonly string[]): PracticeArgs {
   return { help: false, chapter, ...(positionals[1] !== undefined ? { dest: positionals[1] } : {}), ...base };
 }
 
+/**
+ * `text` as one word of the user's shell: unchanged when it holds only characters no shell
+ * treats specially, else single-quoted (POSIX shells: a `'` becomes `'\''`; PowerShell on
+ * Windows: `''`), so spaces, `$`, backticks, `!`, `*` and quotes reach `cd` as they are.
+ */
+export function shellQuote(text: string, platform: NodeJS.Platform = process.platform): string {
+  if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(text) && !(platform === "win32" && text.includes("@"))) return text;
+  return platform === "win32" ? `'${text.replace(/'/g, "''")}'` : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
 /** What to print after a successful run. Pure. */
-export function formatResult(result: PracticeResult, cwd: string, linkModules: boolean): string {
+export function formatResult(result: PracticeResult, cwd: string, linkModules: boolean, platform: NodeJS.Platform = process.platform): string {
   const shown = path.relative(cwd, result.dest) || ".";
   const cdTarget = shown.startsWith("..") || path.isAbsolute(shown) ? result.dest : shown;
   return [
@@ -62,7 +72,7 @@ export function formatResult(result: PracticeResult, cwd: string, linkModules: b
     `文件 ${result.files} 个；答案泄漏检查通过。`,
     "",
     "下一步:",
-    `  cd ${/\s/.test(cdTarget) ? JSON.stringify(cdTarget) : cdTarget}`,
+    `  cd ${shellQuote(cdTarget, platform)}`,
     ...(linkModules ? ["  # node_modules 已链接到课程仓库，可以跳过 npm install"] : ["  npm install"]),
     "  然后阅读 LEARNING.md：先验证第一次红灯，再开始 Lab。",
     "",
@@ -81,47 +91,33 @@ export async function main(
   repoDir: string = courseRoot,
   extra: Pick<CreatePracticeOptions, "hooks"> = {},
 ): Promise<number> {
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSignal = (): void => {
-    interrupts += 1;
-    controller.abort();
-    if (interrupts > 1) {
-      // Second Ctrl-C: do not wait for the orderly path any longer.
-      removeAllScratchSync();
-      process.exit(130);
-    }
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  try {
-    const args = parseArgs(argv);
-    if (args.help) {
-      io.stdout.write(USAGE + "\n");
+  return withInterrupts(async (signal) => {
+    try {
+      const args = parseArgs(argv);
+      if (args.help) {
+        io.stdout.write(USAGE + "\n");
+        return 0;
+      }
+      const repo = await requireRepoRoot(repoDir);
+      const cwd = userCwd();
+      const result = await createPractice({
+        repo,
+        id: args.chapter!,
+        cwd,
+        linkModules: args.linkModules,
+        source: args.source,
+        signal,
+        ...(args.dest !== undefined ? { dest: args.dest } : {}),
+        ...extra,
+      });
+      io.stdout.write(args.json ? JSON.stringify(result, null, 2) + "\n" : formatResult(result, cwd, args.linkModules));
       return 0;
+    } catch (error) {
+      const reported = signal.aborted ? new CourseError("ABORTED", "已中断，练习目录没有生成，也没有留下临时文件；教学分支没有改动", { cause: error }) : error;
+      io.stderr.write(formatError(reported) + "\n");
+      return exitCodeFor(reported);
     }
-    const repo = await requireRepoRoot(repoDir);
-    const cwd = userCwd();
-    const result = await createPractice({
-      repo,
-      id: args.chapter!,
-      cwd,
-      linkModules: args.linkModules,
-      source: args.source,
-      signal: controller.signal,
-      ...(args.dest !== undefined ? { dest: args.dest } : {}),
-      ...extra,
-    });
-    io.stdout.write(args.json ? JSON.stringify(result, null, 2) + "\n" : formatResult(result, cwd, args.linkModules));
-    return 0;
-  } catch (error) {
-    const reported = controller.signal.aborted ? new CourseError("ABORTED", "已中断，练习目录没有生成，也没有留下临时文件", { cause: error }) : error;
-    io.stderr.write(formatError(reported) + "\n");
-    return exitCodeFor(reported);
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+  });
 }
 
 runMain(import.meta.url, main);

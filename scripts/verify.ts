@@ -15,7 +15,7 @@ import { CourseError } from "./lib/core/errors.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { loadManifest } from "./lib/course/manifest.js";
 import { courseRoot } from "./lib/core/paths.js";
-import { removeAllScratchSync } from "./lib/core/scratch.js";
+import { removeAllScratchSync, withInterrupts } from "./lib/core/scratch.js";
 import { paintFor, type Paint } from "./lib/core/term.js";
 import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify/record.js";
 
@@ -65,17 +65,15 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const repo = await requireRepoRoot(courseRoot);
   await loadManifest(repo, args.chapter); // an unknown chapter is one line, not nine failed checks
-  const controller = new AbortController();
-  const interrupt = () => controller.abort();
-  process.once("SIGINT", interrupt);
-  process.once("SIGTERM", interrupt);
+  const chapter = args.chapter;
   const paint = paintFor(process.stdout);
   const progress = paintFor(process.stderr);
-  try {
+  // SIGINT, SIGTERM or SIGHUP abort the record: its processes are ended, its scratch folder removed, exit 130.
+  return withInterrupts(async (signal) => {
     const report = await runVerify({
       repo,
-      id: args.chapter,
-      signal: controller.signal,
+      id: chapter,
+      signal,
       onStep: (index, total, title) => process.stderr.write(`${progress.dim(`[${index}/${total}] ${title} …`)}\n`),
       onProgress: (message) => process.stderr.write(`${progress.dim(`    ${message}`)}\n`),
       onCheck: (check) => {
@@ -91,10 +89,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     process.stderr.write(`用时 ${report.seconds.toFixed(1)} 秒\n`);
     return report.ok ? 0 : 1;
-  } finally {
-    process.off("SIGINT", interrupt);
-    process.off("SIGTERM", interrupt);
-  }
+  });
 }
 
 runMain(import.meta.url, main, { onExit: removeAllScratchSync });

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
 import { hasUncommittedChanges, listTree } from "../lib/course/git.js";
-import { resolveCheckpoint } from "../lib/course/history.js";
+import { buildHistory, findChapter, verifyLayer } from "../lib/course/history.js";
 import { main, parseArgs } from "../checkpoint.js";
+import { runCommandSync } from "./support/tooling.js";
 import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
 
 /** Runs `main` in-process and captures what it writes. */
@@ -18,12 +18,10 @@ async function run(argv: string[], repo: string): Promise<{ code: number; stdout
   return { code, stdout, stderr };
 }
 
-/** Runs the real command line in `repo` (its own copy of the scripts), as npm would. */
+/** Runs the real command line in `repo` (its own copy of the compiled tooling), as npm's launcher would. */
 function spawnCli(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const env = { ...process.env };
-  delete env.NODE_TEST_CONTEXT;
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts", "checkpoint.ts"), ...args], { cwd: repo, env, encoding: "utf8" });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const r = runCommandSync(repo, "checkpoint", args);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 test("parseArgs: one chapter id, options, and one-line USAGE errors", () => {
@@ -51,8 +49,9 @@ test("checkpoint prints the chapter, full parent/target SHAs, focused test, teac
   assert.match(stdout, /聚焦测试: packages\/pi-course\/test\/02-beta\.test\.ts$/m);
   assert.match(stdout, /教学文件: packages\/pi-course\/src\/beta\.ts$/m);
   for (const f of ["checkpoints/02.yaml", "starters/02-beta.ts", "packages/pi-course/test/02-beta-hardening.test.ts"]) assert.ok(stdout.includes(f), f);
-  assert.match(stdout, /^本章正文: chapters\/02-beta\.md$/m);
   assert.match(stdout, /7 files changed/);
+  assert.match(stdout, /^提供文件: packages\/pi-course\/src\/beta-sep\.ts/m);
+  assert.match(stdout, /^本章正文: chapters\/02-beta\.md$/m);
   assert.ok(stdout.includes(`git diff ${parent} ${target} -- packages/pi-course/src/beta.ts`));
   assert.ok(stdout.includes("npm run practice -w @pi/course -- 02 <新目录>"));
   assert.ok(stdout.includes("npm run build -w @pi/course"));
@@ -72,6 +71,7 @@ test("--json gives the machine form with the same SHAs and the layer", async (t)
   assert.equal(json.title, "第二章");
   assert.deepEqual(json.focusedTests, ["packages/pi-course/test/02-beta.test.ts"]);
   assert.deepEqual(json.teachingFiles, ["packages/pi-course/src/beta.ts"]);
+  assert.deepEqual(json.providedFiles, ["packages/pi-course/src/beta-sep.ts"]);
   assert.equal(json.text, "chapters/02-beta.md");
   assert.deepEqual(json.layer, [
     "chapters/02-beta.md",
@@ -118,6 +118,7 @@ test("failures are one line with a stable code: unknown chapter (listing known o
   const unknown = await run(["13"], repo);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /^错误 \[CHAPTER_UNKNOWN\] .*01, 02\n$/);
+  assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", "a failed command writes no branch");
 
   const notRepo = await run(["02"], tempDir(t));
   assert.equal(notRepo.code, 1);
@@ -135,6 +136,10 @@ test("failures are one line with a stable code: unknown chapter (listing known o
   const incomplete = await run(["02", "--source", "HEAD~1"], shallow);
   assert.equal(incomplete.code, 1);
   assert.match(incomplete.stderr, /^错误 \[HISTORY_INCOMPLETE\] [^\n]*--unshallow[^\n]*\n$/);
+
+  const noSuchSource = await run(["02", "--source", "nonexist"], repo);
+  assert.equal(noSuchSource.code, 2, "a --source naming no commit is a command-line mistake");
+  assert.match(noSuchSource.stderr, /^错误 \[SOURCE_UNKNOWN\] [^\n]*"nonexist"[^\n]*\n$/);
 
   const usage = await run(["02", "03"], repo);
   assert.equal(usage.code, 2);
@@ -159,11 +164,30 @@ test("this repository: two fresh clones of committed HEAD agree on every chapter
   assert.ok(ids.length > 0, "HEAD has chapter manifests");
   const a = cloneOf(t, realRepo);
   const b = cloneOf(t, realRepo, ["--no-local"]);
+  const [ha, hb] = [await buildHistory(a), await buildHistory(b)];
   for (const id of ids) {
-    const ca = await resolveCheckpoint(a, id);
-    const cb = await resolveCheckpoint(b, id);
-    assert.deepEqual([cb.chapter.parent, cb.chapter.target], [ca.chapter.parent, ca.chapter.target], `chapter ${id}`);
-    assert.equal(sh(a, ["rev-parse", `${ca.chapter.target}^`]), ca.chapter.parent);
-    assert.deepEqual(ca.layer, [...ca.chapter.manifest.files].sort());
+    const ca = findChapter(ha, id);
+    const cb = findChapter(hb, id);
+    assert.deepEqual([cb.parent, cb.target], [ca.parent, ca.target], `chapter ${id}`);
+    assert.equal(sh(a, ["rev-parse", `${ca.target}^`]), ca.parent);
+    assert.deepEqual(await verifyLayer(a, ca), [...ca.manifest.files].sort());
   }
+});
+
+test("from an older state of the course the branch with a newer chapter is kept, and the output says so", async (t) => {
+  const repo = makeFakeCourse(t);
+  assert.equal((await run(["02"], repo)).code, 0);
+  const tip = sh(repo, ["rev-parse", "course/build-your-own-pi"]);
+  sh(repo, ["rm", "-q", "checkpoints/02.yaml"]);
+  sh(repo, ["commit", "-q", "-m", "chapter 02 unpublished"]);
+  const older = await run(["01"], repo);
+  assert.equal(older.code, 0, older.stderr);
+  assert.match(older.stdout, /^教学分支: course\/build-your-own-pi（保持不变：.*第 02 章.*--rebuild）$/m);
+  assert.equal(sh(repo, ["rev-parse", "course/build-your-own-pi"]), tip);
+  assert.equal((JSON.parse((await run(["01", "--json"], repo)).stdout) as { branchAction: string }).branchAction, "keep");
+  const teaching = await run(["01", "--source", "course/build-your-own-pi~1"], repo);
+  assert.equal(teaching.code, 1);
+  assert.match(teaching.stderr, /^错误 \[HISTORY_SOURCE_GENERATED\] [^\n]*git switch main[^\n]*\n$/);
+  assert.equal((await run(["01", "--rebuild"], repo)).code, 0);
+  assert.notEqual(sh(repo, ["rev-parse", "course/build-your-own-pi"]), tip, "--rebuild replaces it");
 });

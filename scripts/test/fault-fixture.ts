@@ -8,11 +8,12 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { courseRoot } from "../lib/core/paths.js";
 import type { TestContext } from "node:test";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
 
 /** The real repo this file lives in. */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const repoRoot = courseRoot;
 
 export const MINI_FILE = "packages/pi-course/src/mini.ts";
 export const MINI_TEST_FILE = "packages/pi-course/test/98-mini.test.ts";
@@ -136,15 +137,7 @@ ${faults}`;
 }
 
 const PACKAGE_JSON = `${JSON.stringify({ name: "@pi/course", version: "0.0.0", private: true, type: "module" }, null, 2)}\n`;
-const TSCONFIG = `${JSON.stringify(
-  {
-    extends: "../../tsconfig.base.json",
-    compilerOptions: { rootDir: ".", outDir: "dist", declaration: true, sourceMap: true, incremental: true, tsBuildInfoFile: "dist/.tsbuildinfo" },
-    include: ["src/**/*.ts", "test/**/*.ts"],
-  },
-  null,
-  2,
-)}\n`;
+const TSCONFIG = leanPackageTsconfig();
 
 export interface MiniCourseOptions {
   /** The content of `src/mini.ts`; default the reference. */
@@ -174,6 +167,7 @@ export async function miniCourseFiles(options: MiniCourseOptions = {}): Promise<
     "tsconfig.base.json": await readFile(path.join(repoRoot, "tsconfig.base.json"), "utf8"),
     "packages/pi-course/package.json": PACKAGE_JSON,
     "packages/pi-course/tsconfig.json": TSCONFIG,
+    [NODE_TEST_TYPES]: NODE_TEST_TYPINGS,
     [MINI_FILE]: options.source ?? MINI_REFERENCE,
     [MINI_TEST_FILE]: options.test ?? MINI_TEST,
     "checkpoints/98.yaml": options.manifest ?? miniManifest(),

@@ -28,6 +28,7 @@ import {
   type Fault,
 } from "../lib/fault/catalog.js";
 import { loadManifest, parseManifest, type ChapterManifest } from "../lib/course/manifest.js";
+import { childHelper } from "./support/tooling.js";
 import { MINI_FAULTS, MINI_FILE, MINI_REFERENCE, MINI_STARTER, MINI_TEST, makeMiniCourse, miniManifest, repoRoot } from "./fault-fixture.js";
 import { processesMentioning, waitForEntry } from "./leftover-probe.js";
 
@@ -434,7 +435,7 @@ test("learner mode: an exception thrown between patch and restore still restores
 
 /** Starts the child runner; resolves once it printed PATCHED. */
 function startChild(root: string, mode: "hang" | "throw" | "run", env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "scripts/test/fault-child.ts"), root, "98", mode], {
+  const child = spawn(process.execPath, [childHelper("fault"), root, "98", mode], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

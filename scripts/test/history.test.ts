@@ -1,14 +1,17 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
-import { requireRepoRoot } from "../lib/course/git.js";
+import { git, requireRepoRoot } from "../lib/course/git.js";
 import {
   BASE_SUBJECT,
   COURSE_BRANCH,
+  COURSE_IDENTITY,
   buildHistory,
+  planHistory,
+  publishHistory,
   findChapter,
   resolveCheckpoint,
   verifyLayer,
@@ -226,3 +229,115 @@ test("verifyLayer catches a history whose layer or parent is wrong", async (t) =
   await assert.rejects(verifyLayer(repo, wrongParent), isCode("HISTORY_MISMATCH"));
 });
 
+
+/** Environment that makes git write a commit as the tooling's identity (what a hand-made imitation would use). */
+const AS_TOOLING = {
+  GIT_AUTHOR_NAME: COURSE_IDENTITY.name,
+  GIT_AUTHOR_EMAIL: COURSE_IDENTITY.email,
+  GIT_AUTHOR_DATE: COURSE_IDENTITY.date,
+};
+
+test("planning writes no ref; an unknown chapter is refused before anything is generated", async (t) => {
+  const repo = makeFakeCourse(t);
+  const planned = await planHistory(repo);
+  assert.equal(planned.branchAction, "move");
+  assert.equal(sh(repo, ["branch", "--list", COURSE_BRANCH]), "", "planning moves nothing");
+  assert.equal(sh(repo, ["cat-file", "-t", planned.tip]), "commit", "the commits exist as objects");
+  await assert.rejects(planHistory(repo, { chapter: "99" }), isCode("CHAPTER_UNKNOWN"));
+  await publishHistory(repo, planned);
+  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), planned.tip);
+  assert.equal((await planHistory(repo)).branchAction, "reuse");
+});
+
+test("a tip amended by hand with the tooling's author and trailers is neither reused nor replaced, even with force", async (t) => {
+  const repo = makeFakeCourse(t);
+  const h = await buildHistory(repo);
+  const message = sh(repo, ["log", "-1", "--format=%B", h.tip]);
+  // `git commit --amend` keeps author and message; only what git cannot keep differs (here the committer).
+  const amended = sh(repo, ["commit-tree", `${h.tip}^{tree}`, "-p", `${h.tip}^`, "-m", message], AS_TOOLING);
+  assert.notEqual(amended, h.tip);
+  sh(repo, ["update-ref", `refs/heads/${COURSE_BRANCH}`, amended]);
+  await assert.rejects(buildHistory(repo), (e: unknown) => isCode("HISTORY_BRANCH_BUSY")(e) && /git branch -m course\/build-your-own-pi/.test((e as Error).message));
+  await assert.rejects(buildHistory(repo, { force: true }), isCode("HISTORY_BRANCH_BUSY"));
+  writeFileSync(path.join(repo, "README.md"), "new content\n");
+  sh(repo, ["add", "README.md"]);
+  sh(repo, ["commit", "-q", "-m", "docs"]);
+  await assert.rejects(buildHistory(repo, { force: true }), isCode("HISTORY_BRANCH_BUSY"), "new content does not replace it either");
+  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), amended);
+
+  // A tip whose trailers name another builder version cannot be reproduced, so it is not replaced either.
+  const foreignVersion = sh(repo, ["commit-tree", `${h.tip}^{tree}`, "-p", `${h.tip}^`, "-m", message.replace(/Course-Builder: .*/, "Course-Builder: 0")], {
+    ...AS_TOOLING,
+    GIT_COMMITTER_NAME: COURSE_IDENTITY.name,
+    GIT_COMMITTER_EMAIL: COURSE_IDENTITY.email,
+    GIT_COMMITTER_DATE: COURSE_IDENTITY.date,
+  });
+  sh(repo, ["update-ref", `refs/heads/${COURSE_BRANCH}`, foreignVersion]);
+  await assert.rejects(buildHistory(repo), isCode("HISTORY_BRANCH_BUSY"));
+  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), foreignVersion);
+});
+
+test("a history with fewer chapters never replaces a generated one unless forced; a generated commit is no source", async (t) => {
+  const repo = makeFakeCourse(t);
+  const full = await buildHistory(repo);
+  // An older state of the course: chapter 02 not there yet.
+  sh(repo, ["rm", "-q", "-r", "checkpoints/02.yaml", "packages/pi-course/src/beta.ts", "packages/pi-course/src/beta-sep.ts", "packages/pi-course/test/02-beta.test.ts", "packages/pi-course/test/02-beta-hardening.test.ts", "starters/02-beta.ts", "chapters/02-beta.md"]);
+  sh(repo, ["commit", "-q", "-m", "before chapter 02"]);
+  const older = await buildHistory(repo);
+  assert.equal(older.branchAction, "keep");
+  assert.deepEqual(older.newerChapters, ["02"]);
+  assert.deepEqual(older.chapters.map((c) => c.id), ["01"]);
+  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), full.tip, "the longer history stays");
+  assert.equal(sh(repo, ["rev-parse", `${older.chapters[0]!.target}^`]), older.chapters[0]!.parent, "the shorter one exists, unreferenced");
+  const forced = await buildHistory(repo, { force: true });
+  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), forced.tip);
+
+  // Checked out on the teaching branch (as a learner checks out a chapter's parent), HEAD is no source.
+  await buildHistory(repo, { source: "HEAD~1", force: true });
+  for (const source of [COURSE_BRANCH, `${COURSE_BRANCH}~1`, `${COURSE_BRANCH}~2`]) {
+    const before = sh(repo, ["rev-parse", COURSE_BRANCH]);
+    await assert.rejects(buildHistory(repo, { source }), isCode("HISTORY_SOURCE_GENERATED"), source);
+    assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), before);
+  }
+});
+
+test("a git process ended by an interruption signal (a terminal's Ctrl-C reaches the whole group) is ABORTED, not GIT_FAILED", { skip: process.platform === "win32" && "POSIX signals" }, async (t) => {
+  const repo = makeFakeCourse(t);
+  const bin = path.join(tempDir(t), "bin");
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, "git"), "#!/bin/sh\nkill -INT $$\n");
+  chmodSync(path.join(bin, "git"), 0o755);
+  const saved = process.env.PATH;
+  process.env.PATH = `${bin}${path.delimiter}${saved ?? ""}`;
+  t.after(() => {
+    process.env.PATH = saved;
+  });
+  await assert.rejects(git(repo, ["status"]), isCode("ABORTED"));
+});
+
+test("the trees and commits computed in memory are byte for byte what git's own plumbing writes", async (t) => {
+  const repo = makeFakeCourse(t);
+  const h = await buildHistory(repo);
+  const [one, two] = h.chapters as [CourseHistory["chapters"][0], CourseHistory["chapters"][0]];
+  const index = { GIT_INDEX_FILE: path.join(tempDir(t), "index") };
+  sh(repo, ["read-tree", h.sourceTree], index);
+  sh(repo, ["rm", "-q", "--cached", ...two.manifest.files], index);
+  assert.equal(sh(repo, ["write-tree"], index), one.tree, "chapter 01's tree");
+  sh(repo, ["rm", "-q", "--cached", ...one.manifest.files], index);
+  const baseTree = sh(repo, ["write-tree"], index);
+  assert.equal(sh(repo, ["rev-parse", `${h.base}^{tree}`]), baseTree, "the base tree");
+  const identity = {
+    GIT_AUTHOR_NAME: COURSE_IDENTITY.name,
+    GIT_AUTHOR_EMAIL: COURSE_IDENTITY.email,
+    GIT_AUTHOR_DATE: COURSE_IDENTITY.date,
+    GIT_COMMITTER_NAME: COURSE_IDENTITY.name,
+    GIT_COMMITTER_EMAIL: COURSE_IDENTITY.email,
+    GIT_COMMITTER_DATE: COURSE_IDENTITY.date,
+  };
+  for (const [commit, parent] of [[h.base, undefined], [one.target, one.parent], [two.target, two.parent]] as const) {
+    const message = `${sh(repo, ["cat-file", "commit", commit]).split("\n\n").slice(1).join("\n\n")}\n`;
+    const tree = sh(repo, ["rev-parse", `${commit}^{tree}`]);
+    const again = sh(repo, ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree, ...(parent ? ["-p", parent] : []), "-m", message.replace(/\n$/, "")], identity);
+    assert.equal(again, commit, `commit-tree gives ${commit}`);
+  }
+});

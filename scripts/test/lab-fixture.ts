@@ -7,17 +7,18 @@
  * as its course root), the real `tsconfig.base.json`, and a link to the repo's
  * `node_modules` (TypeScript, tsx, yaml), so building it needs no network.
  */
-import { spawn } from "node:child_process";
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { starterCopyPath } from "../lib/core/paths.js";
+import { courseRoot, starterCopyPath } from "../lib/core/paths.js";
 import { loadManifest } from "../lib/course/manifest.js";
 import { learnerManifestText } from "../lib/fault/catalog.js";
+import { runCommand } from "./support/tooling.js";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
 
 /** The real repo this test file lives in. */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const repoRoot = courseRoot;
 
 export type MiniVariant = "starter" | "reference" | "broken";
 
@@ -128,12 +129,13 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await mkdir(path.join(pkg, "src"), { recursive: true });
   await mkdir(path.join(pkg, "test"), { recursive: true });
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
-  await cp(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
-    recursive: true,
+  await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
     filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
   });
-  await cp(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
-  await cp(path.join(repoRoot, "packages", "pi-course", "tsconfig.json"), path.join(pkg, "tsconfig.json"));
+  await fse.copy(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
+  await writeFile(path.join(pkg, "tsconfig.json"), leanPackageTsconfig());
+  await mkdir(path.join(root, path.dirname(NODE_TEST_TYPES)), { recursive: true });
+  await writeFile(path.join(root, NODE_TEST_TYPES), NODE_TEST_TYPINGS);
   // A junction needs no privilege on Windows; elsewhere the type is ignored.
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
   await writeFile(path.join(root, "package.json"), `${JSON.stringify({ name: "mini-course", private: true, type: "module", workspaces: ["packages/*"] }, null, 2)}\n`);
@@ -154,21 +156,9 @@ export function removeMiniCourse(course: MiniCourse): Promise<void> {
   return rm(course.root, { recursive: true, force: true });
 }
 
-/** Runs `scripts/<script>` of `root` the way npm does (through tsx), with piped output. */
+/** Runs the course command `script` (`lab.ts`, `hint.ts`, …) of `root` as npm's launcher would, from the compiled tooling, with piped output. */
 export function runScript(root: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts", script), ...args], {
-      cwd: path.join(root, "packages", "pi-course"),
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCommand(root, script, args, { cwd: path.join(root, "packages", "pi-course"), env });
 }
 
 /**
@@ -186,18 +176,18 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   const pkg = path.join("packages", "pi-course");
   for (const file of ["package.json", "tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), ...manifest.focusedTests]) {
     await mkdir(path.dirname(path.join(root, file)), { recursive: true });
-    await cp(path.join(sourceRoot, file), path.join(root, file));
+    await fse.copy(path.join(sourceRoot, file), path.join(root, file));
   }
-  await cp(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { recursive: true });
-  await cp(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { recursive: true, filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
+  await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"));
+  await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
   await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));
   for (const { from, to } of manifest.starters) {
-    await cp(path.join(sourceRoot, from), path.join(root, to));
+    await fse.copy(path.join(sourceRoot, from), path.join(root, to));
     const copy = path.join(root, ...starterCopyPath(to).split("/"));
     await mkdir(path.dirname(copy), { recursive: true });
-    await cp(path.join(sourceRoot, from), copy);
+    await fse.copy(path.join(sourceRoot, from), copy);
   }
   await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id, createdBy: "practice" })}\n`);
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");

@@ -20,6 +20,7 @@ import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "../li
 import { processesMentioning } from "./leftover-probe.js";
 import { loadManifest, parseManifest, type LabSpec } from "../lib/course/manifest.js";
 import { colorEnabled, createPaint, displayWidth, padEnd } from "../lib/core/term.js";
+import { commandPath } from "./support/tooling.js";
 import { createMiniCourse, MINI_MANIFEST, miniSource, removeMiniCourse, repoRoot, runScript } from "./lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
@@ -654,7 +655,7 @@ test("lab command: a red lab exits 0 (a result, not a crash) unless --json; plai
 test("lab --watch reruns after each of two rename-style saves and exits cleanly on SIGINT", { skip: process.platform === "win32" && "SIGINT cannot be sent to a child on Windows" }, async (t) => {
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(course.root, "scripts", "lab.ts"), "99.1", "--watch"], {
+  const child = spawn(process.execPath, [commandPath(course.root, "lab"), "99.1", "--watch"], {
     cwd: course.root,
     stdio: ["ignore", "pipe", "pipe"],
   });

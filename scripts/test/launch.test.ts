@@ -9,10 +9,10 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync
 import os from "node:os";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
-import { fileURLToPath } from "node:url";
+import { courseRoot } from "../lib/core/paths.js";
 import { waitForEntry } from "./leftover-probe.js";
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const repo = courseRoot;
 
 /** A minimal course tree: scripts/, the base tsconfig, the package manifests, linked modules. */
 function courseCopy(t: TestContext): string {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
@@ -11,7 +11,8 @@ import { loadManifest } from "../lib/course/manifest.js";
 import { PRACTICE_MARKER } from "../lib/core/paths.js";
 import { auditPracticeFolder, checkFirstRed, createPractice, type PracticeStep } from "../lib/practice/folder.js";
 import { resolveCheckpoint } from "../lib/course/history.js";
-import { main } from "../practice.js";
+import { formatResult, main, shellQuote } from "../practice.js";
+import { installTooling } from "./support/tooling.js";
 import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";
 
 function isCode(code: string) {
@@ -203,6 +204,7 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
     assert.equal(existsSync(dest), false, at);
     if (seenTemp) assert.equal(existsSync(seenTemp), false, `${at}: temp folder removed`);
     assert.deepEqual(leftovers(root), [], at);
+    assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", `${at}: a failed practice writes no branch`);
 
     const controller = new AbortController();
     await assert.rejects(
@@ -217,6 +219,7 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
   await createPractice({ repo, id: "02", dest: path.join(root, "ok"), hooks: { afterStep: (step, temp) => void (step === "files" && (tempSeen = temp ?? "")) } });
   assert.match(path.basename(tempSeen), /^\.ok\.partial-/);
   assert.equal(path.dirname(tempSeen), root);
+  assert.match(sh(repo, ["rev-parse", "course/build-your-own-pi"]), /^[0-9a-f]{40}$/, "a successful practice publishes the branch");
 });
 
 test("a reference line in any file of the folder is LEAK_DETECTED (file, line, text) and nothing is written", async (t) => {
@@ -229,6 +232,21 @@ test("a reference line in any file of the folder is LEAK_DETECTED (file, line, t
   await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
     assert.ok(isCode("LEAK_DETECTED")(e));
     assert.match((e as Error).message, /packages\/pi-course\/test\/02-beta\.test\.ts:\d+ .*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
+    return true;
+  });
+  assert.equal(existsSync(dest), false);
+  assert.deepEqual(leftovers(path.dirname(repo)), []);
+});
+
+test("a starter carrying reference code in a comment is LEAK_DETECTED naming the starter's line, and nothing is written", async (t) => {
+  const pasted = "  // 参考：const unique = [...new Set(names)].sort();";
+  const starter = STARTER_BETA.replace("  void alpha;", `${pasted}\n  void alpha;`);
+  const repo = makeFakeCourse(t, { overrides: { "starters/02-beta.ts": starter } });
+  const dest = path.join(path.dirname(repo), "leaky-starter");
+  const line = starter.split("\n").indexOf(pasted) + 1;
+  await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
+    assert.ok(isCode("LEAK_DETECTED")(e));
+    assert.match((e as Error).message, new RegExp(`starters/02-beta\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码「const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);」`));
     return true;
   });
   assert.equal(existsSync(dest), false);
@@ -300,10 +318,11 @@ test("the command: relative to the user's directory, default beside the repo, an
 test("Ctrl-C while the folder is being written: exit 130, nothing left behind", (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const root = path.dirname(repo);
-  const script = path.join(repo, "interrupt.mts");
+  const script = path.join(repo, "interrupt.mjs");
+  installTooling(repo);
   writeFileSync(
     script,
-    `import { main } from "./scripts/practice.ts";
+    `import { main } from "./.pi-course/tooling/practice.js";
 const interrupted = new Promise((resolve) => process.once("SIGINT", resolve));
 const keepAlive = setInterval(() => {}, 1000); // signal handles alone do not keep Node running
 process.exitCode = await main(["02", "../interrupted"], process, process.cwd(), {
@@ -320,7 +339,7 @@ clearInterval(keepAlive);
   );
   const env: NodeJS.ProcessEnv = { ...process.env, INIT_CWD: repo };
   delete env.NODE_TEST_CONTEXT;
-  const r = spawnSync(process.execPath, ["--import", "tsx", script], { cwd: repo, env, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [script], { cwd: repo, env, encoding: "utf8" });
   assert.equal(r.status, 130, r.stderr);
   assert.match(r.stderr, /ABORTED/);
   assert.equal(existsSync(path.join(root, "interrupted")), false);
@@ -344,4 +363,81 @@ test("first red: the generated folder builds and its first lab fails 0/N with th
   assert.equal(red.scaffoldErrorSeen, true, red.check.tests.output);
   assert.equal(red.ok, true);
   if (!real) assert.equal(red.fail, 2);
+});
+
+test("rough edges: --source naming no commit is a usage-style error (exit 2); no branch is written", async (t) => {
+  const repo = makeFakeCourse(t);
+  const work = path.join(path.dirname(repo), "work");
+  mkdirSync(work);
+  const r = await runMain(["02", "x", "--source", "nonexist"], repo, work);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /^错误 \[SOURCE_UNKNOWN\] [^\n]*"nonexist"[^\n]*\n$/);
+  assert.equal(existsSync(path.join(work, "x")), false);
+  assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "");
+});
+
+test("rough edges: a parent that is a file, or lies below one, is named as a file; the inside-repo advice names the real default folder", async (t) => {
+  const repo = makeFakeCourse(t);
+  const root = path.dirname(repo);
+  const file = path.join(root, "notes.txt");
+  writeFileSync(file, "x\n");
+  for (const dest of [path.join(file, "p"), path.join(file, "deeper", "p")]) {
+    await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
+      assert.ok(isCode("DEST_PARENT_NOT_DIR")(e), String(e));
+      assert.ok((e as Error).message.startsWith(`${file} 是一个文件`), (e as Error).message);
+      return true;
+    });
+  }
+  await assert.rejects(createPractice({ repo, id: "02", dest: path.join(root, "missing", "p") }), isCode("DEST_PARENT_MISSING"));
+  await assert.rejects(createPractice({ repo, id: "02", dest: path.join(repo, "inside") }), (e: unknown) => {
+    assert.ok(isCode("DEST_INSIDE_REPO")(e));
+    assert.ok((e as Error).message.endsWith(`例如 ${path.join(root, "pi-practice-02")}`), (e as Error).message);
+    return true;
+  });
+  assert.deepEqual(leftovers(root), []);
+});
+
+test("rough edges: a parent that cannot be written is DEST_PARENT_READONLY, not a raw EACCES, and nothing is left", { skip: process.platform === "win32" && "POSIX permissions" }, async (t) => {
+  const repo = makeFakeCourse(t);
+  // root may write anywhere a mode allows nothing; /sys refuses even root.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot && !existsSync("/sys")) return t.skip("running as root without /sys");
+  const parent = asRoot ? "/sys" : path.join(path.dirname(repo), "locked");
+  if (!asRoot) {
+    mkdirSync(parent);
+    chmodSync(parent, 0o555);
+    t.after(() => chmodSync(parent, 0o755));
+  }
+  await assert.rejects(createPractice({ repo, id: "02", dest: path.join(parent, "p") }), (e: unknown) => {
+    assert.ok(isCode("DEST_PARENT_READONLY")(e), String(e));
+    assert.ok((e as Error).message.includes(parent));
+    return true;
+  });
+  assert.deepEqual(leftovers(parent), []);
+  assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "");
+});
+
+test("rough edges: the cd hint reaches folders whose names hold spaces, quotes, $ and backticks", async (t) => {
+  for (const [name, quoted] of [
+    ["plain", "plain"],
+    ["with space", "'with space'"],
+    ["it's", "'it'\\''s'"],
+    ["$HOME", "'$HOME'"],
+    ["`pwd`", "'`pwd`'"],
+  ] as const) {
+    assert.equal(shellQuote(name, "linux"), quoted, name);
+  }
+  assert.equal(shellQuote("it's here", "win32"), "'it''s here'");
+  const repo = makeFakeCourse(t);
+  const work = path.join(path.dirname(repo), "work");
+  mkdirSync(work);
+  const name = "it's $HOME `x` here";
+  const r = await runMain(["02", name], repo, work);
+  assert.equal(r.code, 0, r.stderr);
+  const cd = r.stdout.split("\n").find((line) => line.trimStart().startsWith("cd "))!.trim();
+  const landed = spawnSync("sh", ["-c", `${cd} && pwd -P`], { cwd: work, encoding: "utf8" });
+  assert.equal(landed.status, 0, landed.stderr);
+  assert.equal(landed.stdout.trim(), realpathSync(path.join(work, name)));
+  const absolute = formatResult({ dest: "/a b/it's", chapter: "02", title: "t", parent: "p", target: "t", source: "s", files: 1, audited: 1 }, "/elsewhere", false, "linux");
+  assert.ok(absolute.includes("  cd '/a b/it'\\''s'\n"), absolute);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { leadingComments, lineAndColumn, parseModule, parseModules, SyntaxKind, topLevelDeclarations, walk } from "../lib/ts/source.js";
+import { allComments, leadingComments, lineAndColumn, literalRanges, parseModule, parseModules, SyntaxKind, topLevelDeclarations, walk } from "../lib/ts/source.js";
 import { labOwnership, spliceDeclarations } from "../lib/ts/splice.js";
 
 const STARTER = `import path from "node:path";
@@ -168,4 +168,23 @@ test("spliceDeclarations inserts several missing declarations at one place in th
   const result = spliceDeclarations("export const a = 1;\n", donor, (d) => d.kind === "function");
   assert.equal(result.text, "export const a = 1;\n\nfunction x(): void {}\n\nfunction y(): void {}\n\nfunction z(): void {}\n");
   assert.deepEqual(result.inserted, ["x", "y", "z"]);
+});
+
+test("allComments finds every comment, none inside a string, template or regular expression; literalRanges lists those", () => {
+  const text = [
+    'const a = "// not a comment"; // one',
+    "const b = `/* nor ${a /* two */} this */`;",
+    "const c = /\\/\\/x/g; /* three */",
+    "function f() {",
+    "  return 1;",
+    "  // four, alone before the brace",
+    "}",
+    "",
+  ].join("\n");
+  const tree = parseModule(text);
+  assert.deepEqual(allComments(tree).map((c) => c.text), ["// one", "/* two */", "/* three */", "// four, alone before the brace"]);
+  assert.deepEqual(
+    literalRanges(tree).map((r) => text.slice(r.pos, r.end)),
+    ['"// not a comment"', "`/* nor ${", "} this */`", "/\\/\\/x/g"],
+  );
 });

@@ -21,6 +21,7 @@ import {
   evaluateReferenceLabs,
   firstDeclarationDifference,
   runVerify,
+  selectSteps,
   throughChapterFiles,
   type VerifyReport,
 } from "../lib/verify/record.js";
@@ -106,7 +107,7 @@ test("command line: one chapter, --json, --help; usage errors", () => {
   assert.deepEqual(parseArgs(["12", "--json"]), { help: false, chapter: "12", json: true });
   assert.equal(parseArgs(["3"]).chapter, "03");
   assert.equal(parseArgs(["-h"]).help, true);
-  for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
+  for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"], ["12", "--source", "nonexist"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
 });
 
 // ---------------------------------------------------------------------------
@@ -234,7 +235,7 @@ function failing(report: VerifyReport): string[] {
   return report.checks.filter((c) => !c.ok).map((c) => c.name);
 }
 
-test("verify end to end on a synthetic chapter: a fault its test cannot see fails exactly that line", async (t) => {
+test("verify end to end on a synthetic chapter: a fault its test cannot see fails exactly that line, every other line passes", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const steps: string[] = [];
   const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
@@ -266,6 +267,7 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   // documented fault survives and the record fails on that line alone.
   assert.deepEqual(failing(report), ["fault 2.2-no-join"]);
   assert.equal(report.ok, false);
+  assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", "a failing record leaves the teaching branch alone");
   assert.match(report.checks[0]!.detail, /^parent [0-9a-f]{12} -> target [0-9a-f]{12}, layer = chapter files only/);
   assert.match(report.checks[1]!.detail, /^all pass \(\d+ tests in \d+ files; chapters 01\)$/, "the parent holds chapter 01 only");
   assert.match(report.checks.find((c) => c.name === "fault 2.1-no-sort")!.detail, /^killed by “Lab 2\.1 · catalog is sorted”; restored: Lab 2\.1 2\/2$/);
@@ -277,6 +279,13 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   assert.match(detail("chapter text"), /^chapters\/02-beta\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/);
   assert.match(detail("history"), /verified: HEAD [0-9a-f]{12}\)$/);
   assert.equal(sh(repo, ["branch", "--list", "course/*"]), "", "verify only reads the repository: the teaching branch is made in its clone");
+});
+
+test("a partial record runs the steps asked for and the steps they need, in record order", () => {
+  assert.deepEqual(selectSteps(["chapter total"]).map((s) => s.title), ["history", "fresh build", "public surface", "reference labs", "chapter total"]);
+  assert.deepEqual(selectSteps(["parent"]).map((s) => s.title), ["history", "parent"]);
+  assert.equal(selectSteps(undefined).length, selectSteps(selectSteps(undefined).map((s) => s.title)).length);
+  assert.throws(() => selectSteps(["nope"]), { code: "USAGE" });
 });
 
 test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
@@ -294,7 +303,9 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
   const line = CHAPTER_TEXT_BETA.split("\n").indexOf("Lab 2.1: 2/2") + 1;
   // Nothing is committed: README's workflow runs verify before the commit.
 
-  const report = await runVerify({ repo, id: "02" });
+  // A partial record: the steps these two lines need, not the whole record.
+  const report = await runVerify({ repo, id: "02", only: ["public surface", "chapter text"] });
+  assert.deepEqual(report.checks.map((c) => c.name), ["history", "fresh build", "public surface", "chapter text"]);
   assert.deepEqual(failing(report), ["public surface", "chapter text"]);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
   assert.match(report.checks.find((c) => c.name === "chapter text")!.detail, new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`));
@@ -307,12 +318,22 @@ test("verify end to end: a hint quoting the reference is a leak; practice refuse
   writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", "先去重再排序, \"const unique = [...new Set(names)].sort();\"]"));
   sh(repo, ["commit", "-q", "-am", "a hint that gives the answer away"]);
 
-  const report = await runVerify({ repo, id: "02" });
-  const failed = failing(report);
-  assert.deepEqual(failed.slice(0, 2), ["fresh build", "public surface"]);
-  assert.ok(failed.includes("leak audit"));
+  const report = await runVerify({ repo, id: "02", only: ["public surface", "leak audit", "through chapter"] });
+  assert.deepEqual(failing(report), ["fresh build", "public surface", "leak audit"]);
   assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
   assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
+});
+
+test("verify: a starter carrying reference code in a comment fails fresh build and leak audit, naming the starter's line", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const starter = STARTER_BETA.replace("  void alpha;", "  // 参考：const unique = [...new Set(names)].sort();\n  void alpha;");
+  writeFileSync(path.join(repo, "starters/02-beta.ts"), starter);
+  sh(repo, ["commit", "-q", "-am", "a starter that gives the answer away in a comment"]);
+  const line = starter.split("\n").findIndex((l) => l.includes("参考")) + 1;
+
+  const report = await runVerify({ repo, id: "02", only: ["leak audit"] });
+  assert.deepEqual(failing(report), ["fresh build", "leak audit"]);
+  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, new RegExp(`starters/02-beta\\.ts:${line} 的注释含有.*const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);`));
 });
 
 test("verify: a parent that needs a file of a later chapter fails the parent line", async (t) => {
@@ -321,7 +342,7 @@ test("verify: a parent that needs a file of a later chapter fails the parent lin
     linkModules: true,
     overrides: { "packages/pi-course/test/01-alpha.test.ts": 'import { betaRender } from "../src/beta.js";\nvoid betaRender;\n' },
   });
-  const report = await runVerify({ repo, id: "02" });
+  const report = await runVerify({ repo, id: "02", only: ["parent"] });
   const parent = report.checks.find((c) => c.name === "parent")!;
   assert.equal(parent.ok, false);
   assert.match(parent.detail, /无法编译.*beta/);

@@ -3,13 +3,14 @@
  * positionals (any mistake is a one-line `USAGE` error), reading a chapter number, and
  * running `main` when the file is the program node was started with.
  *
- * Only node built-ins and `errors.ts` are imported, so `lab` can load this module before it
- * starts the compiler without slowing its start-up.
+ * Only node built-ins, `errors.ts` and `scratch.ts` (itself built-ins only) are imported, so
+ * `lab` can load this module before it starts the compiler without slowing its start-up.
  */
 import { realpathSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CourseError, exitCodeFor, formatError } from "./errors.js";
+import { sweepStaleScratch } from "./scratch.js";
 
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 
@@ -81,13 +82,15 @@ export interface RunMainOptions {
 }
 
 /**
- * When the module at `importMetaUrl` is the program being run, calls `main` with the
- * command-line arguments and sets `process.exitCode` from its result; an error it throws
- * is printed as one line on stderr and sets the status `exitCodeFor` gives. Never calls `process.exit`. Does nothing when the
- * module is merely imported (by tests).
+ * When the module at `importMetaUrl` is the program being run, first removes the provable
+ * leftovers of tooling processes that were killed outright (`sweepStaleScratch`), then calls
+ * `main` with the command-line arguments and sets `process.exitCode` from its result; an
+ * error it throws is printed as one line on stderr and sets the status `exitCodeFor` gives.
+ * Never calls `process.exit`. Does nothing when the module is merely imported (by tests).
  */
 export function runMain(importMetaUrl: string, main: (argv: readonly string[]) => Promise<number>, options: RunMainOptions = {}): void {
   if (!isEntryPoint(importMetaUrl)) return;
+  sweepStaleScratch();
   if (options.onExit) process.once("exit", options.onExit);
   main(process.argv.slice(2)).then(
     (code) => {

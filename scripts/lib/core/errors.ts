@@ -31,6 +31,12 @@ export type CourseErrorCode =
   | "DEST_INSIDE_REPO"
   /** The folder that should contain the practice destination does not exist. */
   | "DEST_PARENT_MISSING"
+  /** The path that should be the folder containing the practice destination is a file. */
+  | "DEST_PARENT_NOT_DIR"
+  /** The folder that should contain the practice destination cannot be written. */
+  | "DEST_PARENT_READONLY"
+  /** `--source` names no commit of the repository (a command-line mistake: exit 2). */
+  | "SOURCE_UNKNOWN"
   /** The chapter has no starter, so no practice folder can be made for it. */
   | "PRACTICE_UNAVAILABLE"
   /** Two sources would write the same path of a practice folder. */
@@ -62,11 +68,11 @@ export function isCourseError(error: unknown, code?: CourseErrorCode): error is 
 
 /**
  * The exit status a command should end with for `error`: 2 for a mistake on the command
- * line (a usage error, or a chapter the course does not have), 130 for an interruption,
- * 1 for everything else.
+ * line (a usage error, a chapter the course does not have, a `--source` that names no
+ * commit), 130 for an interruption, 1 for everything else.
  */
 export function exitCodeFor(error: unknown): number {
-  if (isCourseError(error, "USAGE") || isCourseError(error, "CHAPTER_UNKNOWN")) return 2;
+  if (isCourseError(error, "USAGE") || isCourseError(error, "CHAPTER_UNKNOWN") || isCourseError(error, "SOURCE_UNKNOWN")) return 2;
   if (isCourseError(error, "ABORTED")) return 130;
   return 1;
 }

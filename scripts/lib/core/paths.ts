@@ -10,16 +10,23 @@ import { fileURLToPath } from "node:url";
 /** Where `scripts/launch.mjs` keeps the compiled tooling, relative to the course root. */
 export const TOOLING_BUILD = ".pi-course/tooling";
 
+/** Where the tooling tests keep the tooling and themselves compiled, one folder per state of the sources. */
+export const TEST_TOOLING_BUILD = ".pi-course/test-tooling";
+
 /**
  * The root of the course tree this script belongs to (the repo or a practice folder), from
- * `scripts/lib/core/` in the sources or from `.pi-course/tooling/lib/core/` in the compiled tooling.
+ * `scripts/lib/core/` in the sources, from `.pi-course/tooling/lib/core/` in the compiled
+ * tooling, or from `.pi-course/test-tooling/<hash>/lib/core/` in the tests' compiled copy.
  */
 export const courseRoot: string = rootOf(path.dirname(fileURLToPath(import.meta.url)));
 
 function rootOf(libDir: string): string {
-  const compiled = `${path.sep}${TOOLING_BUILD.split("/").join(path.sep)}${path.sep}`;
-  const at = `${libDir}${path.sep}`.lastIndexOf(compiled);
-  return at === -1 ? path.resolve(libDir, "..", "..", "..") : libDir.slice(0, at);
+  const dir = `${libDir}${path.sep}`;
+  for (const build of [TOOLING_BUILD, TEST_TOOLING_BUILD]) {
+    const at = dir.lastIndexOf(`${path.sep}${build.split("/").join(path.sep)}${path.sep}`);
+    if (at !== -1) return libDir.slice(0, at);
+  }
+  return path.resolve(libDir, "..", "..", "..");
 }
 
 /**

@@ -6,8 +6,8 @@
  */
 import { chmod, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { execa } from "execa";
 import { CourseError } from "../core/errors.js";
+import { runChild } from "../core/process.js";
 
 /**
  * Variables that would point git at another repository, index or object store. They are
@@ -46,6 +46,9 @@ function gitEnv(extra: Record<string, string> | undefined): Record<string, strin
   return { ...env, ...extra };
 }
 
+/** Signals that end git because the user interrupted the command (they reach the whole process group). */
+const INTERRUPTIONS = new Set(["SIGINT", "SIGTERM", "SIGHUP"]);
+
 interface RawResult {
   stdout: Uint8Array;
   stderr: string;
@@ -54,23 +57,15 @@ interface RawResult {
 
 async function run(repo: string, args: readonly string[], options: GitOptions): Promise<RawResult> {
   try {
-    const result = await execa("git", [...args], {
+    const result = await runChild("git", args, {
       cwd: repo,
       env: gitEnv(options.env),
-      extendEnv: false,
-      input: options.input,
-      reject: false,
-      encoding: "buffer",
-      stripFinalNewline: false,
-      maxBuffer: 1024 * 1024 * 1024,
-      ...(options.signal ? { cancelSignal: options.signal } : {}),
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
-    if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断");
-    return {
-      stdout: result.stdout as Uint8Array,
-      stderr: Buffer.from(result.stderr as Uint8Array).toString("utf8"),
-      exitCode: result.exitCode ?? 1,
-    };
+    // Ended by an interruption: ours (the signal), or the terminal's Ctrl-C reaching git too.
+    if (options.signal?.aborted || INTERRUPTIONS.has(String(result.signal))) throw new CourseError("ABORTED", "已中断");
+    return { stdout: result.stdout, stderr: result.stderr.toString("utf8"), exitCode: result.code ?? 1 };
   } catch (error) {
     if (error instanceof CourseError) throw error;
     if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断", { cause: error });
@@ -110,9 +105,9 @@ export async function gitOk(repo: string, args: readonly string[], options: GitO
  * practice folder created inside some other repository must not be mistaken for the
  * course repository). Returns the canonical path; throws `NOT_A_GIT_REPO`.
  */
-export async function requireRepoRoot(dir: string): Promise<string> {
+export async function requireRepoRoot(dir: string, options: GitOptions = {}): Promise<string> {
   const canonical = await realpath(dir);
-  const { ok, stdout } = await gitOk(canonical, ["rev-parse", "--show-toplevel"]);
+  const { ok, stdout } = await gitOk(canonical, ["rev-parse", "--show-toplevel"], options);
   const top = ok ? await realpath(stdout).catch(() => stdout) : undefined;
   if (top !== canonical) {
     throw new CourseError(
@@ -137,24 +132,27 @@ export async function hasUncommittedChanges(repo: string, options: GitOptions = 
 }
 
 /** True when `repo` is a shallow clone (its history is cut off). */
-export async function isShallow(repo: string): Promise<boolean> {
-  return (await git(repo, ["rev-parse", "--is-shallow-repository"])) === "true";
+export async function isShallow(repo: string, options: GitOptions = {}): Promise<boolean> {
+  return (await git(repo, ["rev-parse", "--is-shallow-repository"], options)) === "true";
 }
 
 /**
  * Resolves `rev` to a full commit id. A revision that cannot be found in a shallow clone
- * is reported as `HISTORY_INCOMPLETE` (with the fix), otherwise as `GIT_FAILED`.
+ * is reported as `HISTORY_INCOMPLETE` (with the fix); otherwise a `HEAD` that names no
+ * commit yet is `GIT_FAILED`, and any other revision `SOURCE_UNKNOWN` (it was typed by the
+ * user: a command-line mistake).
  */
-export async function resolveCommit(repo: string, rev: string): Promise<string> {
-  const { ok, stdout } = await gitOk(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`]);
+export async function resolveCommit(repo: string, rev: string, options: GitOptions = {}): Promise<string> {
+  const { ok, stdout } = await gitOk(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`], options);
   if (ok) return stdout.trim();
-  if (await isShallow(repo)) {
+  if (await isShallow(repo, options)) {
     throw new CourseError(
       "HISTORY_INCOMPLETE",
       `在浅克隆中找不到提交 ${rev}：运行 git fetch --unshallow 取回完整历史后再试`,
     );
   }
-  throw new CourseError("GIT_FAILED", `找不到提交 ${rev}`);
+  if (rev === "HEAD") throw new CourseError("GIT_FAILED", "HEAD 还没有指向任何提交：先提交一次再运行");
+  throw new CourseError("SOURCE_UNKNOWN", `找不到提交 ${JSON.stringify(rev)}：--source 要写这个仓库里的分支名、标签或提交 id（见 git log --oneline）`);
 }
 
 /** One entry of a recursive `git ls-tree`. */
@@ -167,9 +165,12 @@ export interface TreeEntry {
   path: string;
 }
 
-/** Every file (blob, symlink, submodule) of `treeish`, recursively, in git's order. */
-export async function listTree(repo: string, treeish: string, options: GitOptions = {}): Promise<TreeEntry[]> {
-  const out = await gitBytes(repo, ["ls-tree", "-r", "-z", "--full-tree", treeish], options);
+/**
+ * Every file (blob, symlink, submodule) of `treeish`, recursively, in git's order; with
+ * `withTrees`, every folder too (as `tree` entries, each before its contents).
+ */
+export async function listTree(repo: string, treeish: string, options: GitOptions & { withTrees?: boolean } = {}): Promise<TreeEntry[]> {
+  const out = await gitBytes(repo, ["ls-tree", "-r", ...(options.withTrees === true ? ["-t"] : []), "-z", "--full-tree", treeish], options);
   const entries: TreeEntry[] = [];
   for (const record of out.toString("utf8").split("\0")) {
     if (record === "") continue;

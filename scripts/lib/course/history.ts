@@ -10,19 +10,25 @@
  * - Commit ids depend only on content: author, committer, dates and encoding are fixed,
  *   signing is off, and the message records the source *tree* (not the source commit).
  *   Two clones of the same content get the same ids.
- * - Only plumbing and a private index file are used: the user's working tree, index,
- *   HEAD and configuration are never touched. The branch is moved with a compare-and-swap
- *   `update-ref`, and only if it holds nothing but generated commits.
+ * - The trees and commits are computed in memory (`objects.ts`), byte for byte as git
+ *   writes them, and the missing ones written with `git hash-object`: no index file is
+ *   used at all, and the user's working tree, index, HEAD and configuration are never
+ *   touched. The branch is moved with a compare-and-swap
+ *   `update-ref`, only when its tip is provably what the tooling generates (generating its
+ *   recorded source again gives that very commit), never to a history with fewer chapters
+ *   unless asked, and only by `publishHistory`, which commands call once they have
+ *   succeeded: a command that fails leaves the branch as it was.
  */
 import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { execa } from "execa";
+import { runChild } from "../core/process.js";
 import { CourseError } from "../core/errors.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
 import { withScratchDir } from "../core/scratch.js";
+import { commitObject, TreePruner, type CommitIdentity, type GitObject } from "./objects.js";
 
 /** The generated branch. */
 export const COURSE_BRANCH = "course/build-your-own-pi";
@@ -67,8 +73,14 @@ export interface CourseHistory {
   tip: string;
   /** Chapters in course order. */
   chapters: ChapterCommit[];
-  /** True when the existing branch already matched and was used as it is (nothing built). */
+  /** True when the existing branch already was exactly this history (`branchAction` is `reuse`). */
   reused: boolean;
+  /** What becomes of the branch: left as it is (already this history), moved here, or kept (it has a newer course). */
+  branchAction: "reuse" | "move" | "keep";
+  /** The branch tip before, when there was one. */
+  previousTip?: string;
+  /** Chapters the kept (or, with `force`, replaced) branch has and this history lacks. */
+  newerChapters: string[];
   /** Every file path of the source commit. */
   sourceFiles: string[];
 }
@@ -78,8 +90,10 @@ export interface BuildHistoryOptions {
   source?: string;
   /** Branch to write; default `COURSE_BRANCH`. */
   branch?: string;
-  /** Build even when the branch already matches the source tree. */
+  /** Move the branch even when it already matches, or when it holds a newer course (never past a tip that is not provably generated). */
   force?: boolean;
+  /** The chapter the caller needs: checked against the source's manifests before anything is written. */
+  chapter?: string;
   signal?: AbortSignal;
 }
 
@@ -112,22 +126,7 @@ export function chapterSubject(manifest: Pick<ChapterManifest, "id" | "title">):
 /** The subject of the base commit. */
 export const BASE_SUBJECT = "course(base): shared configuration, tooling and documentation";
 
-const IDENTITY_ENV: Record<string, string> = {
-  GIT_AUTHOR_NAME: COURSE_IDENTITY.name,
-  GIT_AUTHOR_EMAIL: COURSE_IDENTITY.email,
-  GIT_AUTHOR_DATE: COURSE_IDENTITY.date,
-  GIT_COMMITTER_NAME: COURSE_IDENTITY.name,
-  GIT_COMMITTER_EMAIL: COURSE_IDENTITY.email,
-  GIT_COMMITTER_DATE: COURSE_IDENTITY.date,
-};
-
-/** `git commit-tree` with everything that could vary between machines pinned down. */
-async function commitTree(repo: string, tree: string, parent: string | undefined, message: string, options: GitOptions): Promise<string> {
-  const args = ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree, ...(parent ? ["-p", parent] : []), "-F", "-"];
-  return git(repo, args, { ...options, env: IDENTITY_ENV, input: message });
-}
-
-interface GeneratedCommit {
+interface ChainCommit {
   commit: string;
   tree: string;
   parents: string[];
@@ -137,7 +136,7 @@ interface GeneratedCommit {
 }
 
 /** Reads up to `limit` first-parent commits from `tip`, newest first. */
-async function readChain(repo: string, tip: string, limit: number, options: GitOptions): Promise<GeneratedCommit[]> {
+async function readChain(repo: string, tip: string, limit: number, options: GitOptions): Promise<ChainCommit[]> {
   const out = await git(repo, ["log", "--first-parent", `--max-count=${limit}`, "--format=%H%x1f%T%x1f%P%x1f%an <%ae>%x1f%B%x1e", tip, "--"], options);
   return out
     .split("\x1e")
@@ -157,40 +156,120 @@ async function readChain(repo: string, tip: string, limit: number, options: GitO
 
 const GENERATED_AUTHOR = `${COURSE_IDENTITY.name} <${COURSE_IDENTITY.email}>`;
 
+/** True when `commit` says it was generated by the tooling (its author and its source-tree trailer). */
+function looksGenerated(commit: ChainCommit): boolean {
+  return commit.author === GENERATED_AUTHOR && commit.trailers.has(TRAILER_SOURCE_TREE);
+}
+
+/** The commits of a teaching history, as generated (objects written, no ref moved). */
+interface GeneratedHistory {
+  base: string;
+  chapters: { target: string; parent: string; tree: string }[];
+  tip: string;
+}
+
+/** The fixed identity of generated commits, as `objects.ts` writes it. */
+const GENERATED_BY: CommitIdentity = { name: COURSE_IDENTITY.name, email: COURSE_IDENTITY.email, seconds: Date.parse(COURSE_IDENTITY.date) / 1000 };
+
 /**
- * Looks at the existing branch: returns the matching history when it was generated from
- * the same source tree by this builder version, `undefined` when it must be (re)built.
- * Throws `HISTORY_BRANCH_BUSY` when the tip was not generated by the tooling (someone
- * committed on it), so that no user commit is ever moved away.
+ * The commits of the teaching history of `sourceTree` (listed with its folders in
+ * `entries`; its chapters are `manifests`) and their ids, computed in memory; with
+ * `write`, the objects the repository lacks are written (`writeObjects`). Moves no ref.
+ * Deterministic: the same tree and manifests give the same ids on every machine.
  */
-async function existingHistory(
+async function generateHistory(
   repo: string,
-  branch: string,
-  tip: string,
   sourceTree: string,
+  entries: readonly TreeEntry[],
   manifests: readonly ChapterManifest[],
   options: GitOptions,
-): Promise<{ base: string; chapters: { target: string; parent: string; tree: string }[] } | undefined> {
-  const chain = (await readChain(repo, tip, manifests.length + 1, options)).reverse();
-  const head = chain[chain.length - 1];
-  if (!head || head.author !== GENERATED_AUTHOR || !head.trailers.has(TRAILER_SOURCE_TREE)) {
-    throw new CourseError(
-      "HISTORY_BRANCH_BUSY",
-      `分支 ${branch} 的最新提交 ${tip.slice(0, 12)} 不是课程工具生成的；为了不丢失其中的提交，请先把它改名（git branch -m ${branch} <新名字>）再重试`,
-    );
+  write: boolean,
+): Promise<GeneratedHistory> {
+  const pruner = new TreePruner(sourceTree, entries);
+  // From the last chapter (the source tree itself) down to the base.
+  const trees: string[] = [];
+  const removed = new Set<string>();
+  for (let i = manifests.length - 1; i >= 0; i--) {
+    trees[i] = pruner.prune(removed);
+    for (const file of manifests[i]!.files) removed.add(file);
   }
-  if (head.trailers.get(TRAILER_SOURCE_TREE) !== sourceTree || head.trailers.get(TRAILER_BUILDER) !== HISTORY_BUILDER_VERSION) return undefined;
-  if (chain.length !== manifests.length + 1) return undefined;
-  const [base, ...rest] = chain;
-  if (!base || base.parents.length !== 0 || base.subject !== BASE_SUBJECT) return undefined;
+  const base = commitObject(pruner.prune(removed), undefined, GENERATED_BY, commitMessage(BASE_SUBJECT, sourceTree));
+  const commits: GitObject[] = [base];
   const chapters: { target: string; parent: string; tree: string }[] = [];
+  let parent = base.oid;
   for (const [i, m] of manifests.entries()) {
-    const c = rest[i]!;
-    const expectedParent = i === 0 ? base.commit : rest[i - 1]!.commit;
-    if (c.subject !== chapterSubject(m) || c.parents.length !== 1 || c.parents[0] !== expectedParent) return undefined;
-    chapters.push({ target: c.commit, parent: expectedParent, tree: c.tree });
+    const target = commitObject(trees[i]!, parent, GENERATED_BY, commitMessage(chapterSubject(m), sourceTree, m.id));
+    commits.push(target);
+    chapters.push({ target: target.oid, parent, tree: trees[i]! });
+    parent = target.oid;
   }
-  return { base: base.commit, chapters };
+  if (write) await writeObjects(repo, [...pruner.created, ...commits], options);
+  return { base: base.oid, chapters, tip: parent };
+}
+
+/**
+ * Writes the objects of `objects` that the repository lacks: one `cat-file --batch-check`
+ * to find them, then one `hash-object -w --stdin-paths` per object type, reading files from
+ * a scratch folder (removed afterwards, also on an interruption). Git's own ids for them
+ * must equal the computed ones (`HISTORY_MISMATCH` otherwise: the computation is wrong).
+ */
+async function writeObjects(repo: string, objects: readonly GitObject[], options: GitOptions): Promise<void> {
+  const unique = [...new Map(objects.map((o) => [o.oid, o])).values()];
+  if (unique.length === 0) return;
+  const present = await git(repo, ["cat-file", "--batch-check"], { ...options, input: `${unique.map((o) => o.oid).join("\n")}\n` });
+  const missing = new Set(present.split("\n").filter((line) => line.endsWith(" missing")).map((line) => line.split(" ")[0]!));
+  const toWrite = unique.filter((o) => missing.has(o.oid));
+  if (toWrite.length === 0) return;
+  await withScratchDir(os.tmpdir(), "pi-course-objects-", async (dir) => {
+    for (const type of ["tree", "commit"] as const) {
+      const ofType = toWrite.filter((o) => o.type === type);
+      if (ofType.length === 0) continue;
+      const files = ofType.map((_, i) => path.join(dir, `${type}-${i}`));
+      await Promise.all(ofType.map((o, i) => writeFile(files[i]!, o.content)));
+      const written = (await git(repo, ["hash-object", "-w", "-t", type, "--stdin-paths"], { ...options, input: `${files.join("\n")}\n` })).split("\n");
+      const wrong = ofType.findIndex((o, i) => written[i] !== o.oid);
+      if (wrong !== -1) {
+        throw new CourseError("HISTORY_MISMATCH", `生成的 ${type} 对象 ${ofType[wrong]!.oid} 与 git 计算的 ${written[wrong] ?? "（无）"} 不同：课程工具的对象编码有误`);
+      }
+    }
+  });
+}
+
+/** The refusal for a branch tip the tooling cannot prove it generated: move it aside first. */
+function branchNotOurs(branch: string, tip: string, why: string): CourseError {
+  return new CourseError(
+    "HISTORY_BRANCH_BUSY",
+    `分支 ${branch} 的最新提交 ${tip.slice(0, 12)} ${why}；为了不丢失其中的提交，请先把它改名（git branch -m ${branch} <新名字>）再重试`,
+  );
+}
+
+/**
+ * Proves that the branch tip `tip` is exactly what this tooling generates: its newest commit
+ * names the source tree it was generated from, and generating that tree's history again
+ * gives `tip` itself, byte for byte (so a commit made on the branch, an amended commit that
+ * kept the author and trailers, or an older builder's output all fail the proof). Returns
+ * the chapter ids of that history; throws `HISTORY_BRANCH_BUSY` (with the command to move
+ * the branch aside) when the proof fails.
+ */
+async function proveGenerated(repo: string, branch: string, tip: string, options: GitOptions): Promise<string[]> {
+  const [head] = await readChain(repo, tip, 1, options);
+  if (head === undefined || !looksGenerated(head)) throw branchNotOurs(branch, tip, "不是课程工具生成的");
+  const sourceTree = head.trailers.get(TRAILER_SOURCE_TREE)!;
+  if (head.trailers.get(TRAILER_BUILDER) !== HISTORY_BUILDER_VERSION) {
+    throw branchNotOurs(branch, tip, `是另一版课程工具（${TRAILER_BUILDER}: ${head.trailers.get(TRAILER_BUILDER) ?? "无"}）生成的，无法确认它没有被改动过`);
+  }
+  let again: GeneratedHistory;
+  let manifests: ChapterManifest[];
+  try {
+    const entries = await listTree(repo, sourceTree, { ...options, withTrees: true });
+    manifests = await readManifestsAt(repo, sourceTree, entries.filter((e) => e.type !== "tree"), options);
+    again = await generateHistory(repo, sourceTree, entries, manifests, options, false);
+  } catch (error) {
+    if (error instanceof CourseError && error.code === "ABORTED") throw error;
+    throw branchNotOurs(branch, tip, "无法按它记录的源树重新生成");
+  }
+  if (again.tip !== tip) throw branchNotOurs(branch, tip, "与课程工具按同一源树生成的结果不同（被手动修改或 amend 过）");
+  return manifests.map((m) => m.id);
 }
 
 /** Fails with `HISTORY_BRANCH_BUSY` if `branch` is checked out in any work tree of `repo`. */
@@ -205,77 +284,109 @@ async function refuseCheckedOut(repo: string, branch: string, options: GitOption
 }
 
 /**
- * Builds the teaching history from the committed content of `options.source` (default
- * `HEAD`) and points `options.branch` at it, or reuses the branch when it was already
- * generated from the same source tree. Validates every manifest against the source commit
- * first (`MANIFEST_INVALID`). See the module comment for the guarantees.
+ * Plans the teaching history of the committed content of `options.source` (default
+ * `HEAD`): validates every manifest against that commit (`MANIFEST_INVALID`) and, when
+ * `options.chapter` is given, that the chapter exists (`CHAPTER_UNKNOWN`), before anything
+ * is written; refuses a source that is itself a generated commit
+ * (`HISTORY_SOURCE_GENERATED`); writes the history's commits as objects; and decides what
+ * becomes of the branch, moving nothing yet (see `publishHistory`):
+ * - `reuse`: the branch already is exactly this history;
+ * - `move`: the branch is absent, or exactly a history the tooling generated (proved by
+ *   generating it again) from another source, and the move loses no chapter;
+ * - `keep`: the branch is a proven history with a chapter this source lacks (a newer
+ *   course): it is left alone, unless `force`, and the commits here stay unreferenced.
+ * A branch tip it cannot prove it generated is `HISTORY_BRANCH_BUSY`, `force` or not; so is
+ * a branch checked out in a work tree when it would have to move.
  */
-export async function buildHistory(repo: string, options: BuildHistoryOptions = {}): Promise<CourseHistory> {
+export async function planHistory(repo: string, options: BuildHistoryOptions = {}): Promise<CourseHistory> {
   const branch = options.branch ?? COURSE_BRANCH;
   const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
-  await requireRepoRoot(repo);
-  const source = await resolveCommit(repo, options.source ?? "HEAD");
+  await requireRepoRoot(repo, gitOptions);
+  const source = await resolveCommit(repo, options.source ?? "HEAD", gitOptions);
+  const [sourceCommit] = await readChain(repo, source, 1, gitOptions);
+  if (sourceCommit !== undefined && looksGenerated(sourceCommit)) {
+    const chapter = sourceCommit.trailers.get(TRAILER_CHAPTER);
+    throw new CourseError(
+      "HISTORY_SOURCE_GENERATED",
+      `源提交 ${source.slice(0, 12)} 是课程工具生成的${chapter === undefined ? " course(base) " : `第 ${chapter} 章`}提交，不是 main 上的提交；教学历史要从 main 生成：先 git switch main（或加 --source main）再运行`,
+    );
+  }
   const sourceTree = await git(repo, ["rev-parse", `${source}^{tree}`], gitOptions);
-  const entries = await listTree(repo, source, gitOptions);
+  const listing = await listTree(repo, source, { ...gitOptions, withTrees: true });
+  const entries = listing.filter((e) => e.type !== "tree");
   await requireObjects(repo, entries.filter((e) => e.type === "blob").map((e) => e.oid), gitOptions);
   const manifests = await readManifestsAt(repo, source, entries, gitOptions);
-  const sourceFiles = entries.map((e) => e.path);
+  if (options.chapter !== undefined && !manifests.some((m) => m.id === options.chapter)) {
+    throw unknownChapter(options.chapter, manifests.map((m) => m.id));
+  }
   const ref = `refs/heads/${branch}`;
   const current = await gitOk(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], gitOptions);
   const oldTip = current.ok ? current.stdout.trim() : undefined;
+  const generated = await generateHistory(repo, sourceTree, listing, manifests, gitOptions, true);
 
-  const describe = (base: string, chapters: { target: string; parent: string; tree: string }[], reused: boolean): CourseHistory => ({
+  let branchAction: CourseHistory["branchAction"] = "move";
+  let newerChapters: string[] = [];
+  if (oldTip === generated.tip) {
+    branchAction = options.force ? "move" : "reuse";
+  } else if (oldTip !== undefined) {
+    const oldChapters = await proveGenerated(repo, branch, oldTip, gitOptions);
+    newerChapters = oldChapters.filter((id) => !manifests.some((m) => m.id === id));
+    if (newerChapters.length > 0 && !options.force) branchAction = "keep";
+  }
+  if (branchAction === "move" && generated.tip !== oldTip) await refuseCheckedOut(repo, branch, gitOptions);
+  return {
     source,
     sourceTree,
     branch,
-    base,
-    tip: chapters[chapters.length - 1]?.target ?? base,
-    chapters: chapters.map((c, i) => ({ ...c, id: manifests[i]!.id, title: manifests[i]!.title, manifest: manifests[i]! })),
-    reused,
-    sourceFiles,
-  });
+    base: generated.base,
+    tip: generated.tip,
+    chapters: generated.chapters.map((c, i) => ({ ...c, id: manifests[i]!.id, title: manifests[i]!.title, manifest: manifests[i]! })),
+    reused: branchAction === "reuse",
+    branchAction,
+    ...(oldTip !== undefined ? { previousTip: oldTip } : {}),
+    newerChapters,
+    sourceFiles: entries.map((e) => e.path),
+  };
+}
 
-  if (oldTip && !options.force) {
-    const found = await existingHistory(repo, branch, oldTip, sourceTree, manifests, gitOptions);
-    if (found) return describe(found.base, found.chapters, true);
-  } else if (oldTip) {
-    await existingHistory(repo, branch, oldTip, sourceTree, manifests, gitOptions); // only for its ownership check
-  }
-
-  // Trees, from the last chapter (= the source tree) down to the base, in a private index.
-  const trees: string[] = [];
-  const baseTree = await withScratchDir(os.tmpdir(), "pi-course-index-", async (scratch) => {
-    const indexOptions: GitOptions = { ...gitOptions, env: { GIT_INDEX_FILE: path.join(scratch, "index") } };
-    await git(repo, ["read-tree", sourceTree], indexOptions);
-    for (let i = manifests.length - 1; i >= 0; i--) {
-      trees[i] = await git(repo, ["write-tree"], indexOptions);
-      await git(repo, ["update-index", "--force-remove", "-z", "--stdin"], { ...indexOptions, input: manifests[i]!.files.map((f) => `${f}\0`).join("") });
-    }
-    return git(repo, ["write-tree"], indexOptions);
-  });
-
-  const base = await commitTree(repo, baseTree, undefined, commitMessage(BASE_SUBJECT, sourceTree), gitOptions);
-  const chapters: { target: string; parent: string; tree: string }[] = [];
-  let parent = base;
-  for (const [i, m] of manifests.entries()) {
-    const target = await commitTree(repo, trees[i]!, parent, commitMessage(chapterSubject(m), sourceTree, m.id), gitOptions);
-    chapters.push({ target, parent, tree: trees[i]! });
-    parent = target;
-  }
-  const tip = parent;
-  if (tip !== oldTip) {
-    await refuseCheckedOut(repo, branch, gitOptions);
-    // Compare-and-swap: fails if someone moved the branch since we looked. A concurrent
-    // run that wrote the very same tip is not a conflict (the ids are deterministic).
-    const moved = await gitOk(repo, ["update-ref", "-m", "pi-course: generate teaching history", ref, tip, oldTip ?? ""], gitOptions);
-    if (!moved.ok) {
-      const now = await gitOk(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], gitOptions);
-      if (now.stdout.trim() !== tip) {
-        throw new CourseError("HISTORY_BRANCH_BUSY", `分支 ${branch} 在生成期间被别处改动了，请重试`);
-      }
+/**
+ * Points the branch at `history` when `planHistory` decided to move it, with a
+ * compare-and-swap against the tip it planned from: a branch moved in the meantime is
+ * `HISTORY_BRANCH_BUSY` and stays as it is (a concurrent run that wrote the very same tip
+ * is not a conflict: the ids are deterministic). Does nothing for `reuse` and `keep`.
+ */
+export async function publishHistory(repo: string, history: CourseHistory, options: { signal?: AbortSignal } = {}): Promise<void> {
+  if (history.branchAction !== "move" || history.tip === history.previousTip) return;
+  const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
+  const ref = `refs/heads/${history.branch}`;
+  const moved = await gitOk(repo, ["update-ref", "-m", "pi-course: generate teaching history", ref, history.tip, history.previousTip ?? ""], gitOptions);
+  if (!moved.ok) {
+    const now = await gitOk(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], gitOptions);
+    if (now.stdout.trim() !== history.tip) {
+      throw new CourseError("HISTORY_BRANCH_BUSY", `分支 ${history.branch} 在生成期间被别处改动了，请重试`);
     }
   }
-  return describe(base, chapters, false);
+}
+
+/**
+ * Undoes `publishHistory` (for a command that fails after publishing): points the branch
+ * back at the tip it had, only if it still holds `history.tip`.
+ */
+export async function unpublishHistory(repo: string, history: CourseHistory): Promise<void> {
+  if (history.branchAction !== "move" || history.tip === history.previousTip) return;
+  const ref = `refs/heads/${history.branch}`;
+  if (history.previousTip === undefined) await gitOk(repo, ["update-ref", "-d", ref, history.tip]);
+  else await gitOk(repo, ["update-ref", "-m", "pi-course: undo", ref, history.previousTip, history.tip]);
+}
+
+/**
+ * `planHistory` and then `publishHistory`: the teaching history of `options.source`, with
+ * the branch pointing at it unless it is kept (see `planHistory` for every guarantee).
+ */
+export async function buildHistory(repo: string, options: BuildHistoryOptions = {}): Promise<CourseHistory> {
+  const history = await planHistory(repo, options);
+  await publishHistory(repo, history, options.signal ? { signal: options.signal } : {});
+  return history;
 }
 
 /** A chapter located on the teaching history, with what `checkpoint` prints. */
@@ -329,11 +440,13 @@ export async function verifyLayer(repo: string, chapter: ChapterCommit, options:
 }
 
 /**
- * Builds (or reuses) the history, locates chapter `id` and verifies its layer. This is what
- * `checkpoint` prints and what `practice` and `verify` start from.
+ * Plans the history (see `planHistory`: nothing is published, and an unknown chapter is
+ * refused before anything is written), locates chapter `id` and verifies its layer. This is
+ * what `checkpoint` prints and what `practice` and `verify` start from; each publishes the
+ * history with `publishHistory` once it has succeeded.
  */
 export async function resolveCheckpoint(repo: string, id: string, options: BuildHistoryOptions = {}): Promise<Checkpoint> {
-  const history = await buildHistory(repo, options);
+  const history = await planHistory(repo, { ...options, chapter: id });
   const chapter = findChapter(history, id);
   const layer = await verifyLayer(repo, chapter, options.signal ? { signal: options.signal } : {});
   return { history, chapter, teachingFiles: teachingFilesOf(chapter.manifest), layer };
@@ -368,19 +481,19 @@ export async function buildAndTest(dir: string, options: { signal?: AbortSignal;
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && key !== "NODE_TEST_CONTEXT" && !key.startsWith("npm_")) env[key] = value;
   }
-  const common = { cwd: dir, reject: false, all: true, env, extendEnv: false, ...(options.signal ? { cancelSignal: options.signal } : {}) } as const;
-  const build = await execa(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], common);
-  const buildResult = { ok: build.exitCode === 0, output: String(build.all ?? "") };
+  const common = { cwd: dir, env, ...(options.signal ? { signal: options.signal } : {}) };
+  const build = await runChild(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], common);
+  const buildResult = { ok: build.code === 0, output: build.all };
   if (!buildResult.ok) return { ok: false, build: buildResult, testFiles: [], tests: { ok: false, pass: 0, fail: 0, output: "" } };
   const testDir = path.join(dir, "packages", "pi-course", "dist", "test");
   const all = existsSync(testDir) ? (await readdir(testDir)).filter((f) => f.endsWith(".test.js")).sort() : [];
   const selected = (options.testFiles ? options.testFiles(all) : all).map((f) => path.posix.join("packages/pi-course/dist/test", f));
   if (selected.length === 0) return { ok: true, build: buildResult, testFiles: [], tests: { ok: true, pass: 0, fail: 0, output: "" } };
   const pattern = options.testNamePattern ? [`--test-name-pattern=${options.testNamePattern}`] : [];
-  const run = await execa(process.execPath, ["--test", "--test-reporter=tap", ...pattern, ...selected], common);
-  const output = String(run.all ?? "");
+  const run = await runChild(process.execPath, ["--test", "--test-reporter=tap", ...pattern, ...selected], common);
+  const output = run.all;
   const count = (label: string): number => Number(new RegExp(`^# ${label} (\\d+)$`, "m").exec(output)?.[1] ?? 0);
-  const tests = { ok: run.exitCode === 0, pass: count("pass"), fail: count("fail"), output };
+  const tests = { ok: run.code === 0, pass: count("pass"), fail: count("fail"), output };
   return { ok: tests.ok, build: buildResult, testFiles: selected, tests };
 }
 

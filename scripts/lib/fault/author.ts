@@ -11,7 +11,8 @@
  * scratch folders are always removed.
  */
 import { existsSync } from "node:fs";
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
@@ -156,7 +157,8 @@ export async function prepareScratch(sourceRoot: string, manifest: ChapterManife
     for (const rel of wanted) {
       const from = path.join(sourceRoot, ...rel.split("/"));
       if (!existsSync(from)) throw new CourseError("FAULT_SOURCE_MISSING", `${sourceRoot} 中缺少 ${rel}，无法建立故障实验的副本`);
-      await cp(from, path.join(dir, ...rel.split("/")), { recursive: true, filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
+      // fs-extra's copy, not Node 20's experimental fs.cp (see the README's dependency table).
+      await fse.copy(from, path.join(dir, ...rel.split("/")), { filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
     }
     await linkNodeModules(dir, nodeModules);
     return dir;

@@ -23,16 +23,17 @@
  * temporary folder, so the destination either appears complete or not at all.
  */
 import { existsSync } from "node:fs";
-import { chmod, lstat, realpath, rename } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
+import { access, chmod, lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
 import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "../course/git.js";
-import { buildAndTest, resolveCheckpoint, type BuildCheck, type Checkpoint } from "../course/history.js";
-import { assertNoLeaks, auditLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
+import { buildAndTest, publishHistory, resolveCheckpoint, unpublishHistory, type BuildCheck, type Checkpoint } from "../course/history.js";
+import { assertNoLeaks, auditLeaks, findStarterLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
-import { linkNodeModules, makeScratchDir, releaseScratchDir, removeScratchDir } from "../core/scratch.js";
+import { handOverScratchDir, linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
 export const COURSE_GUIDE = "COURSE.md";
@@ -78,20 +79,49 @@ async function canonicalise(p: string): Promise<string> {
   }
 }
 
+/** The nearest ancestor of `p` (inclusive) that exists, with what it is. */
+async function nearestExisting(p: string): Promise<{ path: string; isDirectory: boolean }> {
+  let current = path.resolve(p);
+  for (;;) {
+    const info = await stat(current).catch(() => undefined);
+    if (info !== undefined) return { path: current, isDirectory: info.isDirectory() };
+    const up = path.dirname(current);
+    if (up === current) return { path: current, isDirectory: true };
+    current = up;
+  }
+}
+
+/** Why a folder cannot be written, for an `EACCES`/`EPERM`/`EROFS`; undefined for any other error. */
+export function readOnlyParent(parent: string, error: unknown): CourseError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") return undefined;
+  return new CourseError("DEST_PARENT_READONLY", `不能在 ${parent} 里创建目录（${code}）：换一个你有写权限的位置`, { cause: error });
+}
+
 /**
  * Refuses a destination that exists (even as a broken symlink: `DEST_EXISTS`), lies inside
- * the repository after resolving symlinks (`DEST_INSIDE_REPO`), or whose parent folder does
- * not exist (`DEST_PARENT_MISSING`). Changes nothing.
+ * the repository after resolving symlinks (`DEST_INSIDE_REPO`, suggesting the real default
+ * folder of chapter `id`), whose parent folder does not exist (`DEST_PARENT_MISSING`), is
+ * a file or lies below one (`DEST_PARENT_NOT_DIR`, naming the file), or cannot be written
+ * (`DEST_PARENT_READONLY`). Changes nothing.
  */
-export async function checkDestination(repo: string, dest: string): Promise<void> {
+export async function checkDestination(repo: string, dest: string, id: string): Promise<void> {
   const exists = await lstat(dest).then(() => true, () => false);
   if (isInside(await realpath(repo), await canonicalise(dest)) || isInside(path.resolve(repo), path.resolve(dest))) {
-    throw new CourseError("DEST_INSIDE_REPO", `${dest} 在课程仓库内部；练习目录要放在仓库之外，例如 ${defaultPracticeDir(repo, "NN")}`);
+    throw new CourseError("DEST_INSIDE_REPO", `${dest} 在课程仓库内部；练习目录要放在仓库之外，例如 ${defaultPracticeDir(repo, id)}`);
   }
   if (exists) throw new CourseError("DEST_EXISTS", `${dest} 已经存在；为了不覆盖任何东西，请换一个不存在的目录名`);
   const parent = path.dirname(dest);
-  const parentIsDir = await lstat(parent).then((s) => s.isDirectory() || s.isSymbolicLink(), () => false);
-  if (!parentIsDir) throw new CourseError("DEST_PARENT_MISSING", `${parent} 不存在；请先创建它，或换一个位置`);
+  const existing = await nearestExisting(parent);
+  if (!existing.isDirectory) {
+    throw new CourseError("DEST_PARENT_NOT_DIR", `${existing.path} 是一个文件，不是目录，不能在它${existing.path === parent ? "" : "下面"}创建练习目录；换一个位置`);
+  }
+  if (existing.path !== parent) throw new CourseError("DEST_PARENT_MISSING", `${parent} 不存在；请先创建它，或换一个位置`);
+  try {
+    await access(parent, fsConstants.W_OK);
+  } catch (error) {
+    throw readOnlyParent(parent, error) ?? error;
+  }
 }
 
 /** `packages/<pkg>/<dir>/x.ts` -> `packages/<pkg>/dist/<dir>/x.js` (where `tsc` puts it). */
@@ -251,7 +281,9 @@ export interface PracticePlan {
   files: OutputFile[];
   marker: PracticeMarker;
   /** Reference/starter pairs the leak audit compares (contents filled in by `createPractice`). */
-  pairs: { teachingFile: string; referenceOid: string; starterOid: string }[];
+  pairs: { teachingFile: string; starterFile: string; referenceOid: string; starterOid: string }[];
+  /** The chapter's lab ids (which throws of a starter are scaffold throws). */
+  labIds: string[];
   /** Extra documents the audit checks besides the files (the manifest's lab texts). */
   extraDocuments: AuditDocument[];
   /** Paths of files copied verbatim from the parent commit (the audit's inherited files). */
@@ -320,7 +352,8 @@ export function planPractice(input: {
   return {
     files,
     marker,
-    pairs: m.starters.map((s) => ({ teachingFile: s.to, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
+    pairs: m.starters.map((s) => ({ teachingFile: s.to, starterFile: s.from, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
+    labIds: m.labs.map((lab) => lab.id),
     extraDocuments: [{ file: `${m.manifestPath}（Lab 与提示文本）`, text: labText }],
     inherited: new Set(input.parentEntries.map((e) => (e.path === LEARNING ? COURSE_GUIDE : e.path))),
   };
@@ -344,6 +377,10 @@ export interface CreatePracticeOptions {
   linkModules?: boolean;
   /** Aborting stops the work, removes the temporary folder and rejects with `ABORTED`. */
   signal?: AbortSignal;
+  /** Point the teaching branch at the history the folder comes from (default true; `verify` decides for itself). */
+  publish?: boolean;
+  /** The chapter as the caller already resolved it (for `id`, from `source`): saves generating the history again. */
+  checkpoint?: Checkpoint;
   hooks?: { afterStep?(step: PracticeStep, tempDir: string | undefined): void | Promise<void> };
 }
 
@@ -374,12 +411,12 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     if (signal?.aborted) throw new CourseError("ABORTED", "已中断，没有留下任何文件");
   };
   const dest = resolveDestination(repo, id, options.dest, options.cwd ?? process.cwd());
-  await checkDestination(repo, dest);
+  await checkDestination(repo, dest, id);
   const repoModules = path.join(repo, "node_modules");
   if (options.linkModules && !existsSync(repoModules)) {
     throw new CourseError("MODULES_MISSING", `课程仓库里还没有 node_modules，无法链接：先在 ${repo} 运行 npm install，或去掉 --link-modules`);
   }
-  const checkpoint = await resolveCheckpoint(repo, id, { ...(options.source ? { source: options.source } : {}), ...gitOptions });
+  const checkpoint = options.checkpoint ?? (await resolveCheckpoint(repo, id, { ...(options.source ? { source: options.source } : {}), ...gitOptions }));
   await step("checkpoint", undefined);
   const { chapter } = checkpoint;
   const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);
@@ -387,9 +424,11 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   if (!manifestEntry) throw new CourseError("HISTORY_MISMATCH", `target 中没有 ${chapter.manifest.manifestPath}`);
   const manifestText = (await readObjects(repo, [manifestEntry.oid], gitOptions)).get(manifestEntry.oid)!.toString("utf8");
   const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText, linkedModules: options.linkModules === true });
-  await checkDestination(repo, dest); // again: resolving the checkpoint took a moment
+  await checkDestination(repo, dest, id); // again: resolving the checkpoint took a moment
 
-  const temp = await makeScratchDir(path.dirname(dest), `.${path.basename(dest)}.partial-`);
+  const temp = await makeScratchDir(path.dirname(dest), `.${path.basename(dest)}.partial-`).catch((error: unknown) => {
+    throw readOnlyParent(path.dirname(dest), error) ?? error;
+  });
   try {
     await step("destination", temp);
     await writeFiles(repo, temp, plan.files, gitOptions);
@@ -402,8 +441,15 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     if (await lstat(dest).then(() => true, () => false)) {
       throw new CourseError("DEST_EXISTS", `${dest} 在生成期间被创建了；没有改动它`);
     }
-    await rename(temp, dest);
-    releaseScratchDir(temp);
+    // The teaching branch moves only with a folder to show for it.
+    const publish = options.publish !== false;
+    if (publish) await publishHistory(repo, checkpoint.history, signal ? { signal } : {});
+    try {
+      await handOverScratchDir(temp, dest);
+    } catch (error) {
+      if (publish) await unpublishHistory(repo, checkpoint.history);
+      throw error;
+    }
   } catch (error) {
     await removeScratchDir(temp);
     if (signal?.aborted && !(error instanceof CourseError && error.code === "ABORTED")) {
@@ -427,12 +473,14 @@ async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitO
   const objects = await readObjects(repo, plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]), gitOptions);
   const pairs: LeakPair[] = plan.pairs.map((p) => ({
     teachingFile: p.teachingFile,
+    starterFile: p.starterFile,
     reference: objects.get(p.referenceOid)!.toString("utf8"),
     starter: objects.get(p.starterOid)!.toString("utf8"),
   }));
   const leaks = await auditLeaks(dir, pairs, { extra: plan.extraDocuments, inherited: plan.inherited });
   // Build output (`packages/*/dist`) is compiled from the folder's own sources: nothing new.
-  return leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file));
+  // The starter's own leaks come first: they are the cause to fix.
+  return [...findStarterLeaks(pairs, plan.labIds), ...leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file))];
 }
 
 /**

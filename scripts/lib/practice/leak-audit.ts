@@ -15,10 +15,15 @@
  * short shared idiom there must not block every learner, while a pasted block of the
  * answer is still caught. Files the practice folder adds from the chapter (focused tests,
  * the starter, the manifest and hints, the guide) get the full check.
+ *
+ * The starter itself is audited by a second rule (`starter-audit.ts`): lines are not
+ * enough there, since every line a starter holds is exempt from the rule above. Its
+ * leaks come first in `auditPracticeSources`' result, since they are the cause to fix.
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
+import { auditStarter, type StarterLeak } from "./starter-audit.js";
 
 /** Trimmed lines shorter than this are ignored by the audit. */
 export const MIN_LEAK_LINE_LENGTH = 12;
@@ -37,6 +42,8 @@ export interface LeakPair {
   reference: string;
   /** The starter's content (what the learner is given). */
   starter: string;
+  /** Where the starter comes from in the course (`starters/NN-x.ts`), named by a starter leak. */
+  starterFile?: string;
 }
 
 /** A line of the answer found in a file. */
@@ -45,9 +52,11 @@ export interface Leak {
   file: string;
   /** 1-based line number. */
   line: number;
-  /** The leaked line, trimmed. */
+  /** The leaked line, trimmed (for a starter leak: the starter's text of the piece). */
   text: string;
   teachingFile: string;
+  /** Set for a leak the starter audit found: where in the starter, and the reference line it copies. */
+  starter?: { where: StarterLeak["where"]; referenceLine: number };
 }
 
 /** A text to audit that is not (only) a file on disk, e.g. the hint strings of a manifest. */
@@ -140,13 +149,36 @@ export async function auditLeaks(
   return findLeaks([...documents, ...(options.extra ?? [])], pairs);
 }
 
-/** Throws `LEAK_DETECTED` naming the first leak (file, line number, line) and the total count. */
+/**
+ * The starter audit (see `starter-audit.ts`) of every pair, as leaks named by the starter's
+ * course path (`starterFile`, else the teaching file) and line. `labIds` are the chapter's labs.
+ */
+export function findStarterLeaks(pairs: readonly LeakPair[], labIds?: readonly string[]): Leak[] {
+  return pairs.flatMap((pair) =>
+    auditStarter(pair.reference, pair.starter, labIds).map((leak) => ({
+      file: pair.starterFile ?? pair.teachingFile,
+      line: leak.line,
+      text: leak.text,
+      teachingFile: pair.teachingFile,
+      starter: { where: leak.where, referenceLine: leak.referenceLine },
+    })),
+  );
+}
+
+const WHERE = { comment: "注释", string: "字符串", code: "代码" } as const;
+
+/** One line (Chinese) naming a leak: the file and line, what leaked, and from where. */
+export function describeLeak(leak: Leak): string {
+  if (leak.starter !== undefined) {
+    return `${leak.file}:${leak.line} 的${WHERE[leak.starter.where]}含有 ${leak.teachingFile} 参考实现函数体中的代码「${leak.text}」（参考实现第 ${leak.starter.referenceLine} 行）；starter 只能有公开接口、施工位的 throw 和 🔨 提示`;
+  }
+  return `${leak.file}:${leak.line} 含有 ${leak.teachingFile} 参考实现中的一行「${leak.text}」，而 starter 里没有这一行`;
+}
+
+/** Throws `LEAK_DETECTED` naming the first leak (file, line number, text) and the total count. */
 export function assertNoLeaks(leaks: readonly Leak[]): void {
   const first = leaks[0];
   if (!first) return;
   const more = leaks.length > 1 ? `（共 ${leaks.length} 处）` : "";
-  throw new CourseError(
-    "LEAK_DETECTED",
-    `答案泄漏：${first.file}:${first.line} 含有 ${first.teachingFile} 参考实现中的一行「${first.text}」，而 starter 里没有这一行${more}`,
-  );
+  throw new CourseError("LEAK_DETECTED", `答案泄漏：${describeLeak(first)}${more}`);
 }

@@ -128,6 +128,68 @@ export function leadingComments(text: string, pos: number): Comment[] {
   return comments;
 }
 
+/** A half-open range `[pos, end)` of a source text. */
+export interface TextRange {
+  pos: number;
+  end: number;
+}
+
+const LITERAL_KINDS = new Set<SyntaxKind>([
+  SyntaxKind.StringLiteral,
+  SyntaxKind.NoSubstitutionTemplateLiteral,
+  SyntaxKind.TemplateHead,
+  SyntaxKind.TemplateMiddle,
+  SyntaxKind.TemplateTail,
+  SyntaxKind.RegularExpressionLiteral,
+]);
+
+/**
+ * Every string, template and regular-expression literal of `tree`, quotes included (a
+ * template with substitutions gives one range per piece: `` `a${ ``, `}b${`, `` }c` ``),
+ * in source order.
+ */
+export function literalRanges(tree: SourceFile): TextRange[] {
+  const ranges: TextRange[] = [];
+  walk(tree, (node) => {
+    if (LITERAL_KINDS.has(node.kind)) ranges.push({ pos: node.getStart(tree), end: node.end });
+  });
+  return ranges.sort((a, b) => a.pos - b.pos);
+}
+
+/**
+ * Every comment of `tree`, in source order. The text is scanned outside the literals the
+ * tree holds, so `//` or `/*` inside a string, template or regular expression is never
+ * taken for a comment, and a comment anywhere (also alone before a closing brace) is found.
+ */
+export function allComments(tree: SourceFile): Comment[] {
+  const text = tree.text;
+  const literals = literalRanges(tree);
+  const comments: Comment[] = [];
+  let next = 0; // index of the next literal at or after `at`
+  for (let at = 0; at < text.length; ) {
+    while (next < literals.length && literals[next]!.end <= at) next += 1;
+    const literal = literals[next];
+    if (literal !== undefined && literal.pos <= at) {
+      at = literal.end;
+      continue;
+    }
+    if (text.startsWith("//", at)) {
+      const newline = text.indexOf("\n", at);
+      const end = newline === -1 ? text.length : newline;
+      comments.push({ kind: "line", pos: at, end, text: text.slice(at, end).replace(/\r$/, "") });
+      at = end;
+    } else if (text.startsWith("/*", at)) {
+      const close = text.indexOf("*/", at + 2);
+      const end = close === -1 ? text.length : close + 2;
+      comments.push({ kind: "block", pos: at, end, text: text.slice(at, end) });
+      at = end;
+    } else {
+      at += 1;
+    }
+  }
+  return comments;
+}
+
 /** The kinds of top-level declaration the tooling tells apart. */
 export type DeclarationKind = "function" | "class" | "interface" | "type" | "variable" | "enum" | "import" | "export" | "other";
 

@@ -29,7 +29,8 @@
  * pure, so they are tested on synthetic results.
  */
 import { existsSync } from "node:fs";
-import { cp, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
@@ -37,7 +38,7 @@ import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults }
 import { applyLearnerPatch, authorFaults, type Fault } from "../fault/catalog.js";
 import { listTree, readFileAt, writeFiles } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
-import type { Leak } from "../practice/leak-audit.js";
+import { describeLeak, type Leak } from "../practice/leak-audit.js";
 import { scaffoldLabOf, summarizeLabs } from "../lab/results.js";
 import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
@@ -69,6 +70,12 @@ export interface VerifyOptions {
   id: string;
   /** Where the scratch folder is made; default the OS temp folder. */
   scratchParent?: string;
+  /**
+   * Titles of the steps to run (see `VERIFY_STEPS`), with the steps they need added; every
+   * step when absent. A partial record checks one concern without the rest (the tooling
+   * tests use it; the acceptance record itself is always whole).
+   */
+  only?: readonly string[];
   signal?: AbortSignal;
   /** Called before each step: 1-based index, step count, title. */
   onStep?(index: number, total: number, title: string): void;
@@ -253,7 +260,7 @@ async function stepFreshBuild(ctx: Context): Promise<CheckResult[]> {
   if (!ctx.checkpoint) return [notRun("fresh build", "history 失败")];
   const dest = path.join(ctx.scratch, "practice");
   try {
-    await createPractice({ repo: ctx.repo, id: ctx.id, dest, source: ctx.checkpoint.history.source, linkModules: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    await createPractice({ repo: ctx.repo, id: ctx.id, dest, checkpoint: ctx.checkpoint, linkModules: true, publish: false, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   } catch (error) {
     // `practice` refuses a leaking folder; the leak audit line says what leaked.
     if (error instanceof CourseError && error.code === "LEAK_DETECTED") ctx.leakRefusal = error.message;
@@ -274,9 +281,10 @@ async function stepPublicSurface(ctx: Context): Promise<CheckResult[]> {
   const manifest = chapter.manifest;
   // The reference copy: the practice folder with the target's teaching files over the starters.
   const referenceDir = path.join(ctx.scratch, "reference");
-  await cp(ctx.practiceDir, referenceDir, { recursive: true, verbatimSymlinks: true });
+  // fs-extra's copy: Node 20's fs.cp is experimental there, and slower (bench/libraries.ts). Links are copied as links.
+  await fse.copy(ctx.practiceDir, referenceDir);
   for (const starter of manifest.starters) {
-    await writeFile(path.join(referenceDir, ...starter.to.split("/")), await readFileAt(ctx.repo, chapter.target, starter.to));
+    await writeFile(path.join(referenceDir, ...starter.to.split("/")), await readFileAt(ctx.repo, chapter.target, starter.to, ctx.signal ? { signal: ctx.signal } : {}));
   }
   ctx.referenceDir = referenceDir;
   const error = await buildAll(referenceDir, manifest, ctx.signal);
@@ -329,7 +337,7 @@ async function stepStagedFirstRed(ctx: Context): Promise<CheckResult[]> {
     });
   }
   const dir = path.join(ctx.scratch, "staged");
-  await cp(ctx.practiceDir, dir, { recursive: true, verbatimSymlinks: true });
+  await fse.copy(ctx.practiceDir, dir);
   const checks: CheckResult[] = [];
   for (const [index, lab] of manifest.labs.entries()) {
     if (index === 0) {
@@ -379,7 +387,7 @@ async function stepLeakAudit(ctx: Context): Promise<CheckResult[]> {
     {
       name: "leak audit",
       ok: first === undefined,
-      detail: first === undefined ? "pass" : `${first.file}:${first.line} 含有参考实现的一行「${first.text}」${ctx.leaks.length > 1 ? `（共 ${ctx.leaks.length} 处）` : ""}`,
+      detail: first === undefined ? "pass" : `${describeLeak(first)}${ctx.leaks.length > 1 ? `（共 ${ctx.leaks.length} 处）` : ""}`,
     },
   ];
 }
@@ -470,7 +478,8 @@ async function buildAndTestCommit(
 ): Promise<CheckResult> {
   const dir = path.join(ctx.scratch, dirName);
   await mkdir(dir);
-  await writeFiles(ctx.repo, dir, await listTree(ctx.repo, commit), ctx.signal ? { signal: ctx.signal } : {});
+  const gitOptions = ctx.signal ? { signal: ctx.signal } : {};
+  await writeFiles(ctx.repo, dir, await listTree(ctx.repo, commit, gitOptions), gitOptions);
   await linkNodeModules(dir, ctx.nodeModules);
   const packages = existsSync(path.join(dir, "packages")) ? await readdir(path.join(dir, "packages")) : [];
   const files: string[] = [];
@@ -505,21 +514,39 @@ async function stepThroughChapter(ctx: Context): Promise<CheckResult[]> {
   return [await buildAndTestCommit(ctx, name, ctx.checkpoint.chapter.target, "target", (names) => throughChapterFiles(names, ctx.id))];
 }
 
-/** The steps of the record, in order. */
-export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<CheckResult[]> }[] = [
-  { title: "history", run: stepHistory },
-  { title: "parent", run: stepParent },
-  { title: "fresh build", run: stepFreshBuild },
-  { title: "public surface", run: stepPublicSurface },
-  { title: "first red", run: stepFirstRed },
-  { title: "staged first red", run: stepStagedFirstRed },
-  { title: "chapter text", run: stepChapterText },
-  { title: "leak audit", run: stepLeakAudit },
-  { title: "reference labs", run: stepReferenceLabs },
-  { title: "faults", run: stepFaults },
-  { title: "chapter total", run: stepChapterTotal },
-  { title: "through chapter", run: stepThroughChapter },
+/** The steps of the record, in order; `needs` names the steps whose results a step uses. */
+export const VERIFY_STEPS: readonly { title: string; needs: readonly string[]; run(ctx: Context): Promise<CheckResult[]> }[] = [
+  { title: "history", needs: [], run: stepHistory },
+  { title: "parent", needs: ["history"], run: stepParent },
+  { title: "fresh build", needs: ["history"], run: stepFreshBuild },
+  { title: "public surface", needs: ["fresh build"], run: stepPublicSurface },
+  { title: "first red", needs: ["fresh build"], run: stepFirstRed },
+  { title: "staged first red", needs: ["first red"], run: stepStagedFirstRed },
+  { title: "chapter text", needs: ["history"], run: stepChapterText },
+  { title: "leak audit", needs: ["fresh build"], run: stepLeakAudit },
+  { title: "reference labs", needs: ["public surface"], run: stepReferenceLabs },
+  { title: "faults", needs: ["public surface"], run: stepFaults },
+  { title: "chapter total", needs: ["reference labs"], run: stepChapterTotal },
+  { title: "through chapter", needs: ["history"], run: stepThroughChapter },
 ];
+
+/**
+ * The steps to run for `only` (titles), in record order, each with every step it needs,
+ * directly or not. Throws `USAGE` for a title the record does not have.
+ */
+export function selectSteps(only: readonly string[] | undefined): typeof VERIFY_STEPS {
+  if (only === undefined) return VERIFY_STEPS;
+  const wanted = new Set<string>();
+  const add = (title: string): void => {
+    const step = VERIFY_STEPS.find((s) => s.title === title);
+    if (step === undefined) throw new CourseError("USAGE", `verify 没有名为 “${title}” 的步骤；步骤：${VERIFY_STEPS.map((s) => s.title).join("、")}`);
+    if (wanted.has(title)) return;
+    wanted.add(title);
+    step.needs.forEach(add);
+  };
+  only.forEach(add);
+  return VERIFY_STEPS.filter((s) => wanted.has(s.title));
+}
 
 /**
  * Runs the whole record for chapter `options.id` (see the module comment). Never throws
@@ -529,6 +556,7 @@ export const VERIFY_STEPS: readonly { title: string; run(ctx: Context): Promise<
  */
 export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
+  const steps = selectSteps(options.only);
   const scratch = await makeScratchDir(options.scratchParent ?? os.tmpdir(), `pi-course-verify-${options.id}-`);
   const ctx: Context = {
     repo: options.repo,
@@ -541,8 +569,8 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   };
   const checks: CheckResult[] = [];
   try {
-    for (const [index, step] of VERIFY_STEPS.entries()) {
-      options.onStep?.(index + 1, VERIFY_STEPS.length, step.title === "through chapter" ? `through chapter ${options.id}` : step.title);
+    for (const [index, step] of steps.entries()) {
+      options.onStep?.(index + 1, steps.length, step.title === "through chapter" ? `through chapter ${options.id}` : step.title);
       let results: CheckResult[];
       try {
         results = await step.run(ctx);
@@ -557,6 +585,8 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
         options.onCheck?.(check);
       }
     }
+    // The record is made in a private clone of a snapshot of the working tree, whose commits
+    // the repository may not even have: verify never writes the teaching branch (checkpoint does).
   } finally {
     await removeScratchDir(scratch);
   }

@@ -6,11 +6,13 @@
  * write branches into the real repository.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { courseRoot } from "../../lib/core/paths.js";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repository these tests belong to. */
 export const realRepo = courseRoot;
@@ -22,7 +24,6 @@ const BASE_FILES = [
   "tsconfig.base.json",
   "tsconfig.json",
   "packages/pi-course/package.json",
-  "packages/pi-course/tsconfig.json",
   "scripts/checkpoint.ts",
   "scripts/practice.ts",
   "scripts/lib", // the whole folder: the commands' helpers
@@ -98,6 +99,9 @@ through chapter 02: all pass
 
 const FILES: Record<string, string> = {
   "LEARNING.md": "# 课程指南\n\n总体说明。\n",
+  // A lean build: no @types/node (see lean-build.ts).
+  "packages/pi-course/tsconfig.json": leanPackageTsconfig(),
+  [NODE_TEST_TYPES]: NODE_TEST_TYPINGS,
   "packages/pi-course/src/alpha.ts": 'export function alpha(): string {\n  return "alpha";\n}\n',
   "packages/pi-course/test/01-alpha.test.ts": `import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -238,7 +242,7 @@ export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}):
   mkdirSync(repo);
   for (const file of BASE_FILES) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
-    cpSync(path.join(realRepo, file), path.join(repo, file), { recursive: true });
+    fse.copySync(path.join(realRepo, file), path.join(repo, file));
   }
   for (const [file, content] of Object.entries({ ...FILES, ...options.overrides })) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
