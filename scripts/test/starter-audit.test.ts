@@ -147,6 +147,12 @@ test("runs shorter than the threshold, and quotes of the starter's own surface o
   assert.deepEqual(auditStarter(REFERENCE, short, LABS), []);
   const quotesGiven = withInList("// 构造函数里已经有 this.#things.push(structuredClone(first)); 不用改");
   assert.deepEqual(auditStarter(REFERENCE, quotesGiven, LABS), []);
+  // A doc comment of the reference's surface that shares its words with a body's message.
+  const documented = REFERENCE.replace("/** Shared type. */", "/** Shared type: its name is not one of the names we sort and strip folders from. */")
+    .replace("// sort first, then strip folders", 'if (names.length === 0) throw new Error("not one of the names we sort and strip folders from");');
+  const starterDocumented = STARTER.replace("/** Shared type. */", "/** Shared type: its name is not one of the names we sort and strip folders from. */");
+  assert.deepEqual(auditStarter(documented, starterDocumented, LABS), []);
+  assert.notDeepEqual(auditStarter(REFERENCE.replace("// sort first, then strip folders", 'if (names.length === 0) throw new Error("not one of the names we sort and strip folders from");'), starterDocumented, LABS), [], "without the reference's own doc comment the same words are a leak");
 });
 
 test("findStarterLeaks names the starter's own path, and the practice error says where and what", () => {

@@ -12,10 +12,12 @@
  *   and given code, i.e. statements of bodies that are not construction sites and
  *   initializers that are exactly, token for token, what the reference has in the same
  *   declaration (a small helper, a constructor, a class field the learner does not write).
+ * - The reference's own comments outside its bodies (the doc comments of its public
+ *   surface) may be repeated too, even where a body uses the same words.
  * - Everything else is searched for the answer: every comment (the 🔨 guidance included),
  *   every string and template literal outside given code, and every statement of a body
  *   that is neither given nor scaffold. A run of `ANSWER_RUN_TOKENS` consecutive tokens
- *   (words and punctuation marks, at least `ANSWER_RUN_WORDS` of them words) of the answer
+ *   (words, operators and punctuation marks, at least `ANSWER_RUN_WORDS` of them words) of the answer
  *   found there is a leak, unless the same run is also part of the starter's allowed code
  *   (quoting a given line or a signature gives nothing away). Tokens are compared, not
  *   lines, so `// 参考：const fact = structuredClone(await core(…));` is caught although
@@ -51,10 +53,12 @@ interface Token {
   pos: number;
 }
 
-const TOKEN = /[\p{L}\p{N}_$]+|[^\s\p{L}\p{N}_$]/gu;
+// Multi-character operators are one token each, as the language scans them: `a === 0` is
+// three tokens, not five, so punctuation cannot pad a common idiom up to a run.
+const TOKEN = /[\p{L}\p{N}_$]+|===|!==|\*\*=|\?\?=|&&=|\|\|=|\.\.\.|=>|==|!=|<=|>=|&&|\|\||\?\?|\?\.|\+\+|--|\*\*|[-+*/%&|^]=|[^\s\p{L}\p{N}_$]/gu;
 const QUOTES = new Set(["'", '"', "`"]);
 
-/** Words and single punctuation marks of `text` (starting at offset `base`); every quote mark is one token `"`. */
+/** Words, operators and single punctuation marks of `text` (starting at offset `base`); every quote mark is one token `"`. */
 function tokenize(text: string, base: number): Token[] {
   const tokens: Token[] = [];
   for (const match of text.matchAll(TOKEN)) {
@@ -238,6 +242,13 @@ export function auditStarter(referenceText: string, starterText: string, labIds?
   }
   surface.push(codeTokens(starter, starterComments, { pos: cursor, end: starterText.length }));
   for (const range of allowed) surface.push(codeTokens(starter, starterComments, range));
+  // The reference's own comments outside its bodies document its public surface (a type's
+  // doc comment, say); a starter repeating them gives nothing away, even where a message
+  // inside a body happens to use the same words.
+  const referenceSites = codeSites(reference).map((site) => site.range);
+  for (const comment of referenceComments) {
+    if (!referenceSites.some((r) => comment.pos >= r.pos && comment.pos < r.end)) surface.push(commentTokens(comment.text, comment.pos));
+  }
   const quotable = new Set(surface.flatMap((tokens) => runs(tokens).map((r) => r.key)));
 
   const leaks = new Map<number, StarterLeak>();
