@@ -133,9 +133,13 @@ export function childHelper(name: string): string {
   return path.join(compiledTooling(), "test", `${name}-child.js`);
 }
 
-/** The environment for a command under test: ours without `NODE_TEST_CONTEXT` (see `childEnv` in build.ts), plus `extra`. */
+/**
+ * The environment for a command under test: ours without `NODE_TEST_CONTEXT` (see `childEnv`
+ * in build.ts) and with `CI` cleared (a red lab's exit status depends on it, and the tests
+ * must not depend on whether they run in CI: a test about CI sets it in `extra`), plus `extra`.
+ */
 export function commandEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, CI: "", ...extra };
   delete env.NODE_TEST_CONTEXT;
   return env;
 }
