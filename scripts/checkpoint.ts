@@ -13,7 +13,7 @@ import { COURSE_BRANCH, publishHistory, resolveCheckpoint, type Checkpoint } fro
 import { courseRoot } from "./lib/core/paths.js";
 import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice/folder.js";
 import { colorEnabled } from "./lib/core/term.js";
-import { withInterrupts } from "./lib/core/scratch.js";
+import { withInterrupts } from "./lib/core/interrupt.js";
 
 export const USAGE = `用法: npm run checkpoint -w @pi/course -- <章节号> [--json] [--source <提交>] [--rebuild]
 
@@ -133,7 +133,7 @@ export interface Io {
 
 /**
  * Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error, 130 when
- * interrupted: SIGINT, SIGTERM or SIGHUP stop the git processes, remove the private index
+ * interrupted: SIGINT, SIGTERM or SIGHUP stop the git processes, leave nothing behind
  * and leave the branch as it was).
  */
 export async function main(argv: readonly string[] = process.argv.slice(2), io: Io = process, repoDir: string = courseRoot): Promise<number> {

@@ -24,7 +24,6 @@ import { runLearnerFault, type LearnerRunResult } from "./lib/fault/learner.js";
 import { resultStatus } from "./lib/core/exit-status.js";
 import { catchInterruptions, type Interruption } from "./lib/core/interrupt.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "./lib/lab/args.js";
-import { removeStaleLabScratch } from "./lib/lab/leftovers.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/fault/catalog.js";
 import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
 import { courseRoot, isPracticeFolder } from "./lib/core/paths.js";
@@ -114,7 +113,6 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
     return 0;
   }
   const selected = selectFaults(faults, args, manifest.id);
-  removeStaleLabScratch();
   const interruption = catchInterruptions();
   const paint = paintFor(process.stdout);
   const started = Date.now();
@@ -252,7 +250,6 @@ async function learnerMode(manifest: ChapterManifest, args: FaultArgs): Promise<
     return 0;
   }
   const selected = selectFaults(faults, { ...args, all: args.all || args.id === undefined }, manifest.id);
-  removeStaleLabScratch();
   // Say first that an interrupted experiment was cleaned up, before anything else happens.
   const recovered = recoverFaultBackup(courseRoot);
   if (recovered.kind === "restored" && !args.json) process.stdout.write(`${recoveryNotice(recovered.state)}\n\n`);

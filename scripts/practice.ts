@@ -8,7 +8,7 @@ import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
 import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { courseRoot, userCwd } from "./lib/core/paths.js";
-import { withInterrupts } from "./lib/core/scratch.js";
+import { withInterrupts } from "./lib/core/interrupt.js";
 import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice/folder.js";
 
 export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--json]

@@ -15,7 +15,8 @@ import { CourseError } from "./lib/core/errors.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { loadManifest } from "./lib/course/manifest.js";
 import { courseRoot } from "./lib/core/paths.js";
-import { removeAllScratchSync, withInterrupts } from "./lib/core/scratch.js";
+import { withInterrupts } from "./lib/core/interrupt.js";
+import { removeAllScratchSync } from "./lib/core/scratch.js";
 import { paintFor, type Paint } from "./lib/core/term.js";
 import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify/record.js";
 

@@ -11,11 +11,11 @@ import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/fault/backup.js";
 import { DEFAULT_TIMEOUT_SECONDS, parseLabArgs, parseTarget } from "../lib/lab/args.js";
 import { lineDiff } from "../lib/lab/diff.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "../lib/lab/format.js";
-import { makeLabScratch, removeStaleLabScratch } from "../lib/lab/leftovers.js";
 import { courseFrames, locateFailure } from "../lib/lab/locate.js";
 import { learnerPreamble } from "../lib/lab/preamble.js";
 import { labIdOfTestName, labNamePattern, parseRecords, summarizeLabs, type TestRecord } from "../lib/lab/results.js";
-import { chapterNamePattern, distPathOf, labsNamePattern, runLab, splitDiagnostics, type LabOutcome } from "../lib/lab/runner.js";
+import { chapterNamePattern, distPathOf, LAB_SCRATCH_PREFIX, labsNamePattern, makeLabScratch, runLab, splitDiagnostics, type LabOutcome } from "../lib/lab/runner.js";
+import { currentOwner, OWNER_FILE, removeScratchDir, SCRATCH_JOURNALS, sweepStaleScratch, useJournalRoot } from "../lib/core/scratch.js";
 import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "../lib/lab/watch.js";
 import { processesMentioning } from "./leftover-probe.js";
 import { loadManifest, parseManifest, type LabSpec } from "../lib/course/manifest.js";
@@ -576,20 +576,20 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
   });
 });
 
-test("lab-run temp folders of dead processes are removed by the next command; live or unproven ones stay", async (t) => {
+test("a lab run's temp folder is a scratch folder of this process: owned, journaled, so a killed run's is swept by the next command", async (t) => {
   const parent = await mkdtemp(path.join(os.tmpdir(), "pi-stale-"));
   t.after(() => rm(parent, { recursive: true, force: true }));
-  const mine = await makeLabScratch("/course", parent);
-  const dead = path.join(parent, "pi-lab-1073741824-AbC123");
-  mkdirSync(dead);
-  writeFileSync(path.join(dead, "owner.json"), JSON.stringify({ tool: "pi-course lab", pid: 1073741824 }));
-  const unproven = path.join(parent, "pi-lab-1073741825-XyZ789");
-  mkdirSync(unproven);
-  const alive = path.join(parent, `pi-lab-${process.ppid}-QwE456`);
-  mkdirSync(alive);
-  writeFileSync(path.join(alive, "owner.json"), JSON.stringify({ tool: "pi-course lab", pid: process.ppid }));
-  assert.deepEqual(removeStaleLabScratch(parent), ["pi-lab-1073741824-AbC123"]);
-  assert.deepEqual(readdirSync(parent).sort(), [path.basename(mine), path.basename(alive), path.basename(unproven)].sort());
+  useJournalRoot(parent);
+  t.after(() => useJournalRoot(repoRoot));
+  const mine = await makeLabScratch(parent);
+  assert.match(path.basename(mine), new RegExp(`^${LAB_SCRATCH_PREFIX}${process.pid}-`));
+  assert.deepEqual(JSON.parse(readFileSync(path.join(mine, OWNER_FILE), "utf8")), currentOwner());
+  const journals = readdirSync(path.join(parent, ...SCRATCH_JOURNALS.split("/")));
+  assert.equal(journals.length, 1);
+  assert.match(readFileSync(path.join(parent, ...SCRATCH_JOURNALS.split("/"), journals[0]!), "utf8"), new RegExp(LAB_SCRATCH_PREFIX));
+  assert.deepEqual(sweepStaleScratch(), [], "this process is alive: its folder stays");
+  assert.equal(existsSync(mine), true);
+  await removeScratchDir(mine);
 });
 
 test("learner commands say first that the repo is the reference, and restore a fault exercise that was killed", async (t) => {

@@ -6,9 +6,9 @@
  * Guarantees
  * - Every folder is made with `mkdtemp` (never an existing path) and registered until it is
  *   removed or handed over. A normal end, an exception, `process.exit`, and SIGINT, SIGTERM
- *   or SIGHUP during `withInterrupts` all remove what is still registered: the first signal
+ *   or SIGHUP (see `interrupt.ts`) all remove what is still registered: the first signal
  *   aborts the work so that it unwinds through its own cleanup, a second one removes every
- *   registered folder at once and exits with 130.
+ *   registered folder at once and ends the process.
  * - Each folder holds an owner file (`OWNER_FILE`: this tool, the host, the process id and
  *   the process's start time), and the course root keeps a journal of where this process
  *   makes folders (`.pi-course/scratch/<pid>-<start>.json`). A process killed outright
@@ -51,8 +51,9 @@ export function processStart(pid: number): string | null {
   }
 }
 
-/** True when a process with id `pid` exists (also one we may not signal). */
-function processExists(pid: number): boolean {
+/** True when a process with id `pid` exists, other than this one (also one we may not signal). */
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -72,7 +73,7 @@ export function currentOwner(): ScratchOwner {
 /** True when `owner` is provably a process of this host that no longer runs. */
 export function ownerIsGone(owner: ScratchOwner): boolean {
   if (owner.host !== os.hostname()) return false;
-  if (!processExists(owner.pid)) return true;
+  if (owner.pid !== process.pid && !processAlive(owner.pid)) return true;
   // The id is taken: by the same process (still running), or by a newer one.
   const start = processStart(owner.pid);
   return owner.start !== null && start !== null && start !== owner.start;
@@ -280,38 +281,6 @@ export function sweepStaleScratch(): string[] {
     rmSync(file, { force: true });
   }
   return removed;
-}
-
-// ---------------------------------------------------------------------------------------
-// Signals
-// ---------------------------------------------------------------------------------------
-
-/** The signals that end a command in an orderly way (Ctrl-C, `kill`, a closed terminal). */
-export const INTERRUPT_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-
-/**
- * Runs `fn` with an `AbortSignal` that SIGINT, SIGTERM or SIGHUP abort, so that the work
- * stops, kills the processes it started and removes its scratch folders on its way out;
- * a second signal removes every registered scratch folder at once and exits with 130.
- * The handlers are removed when `fn` settles. `interrupted()` tells whether a signal came.
- */
-export async function withInterrupts<T>(fn: (signal: AbortSignal, interrupted: () => boolean) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  let count = 0;
-  const onSignal = (): void => {
-    count += 1;
-    controller.abort();
-    if (count > 1) {
-      removeAllScratchSync();
-      process.exit(130);
-    }
-  };
-  for (const signal of INTERRUPT_SIGNALS) process.on(signal, onSignal);
-  try {
-    return await fn(controller.signal, () => count > 0);
-  } finally {
-    for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
-  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { processAlive } from "../lab/leftovers.js";
+import { processAlive } from "../core/scratch.js";
 
 /** Where the backup lives, relative to the practice folder. */
 export const BACKUP_DIR = ".pi-course/fault-backup";

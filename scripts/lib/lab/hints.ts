@@ -19,7 +19,7 @@ import type { LabTarget } from "./runner.js";
 import type { LabSpec } from "../course/manifest.js";
 import { HINT_STATE } from "../core/paths.js";
 import type { Paint } from "../core/term.js";
-import { processAlive } from "./leftovers.js";
+import { processAlive } from "../core/scratch.js";
 
 /** How many rungs every ladder has. */
 export const RUNGS = 4;

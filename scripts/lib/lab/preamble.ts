@@ -1,18 +1,19 @@
 /**
- * What every learner command (`lab`, `hint`, `reset`) does before its own work: clear what
- * an earlier command that was killed outright left behind, and say first what the learner
- * must know before reading any result:
+ * What every learner command (`lab`, `hint`, `reset`) does before its own work: restore what
+ * an earlier fault exercise that was killed outright left patched, and say first what the
+ * learner must know before reading any result:
  * - in the course repo itself, that this is the reference, not a practice folder;
  * - a fault exercise that was killed between patch and restore: the learner's file still
  *   carries the injected line; it is restored now from the exercise's backup (only when
  *   the file holds exactly the patched bytes and the exercise's process is gone), or the
  *   learner is told what is pending;
- * - lab-run temporary folders of dead processes are removed silently (see `leftovers.ts`).
+ * (Temporary folders that killed commands left, lab runs' included, are removed before any
+ * command starts: `sweepStaleScratch` in `runMain`.)
  */
 import { CourseError } from "../core/errors.js";
 import { isPracticeFolder } from "../core/paths.js";
 import { BACKUP_DIR, readBackupSync, recoverFaultBackup } from "../fault/backup.js";
-import { processAlive, removeStaleLabScratch } from "./leftovers.js";
+import { processAlive } from "../core/scratch.js";
 
 /** The first line of a learner command run in the course repo (Chinese). */
 export function referenceNotice(chapter: string | undefined): string {
@@ -26,7 +27,6 @@ export function referenceNotice(chapter: string | undefined): string {
  * reported, not fatal.
  */
 export function learnerPreamble(root: string, chapter?: string): string[] {
-  removeStaleLabScratch();
   if (!isPracticeFolder(root)) return [referenceNotice(chapter)];
   let backup;
   try {

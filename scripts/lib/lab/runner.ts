@@ -10,6 +10,7 @@ import { getMaxListeners, setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import os from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CourseError } from "../core/errors.js";
 import { buildCourse, startProcess, type ProcessResult, type StartedBuild, type StartOptions } from "./build.js";
@@ -39,8 +40,7 @@ import {
   type TestRecord,
 } from "./results.js";
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
-import { removeScratchDir } from "../core/scratch.js";
-import { makeLabScratch } from "./leftovers.js";
+import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
 /** The reporter module node loads into each test process. */
 export const REPORTER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "reporter.mjs");
@@ -112,8 +112,20 @@ export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.ur
  * Ctrl-C, an abort), ending the group and removing the scratch folder leaves neither a
  * process nor a file of the learner's tests behind.
  */
+/** Prefix of a lab run's temporary folder in the system temp folder; the creating pid follows. */
+export const LAB_SCRATCH_PREFIX = "pi-lab-";
+
+/**
+ * The temporary folder of one lab run (the reporter's result files, the test processes' own
+ * temp folder): a scratch folder like every other (`scratch.ts`), so a run removes it however
+ * it ends, and one killed outright leaves it to the next command's `sweepStaleScratch`.
+ */
+export function makeLabScratch(parent = os.tmpdir()): Promise<string> {
+  return makeScratchDir(parent, `${LAB_SCRATCH_PREFIX}${process.pid}-`);
+}
+
 export async function prepareTests(courseRoot: string, files: readonly string[], options: TestOptions = {}): Promise<PreparedTests> {
-  const scratch = await makeLabScratch(courseRoot);
+  const scratch = await makeLabScratch();
   // One abort listener per test process on the caller's signal: a run of many files (every
   // chapter's, say) is not a leak, so Node's warning at eleven listeners would only be noise.
   if (options.signal !== undefined) setMaxListeners(Math.max(getMaxListeners(options.signal), files.length + 10), options.signal);
