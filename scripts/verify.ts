@@ -18,9 +18,9 @@ import { courseRoot } from "./lib/core/paths.js";
 import { withInterrupts } from "./lib/core/interrupt.js";
 import { removeAllScratchSync } from "./lib/core/scratch.js";
 import { paintFor, type Paint } from "./lib/core/term.js";
-import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify/record.js";
+import { runVerify, selectSteps, type CheckResult, type VerifyReport } from "./lib/verify/record.js";
 
-export const USAGE = `用法: npm run verify -w @pi/course -- <章节号> [--json]
+export const USAGE = `用法: npm run verify -w @pi/course -- <章节号> [--only <步骤>]... [--json]
 
 第 <章节号> 章的验收记录（作者用）：在临时目录里检查你现在的工作区（HEAD 加上未提交的改动，
 即 git add -A 之后会提交的内容；仓库本身只读不写），依次检查 history、parent、fresh build、
@@ -30,6 +30,8 @@ public surface、first red、staged first red（每个 Lab 一行）、chapter t
 复用仓库的 node_modules，不需要网络；要在课程仓库（git clone 得到的目录）里运行。
 
 选项:
+  --only <步骤>  只做这一步（可重复），以及它依赖的前面几步；例如修改正文后只重放正文：
+                 --only "chapter text"。步骤名就是每行开头的名字（staged first red 等）
   --json         结果输出为 JSON：{ checks: [{ name, ok, detail }], ok, seconds }
   -h, --help     显示这段说明`;
 
@@ -37,15 +39,23 @@ export interface VerifyArgs {
   help: boolean;
   chapter?: string;
   json: boolean;
+  /** Steps asked for with `--only` (a partial record); absent for the whole record. */
+  only?: string[];
 }
 
 /** Parses the command line; throws `USAGE` with a one-line reason. */
 export function parseArgs(argv: readonly string[]): VerifyArgs {
-  const { values, positionals } = parseCommandLine(argv, { help: { type: "boolean", short: "h" }, json: { type: "boolean" } });
+  const { values, positionals } = parseCommandLine(argv, {
+    help: { type: "boolean", short: "h" },
+    json: { type: "boolean" },
+    only: { type: "string", multiple: true },
+  });
   const json = values.json === true;
   if (values.help) return { help: true, json };
   if (positionals.length !== 1) throw new CourseError("USAGE", "需要一个章节号，例如 npm run verify -w @pi/course -- 12");
-  return { help: false, chapter: chapterArgument(positionals[0]!), json };
+  const only = values.only;
+  if (only !== undefined) selectSteps(only); // an unknown step is a usage error before any work
+  return { help: false, chapter: chapterArgument(positionals[0]!), json, ...(only === undefined ? {} : { only }) };
 }
 
 /** One record line: `name: detail`, failures marked. */
@@ -75,6 +85,7 @@ async function main(argv: readonly string[]): Promise<number> {
       repo,
       id: chapter,
       signal,
+      ...(args.only === undefined ? {} : { only: args.only }),
       onStep: (index, total, title) => process.stderr.write(`${progress.dim(`[${index}/${total}] ${title} …`)}\n`),
       onProgress: (message) => process.stderr.write(`${progress.dim(`    ${message}`)}\n`),
       onCheck: (check) => {
@@ -85,7 +96,8 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(reportJson(report), null, 2)}\n`);
     } else {
       const failed = report.checks.filter((c) => !c.ok).length;
-      const summary = failed === 0 ? `verify ${report.chapter}: all ${report.checks.length} checks pass` : `verify ${report.chapter}: ${failed} of ${report.checks.length} checks FAIL`;
+      const partial = args.only === undefined ? "" : `（部分记录：${args.only.join("、")}）`;
+      const summary = failed === 0 ? `verify ${report.chapter}: all ${report.checks.length} checks pass${partial}` : `verify ${report.chapter}: ${failed} of ${report.checks.length} checks FAIL${partial}`;
       process.stdout.write(`${failed === 0 ? paint.green(summary) : paint.red(summary)}\n`);
     }
     process.stderr.write(`用时 ${report.seconds.toFixed(1)} 秒\n`);

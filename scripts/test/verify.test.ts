@@ -105,6 +105,8 @@ test("declarations are compared line by line, ignoring blank lines and trailing 
 
 test("command line: one chapter, --json, --help; usage errors", () => {
   assert.deepEqual(parseArgs(["12", "--json"]), { help: false, chapter: "12", json: true });
+  assert.deepEqual(parseArgs(["12", "--only", "chapter text", "--only", "leak audit"]), { help: false, chapter: "12", json: false, only: ["chapter text", "leak audit"] });
+  assert.throws(() => parseArgs(["12", "--only", "nope"]), { code: "USAGE" }, "an unknown step is refused before any work");
   assert.equal(parseArgs(["3"]).chapter, "03");
   assert.equal(parseArgs(["-h"]).help, true);
   for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"], ["12", "--source", "nonexist"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
