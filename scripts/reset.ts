@@ -51,7 +51,7 @@ export function formatReset(results: readonly ResetResult[], target: LabTarget):
   const what = target.lab === undefined ? "starter" : `starter 里 Lab ${target.lab} 的样子`;
   for (const result of results) {
     if (result.status === "unchanged") {
-      lines.push(`${result.file} 已经是${what}，没有改动。`);
+      lines.push(`${result.file} 已经是 ${what}，没有改动。`);
       continue;
     }
     const names = result.declarations === undefined ? "" : `（${result.declarations.join("、")}）`;
