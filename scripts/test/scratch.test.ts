@@ -125,3 +125,15 @@ test("sweepStaleScratch removes what a gone process provably left, and nothing i
   if (parentStart !== null) assert.equal(existsSync(reusedLeft), false, "a reused process id is no owner");
   assert.deepEqual(readdirSync(journalDir), [`${living.pid}-live.json`], "the journals of gone processes go, a running one's stays");
 });
+
+test("a scratch folder never exists without its owner file, not even before makeScratchDir's promise settles", async (t) => {
+  const parent = await parentDir(t);
+  const made = makeScratchDir(parent, "sync-");
+  // Whatever ends the process from here on (an exception, process.exit, a second signal),
+  // the folder on disk already proves whose it is.
+  const [name] = readdirSync(parent);
+  assert.ok(name !== undefined, "the folder is made before the call returns");
+  assert.deepEqual(JSON.parse(readFileSync(path.join(parent, name, OWNER_FILE), "utf8")), currentOwner());
+  assert.equal(await made, path.join(parent, name));
+  await removeScratchDir(path.join(parent, name));
+});

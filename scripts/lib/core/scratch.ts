@@ -1,6 +1,6 @@
 /**
  * Temporary folders of the tooling (practice folders being assembled, fault and verify
- * scratch copies, test-report folders, private git indexes), and what happens to them when
+ * scratch copies, lab runs' report folders, verify's clones), and what happens to them when
  * a command is cut short.
  *
  * Guarantees
@@ -18,8 +18,8 @@
  *   journal's process, and that process is gone (its id is free, or now belongs to a
  *   process that started at another time). Anything it cannot prove is left alone.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { rename, rm, symlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { courseRoot } from "./paths.js";
@@ -152,32 +152,29 @@ function dropJournal(): void {
 
 /** Folders made here and not yet removed or handed over. */
 const active = new Set<string>();
-/** Folders being made (journaled, not yet registered): the journal must outlive them. */
-let pending = 0;
 let exitHook = false;
 
 /** Drops the journal once this process has no scratch folder left. */
 function forgetIfDone(): void {
-  if (active.size === 0 && pending === 0) dropJournal();
+  if (active.size === 0) dropJournal();
 }
 
-/** Creates a new, empty, private folder `<parent>/<prefix><random>` (holding only its owner file) and registers it. */
+/**
+ * Creates a new, empty, private folder `<parent>/<prefix><random>` (holding only its owner
+ * file) and registers it. Making the folder, writing its owner file and registering it are
+ * one synchronous step: no exit path (an exception, `process.exit`, a second Ctrl-C) can fall
+ * between them and leave a folder that no sweep could prove is ours.
+ */
 export async function makeScratchDir(parent: string, prefix: string): Promise<string> {
   if (!exitHook) {
     // Any ordinary end of the process (also `process.exit` and an uncaught exception) removes what is left.
     process.once("exit", removeAllScratchSync);
     exitHook = true;
   }
-  pending += 1;
-  let dir: string;
-  try {
-    journal(path.resolve(parent), prefix);
-    dir = await mkdtemp(path.join(parent, prefix));
-    active.add(dir);
-  } finally {
-    pending -= 1;
-  }
-  await writeFile(path.join(dir, OWNER_FILE), JSON.stringify(currentOwner()));
+  journal(path.resolve(parent), prefix);
+  const dir = mkdtempSync(path.join(parent, prefix));
+  active.add(dir);
+  writeFileSync(path.join(dir, OWNER_FILE), JSON.stringify(currentOwner()));
   return dir;
 }
 
@@ -200,19 +197,14 @@ export function releaseScratchDir(dir: string): void {
 
 /**
  * Renames the scratch folder `dir` to `dest` and releases it: the finished folder appears
- * in one step, without an owner file. If the rename fails, `dir` stays registered and
- * provably ours (its owner file is put back).
+ * in one step. The owner file goes after the rename, from `dest`: until then `dir` stays
+ * provably ours, so a process killed between the two steps leaves at worst an owner file in
+ * `dest` (harmless: no sweep looks there), never an owner-less leftover nobody may remove.
  */
 export async function handOverScratchDir(dir: string, dest: string): Promise<void> {
-  const owner = path.join(dir, OWNER_FILE);
-  await rm(owner, { force: true });
-  try {
-    await rename(dir, dest);
-  } catch (error) {
-    await writeFile(owner, JSON.stringify(currentOwner())).catch(() => undefined);
-    throw error;
-  }
+  await rename(dir, dest);
   active.delete(dir);
+  await rm(path.join(dest, OWNER_FILE), { force: true });
   forgetIfDone();
 }
 
@@ -236,7 +228,7 @@ export async function withScratchDir<T>(parent: string, prefix: string, fn: (dir
 export function removeAllScratchSync(): void {
   for (const dir of active) rmSync(dir, { recursive: true, force: true });
   active.clear();
-  if (pending === 0) dropJournal();
+  dropJournal();
 }
 
 /**
