@@ -29,6 +29,7 @@ import {
 } from "../lib/fault/catalog.js";
 import { loadManifest, parseManifest, type ChapterManifest } from "../lib/course/manifest.js";
 import { childHelper } from "./support/tooling.js";
+import { processStart } from "../lib/core/scratch.js";
 import { MINI_FAULTS, MINI_FILE, MINI_REFERENCE, MINI_STARTER, MINI_TEST, makeMiniCourse, miniManifest, repoRoot } from "./fault-fixture.js";
 import { processesMentioning, waitForEntry } from "./leftover-probe.js";
 
@@ -536,9 +537,17 @@ test("recovery never overwrites a file edited after the crash, and refuses while
   const original = await readFile(file);
   const state = { format: 1 as const, fault: "98.2-load-untrusted", file: MINI_FILE, sha256: sha256(original), patchedSha256: sha256(Buffer.from("patched")), startedAt: "" };
 
-  writeBackupSync(root, { ...state, pid: process.ppid }, original);
+  writeBackupSync(root, { ...state, pid: process.ppid, start: processStart(process.ppid) }, original);
   await writeFile(file, "patched");
   assert.throws(() => recoverFaultBackup(root), { code: "FAULT_BUSY" }, "the parent process is alive");
+  // The same pid, now owned by a process that started at another time, is not the writer.
+  const parentStart = processStart(process.ppid);
+  if (parentStart !== null) {
+    await writeFile(path.join(root, BACKUP_DIR, "state.json"), JSON.stringify({ ...state, pid: process.ppid, start: `${parentStart}0` }));
+    assert.equal(recoverFaultBackup(root).kind, "restored", "a reused pid does not block the restore");
+    writeBackupSync(root, { ...state, pid: process.ppid, start: parentStart }, original);
+    await writeFile(file, "patched");
+  }
 
   await writeFile(path.join(root, BACKUP_DIR, "state.json"), JSON.stringify({ ...state, pid: 2 ** 30 }));
   await writeFile(file, "edited by the learner after the crash");

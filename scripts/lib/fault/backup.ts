@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { processAlive } from "../core/scratch.js";
+import { currentOwner, ownerIsGone, processStart } from "../core/scratch.js";
 
 /** Where the backup lives, relative to the practice folder. */
 export const BACKUP_DIR = ".pi-course/fault-backup";
@@ -32,7 +32,27 @@ export interface BackupState {
   patchedSha256: string;
   /** The process that patched the file (a live one means another run is in progress). */
   pid: number;
+  /**
+   * That process's start time as the OS records it (see `processStart`), so that an
+   * unrelated process that later got the same pid is not taken for it. Absent in backups of
+   * earlier versions, and null where it cannot be read: then the pid alone decides.
+   */
+  start?: string | null;
   startedAt: string;
+}
+
+/** The identity of this process for a new backup: its pid and start time. */
+export function backupWriter(): Pick<BackupState, "pid" | "start"> {
+  return { pid: process.pid, start: processStart(process.pid) };
+}
+
+/**
+ * True while the process that wrote `state` still runs: its pid is taken, and (when both
+ * are known) by a process that started when the writer did. Not this process.
+ */
+export function writerAlive(state: Pick<BackupState, "pid" | "start">): boolean {
+  if (state.pid === process.pid) return false;
+  return !ownerIsGone({ ...currentOwner(), pid: state.pid, start: state.start ?? null });
 }
 
 /** What `restoreFromBackupSync` found and did. */
@@ -136,7 +156,7 @@ export function restoreFromBackupSync(root: string): RestoreOutcome {
 export function recoverFaultBackup(root: string): RestoreOutcome {
   const backup = readBackupSync(root);
   if (backup === undefined) return { kind: "none" };
-  if (processAlive(backup.state.pid)) {
+  if (writerAlive(backup.state)) {
     throw new CourseError("FAULT_BUSY", `另一个 fault 命令（进程 ${backup.state.pid}）正在修改 ${backup.state.file}；等它结束后再试`);
   }
   const outcome = restoreFromBackupSync(root);

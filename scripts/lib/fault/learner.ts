@@ -19,6 +19,7 @@ import path from "node:path";
 import { CourseError, isCourseError } from "../core/errors.js";
 import {
   BACKUP_DIR,
+  backupWriter,
   ORIGINAL_FILE,
   guardRestore,
   recoverFaultBackup,
@@ -182,7 +183,7 @@ async function runExperiment(options: LearnerRunOptions, progress: { patched: bo
     file: fault.file,
     sha256: sha256(original),
     patchedSha256: sha256(patched),
-    pid: process.pid,
+    ...backupWriter(),
     startedAt: new Date().toISOString(),
   };
   const controller = new AbortController();

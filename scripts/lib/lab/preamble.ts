@@ -12,8 +12,7 @@
  */
 import { CourseError } from "../core/errors.js";
 import { isPracticeFolder } from "../core/paths.js";
-import { BACKUP_DIR, readBackupSync, recoverFaultBackup } from "../fault/backup.js";
-import { processAlive } from "../core/scratch.js";
+import { BACKUP_DIR, readBackupSync, recoverFaultBackup, writerAlive } from "../fault/backup.js";
 
 /** The first line of a learner command run in the course repo (Chinese). */
 export function referenceNotice(chapter: string | undefined): string {
@@ -36,7 +35,7 @@ export function learnerPreamble(root: string, chapter?: string): string[] {
   }
   if (backup === undefined) return [];
   const { state } = backup;
-  if (processAlive(state.pid)) {
+  if (writerAlive(state)) {
     return [`注意：故障实验 ${state.fault} 正在进行（进程 ${state.pid}），${state.file} 暂时带着注入的那一行；实验结束时它会被逐字节恢复。`];
   }
   try {
