@@ -132,9 +132,9 @@ export interface Io {
 }
 
 /**
- * Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error, 130 when
- * interrupted: SIGINT, SIGTERM or SIGHUP stop the git processes, leave nothing behind
- * and leave the branch as it was).
+ * Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error). SIGINT,
+ * SIGTERM or SIGHUP stop the git processes, leave nothing behind and the branch as it was,
+ * and the command ends by that signal (see `withInterrupts`).
  */
 export async function main(argv: readonly string[] = process.argv.slice(2), io: Io = process, repoDir: string = courseRoot): Promise<number> {
   return withInterrupts(async (signal) => {

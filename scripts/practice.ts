@@ -1,7 +1,8 @@
 /**
  * `npm run practice -w @pi/course -- NN [dir]`: writes an answer-free practice folder for
  * chapter NN (see `scripts/lib/practice/folder.ts` for what it holds and the safety rules).
- * Ctrl-C (SIGINT), SIGTERM or SIGHUP removes the half-built folder and exits with 130.
+ * Ctrl-C (SIGINT), SIGTERM or SIGHUP removes the half-built folder, then the command ends by
+ * that signal.
  */
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
@@ -84,7 +85,7 @@ export interface Io {
   stderr: { write(s: string): unknown };
 }
 
-/** Runs the command; returns the exit status (0; 1 on failure; 2 on a usage error; 130 when interrupted). */
+/** Runs the command; returns the exit status (0; 1 on failure; 2 on a usage error); interrupted, it ends by the signal. */
 export async function main(
   argv: readonly string[] = process.argv.slice(2),
   io: Io = process,

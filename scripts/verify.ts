@@ -7,11 +7,11 @@
  * `git add -A` would stage them), in a private clone: the repository is only read, and its
  * teaching branch is not touched.
  *
- * Exit status: 0 when every check passes; 1 when any fails; 2 for a usage error; 130 when
- * interrupted (the scratch folder is removed either way).
+ * Exit status: 0 when every check passes; 1 when any fails; 2 for a usage error. Interrupted,
+ * it removes its scratch folder and ends by the signal it received.
  */
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
-import { CourseError } from "./lib/core/errors.js";
+import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { loadManifest } from "./lib/course/manifest.js";
 import { courseRoot } from "./lib/core/paths.js";
@@ -79,19 +79,26 @@ async function main(argv: readonly string[]): Promise<number> {
   const chapter = args.chapter;
   const paint = paintFor(process.stdout);
   const progress = paintFor(process.stderr);
-  // SIGINT, SIGTERM or SIGHUP abort the record: its processes are ended, its scratch folder removed, exit 130.
+  // SIGINT, SIGTERM or SIGHUP abort the record: its processes are ended, its scratch folder removed, and it ends by that signal.
   return withInterrupts(async (signal) => {
-    const report = await runVerify({
-      repo,
-      id: chapter,
-      signal,
-      ...(args.only === undefined ? {} : { only: args.only }),
-      onStep: (index, total, title) => process.stderr.write(`${progress.dim(`[${index}/${total}] ${title} …`)}\n`),
-      onProgress: (message) => process.stderr.write(`${progress.dim(`    ${message}`)}\n`),
-      onCheck: (check) => {
-        if (!args.json) process.stdout.write(`${formatCheck(check, paint)}\n`);
-      },
-    });
+    let report: VerifyReport;
+    try {
+      report = await runVerify({
+        repo,
+        id: chapter,
+        signal,
+        ...(args.only === undefined ? {} : { only: args.only }),
+        onStep: (index, total, title) => process.stderr.write(`${progress.dim(`[${index}/${total}] ${title} …`)}\n`),
+        onProgress: (message) => process.stderr.write(`${progress.dim(`    ${message}`)}\n`),
+        onCheck: (check) => {
+          if (!args.json) process.stdout.write(`${formatCheck(check, paint)}\n`);
+        },
+      });
+    } catch (error) {
+      // Said here, not by runMain: an interrupted command ends by its signal when this returns.
+      process.stderr.write(`${formatError(error)}\n`);
+      return exitCodeFor(error);
+    }
     if (args.json) {
       process.stdout.write(`${JSON.stringify(reportJson(report), null, 2)}\n`);
     } else {

@@ -72,15 +72,16 @@ export function catchInterruptions(onSignal: (signal: NodeJS.Signals) => void = 
 /**
  * Runs `fn` with an `AbortSignal` that the first SIGINT, SIGTERM or SIGHUP aborts, so that
  * the work stops, ends the processes it started and removes its scratch folders on its way
- * out; the command then reports the interruption itself (`checkpoint`, `practice` and
- * `verify` exit 130). A second signal ends the process at once (see `catchInterruptions`).
- * The handlers are removed when `fn` settles; `interrupted()` tells whether a signal came.
+ * out, and says so (`checkpoint`, `practice` and `verify` print an `ABORTED` line). Once
+ * `fn` has settled, a process that received a signal ends by that signal, like every other
+ * course command (so npm prints no error block); otherwise `fn`'s result is returned. A
+ * second signal ends the process at once (see `catchInterruptions`).
  */
 export async function withInterrupts<T>(fn: (signal: AbortSignal, interrupted: () => boolean) => Promise<T>): Promise<T> {
   const interruption = catchInterruptions();
   try {
     return await fn(interruption.signal, () => interruption.received() !== undefined);
   } finally {
-    interruption.dispose();
+    interruption.finish();
   }
 }
