@@ -160,7 +160,7 @@ test("temporary state files of a killed hint are removed; a live writer's and an
   const root = await tempRoot(t);
   const dir = path.join(root, ".pi-course");
   await mkdir(dir);
-  const names = ["hints.json.1073741824.deadbeef.tmp", `hints.json.${process.ppid}.0badcafe.tmp`, "notes.1073741824.deadbeef.tmp", "hints.json"];
+  const names = ["hints.json.pi-course-1073741824-deadbeef.tmp", `hints.json.pi-course-${process.ppid}-0badcafe.tmp`, "notes.pi-course-1073741824-deadbeef.tmp", "hints.json"];
   for (const name of names) await writeFile(path.join(dir, name), "{}");
   removeStaleHintTemps(root);
   assert.deepEqual((await readdir(dir)).sort(), names.slice(1).sort());

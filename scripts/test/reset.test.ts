@@ -110,7 +110,7 @@ test("reset of the chapter gives the starter back; a second reset in the same se
   assert.deepEqual(readdirSync(path.dirname(file)).filter((name) => name.includes(".pi-course-")), [], "no temporary file left");
 });
 
-test("reset refuses outside a practice folder, for another chapter, without a starter copy, and leaves the file alone", async (t) => {
+test("reset refuses outside a practice folder, for another chapter, with an unreadable marker, without a starter copy, and leaves the file alone", async (t) => {
   const repo = await makeMiniCourse(t, { source: SOLVED });
   await assert.rejects(async () => resetTeachingFiles({ root: repo, manifest: await loadManifest(repo, "98") }), { code: "RESET_NOT_PRACTICE" });
   assert.equal(await readFile(path.join(repo, MINI_FILE), "utf8"), SOLVED);
@@ -118,6 +118,8 @@ test("reset refuses outside a practice folder, for another chapter, without a st
   const { root, manifest, file } = await practice(t);
   await writeFile(path.join(root, ".pi-course/practice.json"), JSON.stringify({ chapter: "12" }));
   assert.throws(() => resetTeachingFiles({ root, manifest }), { code: "RESET_OTHER_CHAPTER" });
+  await writeFile(path.join(root, ".pi-course/practice.json"), "{not json");
+  assert.throws(() => resetTeachingFiles({ root, manifest }), { code: "RESET_MARKER_INVALID" });
   await writeFile(path.join(root, ".pi-course/practice.json"), JSON.stringify({ chapter: "98" }));
   // A fault exercise in progress: its restore would find the file changed.
   const original = await readFile(file);

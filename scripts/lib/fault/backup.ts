@@ -10,9 +10,10 @@
  * restore without loading the fault tooling.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
+import { writeAtomicSync } from "../core/files.js";
 import { currentOwner, ownerIsGone, processStart } from "../core/scratch.js";
 
 /** Where the backup lives, relative to the practice folder. */
@@ -68,23 +69,6 @@ export type RestoreOutcome =
 /** The sha256 of `data` as lowercase hex: how a backup tells the original bytes from the patched ones. */
 export function sha256(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
-}
-
-/**
- * Writes `data` to `file` through a temporary sibling and a rename, keeping the file's mode.
- * A failed write or rename removes the temporary sibling, so nothing is left beside the
- * learner's file.
- */
-export function writeAtomicSync(file: string, data: Uint8Array): void {
-  const temp = `${file}.pi-course-${process.pid}.tmp`;
-  const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644;
-  try {
-    writeFileSync(temp, data, { mode });
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
 }
 
 function backupDir(root: string): string {

@@ -25,12 +25,12 @@ import {
   recoverFaultBackup,
   restoreFromBackupSync,
   sha256,
-  writeAtomicSync,
   writeBackupSync,
   type BackupState,
   type RestoreOutcome,
 } from "./backup.js";
 import { runSuite, type SuiteRun } from "./author.js";
+import { writeAtomicSync } from "../core/files.js";
 import { applyLearnerPatch, type LearnerFault } from "./catalog.js";
 import type { ChapterManifest } from "../course/manifest.js";
 

@@ -9,9 +9,7 @@
  * state that cannot be saved (read-only folder, a directory in the file's place) is reported
  * with a code, and the hint is shown all the same.
  */
-import { randomBytes } from "node:crypto";
-import { readdirSync, rmSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { hintCommand, parseTarget } from "./args.js";
@@ -19,7 +17,7 @@ import type { LabTarget } from "./runner.js";
 import type { LabSpec } from "../course/manifest.js";
 import { HINT_STATE } from "../core/paths.js";
 import type { Paint } from "../core/term.js";
-import { processAlive } from "../core/scratch.js";
+import { removeStaleTemps, writeAtomicSync } from "../core/files.js";
 
 /** How many rungs every ladder has. */
 export const RUNGS = 4;
@@ -93,13 +91,10 @@ export async function readHintState(root: string): Promise<LoadedHintState> {
  */
 export async function writeHintState(root: string, state: HintState): Promise<void> {
   const file = path.join(root, HINT_STATE);
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(temporary, `${JSON.stringify(state, null, 2)}\n`, { flag: "wx" });
-    await rename(temporary, file);
+    writeAtomicSync(file, `${JSON.stringify(state, null, 2)}\n`);
   } catch (error) {
-    await rm(temporary, { force: true }).catch(() => undefined);
     throw unwritable(error);
   }
 }
@@ -118,28 +113,9 @@ export function unwritable(error: unknown): CourseError {
   return new CourseError("HINT_STATE_UNWRITABLE", `无法保存提示进度：${why}`, { cause: error });
 }
 
-/**
- * Removes temporary files a killed `hint` left beside the state file
- * (`hints.json.<pid>.<random>.tmp` of a process that no longer runs). Never throws.
- */
+/** Removes temporary files a killed `hint` left beside the state file (see `removeStaleTemps`). Never throws. */
 export function removeStaleHintTemps(root: string): void {
-  const dir = path.join(root, path.dirname(HINT_STATE));
-  const base = path.basename(HINT_STATE);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const match = /^(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/.exec(name);
-    if (match === null || match[1] !== base || processAlive(Number(match[2]))) continue;
-    try {
-      rmSync(path.join(dir, name), { force: true });
-    } catch {
-      // Left for a later run.
-    }
-  }
+  removeStaleTemps(path.join(root, HINT_STATE));
 }
 
 export interface HintView {

@@ -16,10 +16,11 @@
  * or watcher picks up, and only then is the teaching file replaced, atomically. A file that
  * already holds what reset would write is left alone, and nothing is saved.
  */
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CourseError, isCourseError } from "../core/errors.js";
-import { isPracticeFolder, starterCopyPath } from "../core/paths.js";
+import { writeAtomicSync } from "../core/files.js";
+import { isPracticeFolder, PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { BACKUP_DIR, readBackupSync } from "../fault/backup.js";
 import { parseModule, topLevelDeclarations } from "../ts/source.js";
@@ -57,19 +58,6 @@ export function saveBeside(file: string, data: Uint8Array, now = new Date()): st
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-  }
-}
-
-/** Writes `text` to `file` through a temporary sibling and a rename, keeping the file's mode. */
-function replaceAtomically(file: string, text: string): void {
-  const temporary = `${file}.pi-course-${process.pid}.tmp`;
-  const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644;
-  try {
-    writeFileSync(temporary, text, { mode });
-    renameSync(temporary, file);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
   }
 }
 
@@ -114,8 +102,9 @@ export interface ResetOptions {
  * a chapter the folder was not made for, `RESET_FAULT_PENDING` while a fault exercise's
  * backup exists (restore a dead one first: `learnerPreamble`), `RESET_NO_STARTER` when the
  * folder has no starter copy, `RESET_NO_FILE` for a lab reset of a missing file,
- * `RESET_UNPARSABLE`. Each file is
- * saved before it is replaced; a failure leaves it as it was.
+ * `RESET_UNPARSABLE`, `RESET_MARKER_INVALID` for a marker that cannot be read, `RESET_WRITE_FAILED`
+ * when a file cannot be saved or written. Each file is saved before it is replaced; a failure
+ * leaves it as it was.
  */
 export function resetTeachingFiles(options: ResetOptions): ResetResult[] {
   const { root, manifest, lab } = options;
@@ -127,7 +116,12 @@ export function resetTeachingFiles(options: ResetOptions): ResetResult[] {
     // file now would leave the exercise nothing to restore to.
     throw new CourseError("RESET_FAULT_PENDING", `${BACKUP_DIR} 里还有故障实验的备份：等 fault 结束，或先按 fault 的提示处理它，再 reset`);
   }
-  const marker = JSON.parse(readFileSync(path.join(root, ".pi-course", "practice.json"), "utf8")) as { chapter?: unknown };
+  let marker: { chapter?: unknown };
+  try {
+    marker = JSON.parse(readFileSync(path.join(root, ...PRACTICE_MARKER.split("/")), "utf8")) as { chapter?: unknown };
+  } catch (error) {
+    throw new CourseError("RESET_MARKER_INVALID", `${PRACTICE_MARKER} 读不出来（${(error as Error).message}）：这个文件由 practice 生成，说明这是哪一章的练习目录；重新生成练习目录，或把它改回 { "chapter": "${manifest.id}" }`, { cause: error });
+  }
   if (typeof marker.chapter === "string" && marker.chapter !== manifest.id) {
     throw new CourseError("RESET_OTHER_CHAPTER", `这个练习目录是第 ${marker.chapter} 章的，不能恢复第 ${manifest.id} 章的 starter`);
   }
@@ -158,8 +152,15 @@ export function resetTeachingFiles(options: ResetOptions): ResetResult[] {
       results.push({ file: to, status: "unchanged", ...(declarations ? { declarations } : {}) });
       continue;
     }
-    const saved = current === undefined ? undefined : saveBeside(file, current, options.now);
-    replaceAtomically(file, next);
+    let saved: string | undefined;
+    try {
+      saved = current === undefined ? undefined : saveBeside(file, current, options.now);
+      writeAtomicSync(file, next);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      const kept = saved === undefined ? "" : `；你原来的文件已另存为 ${path.relative(root, saved)}`;
+      throw new CourseError("RESET_WRITE_FAILED", `无法写入 ${to}（${code}）：检查这个目录的权限和磁盘空间${kept}；${to} 没有改动`, { cause: error });
+    }
     const result: ResetResult = { file: to, status: "restored" };
     if (saved !== undefined) result.savedAs = path.relative(root, saved).split(path.sep).join("/");
     if (declarations !== undefined) result.declarations = declarations;
