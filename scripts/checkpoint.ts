@@ -11,7 +11,7 @@ import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
 import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
 import { COURSE_BRANCH, publishHistory, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
 import { courseRoot } from "./lib/core/paths.js";
-import { chapterTestGlob, compiledPath, labCommand } from "./lib/practice/folder.js";
+import { chapterTestGlob, focusedTestFiles, manualLabCommand } from "./lib/practice/folder.js";
 import { colorEnabled } from "./lib/core/term.js";
 import { withInterrupts } from "./lib/core/interrupt.js";
 
@@ -111,14 +111,14 @@ export function formatCheckpoint(cp: Checkpoint, info: { diffStat: string; dirty
       `       npm run practice -w @pi/course -- ${chapter.id} <新目录>`,
       "  2. 聚焦运行（在练习目录里）：",
       "       npm run build -w @pi/course",
-      `       ${firstLab ? labCommand(m, firstLab.id) : `node --test ${chapterTestGlob(chapter.id)}`}`,
+      `       ${firstLab ? manualLabCommand(m, firstLab.id) : `node --test ${chapterTestGlob(chapter.id)}`}`,
       "  3. 先写下你对测试输出的预测；做完或卡住之后，再对照 target 阅读本章的实现：",
     );
   } else {
     out.push(
       "  1. 运行本章的聚焦测试：",
       "       npm run build -w @pi/course",
-      `       node --test ${m.focusedTests.map(compiledPath).join(" ")}`,
+      `       node --test ${focusedTestFiles(m)}`,
       "  2. 阅读本章的实现（这一章还没有练习目录和 Lab）：",
     );
   }

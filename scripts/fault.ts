@@ -27,7 +27,6 @@ import { DEFAULT_TIMEOUT_SECONDS } from "./lib/lab/args.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/fault/catalog.js";
 import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
 import { courseRoot, isPracticeFolder } from "./lib/core/paths.js";
-import { removeAllScratchSync } from "./lib/core/scratch.js";
 import { paintFor, type Paint } from "./lib/core/term.js";
 
 export const USAGE = `用法: npm run fault -w @pi/course -- <章节号> [故障编号] [--all] [--list] [--json]
@@ -307,4 +306,4 @@ async function main(argv: readonly string[]): Promise<number> {
   return isPracticeFolder(courseRoot) ? learnerMode(manifest, args) : authorMode(manifest, args);
 }
 
-runMain(import.meta.url, main, { onExit: removeAllScratchSync });
+runMain(import.meta.url, main);

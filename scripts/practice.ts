@@ -12,7 +12,7 @@ import { courseRoot, userCwd } from "./lib/core/paths.js";
 import { withInterrupts } from "./lib/core/interrupt.js";
 import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice/folder.js";
 
-export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--json]
+export const USAGE = `用法: npm run practice -w @pi/course -- <章节号> [目录] [--link-modules] [--source <提交>] [--json]
 
 从第 <章节号> 章的 parent 生成无答案练习目录：上一章结束时的代码、本章的聚焦测试、
 覆盖在教学文件上的 starter、Lab 与提示数据，以及本章的 LEARNING.md。没有 .git，没有参考答案。
@@ -59,7 +59,9 @@ export function parseArgs(argv: readonly string[]): PracticeArgs {
  */
 export function shellQuote(text: string, platform: NodeJS.Platform = process.platform): string {
   if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(text) && !(platform === "win32" && text.includes("@"))) return text;
-  return platform === "win32" ? `'${text.replace(/'/g, "''")}'` : `'${text.replace(/'/g, "'\\''")}'`;
+  // npm runs scripts in cmd.exe on Windows, which knows double quotes only (and no quote can
+  // appear in a Windows path); elsewhere single quotes keep `$`, backquotes and `\` literal.
+  return platform === "win32" ? `"${text}"` : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** What to print after a successful run. Pure. */

@@ -16,7 +16,6 @@ import { requireRepoRoot } from "./lib/course/git.js";
 import { loadManifest } from "./lib/course/manifest.js";
 import { courseRoot } from "./lib/core/paths.js";
 import { withInterrupts } from "./lib/core/interrupt.js";
-import { removeAllScratchSync } from "./lib/core/scratch.js";
 import { paintFor, type Paint } from "./lib/core/term.js";
 import { runVerify, selectSteps, type CheckResult, type VerifyReport } from "./lib/verify/record.js";
 
@@ -112,4 +111,4 @@ async function main(argv: readonly string[]): Promise<number> {
   });
 }
 
-runMain(import.meta.url, main, { onExit: removeAllScratchSync });
+runMain(import.meta.url, main);

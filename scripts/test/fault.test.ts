@@ -204,7 +204,7 @@ test("the learner's report names the catching test, the manual edit, or what to 
   const earlierRed = formatLearnerResult({ ...killedBase, chapterAfter: [{ id: "98.1", passed: 1, total: 2 }, chapterGreen[1]!] }, exercise!, manifest);
   assert.doesNotMatch(earlierRed, /全绿/, "an earlier red lab is never called green");
   assert.match(earlierRed, /还有没通过的 Lab（Lab 98\.1 1\/2）/);
-  const manual = formatLearnerResult({ ...base, status: "manual", manualReason: "有 2 个叫 gate 的函数", anchorLines: [3, 9] }, exercise!, manifest);
+  const manual = formatLearnerResult({ ...base, status: "manual", manualReason: "有 2 个叫 gate 的函数", candidateLines: [3, 9] }, exercise!, manifest);
   assert.match(manual, /没有自动注入：有 2 个叫 gate 的函数/);
   assert.match(manual, /gate\(loader\) 里，返回 "skipped" 的 return 语句之前/);
   assert.ok(manual.includes("loader.load(); // 故意错误"));

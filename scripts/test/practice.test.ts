@@ -9,7 +9,8 @@ import { listTree } from "../lib/course/git.js";
 import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, MIN_LEAK_LINE_LENGTH, type LeakPair } from "../lib/practice/leak-audit.js";
 import { loadManifest } from "../lib/course/manifest.js";
 import { PRACTICE_MARKER } from "../lib/core/paths.js";
-import { auditPracticeFolder, checkFirstRed, createPractice, type PracticeStep } from "../lib/practice/folder.js";
+import { auditPracticeFolder, createPractice, type PracticeStep } from "../lib/practice/folder.js";
+import { runLab } from "../lib/lab/runner.js";
 import { resolveCheckpoint } from "../lib/course/history.js";
 import { formatResult, main, shellQuote } from "../practice.js";
 import { installTooling } from "./support/tooling.js";
@@ -356,13 +357,14 @@ test("first red: the generated folder builds and its first lab fails 0/N with th
   const dest = path.join(path.dirname(repo), `practice-${id}`);
   await createPractice({ repo, id, dest, linkModules: true });
   const manifest = await loadManifest(dest, id);
-  const red = await checkFirstRed(dest, manifest);
-  assert.equal(red.check.build.ok, true, red.check.build.output);
-  assert.equal(red.pass, 0, red.check.tests.output);
-  assert.equal(red.fail, manifest.labs[0]!.tests, red.check.tests.output);
-  assert.equal(red.scaffoldErrorSeen, true, red.check.tests.output);
-  assert.equal(red.ok, true);
-  if (!real) assert.equal(red.fail, 2);
+  const first = manifest.labs[0]!;
+  const red = await runLab(dest, manifest, { chapter: id, lab: first.id });
+  assert.equal(red.kind, "tested", JSON.stringify(red));
+  assert.ok(red.kind === "tested");
+  const [lab] = red.labs;
+  assert.deepEqual([lab?.passed, lab?.total, lab?.status], [0, first.tests, "not_started"], JSON.stringify(lab));
+  assert.ok(lab!.failures.length === first.tests && lab!.failures.every((f) => f.message.includes(first.scaffoldError)), JSON.stringify(lab!.failures));
+  if (!real) assert.equal(first.tests, 2);
 });
 
 test("rough edges: --source naming no commit is a usage-style error (exit 2); no branch is written", async (t) => {
@@ -427,7 +429,7 @@ test("rough edges: the cd hint reaches folders whose names hold spaces, quotes, 
   ] as const) {
     assert.equal(shellQuote(name, "linux"), quoted, name);
   }
-  assert.equal(shellQuote("it's here", "win32"), "'it''s here'");
+  assert.equal(shellQuote("C:\\Users\\it's here", "win32"), '"C:\\Users\\it\'s here"', "cmd.exe knows double quotes only");
   const repo = makeFakeCourse(t);
   const work = path.join(path.dirname(repo), "work");
   mkdirSync(work);

@@ -76,11 +76,6 @@ export function isEntryPoint(importMetaUrl: string): boolean {
   }
 }
 
-export interface RunMainOptions {
-  /** Last-resort cleanup run when the process exits, however it exits (synchronous). */
-  onExit?(): void;
-}
-
 /**
  * When the module at `importMetaUrl` is the program being run, first removes the provable
  * leftovers of tooling processes that were killed outright (`sweepStaleScratch`), then calls
@@ -88,10 +83,9 @@ export interface RunMainOptions {
  * error it throws is printed as one line on stderr and sets the status `exitCodeFor` gives.
  * Never calls `process.exit`. Does nothing when the module is merely imported (by tests).
  */
-export function runMain(importMetaUrl: string, main: (argv: readonly string[]) => Promise<number>, options: RunMainOptions = {}): void {
+export function runMain(importMetaUrl: string, main: (argv: readonly string[]) => Promise<number>): void {
   if (!isEntryPoint(importMetaUrl)) return;
   sweepStaleScratch();
-  if (options.onExit) process.once("exit", options.onExit);
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -18,7 +18,7 @@
  *   journal's process, and that process is gone (its id is free, or now belongs to a
  *   process that started at another time). Anything it cannot prove is left alone.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { rename, rm, symlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -284,8 +284,3 @@ export async function linkNodeModules(dir: string, nodeModules: string): Promise
   await symlink(path.resolve(nodeModules), path.join(dir, "node_modules"), "junction");
 }
 
-/** True when `dir` carries an owner file of this process (for tests and diagnostics). */
-export function isOwnScratch(dir: string): boolean {
-  const marker = existsSync(path.join(dir, OWNER_FILE)) ? readOwner(path.join(dir, OWNER_FILE)) : undefined;
-  return marker !== undefined && sameOwner(marker, currentOwner());
-}

@@ -19,11 +19,9 @@
  *   unless asked, and only by `publishHistory`, which commands call once they have
  *   succeeded: a command that fails leaves the branch as it was.
  */
-import { existsSync } from "node:fs";
-import { readdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { runChild } from "../core/process.js";
 import { CourseError } from "../core/errors.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
@@ -451,49 +449,3 @@ export async function resolveCheckpoint(repo: string, id: string, options: Build
   const layer = await verifyLayer(repo, chapter, options.signal ? { signal: options.signal } : {});
   return { history, chapter, teachingFiles: teachingFilesOf(chapter.manifest), layer };
 }
-
-/** Result of building a tree in a scratch folder and running its tests. */
-export interface BuildCheck {
-  ok: boolean;
-  build: { ok: boolean; output: string };
-  /** Compiled test files that were run (relative paths). */
-  testFiles: string[];
-  tests: { ok: boolean; pass: number; fail: number; output: string };
-}
-
-/** The command that runs npm: the npm that launched us when known, otherwise `npm` from PATH. */
-export function npmCommand(): { file: string; args: string[] } {
-  const npmCli = process.env.npm_execpath;
-  if (npmCli && /npm-cli\.c?js$/.test(npmCli) && existsSync(npmCli)) return { file: process.execPath, args: [npmCli] };
-  return { file: process.platform === "win32" ? "npm.cmd" : "npm", args: [] };
-}
-
-/**
- * Runs `npm run build -w @pi/course` in `dir`, then every compiled test file under
- * `packages/pi-course/dist/test` with `node --test` (TAP, counted). Never throws for a
- * red build or red tests: the result says what happened.
- */
-export async function buildAndTest(dir: string, options: { signal?: AbortSignal; testNamePattern?: string; testFiles?: (files: string[]) => string[] } = {}): Promise<BuildCheck> {
-  const npm = npmCommand();
-  // A clean environment: inside a `node --test` run, NODE_TEST_CONTEXT would make the
-  // child report to its parent in a binary format instead of printing TAP.
-  const env: Record<string, string> = { NO_COLOR: "1" };
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && key !== "NODE_TEST_CONTEXT" && !key.startsWith("npm_")) env[key] = value;
-  }
-  const common = { cwd: dir, env, ...(options.signal ? { signal: options.signal } : {}) };
-  const build = await runChild(npm.file, [...npm.args, "run", "build", "-w", "@pi/course"], common);
-  const buildResult = { ok: build.code === 0, output: build.all };
-  if (!buildResult.ok) return { ok: false, build: buildResult, testFiles: [], tests: { ok: false, pass: 0, fail: 0, output: "" } };
-  const testDir = path.join(dir, "packages", "pi-course", "dist", "test");
-  const all = existsSync(testDir) ? (await readdir(testDir)).filter((f) => f.endsWith(".test.js")).sort() : [];
-  const selected = (options.testFiles ? options.testFiles(all) : all).map((f) => path.posix.join("packages/pi-course/dist/test", f));
-  if (selected.length === 0) return { ok: true, build: buildResult, testFiles: [], tests: { ok: true, pass: 0, fail: 0, output: "" } };
-  const pattern = options.testNamePattern ? [`--test-name-pattern=${options.testNamePattern}`] : [];
-  const run = await runChild(process.execPath, ["--test", "--test-reporter=tap", ...pattern, ...selected], common);
-  const output = run.all;
-  const count = (label: string): number => Number(new RegExp(`^# ${label} (\\d+)$`, "m").exec(output)?.[1] ?? 0);
-  const tests = { ok: run.code === 0, pass: count("pass"), fail: count("fail"), output };
-  return { ok: tests.ok, build: buildResult, testFiles: selected, tests };
-}
-

@@ -18,7 +18,8 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { applyFault, unapplyFault, type Fault } from "./catalog.js";
 import { summarizeLabs, type LabResult, type TestRecord } from "../lab/results.js";
-import { buildCourse, distPathOf, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
+import { buildCourse } from "../lab/build.js";
+import { distPathOf, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 

@@ -4,8 +4,9 @@
  *
  * Order: restore what a previous run may have left behind → check the fault's lab is
  * green (else stop: the experiment assumes a finished lab) → insert the exercise line
- * next to the one line its anchor matches (or, when the anchor does not match exactly
- * once, explain the edit and stop without touching the file) → build and run → restore
+ * where the syntax tree says (`placement.ts`: before each return of the named value in the
+ * named function, with the learner's own parameter names), or, for code it cannot place,
+ * explain the edit and stop without touching the file → build and run → restore
  * → build and run again to show the lab green.
  *
  * Restoring survives interruptions: before the file is patched, its original bytes and
@@ -29,7 +30,7 @@ import {
   type BackupState,
   type RestoreOutcome,
 } from "./backup.js";
-import { runSuite, type SuiteRun } from "./author.js";
+import { resolveKilledBy, runSuite, type SuiteRun } from "./author.js";
 import { writeAtomicSync } from "../core/files.js";
 import { applyLearnerPatch, type LearnerFault } from "./catalog.js";
 import type { ChapterManifest } from "../course/manifest.js";
@@ -78,7 +79,7 @@ export interface LearnerRunResult {
   chapterAfter?: ({ id: string } & LabCount)[];
   /** For `manual`: why the spot was not found, and the candidate lines seen. */
   manualReason?: string;
-  anchorLines?: number[];
+  candidateLines?: number[];
 }
 
 export interface LearnerRunOptions {
@@ -170,11 +171,10 @@ async function runExperiment(options: LearnerRunOptions, progress: { patched: bo
   if (!patch.ok) {
     result.status = "manual";
     result.manualReason = patch.reason;
-    result.anchorLines = patch.lines;
+    result.candidateLines = patch.lines;
     return result;
   }
-  const names = [...before.tests.keys()];
-  const expected = fault.killedBy.map((entry) => names.find((n) => n === entry) ?? names.find((n) => n.startsWith(entry)) ?? entry);
+  const expected = resolveKilledBy(fault, [...before.tests.keys()]);
 
   const patched = Buffer.from(patch.text, "utf8");
   const state: BackupState = {

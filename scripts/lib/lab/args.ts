@@ -52,7 +52,8 @@ export const LAB_USAGE = `用法：npm run lab -w @pi/course -- <NN.L | NN> [--w
 
 红灯是结果，不是错误：Lab 没有通过时退出码仍为 0（npm 不会打印错误块）。
 加 --json，或者设置了环境变量 CI（如 CI=1）时，只有 Lab（或全章）全部通过退出码才为 0，否则为 1。
-用法错误退出码为 2；按 Ctrl-C 中断时，命令清理完测试进程和临时文件后以同一个信号结束。`;
+用法错误退出码为 2；按 Ctrl-C 中断时，命令清理完测试进程和临时文件后以同一个信号结束
+（--watch 本来就要靠 Ctrl-C 结束，所以那时退出码为 0）。`;
 
 /** Parses `lab`'s arguments (after `--`). Throws `USAGE` for anything it does not understand. */
 export function parseLabArgs(argv: readonly string[]): LabArgs {

@@ -14,23 +14,6 @@ import os from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CourseError } from "../core/errors.js";
 import { buildCourse, startProcess, type ProcessResult, type StartedBuild, type StartOptions } from "./build.js";
-// The build and process helpers moved to build.ts (so `lab` can start the compiler
-// before loading the rest); other commands import them from here.
-export {
-  buildCourse,
-  COURSE_PACKAGE,
-  resolveCompiler,
-  runProcess,
-  splitDiagnostics,
-  startCourseBuild,
-  startProcess,
-  type BuildResult,
-  type Compiler,
-  type ProcessResult,
-  type StartedBuild,
-  type StartedProcess,
-  type StartOptions,
-} from "./build.js";
 import {
   parseReport,
   strayFailures,
@@ -102,16 +85,6 @@ export interface TestOptions {
 /** The launcher that lets a test process start before the file it runs is compiled. */
 export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "launch.mjs");
 
-/**
- * Starts one node process per compiled test file (repo-relative `.js` paths), each with the
- * lab reporter and, when given, a `--test-name-pattern`, waiting in `launch.mjs`. Node's
- * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
- *
- * Each process runs in a process group of its own, with its temporary folder (`TMPDIR`,
- * `TEMP`, `TMP`) inside the run's scratch folder: whatever ends the run (the time limit,
- * Ctrl-C, an abort), ending the group and removing the scratch folder leaves neither a
- * process nor a file of the learner's tests behind.
- */
 /** Prefix of a lab run's temporary folder in the system temp folder; the creating pid follows. */
 export const LAB_SCRATCH_PREFIX = "pi-lab-";
 
@@ -124,6 +97,16 @@ export function makeLabScratch(parent = os.tmpdir()): Promise<string> {
   return makeScratchDir(parent, `${LAB_SCRATCH_PREFIX}${process.pid}-`);
 }
 
+/**
+ * Starts one node process per compiled test file (repo-relative `.js` paths), each with the
+ * lab reporter and, when given, a `--test-name-pattern`, waiting in `launch.mjs`. Node's
+ * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
+ *
+ * Each process runs in a process group of its own, with its temporary folder (`TMPDIR`,
+ * `TEMP`, `TMP`) inside the run's scratch folder: whatever ends the run (the time limit,
+ * Ctrl-C, an abort), ending the group and removing the scratch folder leaves neither a
+ * process nor a file of the learner's tests behind.
+ */
 export async function prepareTests(courseRoot: string, files: readonly string[], options: TestOptions = {}): Promise<PreparedTests> {
   const scratch = await makeLabScratch();
   // One abort listener per test process on the caller's signal: a run of many files (every

@@ -29,11 +29,12 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
 import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "../course/git.js";
-import { buildAndTest, publishHistory, resolveCheckpoint, unpublishHistory, type BuildCheck, type Checkpoint } from "../course/history.js";
+import { publishHistory, resolveCheckpoint, unpublishHistory, type Checkpoint } from "../course/history.js";
 import { assertNoLeaks, auditLeaks, findStarterLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import { handOverScratchDir, linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
+import { distPathOf } from "../lab/runner.js";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
 export const COURSE_GUIDE = "COURSE.md";
@@ -124,12 +125,6 @@ export async function checkDestination(repo: string, dest: string, id: string): 
   }
 }
 
-/** `packages/<pkg>/<dir>/x.ts` -> `packages/<pkg>/dist/<dir>/x.js` (where `tsc` puts it). */
-export function compiledPath(source: string): string {
-  const m = /^(packages\/[^/]+)\/(.+)\.ts$/.exec(source);
-  return m ? `${m[1]}/dist/${m[2]}.js` : source;
-}
-
 /** The chapter's compiled test files as a shell glob (for chapters without focused tests). */
 export function chapterTestGlob(id: string): string {
   return `packages/pi-course/dist/test/${id}-*.test.js`;
@@ -137,11 +132,11 @@ export function chapterTestGlob(id: string): string {
 
 /** The chapter's compiled focused test files, named one by one (no shell glob needed). */
 export function focusedTestFiles(manifest: ChapterManifest): string {
-  return manifest.focusedTests.map(compiledPath).join(" ");
+  return manifest.focusedTests.map(distPathOf).join(" ");
 }
 
 /** The focused command for one lab, exactly as the chapter text prints it (no shell glob). */
-export function labCommand(manifest: ChapterManifest, labId: string): string {
+export function manualLabCommand(manifest: ChapterManifest, labId: string): string {
   return `node --test --test-name-pattern="Lab ${labId}" ${focusedTestFiles(manifest)}`;
 }
 
@@ -198,7 +193,7 @@ export function renderLearningGuide(input: GuideInput): string {
     "```sh",
     input.linkedModules ? "# node_modules 已链接到课程仓库（--link-modules）；正常情况下请运行 npm install" : "npm install",
     "npm run build -w @pi/course",
-    ...(firstLab ? [labCommand(m, firstLab.id)] : [`node --test ${m.focusedTests.map(compiledPath).join(" ")}`]),
+    ...(firstLab ? [manualLabCommand(m, firstLab.id)] : [`node --test ${m.focusedTests.map(distPathOf).join(" ")}`]),
     "```",
     "",
     "`npm install` 是正常做法（需要网络）。已经有一份装好依赖的课程仓库时，也可以用",
@@ -232,7 +227,7 @@ export function renderLearningGuide(input: GuideInput): string {
       `npm run lab -w @pi/course -- ${m.id}       # 全章进度表`,
       `npm run reset -w @pi/course -- ${firstLab.id}   # 把这个 Lab 的函数恢复成 starter（你的文件先另存在旁边）`,
       "npm run build -w @pi/course             # 手动方式：先编译",
-      labCommand(m, firstLab.id) + "   # 再运行一个 Lab",
+      manualLabCommand(m, firstLab.id) + "   # 再运行一个 Lab",
       "```",
       "",
       "## 卡住时要提示",
@@ -495,37 +490,4 @@ export async function auditPracticeFolder(repo: string, checkpoint: Pick<Checkpo
   const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);
   const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText: "", linkedModules: false, skipManifestText: true });
   return auditWithPlan(repo, dir, plan, gitOptions);
-}
-
-/** Outcome of the first-red check. */
-export interface FirstRed {
-  ok: boolean;
-  lab: string;
-  expected: number;
-  pass: number;
-  fail: number;
-  /** True when the output shows the lab's exact scaffold error. */
-  scaffoldErrorSeen: boolean;
-  check: BuildCheck;
-}
-
-/**
- * Builds a practice folder and runs its first lab: it must compile and fail every test of
- * that lab (`0/N`) with the lab's exact scaffold error. Never throws for a red result.
- */
-export async function checkFirstRed(dir: string, manifest: ChapterManifest, options: { signal?: AbortSignal } = {}): Promise<FirstRed> {
-  const lab = manifest.labs[0];
-  if (!lab) throw new CourseError("PRACTICE_UNAVAILABLE", `第 ${manifest.id} 章没有 Lab`);
-  const focused = new Set(manifest.focusedTests.map((f) => path.posix.basename(compiledPath(f))));
-  const check = await buildAndTest(dir, { ...options, testNamePattern: `Lab ${lab.id}`, testFiles: (all) => all.filter((f) => focused.has(f)) });
-  const scaffoldErrorSeen = check.tests.output.includes(lab.scaffoldError);
-  return {
-    ok: check.build.ok && check.tests.pass === 0 && check.tests.fail === lab.tests && scaffoldErrorSeen,
-    lab: lab.id,
-    expected: lab.tests,
-    pass: check.tests.pass,
-    fail: check.tests.fail,
-    scaffoldErrorSeen,
-    check,
-  };
 }

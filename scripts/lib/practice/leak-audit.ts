@@ -18,7 +18,7 @@
  *
  * The starter itself is audited by a second rule (`starter-audit.ts`): lines are not
  * enough there, since every line a starter holds is exempt from the rule above. Its
- * leaks come first in `auditPracticeSources`' result, since they are the cause to fix.
+ * leaks come first in `auditWithPlan` (practice/folder.ts)' result, since they are the cause to fix.
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";

@@ -35,16 +35,18 @@ import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "../fault/author.js";
-import { applyLearnerPatch, authorFaults, type Fault } from "../fault/catalog.js";
+import { authorFaults, type Fault } from "../fault/catalog.js";
 import { listTree, readFileAt, writeFiles } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import { describeLeak, type Leak } from "../practice/leak-audit.js";
 import { scaffoldLabOf, summarizeLabs } from "../lab/results.js";
-import { buildCourse, distPathOf, packageDirOf, resolveCompiler, runProcess, runTests, type TestRun } from "../lab/runner.js";
+import { buildCourse, resolveCompiler, runProcess } from "../lab/build.js";
+import { distPathOf, packageDirOf, runTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { auditPracticeFolder, createPractice } from "../practice/folder.js";
 import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 import { replayChapterText } from "./replay.js";
+import { injectExercise } from "./chapter-text.js";
 import { failureMessage, firstLine, testsOfLab } from "./runs.js";
 import { cloneWorkingTree, type VerifiedSource } from "./snapshot.js";
 import { evaluateStagedRed, stagedTeachingText } from "./staged.js";
@@ -403,10 +405,8 @@ async function stepReferenceLabs(ctx: Context): Promise<CheckResult[]> {
 async function learnerVariant(referenceDir: string, fault: Fault): Promise<Fault | CheckResult> {
   const name = `fault ${fault.id} (learner patch)`;
   const text = await readFile(path.join(referenceDir, ...fault.file.split("/")), "utf8");
-  const patched = applyLearnerPatch(text, fault.learner!);
-  if (!patched.ok) {
-    return { name, ok: false, detail: `练习者的自动注入对参考写法都不成立：${patched.reason}` };
-  }
+  const patched = injectExercise(text, fault);
+  if (!patched.ok) return { name, ok: false, detail: patched.reason };
   // The whole file as find/replace: exactly once by construction, and undone exactly.
   return { ...fault, id: `${fault.id}:learner`, find: text, replace: patched.text, exercise: false };
 }
