@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { allComments, leadingComments, lineAndColumn, literalRanges, parseModule, parseModules, SyntaxKind, topLevelDeclarations, walk } from "../lib/ts/source.js";
-import { labOwnership, spliceDeclarations } from "../lib/ts/splice.js";
+import { labOwnership, spliceDeclarations, spliceLabs } from "../lib/ts/splice.js";
 
 const STARTER = `import path from "node:path";
 
@@ -187,4 +187,14 @@ test("allComments finds every comment, none inside a string, template or regular
     literalRanges(tree).map((r) => text.slice(r.pos, r.end)),
     ['"// not a comment"', "`/* nor ${", "} this */`", "/\\/\\/x/g"],
   );
+});
+
+test("spliceLabs: the starter's declarations of the given labs, plus the unmarked helpers the base lacks, in one parse", () => {
+  const staged = spliceLabs(REFERENCE, STARTER, new Set(["1.2"]), ["1.1", "1.2"], { base: "reference.ts", starter: "starter.ts" });
+  assert.deepEqual(staged, spliceDeclarations(REFERENCE, STARTER, (d) => d.name === "render" || d.name === "Box" || d.name === "labError"));
+  assert.throws(() => spliceLabs("function (", STARTER, new Set(["1.2"]), ["1.1", "1.2"], { base: "learner.ts", starter: "starter.ts" }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, "TS_SYNTAX");
+    assert.match(error.message, /^learner\.ts:1: /);
+    return true;
+  });
 });

@@ -23,8 +23,7 @@ import { writeAtomicSync } from "../core/files.js";
 import { isPracticeFolder, PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { BACKUP_DIR, readBackupSync } from "../fault/backup.js";
-import { parseModule, topLevelDeclarations } from "../ts/source.js";
-import { labOwnership, spliceDeclarations } from "../ts/splice.js";
+import { spliceLabs } from "../ts/splice.js";
 
 /** What reset did to one teaching file. */
 export interface ResetResult {
@@ -67,24 +66,17 @@ export function saveBeside(file: string, data: Uint8Array, now = new Date()): st
  * reset can help then) and whatever `labOwnership` throws for an ambiguous starter.
  */
 export function resetLabText(current: string, starter: string, lab: string, labIds: readonly string[], file: string): { text: string; declarations: string[] } {
-  const owners = labOwnership(starter, labIds, file);
-  let present: Set<string>;
   try {
-    present = new Set(topLevelDeclarations(parseModule(current, file)).map((d) => `${d.kind}:${d.name}`));
+    const spliced = spliceLabs(current, starter, new Set([lab]), labIds, { base: file, starter: `starter of ${file}` });
+    return { text: spliced.text, declarations: spliced.replaced.concat(spliced.inserted) };
   } catch (error) {
-    if (!isCourseError(error, "TS_SYNTAX")) throw error;
+    if (!isCourseError(error, "TS_SYNTAX") || !error.message.startsWith(`${file}:`)) throw error;
     throw new CourseError(
       "RESET_UNPARSABLE",
       `${error.message}。有语法错误的文件没法只恢复 Lab ${lab} 的函数：先修好这处语法，或者用 reset ${lab.split(".")[0]} 恢复整个文件（会先备份）`,
       { cause: error },
     );
   }
-  const key = (d: { name: string; kind: string }) => `${d.kind}:${d.name}`;
-  const spliced = spliceDeclarations(current, starter, (d) => owners.get(key(d)) === lab || (!owners.has(key(d)) && !present.has(key(d))), {
-    base: file,
-    donor: `starter of ${file}`,
-  });
-  return { text: spliced.text, declarations: spliced.replaced.concat(spliced.inserted) };
 }
 
 export interface ResetOptions {

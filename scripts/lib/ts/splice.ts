@@ -50,9 +50,12 @@ const keyOf = (unit: Pick<Unit, "name" | "kind">): string => `${unit.kind}:${uni
  * `labIds` is `LAB_OWNERSHIP_UNKNOWN` (both name the declaration).
  */
 export function labOwnership(starterText: string, labIds: readonly string[], fileName = "starter.ts"): Map<string, string> {
-  const tree = parseModules({ [fileName]: starterText }).get(fileName)!;
+  return ownersOf(unitsOf(topLevelDeclarations(parseModules({ [fileName]: starterText }).get(fileName)!), starterText), labIds, fileName);
+}
+
+function ownersOf(units: readonly Unit[], labIds: readonly string[], fileName: string): Map<string, string> {
   const owners = new Map<string, string>();
-  for (const unit of unitsOf(topLevelDeclarations(tree), starterText)) {
+  for (const unit of units) {
     const labs = new Set([...unit.text.matchAll(LAB_MARKER)].map((match) => match[1]!));
     if (labs.size === 0 || unit.name === "") continue;
     const unknown = [...labs].filter((lab) => !labIds.includes(lab));
@@ -98,6 +101,10 @@ export function spliceDeclarations(
   const trees = parseModules({ [baseName]: baseText, [donorName]: donorText });
   const base = unitsOf(topLevelDeclarations(trees.get(baseName)!), baseText);
   const donor = unitsOf(topLevelDeclarations(trees.get(donorName)!), donorText);
+  return splice(baseText, base, donor, take);
+}
+
+function splice(baseText: string, base: readonly Unit[], donor: readonly Unit[], take: (declaration: Pick<Unit, "name" | "kind">) => boolean): SpliceResult {
   const baseByKey = new Map(base.filter((unit) => unit.name !== "").map((unit) => [keyOf(unit), unit]));
 
   // Edits as (position range, replacement), applied from the end so offsets stay valid.
@@ -126,4 +133,30 @@ export function spliceDeclarations(
   let text = baseText;
   for (const edit of edits) text = text.slice(0, edit.start) + edit.text + text.slice(edit.end);
   return { text, replaced, inserted };
+}
+
+/**
+ * `baseText` with the top-level declarations that `starterText` marks for `labs` put back
+ * from the starter, and with the starter's unmarked declarations that the base lacks (the
+ * helpers those call, such as `labError`): what `reset NN.L` does to a learner's file and
+ * what `verify`'s staged first red does to the reference. Everything else of the base stays
+ * byte for byte. Both texts are parsed once, together. Throws what `labOwnership` throws,
+ * and `TS_SYNTAX` naming the text that does not parse.
+ */
+export function spliceLabs(
+  baseText: string,
+  starterText: string,
+  labs: ReadonlySet<string>,
+  labIds: readonly string[],
+  names: { base: string; starter: string },
+): SpliceResult {
+  const trees = parseModules({ [names.base]: baseText, [names.starter]: starterText });
+  const base = unitsOf(topLevelDeclarations(trees.get(names.base)!), baseText);
+  const starter = unitsOf(topLevelDeclarations(trees.get(names.starter)!), starterText);
+  const owners = ownersOf(starter, labIds, names.starter);
+  const inBase = new Set(base.map(keyOf));
+  return splice(baseText, base, starter, (declaration) => {
+    const owner = owners.get(keyOf(declaration));
+    return owner !== undefined ? labs.has(owner) : !inBase.has(keyOf(declaration));
+  });
 }

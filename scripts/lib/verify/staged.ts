@@ -9,16 +9,15 @@
  * on exactly ITS OWN scaffold error?
  *
  * Which declaration belongs to which lab is read from the starter's `🔨 Lab N.M` markers
- * (`labOwnership`, one lab per top-level declaration). The splice is per top-level
- * declaration (`spliceDeclarations`): the reference is the base, so its imports and its
+ * (one lab per top-level declaration). The splice is per top-level declaration
+ * (`spliceLabs`, the one `reset NN.L` uses too): the reference is the base, so its imports and its
  * helpers stay; declarations of labs ≥ k and the starter's own helpers that the reference
  * lacks (`labError`) come from the starter. Declarations without a marker (types, given
  * code) keep the reference's version, which has the same public surface.
  */
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
 import type { TestRun } from "../lab/runner.js";
-import { parseModules, topLevelDeclarations } from "../ts/source.js";
-import { labOwnership, spliceDeclarations } from "../ts/splice.js";
+import { spliceLabs } from "../ts/splice.js";
 import { failureMessage, firstLine, testsOfLab } from "./runs.js";
 import type { CheckResult } from "./record.js";
 
@@ -52,16 +51,10 @@ export function stagedTeachingText(input: StagedFileInput): StagedText {
   const { labIds, done } = input;
   if (done <= 0) return { text: input.starter, fromStarter: [] };
   if (done >= labIds.length) return { text: input.reference, fromStarter: [] };
-  const owners = labOwnership(input.starter, labIds, input.file);
-  const later = new Set(labIds.slice(done));
-  const referenceTree = parseModules({ [input.file]: input.reference }).get(input.file)!;
-  const inReference = new Set(topLevelDeclarations(referenceTree).map((d) => `${d.kind}:${d.name}`));
-  const take = (declaration: { name: string; kind: string }): boolean => {
-    const key = `${declaration.kind}:${declaration.name}`;
-    const owner = owners.get(key);
-    return owner !== undefined ? later.has(owner) : !inReference.has(key);
-  };
-  const spliced = spliceDeclarations(input.reference, input.starter, take, { base: `${input.file} (reference)`, donor: `${input.file} (starter)` });
+  const spliced = spliceLabs(input.reference, input.starter, new Set(labIds.slice(done)), labIds, {
+    base: `${input.file} (reference)`,
+    starter: `${input.file} (starter)`,
+  });
   return { text: spliced.text, fromStarter: [...spliced.replaced, ...spliced.inserted] };
 }
 
