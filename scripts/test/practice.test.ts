@@ -9,9 +9,8 @@ import { listTree } from "../lib/course/git.js";
 import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, MIN_LEAK_LINE_LENGTH, type LeakPair } from "../lib/practice/leak-audit.js";
 import { loadManifest } from "../lib/course/manifest.js";
 import { PRACTICE_MARKER } from "../lib/core/paths.js";
-import { auditPracticeFolder, createPractice, type PracticeStep } from "../lib/practice/folder.js";
+import { createPractice, type PracticeStep } from "../lib/practice/folder.js";
 import { runLab } from "../lib/lab/runner.js";
-import { resolveCheckpoint } from "../lib/course/history.js";
 import { formatResult, main, shellQuote } from "../practice.js";
 import { installTooling } from "./support/tooling.js";
 import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";
@@ -252,18 +251,6 @@ test("a starter carrying reference code in a comment is LEAK_DETECTED naming the
   });
   assert.equal(existsSync(dest), false);
   assert.deepEqual(leftovers(path.dirname(repo)), []);
-});
-
-test("auditPracticeFolder re-checks an existing folder the way practice does", async (t) => {
-  const repo = makeFakeCourse(t);
-  const dest = path.join(path.dirname(repo), "audited");
-  await createPractice({ repo, id: "02", dest });
-  const checkpoint = await resolveCheckpoint(repo, "02");
-  assert.deepEqual(await auditPracticeFolder(repo, checkpoint, dest), []);
-  const testFile = path.join(dest, "packages/pi-course/test/02-beta.test.ts");
-  writeFileSync(testFile, readFileSync(testFile, "utf8") + "// return betaCatalog(names).join(\" | \");\n");
-  const leaks = await auditPracticeFolder(repo, checkpoint, dest);
-  assert.deepEqual(leaks.map((l) => l.file), ["packages/pi-course/test/02-beta.test.ts"]);
 });
 
 /** Runs `main` in-process with `INIT_CWD` set, capturing output. */

@@ -478,16 +478,3 @@ async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitO
   return [...findStarterLeaks(pairs, plan.labIds), ...leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file))];
 }
 
-/**
- * The leak audit exactly as `practice` runs it before the rename, for an existing practice
- * folder `dir` of chapter `checkpoint` (for `verify` and tests): same answer lines, same
- * inherited files, the manifest's lab and hint texts included, build output ignored.
- * Returns every leak; an empty array means the folder passes.
- */
-export async function auditPracticeFolder(repo: string, checkpoint: Pick<Checkpoint, "chapter" | "teachingFiles" | "history">, dir: string, options: { signal?: AbortSignal } = {}): Promise<Leak[]> {
-  const gitOptions: GitOptions = options.signal ? { signal: options.signal } : {};
-  const { chapter } = checkpoint;
-  const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);
-  const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText: "", linkedModules: false, skipManifestText: true });
-  return auditWithPlan(repo, dir, plan, gitOptions);
-}
