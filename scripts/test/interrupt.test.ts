@@ -3,17 +3,20 @@
  * (compiled, in their own process): SIGINT, SIGTERM and SIGHUP at several moments, sent to
  * the process or to its whole process group (as a terminal's Ctrl-C is). Afterwards nothing
  * the command made is left: no temporary object files, no scratch copy, no half-built practice
- * folder, no journal, no moved branch; the command ends by the signal it received. After SIGKILL, which no process can
- * handle, the next command removes what it can prove the killed one left, and nothing else.
+ * folder, no journal, no moved branch; the command ends by the signal it received. After
+ * SIGKILL, which no process can handle, the next command removes what it can prove the
+ * killed one left, and nothing else.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { currentOwner, OWNER_FILE, SCRATCH_JOURNALS } from "../lib/core/scratch.js";
 import { makeFakeCourse, sh } from "./support/fake-course.js";
 import { startPaused } from "./support/interrupt.js";
-import { runCommandSync } from "./support/tooling.js";
+import { compiledTooling, runCommandSync } from "./support/tooling.js";
 
 const posix = process.platform !== "win32" || "signals and named pipes are POSIX";
 const BRANCH = "course/build-your-own-pi";
@@ -119,4 +122,33 @@ test("after SIGKILL in practice, the next command removes the half-built folder 
   assert.deepEqual(partials(parent).sort(), [".killed.partial-alive", ".killed.partial-unmarked"]);
   assert.deepEqual(journals(repo), []);
   assert.equal(existsSync(path.join(parent, "killed")), false);
+});
+
+test("Ctrl-C reaching a command twice at once (the group's copy and npm's) is one interruption: the cleanup runs to its end", { skip: !posix && posix }, async () => {
+  // A command that needs a moment to clean up after the first signal, then says so.
+  const script = `import { catchInterruptions } from ${JSON.stringify(path.join(compiledTooling(), "lib", "core", "interrupt.js"))};
+const interruption = catchInterruptions();
+const keepAlive = setInterval(() => {}, 1000); // signal handlers alone do not keep Node running
+process.stdout.write("ready\\n");
+await new Promise((resolve) => interruption.signal.addEventListener("abort", resolve));
+await new Promise((resolve) => setTimeout(resolve, 1500));
+process.stdout.write("cleaned up\\n");
+clearInterval(keepAlive);
+interruption.finish();`;
+  const run = async (gapMs: number) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    while (!out.includes("ready")) await once(child.stdout, "data");
+    child.kill("SIGINT");
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+    child.kill("SIGINT");
+    const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
+    return { out, code, signal };
+  };
+  const together = await run(0);
+  assert.match(together.out, /cleaned up/, "the copy of the same keypress did not cut the cleanup short");
+  assert.equal(together.signal, "SIGINT");
+  const pressedAgain = await run(600);
+  assert.doesNotMatch(pressedAgain.out, /cleaned up/, "a second Ctrl-C later still ends the command at once");
 });

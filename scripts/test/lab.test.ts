@@ -618,6 +618,21 @@ test("learner commands say first that the repo is the reference, and restore a f
   assert.ok(!existsSync(path.join(practice.root, BACKUP_DIR)));
 });
 
+test("lab after a killed fault exercise runs on the restored file, not on a build of the patched one", async (t) => {
+  const practice = await createMiniCourse("reference", { practice: true });
+  t.after(() => removeMiniCourse(practice));
+  const file = path.join(practice.root, "packages/pi-course/src/mini.ts");
+  const original = await readFile(file);
+  // The exercise's patch breaks Lab 99.2; its process was killed before it could restore.
+  const patched = Buffer.from(miniSource("broken"));
+  writeBackupSync(practice.root, { format: 1, fault: "99.2-x", file: "packages/pi-course/src/mini.ts", sha256: sha256(original), patchedSha256: sha256(patched), pid: 1073741824, startedAt: "" }, original);
+  await writeFile(file, patched);
+  const run = await runScript(practice.root, "lab.ts", ["99.2"]);
+  assert.match(run.stdout, /被强行中断.*已从 \.pi-course\/fault-backup 把它逐字节恢复/);
+  assert.match(run.stdout, /Lab 99\.2 · 打招呼 {2}3\/3/, run.stdout);
+  assert.deepEqual(await readFile(file), original);
+});
+
 // ---------------------------------------------------------------- the command itself
 
 test("lab command: a red lab exits 0 (a result, not a crash) unless --json; plain piped output; usage errors", async (t) => {

@@ -4,7 +4,8 @@
  * were handed over.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -16,6 +17,7 @@ import {
   linkNodeModules,
   makeScratchDir,
   OWNER_FILE,
+  processAlive,
   processStart,
   releaseScratchDir,
   removeAllScratchSync,
@@ -136,4 +138,15 @@ test("a scratch folder never exists without its owner file, not even before make
   assert.deepEqual(JSON.parse(readFileSync(path.join(parent, name, OWNER_FILE), "utf8")), currentOwner());
   assert.equal(await made, path.join(parent, name));
   await removeScratchDir(path.join(parent, name));
+});
+
+test("a zombie (ended, not reaped) is not alive: a killed command's leftovers are its to clear", { skip: process.platform !== "linux" && "zombies are read from /proc" }, async (t) => {
+  // `sh` starts `true` in the background, then becomes `sleep`, which never reaps it.
+  const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 5"], { stdio: ["ignore", "pipe", "ignore"] });
+  t.after(() => parent.kill("SIGKILL"));
+  const pid = Number((await once(parent.stdout!, "data"))[0].toString().trim());
+  for (let i = 0; i < 200 && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.match(readFileSync(`/proc/${pid}/stat`, "utf8"), /\) Z /, "the background child is a zombie now");
+  assert.equal(processAlive(pid), false);
+  assert.equal(processAlive(parent.pid!), true);
 });

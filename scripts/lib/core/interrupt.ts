@@ -14,6 +14,9 @@ import { removeAllScratchSync } from "./scratch.js";
 
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
+/** How soon a repeat of the first signal counts as the same one, forwarded by npm (see the handler). */
+const SAME_KEYPRESS_MS = 300;
+
 export interface Interruption {
   /** Aborted when the first signal arrives. */
   readonly signal: AbortSignal;
@@ -43,7 +46,11 @@ export function raiseSignal(signal: NodeJS.Signals): never {
 export function catchInterruptions(onSignal: (signal: NodeJS.Signals) => void = () => {}): Interruption {
   const controller = new AbortController();
   let first: NodeJS.Signals | undefined;
+  let firstAt = 0;
   const handler = (signal: NodeJS.Signals) => {
+    // Ctrl-C in a terminal signals the whole group, and npm passes the same signal on to
+    // the command as well: that copy, arriving at once, is the same keypress, not a second.
+    if (first === signal && Date.now() - firstAt < SAME_KEYPRESS_MS) return;
     onSignal(signal);
     if (first !== undefined) {
       // Second signal: the user does not want to wait for the cleanup.
@@ -52,6 +59,7 @@ export function catchInterruptions(onSignal: (signal: NodeJS.Signals) => void = 
       raiseSignal(signal);
     }
     first = signal;
+    firstAt = Date.now();
     controller.abort(new Error(`interrupted by ${signal}`));
   };
   const dispose = () => {

@@ -51,14 +51,28 @@ export function processStart(pid: number): string | null {
   }
 }
 
-/** True when a process with id `pid` exists, other than this one (also one we may not signal). */
+/**
+ * True when a process with id `pid` runs, other than this one (also one we may not signal).
+ * A zombie (ended, not yet reaped by its parent) does not run: `kill(pid, 0)` succeeds on
+ * it, so on Linux its state in `/proc` decides.
+ */
 export function processAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return processState(pid) !== "Z";
+}
+
+/** The one-letter state of process `pid` (`R`, `S`, `Z`, …) as Linux records it, or null. */
+function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) || null;
+  } catch {
+    return null;
   }
 }
 

@@ -3,6 +3,7 @@
  * running: read the manifest, run the lab (or the chapter, or the watch loop) and print the
  * result. Loaded on demand by `scripts/lab.ts`, so that loading it overlaps the build.
  */
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { formatError } from "../core/errors.js";
 import { resultStatus } from "../core/exit-status.js";
@@ -10,6 +11,7 @@ import type { LabArgs } from "./args.js";
 import type { StartedBuild } from "./build.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "./format.js";
 import { learnerPreamble } from "./preamble.js";
+import { BACKUP_DIR } from "../fault/backup.js";
 import { packageDirOf, runLab, selectLabs, type LabOutcome, type LabTarget } from "./runner.js";
 import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "./watch.js";
 import { loadManifest, type ChapterManifest } from "../course/manifest.js";
@@ -40,9 +42,17 @@ export async function runLabCommand(
     throw error;
   }
   const paint = paintFor(process.stdout);
+  const backup = path.join(courseRoot, ...BACKUP_DIR.split("/"));
+  const pendingRestore = existsSync(backup);
   for (const line of learnerPreamble(courseRoot, manifest.id)) {
     // With --json, stdout carries the document alone; the notes go to stderr.
     (args.json ? process.stderr : process.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
+  }
+  if (pendingRestore && !existsSync(backup) && build !== undefined) {
+    // The preamble gave back a file a killed fault exercise had patched: the build started
+    // before that saw the patched file, so the run waits for it and builds again.
+    await build.result.catch(() => undefined);
+    build = undefined;
   }
   const timeoutMs = args.timeoutSeconds * 1000;
   if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs }, controller.signal);
