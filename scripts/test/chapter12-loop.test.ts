@@ -121,7 +121,8 @@ test("chapter 12 practice: fault 12 on a solution with a one-line trust branch i
   write(solution);
   const run = launch("fault", "12");
   assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
-  assert.match(run.stderr, /已在 packages\/pi-course\/src\/resources\.ts 第 \d+ 行加入：await options\.importModule\?\.\(source\); \/\/ 故意错误/);
+  // The line as inserted, in the solution's own names (`importModule: load`, `src`).
+  assert.match(run.stderr, /已在 packages\/pi-course\/src\/resources\.ts 第 \d+ 行加入：await load\?\.\(src\); \/\/ 故意错误/);
   assert.match(run.stdout, /抓住了：“Lab 12\.4 · 先 trust 后 import[^”]*” 失败。/);
   assert.match(run.stdout, /已恢复：packages\/pi-course\/src\/resources\.ts 与实验前逐字节相同；Lab 12\.4 2\/2/);
   assert.match(run.stdout, /本章全量应仍为全绿/);

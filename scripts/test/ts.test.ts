@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { allComments, leadingComments, lineAndColumn, literalRanges, parseModule, parseModules, SyntaxKind, topLevelDeclarations, walk } from "../lib/ts/source.js";
-import { labOwnership, spliceDeclarations, spliceLabs } from "../lib/ts/splice.js";
+import { declarationKey, labOwnership, spliceDeclarations, spliceLabs } from "../lib/ts/splice.js";
 
 const STARTER = `import path from "node:path";
 
@@ -119,7 +119,7 @@ test("lineAndColumn, walk and leadingComments agree with the text", () => {
 
 test("labOwnership: the 🔨 markers inside a declaration name its lab; unmarked declarations belong to none", () => {
   const owners = labOwnership(STARTER, ["1.1", "1.2"]);
-  assert.deepEqual([...owners], [["function:list", "1.1"], ["function:render", "1.2"], ["class:Box", "1.2"]]);
+  assert.deepEqual([...owners], [["value:list", "1.1"], ["value:render", "1.2"], ["value:Box", "1.2"]]);
 });
 
 test("labOwnership refuses a declaration marked for two labs, or for a lab the chapter lacks", () => {
@@ -130,8 +130,8 @@ test("labOwnership refuses a declaration marked for two labs, or for a lab the c
 
 test("spliceDeclarations: reference with the later lab from the starter keeps everything else byte for byte", () => {
   const owners = labOwnership(STARTER, ["1.1", "1.2"]);
-  const starterOnly = new Set(["function:labError"]);
-  const staged = spliceDeclarations(REFERENCE, STARTER, (d) => owners.get(`${d.kind}:${d.name}`) === "1.2" || starterOnly.has(`${d.kind}:${d.name}`));
+  const starterOnly = new Set(["value:labError"]);
+  const staged = spliceDeclarations(REFERENCE, STARTER, (d) => owners.get(declarationKey(d)) === "1.2" || starterOnly.has(declarationKey(d)));
   assert.deepEqual(staged.replaced, ["render", "Box"]);
   assert.deepEqual(staged.inserted, ["labError"]);
   // The starter-only helper lands where the starter has it: after the shared interface.

@@ -88,11 +88,13 @@ async function makeWorkspace(t: TestContext): Promise<Workspace> {
  * error as it is, so the learner reads its own message rather than a comparison of codes.
  */
 async function rejectsWithCode(pending: Promise<unknown>, code: string, why?: string): Promise<void> {
+  // Named in the failure when the call resolves instead: which expectation did not hold.
+  const expected = `expected a rejection with code ${code}${why === undefined ? "" : ` (${why})`}`;
   await assert.rejects(pending, (error: Error & { code?: unknown }) => {
     if (error.code === undefined) throw error;
     assert.equal(error.code, code, why);
     return true;
-  });
+  }, expected);
 }
 
 /** Creates a symlink, or skips the test where the platform does not allow it. */
@@ -270,14 +272,14 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
   const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
   const attempt = (request: string) => activateSkill(catalog, "review", { resources: [request] });
 
-  await rejectsWithCode(attempt("../../outside.md"), "SKILL_PATH_ESCAPE");
-  await rejectsWithCode(attempt("../../no-such-file.md"), "SKILL_PATH_ESCAPE", "rejected before any lookup");
-  await rejectsWithCode(attempt("../review-old/notes.md"), "SKILL_PATH_ESCAPE", "a sibling sharing the name prefix is outside");
-  await rejectsWithCode(attempt(ws.outsideFile), "SKILL_PATH_INVALID");
+  await rejectsWithCode(attempt("../../outside.md"), "SKILL_PATH_ESCAPE", "request ../../outside.md climbs out of the skill root");
+  await rejectsWithCode(attempt("../../no-such-file.md"), "SKILL_PATH_ESCAPE", "request ../../no-such-file.md is rejected before any lookup");
+  await rejectsWithCode(attempt("../review-old/notes.md"), "SKILL_PATH_ESCAPE", "request ../review-old/notes.md: a sibling sharing the name prefix is outside");
+  await rejectsWithCode(attempt(ws.outsideFile), "SKILL_PATH_INVALID", "an absolute request");
 
   const link = nodePath.join(ws.projectRoot, "skills", "review", "references", "leak.md");
   if (!(await linkOrSkip(t, ws.outsideFile, link))) return;
-  await rejectsWithCode(attempt("references/leak.md"), "SKILL_PATH_ESCAPE");
+  await rejectsWithCode(attempt("references/leak.md"), "SKILL_PATH_ESCAPE", "request references/leak.md is a symlink to a file outside the root");
 });
 
 // ---------------------------------------------------------------------------

@@ -197,7 +197,9 @@ async function runExperiment(options: LearnerRunOptions, progress: { patched: bo
   try {
     progress.patched = true;
     writeAtomicSync(file, patched);
-    say(`已在 ${fault.file} 第 ${patch.lines.join("、")} 行加入：${fault.learner.insert}`);
+    // The line as inserted: written with the learner's own parameter names.
+    const inserted = patch.text.split(/\r?\n/)[patch.lines[0]! - 1]?.trim() ?? fault.learner.insert;
+    say(`已在 ${fault.file} 第 ${patch.lines.join("、")} 行加入：${inserted}`);
     if (options.afterPatch !== undefined) await unlessAborted(Promise.resolve(options.afterPatch()), controller.signal);
     say("编译并运行测试……");
     const broken = await runSuite(root, manifest, suiteOptions(controller.signal));

@@ -24,6 +24,8 @@ import { isPracticeFolder, PRACTICE_MARKER, starterCopyPath } from "../core/path
 import type { ChapterManifest } from "../course/manifest.js";
 import { BACKUP_DIR, readBackupSync } from "../fault/backup.js";
 import { spliceLabs } from "../ts/splice.js";
+import { projectErrors } from "../ts/source.js";
+import { packageDirOf } from "../lab/runner.js";
 
 /** What reset did to one teaching file. */
 export interface ResetResult {
@@ -79,6 +81,35 @@ export function resetLabText(current: string, starter: string, lab: string, labI
   }
 }
 
+/** An error message without its position, so that the same error is recognised after lines moved. */
+const withoutLine = (error: string): string => error.replace(/^([^:]*):\d+: /, "$1: ");
+
+/**
+ * Refuses (`RESET_LAB_BREAKS_BUILD`, nothing written) a lab reset whose result would not
+ * compile where the learner's file did: a learner who restructured the file (a class where
+ * the starter has functions, a helper renamed) gets the lab's starter declarations beside
+ * code that no longer fits them. Compared with the project's errors as they are now, so a
+ * file that was already red is not held against the reset.
+ */
+function refuseIfItBreaksTheBuild(root: string, file: string, current: string, next: string, lab: string, chapter: string): void {
+  const tsconfig = path.join(root, packageDirOf(file), "tsconfig.json");
+  if (!existsSync(tsconfig)) return;
+  const overlayFile = path.join(root, ...file.split("/"));
+  const before = new Map<string, number>();
+  for (const error of projectErrors(tsconfig, { file: overlayFile, text: current })) before.set(withoutLine(error), (before.get(withoutLine(error)) ?? 0) + 1);
+  const added = projectErrors(tsconfig, { file: overlayFile, text: next }).filter((error) => {
+    const left = before.get(withoutLine(error)) ?? 0;
+    before.set(withoutLine(error), left - 1);
+    return left <= 0;
+  });
+  if (added.length === 0) return;
+  throw new CourseError(
+    "RESET_LAB_BREAKS_BUILD",
+    `只恢复 Lab ${lab} 的函数会让代码无法编译（${added.length} 处新错误，第一处：${added[0]}）：你的文件结构和 starter 不同，` +
+      `starter 里这个 Lab 的声明放回去之后对不上。文件没有改动。可以用 npm run reset -w @pi/course -- ${chapter} 恢复整个文件（会先另存你的文件），或者手动改回这个 Lab 的函数`,
+  );
+}
+
 export interface ResetOptions {
   /** The practice folder. */
   root: string;
@@ -94,7 +125,8 @@ export interface ResetOptions {
  * a chapter the folder was not made for, `RESET_FAULT_PENDING` while a fault exercise's
  * backup exists (restore a dead one first: `learnerPreamble`), `RESET_NO_STARTER` when the
  * folder has no starter copy, `RESET_NO_FILE` for a lab reset of a missing file,
- * `RESET_UNPARSABLE`, `RESET_MARKER_INVALID` for a marker that cannot be read, `RESET_WRITE_FAILED`
+ * `RESET_UNPARSABLE`, `RESET_LAB_BREAKS_BUILD` for a lab reset whose result would not compile
+ * (where the file did), `RESET_MARKER_INVALID` for a marker that cannot be read, `RESET_WRITE_FAILED`
  * when a file cannot be saved or written. Each file is saved before it is replaced; a failure
  * leaves it as it was.
  */
@@ -139,6 +171,7 @@ export function resetTeachingFiles(options: ResetOptions): ResetResult[] {
       const spliced = resetLabText(current.toString("utf8"), starter, lab, manifest.labs.map((l) => l.id), to);
       next = spliced.text;
       declarations = spliced.declarations;
+      refuseIfItBreaksTheBuild(root, to, current.toString("utf8"), next, lab, manifest.id);
     }
     if (current !== undefined && current.toString("utf8") === next) {
       results.push({ file: to, status: "unchanged", ...(declarations ? { declarations } : {}) });

@@ -14,7 +14,8 @@
 import { SyntaxKind, type Node, type SourceFile, type Statement } from "typescript/unstable/ast";
 import { forEachLeadingCommentRange } from "typescript/unstable/ast/scanner";
 import { createVirtualFileSystem } from "typescript/unstable/fs";
-import { API } from "typescript/unstable/sync";
+import { API, DiagnosticCategory } from "typescript/unstable/sync";
+import path from "node:path";
 import { CourseError } from "../core/errors.js";
 
 export { SyntaxKind, type Node, type SourceFile, type Statement };
@@ -78,6 +79,35 @@ function closeQuietly(api: API, snapshot: { dispose(): void } | undefined): void
   const internals = api as unknown as { client?: { channel?: { child?: { kill(signal: string): boolean } } } };
   internals.client?.channel?.child?.kill("SIGKILL");
   api.close();
+}
+
+/**
+ * The compile errors (syntactic and semantic, every file) of the TypeScript project
+ * `tsconfig` as it would be with `overlay.file` holding `overlay.text`, one line each
+ * (`file:line: message`, file relative to the project). The file on disk is not read or
+ * touched; every other file is read as it is. About a tenth of a second on this course.
+ */
+export function projectErrors(tsconfig: string, overlay: { file: string; text: string }): string[] {
+  const projectDir = path.dirname(tsconfig);
+  const api = new API({ cwd: projectDir, fs: { readFile: (name: string) => (path.resolve(name) === path.resolve(overlay.file) ? overlay.text : undefined) } });
+  let snapshot: ReturnType<API["updateSnapshot"]> | undefined;
+  try {
+    snapshot = api.updateSnapshot({ openProject: tsconfig });
+    const project = snapshot.getProjects()[0];
+    if (project === undefined) throw new CourseError("TS_UNAVAILABLE", `TypeScript 没有打开项目 ${tsconfig}`);
+    const program = project.program;
+    const errors: string[] = [];
+    for (const diagnostic of [...program.getSyntacticDiagnostics(), ...program.getSemanticDiagnostics()]) {
+      if (diagnostic.category !== DiagnosticCategory.Error) continue;
+      const file = diagnostic.fileName;
+      const tree = file === undefined ? undefined : program.getSourceFile(file);
+      const where = file === undefined ? "" : `${path.relative(projectDir, file).split(path.sep).join("/")}${tree ? `:${lineAndColumn(tree, diagnostic.pos).line}` : ""}: `;
+      errors.push(`${where}${diagnostic.text}`);
+    }
+    return errors;
+  } finally {
+    closeQuietly(api, snapshot);
+  }
 }
 
 /** Parses one module; see `parseModules`. */

@@ -12,7 +12,7 @@
  * the text lacks. Nothing else of the text changes, byte for byte.
  */
 import { CourseError } from "../core/errors.js";
-import { parseModules, topLevelDeclarations, type TopLevelDeclaration } from "./source.js";
+import { parseModules, SyntaxKind, topLevelDeclarations, walk, type TopLevelDeclaration } from "./source.js";
 
 /** `🔨 Lab 12.3` (the marker the starters use), capturing the lab id. */
 const LAB_MARKER = /🔨\s*Lab\s+(\d+\.\d+)(?!\d)/g;
@@ -24,6 +24,15 @@ interface Unit {
   start: number;
   end: number;
   text: string;
+  /** Every identifier the code of the unit uses (comments aside): what it may depend on. */
+  uses: Set<string>;
+}
+
+function identifiersOf(declaration: TopLevelDeclaration, into: Set<string>): Set<string> {
+  walk(declaration.node, (node) => {
+    if (node.kind === SyntaxKind.Identifier) into.add((node as { text?: string }).text ?? "");
+  });
+  return into;
 }
 
 function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Unit[] {
@@ -33,14 +42,31 @@ function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Un
     if (last !== undefined && declaration.name !== "" && last.name === declaration.name && last.kind === declaration.kind) {
       last.end = declaration.end;
       last.text = text.slice(last.start, last.end);
+      identifiersOf(declaration, last.uses);
       continue;
     }
-    units.push({ name: declaration.name, kind: declaration.kind, start: declaration.start, end: declaration.end, text: declaration.text });
+    units.push({
+      name: declaration.name,
+      kind: declaration.kind,
+      start: declaration.start,
+      end: declaration.end,
+      text: declaration.text,
+      uses: identifiersOf(declaration, new Set()),
+    });
   }
   return units;
 }
 
-const keyOf = (unit: Pick<Unit, "name" | "kind">): string => `${unit.kind}:${unit.name}`;
+/**
+ * What a declaration declares, for matching one text's declarations with another's: its
+ * name in the value space (a function, a `const`, a class or an enum: a learner may write
+ * `export const render = (…) => …` where the starter has `export function render`) or in the
+ * type space (an interface, a type alias); other statements by kind.
+ */
+export const declarationKey = (unit: Pick<Unit, "name" | "kind">): string => {
+  const space = unit.kind === "function" || unit.kind === "variable" || unit.kind === "class" || unit.kind === "enum" ? "value" : unit.kind === "interface" || unit.kind === "type" ? "type" : unit.kind;
+  return `${space}:${unit.name}`;
+};
 
 /**
  * Which lab each marked top-level declaration of `starterText` belongs to: the lab its
@@ -68,7 +94,7 @@ function ownersOf(units: readonly Unit[], labIds: readonly string[], fileName: s
         `${fileName}: ${unit.name} 同时带有 Lab ${[...labs].join("、")} 的 🔨 标记；每个顶层声明只能属于一个 Lab，请把它拆开`,
       );
     }
-    owners.set(keyOf(unit), [...labs][0]!);
+    owners.set(declarationKey(unit), [...labs][0]!);
   }
   return owners;
 }
@@ -105,7 +131,7 @@ export function spliceDeclarations(
 }
 
 function splice(baseText: string, base: readonly Unit[], donor: readonly Unit[], take: (declaration: Pick<Unit, "name" | "kind">) => boolean): SpliceResult {
-  const baseByKey = new Map(base.filter((unit) => unit.name !== "").map((unit) => [keyOf(unit), unit]));
+  const baseByKey = new Map(base.filter((unit) => unit.name !== "").map((unit) => [declarationKey(unit), unit]));
 
   // Edits as (position range, replacement), applied from the end so offsets stay valid.
   const edits: { start: number; end: number; text: string; order: number }[] = [];
@@ -114,7 +140,7 @@ function splice(baseText: string, base: readonly Unit[], donor: readonly Unit[],
   const firstCode = base.find((unit) => unit.kind !== "import");
   let anchor: number | undefined; // where the previous donor unit sits in the base
   donor.forEach((unit, order) => {
-    const own = unit.name === "" ? undefined : baseByKey.get(keyOf(unit));
+    const own = unit.name === "" ? undefined : baseByKey.get(declarationKey(unit));
     if (unit.name !== "" && take(unit)) {
       if (own !== undefined) {
         edits.push({ start: own.start, end: own.end, text: unit.text, order });
@@ -137,8 +163,9 @@ function splice(baseText: string, base: readonly Unit[], donor: readonly Unit[],
 
 /**
  * `baseText` with the top-level declarations that `starterText` marks for `labs` put back
- * from the starter, and with the starter's unmarked declarations that the base lacks (the
- * helpers those call, such as `labError`): what `reset NN.L` does to a learner's file and
+ * from the starter (matched by name: a learner's `const f = …` is the starter's `function f`),
+ * and with the starter's unmarked declarations that the base lacks and those use (the
+ * helpers they call, such as `labError`): what `reset NN.L` does to a learner's file and
  * what `verify`'s staged first red does to the reference. Everything else of the base stays
  * byte for byte. Both texts are parsed once, together. Throws what `labOwnership` throws,
  * and `TS_SYNTAX` naming the text that does not parse.
@@ -154,9 +181,19 @@ export function spliceLabs(
   const base = unitsOf(topLevelDeclarations(trees.get(names.base)!), baseText);
   const starter = unitsOf(topLevelDeclarations(trees.get(names.starter)!), starterText);
   const owners = ownersOf(starter, labIds, names.starter);
-  const inBase = new Set(base.map(keyOf));
-  return splice(baseText, base, starter, (declaration) => {
-    const owner = owners.get(keyOf(declaration));
-    return owner !== undefined ? labs.has(owner) : !inBase.has(keyOf(declaration));
-  });
+  const inBase = new Set(base.map(declarationKey));
+  // The labs' declarations, then every unmarked starter declaration the base lacks that they
+  // use, directly or through another one taken (a helper such as `labError`, a type).
+  const taken = new Set(starter.filter((unit) => labs.has(owners.get(declarationKey(unit)) ?? "")).map(declarationKey));
+  for (let grew = true; grew; ) {
+    grew = false;
+    const used = new Set(starter.filter((unit) => taken.has(declarationKey(unit))).flatMap((unit) => [...unit.uses]));
+    for (const unit of starter) {
+      const key = declarationKey(unit);
+      if (taken.has(key) || owners.has(key) || inBase.has(key) || unit.name === "" || !used.has(unit.name)) continue;
+      taken.add(key);
+      grew = true;
+    }
+  }
+  return splice(baseText, base, starter, (declaration) => taken.has(declarationKey(declaration)));
 }
