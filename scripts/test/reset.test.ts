@@ -92,6 +92,32 @@ test("reset of a lab puts back that lab's starter declarations, keeps the rest, 
   assert.match(formatReset([result!], { chapter: "98", lab: "98.2" }), /你原来的文件保存在 packages\/pi-course\/src\/mini\.ts\.reset-20261130-142233\.bak/);
 });
 
+test("reset of a lab matches the learner's declaration by name whatever its shape, and refuses a result that would not compile", async (t) => {
+  // The learner wrote Lab 98.1 as an arrow function with an extra parameter, used elsewhere.
+  const reshaped = SOLVED.replace("export function double(n: number): number {\n  return n * TWICE;\n}", "export const double = (n: number, by = TWICE): number => n * by;");
+  const { root, manifest, file } = await practice(t, reshaped);
+  const [result] = resetTeachingFiles({ root, manifest, lab: "98.1", now: NOW });
+  assert.deepEqual(result?.declarations, ["double", "labError"]);
+  const text = await readFile(file, "utf8");
+  assert.equal(text.match(/\bdouble\b/g)?.length, 1, "one double, the starter's, where the learner's stood");
+  assert.ok(text.includes('throw labError("Lab 98.1 doubling");'));
+  assert.ok(text.includes("export function mine()"), "the learner's other code stays");
+
+  // Now the learner's own code calls double with the extra argument: the starter's double
+  // would not compile there, so the lab reset is refused and nothing is written.
+  const calling = reshaped.replace('return "kept";', 'return String(double(1, 3));');
+  await writeFile(file, calling);
+  const saved = readdirSync(path.dirname(file)).length;
+  assert.throws(() => resetTeachingFiles({ root, manifest, lab: "98.1", now: NOW }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, "RESET_LAB_BREAKS_BUILD");
+    assert.match(error.message, /src\/mini\.ts:\d+: Expected 1 arguments, but got 2/);
+    assert.match(error.message, /reset -w @pi\/course -- 98/);
+    return true;
+  });
+  assert.equal(await readFile(file, "utf8"), calling);
+  assert.equal(readdirSync(path.dirname(file)).length, saved, "no backup written for a refused reset");
+});
+
 test("reset of the chapter gives the starter back; a second reset in the same second saves under a new name", async (t) => {
   const { root, manifest, file } = await practice(t);
   const [first] = resetTeachingFiles({ root, manifest, now: NOW });
