@@ -310,12 +310,24 @@ class ExtensionHostImpl implements ExtensionHost {
   }
 }
 
+/** Each host handed out, with the implementation behind it: the loader's only way in. */
+const IMPLEMENTATIONS = new WeakMap<ExtensionHost, ExtensionHostImpl>();
+
+/**
+ * The public face of `impl`: a frozen object with `wrapExecutor` and nothing else, so that
+ * no code that holds the host (an extension included) can reach `stage` at run time.
+ */
+function publicFace(impl: ExtensionHostImpl): ExtensionHost {
+  const host: ExtensionHost = Object.freeze({ wrapExecutor: (coreExecutor: ToolExecutor) => impl.wrapExecutor(coreExecutor) });
+  IMPLEMENTATIONS.set(host, impl);
+  return host;
+}
+
 /** Module-internal narrowing: only hosts made by `createExtensionHost` can stage. */
 function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
-  if (!(host instanceof ExtensionHostImpl)) {
-    throw new ResourceError("INVALID_ARGUMENT", "options.host was not created by createExtensionHost");
-  }
-  return host;
+  const impl = IMPLEMENTATIONS.get(host);
+  if (impl === undefined) throw new ResourceError("INVALID_ARGUMENT", "options.host was not created by createExtensionHost");
+  return impl;
 }
 
 /**
@@ -326,7 +338,7 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
  */
 export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
   // 🔨 Lab 12.4：校验 hookTimeoutMs（正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT）
-  return new ExtensionHostImpl(registry, options);
+  return publicFace(new ExtensionHostImpl(registry, options));
 }
 
 /**

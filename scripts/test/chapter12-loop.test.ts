@@ -20,6 +20,7 @@ import path from "node:path";
 import test from "node:test";
 import { loadManifest } from "../lib/course/manifest.js";
 import { runLab } from "../lib/lab/runner.js";
+import { stagedTeachingText } from "../lib/verify/staged.js";
 import { ONE_LINE, withLoadExtension } from "./chapter12-solutions.js";
 import { practiceCopy, repoRoot } from "./lab-fixture.js";
 
@@ -128,4 +129,20 @@ test("chapter 12 practice: fault 12 on a solution with a one-line trust branch i
   assert.match(run.stdout, /本章全量应仍为全绿/);
   assert.equal(readFileSync(path.join(root, TEACHING), "utf8"), solution);
   assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")), []);
+});
+
+test("chapter 12 practice: npm start runs the learner's resources.ts and stops at its first unfinished lab, a result", { skip }, () => {
+  const labIds = ["12.1", "12.2", "12.3", "12.4", "12.5"];
+  const compiler = path.join(repoRoot, "node_modules", "typescript", "bin", "tsc");
+  for (const done of [3, 4]) {
+    // The labs before `done` finished, the rest still the starter's.
+    write(stagedTeachingText({ file: TEACHING, reference: REFERENCE, starter: STARTER, labIds, done }).text);
+    const built = spawnSync(process.execPath, [compiler, "-p", path.join(root, "packages/pi-course/tsconfig.json")], { encoding: "utf8" });
+    assert.equal(built.status, 0, built.stdout);
+    const run = spawnSync(process.execPath, [path.join(root, "scripts", "start.mjs")], { cwd: root, env: env(), encoding: "utf8" });
+    const lab = labIds[done]!;
+    assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+    assert.match(run.stderr, new RegExp(`^未完成  Lab ${lab.replace(".", "\\.")} [^\\n]*尚未实现\\n[^\\n]*完成 Lab ${lab.replace(".", "\\.")} 及之后的 Lab`, "m"), `${run.stdout}${run.stderr}`);
+    assert.doesNotMatch(run.stdout, /结束  /, "the session does not pretend to have run to its end");
+  }
 });

@@ -166,7 +166,7 @@ export function runScript(root: string, script: string, args: readonly string[],
  * from this working tree (so the tooling under test is the one being edited): the course
  * package's sources with each starter over its teaching file and a pristine starter copy for
  * `reset`, the chapter's focused tests only, the learner-safe manifest, the practice marker,
- * the tooling (`scripts/`, without its tests), the workspace manifests and the repo's
+ * the tooling (`scripts/`, without its tests), `examples/`, the workspace manifests and the repo's
  * `node_modules` linked. The folder's path has spaces and parentheses, as a learner's may.
  * The caller removes the folder.
  */
@@ -179,6 +179,7 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
     await fse.copy(path.join(sourceRoot, file), path.join(root, file));
   }
   await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"));
+  await fse.copy(path.join(sourceRoot, "examples"), path.join(root, "examples")); // npm start's sample workspace
   await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
   await mkdir(path.join(root, "checkpoints"), { recursive: true });

@@ -186,6 +186,13 @@ async function extensionSources(root: string): Promise<{ id: string; path: strin
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
+/** A starter's "not built yet" error, `Lab 12.5 hook execution 尚未实现`: the learner's resources.ts is unfinished. */
+const UNFINISHED_LAB = /Lab \d+\.\d+ [^\n]*?尚未实现/;
+
+function isUnfinishedLab(error: unknown): boolean {
+  return UNFINISHED_LAB.test(errorMessage(error));
+}
+
 const isBlocked = (result: ToolResultMessage): result is ToolResultMessage & { details: { blockedByExtension: string; reason: string } } =>
   typeof result.details === "object" && result.details !== null && typeof (result.details as { blockedByExtension?: unknown }).blockedByExtension === "string";
 
@@ -206,6 +213,7 @@ function demoScript(file: string): ScriptStep[] {
       const skill = /^# Active skill: (.+)$/m.exec(request.systemPrompt)?.[1];
       const lines: string[] = [];
       if (shell !== undefined && isBlocked(shell)) lines.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
+      else if (shell !== undefined && shell.isError) lines.push(`清理命令没有成功：${textOf(shell).split("\n")[0]}`);
       else if (shell !== undefined) lines.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
       if (read === undefined || read.isError) {
         lines.push(`没能读到 ${file}：${read ? textOf(read).split("\n")[0] : "没有结果"}`);
@@ -249,26 +257,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const names = (list: { name: string }[]) => (list.length > 0 ? list.map((r) => r.name).join("、") : "无");
     write(`资源  指令 ${catalog.instructions.length} · 技能 ${catalog.skills.length}（${names(catalog.skills)}）· 模板 ${catalog.templates.length}（${names(catalog.templates)}）`);
 
-    const workspace = await openWorkspace(copy);
-    const registry = new ToolRegistry(createCodingTools(workspace, { shellTimeoutMs: 10_000 }));
-    const host = createExtensionHost(registry, {
-      hookTimeoutMs: 2000,
-      onDiagnostic: (d) => write(`诊断  扩展 ${d.extensionId} 的 ${d.hook} ${d.kind === "timeout" ? "超时" : "出错"}：${d.message}`),
-    });
-    const extensions: { id: string; status: string }[] = [];
-    for (const extension of await extensionSources(copy)) {
-      try {
-        const loaded = await loadExtension(extension, { host, isTrusted: () => isSample || options.trustExtensions === true });
-        extensions.push(loaded);
-        write(loaded.status === "active" ? `扩展  ${extension.id}：已信任并加载` : `扩展  ${extension.id}：未受信任，没有导入（信任它：--trust-extensions）`);
-      } catch (error) {
-        const code = (error as { code?: string }).code ?? "ERROR";
-        extensions.push({ id: extension.id, status: code });
-        write(`扩展  ${extension.id}：加载失败 [${code}] ${errorMessage(error)}`);
-      }
-    }
-    if (extensions.length === 0) write("扩展  无（extensions/*.mjs）");
-
     let activated: ActivatedSkill | undefined;
     const skillName = options.skill ?? catalog.skills[0]?.name;
     if (skillName !== undefined) {
@@ -288,6 +276,27 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     } else {
       prompt = userMessage(`请看看 ${file}，列出你发现的问题，但先不要修改任何文件。`);
     }
+
+    const workspace = await openWorkspace(copy);
+    const registry = new ToolRegistry(createCodingTools(workspace, { shellTimeoutMs: 10_000 }));
+    const host = createExtensionHost(registry, {
+      hookTimeoutMs: 2000,
+      onDiagnostic: (d) => write(`诊断  扩展 ${d.extensionId} 的 ${d.hook} ${d.kind === "timeout" ? "超时" : "出错"}：${d.message}`),
+    });
+    const extensions: { id: string; status: string }[] = [];
+    for (const extension of await extensionSources(copy)) {
+      try {
+        const loaded = await loadExtension(extension, { host, isTrusted: () => isSample || options.trustExtensions === true });
+        extensions.push(loaded);
+        write(loaded.status === "active" ? `扩展  ${extension.id}：已信任并加载` : `扩展  ${extension.id}：未受信任，没有导入（信任它：--trust-extensions）`);
+      } catch (error) {
+        if (isUnfinishedLab(error)) throw error;
+        const code = (error as { code?: string }).code ?? "ERROR";
+        extensions.push({ id: extension.id, status: code });
+        write(`扩展  ${extension.id}：加载失败 [${code}] ${errorMessage(error)}`);
+      }
+    }
+    if (extensions.length === 0) write("扩展  无（extensions/*.mjs）");
 
     const session = createSession();
     let firstProjection: ContextProjection | undefined;
@@ -310,6 +319,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 
     let toolCalls = 0;
     let blocked = 0;
+    let unfinished: Error | undefined;
     agent.subscribe((event) => {
       if (event.type !== "message") return;
       const message = event.message;
@@ -325,6 +335,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
           toolCalls++;
           write(`调用  ${block.name} ${JSON.stringify(block.arguments)}`);
         }
+      } else if (unfinished === undefined && message.isError && UNFINISHED_LAB.test(textOf(message))) {
+        // The tools ran through the learner's own host: a lab it does not have yet.
+        unfinished = new Error(UNFINISHED_LAB.exec(textOf(message))![0]);
       } else if (isBlocked(message)) {
         blocked++;
         write(`拦截  ✗ 扩展 ${message.details.blockedByExtension} 拒绝了 ${message.toolName}：${message.details.reason}（配对的错误结果交回模型）`);
@@ -338,6 +351,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     });
 
     const result = await agent.prompt(prompt);
+    if (unfinished !== undefined) throw unfinished;
     write(`结束  ${result.stopReason} · 模型调用 ${result.turns} 次 · 工具调用 ${toolCalls} 次（被拦截 ${blocked} 次）`);
     return {
       stopReason: result.stopReason,

@@ -989,12 +989,24 @@ function closedContext(extensionId: string): ResourceError {
   return new ResourceError("EXTENSION_CONTEXT_CLOSED", `extension "${extensionId}" registered after its factory finished`);
 }
 
+/** Each host handed out, with the implementation behind it: the loader's only way in. */
+const IMPLEMENTATIONS = new WeakMap<ExtensionHost, ExtensionHostImpl>();
+
+/**
+ * The public face of `impl`: a frozen object with `wrapExecutor` and nothing else, so that
+ * no code that holds the host (an extension included) can reach `stage` at run time.
+ */
+function publicFace(impl: ExtensionHostImpl): ExtensionHost {
+  const host: ExtensionHost = Object.freeze({ wrapExecutor: (coreExecutor: ToolExecutor) => impl.wrapExecutor(coreExecutor) });
+  IMPLEMENTATIONS.set(host, impl);
+  return host;
+}
+
 /** Module-internal narrowing: only hosts made by `createExtensionHost` can stage. */
 function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
-  if (!(host instanceof ExtensionHostImpl)) {
-    throw new ResourceError("INVALID_ARGUMENT", "options.host was not created by createExtensionHost");
-  }
-  return host;
+  const impl = IMPLEMENTATIONS.get(host);
+  if (impl === undefined) throw new ResourceError("INVALID_ARGUMENT", "options.host was not created by createExtensionHost");
+  return impl;
 }
 
 /** A timeout `setTimeout` can honour: a positive number of milliseconds up to 2^31 − 1. */
@@ -1013,7 +1025,7 @@ function checkTimeout(value: unknown, name: string): number {
  */
 export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
   const timeout = checkTimeout(options.hookTimeoutMs, "hookTimeoutMs");
-  return new ExtensionHostImpl(registry, { hookTimeoutMs: timeout, onDiagnostic: options.onDiagnostic });
+  return publicFace(new ExtensionHostImpl(registry, { hookTimeoutMs: timeout, onDiagnostic: options.onDiagnostic }));
 }
 
 /** How long an async factory may take by default. */

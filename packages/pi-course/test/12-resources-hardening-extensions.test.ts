@@ -275,6 +275,17 @@ test("commit: a registry that refuses a tool half-way (rules of its own) gets ba
   assert.ok(await loadsAgain(host, "picky"), "the id is not active");
 });
 
+test("host: its only face is wrapExecutor, frozen; staging cannot be reached from the object at run time", () => {
+  const host = hostWith();
+  assert.deepEqual(Reflect.ownKeys(host), ["wrapExecutor"]);
+  assert.ok(Object.isFrozen(host));
+  let found: unknown;
+  for (let proto: object | null = host; proto !== null; proto = Object.getPrototypeOf(proto)) {
+    found ??= Reflect.ownKeys(proto).find((key) => key === "stage" || key === "isActive");
+  }
+  assert.equal(found, undefined, "no stage or isActive anywhere on the host or its prototypes");
+});
+
 // ---------------------------------------------------------------------------
 // Hook answers
 // ---------------------------------------------------------------------------
