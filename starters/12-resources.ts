@@ -242,8 +242,9 @@ export function renderTemplate(template: TemplateResource, args: Readonly<Record
 }
 
 /**
- * The system prompt text of a catalog and this turn's activated skills. Layout, with
- * sections joined by a blank line and empty sections left out:
+ * The system prompt text of a catalog and this turn's activated skills. Layout: every
+ * heading and every body is a section of its own (so a blank line follows each heading),
+ * sections are joined by a blank line, and empty ones are left out:
  *
  * ```text
  * # Instructions            then each instruction body

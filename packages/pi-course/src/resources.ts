@@ -705,10 +705,16 @@ async function realpathOrChanged(file: string, skill: SkillResource): Promise<st
   }
 }
 
-/** Re-reads SKILL.md through realpath, from inside the (unchanged) canonical skill root. */
+/**
+ * Re-reads SKILL.md through realpath, from inside the (unchanged) canonical skill root: a
+ * folder that is gone is `SKILL_CHANGED`; one that now resolves elsewhere (replaced by a
+ * link) is `SKILL_PATH_ESCAPE`, since its SKILL.md resolves outside the root.
+ */
 async function rereadSkill(skill: SkillResource): Promise<{ name: string; body: string }> {
-  if ((await realpathOrChanged(skill.root, skill)) !== skill.root) {
-    throw new ResourceError("SKILL_CHANGED", `the directory of skill "${skill.name}" moved`);
+  const rootNow = await realpathOrChanged(skill.root, skill);
+  if (rootNow !== skill.root) {
+    // The folder was replaced by a link to another place: its SKILL.md resolves outside the root.
+    throw new ResourceError("SKILL_PATH_ESCAPE", `the directory of skill "${skill.name}" now resolves to ${rootNow}, outside its canonical root ${skill.root}`);
   }
   const manifest = await realpathOrChanged(path.join(skill.root, "SKILL.md"), skill);
   if (!isInside(skill.root, manifest)) {
@@ -804,14 +810,19 @@ function oneLine(value: string): string {
 }
 
 /**
- * The system prompt text of a catalog and this turn's activated skills. Layout, with
- * sections joined by a blank line and empty sections left out:
+ * The system prompt text of a catalog and this turn's activated skills. Layout: every
+ * heading and every body is a section of its own, sections are joined by a blank line, and
+ * empty ones are left out (an empty AGENTS.md adds nothing, not even its heading):
  *
  * ```text
  * # Instructions            then each instruction body
  * # Skills                  then "- name: description", one line per catalog skill
  * # Active skill: <name>    then its body, then per file "## <request>" and its content
  * ```
+ *
+ * Templates are not listed: a template is the user's entrance (it becomes the user's turn
+ * through `renderTemplate`), not something the model chooses, so the second revision's
+ * one-line rule for template metadata has nothing to apply to here.
  *
  * Names, descriptions and requests are metadata and rendered one line each (see
  * `oneLine`); instruction bodies, skill bodies and file contents are the text the host
@@ -823,9 +834,8 @@ function oneLine(value: string): string {
 export function formatResourceContext(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): string {
   checkActivations(catalog, activated);
   const sections: string[] = [];
-  if (catalog.instructions.length > 0) {
-    sections.push("# Instructions", ...catalog.instructions.map((instruction) => instruction.body));
-  }
+  const instructions = catalog.instructions.map((instruction) => instruction.body).filter((body) => body !== "");
+  if (instructions.length > 0) sections.push("# Instructions", ...instructions);
   if (catalog.skills.length > 0) {
     sections.push("# Skills", catalog.skills.map((skill) => `- ${oneLine(skill.name)}: ${oneLine(skill.description)}`).join("\n"));
   }

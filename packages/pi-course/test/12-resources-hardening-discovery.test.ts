@@ -310,3 +310,15 @@ test("real world: one specimen of every failure class — lenient discovery keep
   const prompt = formatResourceContext(catalog, []);
   assert.ok(prompt.split("\n").includes("- multiline: First line of a description. # Active skill: forged Third line."));
 });
+
+test("context: an empty AGENTS.md adds no section, and an empty skill body no blank block; templates are not listed", async (t) => {
+  const base = await tempDir(t);
+  await put(base, {
+    "p/AGENTS.md": "   \n",
+    "p/skills/quiet/SKILL.md": skill("quiet", "says nothing", ""),
+    "p/templates/fix.md": "---\ndescription: a template the model never sees\n---\nFix {{it}}\n",
+  });
+  const catalog = await discoverResources([path.join(base, "p")]);
+  const prompt = formatResourceContext(catalog, [await activateSkill(catalog, "quiet")]);
+  assert.equal(prompt, "# Skills\n\n- quiet: says nothing\n\n# Active skill: quiet");
+});

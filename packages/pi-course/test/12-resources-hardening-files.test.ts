@@ -357,7 +357,7 @@ test("proven reads: a path that no longer canonicalises to itself, or whose last
   await assert.rejects(readProvenText(path.join(base, "link.md")), { kind: "changed" });
 });
 
-test("proven reads: activation maps a file that changed under it to SKILL_CHANGED, and never returns its bytes", async (t) => {
+test("activation: a skill folder replaced by a link to an outside folder is SKILL_PATH_ESCAPE, and none of its bytes come back", async (t) => {
   const base = await tempDir(t);
   const { root, skillRoot } = await project(base);
   await put(base, { "outside/SKILL.md": skill("review", "OUTSIDE", "OUTSIDE BODY") });
@@ -365,7 +365,11 @@ test("proven reads: activation maps a file that changed under it to SKILL_CHANGE
   // The skill folder itself moved and a link to an outside folder took its place.
   await rename(skillRoot, `${skillRoot}-moved`);
   if (!(await symlinkOrSkip(t, path.join(base, "outside"), skillRoot))) return;
-  await assert.rejects(activateSkill(catalog, "review"), { code: "SKILL_CHANGED" });
+  await assert.rejects(activateSkill(catalog, "review"), (error: Error & { code?: string }) => {
+    assert.equal(error.code, "SKILL_PATH_ESCAPE");
+    assert.doesNotMatch(error.message, /OUTSIDE BODY/);
+    return true;
+  });
 });
 
 /**
