@@ -338,8 +338,11 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
  * can honour (at most 2^31 − 1), else `INVALID_ARGUMENT`.
  */
 export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
-  // 🔨 Lab 12.4：校验 hookTimeoutMs（正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT）
-  return publicFace(new ExtensionHostImpl(registry, options));
+  // 🔨 Lab 12.4：校验 hookTimeoutMs（正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT），
+  //    再把新建的 ExtensionHostImpl 交给已经写好的 publicFace()，交出去的只是它的外壳
+  void registry;
+  void options;
+  throw labError("Lab 12.4 trust and staging");
 }
 
 /**
