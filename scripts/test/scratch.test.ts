@@ -141,11 +141,12 @@ test("a scratch folder never exists without its owner file, not even before make
 });
 
 test("a zombie (ended, not reaped) is not alive: a killed command's leftovers are its to clear", { skip: process.platform !== "linux" && "zombies are read from /proc" }, async (t) => {
-  // `sh` starts `true` in the background, then becomes `sleep`, which never reaps it.
-  const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 5"], { stdio: ["ignore", "pipe", "ignore"] });
+  // `sh` starts a short `sleep` in the background, then becomes a long `sleep`, which never
+  // reaps it: the short one, still running when `sh` is replaced, ends as a zombie.
+  const parent = spawn("sh", ["-c", "sleep 0.5 & echo $!; exec sleep 5"], { stdio: ["ignore", "pipe", "ignore"] });
   t.after(() => parent.kill("SIGKILL"));
   const pid = Number((await once(parent.stdout!, "data"))[0].toString().trim());
-  for (let i = 0; i < 200 && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 300 && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "); i++) await new Promise((r) => setTimeout(r, 10));
   assert.match(readFileSync(`/proc/${pid}/stat`, "utf8"), /\) Z /, "the background child is a zombie now");
   assert.equal(processAlive(pid), false);
   assert.equal(processAlive(parent.pid!), true);
