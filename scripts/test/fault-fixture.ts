@@ -38,7 +38,7 @@ export function gate(loader: Loader): "loaded" | "skipped" {
 }
 `;
 
-/** The starter of chapter 98: same surface, construction sites only. */
+/** The starter of chapter 98: same surface, construction sites only, each lab marked as course starters mark them. */
 export const MINI_STARTER = `/** Chapter 98 starter. */
 export interface Loader {
   trust(): boolean;
@@ -49,12 +49,15 @@ function labError(what: string): Error {
   return new Error(\`\${what} 尚未实现\`);
 }
 
+// 🔨 Lab 98.1：返回 n 的两倍
 export function double(n: number): number {
   void n;
   throw labError("Lab 98.1 doubling");
 }
 
+/** Loads what the loader holds, only when it is trusted. */
 export function gate(loader: Loader): "loaded" | "skipped" {
+  // 🔨 Lab 98.2：先问 trust，再 load
   void loader;
   throw labError("Lab 98.2 trust gate");
 }

@@ -13,32 +13,8 @@ import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/fault/backup.js";
 import { runLab } from "../lib/lab/runner.js";
 import { resetTeachingFiles } from "../lib/reset/reset.js";
 import { formatReset, parseResetArgs } from "../reset.js";
-import { MINI_FILE, makeMiniCourse } from "./fault-fixture.js";
+import { MINI_FILE, MINI_STARTER as STARTER, makeMiniCourse } from "./fault-fixture.js";
 
-/** The chapter-98 starter with its labs marked, as course starters are. */
-const STARTER = `/** Chapter 98 starter. */
-export interface Loader {
-  trust(): boolean;
-  load(): void;
-}
-
-function labError(what: string): Error {
-  return new Error(\`\${what} 尚未实现\`);
-}
-
-// 🔨 Lab 98.1：返回 n 的两倍
-export function double(n: number): number {
-  void n;
-  throw labError("Lab 98.1 doubling");
-}
-
-/** Loads what the loader holds, only when it is trusted. */
-export function gate(loader: Loader): "loaded" | "skipped" {
-  // 🔨 Lab 98.2：先问 trust，再 load
-  void loader;
-  throw labError("Lab 98.2 trust gate");
-}
-`;
 
 /** The learner's finished file: its own helper and extra function, no labError any more. */
 const SOLVED = `/** My chapter 98. */
