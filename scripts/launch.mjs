@@ -28,7 +28,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "verify"];
+const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "verify", "node-matrix"];
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
 const courseRoot = path.dirname(scriptsDir);
 // Keep in step with TOOLING_BUILD in scripts/lib/core/paths.ts, which finds the course root from there.

@@ -3,7 +3,7 @@
  * belong to it, and entries in a folder (a private temp folder, `.pi-course/`), waited for
  * by events rather than by sleeping.
  */
-import { existsSync, readdirSync, readFileSync, watch } from "node:fs";
+import { existsSync, readdirSync, readFileSync, watch, type FSWatcher } from "node:fs";
 
 /**
  * Pids of the processes whose command line contains `text` (e.g. a course folder every test
@@ -23,19 +23,50 @@ export function processesMentioning(text: string): number[] | undefined {
   return found;
 }
 
-/** Resolves with the first entry of `dir` that `matches`, as soon as one exists (watching the folder). */
-export function waitForEntry(dir: string, matches: (name: string) => boolean): Promise<string> {
-  return new Promise((resolve) => {
-    let done = false;
-    const watcher = watch(dir, () => check());
-    const check = () => {
-      if (done) return;
-      const found = readdirSync(dir).find(matches);
-      if (found === undefined) return;
-      done = true;
-      watcher.close();
-      resolve(found);
+/** How long `waitForEntry` waits by default before it gives up, naming what it waited for. */
+export const WAIT_LIMIT_MS = 20_000;
+
+/**
+ * Resolves with the first entry of `dir` that `matches`, as soon as one exists (watching the
+ * folder, and looking again every 100 ms: a watcher may miss an entry made in the instant it
+ * starts). Rejects, naming `dir` and `what`, when the folder vanishes while it looks (the
+ * command under test ended and removed it) or when `limitMs` passes: a test then fails in
+ * seconds with a reason instead of running into its own timeout. Never throws from a
+ * watcher callback.
+ */
+export function waitForEntry(dir: string, matches: (name: string) => boolean, what = "the entry", limitMs = WAIT_LIMIT_MS): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let watcher: FSWatcher | undefined;
+    let settled = false;
+    const finish = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(poll);
+      clearTimeout(deadline);
+      watcher?.close();
+      outcome();
     };
+    const check = () => {
+      if (settled) return;
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        finish(() => reject(new Error(`${dir} is gone (${code}) while waiting for ${what}: the command ended first`)));
+        return;
+      }
+      const found = names.find(matches);
+      if (found !== undefined) finish(() => resolve(found));
+    };
+    const poll = setInterval(check, 100);
+    const deadline = setTimeout(() => finish(() => reject(new Error(`${what} did not appear in ${dir} within ${limitMs} ms`))), limitMs);
+    try {
+      watcher = watch(dir, () => check());
+      watcher.on("error", () => check());
+    } catch {
+      // The folder is already gone: `check` says so.
+    }
     check();
   });
 }

@@ -42,16 +42,34 @@ function startNpm(cwd: string, args: string[], tmp: string) {
   return { child, exited, output: () => output };
 }
 
-/** The mini lab 99.1 made to never finish: its tests are running for as long as anyone waits. */
-function hang(course: MiniCourse): void {
-  const file = path.join(course.root, "packages/pi-course/src/mini.ts");
-  writeFileSync(file, readFileSync(file, "utf8").replace('throw labError("Lab 99.1 mini add");', "for (;;) {}"));
+/** The file the hanging code writes the moment it starts: the proof that the command's tests are running. */
+const RUNNING = "tests-running";
+
+/** `line` (TypeScript) that writes the marker `RUNNING` into `dir`, then never finishes. */
+function hangingLine(dir: string): string {
+  return `writeFileSync(${JSON.stringify(path.join(dir, RUNNING))}, ""); for (;;) {}`;
 }
 
-/** Resolves once a lab run's test process of the command has started writing its results. */
-async function testsRunning(tmp: string): Promise<void> {
-  const scratch = await waitForEntry(tmp, (name) => name.startsWith("pi-lab-"));
-  await waitForEntry(path.join(tmp, scratch), (name) => name.endsWith(".jsonl"));
+/** `src/mini.ts` with the `writeFileSync` import the hanging line needs. */
+function withFsImport(course: MiniCourse): string {
+  const file = path.join(course.root, "packages/pi-course/src/mini.ts");
+  writeFileSync(file, `import { writeFileSync } from "node:fs";\n${readFileSync(file, "utf8")}`);
+  return file;
+}
+
+/**
+ * The mini lab 99.1 made to never finish, saying so: its test writes the marker into `dir`
+ * and then runs for as long as anyone waits. (Node 22 and later create a test reporter's
+ * destination file only at its first write, so no file of the lab runner can tell.)
+ */
+function hang(course: MiniCourse, dir: string): void {
+  const file = withFsImport(course);
+  writeFileSync(file, readFileSync(file, "utf8").replace('throw labError("Lab 99.1 mini add");', hangingLine(dir)));
+}
+
+/** Resolves once the hanging test of the command has started. */
+async function testsRunning(dir: string): Promise<void> {
+  await waitForEntry(dir, (name) => name === RUNNING, "the hanging test's marker");
 }
 
 // One course for the whole file: the launcher compiles its tooling once. The tests run in
@@ -79,15 +97,16 @@ for (const [how, signal, toGroup] of [
 ] as const) {
   test(`through npm: ${how} while a lab's tests run ends them and leaves nothing behind`, { skip: !posix && "POSIX signals" }, async (t) => {
     await course.use("starter");
-    hang(course);
     const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-npm-tmp-"));
     t.after(() => rm(tmp, { recursive: true, force: true }));
+    hang(course, tmp);
     const run = startNpm(course.root, ["lab", "-w", "@pi/course", "--", "99.1"], tmp);
     await testsRunning(tmp);
     process.kill(toGroup ? -run.child.pid! : run.child.pid!, signal);
     const exit = await run.exited;
     assert.equal(exit.signal, signal, `npm ends by the signal (${JSON.stringify(exit)}): ${run.output()}`);
     assert.doesNotMatch(run.output(), /超过时间上限|Lab 99\.1 · 两数相加/, "the command was interrupted, not left to run into its time limit");
+    assert.equal(run.output().match(/已中断：Lab 99\.1 的编译与测试进程已结束，临时文件已删除。/g)?.length, 1, `one line says what was stopped and cleaned up: ${run.output()}`);
     assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")), [], "no temp folder left");
     assert.deepEqual(processesMentioning(course.root) ?? [], [], "no process of the command left");
     assert.doesNotMatch(run.output(), /npm (error|ERR!)/);
@@ -96,7 +115,10 @@ for (const [how, signal, toGroup] of [
 
 test("through npm: SIGINT to the npm process during the fault exercise restores the file, says so, leaves nothing", { skip: !posix && "POSIX signals" }, async (t) => {
   await course.use("reference");
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-npm-tmp-"));
+  t.after(() => rm(tmp, { recursive: true, force: true }));
   // The exercise line makes the patched code hang, so the moment is certain: its tests are running.
+  const file = withFsImport(course);
   const manifest = path.join(course.root, "checkpoints/99.yaml");
   writeFileSync(
     manifest,
@@ -109,14 +131,11 @@ test("through npm: SIGINT to the npm process during the fault exercise restores 
     learner:
       function: add(a, b)
       before: return
-      insert: "for (;;) {} // 故意错误"
+      insert: ${JSON.stringify(`${hangingLine(tmp)} // 故意错误`)}
       explain: 死循环。
 `,
   );
-  const file = path.join(course.root, "packages/pi-course/src/mini.ts");
   const before = await readFile(file);
-  const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-npm-tmp-"));
-  t.after(() => rm(tmp, { recursive: true, force: true }));
   const run = startNpm(course.root, ["fault", "-w", "@pi/course", "--", "99"], tmp);
   // The first run checks the lab is green; the second runs the patched code.
   while (!run.output().includes("已在 packages/pi-course/src/mini.ts")) {

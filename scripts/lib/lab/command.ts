@@ -59,7 +59,11 @@ export async function runLabCommand(
   const running = runningLine(process.stdout, target, args);
   const outcome = await runLab(courseRoot, manifest, target, { signal: controller.signal, ...(build ? { started: build } : {}), timeoutMs });
   running.clear();
-  if (outcome.kind === "aborted") return 130;
+  if (outcome.kind === "aborted") {
+    // Said once, after the cleanup has ended: the command then ends by the signal it received.
+    process.stderr.write(`${interruptedNote(target)}\n`);
+    return 130;
+  }
   if (args.json) {
     const document = { ...outcomeJson(outcome, manifest, target, courseRoot), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };
     process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
@@ -67,6 +71,12 @@ export async function runLabCommand(
     process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose })}\n`);
   }
   return resultStatus(outcomeOk(outcome), { json: args.json });
+}
+
+/** The one line an interrupted `lab` prints: what was stopped, and that nothing of it is left. */
+export function interruptedNote(target: LabTarget): string {
+  const what = target.lab === undefined ? `第 ${target.chapter} 章的 Lab` : `Lab ${target.lab}`;
+  return `已中断：${what} 的编译与测试进程已结束，临时文件已删除。`;
 }
 
 /**

@@ -29,7 +29,10 @@
  *   blank lines and lines starting with `#` are not commands; `cd` is refused (the
  *   directive says where a block runs);
  * - an expect directive follows a run block (only blank lines or prose in between) and
- *   belongs to that block's last command; a skip directive needs a reason.
+ *   belongs to that block's last command; a skip directive needs a reason;
+ * - a claim holds on every supported Node version: after a `node --test` run filtered by
+ *   `--test-name-pattern`, the `tests` and `skipped` counts are refused (Node 20 counts the
+ *   filtered-out tests as skipped, Node 22 and later do not count them at all).
  *
  * Meaning of a claim (see `claims.ts`): every non-blank line of an expect block must appear,
  * in order, inside the command's output. A command without an expect block must succeed
@@ -101,6 +104,10 @@ const DIRECTIVE = /^\s*<!--\s*verify:\s*(.*?)\s*-->\s*$/;
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)/;
 const SHELL_LANGUAGES = new Set(["sh", "bash", "shell", "console", "zsh"]);
 const ELLIPSIS = /^(…|\.\.\.|⋯|⋮)$/;
+/** A `node --test` run that filters tests by name. */
+const FILTERED_RUN = /(?:^|[;&|]\s*)node\s[^;&|]*--test-name-pattern/;
+/** Summary counts that depend on the Node version when tests are filtered by name (see `parseChapterText`). */
+const FILTER_DEPENDENT_COUNT = /^\s*(?:ℹ|#)\s*(?:tests|skipped)\s+\d+\s*$/;
 
 interface Fence {
   /** Line of the opening fence. */
@@ -234,6 +241,14 @@ export function parseChapterText(text: string, file: string): ChapterTextPlan {
       const fence = nextFence(i + 1, line, "verify: expect");
       const expected = fence.content.filter((l) => l.text.trim() !== "" && !ELLIPSIS.test(l.text.trim()));
       if (expected.length === 0) invalid(file, fence.line, "expect 块是空的");
+      const unportable = FILTERED_RUN.test(last.command) ? expected.find((l) => FILTER_DEPENDENT_COUNT.test(l.text)) : undefined;
+      if (unportable !== undefined) {
+        invalid(
+          file,
+          unportable.line,
+          `“${unportable.text.trim()}” 随 Node 版本而变：--test-name-pattern 过滤掉的测试，Node 20 记为 skipped 并计入 tests，Node 22 起两者都不计；只声明 ℹ pass、ℹ fail 和 ✔/✖ 行`,
+        );
+      }
       last.expect = expected.map((l) => ({ line: l.line, text: l.text.trim() }));
       i = fence.next;
     } else if (kind === "skip") {

@@ -14,11 +14,14 @@
 /** Where the declarations go in a synthetic course: beside its tests, so that every copy of the tests (a fault scratch copy too) has them. */
 export const NODE_TEST_TYPES = "packages/pi-course/test/node-test.d.ts";
 
-/** Declarations of the parts of `node:test`, `node:assert/strict` and Node's globals that synthetic chapters use. */
+/** Declarations of the parts of `node:test`, `node:assert/strict`, `node:fs` and Node's globals that synthetic chapters use. */
 export const NODE_TEST_TYPINGS = `// Typings for the synthetic courses of the tooling tests (see scripts/test/support/lean-build.ts).
 declare function setTimeout(callback: () => void, ms?: number): unknown;
 declare function clearTimeout(timer: unknown): void;
 declare const console: { log(...values: unknown[]): void; error(...values: unknown[]): void };
+declare module "node:fs" {
+  export function writeFileSync(file: string, data: string): void;
+}
 declare module "node:test" {
   type TestFn = (context: unknown) => void | Promise<void>;
   function test(name: string, fn: TestFn): Promise<void>;
