@@ -4,9 +4,16 @@
  *
  *   node --test --test-name-pattern="Lab 12.1" packages/pi-course/dist/test/12-resources-extensions.test.js
  *
- * Every test builds the chapter's fixed workspace in a fresh temporary directory:
- * projectRoot and userRoot both declare skill:review and template:review, and the
- * roots are passed as [projectRoot, userRoot] unless a test swaps them on purpose.
+ * Each test checks the whole family of rules the chapter text gives its lab, one rule at a
+ * time, through the public functions only: any correct way of writing the code passes. A
+ * failing rule says which one it is and where the text states it (`§3.4：…`), above node's
+ * own message. The first revision of the contract is what the labs ask for; where the
+ * reference's second revision answers differently (another error code for an I/O error,
+ * `\r\n` in bodies), the tests accept both.
+ *
+ * The chapter's fixed workspace is built in a fresh temporary directory: projectRoot and
+ * userRoot both declare skill:review and template:review, and the roots are passed as
+ * [projectRoot, userRoot] unless a test swaps them on purpose.
  */
 import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
@@ -21,13 +28,103 @@ import {
   formatResourceContext,
   loadExtension,
   renderTemplate,
+  type ActivatedSkill,
   type ExtensionContext,
   type ExtensionDiagnostic,
   type ExtensionHost,
+  type ResourceCatalog,
+  type TemplateResource,
 } from "../src/resources.js";
 import { createSession } from "../src/session.js";
 import { ToolRegistry, objectSchema, stringValue, type Tool, type ToolExecutor } from "../src/tool.js";
 import { text, textOf, type ToolCall, type ToolResultMessage } from "../src/types.js";
+
+// ---------------------------------------------------------------------------
+// Rules: a failure names the rule and the section of the chapter text
+// ---------------------------------------------------------------------------
+
+/** A starter's construction-site error: `Lab 12.N … 尚未实现`. It is never wrapped (see `rule`). */
+const SCAFFOLD = /^Lab 12\.\d+ .+ 尚未实现$/;
+
+function isScaffold(error: unknown): boolean {
+  return error instanceof Error && SCAFFOLD.test(error.message);
+}
+
+/** The call frames (`    at …` lines) of a stack. */
+function framesOf(stack: string | undefined): string {
+  return (stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).join("\n");
+}
+
+/**
+ * `error` with `statement` (the rule, `§x.y：…`) in front of its message. A failed assertion
+ * keeps its values (the lab runner's `--verbose` diff); any other error becomes an assertion
+ * error that keeps the original as `actual` and its call frames, so the lab runner still
+ * points at the line of the learner's code that threw. A starter's scaffold error passes
+ * unchanged: it means "not started", not "wrong".
+ */
+function underRule(statement: string, error: unknown): unknown {
+  if (isScaffold(error)) return error;
+  if (error instanceof assert.AssertionError) {
+    error.message = `${statement}\n${error.message}`;
+    return error;
+  }
+  const code: unknown = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  const described = error instanceof Error ? `${error.name}${typeof code === "string" ? ` [${code}]` : ""}: ${error.message}` : String(error);
+  const wrapped = new assert.AssertionError({ message: `${statement}\n意外的错误 ${described}`, actual: error, expected: undefined, operator: "rule" });
+  if (error instanceof Error) wrapped.stack = `${wrapped.message}\n${framesOf(error.stack)}`;
+  return wrapped;
+}
+
+/** Runs `check` for one rule of the chapter text; a failure is rethrown under the rule (see `underRule`). */
+async function rule(statement: string, check: () => unknown): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    throw underRule(statement, error);
+  }
+}
+
+/**
+ * Expects `run()` to throw or reject with the contract error `code`. An error without a
+ * `code` (a starter's scaffold error, a TypeError) is no contract error: it fails as itself.
+ */
+async function failsWith(code: string, run: () => unknown, why?: string): Promise<void> {
+  const expected = `应以 ${code} 失败${why === undefined ? "" : `（${why}）`}，实际没有报错`;
+  await assert.rejects(
+    async () => run(),
+    (error: Error & { code?: unknown }) => {
+      if (error.code === undefined) throw error;
+      assert.equal(error.code, code, why === undefined ? `应为 ${code}` : `${why}：应为 ${code}`);
+      return true;
+    },
+    expected,
+  );
+}
+
+/** Expects `run()` to throw or reject with any error at all: the rule is "never swallowed". */
+async function failsSomehow(run: () => unknown, why: string): Promise<void> {
+  await assert.rejects(async () => run(), (error: unknown) => {
+    if (isScaffold(error)) throw error;
+    return true;
+  }, `${why}：应当报错，实际得到了结果`);
+}
+
+/** Every property name reachable on `value` (own and inherited, up to `Object.prototype`), without `constructor`. */
+function reachableNames(value: object): string[] {
+  const reachable = new Set<string>();
+  for (let target: object | null = value; target !== null && target !== Object.prototype; target = Object.getPrototypeOf(target)) {
+    for (const key of Reflect.ownKeys(target)) if (key !== "constructor") reachable.add(String(key));
+  }
+  return [...reachable].sort();
+}
+
+/** True when `value` and everything reachable from it is frozen. */
+function deeplyFrozen(value: unknown, seen = new Set<unknown>()): boolean {
+  if (typeof value !== "object" || value === null || seen.has(value)) return true;
+  seen.add(value);
+  if (!Object.isFrozen(value)) return false;
+  return Reflect.ownKeys(value).every((key) => deeplyFrozen((value as Record<PropertyKey, unknown>)[key], seen));
+}
 
 // ---------------------------------------------------------------------------
 // The fixed example workspace
@@ -56,10 +153,16 @@ async function writeFiles(dir: string, files: Record<string, string>): Promise<v
   }
 }
 
+/** A fresh temporary directory, removed after the test. */
+async function tempDir(t: TestContext, prefix = "pi-course-12-"): Promise<string> {
+  const dir = await fsp.realpath(await fsp.mkdtemp(nodePath.join(os.tmpdir(), prefix)));
+  t.after(() => fsp.rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 /** Builds the chapter's workspace in a fresh temporary directory, removed after the test. */
 async function makeWorkspace(t: TestContext): Promise<Workspace> {
-  const base = await fsp.mkdtemp(nodePath.join(os.tmpdir(), "pi-course-12-"));
-  t.after(() => fsp.rm(base, { recursive: true, force: true }));
+  const base = await tempDir(t);
   const projectRoot = nodePath.join(base, "project");
   const userRoot = nodePath.join(base, "user");
   await writeFiles(projectRoot, {
@@ -82,19 +185,17 @@ async function makeWorkspace(t: TestContext): Promise<Workspace> {
   return { base, projectRoot, userRoot, outsideFile };
 }
 
-/**
- * Expects `pending` to reject with the contract error `code`. An error without a `code` (a
- * starter's "尚未实现", a TypeError) is no contract error at all: the test fails with that
- * error as it is, so the learner reads its own message rather than a comparison of codes.
- */
-async function rejectsWithCode(pending: Promise<unknown>, code: string, why?: string): Promise<void> {
-  // Named in the failure when the call resolves instead: which expectation did not hold.
-  const expected = `expected a rejection with code ${code}${why === undefined ? "" : ` (${why})`}`;
-  await assert.rejects(pending, (error: Error & { code?: unknown }) => {
-    if (error.code === undefined) throw error;
-    assert.equal(error.code, code, why);
-    return true;
-  }, expected);
+/** A root of its own with `files`, in a fresh temporary directory. */
+async function makeRoot(t: TestContext, files: Record<string, string>): Promise<string> {
+  const root = nodePath.join(await tempDir(t), "root");
+  await fsp.mkdir(root, { recursive: true });
+  await writeFiles(root, files);
+  return root;
+}
+
+/** The `kind:name` identities of a catalog, in catalog order. */
+function identities(catalog: ResourceCatalog): string[] {
+  return catalog.resources.map((resource) => `${resource.kind}:${resource.name}`);
 }
 
 /** Creates a symlink, or skips the test where the platform does not allow it. */
@@ -113,21 +214,23 @@ async function linkOrSkip(t: TestContext, target: string, linkPath: string): Pro
 // Extensions: a note tool, a recording core executor, a trusted loader
 // ---------------------------------------------------------------------------
 
-const reviewNoteTool = (): Tool => ({
-  name: "review_note",
+const reviewNoteTool = (name = "review_note"): Tool => ({
+  name,
   description: "Records one review note.",
   schema: objectSchema({ text: stringValue() }),
   execute: async (parameters) => ({ content: [text(`noted: ${(parameters as { text: string }).text}`)] }),
 });
 
-function noteCall(): ToolCall {
-  return { type: "toolCall", id: "note-1", name: "review_note", arguments: { text: "parser is stable" } };
+function noteCall(id = "note-1"): ToolCall {
+  return { type: "toolCall", id, name: "review_note", arguments: { text: "parser is stable", tags: { area: ["parser"] } } };
 }
 
-/** A core executor that counts its runs and keeps every result object it returned. */
+/** A core executor that counts its runs and keeps every call it received and every result object it returned. */
 function recordingCore() {
   const facts: ToolResultMessage[] = [];
+  const calls: ToolCall[] = [];
   const core: ToolExecutor = async (received) => {
+    calls.push(received);
     const answer: ToolResultMessage = {
       role: "toolResult", toolCallId: received.id, toolName: received.name,
       content: [text("note stored")],
@@ -138,15 +241,28 @@ function recordingCore() {
     facts.push(answer);
     return answer;
   };
-  return { core, facts };
+  return { core, facts, calls };
 }
 
 /** Loads an extension whose module is `{ default: factory }`, trusting it. */
-function loadTrusted(host: ExtensionHost, id: string, factory: (context: ExtensionContext) => void) {
+function loadTrusted(host: ExtensionHost, id: string, factory: (context: ExtensionContext) => void | Promise<void>) {
   return loadExtension(
     { id, path: `extensions/${id}.js` },
     { host, isTrusted: () => true, importModule: async () => ({ default: factory }) },
   );
+}
+
+/** A host over a fresh registry that collects its diagnostics. */
+function hostWithDiagnostics(hookTimeoutMs = 1000) {
+  const diagnostics: ExtensionDiagnostic[] = [];
+  const registry = new ToolRegistry();
+  const host = createExtensionHost(registry, { hookTimeoutMs, onDiagnostic: (diagnostic) => diagnostics.push(diagnostic) });
+  return { host, registry, diagnostics };
+}
+
+/** The number of active (ref'd) timers of this process. */
+function activeTimers(): number {
+  return process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
 }
 
 // ---------------------------------------------------------------------------
@@ -155,42 +271,178 @@ function loadTrusted(host: ExtensionHost, id: string, factory: (context: Extensi
 
 test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
   const ws = await makeWorkspace(t);
-  const project = await fsp.realpath(ws.projectRoot);
-  const user = await fsp.realpath(ws.userRoot);
+  const project = ws.projectRoot;
+  const user = ws.userRoot;
 
-  const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
-  assert.deepEqual(
-    catalog.resources.map((resource) => `${resource.kind}:${resource.name}`),
-    ["instructions:AGENTS", "skill:lint", "skill:review", "template:review"],
-  );
-  assert.deepEqual(catalog.instructions, [
-    { kind: "instructions", name: "AGENTS", source: nodePath.join(project, "AGENTS.md"), root: project, body: "PROJECT RULES" },
-  ]);
-  assert.deepEqual(catalog.skills[1], {
-    kind: "skill",
-    name: "review",
-    description: "project review",
-    source: nodePath.join(project, "skills", "review", "SKILL.md"),
-    root: nodePath.join(project, "skills", "review"),
+  let catalog!: ResourceCatalog;
+  await rule("§3.4：roots 按给出的顺序扫描，第一个提供某个 kind:name 的 root 胜出；skill:review 与 template:review 是两个资源", async () => {
+    catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
+    assert.deepEqual(identities(catalog), ["instructions:AGENTS", "skill:lint", "skill:review", "template:review"]);
   });
-  assert.deepEqual(catalog.templates, [
-    {
-      kind: "template",
+  await rule("§3.1：AGENTS.md 是 name 为 AGENTS 的 instructions，body 是整个文件去掉首尾空白，source/root 是 realpath 之后的路径", () => {
+    assert.deepEqual(catalog.instructions, [
+      { kind: "instructions", name: "AGENTS", source: nodePath.join(project, "AGENTS.md"), root: project, body: "PROJECT RULES" },
+    ]);
+  });
+  await rule("§3.1：Skill 只有 kind、name、description、source、root；name 与 description 来自 frontmatter，root 是这个 Skill 的目录", () => {
+    assert.deepEqual(catalog.skills[1], {
+      kind: "skill",
       name: "review",
-      description: "",
-      source: nodePath.join(project, "templates", "review.md"),
-      root: project,
-      body: "Review {{target}}; then test {{target}} for {{owner}}.",
-    },
-  ]);
-  assert.deepEqual(catalog.skills[0]?.root, nodePath.join(user, "skills", "lint"));
+      description: "project review",
+      source: nodePath.join(project, "skills", "review", "SKILL.md"),
+      root: nodePath.join(project, "skills", "review"),
+    });
+    assert.equal(catalog.skills[0]?.root, nodePath.join(user, "skills", "lint"));
+  });
+  await rule("§3.1：没有 frontmatter 的模板，name 取去掉 .md 的文件名，description 是 \"\"，body 是整个文件去掉首尾空白，root 是配置的 root", () => {
+    assert.deepEqual(catalog.templates, [
+      {
+        kind: "template",
+        name: "review",
+        description: "",
+        source: nodePath.join(project, "templates", "review.md"),
+        root: project,
+        body: "Review {{target}}; then test {{target}} for {{owner}}.",
+      },
+    ]);
+  });
+  await rule("§3.4：调换两个 root，每个同名资源的 winner 都跟着调换——优先级只来自调用者给的顺序", async () => {
+    const swapped = await discoverResources([ws.userRoot, ws.projectRoot]);
+    assert.equal(swapped.instructions[0]?.body, "USER RULES");
+    const review = swapped.skills.find((skill) => skill.name === "review");
+    assert.equal(review?.description, "user review");
+    assert.equal(review?.source, nodePath.join(user, "skills", "review", "SKILL.md"));
+    assert.equal(swapped.templates[0]?.body, "User template for {{target}}");
+  });
 
-  // Swapping the roots swaps every winner: the caller's order is the only priority.
-  const swapped = await discoverResources([ws.userRoot, ws.projectRoot]);
-  assert.equal(swapped.instructions[0]?.body, "USER RULES");
-  assert.equal(swapped.skills.find((skill) => skill.name === "review")?.description, "user review");
-  assert.equal(swapped.skills.find((skill) => skill.name === "review")?.source, nodePath.join(user, "skills", "review", "SKILL.md"));
-  assert.equal(swapped.templates[0]?.body, "User template for {{target}}");
+  await rule("§3.4：同一个 root 里两个 Skill 目录声明了同一个 name → RESOURCE_DUPLICATE（在后面的 root 里也一样）", async () => {
+    const root = await makeRoot(t, {
+      "skills/a/SKILL.md": skillMarkdown("lint", "one", "A"),
+      "skills/b/SKILL.md": skillMarkdown("lint", "two", "B"),
+    });
+    await failsWith("RESOURCE_DUPLICATE", () => discoverResources([root]), "两个目录都写着 name: lint");
+    await failsWith("RESOURCE_DUPLICATE", () => discoverResources([ws.projectRoot, root]), "重复出现在第二个 root 里");
+  });
+  await rule("§3.4：同一个 root 里两个模板的 kind:name 相同（frontmatter 的 name 与另一个文件名撞上）→ RESOURCE_DUPLICATE", async () => {
+    const root = await makeRoot(t, {
+      "templates/review.md": "Review {{target}}",
+      "templates/zz.md": skillMarkdown("review", "same name", "Another {{target}}"),
+    });
+    await failsWith("RESOURCE_DUPLICATE", () => discoverResources([root]));
+  });
+
+  await rule("§3.1：给出的 root 不存在，或者不是目录 → RESOURCE_ROOT_MISSING（不能当成空 root 跳过）", async () => {
+    await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([ws.projectRoot, nodePath.join(ws.base, "no-such-root")]), "第二个 root 不存在");
+    await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([ws.outsideFile]), "root 是一个文件");
+  });
+  await rule("§3.1：每个 root 在扫描前先 realpath：经 symlink 给出的 root，source 与 root 都是 canonical 路径", async () => {
+    const alias = nodePath.join(ws.base, "project-link");
+    if (!(await linkOrSkip(t, ws.projectRoot, alias))) return;
+    const linked = await discoverResources([alias]);
+    assert.equal(linked.instructions[0]?.root, project);
+    assert.equal(linked.instructions[0]?.source, nodePath.join(project, "AGENTS.md"));
+    assert.equal(linked.skills[0]?.source, nodePath.join(project, "skills", "review", "SKILL.md"));
+  });
+
+  await rule("§3.1：只认约定的布局——skills/ 下一层的目录里的 SKILL.md、templates/ 里直接放着的 *.md；其余都不算", async () => {
+    const root = await makeRoot(t, {
+      "AGENTS.md": "RULES",
+      "skills/notes.md": skillMarkdown("loose", "a file directly in skills/", "x"),
+      "skills/.hidden/SKILL.md": skillMarkdown("hidden", "a dot folder", "x"),
+      "skills/group/inner/SKILL.md": skillMarkdown("nested", "two levels deep", "x"),
+      "skills/empty/README.md": "a folder without SKILL.md",
+      "skills/real/SKILL.md": skillMarkdown("real", "one level deep", "x"),
+      "templates/sub/deep.md": "not recursive",
+      "templates/.draft.md": "a dot file",
+      "templates/notes.txt": "not markdown",
+      "templates/folder.md/inside.md": "a directory named folder.md",
+      "templates/ok.md": "Fine {{x}}",
+    });
+    assert.deepEqual(identities(await discoverResources([root])), ["instructions:AGENTS", "skill:real", "template:ok"]);
+  });
+  await rule("§3.1：缺了 AGENTS.md、skills/ 或 templates/ 只说明没有这类资源：空 root 得到空目录", async () => {
+    const empty = await makeRoot(t, {});
+    assert.deepEqual(await discoverResources([empty]), { resources: [], instructions: [], skills: [], templates: [] });
+    const onlyTemplates = await makeRoot(t, { "templates/a.md": "A" });
+    assert.deepEqual(identities(await discoverResources([onlyTemplates])), ["template:a"]);
+  });
+  await rule("§3.1：只有“不存在”（ENOENT）表示没有这类资源；其他 I/O 错误不能被吞成一份空目录", async () => {
+    const cases: [string, Record<string, string>, (root: string) => Promise<void>][] = [
+      ["AGENTS.md 是一个目录", { "AGENTS.md/x": "x" }, async () => {}],
+      ["skills 是一个文件", { skills: "not a folder" }, async () => {}],
+      ["templates 是一个文件", { templates: "not a folder" }, async () => {}],
+      ["一个 Skill 目录里的 SKILL.md 是一个目录", { "skills/odd/SKILL.md/x": "x" }, async () => {}],
+      ["AGENTS.md 是一个指向自己的 symlink（ELOOP）", {}, async (root) => void (await fsp.symlink("AGENTS.md", nodePath.join(root, "AGENTS.md")))],
+    ];
+    for (const [why, files, extra] of cases) {
+      const root = await makeRoot(t, files);
+      await extra(root);
+      await failsSomehow(() => discoverResources([root]), why);
+    }
+  });
+
+  await rule("§3.2：frontmatter 第一行恰好是 ---（前面可以有 UTF-8 BOM），到下一个恰好是 --- 的行为止；\\r\\n 换行也接受", async () => {
+    const root = await makeRoot(t, {
+      "skills/bom/SKILL.md": `\uFEFF${skillMarkdown("bom", "after a byte order mark", "BOM BODY")}`,
+      "skills/crlf/SKILL.md": "---\r\nname: crlf\r\ndescription: windows line ends\r\n---\r\nCRLF BODY\r\n",
+      "templates/crlf.md": "---\r\nname: win\r\ndescription: windows template\r\n---\r\nHello {{who}}\r\n",
+    });
+    const found = await discoverResources([root]);
+    assert.deepEqual(found.skills.map((s) => [s.name, s.description]), [["bom", "after a byte order mark"], ["crlf", "windows line ends"]]);
+    assert.deepEqual(found.templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["win", "windows template", "Hello {{who}}"]]);
+  });
+  await rule("§3.2：模板的 name、description 有就取 frontmatter 的，body 是结束的 --- 之后的文字去掉首尾空白", async () => {
+    const root = await makeRoot(t, { "templates/file-name.md": "---\nname: from-frontmatter\ndescription: a described template\n---\n\n  Body {{x}}\n\n" });
+    assert.deepEqual((await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["from-frontmatter", "a described template", "Body {{x}}"]]);
+  });
+  await rule("§3.1：AGENTS.md 没有 frontmatter 一说：它的 body 就是整个文件去掉首尾空白", async () => {
+    const root = await makeRoot(t, { "AGENTS.md": "---\nlooks: like frontmatter\n---\nRULES\n" });
+    assert.equal((await discoverResources([root])).instructions[0]?.body, "---\nlooks: like frontmatter\n---\nRULES");
+  });
+  const invalidSkills: [string, string][] = [
+    ["没有 frontmatter", "name: plain\ndescription: no delimiters\n"],
+    ["frontmatter 只有开头没有结尾", "---\nname: open\ndescription: never closed\n"],
+    ["第一行不恰好是 ---", "----\nname: dashes\ndescription: four dashes\n----\n"],
+    ["YAML 写错了", "---\nname: [unclosed\ndescription: x\n---\n"],
+    ["YAML 不是映射而是列表", "---\n- name\n- description\n---\n"],
+    ["YAML 是一个标量", "---\njust text\n---\n"],
+    ["空的 frontmatter（空映射，于是没有 name）", "---\n---\nbody\n"],
+    ["缺 name", "---\ndescription: nameless\n---\n"],
+    ["name 是空字符串", '---\nname: ""\ndescription: empty name\n---\n'],
+    ["name 是数字", "---\nname: 42\ndescription: numeric name\n---\n"],
+    ["缺 description", "---\nname: undescribed\n---\n"],
+    ["description 是空字符串", '---\nname: blank\ndescription: ""\n---\n'],
+    ["description 是列表", "---\nname: listed\ndescription: [a, b]\n---\n"],
+  ];
+  await rule("§3.2：SKILL.md 必须有 frontmatter，name 与 description 都必须是非空字符串，否则 RESOURCE_INVALID", async () => {
+    for (const [why, content] of invalidSkills) {
+      const root = await makeRoot(t, { "skills/bad/SKILL.md": content });
+      await failsWith("RESOURCE_INVALID", () => discoverResources([root]), why);
+    }
+  });
+  await rule("§3.2：模板可以没有 frontmatter；有的话它必须完整，写出来的 name、description 必须是非空字符串，否则 RESOURCE_INVALID", async () => {
+    const invalidTemplates: [string, string][] = [
+      ["frontmatter 没有结尾", "---\nname: open\n"],
+      ["YAML 写错了", "---\nname: [unclosed\n---\nbody\n"],
+      ["YAML 不是映射", "---\n- a\n---\nbody\n"],
+      ["name 是空字符串", '---\nname: ""\n---\nbody\n'],
+      ["name 是数字", "---\nname: 7\n---\nbody\n"],
+      ["description 是数字", "---\ndescription: 3\n---\nbody\n"],
+    ];
+    for (const [why, content] of invalidTemplates) {
+      const root = await makeRoot(t, { "templates/bad.md": content });
+      await failsWith("RESOURCE_INVALID", () => discoverResources([root]), `模板：${why}`);
+    }
+  });
+  await rule("§3.3：frontmatter 的 YAML 块超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束；不超过就照常解析", async () => {
+    const padding = `# ${"x".repeat(70 * 1024)}\n`;
+    const big = await makeRoot(t, { "skills/big/SKILL.md": `---\nname: big\ndescription: d\n${padding}---\nbody\n` });
+    await failsWith("RESOURCE_INVALID", () => discoverResources([big]), "结束了的 70 KiB YAML 块");
+    const open = await makeRoot(t, { "skills/open/SKILL.md": `---\nname: open\ndescription: d\n${padding}body without an end\n` });
+    await failsWith("RESOURCE_INVALID", () => discoverResources([open]), "没有结束的 70 KiB YAML 块");
+    const fine = await makeRoot(t, { "skills/fine/SKILL.md": `---\nname: fine\ndescription: d\n# ${"x".repeat(40 * 1024)}\n---\nbody\n` });
+    assert.deepEqual(identities(await discoverResources([fine])), ["skill:fine"], "40 KiB 的 YAML 块没有超过上限");
+  });
 });
 
 test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", async (t) => {
@@ -203,10 +455,10 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
     "templates/zz.md": skillMarkdown("checklist", "named in frontmatter", "Check {{target}}"),
   });
 
-  const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
-  assert.deepEqual(
-    catalog.resources.map((resource) => `${resource.kind}:${resource.name}`),
-    [
+  let catalog!: ResourceCatalog;
+  await rule("§3.4：先按种类（instructions、skill、template），再按 name 的 code unit 比较排序（\"B\" 在 \"a\" 之前），与目录名、路径无关", async () => {
+    catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
+    assert.deepEqual(identities(catalog), [
       "instructions:AGENTS",
       "skill:Beta", // code-unit order: "B" (66) sorts before "a" (97)
       "skill:alpha",
@@ -215,15 +467,52 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
       "skill:zeta",
       "template:checklist",
       "template:review",
-    ],
-  );
-  assert.deepEqual(await discoverResources([ws.projectRoot, ws.userRoot]), catalog);
-
-  const serialized = JSON.stringify(catalog);
-  for (const body of ["Read the diff first.", "USER REVIEW BODY", "LINT BODY MARKER", "ZETA BODY", "ALPHA BODY"]) {
-    assert.ok(!serialized.includes(body), `catalog must not contain the skill body "${body}"`);
+    ]);
+  });
+  await rule("§3.4：code unit 比较不是 localeCompare：\"Z\" 在 \"a\" 之前，\"é\" 在 \"z\" 之后", async () => {
+    const root = await makeRoot(t, {
+      "skills/1/SKILL.md": skillMarkdown("z", "z", "x"),
+      "skills/2/SKILL.md": skillMarkdown("é", "accented", "x"),
+      "skills/3/SKILL.md": skillMarkdown("a", "a", "x"),
+      "skills/4/SKILL.md": skillMarkdown("Z", "Z", "x"),
+    });
+    assert.deepEqual((await discoverResources([root])).skills.map((s) => s.name), ["Z", "a", "z", "é"]);
+  });
+  await rule("§3.4：同一棵目录树发现两次，结果 deepEqual", async () => {
+    assert.deepEqual(await discoverResources([ws.projectRoot, ws.userRoot]), catalog);
+  });
+  await rule("§3.4：instructions、skills、templates 是 resources 里同一批 winner 按种类分出的视图", () => {
+    assert.deepEqual(catalog.instructions, catalog.resources.filter((r) => r.kind === "instructions"));
+    assert.deepEqual(catalog.skills, catalog.resources.filter((r) => r.kind === "skill"));
+    assert.deepEqual(catalog.templates, catalog.resources.filter((r) => r.kind === "template"));
+  });
+  await rule("§3.4：四个数组各是一份独立的深副本：改其中一个，另一个不变", async () => {
+    const fresh = await discoverResources([ws.projectRoot, ws.userRoot]);
+    const skillInResources = fresh.resources.find((r) => r.kind === "skill" && r.name === "review")!;
+    skillInResources.name = "changed";
+    (fresh.resources.find((r) => r.kind === "template") as TemplateResource).body = "changed";
+    fresh.instructions[0]!.body = "changed";
+    assert.deepEqual(fresh.skills, catalog.skills);
+    assert.deepEqual(fresh.templates, catalog.templates);
+    assert.equal(fresh.resources[0]?.kind === "instructions" && fresh.resources[0].body, "PROJECT RULES");
+  });
+  await rule("§3.3：目录里没有 Skill 正文：JSON 里找不到任何正文，Skill 对象连 body 属性都没有", () => {
+    const serialized = JSON.stringify(catalog);
+    for (const body of ["Read the diff first.", "USER REVIEW BODY", "LINT BODY MARKER", "ZETA BODY", "ALPHA BODY", "BETA BODY"]) {
+      assert.ok(!serialized.includes(body), `catalog 不能包含 Skill 正文 "${body}"`);
+    }
+    for (const skill of [...catalog.skills, ...catalog.resources.filter((r) => r.kind === "skill")]) {
+      assert.ok(!("body" in skill), `${skill.name} 不能有 body 属性`);
+    }
+  });
+  // Sparse files make a huge SKILL.md cost no disk; Windows would write the zeros out.
+  if (process.platform !== "win32") {
+    await rule("§3.3：发现只读 SKILL.md 到 frontmatter 结束为止（分块读，不要 readFile 整个文件）：正文有 2.5 GiB 也照常发现", async () => {
+      const root = await makeRoot(t, { "skills/huge/SKILL.md": skillMarkdown("huge", "a body of 2.5 GiB", "") });
+      await fsp.truncate(nodePath.join(root, "skills", "huge", "SKILL.md"), 2.5 * 1024 ** 3);
+      assert.deepEqual((await discoverResources([root])).skills.map((s) => [s.name, s.description]), [["huge", "a body of 2.5 GiB"]]);
+    });
   }
-  for (const skill of catalog.skills) assert.ok(!("body" in skill), `${skill.name} must carry no body`);
 });
 
 // ---------------------------------------------------------------------------
@@ -236,50 +525,142 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
   const snapshot = structuredClone(catalog);
   const skill = catalog.skills.find((candidate) => candidate.name === "review");
 
-  const review = await activateSkill(catalog, "review");
-  assert.deepEqual(review, { ...skill, body: "Read the diff first.", resources: [] });
-
-  review.body = "changed by the caller";
-  review.description = "changed by the caller";
-  review.resources.push({ request: "x", source: "x", content: "x" });
-  assert.deepEqual(catalog, snapshot);
-  assert.ok(!JSON.stringify(catalog).includes("Read the diff first."));
-  assert.equal((await activateSkill(catalog, "review")).body, "Read the diff first.");
-
-  await rejectsWithCode(activateSkill(catalog, "deploy"), "SKILL_NOT_FOUND");
+  let review!: ActivatedSkill;
+  await rule("§3.5：激活结果恰好是目录里那一项，加上刚读到的 body（去掉首尾空白）和 resources（没有请求就是 []）", async () => {
+    review = await activateSkill(catalog, "review");
+    assert.deepEqual(review, { ...skill, body: "Read the diff first.", resources: [] });
+  });
+  await rule("§3.5：激活结果和目录不共享任何东西：改它的 body、description、resources，目录纹丝不动，目录里依然没有正文", async () => {
+    review.body = "changed by the caller";
+    review.description = "changed by the caller";
+    review.resources.push({ request: "x", source: "x", content: "x" });
+    assert.deepEqual(catalog, snapshot);
+    assert.ok(!JSON.stringify(catalog).includes("Read the diff first."));
+    assert.equal((await activateSkill(catalog, "review")).body, "Read the diff first.", "再激活一次，正文仍是文件里的");
+  });
+  await rule("§3.5：按名字在 catalog.skills 里找，找不到是 SKILL_NOT_FOUND（模板、instructions 的名字不是 Skill，名字区分大小写）", async () => {
+    for (const name of ["deploy", "AGENTS", "Review"]) await failsWith("SKILL_NOT_FOUND", () => activateSkill(catalog, name), `激活 ${name}`);
+    const templateOnly = await makeRoot(t, { "templates/helper.md": "Help {{x}}" });
+    const templateCatalog = await discoverResources([templateOnly]);
+    await failsWith("SKILL_NOT_FOUND", () => activateSkill(templateCatalog, "helper"), "helper 只是一个模板");
+  });
+  await rule("§3.5：body 每次激活都重新读取；kind、name、description、source、root 仍取目录里的快照", async () => {
+    const file = nodePath.join(ws.projectRoot, "skills", "review", "SKILL.md");
+    await fsp.writeFile(file, skillMarkdown("review", "rewritten description", "  A NEW BODY  \n"));
+    const fresh = await activateSkill(catalog, "review");
+    assert.equal(fresh.body, "A NEW BODY");
+    assert.equal(fresh.description, "project review", "description 是模型看到的那份快照");
+    assert.deepEqual({ ...fresh, body: "", resources: [] }, { ...skill, body: "", resources: [] });
+    await fsp.writeFile(file, skillMarkdown("review", "project review", "Read the diff first."));
+  });
+  await rule("§3.5：重新读取时 frontmatter 的名字变了、SKILL.md 已经不在了、Skill 目录整个不在了，都是 SKILL_CHANGED", async () => {
+    const cases: [string, (dir: string) => Promise<void>][] = [
+      ["SKILL.md 现在写着另一个名字", (dir) => fsp.writeFile(nodePath.join(dir, "SKILL.md"), skillMarkdown("renamed", "project review", "x"))],
+      ["SKILL.md 被删掉了", (dir) => fsp.rm(nodePath.join(dir, "SKILL.md"))],
+      ["整个 Skill 目录被删掉了", (dir) => fsp.rm(dir, { recursive: true })],
+    ];
+    for (const [why, change] of cases) {
+      const local = await makeWorkspace(t);
+      const localCatalog = await discoverResources([local.projectRoot]);
+      await change(nodePath.join(local.projectRoot, "skills", "review"));
+      await failsWith("SKILL_CHANGED", () => activateSkill(localCatalog, "review"), why);
+    }
+  });
+  await rule("§3.5：重新解析 SKILL.md：它现在的 frontmatter 坏了是 RESOURCE_INVALID", async () => {
+    const local = await makeWorkspace(t);
+    const localCatalog = await discoverResources([local.projectRoot]);
+    await fsp.writeFile(nodePath.join(local.projectRoot, "skills", "review", "SKILL.md"), "---\nname: review\ndescription: [unclosed\n---\nbody\n");
+    await failsWith("RESOURCE_INVALID", () => activateSkill(localCatalog, "review"), "frontmatter 的 YAML 写坏了");
+  });
+  await rule("§3.5：SKILL.md 经 realpath 之后必须仍在 canonical 的 Skill 目录之内：被换成指向外面的 symlink 是 SKILL_PATH_ESCAPE", async () => {
+    const local = await makeWorkspace(t);
+    const localCatalog = await discoverResources([local.projectRoot]);
+    const manifest = nodePath.join(local.projectRoot, "skills", "review", "SKILL.md");
+    const outside = nodePath.join(local.base, "outside-skill.md");
+    await fsp.writeFile(outside, skillMarkdown("review", "outside", "OUTSIDE BODY"));
+    await fsp.rm(manifest);
+    if (!(await linkOrSkip(t, outside, manifest))) return;
+    await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"));
+  });
 });
 
 test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原文", async (t) => {
   const ws = await makeWorkspace(t);
-  const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
-  const skillRoot = await fsp.realpath(nodePath.join(ws.projectRoot, "skills", "review"));
-
-  const review = await activateSkill(catalog, "review", {
-    resources: ["references/checklist.md", "references/checklist.md"],
+  const skillRoot = nodePath.join(ws.projectRoot, "skills", "review");
+  await writeFiles(skillRoot, {
+    "references/style.md": "  indented line\n\n中文也照原样\n\n",
+    "references/nested/deep.md": "DEEP",
   });
-  assert.deepEqual(review.resources, [
-    {
-      request: "references/checklist.md",
-      source: nodePath.join(skillRoot, "references", "checklist.md"),
-      content: "tests\nsecurity\n",
-    },
-  ]);
-  assert.equal(review.body, "Read the diff first.");
+  const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
+  const checklist = { request: "references/checklist.md", source: nodePath.join(skillRoot, "references", "checklist.md"), content: "tests\nsecurity\n" };
+
+  await rule("§4：request 原样保留，source 是读的那个文件的 canonical 路径，content 是原文；同一个请求写两次只出现一次", async () => {
+    const review = await activateSkill(catalog, "review", { resources: ["references/checklist.md", "references/checklist.md"] });
+    assert.deepEqual(review.resources, [checklist]);
+    assert.equal(review.body, "Read the diff first.");
+  });
+  await rule("§4：附加文件不去掉首尾空白，多字节文字按 UTF-8 原样返回", async () => {
+    const review = await activateSkill(catalog, "review", { resources: ["references/style.md"] });
+    assert.equal(review.resources[0]?.content, "  indented line\n\n中文也照原样\n\n");
+  });
+  await rule("§4：结果按请求第一次出现的顺序排列，不排序", async () => {
+    const review = await activateSkill(catalog, "review", { resources: ["references/style.md", "references/checklist.md", "references/style.md"] });
+    assert.deepEqual(review.resources.map((file) => file.request), ["references/style.md", "references/checklist.md"]);
+  });
+  await rule("§4：去重看的是 request 字符串本身：写法不同的两个请求即使指向同一个文件，也各占一项，request 各自原样保留", async () => {
+    const requests = ["references/checklist.md", "./references/checklist.md", "references/nested/../checklist.md"];
+    const review = await activateSkill(catalog, "review", { resources: requests });
+    assert.deepEqual(review.resources, requests.map((request) => ({ ...checklist, request })));
+  });
+  await rule("§4：先解析再做字面检查：绕出去又回到 Skill 目录里的请求仍在目录之内，可以读", async () => {
+    const review = await activateSkill(catalog, "review", { resources: ["../review/references/nested/deep.md"] });
+    assert.deepEqual(review.resources, [{ request: "../review/references/nested/deep.md", source: nodePath.join(skillRoot, "references", "nested", "deep.md"), content: "DEEP" }]);
+  });
+  await rule("§4：Skill 目录里指向目录之内的 symlink 可以读，source 是它指向的 canonical 文件", async () => {
+    if (!(await linkOrSkip(t, nodePath.join(skillRoot, "references", "checklist.md"), nodePath.join(skillRoot, "alias.md")))) return;
+    const review = await activateSkill(catalog, "review", { resources: ["alias.md"] });
+    assert.deepEqual(review.resources, [{ ...checklist, request: "alias.md" }]);
+  });
+  await rule("§4：目录之内不存在的文件是 SKILL_RESOURCE_MISSING", async () => {
+    for (const request of ["references/missing.md", "no-such-folder/file.md"]) {
+      await failsWith("SKILL_RESOURCE_MISSING", () => activateSkill(catalog, "review", { resources: [request] }), `请求 ${request}`);
+    }
+  });
 });
 
 test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被拒绝", async (t) => {
   const ws = await makeWorkspace(t);
   const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
   const attempt = (request: string) => activateSkill(catalog, "review", { resources: [request] });
+  const skillRoot = nodePath.join(ws.projectRoot, "skills", "review");
 
-  await rejectsWithCode(attempt("../../outside.md"), "SKILL_PATH_ESCAPE", "request ../../outside.md climbs out of the skill root");
-  await rejectsWithCode(attempt("../../no-such-file.md"), "SKILL_PATH_ESCAPE", "request ../../no-such-file.md is rejected before any lookup");
-  await rejectsWithCode(attempt("../review-old/notes.md"), "SKILL_PATH_ESCAPE", "request ../review-old/notes.md: a sibling sharing the name prefix is outside");
-  await rejectsWithCode(attempt(ws.outsideFile), "SKILL_PATH_INVALID", "an absolute request");
-
-  const link = nodePath.join(ws.projectRoot, "skills", "review", "references", "leak.md");
-  if (!(await linkOrSkip(t, ws.outsideFile, link))) return;
-  await rejectsWithCode(attempt("references/leak.md"), "SKILL_PATH_ESCAPE", "request references/leak.md is a symlink to a file outside the root");
+  await rule("§4：解析之后字面上不在 Skill 目录里就是 SKILL_PATH_ESCAPE——这一步在碰文件系统之前，所以不存在的目标也一样", async () => {
+    await failsWith("SKILL_PATH_ESCAPE", () => attempt("../../outside.md"), "请求 ../../outside.md 爬出了 Skill 目录");
+    await failsWith("SKILL_PATH_ESCAPE", () => attempt("../../no-such-file.md"), "请求 ../../no-such-file.md：在查找文件之前就该拒绝");
+    await failsWith("SKILL_PATH_ESCAPE", () => attempt(".."), "请求 ..");
+    await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/../../review-old/notes.md"), "请求先进目录再出去");
+  });
+  await rule("§4：“在目录之内”用 path.relative 判断，不用字符串前缀：名字以 review 开头的隔壁目录 review-old 在外面", async () => {
+    await failsWith("SKILL_PATH_ESCAPE", () => attempt("../review-old/notes.md"), "请求 ../review-old/notes.md");
+  });
+  await rule("§4：空字符串、绝对路径（哪怕指向目录里的文件）、含 NUL 字符的请求是 SKILL_PATH_INVALID", async () => {
+    await failsWith("SKILL_PATH_INVALID", () => attempt(""), "空请求");
+    await failsWith("SKILL_PATH_INVALID", () => attempt(ws.outsideFile), "绝对路径");
+    await failsWith("SKILL_PATH_INVALID", () => attempt(nodePath.join(skillRoot, "references", "checklist.md")), "指向目录里文件的绝对路径");
+    await failsWith("SKILL_PATH_INVALID", () => attempt("references/check\0list.md"), "含 NUL 的请求");
+  });
+  await rule("§4：realpath 之后再检查一次：目录里指向目录外的 symlink（文件或目录）是 SKILL_PATH_ESCAPE", async () => {
+    const leak = nodePath.join(skillRoot, "references", "leak.md");
+    if (!(await linkOrSkip(t, ws.outsideFile, leak))) return;
+    await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/leak.md"), "references/leak.md 指向目录外的文件");
+    const outsideDir = nodePath.join(ws.base, "outside-dir");
+    await writeFiles(outsideDir, { "secret.md": "OUTSIDE DIR SECRET" });
+    await fsp.symlink(outsideDir, nodePath.join(skillRoot, "references", "out"));
+    await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/out/secret.md"), "references/out 是指向目录外的目录");
+  });
+  await rule("§4：有一个请求被拒绝，整次激活就失败，不返回一部分结果", async () => {
+    await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(catalog, "review", { resources: ["references/checklist.md", "../../outside.md"] }));
+  });
 });
 
 // ---------------------------------------------------------------------------
@@ -290,70 +671,142 @@ test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", asy
   const ws = await makeWorkspace(t);
   const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
   const template = catalog.templates[0]!;
+  const withBody = (body: string): TemplateResource => ({ ...template, body });
+  const render = (body: string, args: Record<string, string>) => textOf(renderTemplate(withBody(body), args));
 
-  const earliest = Date.now();
-  const message = renderTemplate(template, { target: "src/parser.ts", owner: "runtime", ignored: "extra" });
-  const latest = Date.now();
-  assert.deepEqual(message, {
-    role: "user",
-    content: [{ type: "text", text: "Review src/parser.ts; then test src/parser.ts for runtime." }],
-    timestamp: message.timestamp,
+  await rule("§5：结果是第 03 章的用户消息 { role: \"user\", content: [{ type: \"text\", text }], timestamp }，时间戳取渲染的那一刻", () => {
+    const earliest = Date.now();
+    const message = renderTemplate(template, { target: "src/parser.ts", owner: "runtime", ignored: "extra" });
+    const latest = Date.now();
+    assert.deepEqual(message, {
+      role: "user",
+      content: [{ type: "text", text: "Review src/parser.ts; then test src/parser.ts for runtime." }],
+      timestamp: message.timestamp,
+    });
+    assert.ok(message.timestamp >= earliest && message.timestamp <= latest, "timestamp 是渲染时的 Date.now()");
   });
-  assert.ok(message.timestamp >= earliest && message.timestamp <= latest, "timestamp is the render time");
-
-  assert.throws(() => renderTemplate(template, { target: "src/parser.ts" }), { code: "TEMPLATE_ARGUMENT_MISSING" });
-
-  const braces = renderTemplate({ ...template, body: "{{ target }} {{1x}} {x} {{target}}" }, { target: "T" });
-  assert.equal(textOf(braces), "{{ target }} {{1x}} {x} T");
+  await rule("§5：同一个占位符出现几次就替换几次", () => {
+    assert.equal(render("{{a}}-{{a}}-{{a}}", { a: "x" }), "x-x-x");
+  });
+  await rule("§5：模板需要而参数里没有的名字是 TEMPLATE_ARGUMENT_MISSING，错误信息写出缺的是哪个", () => {
+    assert.throws(() => renderTemplate(template, { target: "src/parser.ts" }), (error: Error & { code?: unknown }) => {
+      if (error.code === undefined) throw error;
+      assert.equal(error.code, "TEMPLATE_ARGUMENT_MISSING");
+      assert.ok(error.message.includes("owner"), `错误信息应写出缺的 owner：${error.message}`);
+      return true;
+    });
+  });
+  await rule("§5：只看参数对象自己的属性：{{toString}}、{{constructor}} 在空参数里也是缺的", () => {
+    for (const name of ["toString", "constructor", "hasOwnProperty"]) {
+      assert.throws(() => renderTemplate(withBody(`x {{${name}}} y`), {}), { code: "TEMPLATE_ARGUMENT_MISSING" }, `{{${name}}}`);
+    }
+  });
+  await rule("§5：值为空字符串的参数是给了的：替换成空", () => {
+    assert.equal(render("[{{a}}]", { a: "" }), "[]");
+  });
+  await rule("§5：只有 {{标识符}} 是占位符（字母或下划线开头，后接字母、数字、下划线）；其他花括号原样保留", () => {
+    assert.equal(render("{{ target }} {{1x}} {x} {{target}}", { target: "T" }), "{{ target }} {{1x}} {x} T");
+    assert.equal(render("{{_x}} {{x2}} {{a_b9}}", { _x: "U", x2: "D", a_b9: "M" }), "U D M");
+    assert.equal(render("{{x-y}} {{x.y}} {{}} {{target} {{{target}}}", { target: "T", x: "X" }), "{{x-y}} {{x.y}} {{}} {{target} {T}");
+  });
+  await rule("§5：替换一次完成：参数值里的 {{x}}、$&、$1、$$ 按原样出现，不再展开", () => {
+    const value = "{{owner}} $& $1 $$ $' $`";
+    assert.equal(render("<{{target}}>", { target: value, owner: "NOT EXPANDED" }), `<${value}>`);
+  });
+  await rule("§5：参数里多出来的名字不参与输出，也不报错；模板对象本身不被改动", () => {
+    const before = structuredClone(template);
+    assert.equal(render("plain text", { target: "T", owner: "O" }), "plain text");
+    renderTemplate(template, { target: "T", owner: "O", extra: "E" });
+    assert.deepEqual(template, before);
+  });
 });
 
 test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", async (t) => {
   const ws = await makeWorkspace(t);
   const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
-  const review = await activateSkill(catalog, "review", { resources: ["references/checklist.md"] });
-
-  const systemPrompt = formatResourceContext(catalog, [review]);
-  // Order: instructions, then every skill's metadata, then the active body and its files.
-  const at = (piece: string) => {
-    const index = systemPrompt.indexOf(piece);
-    assert.ok(index >= 0, `"${piece}" must appear in the system prompt`);
-    return index;
-  };
-  const metadata = [at("project review"), at("user lint")];
-  assert.ok(at("PROJECT RULES") < Math.min(...metadata));
-  assert.ok(Math.max(...metadata) < at("Read the diff first."));
-  assert.ok(at("Read the diff first.") < at("tests\nsecurity"));
-  assert.ok(at("lint") < at("Read the diff first."), "inactive skills still show their name");
-  for (const hidden of ["LINT BODY MARKER", "USER REVIEW BODY", "USER RULES"]) {
-    assert.ok(!systemPrompt.includes(hidden), `"${hidden}" must not enter the system prompt`);
-  }
-
-  assert.throws(() => formatResourceContext(catalog, [review, review]), { code: "ACTIVATION_DUPLICATE" });
-  const userCatalog = await discoverResources([ws.userRoot]);
-  const userReview = await activateSkill(userCatalog, "review");
-  assert.throws(() => formatResourceContext(catalog, [userReview]), { code: "ACTIVATION_FOREIGN" });
-
-  // The template's message joins the session; the resource text joins as systemPrompt.
-  const session = createSession({ newId: () => "e1", now: () => 0 });
-  const message = renderTemplate(catalog.templates[0]!, { target: "src/parser.ts", owner: "runtime" });
-  session.append(message);
-  const projection = buildContext(session.activePath(), {
-    maxTokens: 20,
-    systemPrompt,
-    reservedOutput: 2,
-    safetyMargin: 1,
-    estimateTokens: () => 1,
+  let review!: ActivatedSkill;
+  let systemPrompt!: string;
+  await rule("§6：顺序是 instructions 正文 → 目录里每个 Skill 的名字和描述 → 已激活 Skill 的正文 → 它的附加文件", async () => {
+    review = await activateSkill(catalog, "review", { resources: ["references/checklist.md"] });
+    systemPrompt = formatResourceContext(catalog, [review]);
+    const at = (piece: string) => {
+      const index = systemPrompt.indexOf(piece);
+      assert.ok(index >= 0, `系统提示里应有 "${piece}"`);
+      return index;
+    };
+    const metadata = [at("project review"), at("user lint")];
+    assert.ok(at("PROJECT RULES") < Math.min(...metadata), "instructions 在 Skill 目录之前");
+    assert.ok(Math.max(...metadata) < at("Read the diff first."), "Skill 目录在激活的正文之前");
+    assert.ok(at("Read the diff first.") < at("tests\nsecurity"), "正文在附加文件之前");
   });
-  assert.equal(projection.systemPrompt, systemPrompt);
-  assert.deepEqual(projection.messages, [message]);
-  assert.equal(projection.tokens.system, 1);
+  await rule("§6：目录里每个 Skill 一行，名字和描述在同一行，激活与否都列出", () => {
+    const lines = systemPrompt.split("\n");
+    for (const [name, description] of [["review", "project review"], ["lint", "user lint"]] as const) {
+      assert.ok(lines.some((line) => line.includes(name) && line.includes(description)), `应有一行同时写着 ${name} 和 ${description}`);
+    }
+  });
+  await rule("§6：未激活的 Skill 只露出名字和描述；被挡住的资源（用户的 AGENTS.md 与 review）一个字也不出现", () => {
+    for (const hidden of ["LINT BODY MARKER", "USER REVIEW BODY", "USER RULES", "user review"]) {
+      assert.ok(!systemPrompt.includes(hidden), `"${hidden}" 不能进入系统提示`);
+    }
+  });
+  await rule("§6：每个标题、每段正文各是单独的一段，段与段之间用一个空行（\"\\n\\n\"）连接", () => {
+    assert.ok(systemPrompt.startsWith("PROJECT RULES\n\n") || systemPrompt.includes("\n\nPROJECT RULES\n\n"), "instructions 正文自成一段");
+    assert.ok(systemPrompt.includes("\n\nRead the diff first.\n\n"), "激活的正文自成一段");
+    assert.ok(systemPrompt.endsWith("\n\ntests\nsecurity\n"), "附加文件的原文自成一段，原样结尾");
+  });
+  await rule("§6：模板不出现在系统提示里：它是用户这一侧的入口", async () => {
+    const root = await makeRoot(t, { "templates/t.md": "---\ndescription: TEMPLATE DESCRIPTION MARKER\n---\nBODY OF TEMPLATE {{x}}\n" });
+    const prompt = formatResourceContext(await discoverResources([root]), []);
+    assert.ok(!prompt.includes("TEMPLATE DESCRIPTION MARKER") && !prompt.includes("BODY OF TEMPLATE"));
+  });
+  await rule("§6：已激活的 Skill 按名字的 code unit 排序，与传入的顺序无关；传入的数组本身不被改动", async () => {
+    const lint = await activateSkill(catalog, "lint");
+    const given = Object.freeze([review, lint]);
+    const prompt = formatResourceContext(catalog, given);
+    assert.ok(prompt.indexOf("LINT BODY MARKER") < prompt.indexOf("Read the diff first."), "lint 排在 review 前面");
+    assert.ok(prompt.indexOf("Read the diff first.") < prompt.indexOf("tests\nsecurity"), "附加文件跟在它自己的 Skill 后面");
+    assert.deepEqual(given.map((s) => s.name), ["review", "lint"]);
+  });
+  await rule("§6：没有内容的段整段省略：空的 AGENTS.md 和没有 AGENTS.md 得到同一个系统提示；什么都没有时是空字符串", async () => {
+    const skillFile = { "skills/one/SKILL.md": skillMarkdown("one", "only skill", "ONE BODY") };
+    const withEmpty = await discoverResources([await makeRoot(t, { ...skillFile, "AGENTS.md": "\n  \n" })]);
+    const without = await discoverResources([await makeRoot(t, skillFile)]);
+    assert.equal(formatResourceContext(withEmpty, []), formatResourceContext(without, []));
+    assert.equal(formatResourceContext(await discoverResources([await makeRoot(t, {})]), []), "");
+  });
+  await rule("§6：同一个 Skill 名字激活两次是 ACTIVATION_DUPLICATE（同一个对象传两次，或者分别激活两次）", async () => {
+    await failsWith("ACTIVATION_DUPLICATE", () => formatResourceContext(catalog, [review, review]), "同一个对象传两次");
+    await failsWith("ACTIVATION_DUPLICATE", async () => formatResourceContext(catalog, [review, await activateSkill(catalog, "review")]), "分别激活两次");
+  });
+  await rule("§6：不是这份目录里的同名 Skill（名字不在目录里，或 source、root 对不上）是 ACTIVATION_FOREIGN", async () => {
+    const userReview = await activateSkill(await discoverResources([ws.userRoot]), "review");
+    await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [userReview]), "从只含用户 root 的目录里激活的 review");
+    await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [{ ...review, name: "ghost" }]), "名字不在目录里");
+    await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [{ ...review, root: ws.base }]), "root 对不上");
+  });
+  await rule("§6：模板的消息进 session，系统提示作为 systemPrompt 原样交给 buildContext，由它计入预算", () => {
+    const session = createSession({ newId: () => "e1", now: () => 0 });
+    const message = renderTemplate(catalog.templates[0]!, { target: "src/parser.ts", owner: "runtime" });
+    session.append(message);
+    const projection = buildContext(session.activePath(), {
+      maxTokens: 20,
+      systemPrompt,
+      reservedOutput: 2,
+      safetyMargin: 1,
+      estimateTokens: () => 1,
+    });
+    assert.equal(projection.systemPrompt, systemPrompt);
+    assert.deepEqual(projection.messages, [message]);
+    assert.equal(projection.tokens.system, 1);
+  });
 });
 
 // ---------------------------------------------------------------------------
 // Lab 12.4 · Extension 先获准，再一次性注册
 // ---------------------------------------------------------------------------
 
-test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async () => {
+test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async (t) => {
   const order: string[] = [];
   class RecordingRegistry extends ToolRegistry {
     override register(tool: Tool): void {
@@ -365,91 +818,251 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
   const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
   const tool = reviewNoteTool();
   let seenDuringFactory: Tool | undefined | "not run" = "not run";
+  let contextNames: string[] = [];
   const reviewExtension = (context: ExtensionContext) => {
     order.push("factory");
+    contextNames = reachableNames(context);
     context.registerTool(tool);
     context.on("beforeToolCall", () => ({ decision: "allow" }));
     context.on("afterToolResult", () => {});
     seenDuringFactory = registry.get("review_note");
   };
   const source = { id: "review-extension", path: "extensions/review-extension.js" };
+  const handed: unknown[] = [];
 
-  const loaded = await loadExtension(source, {
-    host,
-    isTrusted: () => {
-      order.push("trust");
-      return true;
-    },
-    importModule: async () => {
-      order.push("import");
-      return { default: reviewExtension };
-    },
+  await rule("§7：顺序恰好是 trust → import → factory → commit，结果是 { id, status: \"active\" }，工厂运行时 Registry 里还没有它的工具", async () => {
+    const loaded = await loadExtension(source, {
+      host,
+      isTrusted: (given) => {
+        handed.push(given);
+        order.push("trust");
+        return true;
+      },
+      importModule: async (given) => {
+        handed.push(given);
+        order.push("import");
+        return { default: reviewExtension };
+      },
+    });
+    assert.deepEqual(loaded, { id: "review-extension", status: "active" });
+    assert.deepEqual(order, ["trust", "import", "factory", "commit"]);
+    assert.equal(seenDuringFactory, undefined, "工厂运行期间什么都没有登记");
+    assert.equal(registry.get("review_note"), tool, "登记的就是工厂交来的那个工具对象");
   });
-  assert.deepEqual(loaded, { id: "review-extension", status: "active" });
-  assert.deepEqual(order, ["trust", "import", "factory", "commit"]);
-  assert.equal(seenDuringFactory, undefined, "nothing is registered while the factory runs");
-  assert.equal(registry.get("review_note"), tool);
+  await rule("§7：交给 isTrusted 和 importModule 的是 { id, path } 的冻结副本，不是调用者的对象", () => {
+    for (const given of handed) {
+      assert.notEqual(given, source);
+      assert.ok(Object.isFrozen(given), "副本是冻结的");
+      assert.deepEqual({ ...(given as object) }, source);
+    }
+  });
+  await rule("§7：暂存上下文只有 registerTool 和 on 两个方法：从它身上找不到提交、暂存之类的通道", () => {
+    assert.deepEqual(contextNames, ["on", "registerTool"]);
+  });
+  await rule("§7：host 对外只有 wrapExecutor 一个方法", () => {
+    assert.deepEqual(reachableNames(host), ["wrapExecutor"]);
+  });
+  await rule("§7：这个 host 上已经激活的 id 再加载：立即 EXTENSION_DUPLICATE，连信任判断和 import 都不做", async () => {
+    let asked = 0;
+    await failsWith("EXTENSION_DUPLICATE", () =>
+      loadExtension(source, { host, isTrusted: () => (asked++, true), importModule: async () => (asked++, { default: () => {} }) }),
+    );
+    assert.equal(asked, 0, "isTrusted 与 importModule 都不该被调用");
+  });
 
-  // Untrusted: the policy is asked, and nothing else happens.
-  const untrusted: string[] = [];
-  const otherRegistry = new ToolRegistry();
-  const skipped = await loadExtension(source, {
-    host: createExtensionHost(otherRegistry, { hookTimeoutMs: 1000 }),
-    isTrusted: () => {
-      untrusted.push("trust");
-      return false;
-    },
-    importModule: async () => {
-      untrusted.push("import");
-      return { default: reviewExtension };
-    },
+  await rule("§7：不信任时结果恰好是 { id, status: \"skipped_untrusted\" }，记录里只有 trust，Registry 仍是空的", async () => {
+    const untrusted: string[] = [];
+    const otherRegistry = new ToolRegistry();
+    const skipped = await loadExtension(source, {
+      host: createExtensionHost(otherRegistry, { hookTimeoutMs: 1000 }),
+      isTrusted: () => {
+        untrusted.push("trust");
+        return false;
+      },
+      importModule: async () => {
+        untrusted.push("import");
+        return { default: reviewExtension };
+      },
+    });
+    assert.deepEqual(skipped, { id: "review-extension", status: "skipped_untrusted" });
+    assert.deepEqual(untrusted, ["trust"]);
+    assert.deepEqual(otherRegistry.list(), []);
   });
-  assert.deepEqual(skipped, { id: "review-extension", status: "skipped_untrusted" });
-  assert.deepEqual(untrusted, ["trust"]);
-  assert.deepEqual(otherRegistry.list(), []);
+  await rule("§7：只有 isTrusted 的结果恰好是 true（也可以是 resolve 成 true 的 promise）才算信任；\"yes\"、1、{} 之类的真值都不算", async () => {
+    const verdicts: [string, unknown, boolean][] = [
+      ["true", true, true],
+      ["Promise<true>", Promise.resolve(true), true],
+      ["\"true\"", "true", false],
+      ["\"yes\"", "yes", false],
+      ["1", 1, false],
+      ["{}", {}, false],
+      ["[]", [], false],
+      ["undefined", undefined, false],
+      ["Promise<\"yes\">", Promise.resolve("yes"), false],
+    ];
+    for (const [label, verdict, trusts] of verdicts) {
+      let imported = 0;
+      const loaded = await loadExtension({ id: `verdict-${label}`, path: "x.js" }, {
+        host: createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 }),
+        isTrusted: () => verdict as boolean,
+        importModule: async () => (imported++, { default: () => {} }),
+      });
+      assert.deepEqual(loaded, { id: `verdict-${label}`, status: trusts ? "active" : "skipped_untrusted" }, `isTrusted 返回 ${label}`);
+      assert.equal(imported, trusts ? 1 : 0, `isTrusted 返回 ${label} 时 import 的次数`);
+    }
+  });
+  await rule("§7：isTrusted 自己抛错（或返回被拒绝的 promise），loadExtension 就以这个错误拒绝，什么都不 import", async () => {
+    for (const [label, policy] of [
+      ["同步抛错", () => { throw new Error("policy exploded"); }],
+      ["promise 被拒绝", () => Promise.reject(new Error("policy exploded"))],
+    ] as const) {
+      let imported = 0;
+      await assert.rejects(
+        loadExtension({ id: "throwing-policy", path: "x.js" }, {
+          host: createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 }),
+          isTrusted: policy as () => boolean,
+          importModule: async () => (imported++, { default: () => {} }),
+        }),
+        (error: Error) => {
+          if (isScaffold(error)) throw error;
+          assert.equal(error.message, "policy exploded", `${label}：应是 isTrusted 抛出的那个错误`);
+          return true;
+        },
+        `${label}：loadExtension 应当拒绝`,
+      );
+      assert.equal(imported, 0, `${label}：不能 import`);
+    }
+  });
+  await rule("§7：没有给 importModule 时，用 pathToFileURL(path) 动态 import", async () => {
+    const dir = await tempDir(t);
+    const file = nodePath.join(dir, "on-disk.mjs");
+    await fsp.writeFile(file, 'export default (context) => context.registerTool({ name: "disk_tool", description: "d", schema: { parse: (v) => v }, execute: async () => ({ content: [] }) });\n');
+    const diskRegistry = new ToolRegistry();
+    const loaded = await loadExtension({ id: "on-disk", path: file }, { host: createExtensionHost(diskRegistry, { hookTimeoutMs: 1000 }), isTrusted: () => true });
+    assert.deepEqual(loaded, { id: "on-disk", status: "active" });
+    assert.equal(diskRegistry.get("disk_tool")?.name, "disk_tool");
+  });
+  await rule("§7：模块的 default 必须是函数，否则 EXTENSION_INVALID，什么都不登记", async () => {
+    for (const [label, module] of [["{}", {}], ["default: 42", { default: 42 }], ["default: {}", { default: {} }], ["null", null]] as const) {
+      const invalidRegistry = new ToolRegistry();
+      await failsWith(
+        "EXTENSION_INVALID",
+        () => loadExtension({ id: "invalid", path: "x.js" }, { host: createExtensionHost(invalidRegistry, { hookTimeoutMs: 1000 }), isTrusted: () => true, importModule: async () => module }),
+        `模块是 ${label}`,
+      );
+      assert.deepEqual(invalidRegistry.list(), []);
+    }
+  });
+  await rule("§7：异步工厂在它的 promise 结束之前都可以注册；结束之后才提交，工具按 registerTool 的先后登记", async () => {
+    const asyncRegistry = new ToolRegistry([reviewNoteTool("existing")]);
+    const asyncHost = createExtensionHost(asyncRegistry, { hookTimeoutMs: 1000 });
+    await loadTrusted(asyncHost, "async-extension", async (context) => {
+      context.registerTool(reviewNoteTool("first"));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      context.registerTool(reviewNoteTool("second"));
+      assert.equal(asyncRegistry.get("first"), undefined, "工厂还没结束，什么都没有登记");
+    });
+    assert.deepEqual(asyncRegistry.list().map((tool) => tool.name), ["existing", "first", "second"]);
+  });
+  await rule("§7：提交时再查一次 id：同一个 id 的两次加载同时进行，只有一次成功，另一次是 EXTENSION_DUPLICATE", async () => {
+    const raceRegistry = new ToolRegistry();
+    const raceHost = createExtensionHost(raceRegistry, { hookTimeoutMs: 1000 });
+    const slowFactory = async (context: ExtensionContext) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      context.on("afterToolResult", () => {});
+    };
+    const outcomes = await Promise.allSettled([loadTrusted(raceHost, "twin", slowFactory), loadTrusted(raceHost, "twin", slowFactory)]);
+    const codes = outcomes.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.status : (outcome.reason as { code?: string }).code));
+    assert.deepEqual(codes.sort(), ["EXTENSION_DUPLICATE", "active"]);
+  });
+  await rule("§7：hookTimeoutMs 必须是正数且不超过 2^31 − 1，否则 createExtensionHost 抛 INVALID_ARGUMENT", async () => {
+    for (const value of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, "20"]) {
+      await failsWith("INVALID_ARGUMENT", () => createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value as number }), `hookTimeoutMs = ${String(value)}`);
+    }
+    for (const value of [1, 2 ** 31 - 1]) createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value });
+  });
 });
 
 test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留", async () => {
-  const failures = [
-    { label: "factory 抛错", existing: [] as Tool[], explode: true, code: "EXTENSION_FACTORY_FAILED" },
-    { label: "与 Registry 已有工具重名", existing: [reviewNoteTool()], explode: false, code: "TOOL_CONFLICT" },
+  const failures: { label: string; existing: Tool[]; explode: "sync" | "async" | "none"; code: string; twice?: boolean }[] = [
+    { label: "factory 抛错", existing: [], explode: "sync", code: "EXTENSION_FACTORY_FAILED" },
+    { label: "异步 factory 被拒绝", existing: [], explode: "async", code: "EXTENSION_FACTORY_FAILED" },
+    { label: "与 Registry 已有工具重名", existing: [reviewNoteTool()], explode: "none", code: "TOOL_CONFLICT" },
+    { label: "同一个 factory 注册了两个同名工具", existing: [], explode: "none", code: "TOOL_CONFLICT", twice: true },
   ];
   for (const failure of failures) {
-    const registry = new ToolRegistry(failure.existing);
-    const toolsBefore = registry.list();
-    const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
-    let stagedHookCalls = 0;
-
-    await assert.rejects(
-      loadTrusted(host, "review-extension", (context) => {
-        context.registerTool({ ...reviewNoteTool(), name: "review_summary" });
+    await rule(`§7：${failure.label} → ${failure.code}；Registry 的工具与 host 上的 hook 和加载之前一模一样`, async () => {
+      const registry = new ToolRegistry(failure.existing);
+      const toolsBefore = registry.list();
+      const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
+      let stagedHookCalls = 0;
+      const original = new Error("factory exploded after registering");
+      const factory = (context: ExtensionContext) => {
+        context.registerTool(reviewNoteTool("review_summary"));
         context.registerTool(reviewNoteTool());
+        if (failure.twice === true) context.registerTool(reviewNoteTool());
         context.on("beforeToolCall", () => {
           stagedHookCalls += 1;
         });
         context.on("afterToolResult", () => {
           stagedHookCalls += 1;
         });
-        if (failure.explode) throw new Error("factory exploded after registering");
-      }),
-      (error: Error & { code?: string }) => {
+        if (failure.explode === "sync") throw original;
+        return failure.explode === "async" ? Promise.reject(original) : undefined;
+      };
+
+      await assert.rejects(loadTrusted(host, "review-extension", factory), (error: Error & { code?: string; cause?: unknown }) => {
         if (error.code === undefined) throw error; // not a contract error: show it as it is
         assert.equal(error.code, failure.code, failure.label);
+        if (failure.code === "EXTENSION_FACTORY_FAILED") {
+          assert.ok(error.message.includes(original.message), "错误信息带着原来的信息");
+          assert.equal(error.cause, original, "cause 是原来的错误");
+        }
         return true;
-      },
-    );
+      });
 
-    const toolsAfter = registry.list();
-    assert.equal(toolsAfter.length, toolsBefore.length, failure.label);
-    toolsAfter.forEach((tool, index) => assert.equal(tool, toolsBefore[index], failure.label));
+      const toolsAfter = registry.list();
+      assert.equal(toolsAfter.length, toolsBefore.length, "工具数量不变（review_summary 也没有进去）");
+      toolsAfter.forEach((tool, index) => assert.equal(tool, toolsBefore[index], "原来的工具还是原来那些对象"));
 
-    // With no committed hook, the wrapper runs core once and passes its result through.
-    const { core, facts } = recordingCore();
-    const result = await host.wrapExecutor(core)(noteCall());
-    assert.equal(facts.length, 1, failure.label);
-    assert.deepEqual(result, facts[0], failure.label);
-    assert.equal(stagedHookCalls, 0, `${failure.label}: staged hooks must never run`);
+      // With no committed hook, the wrapper runs core once and passes its result through.
+      const { core, facts } = recordingCore();
+      const result = await host.wrapExecutor(core)(noteCall());
+      assert.equal(facts.length, 1, "core 恰好运行一次");
+      assert.deepEqual(result, facts[0]);
+      assert.equal(stagedHookCalls, 0, "暂存过的 hook 一次都不能被调用");
+    });
   }
+
+  await rule("§7：加载失败不会记下这个 id：修好之后同一个 id 可以再加载", async () => {
+    const registry = new ToolRegistry();
+    const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
+    await failsWith("EXTENSION_FACTORY_FAILED", () => loadTrusted(host, "retry", () => { throw new Error("first attempt fails"); }));
+    assert.deepEqual(await loadTrusted(host, "retry", (context) => context.registerTool(reviewNoteTool())), { id: "retry", status: "active" });
+    assert.equal(registry.list().length, 1);
+  });
+  await rule("§7：工厂一返回（或它的 promise 一结束）上下文就关闭：之后再调用 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED，迟到的注册到不了 Registry", async () => {
+    const registry = new ToolRegistry();
+    const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
+    const kept: ExtensionContext[] = [];
+    await loadTrusted(host, "sync-keeper", (context) => void kept.push(context));
+    await loadTrusted(host, "async-keeper", async (context) => {
+      kept.push(context);
+      await Promise.resolve();
+    });
+    await failsWith("EXTENSION_FACTORY_FAILED", () => loadTrusted(host, "failed-keeper", (context) => {
+      kept.push(context);
+      throw new Error("fails");
+    }));
+    let lateHookCalls = 0;
+    for (const [index, context] of kept.entries()) {
+      assert.throws(() => context.registerTool(reviewNoteTool(`late_${index}`)), { code: "EXTENSION_CONTEXT_CLOSED" }, `第 ${index + 1} 个上下文的 registerTool`);
+      assert.throws(() => context.on("beforeToolCall", () => void lateHookCalls++), { code: "EXTENSION_CONTEXT_CLOSED" }, `第 ${index + 1} 个上下文的 on`);
+    }
+    assert.deepEqual(registry.list(), []);
+    await host.wrapExecutor(recordingCore().core)(noteCall());
+    assert.equal(lateHookCalls, 0, "迟到的 hook 永远不运行");
+  });
 });
 
 // ---------------------------------------------------------------------------
@@ -457,114 +1070,237 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
 // ---------------------------------------------------------------------------
 
 test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结果", async () => {
-  const diagnostics: ExtensionDiagnostic[] = [];
-  const host = createExtensionHost(new ToolRegistry(), {
-    hookTimeoutMs: 1000,
-    onDiagnostic: (diagnostic) => diagnostics.push(diagnostic),
-  });
+  const { host, diagnostics } = hostWithDiagnostics();
   let afterCalls = 0;
+  const seen: string[] = [];
+  const received: Readonly<ToolCall>[] = [];
+  await loadTrusted(host, "first-policy", (context) => {
+    context.on("beforeToolCall", (call) => {
+      seen.push("first-policy:1");
+      received.push(call); // no answer at all: undefined allows
+    });
+    context.on("beforeToolCall", async (call) => {
+      seen.push("first-policy:2");
+      received.push(call);
+      return { decision: "allow", note: "extra fields are fine" } as { decision: "allow" };
+    });
+  });
   await loadTrusted(host, "note-policy", (context) => {
-    context.on("beforeToolCall", () => ({ decision: "deny", reason: "notes are frozen" }));
+    context.on("beforeToolCall", (call) => {
+      seen.push("note-policy");
+      received.push(call);
+      return { decision: "deny", reason: "notes are frozen" };
+    });
     context.on("afterToolResult", () => {
       afterCalls += 1;
     });
   });
-  const { core, facts } = recordingCore();
-
-  const result = await host.wrapExecutor(core)(noteCall());
-  assert.equal(result.role, "toolResult");
-  assert.equal(result.toolCallId, "note-1");
-  assert.equal(result.toolName, "review_note");
-  assert.equal(result.isError, true);
-  assert.deepEqual(result.details, { blockedByExtension: "note-policy", kind: "deny", reason: "notes are frozen" });
-  assert.ok(result.content.length > 0 && result.content.every((block) => block.type === "text"));
-  assert.equal(facts.length, 0, "core must not run");
-  assert.equal(afterCalls, 0, "a blocked result is not a core fact: no after hook");
-  assert.deepEqual(diagnostics, [], "a deny is a decision, not a failure");
-});
-
-test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async () => {
-  const failures = [
-    {
-      kind: "error",
-      hook: () => {
-        throw new Error("policy crashed");
-      },
-    },
-    { kind: "timeout", hook: () => new Promise<never>(() => {}) },
-  ];
-  for (const failure of failures) {
-    const diagnostics: ExtensionDiagnostic[] = [];
-    const host = createExtensionHost(new ToolRegistry(), {
-      hookTimeoutMs: 20,
-      onDiagnostic: (diagnostic) => diagnostics.push(diagnostic),
+  await loadTrusted(host, "late-policy", (context) => {
+    context.on("beforeToolCall", () => {
+      seen.push("late-policy");
+      return { decision: "allow" };
     });
-    await loadTrusted(host, "flaky-policy", (context) => context.on("beforeToolCall", failure.hook));
-    const { core, facts } = recordingCore();
+  });
+  const { core, facts } = recordingCore();
+  const call = noteCall();
+  const startedAt = Date.now();
+  const result = await host.wrapExecutor(core)(call);
 
-    const result = await host.wrapExecutor(core)(noteCall());
-    assert.equal(facts.length, 0, `${failure.kind}: core must not run`);
+  await rule("§8：deny 的结果与调用配对：role toolResult，toolCallId、toolName 取自调用，isError: true，details 恰好是 { blockedByExtension, kind: \"deny\", reason }", () => {
+    assert.equal(result.role, "toolResult");
     assert.equal(result.toolCallId, "note-1");
     assert.equal(result.toolName, "review_note");
     assert.equal(result.isError, true);
-    const details = result.details as { blockedByExtension: string; kind: string; reason: unknown };
-    assert.equal(details.blockedByExtension, "flaky-policy");
-    assert.equal(details.kind, failure.kind);
-    assert.equal(typeof details.reason, "string");
-    assert.equal(diagnostics.length, 1, `${failure.kind}: exactly one diagnostic`);
-    assert.deepEqual(
-      { ...diagnostics[0], message: typeof diagnostics[0]?.message },
-      { extensionId: "flaky-policy", hook: "beforeToolCall", kind: failure.kind, message: "string" },
-    );
+    assert.deepEqual(result.details, { blockedByExtension: "note-policy", kind: "deny", reason: "notes are frozen" });
+    assert.equal(typeof result.timestamp, "number");
+    assert.ok(result.timestamp >= startedAt, "timestamp 是拦下的那一刻");
+  });
+  await rule("§8：content 至少有一个 text 块，说明被谁（Extension 的 id）、为什么（reason）拦下", () => {
+    assert.ok(result.content.length > 0 && result.content.every((block) => block.type === "text"));
+    const said = textOf(result);
+    assert.ok(said.includes("note-policy") && said.includes("notes are frozen"), `content 应写出 note-policy 和理由：${said}`);
+  });
+  await rule("§8：deny 之后 core 和所有 after hook 都不运行；deny 是策略决定，不产生诊断", () => {
+    assert.equal(facts.length, 0, "core 不能运行");
+    assert.equal(afterCalls, 0, "blocked result 不是 core 的事实：after hook 不运行");
+    assert.deepEqual(diagnostics, []);
+  });
+  await rule("§8：before hook 按注册顺序运行（先按 Extension 的加载顺序，同一个 Extension 内按 on 的先后），第一个拦下的让后面的 before 都不再运行", () => {
+    assert.deepEqual(seen, ["first-policy:1", "first-policy:2", "note-policy"]);
+  });
+  await rule("§8：返回 undefined 或 { decision: \"allow\" }（同步或异步）就放行，轮到下一个", () => {
+    assert.equal(received.length, 3, "前两个放行之后才轮到第三个");
+  });
+  await rule("§8：每个 before hook 收到调用的一份深度冻结的副本：不是调用者的对象，arguments 及其里面的对象都冻结", () => {
+    for (const copy of received) {
+      assert.notEqual(copy, call, "不是调用者的对象");
+      assert.notEqual(copy.arguments, call.arguments);
+      assert.deepEqual(copy, call);
+      assert.ok(deeplyFrozen(copy), "call、arguments 和里面的每一层都冻结");
+    }
+    assert.ok(!Object.isFrozen(call), "调用者自己的对象不被冻结");
+  });
+});
+
+test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async () => {
+  const failures: { kind: "error" | "timeout"; label: string; hook: () => unknown }[] = [
+    { kind: "error", label: "同步抛错", hook: () => { throw new Error("policy crashed"); } },
+    { kind: "timeout", label: "永远不回答", hook: () => new Promise<never>(() => {}) },
+    { kind: "error", label: "返回被拒绝的 promise", hook: () => Promise.reject(new Error("policy rejected")) },
+    { kind: "error", label: "返回字符串 \"allow\"（格式不对）", hook: () => "allow" },
+    { kind: "error", label: "返回 null（格式不对）", hook: () => null },
+    { kind: "error", label: "返回 42（格式不对）", hook: () => 42 },
+    { kind: "error", label: "decision 是 maybe（格式不对）", hook: () => ({ decision: "maybe" }) },
+    { kind: "error", label: "deny 没有 reason（格式不对）", hook: () => ({ decision: "deny" }) },
+    { kind: "error", label: "deny 的 reason 不是字符串（格式不对）", hook: () => ({ decision: "deny", reason: 7 }) },
+    { kind: "error", label: "resolve 成格式不对的回答", hook: async () => ({ allow: true }) },
+  ];
+  for (const failure of failures) {
+    await rule(`§8：before hook ${failure.label} → fail-closed：core 不运行，配对的 blocked result（kind ${failure.kind}），恰好一条诊断`, async () => {
+      const { host, diagnostics } = hostWithDiagnostics(20);
+      let laterRan = false;
+      await loadTrusted(host, "flaky-policy", (context) => context.on("beforeToolCall", failure.hook as () => undefined));
+      await loadTrusted(host, "later-policy", (context) => context.on("beforeToolCall", () => void (laterRan = true)));
+      const { core, facts } = recordingCore();
+
+      const result = await host.wrapExecutor(core)(noteCall());
+      assert.equal(facts.length, 0, "core 不能运行");
+      assert.equal(laterRan, false, "拦下之后后面的 before 不再运行");
+      assert.equal(result.toolCallId, "note-1");
+      assert.equal(result.toolName, "review_note");
+      assert.equal(result.isError, true);
+      const details = result.details as { blockedByExtension: string; kind: string; reason: unknown };
+      assert.deepEqual(Object.keys(details).sort(), ["blockedByExtension", "kind", "reason"]);
+      assert.equal(details.blockedByExtension, "flaky-policy");
+      assert.equal(details.kind, failure.kind);
+      assert.equal(typeof details.reason, "string");
+      assert.equal(diagnostics.length, 1, "恰好一条诊断");
+      assert.deepEqual(
+        { ...diagnostics[0], message: typeof diagnostics[0]?.message },
+        { extensionId: "flaky-policy", hook: "beforeToolCall", kind: failure.kind, message: "string" },
+      );
+    });
   }
+  await rule("§8：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到 blocked result", async () => {
+    const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 20, onDiagnostic: () => { throw new Error("reporting failed"); } });
+    await loadTrusted(host, "flaky-policy", (context) => context.on("beforeToolCall", () => { throw new Error("policy crashed"); }));
+    const result = await host.wrapExecutor(recordingCore().core)(noteCall());
+    assert.equal(result.isError, true);
+    assert.equal((result.details as { kind?: string }).kind, "error");
+  });
+  await rule("§8：等待 hook 的计时器用完就清掉，不留在进程里（一次调用结束后，活动的计时器不比调用前多）", async () => {
+    const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 60_000 });
+    await loadTrusted(host, "quick-policy", (context) => {
+      context.on("beforeToolCall", () => ({ decision: "allow" }));
+      context.on("afterToolResult", () => {});
+    });
+    const wrapped = host.wrapExecutor(recordingCore().core);
+    const before = activeTimers();
+    await wrapped(noteCall());
+    assert.equal(activeTimers(), before);
+  });
 });
 
 test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一次", async () => {
-  const diagnostics: ExtensionDiagnostic[] = [];
-  const host = createExtensionHost(new ToolRegistry(), {
-    hookTimeoutMs: 20,
-    onDiagnostic: (diagnostic) => diagnostics.push(diagnostic),
-  });
+  const { host, diagnostics } = hostWithDiagnostics(20);
+  const order: string[] = [];
   await loadTrusted(host, "broken-observer", (context) =>
     context.on("afterToolResult", () => {
+      order.push("broken-observer");
       throw new Error("observer crashed");
     }),
   );
-  await loadTrusted(host, "slow-observer", (context) => context.on("afterToolResult", () => new Promise<void>(() => {})));
+  await loadTrusted(host, "slow-observer", (context) =>
+    context.on("afterToolResult", () => {
+      order.push("slow-observer");
+      return new Promise<void>(() => {});
+    }),
+  );
   const observed: Readonly<ToolResultMessage>[] = [];
-  let callWasFrozen = false;
   await loadTrusted(host, "review-extension", (context) => {
-    context.on("beforeToolCall", (call) => {
-      callWasFrozen = Object.isFrozen(call) && Object.isFrozen(call.arguments);
-      return { decision: "allow" };
-    });
+    context.on("beforeToolCall", () => ({ decision: "allow" }));
     context.on("afterToolResult", (result) => {
+      order.push("review-extension");
       observed.push(result);
+      // An observer's return value means nothing, whatever it looks like.
+      return { ...result, isError: true, content: [text("replaced by an observer")] } as unknown as void;
     });
   });
-  const { core, facts } = recordingCore();
-
-  const result = await host.wrapExecutor(core)(noteCall());
-  assert.equal(facts.length, 1, "core runs exactly once");
-  assert.equal(observed.length, 1, "the successful observer runs exactly once");
-  assert.deepEqual(
-    diagnostics.map((diagnostic) => [diagnostic.extensionId, diagnostic.hook, diagnostic.kind]),
-    [
-      ["broken-observer", "afterToolResult", "error"],
-      ["slow-observer", "afterToolResult", "timeout"],
-    ],
-  );
-
+  const { core, facts, calls } = recordingCore();
+  const call = noteCall();
+  const result = await host.wrapExecutor(core)(call);
   const fact = facts[0]!;
-  assert.deepEqual(result, fact);
-  assert.notEqual(result, fact, "the caller gets a copy, never core's object");
-  assert.deepEqual(observed[0], fact);
-  assert.notEqual(observed[0], fact);
-  assert.ok(callWasFrozen, "before hooks see a frozen call");
-  assert.ok(Object.isFrozen(observed[0]) && Object.isFrozen(observed[0]?.details), "after hooks see a frozen result");
 
-  (result.details as { stored: { count: number } }).stored.count = 99;
-  result.content.push(text("forged by the caller"));
-  assert.deepEqual(fact.details, { stored: { count: 1 } });
-  assert.equal(fact.content.length, 1);
+  await rule("§8：所有 before 都放行之后 core 恰好执行一次；每个 after hook 按注册顺序各运行一次", () => {
+    assert.equal(facts.length, 1, "core 恰好运行一次");
+    assert.deepEqual(order, ["broken-observer", "slow-observer", "review-extension"]);
+  });
+  await rule("§8：after hook 抛错或超时只产生一条诊断（hook: afterToolResult），下一个照常运行", () => {
+    assert.deepEqual(
+      diagnostics.map((diagnostic) => [diagnostic.extensionId, diagnostic.hook, diagnostic.kind, typeof diagnostic.message]),
+      [
+        ["broken-observer", "afterToolResult", "error", "string"],
+        ["slow-observer", "afterToolResult", "timeout", "string"],
+      ],
+    );
+  });
+  await rule("§8：调用者拿到的结果与 core 的结果深度相等，但不是同一个对象；after hook 的返回值没有意义", () => {
+    assert.deepEqual(result, fact);
+    assert.notEqual(result, fact, "调用者拿到副本，永远不是 core 的对象");
+  });
+  await rule("§8：after hook 看到的是 core 结果的一份深度冻结的副本，不是 core 的对象", () => {
+    assert.deepEqual(observed[0], fact);
+    assert.notEqual(observed[0], fact);
+    assert.ok(deeplyFrozen(observed[0]), "结果、details 和里面的每一层都冻结");
+  });
+  await rule("§8：调用者改自己手里的结果，core 手里的原始结果不受影响", () => {
+    (result.details as { stored: { count: number } }).stored.count = 99;
+    result.content.push(text("forged by the caller"));
+    assert.deepEqual(fact.details, { stored: { count: 1 } });
+    assert.equal(fact.content.length, 1);
+  });
+  await rule("§8：core 收到调用的一份（未冻结的）副本：不是调用者的对象，core 改它也碰不到调用者的调用", () => {
+    const received = calls[0]!;
+    assert.notEqual(received, call);
+    assert.deepEqual(received, noteCall());
+    assert.ok(!Object.isFrozen(received), "core 的副本不冻结");
+    (received.arguments as { text: string }).text = "changed by core";
+    assert.deepEqual(call, noteCall());
+  });
+  await rule("§8：core 自己抛错时，错误照常传给调用者（还是那个错误），after hook 一个都不运行", async () => {
+    const thrown = new Error("core exploded");
+    order.length = 0;
+    await assert.rejects(host.wrapExecutor(async () => { throw thrown; })(noteCall("note-2")), (error: unknown) => {
+      if (isScaffold(error)) throw error;
+      assert.equal(error, thrown);
+      return true;
+    });
+    assert.deepEqual(order, []);
+  });
+  await rule("§8：没有任何 hook 时也一样：core 拿到调用的副本，调用者拿到结果的副本", async () => {
+    const bare = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 20 });
+    const recorded = recordingCore();
+    const bareCall = noteCall("note-3");
+    const bareResult = await bare.wrapExecutor(recorded.core)(bareCall);
+    assert.notEqual(recorded.calls[0], bareCall, "core 拿到的是副本");
+    assert.notEqual(bareResult, recorded.facts[0], "调用者拿到的是副本");
+    assert.deepEqual(bareResult, recorded.facts[0]);
+  });
+  await rule("§8：同一个执行器可以同时处理多次调用，它们互不等待", async () => {
+    const concurrent = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
+    let arrived = 0;
+    let release!: () => void;
+    const bothArrived = new Promise<void>((resolve) => (release = resolve));
+    await loadTrusted(concurrent, "barrier", (context) =>
+      context.on("beforeToolCall", async () => {
+        arrived += 1;
+        if (arrived === 2) release();
+        await bothArrived;
+        return { decision: "allow" };
+      }),
+    );
+    const wrapped = concurrent.wrapExecutor(recordingCore().core);
+    const results = await Promise.all([wrapped(noteCall("a")), wrapped(noteCall("b"))]);
+    assert.deepEqual(results.map((r) => [r.toolCallId, r.isError]), [["a", false], ["b", false]], "两次调用都放行：第二次没有排在第一次后面等");
+  });
 });
