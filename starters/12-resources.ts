@@ -9,9 +9,11 @@
  * Run one lab:  npm run build -w @pi/course, then
  *   node --test --test-name-pattern="Lab 12.1" packages/pi-course/dist/test/12-resources-extensions.test.js
  *
- * You write this file only. `resource-files.ts` beside it is provided and complete: the
- * reference reads every file through it (proven against swaps, at most 1 MiB, text only).
- * The labs do not need it; `RESOURCE_SIZE_LIMIT` is re-exported from it below. Some
+ * You write this file only. Two modules beside it are provided and complete, and the labs
+ * do not need them: `resource-files.ts`, through which the reference reads every file
+ * (proven against swaps, at most 1 MiB, text only; `RESOURCE_SIZE_LIMIT` is re-exported
+ * from it below), and `extension-values.ts`, with which it copies, freezes and describes
+ * whatever crosses the extension boundary. Some
  * declarations (lenient discovery's `DiscoverOptions`, the diagnostic and warning types,
  * `factoryTimeoutMs`, the error codes of real-world files) belong to the reference's
  * second revision: they are here so the public surface matches, and no lab asks for them.

@@ -250,3 +250,17 @@ export async function listDirectory(dir: string): Promise<DirectoryEntry[]> {
   }
   return entries.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
 }
+
+/**
+ * Runs `work` on every item, at most `limit` at a time, and returns the results in input
+ * order, so the result never depends on which read finished first.
+ */
+export async function mapInOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

@@ -16,19 +16,21 @@
  * The module reads in lab order: types, then Lab 12.1 (catalog), 12.2 (activation),
  * 12.3 (templates and context), 12.4 (trust and staging), 12.5 (hooks).
  *
- * This is the reference of the second revision ("the loader in the real world"): besides
- * the labs' rules it reports problems instead of throwing when the host asks for
- * diagnostics (`discoverResources(roots, { onDiagnostic })`), and it survives hostile
- * files, extensions and hook values. Reading a file safely (proven against swaps,
- * bounded, text only) lives in `resource-files.ts`, which the chapter provides; this file
- * decides which file to read and whether its path is inside the right root.
+ * Beyond the labs' rules it holds what a real host needs (the challenge tier of the chapter
+ * text): discovery that reports problems instead of throwing when the host asks for
+ * diagnostics (`discoverResources(roots, { onDiagnostic })`), and survival of hostile
+ * files, extensions and hook values. Two provided modules carry the machinery for that:
+ * `resource-files.ts` reads a file safely (proven against swaps, bounded, text only), and
+ * `extension-values.ts` copies, freezes and describes whatever crosses the extension
+ * boundary; this file decides what to read, whether it is inside the right root, and what
+ * every hook's answer means.
  */
 import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { inspect, types } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { FileProblem, listDirectory, readProvenPrefix, readProvenText, decodeText, type DirectoryEntry } from "./resource-files.js";
+import { copyData, describeValue, fixName, hookViews, isThenable, reasonOf, uncopyableCall, type DataCopy } from "./extension-values.js";
+import { FileProblem, listDirectory, mapInOrder, readProvenPrefix, readProvenText, decodeText, type DirectoryEntry } from "./resource-files.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
 
@@ -177,30 +179,6 @@ export class ResourceError extends Error {
   }
 }
 
-/**
- * Any value, described for a message without letting it run code or throw: no custom
- * inspectors, no getters, proxies shown as proxies, and a bounded length.
- */
-function describeValue(value: unknown): string {
-  try {
-    const shown = inspect(value, { depth: 2, customInspect: false, getters: false, showProxy: true, maxArrayLength: 10, maxStringLength: 200, breakLength: Infinity });
-    return shown.length > 300 ? `${shown.slice(0, 300)}…` : shown;
-  } catch {
-    return "(a value that cannot be described)";
-  }
-}
-
-/** What went wrong, from anything thrown; never throws itself (a hostile error may try). */
-function reasonOf(thrown: unknown): string {
-  try {
-    if (thrown instanceof Error && typeof thrown.message === "string") return thrown.message;
-    if (typeof thrown === "string") return thrown;
-  } catch {
-    // a getter or a proxy trap threw: describe the value instead
-  }
-  return describeValue(thrown);
-}
-
 function hasCode(error: unknown, ...codes: string[]): boolean {
   return error instanceof Error && codes.includes((error as NodeJS.ErrnoException).code ?? "");
 }
@@ -208,10 +186,6 @@ function hasCode(error: unknown, ...codes: string[]): boolean {
 /** Plain code-unit order (what `<` does on strings): unlike `localeCompare`, the same on every machine. */
 function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
 const PROBLEM_CODES = {
@@ -414,20 +388,6 @@ async function discoverInstructions(root: string): Promise<Finding[]> {
 
 /** How many skills or templates discovery reads at once; see `discoverSkills`. */
 const READS_IN_FLIGHT = 16;
-
-/**
- * Runs `work` on every item, at most `limit` at a time, and returns the results in input
- * order, so the result never depends on which read finished first.
- */
-async function mapInOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
 
 /** True when the entry at `entryPath` would be a skill: a folder (or a link to one) holding a SKILL.md. */
 async function holdsSkill(entryPath: string | Buffer): Promise<boolean> {
@@ -876,38 +836,6 @@ interface StagedRegistration {
   commit(): void;
 }
 
-/**
- * Where a tool's `name` comes from, found without running any of the tool's code: the
- * first own property descriptor along its prototype chain, or `"proxy"` when a proxy is
- * in the way (asking it would run its traps).
- */
-function nameDescriptor(tool: object): PropertyDescriptor | "proxy" | undefined {
-  for (let target: object | null = tool; target !== null; target = Object.getPrototypeOf(target)) {
-    if (types.isProxy(target)) return "proxy";
-    const descriptor = Object.getOwnPropertyDescriptor(target, "name");
-    if (descriptor !== undefined) return descriptor;
-  }
-  return undefined;
-}
-
-/**
- * Makes sure the registry will read exactly `staged.name` from the tool: true when the
- * name already is a plain data property with that value; otherwise, with `pin` set, an
- * own read-only data property is defined (a getter that changes its answer, or a name
- * reassigned after registration, cannot make the registry see another name). False when
- * that is impossible (a proxy, a frozen object, a non-configurable getter).
- */
-function fixName(staged: StagedTool, pin: boolean): boolean {
-  const { tool, name } = staged;
-  const found = nameDescriptor(tool);
-  if (found === "proxy") return false;
-  if (found !== undefined && "value" in found && found.value === name) return true;
-  const own = Object.getOwnPropertyDescriptor(tool, "name");
-  const pinnable = own === undefined ? Object.isExtensible(tool) : own.configurable === true;
-  if (pinnable && pin) Object.defineProperty(tool, "name", { value: name, enumerable: true, writable: false, configurable: false });
-  return pinnable;
-}
-
 class ExtensionHostImpl implements ExtensionHost {
   readonly #registry: ToolRegistry;
   readonly #options: ExtensionHostOptions;
@@ -1151,130 +1079,6 @@ async function settleWithin<T>(run: () => T | Promise<T>, timeoutMs: number): Pr
   }
 }
 
-/** A copy of hook data, and whether `deepFreeze` can lock all of it. */
-interface DataCopy<T> {
-  copy: T;
-  lockable: boolean;
-}
-
-// The intrinsic typed-array constructors by name, and the intrinsic getter of that name:
-// asking it runs no code of the array's owner (a subclass may override the public one).
-const TYPED_ARRAYS = {
-  Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
-  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
-} as const;
-const typedArrayName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype) as object, Symbol.toStringTag)!
-  .get as (this: ArrayBufferView) => string | undefined;
-
-/**
- * A copy of just a typed array's own elements in a buffer of its own; a `Buffer` stays a
- * `Buffer`. `undefined` for a subclass, which `structuredClone` then copies as its base type.
- */
-function copyTypedArray(view: ArrayBufferView, prototype: unknown): ArrayBufferView | undefined {
-  if (prototype === Buffer.prototype) {
-    const bytes = Buffer.alloc(view.byteLength); // never from the shared pool
-    bytes.set(view as Buffer);
-    return bytes;
-  }
-  const name = typedArrayName.call(view);
-  const intrinsic = name !== undefined && Object.hasOwn(TYPED_ARRAYS, name) ? TYPED_ARRAYS[name as keyof typeof TYPED_ARRAYS] : undefined;
-  return intrinsic !== undefined && prototype === intrinsic.prototype ? new (intrinsic as new (source: ArrayBufferView) => ArrayBufferView)(view) : undefined;
-}
-
-/**
- * A deep copy of structured-clonable data that shares nothing with the original, with
- * cycles and shared references kept. Plain objects and arrays are copied here, running
- * no code but getters (as `structuredClone` would); a `Buffer` stays a `Buffer` and every
- * typed array copies only its own bytes (`structuredClone` would turn a Buffer into a
- * Uint8Array holding Node's whole shared 8 KiB pool); `Map`, `Set` and `Date` are copied
- * here too, anything else by `structuredClone`. Functions, symbols, proxies and whatever
- * `structuredClone` refuses throw. `lockable` is false as soon as the copy holds
- * something `Object.freeze` cannot lock (bytes, Map/Set contents, a Date's time, …).
- */
-function copyData<T>(value: T): DataCopy<T> {
-  const copies = new Map<object, unknown>();
-  let lockable = true;
-  const copy = (item: unknown): unknown => {
-    if (typeof item === "function" || typeof item === "symbol") throw new TypeError(`a ${typeof item} cannot be copied`);
-    if (typeof item !== "object" || item === null) return item;
-    if (copies.has(item)) return copies.get(item);
-    if (types.isProxy(item)) throw new TypeError("a proxy cannot be copied");
-    const prototype: unknown = Object.getPrototypeOf(item);
-    if (Array.isArray(item) && prototype === Array.prototype) {
-      const out: unknown[] = new Array(item.length);
-      copies.set(item, out);
-      for (let index = 0; index < item.length; index++) if (Object.hasOwn(item, index)) out[index] = copy(item[index]);
-      return out;
-    }
-    if (prototype === Object.prototype || prototype === null) {
-      const out: Record<string, unknown> = prototype === null ? Object.create(null) : {};
-      copies.set(item, out);
-      for (const key of Object.keys(item)) {
-        const entry = copy((item as Record<string, unknown>)[key]);
-        if (key === "__proto__") Object.defineProperty(out, key, { value: entry, enumerable: true, writable: true, configurable: true });
-        else out[key] = entry;
-      }
-      return out;
-    }
-    lockable = false;
-    let out: unknown;
-    if (types.isMap(item) && prototype === Map.prototype) {
-      const map = new Map<unknown, unknown>();
-      copies.set(item, map);
-      for (const [key, entry] of Map.prototype.entries.call(item)) map.set(copy(key), copy(entry));
-      return map;
-    } else if (types.isSet(item) && prototype === Set.prototype) {
-      const set = new Set<unknown>();
-      copies.set(item, set);
-      for (const entry of Set.prototype.values.call(item)) set.add(copy(entry));
-      return set;
-    } else if (types.isTypedArray(item)) {
-      out = copyTypedArray(item, prototype) ?? structuredClone(item);
-    } else if (types.isDate(item) && prototype === Date.prototype) {
-      out = new Date(Date.prototype.getTime.call(item));
-    } else {
-      out = structuredClone(item);
-    }
-    copies.set(item, out);
-    return out;
-  };
-  return { copy: copy(value) as T, lockable };
-}
-
-/**
- * Freezes `target` and everything reachable from it that freezing can lock (bytes cannot
- * be frozen, and a Map's entries or a Date's time stay changeable: such copies are never
- * shared). Freezing happens before recursing, so a cycle ends.
- */
-function deepFreeze<T>(target: T): T {
-  if (typeof target !== "object" || target === null || Object.isFrozen(target)) return target;
-  if (ArrayBuffer.isView(target) || types.isAnyArrayBuffer(target)) return target;
-  Object.freeze(target);
-  if (target instanceof Map) {
-    for (const [key, entry] of target) {
-      deepFreeze(key);
-      deepFreeze(entry);
-    }
-  } else if (target instanceof Set) {
-    for (const entry of target) deepFreeze(entry);
-  }
-  for (const key of Reflect.ownKeys(target)) deepFreeze((target as Record<PropertyKey, unknown>)[key]);
-  return target;
-}
-
-/**
- * What the hooks of one phase are handed of the wrapper's private copy `data`: when
- * freezing locks all of it, one deep-frozen copy that every hook shares (none can change
- * it, so sharing isolates them as well as a copy each, for one copy instead of many);
- * otherwise a fresh deep-frozen copy per hook, so that what one hook does to its Map or
- * bytes reaches no one else.
- */
-function hookViews<T>(data: DataCopy<T>): () => T {
-  if (!data.lockable) return () => deepFreeze(copyData(data.copy).copy);
-  const shared = deepFreeze(copyData(data.copy).copy);
-  return () => shared;
-}
-
 /** A throwing (or rejecting) `onDiagnostic` is ignored: reporting must never break a call. */
 function report(options: ExtensionHostOptions, diagnostic: ExtensionDiagnostic): void {
   try {
@@ -1324,26 +1128,6 @@ function blockedResult(call: ToolCall, extensionId: string, kind: "deny" | "erro
   const content = [text(`tool call "${call.name}" blocked by extension "${extensionId}" (${kind}): ${reason}`)];
   const details = { blockedByExtension: extensionId, kind, reason };
   return { role: "toolResult", toolCallId: call.id, toolName: call.name, isError: true, content, details, timestamp: Date.now() };
-}
-
-/**
- * The answer to a call that cannot be copied (a function, a proxy, a throwing getter…):
- * an error result paired with it as far as its id and name can be read, given before any
- * hook or core runs.
- */
-function uncopyableCall(call: unknown, caught: unknown): ToolResultMessage {
-  const field = (key: "id" | "name"): string => {
-    try {
-      const value: unknown = (call as Record<string, unknown>)[key];
-      return typeof value === "string" ? value : "";
-    } catch {
-      return "";
-    }
-  };
-  const [toolCallId, toolName] = [field("id"), field("name")];
-  const reason = reasonOf(caught);
-  const content = [text(`tool call "${toolName}" was not run: it cannot be copied (${reason})`)];
-  return { role: "toolResult", toolCallId, toolName, isError: true, content, details: { kind: "uncopyable", reason }, timestamp: Date.now() };
 }
 
 /** Runs the before hooks on `call`, the wrapper's private copy; the first refusal ends the chain. */
