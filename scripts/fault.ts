@@ -120,7 +120,7 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
   try {
     if (!args.json) {
       process.stdout.write(`这里是课程仓库本身（作者模式），不是练习目录：故障注入参考实现的临时副本，仓库里的文件只读不改。\n`);
-      process.stderr.write(`在临时副本中运行 ${selected.length} 个故障（基线 → 注入 → 测试 → 撤销 → 测试）……\n`);
+      process.stderr.write(`在临时副本中运行 ${selected.length} 个故障（一次编译全部故障 → 基线 → 每个故障只跑它所在 Lab 的测试 → 撤销检查与基线）……\n`);
     }
     const results = await runAuthorFaults({
       sourceRoot: courseRoot,
@@ -129,7 +129,7 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
       nodeModules: path.join(courseRoot, "node_modules"),
       signal: interruption.signal,
       onResult: (result) => {
-        // Workers finish out of order; lines are printed in catalog order as soon as they can be.
+        // Results arrive once the restore check has run; lines are printed in catalog order.
         done.set(result.id, result);
         while (next < selected.length && done.has(selected[next]!.id)) {
           const ready = done.get(selected[next]!.id)!;

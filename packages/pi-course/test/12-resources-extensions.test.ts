@@ -434,12 +434,14 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       await failsWith("RESOURCE_INVALID", () => discoverResources([root]), `模板：${why}`);
     }
   });
-  await rule("§3.3：frontmatter 的 YAML 块超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束；不超过就照常解析", async () => {
+  await rule("§3.3：frontmatter 的 YAML 块（SKILL.md 和模板都一样）超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束；不超过就照常解析", async () => {
     const padding = `# ${"x".repeat(70 * 1024)}\n`;
     const big = await makeRoot(t, { "skills/big/SKILL.md": `---\nname: big\ndescription: d\n${padding}---\nbody\n` });
     await failsWith("RESOURCE_INVALID", () => discoverResources([big]), "结束了的 70 KiB YAML 块");
     const open = await makeRoot(t, { "skills/open/SKILL.md": `---\nname: open\ndescription: d\n${padding}body without an end\n` });
     await failsWith("RESOURCE_INVALID", () => discoverResources([open]), "没有结束的 70 KiB YAML 块");
+    const template = await makeRoot(t, { "templates/big.md": `---\nname: big\n${padding}---\nbody\n` });
+    await failsWith("RESOURCE_INVALID", () => discoverResources([template]), "模板的 frontmatter 也一样：70 KiB 的 YAML 块");
     const fine = await makeRoot(t, { "skills/fine/SKILL.md": `---\nname: fine\ndescription: d\n# ${"x".repeat(40 * 1024)}\n---\nbody\n` });
     assert.deepEqual(identities(await discoverResources([fine])), ["skill:fine"], "40 KiB 的 YAML 块没有超过上限");
   });
@@ -1034,12 +1036,13 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
     });
   }
 
-  await rule("§7：加载失败不会记下这个 id：修好之后同一个 id 可以再加载", async () => {
-    const registry = new ToolRegistry();
+  await rule("§7：加载失败（工厂抛错、工具重名）不会记下这个 id：修好之后同一个 id 可以再加载", async () => {
+    const registry = new ToolRegistry([reviewNoteTool("taken")]);
     const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
-    await failsWith("EXTENSION_FACTORY_FAILED", () => loadTrusted(host, "retry", () => { throw new Error("first attempt fails"); }));
+    await failsWith("EXTENSION_FACTORY_FAILED", () => loadTrusted(host, "retry", () => { throw new Error("first attempt fails"); }), "第一次：工厂抛错");
+    await failsWith("TOOL_CONFLICT", () => loadTrusted(host, "retry", (context) => context.registerTool(reviewNoteTool("taken"))), "第二次：工具重名");
     assert.deepEqual(await loadTrusted(host, "retry", (context) => context.registerTool(reviewNoteTool())), { id: "retry", status: "active" });
-    assert.equal(registry.list().length, 1);
+    assert.deepEqual(registry.list().map((tool) => tool.name), ["taken", "review_note"]);
   });
   await rule("§7：工厂一返回（或它的 promise 一结束）上下文就关闭：之后再调用 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED，迟到的注册到不了 Registry", async () => {
     const registry = new ToolRegistry();
@@ -1189,7 +1192,7 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
     assert.equal((result.details as { kind?: string }).kind, "error");
   });
   await rule("§8：等待 hook 的计时器用完就清掉，不留在进程里（一次调用结束后，活动的计时器不比调用前多）", async () => {
-    const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 60_000 });
+    const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 5000 });
     await loadTrusted(host, "quick-policy", (context) => {
       context.on("beforeToolCall", () => ({ decision: "allow" }));
       context.on("afterToolResult", () => {});

@@ -1,17 +1,21 @@
 /**
- * Author mode of `fault`: proves, on scratch copies of the reference, that every
- * documented fault is caught by the test the manifest names, and that undoing it makes
- * the suite green again.
+ * Author mode of `fault`: proves, on a scratch copy of the reference, that every documented
+ * fault (a learner mistake of the chapter's catalog) is caught by the test the manifest
+ * names, with the lab's own tests alone, and that undoing it gives the reference back.
  *
- * For each scratch folder (one per worker): copy the course package (`src`, `test`,
- * `tsconfig.json`, `package.json`) and `tsconfig.base.json` from `sourceRoot`, link
- * `node_modules`, build and run the focused tests once unpatched (the baseline must be
- * green), then per fault: apply → incremental build → run → undo → build → run (the
- * restore check, which is also the next fault's baseline). The source tree is only read;
- * scratch folders are always removed.
+ * One scratch copy of the course package (`src`, `test`, `tsconfig.json`, `package.json`,
+ * and `tsconfig.base.json`, `node_modules` linked) holds every fault at once: fault k's
+ * edited teaching file is written beside the original as `<name>.m<k>.ts`, so a single
+ * compiler run type-checks and builds all of them (a fault that does not compile is named
+ * by the compiler's diagnostics), and each fault's run imports its own edit through a copy
+ * of the compiled focused test whose import of the teaching file names `<name>.m<k>.js`.
+ * Each fault then runs its lab's tests only, several faults at once. Before and after, the
+ * untouched reference runs every focused test: green before (the baseline), green after
+ * (the restore check, with each fault's undo proven byte-exact). The source tree is only
+ * read; the scratch copy is always removed.
  */
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
@@ -19,7 +23,7 @@ import { CourseError } from "../core/errors.js";
 import { applyFault, unapplyFault, type Fault } from "./catalog.js";
 import { summarizeLabs, type LabResult, type TestRecord } from "../lab/results.js";
 import { buildCourse } from "../lab/build.js";
-import { distPathOf, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
+import { distPathOf, labsNamePattern, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
@@ -54,8 +58,10 @@ export interface AuthorRunOptions {
   faults: readonly Fault[];
   /** The `node_modules` folder the scratch copies link to. */
   nodeModules: string;
-  /** Scratch folders working in parallel (each with its own baseline); default `defaultWorkers()`. */
+  /** Faults whose tests run at the same time; default `defaultWorkers()`. */
   workers?: number;
+  /** Time limit of one fault's test run, in ms; default `FAULT_RUN_TIMEOUT_MS`. */
+  timeoutMs?: number;
   /** Where scratch folders are made; default the OS temp folder. */
   scratchParent?: string;
   signal?: AbortSignal;
@@ -64,10 +70,8 @@ export interface AuthorRunOptions {
 }
 
 /**
- * Two scratch folders when there are two cores or more, else one. Measured on the real
- * chapter 12 (12 faults, 2 cores): one folder 23 s, two folders 15–17 s; a third folder
- * cannot help on 2 cores, and a build or test run is short enough that more would only
- * contend.
+ * Two test runs at a time when there are two cores or more, else one: each run is one node
+ * process, and a third could only contend with the other two on two cores.
  */
 export function defaultWorkers(): number {
   return Math.min(2, Math.max(1, os.availableParallelism()));
@@ -107,15 +111,16 @@ export interface SuiteRun {
 }
 
 /**
- * Builds `dir` incrementally and runs the chapter's focused tests; never throws for red
- * results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
+ * Builds `dir` incrementally (unless `prebuilt`: it is built already) and runs the chapter's
+ * focused tests; never throws for red results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
  * after the test processes have ended and their temporary folder is gone.
  */
-export async function runSuite(dir: string, manifest: ChapterManifest, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<SuiteRun> {
+export async function runSuite(dir: string, manifest: ChapterManifest, options: { signal?: AbortSignal; timeoutMs?: number; prebuilt?: boolean } = {}): Promise<SuiteRun> {
   const { signal } = options;
   // The test processes start first, so node's start-up overlaps the build.
   const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), options);
-  for (const tsconfig of new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`))) {
+  const tsconfigs = options.prebuilt === true ? [] : new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`));
+  for (const tsconfig of tsconfigs) {
     const build = await buildCourse(dir, tsconfig, signal).catch(async (error: unknown) => {
       await prepared.cancel();
       throw error;
@@ -169,95 +174,174 @@ export async function prepareScratch(sourceRoot: string, manifest: ChapterManife
   }
 }
 
-/** Runs `faults` one after another in one scratch folder (see the module comment). */
-async function runWorker(options: AuthorRunOptions, faults: readonly Fault[]): Promise<FaultResult[]> {
-  const { manifest, signal } = options;
+/** Where fault `index`'s edit of `file` (repo-relative `.ts`) is written in the scratch copy: beside it, as `<name>.m<index>.ts`. */
+export function mutantPath(file: string, index: number): string {
+  return file.replace(/\.ts$/, `.m${index}.ts`);
+}
+
+/**
+ * The compiled focused test `compiledTest` (its text) importing fault `index`'s edit of
+ * `teachingFile` instead of the teaching file itself: every import specifier that names the
+ * compiled teaching file, relative to the test, is pointed at the compiled edit. Undefined
+ * when the test does not import the teaching file directly (then the fault cannot be seen).
+ */
+export function retargetImports(compiledTest: string, testDist: string, teachingFile: string, index: number): string | undefined {
+  let specifier = path.posix.relative(path.posix.dirname(testDist), distPathOf(teachingFile));
+  if (!specifier.startsWith(".")) specifier = `./${specifier}`;
+  const replacement = specifier.replace(/\.js$/, `.m${index}.js`);
+  let found = false;
+  const text = compiledTest.replace(/(["'])([^"'\n]+)\1/g, (whole, quote: string, value: string) => {
+    if (value !== specifier) return whole;
+    found = true;
+    return `${quote}${replacement}${quote}`;
+  });
+  return found ? text : undefined;
+}
+
+/** The compiler's diagnostics that name `file` (repo-relative), e.g. `packages/p/src/x.m3.ts(12,3): error …`. */
+function diagnosticsOf(diagnostics: readonly string[], file: string): string[] {
+  return diagnostics.filter((d) => d.startsWith(`${file}(`) || d.startsWith(`${file}:`));
+}
+
+/** The top-level tests of a run that did not pass (or, in a run the time limit ended, never reported). */
+function failedTests(run: TestRun, expected: readonly string[]): string[] {
+  const tests = topLevelResults(run.records);
+  const failed = [...tests].filter(([, ok]) => !ok).map(([name]) => name);
+  if (run.timedOut !== undefined) failed.push(...expected.filter((name) => !tests.has(name)));
+  return [...new Set(failed)];
+}
+
+/** A `--test-name-pattern` selecting exactly the tests called `names`. */
+function exactNamesPattern(names: readonly string[]): string {
+  return `^(?:${names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$`;
+}
+
+/** One run of a fault's compiled tests for `pattern`, which selects `expected` top-level tests (when known). */
+async function runFaultTests(dir: string, tests: readonly string[], pattern: string, expected: number | undefined, options: { signal?: AbortSignal; timeoutMs: number }): Promise<TestRun> {
+  const prepared = await prepareTests(dir, tests, { ...options, namePattern: pattern, ...(expected === undefined ? {} : { expectedTests: expected }) });
+  return prepared.run();
+}
+
+/** Runs `work` on every item, at most `limit` at a time; the results keep the items' order. */
+async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** The default time limit of one fault's test run: a mistake that makes the code hang is a failure, not a hung record. */
+export const FAULT_RUN_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs every fault of `options.faults` in author mode (see the module comment) and returns
+ * the results in the given order. Throws `FAULT_DRIFTED` (a `find` no longer matches the
+ * reference), `FAULT_INVALID` (a `killedBy` names no single test, a focused test that does
+ * not import the edited file), `FAULT_BASELINE_RED` (the reference is not green to begin
+ * with), `ABORTED`. Never touches `sourceRoot`.
+ */
+export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultResult[]> {
+  const { manifest, signal, faults } = options;
+  if (faults.length === 0) return [];
   const dir = await prepareScratch(options.sourceRoot, manifest, options.nodeModules, options.scratchParent);
+  const runOptions = { ...(signal ? { signal } : {}), timeoutMs: options.timeoutMs ?? FAULT_RUN_TIMEOUT_MS };
   try {
-    // Drift is checked before the first build: it is the cheapest and the clearest error.
-    const originals = new Map<string, Buffer>();
+    // Drift is checked before the build: it is the cheapest and the clearest error.
+    const originals = new Map<string, string>();
+    const edits: { fault: Fault; text: string; bytesBack: boolean }[] = [];
     for (const fault of faults) {
       const file = path.join(dir, ...fault.file.split("/"));
       if (!originals.has(fault.file)) {
         if (!existsSync(file)) throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：找不到要修改的文件 ${fault.file}`);
-        originals.set(fault.file, await readFile(file));
+        originals.set(fault.file, await readFile(file, "utf8"));
       }
-      applyFault(originals.get(fault.file)!.toString("utf8"), fault);
-    }
-    let green = await runSuite(dir, manifest, signal ? { signal } : {});
-    if (!green.ok) {
-      throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就没有全部通过（${describeRed(green)}）；先让 ${manifest.focusedTests.join("、")} 全绿`);
-    }
-    const results: FaultResult[] = [];
-    for (const [index, fault] of faults.entries()) {
-      const names = [...green.tests.keys()];
-      const expected = resolveKilledBy(fault, names);
-      const file = path.join(dir, ...fault.file.split("/"));
       const original = originals.get(fault.file)!;
-      const result: FaultResult = { id: fault.id, lab: fault.lab, status: "error", killedBy: [], expected, alsoFailed: [], restored: false };
+      const text = applyFault(original, fault);
+      edits.push({ fault, text, bytesBack: Buffer.from(unapplyFault(text, fault), "utf8").equals(Buffer.from(original, "utf8")) });
+    }
+    for (const [index, edit] of edits.entries()) await writeFile(path.join(dir, ...mutantPath(edit.fault.file, index).split("/")), edit.text);
 
-      await writeFile(file, applyFault(original.toString("utf8"), fault));
-      const broken = await runSuite(dir, manifest, signal ? { signal } : {});
-      if (broken.buildErrors) {
-        result.detail = `注入后无法编译（故障应是能编译的逻辑错误）：${broken.buildErrors[0] ?? ""}`;
-      } else if (broken.run && broken.run.crashes.length > 0) {
-        result.detail = `注入后测试文件崩溃：${describeRed(broken)}`;
+    // One compiler run builds the reference and every edit; only the edits may have errors.
+    const diagnostics: string[] = [];
+    for (const tsconfig of new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`))) {
+      const build = await buildCourse(dir, tsconfig, signal);
+      if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+      diagnostics.push(...build.diagnostics);
+    }
+    const mutantFiles = edits.map((edit, index) => mutantPath(edit.fault.file, index));
+    const foreign = diagnostics.filter((d) => !mutantFiles.some((file) => diagnosticsOf([d], file).length > 0));
+    if (foreign.length > 0) throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就无法编译：${foreign[0]}`);
+
+    const baseline = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
+    if (!baseline.ok) {
+      throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就没有全部通过（${describeRed(baseline)}）；先让 ${manifest.focusedTests.join("、")} 全绿`);
+    }
+    const names = [...baseline.tests.keys()];
+
+    const results = await inPool(edits, options.workers ?? defaultWorkers(), async (edit) => {
+      const { fault } = edit;
+      const index = edits.indexOf(edit);
+      const expected = resolveKilledBy(fault, names);
+      const result: FaultResult = { id: fault.id, lab: fault.lab, status: "error", killedBy: [], expected, alsoFailed: [], restored: edit.bytesBack };
+      const errors = diagnosticsOf(diagnostics, mutantFiles[index]!);
+      if (errors.length > 0) {
+        result.detail = `注入后无法编译（故障应是能编译的逻辑错误）：${errors[0]!.replace(mutantFiles[index]!, fault.file)}`;
       } else {
-        const failed = [...broken.tests].filter(([, ok]) => !ok).map(([name]) => name);
-        result.killedBy = expected.filter((name) => failed.includes(name));
-        result.alsoFailed = failed.filter((name) => !expected.includes(name));
-        result.status = result.killedBy.length === expected.length ? "killed" : "survived";
-        if (result.status === "survived") {
-          const missed = expected.filter((name) => !failed.includes(name)).map((n) => `“${n}”`).join("、");
-          result.detail = failed.length === 0 ? `没有任何测试失败（${missed} 仍通过）` : `${missed} 仍通过`;
+        const tests: string[] = [];
+        for (const test of manifest.focusedTests) {
+          const compiled = distPathOf(test);
+          const text = retargetImports(await readFile(path.join(dir, ...compiled.split("/")), "utf8"), compiled, fault.file, index);
+          if (text === undefined) continue;
+          const copy = compiled.replace(/\.js$/, `.m${index}.js`);
+          await writeFile(path.join(dir, ...copy.split("/")), text);
+          tests.push(copy);
+        }
+        if (tests.length === 0) throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：聚焦测试没有直接 import ${fault.file}，看不到对它的修改`);
+        // The named tests first; only when one of them does not see the mistake is the rest
+        // of the lab run too, to say which other test does.
+        const named = await runFaultTests(dir, tests, exactNamesPattern(expected), expected.length, runOptions);
+        const decided = named.crashes.length > 0 || named.timedOut !== undefined || expected.every((name) => failedTests(named, expected).includes(name));
+        const run = decided ? named : await runFaultTests(dir, tests, labsNamePattern([fault.lab]), baseline.labs.find((l) => l.id === fault.lab)?.total, runOptions);
+        await Promise.all(tests.map((copy) => rm(path.join(dir, ...copy.split("/")), { force: true })));
+        if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+        if (run.crashes.length > 0) {
+          result.detail = `注入后测试文件崩溃：${run.crashes[0]!.file} ${run.crashes[0]!.stderr.trim().split("\n")[0] ?? ""}`;
+        } else {
+          const failed = [...new Set([...failedTests(named, expected), ...failedTests(run, expected)])];
+          result.killedBy = expected.filter((name) => failed.includes(name));
+          result.alsoFailed = failed.filter((name) => !expected.includes(name));
+          result.status = result.killedBy.length === expected.length ? "killed" : "survived";
+          if (result.status === "survived") {
+            const missed = expected.filter((name) => !failed.includes(name)).map((n) => `“${n}”`).join("、");
+            result.detail = failed.length === 0 ? `没有任何测试失败（${missed} 仍通过）` : `${missed} 仍通过`;
+          } else if (run.timedOut !== undefined) {
+            result.detail = `超过 ${run.timedOut.seconds} 秒的时间上限，测试进程被结束`;
+          }
         }
       }
+      return result;
+    });
 
-      const undone = Buffer.from(unapplyFault((await readFile(file)).toString("utf8"), fault), "utf8");
-      const bytesBack = undone.equals(original);
-      await writeFile(file, bytesBack ? undone : original);
-      green = await runSuite(dir, manifest, signal ? { signal } : {});
-      const lab = green.labs.find((l) => l.id === fault.lab);
+    // The restore check: every edit undoes to the reference byte for byte, and the reference is still green.
+    const after = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
+    for (const result of results) {
+      const lab = after.labs.find((l) => l.id === result.lab);
       if (lab) result.restoredLab = { passed: lab.passed, total: lab.total };
-      result.restored = bytesBack && green.ok;
+      const bytesBack = result.restored;
+      result.restored = bytesBack && after.ok;
       if (!result.restored) {
-        const why = bytesBack ? describeRed(green) : "撤销后的文件与原文件不一致";
+        const why = bytesBack ? describeRed(after) : "撤销后的文件与原文件不一致";
         result.detail = [result.detail, `恢复检查失败：${why}`].filter(Boolean).join("；");
       }
-      results.push(result);
       options.onResult?.(result);
-      if (!green.ok) {
-        // Without a green suite the remaining faults cannot be judged: say so for each.
-        for (const rest of faults.slice(index + 1)) {
-          const skipped: FaultResult = { id: rest.id, lab: rest.lab, status: "error", killedBy: [], expected: [], alsoFailed: [], restored: false, detail: `没有运行：前一个故障 ${fault.id} 撤销后套件没有恢复全绿` };
-          results.push(skipped);
-          options.onResult?.(skipped);
-        }
-        break;
-      }
     }
     return results;
   } finally {
     await removeScratchDir(dir);
   }
-}
-
-/**
- * Runs every fault of `options.faults` in author mode and returns the results in the
- * given order. Throws `FAULT_DRIFTED` (a `find` no longer matches the reference),
- * `FAULT_INVALID` (a `killedBy` names no single test), `FAULT_BASELINE_RED` (the
- * reference is not green to begin with), `ABORTED`. Never touches `sourceRoot`.
- */
-export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultResult[]> {
-  if (options.faults.length === 0) return [];
-  const workers = Math.max(1, Math.min(options.workers ?? defaultWorkers(), options.faults.length));
-  const shares: Fault[][] = Array.from({ length: workers }, () => []);
-  options.faults.forEach((fault, i) => shares[i % workers]!.push(fault));
-  const settled = await Promise.allSettled(shares.map((share) => runWorker(options, share)));
-  const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failure) throw failure.reason;
-  const byId = new Map(settled.flatMap((s) => (s.status === "fulfilled" ? s.value : [])).map((r) => [r.id, r]));
-  return options.faults.map((fault) => byId.get(fault.id)!);
 }
 
 /** True when every fault was killed and restored. */

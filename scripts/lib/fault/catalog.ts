@@ -12,6 +12,7 @@
  * ```yaml
  * - id: 12.4-import-untrusted        # "<lab>-<slug>", unique in the chapter
  *   lab: "12.4"                      # a lab of this chapter, quoted
+ *   rule: §7 不信任就什么都不 import      # optional: the section of the chapter text and the rule broken
  *   description: 未信任分支里先 import 了模块   # one line, Chinese
  *   file: packages/pi-course/src/resources.ts   # optional when the chapter has one teaching file
  *   find: |                          # must occur exactly once in the reference
@@ -56,6 +57,8 @@ export interface LearnerPatch {
 interface CommonFields {
   id: string;
   lab: string;
+  /** The rule of the chapter text the mistake breaks: `§<section> <the rule>`, e.g. `§3.4 同一个 root 里重复的 kind:name 是 RESOURCE_DUPLICATE`. */
+  rule?: string;
   description: string;
   file: string;
   killedBy: string[];
@@ -74,10 +77,18 @@ export interface LearnerFault extends CommonFields {
   learner: LearnerPatch;
 }
 
-const AUTHOR_KEYS = new Set(["id", "lab", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
+const AUTHOR_KEYS = new Set(["id", "lab", "rule", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
 const LEARNER_KEYS = new Set(["function", "before", "insert", "explain"]);
 /** Fields a practice folder may hold (see `learnerFaultsProjection`). */
-const PROJECTED_KEYS = ["id", "lab", "description", "file", "killedBy", "exercise", "learner"] as const;
+const PROJECTED_KEYS = ["id", "lab", "rule", "description", "file", "killedBy", "exercise", "learner"] as const;
+
+/** A fault's `rule`: the section of the chapter text that states it, then the rule. */
+const RULE = /^§\d+(?:\.\d+)*\s+\S/;
+
+/** The section a fault's rule names (`"§3.4 …"` → `"3.4"`), or undefined when it has no rule. */
+export function ruleSection(fault: Pick<CommonFields, "rule">): string | undefined {
+  return fault.rule === undefined ? undefined : /^§(\d+(?:\.\d+)*)/.exec(fault.rule)?.[1];
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -127,6 +138,8 @@ function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, f
   if (seen.has(id)) invalid(manifest, `${field}.id`, `不重复的故障编号，${id} 出现了两次`);
   seen.add(id);
   const description = oneLine(manifest, raw.description, `${field}.description`);
+  const rule = raw.rule === undefined ? undefined : oneLine(manifest, raw.rule, `${field}.rule`);
+  if (rule !== undefined && !RULE.test(rule)) invalid(manifest, `${field}.rule`, `“§<节号> <规则>” 形式，例如 “§3.4 同一个 root 里重复的 kind:name 是 RESOURCE_DUPLICATE”，实际为 ${JSON.stringify(rule)}`);
 
   let file: string;
   if (raw.file === undefined) {
@@ -147,7 +160,7 @@ function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, f
 
   if (raw.exercise !== undefined && typeof raw.exercise !== "boolean") invalid(manifest, `${field}.exercise`, "true 或 false");
   const exercise = raw.exercise === true;
-  const common: CommonFields = { id, lab, description, file, killedBy, exercise };
+  const common: CommonFields = { id, lab, description, file, killedBy, exercise, ...(rule === undefined ? {} : { rule }) };
   if (raw.learner !== undefined) common.learner = learnerPatch(manifest, raw.learner, `${field}.learner`);
   if (exercise && common.learner === undefined) invalid(manifest, `${field}.learner`, "故障实验（exercise: true）所需的 learner 补丁");
   return common;

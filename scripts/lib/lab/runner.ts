@@ -60,6 +60,8 @@ export interface TestRun {
   output: { file: string; stdout: string; stderr: string }[];
   /** Set when the run hit its time limit: the test processes were ended, the results are partial. */
   timedOut?: { seconds: number };
+  /** Set when every expected test had reported but a test process did not end by itself (see `TestOptions.expectedTests`). */
+  lingered?: boolean;
 }
 
 /** Test processes started ahead of the build, waiting for the word to run. */
@@ -80,6 +82,23 @@ export interface TestOptions {
    * hangs `lab`). No limit when absent.
    */
   timeoutMs?: number;
+  /**
+   * How many top-level tests the run selects (one test file only). Once that many have
+   * reported, a test process that has not ended within `LINGER_MS` is ended and the run
+   * reports `lingered`: every result is in, and a timer or handle the code left open must
+   * not keep the run waiting for its time limit.
+   */
+  expectedTests?: number;
+}
+
+/** How long a test process may keep running after its last expected test reported. */
+export const LINGER_MS = 500;
+/** How often the results of a run with `expectedTests` are looked at. */
+const RESULTS_POLL_MS = 50;
+
+/** How many top-level tests (not skipped) the reporter's JSON lines `text` hold. */
+function reportedTopLevel(text: string): number {
+  return parseReport(text).records.filter((r) => r.path.length === 1 && !r.skip && !r.todo).length;
 }
 
 /** The launcher that lets a test process start before the file it runs is compiled. */
@@ -131,13 +150,33 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
   return {
     async run() {
       let timedOut: TestRun["timedOut"];
+      let lingered = false;
       let timer: NodeJS.Timeout | undefined;
+      let poll: NodeJS.Timeout | undefined;
       if (options.timeoutMs !== undefined) {
         const ms = options.timeoutMs;
         timer = setTimeout(() => {
           timedOut = { seconds: ms / 1000 };
           for (const s of started) s.process.kill();
         }, ms);
+      }
+      const expected = options.expectedTests;
+      if (expected !== undefined && started.length === 1) {
+        const [only] = started;
+        let allInSince: number | undefined;
+        poll = setInterval(() => {
+          void readFile(only!.destination, "utf8").then(
+            (text) => {
+              if (reportedTopLevel(text) < expected) return;
+              allInSince ??= Date.now();
+              if (Date.now() - allInSince < LINGER_MS || timedOut !== undefined) return;
+              lingered = true;
+              clearInterval(poll);
+              only!.process.kill();
+            },
+            () => undefined, // not written yet
+          );
+        }, RESULTS_POLL_MS);
       }
       try {
         const runs = await Promise.all(
@@ -157,7 +196,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
         const crashes: TestRun["crashes"] = [];
         for (const { file, result, records, diagnostics } of runs) {
           const failedTests = records.some((r) => !r.ok && !r.skip && !r.todo);
-          if (result.code !== 0 && !failedTests && timedOut === undefined) {
+          if (result.code !== 0 && !failedTests && timedOut === undefined && !lingered) {
             const stderr = [...diagnostics, result.stderr.trimEnd()].filter((s) => s !== "").join("\n");
             crashes.push({ file, code: result.code, stderr });
           }
@@ -169,9 +208,11 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
           output: runs.map(({ file, result }) => ({ file, stdout: result.stdout, stderr: result.stderr })),
         };
         if (timedOut !== undefined) run.timedOut = timedOut;
+        if (lingered) run.lingered = true;
         return run;
       } finally {
         clearTimeout(timer);
+        clearInterval(poll);
         await cleanup();
       }
     },

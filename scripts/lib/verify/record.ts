@@ -35,7 +35,7 @@ import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults } from "../fault/author.js";
-import { authorFaults, type Fault } from "../fault/catalog.js";
+import { authorFaults, ruleSection, type Fault } from "../fault/catalog.js";
 import { listTree, readFileAt, writeFiles } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import { scaffoldLabOf, summarizeLabs } from "../lab/results.js";
@@ -164,6 +164,13 @@ export function evaluateChapterTotal(manifest: ChapterManifest, run: Pick<TestRu
   const ok = run.crashes.length === 0 && tests.size === expected && passed === expected;
   const why = ok ? "" : tests.size !== expected ? `（各 Lab 合计应为 ${expected} 项，聚焦测试有 ${tests.size} 项）` : run.crashes.length > 0 ? "（有测试文件崩溃）" : "";
   return { name: "chapter total", ok, detail: `${passed}/${tests.size}${why}` };
+}
+
+/** The numbered sections of a chapter text: `3`, `3.4`, … from headings such as `## 3. …` and `### 3.4 …`. */
+export function textSections(text: string): Set<string> {
+  const sections = new Set<string>();
+  for (const match of text.matchAll(/^#{2,4}\s+(\d+(?:\.\d+)*)\.?\s/gm)) sections.add(match[1]!);
+  return sections;
 }
 
 /** The compiled test files of chapters up to `id` (`NN-*.test.js`, NN ≤ id) among `names`, sorted. */
@@ -416,6 +423,14 @@ async function stepFaults(ctx: Context): Promise<CheckResult[]> {
     ...(uncovered.length > 0 ? [`没有故障的 Lab：${uncovered.join(", ")}`] : []),
     ...(exercises.length === 0 ? ["没有标记 exercise: true 的故障实验"] : []),
   ];
+  if (manifest.text !== undefined) {
+    // With a chapter text, every mistake names the rule it breaks, by a section the text has.
+    const sections = textSections(await readFileAt(ctx.repo, ctx.checkpoint.chapter.target, manifest.text));
+    const unruled = faults.filter((f) => ruleSection(f) === undefined).map((f) => f.id);
+    const unknown = faults.filter((f) => ruleSection(f) !== undefined && !sections.has(ruleSection(f)!)).map((f) => `${f.id}（§${ruleSection(f)}）`);
+    if (unruled.length > 0) problems.push(`没有写 rule（违反了正文哪一节的哪条规则）的故障：${unruled.join(", ")}`);
+    if (unknown.length > 0) problems.push(`rule 指向正文里没有的小节：${unknown.join(", ")}`);
+  }
   const checks: CheckResult[] = [
     {
       name: "fault catalog",
