@@ -25,6 +25,11 @@ export function labCommand(id: string): string {
   return `npm run lab -w @pi/course -- ${id}`;
 }
 
+/** The command that gives a practice folder's teaching file(s) of chapter (or lab) `id` their starter back. */
+export function resetCommand(id: string): string {
+  return `npm run reset -w @pi/course -- ${id}`;
+}
+
 /** The command that shows the next hint for lab `id`. */
 export function hintCommand(id: string): string {
   return `npm run hint -w @pi/course -- ${id}`;

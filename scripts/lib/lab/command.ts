@@ -7,11 +7,12 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { formatError } from "../core/errors.js";
 import { resultStatus } from "../core/exit-status.js";
-import type { LabArgs } from "./args.js";
+import { resetCommand, type LabArgs } from "./args.js";
 import type { StartedBuild } from "./build.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "./format.js";
 import { learnerPreamble } from "./preamble.js";
 import { BACKUP_DIR } from "../fault/backup.js";
+import { knownGreen, readProgress, recordProgress, teachingDigest } from "./progress.js";
 import { packageDirOf, runLab, selectLabs, type LabOutcome, type LabTarget } from "./runner.js";
 import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "./watch.js";
 import { loadManifest, type ChapterManifest } from "../course/manifest.js";
@@ -55,10 +56,23 @@ export async function runLabCommand(
     build = undefined;
   }
   const timeoutMs = args.timeoutSeconds * 1000;
+  const missing = missingTeachingFiles(courseRoot, manifest);
+  if (missing.length > 0) {
+    controller.abort();
+    await build?.result.catch(() => undefined);
+    const note = missingFilesNote(missing, manifest, isPracticeFolder(courseRoot));
+    if (args.json) process.stdout.write(`${JSON.stringify({ chapter: manifest.id, labs: [], passed: 0, total: 0, error: { kind: "teaching_file_missing", files: missing, message: note } }, null, 2)}\n`);
+    else process.stdout.write(`${paint.red(note)}\n`);
+    return resultStatus(false, { json: args.json });
+  }
   if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs }, controller.signal);
   const running = runningLine(process.stdout, target, args);
+  const digest = teachingDigest(courseRoot, manifest);
   const outcome = await runLab(courseRoot, manifest, target, { signal: controller.signal, ...(build ? { started: build } : {}), timeoutMs });
   running.clear();
+  if (outcome.kind === "tested") recordProgress(courseRoot, [...outcome.earlier, ...outcome.labs], digest);
+  const progress = readProgress(courseRoot);
+  const laterGreen = (id: string) => knownGreen(progress, id, digest);
   if (outcome.kind === "aborted") {
     // Said once, after the cleanup has ended: the command then ends by the signal it received.
     process.stderr.write(`${interruptedNote(target)}\n`);
@@ -68,9 +82,22 @@ export async function runLabCommand(
     const document = { ...outcomeJson(outcome, manifest, target, courseRoot), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };
     process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   } else {
-    process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose })}\n`);
+    process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose, laterGreen })}\n`);
   }
   return resultStatus(outcomeOk(outcome), { json: args.json });
+}
+
+/** The chapter's teaching files that are not there (deleted, renamed), repo-relative. */
+export function missingTeachingFiles(courseRoot: string, manifest: ChapterManifest): string[] {
+  return manifest.starters.map((s) => s.to).filter((file) => !existsSync(path.join(courseRoot, ...file.split("/"))));
+}
+
+/** What `lab` says instead of a compiler's complaints when a teaching file is gone, with the way back. */
+export function missingFilesNote(files: readonly string[], manifest: ChapterManifest, practice: boolean): string {
+  const way = practice
+    ? `用 ${resetCommand(manifest.id)} 找回 starter（你的文件如果还在别处，先把它挪回原处）`
+    : `这里是课程仓库：用 git checkout -- ${files.join(" ")} 找回它`;
+  return `✗ 教学文件 ${files.join("、")} 不见了（被删掉或改了名），测试没有运行。${way}。`;
 }
 
 /** The one line an interrupted `lab` prints: what was stopped, and that nothing of it is left. */
@@ -135,6 +162,7 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
   schedule.cancel();
   await watcher.close();
   await rerunner.stop();
-  process.stdout.write(`\n${paint.dim("已退出监视。")}\n`);
+  // On a terminal the line may hold a "running…" note or the echoed ^C: clear it first.
+  process.stdout.write(`${process.stdout.isTTY === true ? "\r\u001b[2K" : "\n"}${paint.dim("已退出监视。")}\n`);
   return 0;
 }

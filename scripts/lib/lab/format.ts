@@ -18,6 +18,8 @@ export interface FormatContext {
   watch: boolean;
   /** Whole messages and diffs, every failing test, every stack frame in the course, the tests' output. */
   verbose?: boolean;
+  /** True for a lab recorded green on the current code (`progress.ts`): a lab the next step can skip. */
+  laterGreen?(id: string): boolean;
 }
 
 const MESSAGE_LINES = 12;
@@ -64,16 +66,14 @@ export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, ta
     return lines.join("\n");
   }
   const lines: string[] = [];
-  if (outcome.timedOut !== undefined) {
-    lines.push(
-      paint.red(`✗ 超过时间上限 ${outcome.timedOut.seconds} 秒：测试进程已被结束。`),
-      paint.dim(`  多半是死循环或永远不结束的 Promise；确实需要更久时加 --timeout <秒>，例如 ${rerun} --timeout 60`),
-    );
-  }
   lines.push(...regressionLines(outcome.earlier, ctx));
   lines.push(...(target.lab === undefined ? chapterTable(outcome.labs, manifest, ctx) : labReport(outcome.labs, manifest, ctx)));
   for (const stray of outcome.strays) {
     lines.push(paint.red(`✗ 不属于任何 Lab 的失败：${stray.test}`), ...excerpt(stray.message, ctx.verbose ? undefined : 4, "  "), ...whereLines(stray, ctx));
+  }
+  if (outcome.timedOut !== undefined) {
+    // What was stuck is the lab's own failure; this line only says how to allow more time.
+    lines.push(paint.dim(`确实需要更久时加 --timeout <秒>，例如 ${rerun} --timeout 60`));
   }
   for (const crash of outcome.crashes) {
     const how = crash.code === null ? "" : `（退出码 ${crash.code}）`;
@@ -146,12 +146,16 @@ function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: F
     const mismatch = lab.total !== lab.expected ? paint.dim(`（清单要求 ${lab.expected} 项）`) : "";
     lines.push(`${paint.bold(`Lab ${lab.id} · ${lab.title}`)}  ${countText}${mismatch}`);
     const index = manifest.labs.findIndex((l) => l.id === lab.id);
-    const next = manifest.labs[index + 1];
+    // The next lab not yet green on this code: later labs may be done already.
+    const next = manifest.labs.slice(index + 1).find((l) => ctx.laterGreen?.(l.id) !== true);
     if (lab.status === "passed") {
+      const laterDone = manifest.labs.length > index + 1;
       lines.push(
-        next === undefined
-          ? `本章最后一个 Lab 已通过。看看全章进度：${paint.cyan(labCommand(manifest.id))}`
-          : `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(labCommand(next.id))}`,
+        next !== undefined
+          ? `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(labCommand(next.id))}`
+          : laterDone
+            ? `本章其余的 Lab 上次运行时也都已通过。看看全章进度：${paint.cyan(labCommand(manifest.id))}`
+            : `本章最后一个 Lab 已通过。看看全章进度：${paint.cyan(labCommand(manifest.id))}`,
       );
       continue;
     }

@@ -4,10 +4,13 @@
 // the build. It waits for one line on stdin: `run` imports the compiled test file (node:test
 // then runs it exactly as `node <file>` would, with the flags this process was given);
 // anything else, or stdin closing, ends the process without running anything (the build
-// failed or the run was cancelled).
+// failed or the run was cancelled). `run {"sampleAt": <ms>, "sampleFile": <path>}` first
+// starts the watchdog (`watchdog.mjs`), which writes where the process is when `sampleAt`
+// milliseconds have passed: what a run ended by its time limit then reports.
 //
 // Plain JavaScript on purpose: it runs in a bare `node`, without tsx.
 import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 
 const file = process.argv[2];
 if (file === undefined) {
@@ -35,6 +38,18 @@ const command = await new Promise((resolve) => {
   process.stdin.on("end", onEnd);
 });
 
-if (command === "run") {
+const [verb, ...rest] = command.split(" ");
+if (verb === "run") {
+  const watch = rest.length > 0 ? JSON.parse(rest.join(" ")) : undefined;
+  if (watch !== undefined) {
+    const watchdog = new Worker(new URL("./watchdog.mjs", import.meta.url), { workerData: watch });
+    // A watchdog that cannot start only means no sample: the run itself goes on.
+    await new Promise((resolve) => {
+      watchdog.once("message", resolve);
+      watchdog.once("error", resolve);
+      watchdog.once("exit", resolve);
+    });
+    watchdog.unref();
+  }
   await import(pathToFileURL(file).href);
 }

@@ -16,7 +16,8 @@
 // `path` is the test's own name preceded by the names of the tests it is nested in, so the
 // runner can group results by the lab id the outermost name starts with. Lines arrive in
 // declaration order (node:test reports `test:pass`/`test:fail` in that order). File-level
-// diagnostics other than the final counters become `{"v":1,"diagnostic":"…"}`.
+// diagnostics other than the final counters become `{"v":1,"diagnostic":"…"}`, and each outermost
+// test's start is `{"v":1,"started":"<name>"}`.
 //
 // Plain JavaScript on purpose: node loads reporters itself, without tsx.
 
@@ -85,6 +86,9 @@ export default async function* labReporter(source) {
     if (event.type === "test:start") {
       open.length = event.data.nesting;
       open.push(event.data.name);
+      // Which outermost test started last: what a run ended by its time limit was doing, when
+      // that test was waiting rather than computing (a computing one is named by the watchdog).
+      if (event.data.nesting === 0) yield `${JSON.stringify({ v: 1, started: event.data.name })}\n`;
       continue;
     }
     if (event.type === "test:diagnostic") {

@@ -93,6 +93,8 @@ export interface Report {
   records: TestRecord[];
   /** File-level diagnostics (not the final counters), e.g. an error after the tests ended. */
   diagnostics: string[];
+  /** Names of the outermost tests that started, in order. */
+  started: string[];
 }
 
 /**
@@ -100,7 +102,7 @@ export interface Report {
  * truncated last line when the test process crashed) are skipped, never fatal.
  */
 export function parseReport(text: string): Report {
-  const report: Report = { records: [], diagnostics: [] };
+  const report: Report = { records: [], diagnostics: [], started: [] };
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     let value: unknown;
@@ -110,6 +112,9 @@ export function parseReport(text: string): Report {
       continue;
     }
     if (isRecord(value)) report.records.push(value);
+    else if (typeof value === "object" && value !== null && typeof (value as { started?: unknown }).started === "string") {
+      report.started.push((value as { started: string }).started);
+    }
     else if (typeof value === "object" && value !== null && typeof (value as { diagnostic?: unknown }).diagnostic === "string") {
       report.diagnostics.push((value as { diagnostic: string }).diagnostic);
     }

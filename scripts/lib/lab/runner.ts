@@ -7,10 +7,11 @@
  * is started directly and tests run with `process.execPath`.
  */
 import { getMaxListeners, setMaxListeners } from "node:events";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import os from "node:os";
+import { SourceMap, type SourceMapPayload } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CourseError } from "../core/errors.js";
 import { buildCourse, startProcess, type ProcessResult, type StartedBuild, type StartOptions } from "./build.js";
@@ -59,9 +60,31 @@ export interface TestRun {
   /** What each test process printed (the learner's `console.log`, node's warnings). */
   output: { file: string; stdout: string; stderr: string }[];
   /** Set when the run hit its time limit: the test processes were ended, the results are partial. */
-  timedOut?: { seconds: number };
+  timedOut?: TimedOut;
   /** Set when every expected test had reported but a test process did not end by itself (see `TestOptions.expectedTests`). */
   lingered?: boolean;
+}
+
+/** A run ended by its time limit, and where it was stuck as far as that is known. */
+export interface TimedOut {
+  seconds: number;
+  /** The outermost test that was running (its name path), when known. */
+  test?: string[];
+  /**
+   * Where the code was when the watchdog looked just before the limit (see `watchdog.mjs`),
+   * top frame first: absent when the process was waiting rather than computing.
+   */
+  frames?: StackFrame[];
+}
+
+/** A call frame of a stuck test process, mapped to its TypeScript source where a source map says so. */
+export interface StackFrame {
+  functionName: string;
+  /** Absolute path of the source file (the `.ts` when mapped), or the URL as the inspector gave it. */
+  file: string;
+  /** 1-based. */
+  line: number;
+  column: number;
 }
 
 /** Test processes started ahead of the build, waiting for the word to run. */
@@ -89,7 +112,12 @@ export interface TestOptions {
    * not keep the run waiting for its time limit.
    */
   expectedTests?: number;
+  /** With `timeoutMs`: look where a process is just before the limit (see `watchdog.mjs`), for `TimedOut`. */
+  sampleOnTimeout?: boolean;
 }
+
+/** How long before the time limit the watchdog looks where a stuck process is. */
+const SAMPLE_LEAD_MS = 300;
 
 /** How long a test process may keep running after its last expected test reported. */
 export const LINGER_MS = 500;
@@ -179,18 +207,22 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
         }, RESULTS_POLL_MS);
       }
       try {
+        const watch = options.sampleOnTimeout === true && options.timeoutMs !== undefined;
         const runs = await Promise.all(
-          started.map(async ({ file, destination, process: child }) => {
+          started.map(async ({ file, destination, process: child }, index) => {
             if (!existsSync(path.join(courseRoot, file))) {
               child.stdin?.end();
               await child.done;
               const missing: ProcessResult = { code: null, signal: null, stdout: "", stderr: `找不到 ${file}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
-              return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[] };
+              return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[], started: [] as string[], sample: undefined };
             }
-            child.stdin?.end("run\n");
+            const sampleFile = path.join(scratch, `${index}.sample.json`);
+            const sampling = watch ? ` ${JSON.stringify({ sampleAt: Math.max(0, options.timeoutMs! - SAMPLE_LEAD_MS), sampleFile })}` : "";
+            child.stdin?.end(`run${sampling}\n`);
             const result = await child.done;
             const text = await readFile(destination, "utf8").catch(() => "");
-            return { file, result, ...parseReport(text) };
+            const sample = watch && timedOut !== undefined ? await readSample(sampleFile) : undefined;
+            return { file, result, ...parseReport(text), sample };
           }),
         );
         const crashes: TestRun["crashes"] = [];
@@ -207,7 +239,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
           crashes,
           output: runs.map(({ file, result }) => ({ file, stdout: result.stdout, stderr: result.stderr })),
         };
-        if (timedOut !== undefined) run.timedOut = timedOut;
+        if (timedOut !== undefined) run.timedOut = stuckAt(timedOut, runs, courseRoot);
         if (lingered) run.lingered = true;
         return run;
       } finally {
@@ -218,6 +250,58 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
     },
     cancel: cleanup,
   };
+}
+
+interface RawSample {
+  test: string[] | null;
+  frames: { functionName: string; url: string; line: number; column: number }[];
+}
+
+async function readSample(file: string): Promise<RawSample | undefined> {
+  try {
+    return JSON.parse(await readFile(file, "utf8")) as RawSample;
+  } catch {
+    return undefined; // the watchdog found no JavaScript running, or could not start
+  }
+}
+
+/**
+ * `timedOut` with where the run was stuck: the watchdog's test and frames when it caught the
+ * code computing; otherwise the last outermost test that started and did not report.
+ */
+function stuckAt(timedOut: TimedOut, runs: readonly { records: TestRecord[]; started: string[]; sample: RawSample | undefined }[], courseRoot: string): TimedOut {
+  for (const { records, started, sample } of runs) {
+    if (sample !== undefined) {
+      const frames = sample.frames.map(mapFrame);
+      return { ...timedOut, ...(sample.test === null ? {} : { test: sample.test }), frames: frames.filter((frame) => inCourse(frame, courseRoot)).length > 0 ? frames : [] };
+    }
+    const finished = new Set(records.filter((r) => r.path.length === 1).map((r) => r.path[0]));
+    const running = started.filter((name) => !finished.has(name)).at(-1);
+    if (running !== undefined) return { ...timedOut, test: [running] };
+  }
+  return timedOut;
+}
+
+function inCourse(frame: StackFrame, courseRoot: string): boolean {
+  const relative = path.relative(courseRoot, frame.file);
+  return path.isAbsolute(frame.file) && !relative.startsWith("..") && !relative.split(path.sep).includes("node_modules");
+}
+
+/** An inspector frame (`file:` URL of compiled JavaScript, 0-based position) mapped through its source map when there is one. */
+function mapFrame(frame: RawSample["frames"][number]): StackFrame {
+  const base = { functionName: frame.functionName, file: frame.url, line: frame.line + 1, column: frame.column + 1 };
+  if (!frame.url.startsWith("file:")) return base;
+  const file = fileURLToPath(frame.url);
+  base.file = file;
+  try {
+    const map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, "utf8")) as SourceMapPayload);
+    const entry = map.findEntry(frame.line, frame.column) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+    if (entry.originalSource === undefined || entry.originalLine === undefined) return base;
+    const source = entry.originalSource.startsWith("file:") ? fileURLToPath(entry.originalSource) : path.resolve(path.dirname(file), entry.originalSource);
+    return { functionName: frame.functionName, file: source, line: entry.originalLine + 1, column: (entry.originalColumn ?? 0) + 1 };
+  } catch {
+    return base; // no source map: the compiled position is still a position
+  }
 }
 
 /**
@@ -247,8 +331,8 @@ export type LabOutcome =
       strays: FirstFailure[];
       crashes: TestRun["crashes"];
       output: TestRun["output"];
-      /** Set when the time limit ended the run; the labs it cut short are failed. */
-      timedOut?: { seconds: number };
+      /** Set when the time limit ended the run of a lab (each lab runs apart); the labs it cut short are failed. */
+      timedOut?: { seconds: number; labs: string[] };
     }
   | { kind: "aborted" };
 
@@ -273,54 +357,79 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
   const upTo = target.lab === undefined ? manifest.labs : manifest.labs.slice(0, manifest.labs.findIndex((lab) => lab.id === target.lab) + 1);
   const before = target.lab === undefined ? [] : upTo.slice(0, -1);
   const tsconfigs = [...new Set(manifest.focusedTests.map((file) => `${packageDirOf(file)}/tsconfig.json`))];
-  const namePattern = target.lab !== undefined ? labsNamePattern(upTo.map((lab) => lab.id)) : chapterNamePattern(manifest.id);
-  const testOptions: TestOptions = { namePattern };
-  if (signal !== undefined) testOptions.signal = signal;
-  if (options.timeoutMs !== undefined) testOptions.timeoutMs = options.timeoutMs;
-  // Start the test processes first: their start-up overlaps the build.
-  const tests = await prepareTests(courseRoot, manifest.focusedTests.map(distPathOf), testOptions);
+  const files = manifest.focusedTests.map(distPathOf);
+  // One set of test processes per lab, each under its own time limit: a lab that hangs
+  // cannot keep another lab's tests from running. They start first, so that their start-up
+  // overlaps the build.
+  const perLab = await Promise.all(
+    upTo.map(async (lab) => {
+      const testOptions: TestOptions = { namePattern: labsNamePattern([lab.id]), sampleOnTimeout: true };
+      if (files.length === 1) testOptions.expectedTests = lab.tests;
+      if (signal !== undefined) testOptions.signal = signal;
+      if (options.timeoutMs !== undefined) testOptions.timeoutMs = options.timeoutMs;
+      return { lab, tests: await prepareTests(courseRoot, files, testOptions) };
+    }),
+  );
+  const cancelAll = () => Promise.all(perLab.map(({ tests }) => tests.cancel()));
   for (const tsconfig of tsconfigs) {
     const pending = started?.tsconfig === tsconfig ? started.result : buildCourse(courseRoot, tsconfig, signal);
     const build = await pending.catch(async (error: unknown) => {
-      await tests.cancel();
+      await cancelAll();
       throw error;
     });
     if (signal?.aborted || !build.ok) {
-      await tests.cancel();
+      await cancelAll();
       return signal?.aborted ? { kind: "aborted" } : { kind: "build_failed", diagnostics: build.diagnostics };
     }
   }
-  const run = await tests.run();
+  const runs = await Promise.all(perLab.map(async ({ lab, tests }) => ({ lab, run: await tests.run() })));
   if (signal?.aborted) return { kind: "aborted" };
-  const cutShort = (labs: LabResult[]) => (run.timedOut === undefined ? labs : labs.map((lab) => markTimedOut(lab, run.timedOut!.seconds)));
+  const records = runs.flatMap(({ run }) => run.records);
+  const timedOut = new Map(runs.filter(({ run }) => run.timedOut !== undefined).map(({ lab, run }) => [lab.id, run.timedOut!]));
+  const cutShort = (labs: LabResult[]) => labs.map((lab) => (timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot) : lab));
   const outcome: LabOutcome = {
     kind: "tested",
-    labs: cutShort(summarizeLabs(selected, manifest.labs, run.records)),
-    earlier: cutShort(summarizeLabs(before, manifest.labs, run.records)),
-    strays: strayFailures(run.records),
-    crashes: run.crashes,
-    output: run.output,
+    labs: cutShort(summarizeLabs(selected, manifest.labs, records)),
+    earlier: cutShort(summarizeLabs(before, manifest.labs, records)),
+    strays: strayFailures(records),
+    crashes: runs.flatMap(({ run }) => run.crashes),
+    output: runs.flatMap(({ run }) => run.output),
   };
-  if (run.timedOut !== undefined) outcome.timedOut = run.timedOut;
+  const first = [...timedOut.values()][0];
+  if (first !== undefined) outcome.timedOut = { seconds: first.seconds, labs: [...timedOut.keys()] };
   return outcome;
+}
+
+/** Where a stuck run was, for a message: `“Lab 12.3 · …” 里，正在执行 renderTemplate（packages/…/resources.ts:812）`. */
+export function describeStuck(timedOut: TimedOut, courseRoot: string): string {
+  const test = timedOut.test === undefined ? "" : `测试 “${timedOut.test.join(" › ")}”`;
+  const frame = timedOut.frames?.find((f) => {
+    const relative = path.relative(courseRoot, f.file);
+    return path.isAbsolute(f.file) && !relative.startsWith("..") && !relative.split(path.sep).includes("node_modules");
+  });
+  if (frame === undefined) {
+    if (test === "") return "";
+    return timedOut.frames === undefined ? `${test}在等待一个一直没有结束的 Promise（或计时器）` : `${test}正在运行`;
+  }
+  const where = `${path.relative(courseRoot, frame.file).split(path.sep).join("/")}:${frame.line}:${frame.column}`;
+  const fn = frame.functionName === "" ? "" : ` ${frame.functionName}`;
+  return `${test === "" ? "" : `${test}里，`}正在执行${fn}（${where}）`;
 }
 
 /**
  * A lab of a run the time limit ended: unless every one of its tests reported, it failed,
- * and its first failure says that the limit ended it (rather than "no test found").
+ * and its first failure says, once, that the limit ended it and where the run was stuck.
  */
-function markTimedOut(lab: LabResult, seconds: number): LabResult {
+function markTimedOut(lab: LabResult, timedOut: TimedOut, courseRoot: string): LabResult {
   if (lab.status === "passed" || lab.reported >= lab.expected) return lab;
   const missing = lab.expected - lab.reported;
-  return {
-    ...lab,
-    status: "failed",
-    firstFailure: {
-      test: `Lab ${lab.id}`,
-      message: `超过时间上限 ${seconds} 秒，测试进程已被结束；还有 ${missing} 项测试没有跑完。常见原因：死循环（for (;;)、while (true)），或一个永远不结束的 Promise`,
-      timedOut: true,
-    },
+  const stuck = describeStuck(timedOut, courseRoot);
+  const failure: FirstFailure = {
+    test: timedOut.test?.join(" › ") ?? `Lab ${lab.id}`,
+    message: `超过时间上限 ${timedOut.seconds} 秒，测试进程已被结束${stuck === "" ? "" : `：${stuck}`}；还有 ${missing} 项测试没有跑完。常见原因：死循环（for (;;)、while (true)），或一个永远不结束的 Promise`,
+    timedOut: true,
   };
+  return { ...lab, status: "failed", firstFailure: failure, failures: [failure, ...lab.failures] };
 }
 
 /**

@@ -38,6 +38,7 @@ import { formatFaultResult, labsWithoutFault, runAuthorFaults, topLevelResults }
 import { authorFaults, ruleSection, type Fault } from "../fault/catalog.js";
 import { listTree, readFileAt, writeFiles } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
+import { declaredSignatures, signatureMismatches } from "../lab/hint-signatures.js";
 import { scaffoldLabOf, summarizeLabs } from "../lab/results.js";
 import { buildCourse, resolveCompiler, runProcess } from "../lab/build.js";
 import { distPathOf, packageDirOf, runTests, type TestRun } from "../lab/runner.js";
@@ -311,7 +312,20 @@ async function stepPublicSurface(ctx: Context): Promise<CheckResult[]> {
     const difference = firstDeclarationDifference(texts[0]!, texts[1]!);
     if (difference !== undefined) differences.push(`${starter.from} 与 ${starter.to} 的公开接口不同，${difference}`);
   }
-  return [{ name, ok: differences.length === 0, detail: differences.length === 0 ? "starter .d.ts == target .d.ts" : differences.join("；") }];
+  return [
+    { name, ok: differences.length === 0, detail: differences.length === 0 ? "starter .d.ts == target .d.ts" : differences.join("；") },
+    await hintSignatureCheck(ctx.repo, ctx.checkpoint.chapter.target, manifest),
+  ];
+}
+
+/** Every lab's second hint rung names its functions with the starter's parameters (see `hint-signatures.ts`). */
+async function hintSignatureCheck(repo: string, target: string, manifest: ChapterManifest): Promise<CheckResult> {
+  const declared = new Map<string, string[]>();
+  for (const starter of manifest.starters) {
+    for (const [fn, params] of declaredSignatures(await readFileAt(repo, target, starter.from))) if (!declared.has(fn)) declared.set(fn, params);
+  }
+  const problems = manifest.labs.flatMap((lab) => signatureMismatches(lab.hints[1], declared).map((p) => `Lab ${lab.id}：${p}`));
+  return { name: "hint signatures", ok: problems.length === 0, detail: problems.length === 0 ? "every rung 2 signature matches the starter" : problems.join("；") };
 }
 
 async function stepFirstRed(ctx: Context): Promise<CheckResult[]> {

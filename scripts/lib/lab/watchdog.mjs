@@ -1,0 +1,63 @@
+// A watchdog thread inside a lab's test process: just before the run's time limit, it
+// pauses the main thread through the inspector and writes down where it was: the test that
+// was running and the call frames, top first. A `for (;;) {}` in the learner's code leaves
+// the main thread no moment to report anything itself, but the inspector interrupts it.
+//
+// Started by `launch.mjs` with `workerData = { sampleAt, sampleFile }` (milliseconds after the
+// run starts, and where to write the JSON). It posts "ready" once the debugger is enabled; the
+// launcher imports the test file only then, so every script is known to the watchdog.
+//
+// The file holds `{ test: string[] | null, frames: { functionName, url, line, column }[] }`
+// (line and column 0-based, as the inspector gives them; the lab runner maps them to the
+// TypeScript sources). Nothing is written when the main thread is idle (a test waiting for a
+// promise that never settles): then there is no JavaScript to pause, and the lab runner
+// names the test from the reporter's own record of which test had started.
+//
+// Plain JavaScript on purpose: it runs in a bare `node`, without tsx.
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
+import { parentPort, workerData } from "node:worker_threads";
+
+const { sampleAt, sampleFile } = workerData;
+const session = new Session();
+session.connectToMainThread();
+
+const post = (method, params = {}) =>
+  new Promise((resolve) => session.post(method, params, (error, result) => resolve(error ? undefined : result)));
+
+/** The name path of the node:test test whose code a paused frame belongs to, from its `this`. */
+async function testPathAt(frames) {
+  const expression =
+    "(() => { let t = this; if (!t || typeof t !== 'object' || typeof t.name !== 'string' || !('parent' in t)) return null;" +
+    " const path = []; while (t && t.parent) { path.unshift(t.name); t = t.parent; } return JSON.stringify(path); })()";
+  for (const frame of frames) {
+    const evaluated = await post("Debugger.evaluateOnCallFrame", { callFrameId: frame.callFrameId, expression, silent: true, returnByValue: true });
+    const value = evaluated?.result?.value;
+    if (typeof value === "string") return JSON.parse(value);
+  }
+  return null;
+}
+
+session.on("Debugger.paused", async (message) => {
+  const frames = message.params.callFrames;
+  const sample = {
+    test: await testPathAt(frames),
+    frames: frames.slice(0, 20).map((frame) => ({
+      functionName: frame.functionName,
+      url: frame.url,
+      line: frame.location.lineNumber,
+      column: frame.location.columnNumber,
+    })),
+  };
+  try {
+    writeFileSync(sampleFile, JSON.stringify(sample));
+  } finally {
+    session.post("Debugger.resume");
+  }
+});
+
+await post("Debugger.enable");
+// The worker keeps itself alive until the sample is due; the launcher unrefs it, so an
+// ordinary run ends without waiting for it.
+setTimeout(() => session.post("Debugger.pause"), Math.max(0, sampleAt));
+parentPort.postMessage("ready");
