@@ -116,8 +116,14 @@ export interface TestOptions {
   sampleOnTimeout?: boolean;
 }
 
-/** How long before the time limit the watchdog looks where a stuck process is. */
-const SAMPLE_LEAD_MS = 300;
+/**
+ * When, within a run's time limit, the watchdog looks where a stuck process is: late enough
+ * that a slow machine's slow test is not taken for a stuck one, early enough that a loaded
+ * machine still lets the watchdog write its sample before the limit ends the process.
+ */
+function sampleTime(timeoutMs: number): number {
+  return Math.max(0, Math.min(timeoutMs * 0.8, timeoutMs - 1500));
+}
 
 /** How long a test process may keep running after its last expected test reported. */
 export const LINGER_MS = 500;
@@ -217,7 +223,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
               return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[], started: [] as string[], sample: undefined };
             }
             const sampleFile = path.join(scratch, `${index}.sample.json`);
-            const sampling = watch ? ` ${JSON.stringify({ sampleAt: Math.max(0, options.timeoutMs! - SAMPLE_LEAD_MS), sampleFile })}` : "";
+            const sampling = watch ? ` ${JSON.stringify({ sampleAt: sampleTime(options.timeoutMs!), sampleFile })}` : "";
             child.stdin?.end(`run${sampling}\n`);
             const result = await child.done;
             const text = await readFile(destination, "utf8").catch(() => "");
@@ -273,13 +279,35 @@ function stuckAt(timedOut: TimedOut, runs: readonly { records: TestRecord[]; sta
   for (const { records, started, sample } of runs) {
     if (sample !== undefined) {
       const frames = sample.frames.map(mapFrame);
-      return { ...timedOut, ...(sample.test === null ? {} : { test: sample.test }), frames: frames.filter((frame) => inCourse(frame, courseRoot)).length > 0 ? frames : [] };
+      const test = sample.test ?? testAround(frames);
+      return { ...timedOut, ...(test === undefined ? {} : { test }), frames: frames.filter((frame) => inCourse(frame, courseRoot)).length > 0 ? frames : [] };
     }
     const finished = new Set(records.filter((r) => r.path.length === 1).map((r) => r.path[0]));
     const running = started.filter((name) => !finished.has(name)).at(-1);
     if (running !== undefined) return { ...timedOut, test: [running] };
   }
   return timedOut;
+}
+
+/**
+ * The lab test a stuck stack is in, from its outermost frame in a test file: lab tests are
+ * top-level `test("Lab …", …)` calls, so the last such call at or above that line names it.
+ * (An async test resumed after an `await` has no frame of node:test left to ask.)
+ */
+function testAround(frames: readonly StackFrame[]): string[] | undefined {
+  const frame = frames.filter((f) => /\.test\.[cm]?ts$/.test(f.file)).at(-1);
+  if (frame === undefined) return undefined;
+  let lines: string[];
+  try {
+    lines = readFileSync(frame.file, "utf8").split("\n").slice(0, frame.line);
+  } catch {
+    return undefined;
+  }
+  for (const line of lines.reverse()) {
+    const name = /^test\(\s*(["'`])(.*?)\1/.exec(line)?.[2];
+    if (name !== undefined) return [name];
+  }
+  return undefined;
 }
 
 function inCourse(frame: StackFrame, courseRoot: string): boolean {

@@ -22,6 +22,10 @@ const { sampleAt, sampleFile } = workerData;
 const session = new Session();
 session.connectToMainThread();
 
+// Call frames carry a script id; its URL comes from the script's `scriptParsed` event.
+const urls = new Map();
+session.on("Debugger.scriptParsed", (message) => urls.set(message.params.scriptId, message.params.url));
+
 const post = (method, params = {}) =>
   new Promise((resolve) => session.post(method, params, (error, result) => resolve(error ? undefined : result)));
 
@@ -44,7 +48,7 @@ session.on("Debugger.paused", async (message) => {
     test: await testPathAt(frames),
     frames: frames.slice(0, 20).map((frame) => ({
       functionName: frame.functionName,
-      url: frame.url,
+      url: urls.get(frame.location.scriptId) ?? frame.url ?? "",
       line: frame.location.lineNumber,
       column: frame.location.columnNumber,
     })),
@@ -53,9 +57,12 @@ session.on("Debugger.paused", async (message) => {
     writeFileSync(sampleFile, JSON.stringify(sample));
   } finally {
     session.post("Debugger.resume");
+    clearInterval(alive);
   }
 });
 
+// A pending inspector reply does not keep a worker alive: this timer does, until the sample is taken.
+const alive = setInterval(() => {}, 60_000);
 await post("Debugger.enable");
 // The worker keeps itself alive until the sample is due; the launcher unrefs it, so an
 // ordinary run ends without waiting for it.
