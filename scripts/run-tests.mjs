@@ -69,9 +69,14 @@ const suites = [];
 if (!options["tooling-only"]) {
   // Listed from the sources, not from dist/, so a deleted test never keeps running
   // from a stale compiled copy; a source without its compiled file means a stale build.
-  const sources = testFiles(path.join(repo, "packages/pi-course/test"), ".test.ts");
+  // The challenge tier (test/challenge/) belongs to every run in the course repository, where
+  // the reference must pass it; in a practice folder it is the learner's optional next step
+  // (`lab NN --challenge`), not part of the chapters' tests.
+  const practice = existsSync(path.join(repo, ".pi-course", "practice.json"));
+  const test = path.join(repo, "packages/pi-course/test");
+  const sources = [...testFiles(test, ".test.ts"), ...(practice ? [] : testFiles(path.join(test, "challenge"), ".test.ts"))];
   const files = sources.map((source) =>
-    path.join(repo, "packages/pi-course/dist/test", path.basename(source).replace(/\.ts$/, ".js")),
+    path.join(repo, "packages/pi-course/dist/test", path.relative(test, source).replace(/\.ts$/, ".js")),
   );
   const missing = files.filter((file) => !existsSync(file));
   if (files.length === 0 || missing.length > 0) {

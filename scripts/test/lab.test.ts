@@ -8,7 +8,7 @@ import test from "node:test";
 import { pathToFileURL } from "node:url";
 import { inCi, resultStatus } from "../lib/core/exit-status.js";
 import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/fault/backup.js";
-import { DEFAULT_TIMEOUT_SECONDS, parseLabArgs, parseTarget } from "../lib/lab/args.js";
+import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, parseLabArgs, parseTarget } from "../lib/lab/args.js";
 import { lineDiff } from "../lib/lab/diff.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "../lib/lab/format.js";
 import { courseFrames, locateFailure } from "../lib/lab/locate.js";
@@ -235,15 +235,21 @@ test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () =
     watch: true,
     json: false,
     verbose: false,
+    challenge: false,
     timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
     target: { chapter: "12", lab: "12.1" },
   });
   assert.equal(DEFAULT_TIMEOUT_SECONDS, 30);
+  // The challenge tier is a chapter's, with each test's own limit (10 s unless --timeout says).
+  assert.deepEqual(
+    [parseLabArgs(["12", "--challenge"]).challenge, parseLabArgs(["12", "--challenge"]).timeoutSeconds, parseLabArgs(["12", "--challenge", "--timeout", "3"]).timeoutSeconds],
+    [true, CHALLENGE_TIMEOUT_SECONDS, 3],
+  );
   assert.equal(parseLabArgs(["12", "--timeout", "1.5"]).timeoutSeconds, 1.5);
   assert.equal(parseLabArgs(["12", "--timeout=90", "--verbose"]).timeoutSeconds, 90);
   assert.equal(parseLabArgs(["12", "--verbose"]).verbose, true);
   assert.equal(parseLabArgs(["--help"]).help, true);
-  const bad = [[], ["12", "13"], ["12.x"], ["abc"], ["12", "--nope"], ["12", "--watch", "--json"], ["123"], ["12", "--timeout"], ["12", "--timeout", "0"], ["12", "--timeout", "-1"], ["12", "--timeout", "soon"], ["12", "--timeout", "86401"]];
+  const bad = [[], ["12", "13"], ["12.x"], ["abc"], ["12", "--nope"], ["12", "--watch", "--json"], ["123"], ["12", "--timeout"], ["12", "--timeout", "0"], ["12", "--timeout", "-1"], ["12", "--timeout", "soon"], ["12", "--timeout", "86401"], ["12.1", "--challenge"], ["12", "--challenge", "--watch"]];
   for (const args of bad) {
     assert.throws(() => parseLabArgs(args), { code: "USAGE" }, args.join(" "));
   }
@@ -531,10 +537,13 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     const ours = () => readdirSync(os.tmpdir()).filter((name) => name.startsWith(`pi-lab-${process.pid}-`));
     const outcome = await runLab(course.root, manifest, { chapter: "99", lab: "99.1" }, { timeoutMs: 1500 });
     assert.ok(outcome.kind === "tested");
-    assert.deepEqual(outcome.timedOut, { seconds: 1.5 });
+    assert.deepEqual(outcome.timedOut, { seconds: 1.5, labs: ["99.1"] });
     assert.equal(outcome.labs[0]?.status, "failed");
     assert.equal(outcomeOk(outcome), false);
-    assert.match(report(outcome, "99.1"), /^✗ 超过时间上限 1\.5 秒：测试进程已被结束。[\s\S]*--timeout/);
+    // Said once, by the lab's own failure: the limit, the test that was running, and the function it was in.
+    const shown = report(outcome, "99.1");
+    assert.match(shown, /✗ Lab 99\.1 · adds two numbers\n {2}超过时间上限 1\.5 秒，测试进程已被结束：测试 “Lab 99\.1 · adds two numbers”里，正在执行 add（packages\/pi-course\/src\/mini\.ts:\d+:\d+）[\s\S]*--timeout/);
+    assert.equal(shown.match(/超过时间上限/g)?.length, 1);
     assert.deepEqual((outcomeJson(outcome, manifest, { chapter: "99", lab: "99.1" }, course.root) as { error?: unknown }).error, { kind: "timeout", seconds: 1.5 });
     assert.deepEqual(ours(), [], "the run's temp folder is gone");
     assert.deepEqual(readdirSync(os.tmpdir()).filter((name) => name.startsWith(own)), [], "and the one the learner's code made in it");

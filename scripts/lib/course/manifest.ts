@@ -23,6 +23,12 @@
  *   - packages/pi-course/src/resource-files.ts   # as they are: the learner uses, not writes, them
  * text: chapters/12-resources-extensions.md      # optional; the chapter text (in `files`),
  *                                                # copied into the practice folder too
+ * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
+ *   tests:                     # test files (in `files`, not focused), one theme each
+ *     - file: packages/pi-course/test/challenge/12-catalog.test.ts
+ *       title: 目录与宽松发现   # the theme, as the table shows it
+ *   support:                   # files those tests import (in `files`), copied with them
+ *     - packages/pi-course/test/fixtures/12-workspace.ts
  * labs:                        # optional, in teaching order
  *   - id: "12.1"
  *     title: roots 顺序决定 catalog winner
@@ -102,6 +108,12 @@ export interface FaultSpec {
   learner?: { function: string; before: string; insert: string; explain: string };
 }
 
+/** One theme of a chapter's challenge tier: a test file and its title. */
+export interface ChallengeTest {
+  file: string;
+  title: string;
+}
+
 export interface ChapterManifest {
   format: number;
   id: string;
@@ -113,6 +125,10 @@ export interface ChapterManifest {
   provided: string[];
   /** The chapter text (Chinese), when the chapter has one. */
   text?: string;
+  /** The challenge tier's test files, by theme (empty when the chapter has none). */
+  challenge: ChallengeTest[];
+  /** Files the challenge tests import (fixtures), copied into the practice folder with them. */
+  challengeSupport: string[];
   labs: LabSpec[];
   faults: FaultSpec[];
   /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
@@ -123,7 +139,9 @@ export interface ChapterManifest {
 export const MANIFEST_DIR = "checkpoints";
 
 const MANIFEST_NAME = /^(\d{2})\.yaml$/;
-const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "labs", "faults"]);
+const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "challenge", "labs", "faults"]);
+const CHALLENGE_KEYS = new Set(["tests", "support"]);
+const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "hints"]);
 
@@ -260,6 +278,24 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
   });
   const chapterText = raw.text === undefined ? undefined : claimed(c.repoPath(raw.text, "text"), "text");
 
+  const challenge: ChallengeTest[] = [];
+  const challengeSupport: string[] = [];
+  if (raw.challenge !== undefined) {
+    const block = c.record(raw.challenge, "challenge");
+    c.keys(block, CHALLENGE_KEYS, "challenge");
+    c.array(block.tests, "challenge.tests").forEach((entry, i) => {
+      const field = `challenge.tests[${i}]`;
+      const t = c.record(entry, field);
+      c.keys(t, CHALLENGE_TEST_KEYS, field);
+      const file = claimed(c.repoPath(t.file, `${field}.file`), `${field}.file`);
+      if (focusedTests.includes(file) || challenge.some((other) => other.file === file)) c.fail(`${field}.file`, "不是聚焦测试、不重复的测试文件", file);
+      challenge.push({ file, title: c.string(t.title, `${field}.title`) });
+    });
+    c.array(block.support ?? [], "challenge.support").forEach((entry, i) => {
+      challengeSupport.push(claimed(c.repoPath(entry, `challenge.support[${i}]`), `challenge.support[${i}]`));
+    });
+  }
+
   const labs: LabSpec[] = [];
   c.array(raw.labs ?? [], "labs").forEach((entry, i) => {
     const field = `labs[${i}]`;
@@ -294,6 +330,7 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
   return {
     format: MANIFEST_FORMAT, id, title, files, starters, focusedTests, provided,
     ...(chapterText === undefined ? {} : { text: chapterText }),
+    challenge, challengeSupport,
     labs, faults, manifestPath,
   };
 }

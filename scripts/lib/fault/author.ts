@@ -23,7 +23,7 @@ import { CourseError } from "../core/errors.js";
 import { applyFault, unapplyFault, type Fault } from "./catalog.js";
 import { summarizeLabs, type LabResult, type TestRecord } from "../lab/results.js";
 import { buildCourse } from "../lab/build.js";
-import { distPathOf, labsNamePattern, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
+import { distPathOf, exactNamesPattern, labsNamePattern, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
@@ -209,11 +209,6 @@ function failedTests(run: TestRun, expected: readonly string[]): string[] {
   const failed = [...tests].filter(([, ok]) => !ok).map(([name]) => name);
   if (run.timedOut !== undefined) failed.push(...expected.filter((name) => !tests.has(name)));
   return [...new Set(failed)];
-}
-
-/** A `--test-name-pattern` selecting exactly the tests called `names`. */
-function exactNamesPattern(names: readonly string[]): string {
-  return `^(?:${names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$`;
 }
 
 /** One run of a fault's compiled tests for `pattern`, which selects `expected` top-level tests (when known). */

@@ -8,6 +8,9 @@ import type { LabTarget } from "./runner.js";
 /** The default time limit of one lab run, in seconds. (Kept here, not in runner.ts: `lab` parses its arguments before loading the runner.) */
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 
+/** The default time limit of each challenge test, in seconds. */
+export const CHALLENGE_TIMEOUT_SECONDS = 10;
+
 /**
  * Parses a target typed by a user: `12` (a chapter) or `12.1` (a lab); a one-digit
  * chapter is padded (`3.1` → chapter `03`, lab `03.1`). Throws `USAGE` otherwise.
@@ -41,14 +44,19 @@ export interface LabArgs {
   watch: boolean;
   json: boolean;
   verbose: boolean;
-  /** Time limit of each test run, in seconds. */
+  /** Run the chapter's challenge tier instead of its labs (`NN` only). */
+  challenge: boolean;
+  /** Time limit of each test run (of each test, with `challenge`), in seconds. */
   timeoutSeconds: number;
 }
 
 export const LAB_USAGE = `用法：npm run lab -w @pi/course -- <NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]
+      npm run lab -w @pi/course -- NN --challenge [--timeout 秒] [--json]
 
   NN.L          编译并运行这个 Lab 的测试（同时检查本章之前的 Lab 仍然通过），例如 12.1
   NN            编译并运行本章所有 Lab，显示进度表，例如 12
+  --challenge   挑战关：在你的代码上运行本章的加固测试，按主题列表显示；每项测试有自己的时间上限
+                （--timeout，默认 ${CHALLENGE_TIMEOUT_SECONDS} 秒），一项卡住只记一条红，其余照常运行；不影响 Lab 的进度
   --watch       保存 packages/pi-course/src 或 test 下的文件后自动重跑（Ctrl-C 退出）
   --verbose     显示完整的断言差异、每一项失败的测试，以及测试打印的输出
   --timeout 秒  每次运行测试的时间上限，默认 ${DEFAULT_TIMEOUT_SECONDS} 秒；超时后测试进程被结束
@@ -62,16 +70,19 @@ export const LAB_USAGE = `用法：npm run lab -w @pi/course -- <NN.L | NN> [--w
 
 /** Parses `lab`'s arguments (after `--`). Throws `USAGE` for anything it does not understand. */
 export function parseLabArgs(argv: readonly string[]): LabArgs {
-  const args: LabArgs = { help: false, watch: false, json: false, verbose: false, timeoutSeconds: DEFAULT_TIMEOUT_SECONDS };
+  const args: LabArgs = { help: false, watch: false, json: false, verbose: false, challenge: false, timeoutSeconds: DEFAULT_TIMEOUT_SECONDS };
+  let timeoutGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--help" || arg === "-h") args.help = true;
     else if (arg === "--watch" || arg === "-w") args.watch = true;
     else if (arg === "--json") args.json = true;
     else if (arg === "--verbose" || arg === "-v") args.verbose = true;
+    else if (arg === "--challenge") args.challenge = true;
     else if (arg === "--timeout" || arg.startsWith("--timeout=")) {
       const value = arg === "--timeout" ? argv[++i] : arg.slice("--timeout=".length);
       args.timeoutSeconds = parseSeconds(value);
+      timeoutGiven = true;
     } else if (arg.startsWith("-")) throw new CourseError("USAGE", `未知选项 ${arg}（见 --help）`);
     else if (args.target !== undefined) throw new CourseError("USAGE", `只能给一个章号或 Lab 编号，多了 “${arg}”`);
     else args.target = parseTarget(arg);
@@ -79,6 +90,9 @@ export function parseLabArgs(argv: readonly string[]): LabArgs {
   if (args.help) return args;
   if (args.target === undefined) throw new CourseError("USAGE", "缺少章号或 Lab 编号，例如 npm run lab -w @pi/course -- 12.1");
   if (args.watch && args.json) throw new CourseError("USAGE", "--watch 和 --json 不能同时使用");
+  if (args.challenge && args.target.lab !== undefined) throw new CourseError("USAGE", `--challenge 针对整章：写章号（如 ${args.target.chapter}），不是 Lab 编号`);
+  if (args.challenge && args.watch) throw new CourseError("USAGE", "--challenge 和 --watch 不能同时使用");
+  if (args.challenge && !timeoutGiven) args.timeoutSeconds = CHALLENGE_TIMEOUT_SECONDS;
   return args;
 }
 

@@ -9,7 +9,7 @@ import { formatError } from "../core/errors.js";
 import { resultStatus } from "../core/exit-status.js";
 import { resetCommand, type LabArgs } from "./args.js";
 import type { StartedBuild } from "./build.js";
-import { formatOutcome, outcomeJson, outcomeOk } from "./format.js";
+import { challengeJson, challengeOk, formatChallenge, formatOutcome, outcomeJson, outcomeOk } from "./format.js";
 import { learnerPreamble } from "./preamble.js";
 import { BACKUP_DIR } from "../fault/backup.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./progress.js";
@@ -65,6 +65,7 @@ export async function runLabCommand(
     else process.stdout.write(`${paint.red(note)}\n`);
     return resultStatus(false, { json: args.json });
   }
+  if (args.challenge) return challengeCommand(courseRoot, manifest, args, controller.signal, paint);
   if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs }, controller.signal);
   const running = runningLine(process.stdout, target, args);
   const digest = teachingDigest(courseRoot, manifest);
@@ -85,6 +86,25 @@ export async function runLabCommand(
     process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose, laterGreen })}\n`);
   }
   return resultStatus(outcomeOk(outcome), { json: args.json });
+}
+
+/** `lab NN --challenge`: the challenge tier on the course's own code (see `challenge.ts`), as a table by theme. */
+async function challengeCommand(courseRoot: string, manifest: ChapterManifest, args: LabArgs, signal: AbortSignal, paint: Paint): Promise<number> {
+  if (manifest.challenge.length === 0) {
+    process.stdout.write(`第 ${manifest.id} 章没有挑战关。\n`);
+    return 0;
+  }
+  const { runChallenge } = await import("./challenge.js");
+  const running = runningLine(process.stdout, { chapter: manifest.id }, args, "挑战关");
+  const outcome = await runChallenge(courseRoot, manifest, { signal, testTimeoutMs: args.timeoutSeconds * 1000 });
+  running.clear();
+  if (outcome.kind === "aborted") {
+    process.stderr.write(`${interruptedNote({ chapter: manifest.id })}\n`);
+    return 130;
+  }
+  if (args.json) process.stdout.write(`${JSON.stringify(challengeJson(outcome, manifest, courseRoot), null, 2)}\n`);
+  else process.stdout.write(`${formatChallenge(outcome, manifest, { paint, courseRoot, watch: false, verbose: args.verbose })}\n`);
+  return resultStatus(challengeOk(outcome), { json: args.json });
 }
 
 /** The chapter's teaching files that are not there (deleted, renamed), repo-relative. */
@@ -110,10 +130,10 @@ export function interruptedNote(target: LabTarget): string {
  * On a terminal, a "running…" line while the build and the tests run (erased before the
  * result is printed); nothing on a pipe or with `--json`.
  */
-function runningLine(stream: NodeJS.WriteStream, target: LabTarget, args: Pick<LabArgs, "json" | "timeoutSeconds">): { clear(): void } {
+function runningLine(stream: NodeJS.WriteStream, target: LabTarget, args: Pick<LabArgs, "json" | "timeoutSeconds">, what?: string): { clear(): void } {
   if (stream.isTTY !== true || args.json) return { clear: () => {} };
-  const what = target.lab === undefined ? `第 ${target.chapter} 章的所有 Lab` : `Lab ${target.lab}`;
-  stream.write(`编译并运行 ${what}……（时间上限 ${args.timeoutSeconds} 秒，Ctrl-C 中断）`);
+  const running = what ?? (target.lab === undefined ? `第 ${target.chapter} 章的所有 Lab` : `Lab ${target.lab}`);
+  stream.write(`编译并运行 ${running}……（${what === undefined ? "" : "每项测试的"}时间上限 ${args.timeoutSeconds} 秒，Ctrl-C 中断）`);
   return { clear: () => void stream.write("\r\u001b[2K") };
 }
 

@@ -7,6 +7,7 @@ import { hintCommand, labCommand } from "./args.js";
 import { lineDiff } from "./diff.js";
 import { courseFrames, courseRelative, formatLocation, locateFailure } from "./locate.js";
 import type { FirstFailure, LabResult } from "./results.js";
+import type { ChallengeOutcome } from "./challenge.js";
 import type { LabOutcome, LabTarget } from "./runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { displayWidth, padEnd, truncate, type Paint } from "../core/term.js";
@@ -259,4 +260,55 @@ function failureJson(f: FirstFailure, courseRoot: string): Record<string, unknow
   const testFile = f.testFile === undefined ? undefined : courseRelative(f.testFile, courseRoot);
   if (testFile !== undefined && f.testLine !== undefined) failure.testLocation = `${testFile}:${f.testLine}`;
   return failure;
+}
+
+// ---------------------------------------------------------------------------
+// The challenge tier
+// ---------------------------------------------------------------------------
+
+/** True when every challenge test of every theme passed and none hung. */
+export function challengeOk(outcome: ChallengeOutcome): boolean {
+  return outcome.kind === "tested" && outcome.themes.every((theme) => theme.failures.length === 0 && theme.passed === theme.total);
+}
+
+/** The challenge tier's report: one line per theme with its count and first failure, then the total. */
+export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterManifest, ctx: FormatContext): string {
+  const { paint } = ctx;
+  if (outcome.kind === "aborted") return paint.dim("已中断。");
+  if (outcome.kind === "build_failed") {
+    return [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），挑战关没有运行：`), ...outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN).flatMap((d) => excerpt(d, DIAGNOSTIC_LINES))].join("\n");
+  }
+  const lines = [paint.bold(`第 ${manifest.id} 章 · 挑战关（加固测试，在你的代码上运行；不影响 Lab 的进度）`)];
+  const titleWidth = Math.min(TITLE_WIDTH, Math.max(...outcome.themes.map((theme) => displayWidth(theme.title))));
+  for (const theme of outcome.themes) {
+    const ok = theme.failures.length === 0 && theme.passed === theme.total;
+    const mark = ok ? paint.green("✓") : paint.red("✗");
+    const count = `${theme.passed}/${theme.total}`;
+    const first = theme.failures[0];
+    const note = first === undefined ? "" : paint.dim(truncate(`${first.test}：${first.message.split("\n")[0] ?? ""}`, 70));
+    lines.push(`  ${mark} ${padEnd(truncate(theme.title, titleWidth), titleWidth)}  ${padEnd(ok ? paint.green(count) : count, 7)}  ${note}`.trimEnd());
+    if (first !== undefined) {
+      const indent = " ".repeat(4 + titleWidth + 2 + 7 + 2);
+      lines.push(...whereLines(first, ctx).map((line) => `${indent}${line.trimStart()}`));
+      if (ctx.verbose) for (const failure of theme.failures) lines.push(...describeFailure(failure, ctx).lines.map((line) => `    ${line}`));
+    }
+  }
+  const passed = outcome.themes.reduce((sum, theme) => sum + theme.passed, 0);
+  const total = outcome.themes.reduce((sum, theme) => sum + theme.total, 0);
+  lines.push(challengeOk(outcome) ? paint.green(`挑战 ${passed}/${total} · 全部通过`) : `挑战 ${passed}/${total}`);
+  if (!challengeOk(outcome)) lines.push(paint.dim(`每个主题的规则写在本章正文的“挑战关”一节；--verbose 列出每一项失败。`));
+  return lines.join("\n");
+}
+
+/** The `--json` document of the challenge tier: `{ chapter, challenge: true, themes: [{ file, title, passed, total, failures }], passed, total }`. */
+export function challengeJson(outcome: ChallengeOutcome, manifest: ChapterManifest, courseRoot: string): Record<string, unknown> {
+  if (outcome.kind !== "tested") return { chapter: manifest.id, challenge: true, themes: [], error: outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics } : { kind: "aborted" } };
+  const themes = outcome.themes.map((theme) => ({ file: theme.file, title: theme.title, passed: theme.passed, total: theme.total, failures: theme.failures.map((f) => failureJson(f, courseRoot)) }));
+  return {
+    chapter: manifest.id,
+    challenge: true,
+    themes,
+    passed: outcome.themes.reduce((sum, theme) => sum + theme.passed, 0),
+    total: outcome.themes.reduce((sum, theme) => sum + theme.total, 0),
+  };
 }

@@ -83,12 +83,17 @@ export default async function* labReporter(source) {
   // emits in declaration order before the test's own result and its subtests' results).
   const open = [];
   for await (const event of source) {
+    if (event.type === "test:dequeue") {
+      // Emitted right before a test runs (`test:start` only comes when its results are
+      // reported): which outermost test started last is what a run ended by its time limit was
+      // doing, when that test was waiting rather than computing (a computing one is named by
+      // the watchdog).
+      if (event.data.nesting === 0) yield `${JSON.stringify({ v: 1, started: event.data.name })}\n`;
+      continue;
+    }
     if (event.type === "test:start") {
       open.length = event.data.nesting;
       open.push(event.data.name);
-      // Which outermost test started last: what a run ended by its time limit was doing, when
-      // that test was waiting rather than computing (a computing one is named by the watchdog).
-      if (event.data.nesting === 0) yield `${JSON.stringify({ v: 1, started: event.data.name })}\n`;
       continue;
     }
     if (event.type === "test:diagnostic") {

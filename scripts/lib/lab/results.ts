@@ -235,6 +235,21 @@ export function summarizeLabs(selected: readonly LabSpec[], allLabs: readonly La
 }
 
 /**
+ * The outermost tests of `records` that ran (skipped and todo tests do not count), as a
+ * count of passes and one failure per failing test, in declaration order: for test files
+ * that are not labs (the challenge tier).
+ */
+export function summarizeTests(records: readonly TestRecord[]): { passed: number; total: number; failures: FirstFailure[] } {
+  const counted = records.filter((r) => !r.skip && !r.todo);
+  const tests = counted.filter((r) => r.path.length === 1);
+  return {
+    passed: tests.filter((t) => t.ok).length,
+    total: tests.length,
+    failures: tests.filter((t) => !t.ok).map((t) => failureOf(t, counted, [])),
+  };
+}
+
+/**
  * Failures that belong to no lab: a failing hook or test outside any `Lab …` test (for
  * example a `before` at file level). They are shown so that nothing fails silently.
  */

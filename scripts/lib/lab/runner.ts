@@ -7,7 +7,7 @@
  * is started directly and tests run with `process.execPath`.
  */
 import { getMaxListeners, setMaxListeners } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import os from "node:os";
@@ -63,6 +63,8 @@ export interface TestRun {
   timedOut?: TimedOut;
   /** Set when every expected test had reported but a test process did not end by itself (see `TestOptions.expectedTests`). */
   lingered?: boolean;
+  /** Set when the run stalled (see `TestOptions.stallMs`): where it was, as far as known. */
+  stalled?: Omit<TimedOut, "seconds">;
 }
 
 /** A run ended by its time limit, and where it was stuck as far as that is known. */
@@ -114,6 +116,15 @@ export interface TestOptions {
   expectedTests?: number;
   /** With `timeoutMs`: look where a process is just before the limit (see `watchdog.mjs`), for `TimedOut`. */
   sampleOnTimeout?: boolean;
+  /** Each test's own time limit (node's `--test-timeout`): a test waiting longer fails, and the file goes on. */
+  testTimeoutMs?: number;
+  /**
+   * A run whose reporter has written nothing for this long has stalled (a test computing
+   * for ever, which `--test-timeout` cannot interrupt, or a process kept alive after its last
+   * test): the watchdog is asked where it is, the process is ended, and the run reports
+   * `stalled` (one test file only).
+   */
+  stallMs?: number;
 }
 
 /**
@@ -122,13 +133,15 @@ export interface TestOptions {
  * machine still lets the watchdog write its sample before the limit ends the process.
  */
 function sampleTime(timeoutMs: number): number {
-  return Math.max(0, Math.min(timeoutMs * 0.8, timeoutMs - 1500));
+  return timeoutMs <= 2500 ? timeoutMs * 0.6 : timeoutMs - 1000;
 }
 
 /** How long a test process may keep running after its last expected test reported. */
 export const LINGER_MS = 500;
-/** How often the results of a run with `expectedTests` are looked at. */
+/** How often the results of a run with `expectedTests` or `stallMs` are looked at. */
 const RESULTS_POLL_MS = 50;
+/** How long a stalled run's watchdog has to write where it is before the process is ended. */
+const STALL_SAMPLE_WAIT_MS = 1500;
 
 /** How many top-level tests (not skipped) the reporter's JSON lines `text` hold. */
 function reportedTopLevel(text: string): number {
@@ -171,6 +184,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
     const destination = path.join(scratch, `${index}.jsonl`);
     const args = ["--enable-source-maps", `--test-reporter=${pathToFileURL(REPORTER_PATH).href}`, `--test-reporter-destination=${destination}`];
     if (options.namePattern !== undefined) args.push(`--test-name-pattern=${options.namePattern}`);
+    if (options.testTimeoutMs !== undefined) args.push(`--test-timeout=${Math.round(options.testTimeoutMs)}`);
     args.push(LAUNCHER_PATH, path.join(courseRoot, file));
     const processOptions: StartOptions = { cwd: courseRoot, stdin: true, group: true, env: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } };
     if (options.signal !== undefined) processOptions.signal = options.signal;
@@ -185,6 +199,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
     async run() {
       let timedOut: TestRun["timedOut"];
       let lingered = false;
+      const stallPolls: NodeJS.Timeout[] = [];
       let timer: NodeJS.Timeout | undefined;
       let poll: NodeJS.Timeout | undefined;
       if (options.timeoutMs !== undefined) {
@@ -193,6 +208,39 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
           timedOut = { seconds: ms / 1000 };
           for (const s of started) s.process.kill();
         }, ms);
+      }
+      let stalled = false;
+      const stallMs = options.stallMs;
+      if (stallMs !== undefined && started.length === 1) {
+        const [only] = started;
+        let lastSize = -1;
+        let lastChange = Date.now();
+        let asked = false;
+        const stallPoll: NodeJS.Timeout = setInterval(() => {
+          let size = 0;
+          try {
+            size = statSync(only!.destination).size;
+          } catch {
+            // nothing written yet
+          }
+          if (size !== lastSize) {
+            lastSize = size;
+            lastChange = Date.now();
+            return;
+          }
+          if (Date.now() - lastChange < stallMs || timedOut !== undefined) return;
+          if (!asked) {
+            // Ask the watchdog where the process is, give it a moment to answer, then end it.
+            asked = true;
+            writeFileSync(path.join(scratch, `0.trigger`), "");
+            lastChange = Date.now() - stallMs + STALL_SAMPLE_WAIT_MS;
+            return;
+          }
+          stalled = true;
+          clearInterval(stallPoll);
+          only!.process.kill();
+        }, RESULTS_POLL_MS);
+        stallPolls.push(stallPoll);
       }
       const expected = options.expectedTests;
       if (expected !== undefined && started.length === 1) {
@@ -213,7 +261,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
         }, RESULTS_POLL_MS);
       }
       try {
-        const watch = options.sampleOnTimeout === true && options.timeoutMs !== undefined;
+        const watch = (options.sampleOnTimeout === true && options.timeoutMs !== undefined) || options.stallMs !== undefined;
         const runs = await Promise.all(
           started.map(async ({ file, destination, process: child }, index) => {
             if (!existsSync(path.join(courseRoot, file))) {
@@ -223,18 +271,24 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
               return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[], started: [] as string[], sample: undefined };
             }
             const sampleFile = path.join(scratch, `${index}.sample.json`);
-            const sampling = watch ? ` ${JSON.stringify({ sampleAt: sampleTime(options.timeoutMs!), sampleFile })}` : "";
+            const sampling = watch
+              ? ` ${JSON.stringify({
+                  ...(options.sampleOnTimeout === true && options.timeoutMs !== undefined ? { sampleAt: sampleTime(options.timeoutMs) } : {}),
+                  ...(options.stallMs !== undefined ? { triggerFile: path.join(scratch, `${index}.trigger`) } : {}),
+                  sampleFile,
+                })}`
+              : "";
             child.stdin?.end(`run${sampling}\n`);
             const result = await child.done;
             const text = await readFile(destination, "utf8").catch(() => "");
-            const sample = watch && timedOut !== undefined ? await readSample(sampleFile) : undefined;
+            const sample = watch && (timedOut !== undefined || stalled) ? await readSample(sampleFile) : undefined;
             return { file, result, ...parseReport(text), sample };
           }),
         );
         const crashes: TestRun["crashes"] = [];
         for (const { file, result, records, diagnostics } of runs) {
           const failedTests = records.some((r) => !r.ok && !r.skip && !r.todo);
-          if (result.code !== 0 && !failedTests && timedOut === undefined && !lingered) {
+          if (result.code !== 0 && !failedTests && timedOut === undefined && !lingered && !stalled) {
             const stderr = [...diagnostics, result.stderr.trimEnd()].filter((s) => s !== "").join("\n");
             crashes.push({ file, code: result.code, stderr });
           }
@@ -247,10 +301,15 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
         };
         if (timedOut !== undefined) run.timedOut = stuckAt(timedOut, runs, courseRoot);
         if (lingered) run.lingered = true;
+        if (stalled) {
+          const { seconds: _seconds, ...where } = stuckAt({ seconds: 0 }, runs, courseRoot);
+          run.stalled = where;
+        }
         return run;
       } finally {
         clearTimeout(timer);
         clearInterval(poll);
+        for (const stallPoll of stallPolls) clearInterval(stallPoll);
         await cleanup();
       }
     },
@@ -420,7 +479,8 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
     labs: cutShort(summarizeLabs(selected, manifest.labs, records)),
     earlier: cutShort(summarizeLabs(before, manifest.labs, records)),
     strays: strayFailures(records),
-    crashes: runs.flatMap(({ run }) => run.crashes),
+    // Every lab's processes load the same file: a file that cannot load crashes each of them alike.
+    crashes: runs.flatMap(({ run }) => run.crashes).filter((crash, index, all) => all.findIndex((c) => c.file === crash.file && c.stderr === crash.stderr) === index),
     output: runs.flatMap(({ run }) => run.output),
   };
   const first = [...timedOut.values()][0];
@@ -457,7 +517,9 @@ function markTimedOut(lab: LabResult, timedOut: TimedOut, courseRoot: string): L
     message: `超过时间上限 ${timedOut.seconds} 秒，测试进程已被结束${stuck === "" ? "" : `：${stuck}`}；还有 ${missing} 项测试没有跑完。常见原因：死循环（for (;;)、while (true)），或一个永远不结束的 Promise`,
     timedOut: true,
   };
-  return { ...lab, status: "failed", firstFailure: failure, failures: [failure, ...lab.failures] };
+  // What did report keeps its failures; "no test found" only meant that the limit came first.
+  const reportedFailures = lab.reported === 0 ? [] : lab.failures;
+  return { ...lab, status: "failed", firstFailure: failure, failures: [failure, ...reportedFailures] };
 }
 
 /**
@@ -476,6 +538,11 @@ export function selectLabs(manifest: ChapterManifest, target: LabTarget): LabSpe
 /** The name pattern selecting exactly the tests of the labs `ids` (`^Lab (?:12\.1|12\.2)(?![0-9])`). */
 export function labsNamePattern(ids: readonly string[]): string {
   return `^Lab (?:${ids.map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?![0-9])`;
+}
+
+/** A `--test-name-pattern` selecting exactly the top-level tests called `names`. */
+export function exactNamesPattern(names: readonly string[]): string {
+  return `^(?:${names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$`;
 }
 
 /** The name pattern selecting every lab test of chapter `id` (`^Lab 12\.[0-9]`). */

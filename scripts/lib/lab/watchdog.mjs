@@ -3,9 +3,11 @@
 // was running and the call frames, top first. A `for (;;) {}` in the learner's code leaves
 // the main thread no moment to report anything itself, but the inspector interrupts it.
 //
-// Started by `launch.mjs` with `workerData = { sampleAt, sampleFile }` (milliseconds after the
-// run starts, and where to write the JSON). It posts "ready" once the debugger is enabled; the
-// launcher imports the test file only then, so every script is known to the watchdog.
+// Started by `launch.mjs` with `workerData = { sampleAt, sampleFile, triggerFile }`: it looks
+// `sampleAt` milliseconds after the run starts (when given), or as soon as `triggerFile`
+// exists (when given: the lab runner writes it when a run stops making progress), and writes
+// the JSON to `sampleFile`. It posts "ready" once the debugger is enabled; the launcher
+// imports the test file only then, so every script is known to the watchdog.
 //
 // The file holds `{ test: string[] | null, frames: { functionName, url, line, column }[] }`
 // (line and column 0-based, as the inspector gives them; the lab runner maps them to the
@@ -14,11 +16,11 @@
 // names the test from the reporter's own record of which test had started.
 //
 // Plain JavaScript on purpose: it runs in a bare `node`, without tsx.
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { parentPort, workerData } from "node:worker_threads";
 
-const { sampleAt, sampleFile } = workerData;
+const { sampleAt, sampleFile, triggerFile } = workerData;
 const session = new Session();
 session.connectToMainThread();
 
@@ -56,15 +58,24 @@ session.on("Debugger.paused", async (message) => {
   try {
     writeFileSync(sampleFile, JSON.stringify(sample));
   } finally {
+    // The worker stays: ending it (or its session) while the main thread computes can abort
+    // the whole process. Unref'd by the launcher, it never keeps the process alive.
     session.post("Debugger.resume");
-    clearInterval(alive);
   }
 });
 
-// A pending inspector reply does not keep a worker alive: this timer does, until the sample is taken.
-const alive = setInterval(() => {}, 60_000);
+// A pending inspector reply does not keep a worker alive: this timer does, for the life of the
+// process (it also looks for the trigger). The launcher unrefs the worker, so an ordinary
+// run ends without waiting for it.
+let paused = false;
+const pause = () => {
+  if (paused) return;
+  paused = true;
+  session.post("Debugger.pause");
+};
+const alive = setInterval(() => {
+  if (typeof triggerFile === "string" && existsSync(triggerFile)) pause();
+}, 100);
 await post("Debugger.enable");
-// The worker keeps itself alive until the sample is due; the launcher unrefs it, so an
-// ordinary run ends without waiting for it.
-setTimeout(() => session.post("Debugger.pause"), Math.max(0, sampleAt));
+if (typeof sampleAt === "number") setTimeout(pause, Math.max(0, sampleAt));
 parentPort.postMessage("ready");

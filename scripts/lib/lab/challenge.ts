@@ -1,0 +1,122 @@
+/**
+ * The challenge tier (`lab NN --challenge`): the chapter's hardening tests, run on the
+ * learner's own code, one theme (test file) after another, as a table of themes with the
+ * first failure of each. Apart from the labs on purpose: it never changes a lab's state, and
+ * a red challenge is no red lab.
+ *
+ * Every test has its own time limit, and a hang costs one red line, not the run: a test that
+ * waits too long fails by node's own `--test-timeout` and the file goes on; a test that
+ * computes for ever (which no in-process limit can interrupt), or a process that stays alive
+ * after its last test (a learner's `open()` blocked on a FIFO keeps a thread busy for good),
+ * stops the reporter, so the run stalls: the watchdog says where it is, the process is ended,
+ * and the file is run again without the tests that already have a result and the one that
+ * hung.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { ChallengeTest, ChapterManifest } from "../course/manifest.js";
+import { summarizeTests, type FirstFailure, type TestRecord } from "./results.js";
+import { buildCourse } from "./build.js";
+import { describeStuck, distPathOf, exactNamesPattern, packageDirOf, prepareTests, type TestRun } from "./runner.js";
+
+/** Each challenge test's own time limit, by default. */
+export const CHALLENGE_TEST_TIMEOUT_MS = 10_000;
+
+/** One theme's result. */
+export interface ThemeResult {
+  file: string;
+  title: string;
+  passed: number;
+  /** Tests that reported, plus the ones that hung. */
+  total: number;
+  /** Failures in declaration order (a hang is one, with where it was stuck). */
+  failures: FirstFailure[];
+}
+
+export type ChallengeOutcome = { kind: "build_failed"; diagnostics: string[] } | { kind: "tested"; themes: ThemeResult[] } | { kind: "aborted" };
+
+export interface ChallengeOptions {
+  signal?: AbortSignal;
+  /** Each test's own time limit, ms; default `CHALLENGE_TEST_TIMEOUT_MS`. */
+  testTimeoutMs?: number;
+  /** The course is built already: run the compiled tests as they are. */
+  prebuilt?: boolean;
+}
+
+/**
+ * The names of the top-level `test("…", …)` calls of a test source, in order: a challenge
+ * file declares its tests that way (`verify` checks it), so the runner knows every name
+ * before it runs any (node's name patterns can select tests, not leave them out: a test runs
+ * whenever an ancestor's name matches, and the root always does).
+ */
+export function topLevelTestNames(source: string): string[] {
+  const names: string[] = [];
+  for (const match of source.matchAll(/^test\(\s*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|`((?:[^`\\$]|\\.)*)`)/gm)) {
+    const raw = match[1] ?? match[2] ?? match[3] ?? "";
+    names.push(raw.replace(/\\(.)/g, (_whole, char: string) => ({ n: "\n", t: "\t" })[char] ?? char));
+  }
+  return names;
+}
+
+/**
+ * Runs `test` to the end, resuming after every stall (see the module comment): its records,
+ * and one failure per test that hung (or never ran because its process ended early).
+ */
+async function runTheme(courseRoot: string, test: ChallengeTest, options: Required<Pick<ChallengeOptions, "testTimeoutMs">> & ChallengeOptions): Promise<{ records: TestRecord[]; hangs: FirstFailure[] } | "aborted"> {
+  const records: TestRecord[] = [];
+  const hangs: FirstFailure[] = [];
+  const file = distPathOf(test.file);
+  let remaining = topLevelTestNames(await readFile(path.join(courseRoot, ...test.file.split("/")), "utf8"));
+  while (remaining.length > 0) {
+    const prepared = await prepareTests(courseRoot, [file], {
+      namePattern: exactNamesPattern(remaining),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      testTimeoutMs: options.testTimeoutMs,
+      // node's own limit fails a waiting test; a silence longer than it means nothing runs on.
+      stallMs: options.testTimeoutMs + 2000,
+    });
+    const run: TestRun = await prepared.run();
+    if (options.signal?.aborted) return "aborted";
+    const reported = new Set(run.records.filter((r) => r.path.length === 1 && !r.skip && !r.todo).map((r) => r.path[0]!));
+    records.push(...run.records.filter((r) => !r.skip && !r.todo && remaining.includes(r.path[0]!)));
+    remaining = remaining.filter((name) => !reported.has(name));
+    if (remaining.length === 0) break;
+    if (run.stalled !== undefined) {
+      // The test that hung, or, when nothing says which, the first one without a result.
+      const hung = run.stalled.test?.[0] !== undefined && remaining.includes(run.stalled.test[0]) ? run.stalled.test[0] : remaining[0]!;
+      const stuck = describeStuck({ seconds: 0, ...run.stalled, test: [hung] }, courseRoot);
+      hangs.push({ test: hung, message: `超过 ${options.testTimeoutMs / 1000} 秒没有结束，测试进程被结束${stuck === "" ? "" : `：${stuck}`}`, timedOut: true });
+      remaining = remaining.filter((name) => name !== hung);
+      continue;
+    }
+    // The process ended without reporting the rest: a crash, or tests whose names the source does not give as written.
+    const crash = run.crashes[0];
+    for (const name of remaining) hangs.push({ test: name, message: crash === undefined ? "没有运行：测试进程在它之前就结束了" : `没有运行：测试进程崩溃了（${crash.stderr.trim().split("\n")[0] ?? ""}）` });
+    break;
+  }
+  return { records, hangs };
+}
+
+/**
+ * Builds the course and runs every challenge test of `manifest` (in manifest order); never
+ * throws for a red test, a hang or a compile error: those are outcomes.
+ */
+export async function runChallenge(courseRoot: string, manifest: ChapterManifest, options: ChallengeOptions = {}): Promise<ChallengeOutcome> {
+  const { signal } = options;
+  const testTimeoutMs = options.testTimeoutMs ?? CHALLENGE_TEST_TIMEOUT_MS;
+  const tsconfigs = options.prebuilt === true ? [] : new Set(manifest.challenge.map((t) => `${packageDirOf(t.file)}/tsconfig.json`));
+  for (const tsconfig of tsconfigs) {
+    const build = await buildCourse(courseRoot, tsconfig, signal);
+    if (signal?.aborted) return { kind: "aborted" };
+    if (!build.ok) return { kind: "build_failed", diagnostics: build.diagnostics };
+  }
+  const themes: ThemeResult[] = [];
+  for (const test of manifest.challenge) {
+    const ran = await runTheme(courseRoot, test, { ...options, testTimeoutMs });
+    if (ran === "aborted") return { kind: "aborted" };
+    const summary = summarizeTests(ran.records);
+    const failures = [...summary.failures, ...ran.hangs];
+    themes.push({ file: test.file, title: test.title, passed: summary.passed, total: summary.total + ran.hangs.length, failures });
+  }
+  return { kind: "tested", themes };
+}

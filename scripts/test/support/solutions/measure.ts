@@ -1,0 +1,379 @@
+/**
+ * Measures the chapter-12 solutions in `12/` against the chapter's lab tests.
+ *
+ *   npx tsx scripts/test/support/solutions/measure.ts              every solution: lab results, public .d.ts check
+ *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
+ *   options: --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
+ *            --only <solution | base | mistake id prefix>   --jobs <n>   --verbose
+ *
+ * Each solution is built in place of `packages/pi-course/src/resources.ts` inside a copy of
+ * the course package in a temporary folder (src, test, tsconfig.json, package.json, plus
+ * the repo's tsconfig.base.json; node_modules is a symlink to the repo's), with the
+ * course's own TypeScript, and then `node --test` runs the chapter's lab test file there.
+ * The public declarations it emits must equal the starter's (comments aside).
+ *
+ * With `--mistakes`, every mistake (one exact, single-occurrence `find` → `replace` edit of
+ * one solution) is built and tested the same way. A mistake that does not compile is
+ * INVALID; one that no lab test notices is SURVIVED; otherwise the table names the lab
+ * tests that caught it. Workers reuse their copy, so rebuilds are incremental. With
+ * `--probes`, the rule probes run too: every solution must pass them all, and a mistake
+ * they do not catch either is no mistake at all (an edit that changes nothing).
+ *
+ * Solution files start with a `// @ts-nocheck` line: they live outside the course package,
+ * where their `./tool.js` imports do not resolve, and the tooling build compiles every
+ * file below scripts/test. That first line is removed when a solution is put in place,
+ * so inside the package each solution is checked with the course's full strictness.
+ */
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
+import { resolveCompiler, type Compiler } from "../../../lib/lab/build.js";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, "..", "..", "..", "..");
+const CHAPTER_DIR = path.join(HERE, "12");
+const PACKAGE = "packages/pi-course";
+const TARGET = `${PACKAGE}/src/resources.ts`;
+const LAB_TESTS = `${PACKAGE}/dist/test/12-resources-extensions.test.js`;
+const PROBES_SOURCE = path.join(HERE, "12", "rule-probes.ts");
+const PROBES = `${PACKAGE}/test/12-rule-probes.test.ts`;
+const PROBE_TESTS = `${PACKAGE}/dist/test/12-rule-probes.test.js`;
+const DECLARATIONS = `${PACKAGE}/dist/src/resources.d.ts`;
+const STARTER = path.join(REPO, "starters", "12-resources.ts");
+const SOLUTIONS = ["a-functional", "b-classes", "c-compact"] as const;
+type SolutionName = (typeof SOLUTIONS)[number];
+const LABS = ["12.1", "12.2", "12.3", "12.4", "12.5"] as const;
+const NOCHECK = /^\/\/ @ts-nocheck[^\n]*\n/;
+/** A test run that takes longer than this is ended; its unfinished tests count as failed. */
+const TEST_TIMEOUT_MS = 120_000;
+
+interface Mistake {
+  id: string;
+  lab: string;
+  base: SolutionName;
+  rule: string;
+  find: string;
+  replace: string;
+}
+
+interface TestOutcome {
+  name: string;
+  lab: string;
+  ok: boolean;
+}
+
+interface RunResult {
+  built: boolean;
+  buildOutput: string;
+  tests: TestOutcome[];
+  /** The rule probes' results, when they ran. */
+  probes?: TestOutcome[];
+  declarations?: string;
+  hung: boolean;
+}
+
+// ---------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------
+
+function run(command: string, args: readonly string[], cwd: string, timeoutMs?: number): Promise<{ code: number | null; output: string; hung: boolean }> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env };
+    delete env.NODE_TEST_CONTEXT; // our own node:test parent, if any, must not capture the child's report
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: process.platform !== "win32" });
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => chunks.push(chunk));
+    let hung = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            hung = true;
+            try {
+              if (child.pid !== undefined && process.platform !== "win32") process.kill(-child.pid, "SIGKILL");
+              else child.kill("SIGKILL");
+            } catch {
+              // already gone
+            }
+          }, timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (timer !== undefined) clearTimeout(timer);
+      resolve({ code, output: Buffer.concat(chunks).toString("utf8"), hung });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// A worker: one temporary copy of the course package
+// ---------------------------------------------------------------------------
+
+class Workspace {
+  readonly dir: string;
+  readonly #compiler: Compiler;
+
+  constructor(compiler: Compiler) {
+    this.#compiler = compiler;
+    this.dir = mkdtempSync(path.join(os.tmpdir(), "pi-course-12-solutions-"));
+    const pkg = path.join(this.dir, PACKAGE);
+    mkdirSync(pkg, { recursive: true });
+    for (const part of ["src", "test"]) cpSync(path.join(REPO, PACKAGE, part), path.join(pkg, part), { recursive: true });
+    for (const file of ["tsconfig.json", "package.json"]) cpSync(path.join(REPO, PACKAGE, file), path.join(pkg, file));
+    cpSync(path.join(REPO, "tsconfig.base.json"), path.join(this.dir, "tsconfig.base.json"));
+    symlinkSync(path.join(REPO, "node_modules"), path.join(this.dir, "node_modules"), "junction");
+    writeFileSync(path.join(this.dir, ...PROBES.split("/")), readFileSync(PROBES_SOURCE, "utf8").replace(NOCHECK, ""));
+  }
+
+  /** Puts `source` in place of resources.ts, builds, and runs the lab tests when it compiled. */
+  async measure(source: string, withProbes = false): Promise<RunResult> {
+    const target = path.join(this.dir, ...TARGET.split("/"));
+    writeFileSync(target, source);
+    // No output is deleted beforehand: an incremental build re-emits only files whose output
+    // changes (a test importing resources.ts is not re-emitted when the declarations stay
+    // the same), and a failed build is known by its exit status, not by missing files.
+    const build = await run(this.#compiler.command, [...this.#compiler.args, "-p", `${PACKAGE}/tsconfig.json`, "--pretty", "false"], this.dir);
+    const testsFile = path.join(this.dir, ...LAB_TESTS.split("/"));
+    if (build.code !== 0 || !existsSync(testsFile)) return { built: false, buildOutput: build.output, tests: [], hung: false };
+    const declarations = readFileSync(path.join(this.dir, ...DECLARATIONS.split("/")), "utf8");
+    const tests = await run(process.execPath, ["--test", "--test-reporter=tap", LAB_TESTS], this.dir, TEST_TIMEOUT_MS);
+    const result: RunResult = { built: true, buildOutput: build.output, tests: parseTap(tests.output), declarations, hung: tests.hung };
+    if (withProbes) {
+      const probes = await run(process.execPath, ["--test", "--test-reporter=tap", PROBE_TESTS], this.dir, TEST_TIMEOUT_MS);
+      result.probes = parseTap(probes.output);
+      result.hung ||= probes.hung;
+    }
+    return result;
+  }
+
+  dispose(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The top-level test results of node's TAP report (subtests are indented, so skipped). */
+function parseTap(output: string): TestOutcome[] {
+  const outcomes: TestOutcome[] = [];
+  for (const line of output.split(/\r?\n/)) {
+    const match = /^(not )?ok \d+ - (.*?)(?: # (SKIP|TODO).*)?$/.exec(line);
+    if (match === null) continue;
+    const name = match[2]!;
+    const lab = /^(?:Lab|Probe) (12\.\d)/.exec(name)?.[1] ?? "?";
+    outcomes.push({ name, lab, ok: match[1] === undefined });
+  }
+  return outcomes;
+}
+
+/** Runs `jobs` over `workers`, each worker taking the next job when it is free. */
+async function pool<J, R>(items: readonly J[], workers: readonly Workspace[], job: (workspace: Workspace, item: J) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    workers.map(async (workspace) => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await job(workspace, items[index]!);
+      }
+    }),
+  );
+  return results;
+}
+
+// ---------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------
+
+/** A solution as stored (with its `@ts-nocheck` line). */
+function storedSolution(name: SolutionName): string {
+  return readFileSync(path.join(CHAPTER_DIR, `${name}.ts`), "utf8");
+}
+
+/** A solution as it goes into the package: without its `@ts-nocheck` line. */
+function inPlace(stored: string): string {
+  return stored.replace(NOCHECK, "");
+}
+
+function occurrences(haystack: string, needle: string): number {
+  if (needle === "") return 0;
+  let count = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) count += 1;
+  return count;
+}
+
+function loadMistakes(): Mistake[] {
+  const raw = parseYaml(readFileSync(path.join(CHAPTER_DIR, "mistakes.yaml"), "utf8")) as unknown;
+  const list = (raw as { mistakes?: unknown }).mistakes;
+  if (!Array.isArray(list)) throw new Error("mistakes.yaml: expected a top-level `mistakes:` list");
+  const seen = new Set<string>();
+  return list.map((entry: unknown, index) => {
+    const m = entry as Partial<Mistake>;
+    for (const field of ["id", "lab", "base", "rule", "find", "replace"] as const) {
+      if (typeof m[field] !== "string") throw new Error(`mistakes.yaml entry ${index}: field ${field} must be a string`);
+    }
+    if (!SOLUTIONS.includes(m.base as SolutionName)) throw new Error(`${m.id}: unknown base ${m.base}`);
+    if (!LABS.includes(m.lab as (typeof LABS)[number])) throw new Error(`${m.id}: unknown lab ${m.lab}`);
+    if (seen.has(m.id!)) throw new Error(`${m.id}: id used twice`);
+    seen.add(m.id!);
+    return m as Mistake;
+  });
+}
+
+/** Declarations without comments and with whitespace collapsed: the public shape only. */
+function publicShape(declarations: string): string {
+  return declarations
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/^\s*\/\/.*$/gm, "")
+    .replace(/\/\/# sourceMappingURL=.*$/gm, "")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+// ---------------------------------------------------------------------------
+// Reports
+// ---------------------------------------------------------------------------
+
+function perLab(tests: readonly TestOutcome[]): string {
+  return LABS.map((lab) => {
+    const mine = tests.filter((test) => test.lab === lab);
+    return `${lab} ${mine.filter((test) => test.ok).length}/${mine.length}`;
+  }).join("  ");
+}
+
+function pad(value: string, width: number): string {
+  return value.length >= width ? value : value + " ".repeat(width - value.length);
+}
+
+/** "12.2#3" for the third test of Lab 12.2: a short name for a lab test. */
+function shortNames(all: readonly TestOutcome[], failed: readonly TestOutcome[]): string {
+  return failed
+    .map((test) => {
+      const ofLab = all.filter((other) => other.lab === test.lab);
+      return `${test.lab}#${ofLab.findIndex((other) => other.name === test.name) + 1}`;
+    })
+    .join(" ");
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      mistakes: { type: "boolean" },
+      only: { type: "string" },
+      jobs: { type: "string" },
+      verbose: { type: "boolean" },
+      probes: { type: "boolean" },
+    },
+  });
+  const withProbes = values.probes === true;
+  const jobs = Math.max(1, Number(values.jobs ?? Math.min(4, Math.max(1, os.availableParallelism() - 1))));
+  const compiler = resolveCompiler(path.join(REPO, PACKAGE));
+  const workers = Array.from({ length: jobs }, () => new Workspace(compiler));
+  // Ctrl-C still removes the temporary copies.
+  const interrupted = () => {
+    for (const workspace of workers) workspace.dispose();
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
+  let failed = false;
+  try {
+    // The starter's declarations: the public surface every solution must keep.
+    const starter = await workers[0]!.measure(readFileSync(STARTER, "utf8"));
+    if (!starter.built || starter.declarations === undefined) throw new Error(`the starter does not build:\n${starter.buildOutput}`);
+    const expectedShape = publicShape(starter.declarations);
+
+    const solutions = SOLUTIONS.filter((name) => values.only === undefined || name.startsWith(values.only) || values.mistakes === true);
+    console.log("# solutions (lab tests passed/total)");
+    const solutionRuns = await pool(solutions, workers, (workspace, name) => workspace.measure(inPlace(storedSolution(name)), withProbes));
+    solutions.forEach((name, index) => {
+      const result = solutionRuns[index]!;
+      if (!result.built) {
+        failed = true;
+        console.log(`${pad(name, 14)} DOES NOT COMPILE\n${result.buildOutput}`);
+        return;
+      }
+      const passed = result.tests.filter((test) => test.ok).length;
+      const sameSurface = result.declarations !== undefined && publicShape(result.declarations) === expectedShape;
+      if (passed !== result.tests.length || result.tests.length !== 12 || !sameSurface) failed = true;
+      let probeNote = "";
+      if (result.probes !== undefined) {
+        const failedProbes = result.probes.filter((probe) => !probe.ok);
+        if (failedProbes.length > 0 || result.probes.length === 0) failed = true;
+        probeNote = `  probes ${result.probes.length - failedProbes.length}/${result.probes.length}`;
+        for (const probe of failedProbes) probeNote += `\n    ✖ ${probe.name}`;
+      }
+      console.log(`${pad(name, 14)} ${perLab(result.tests)}  total ${passed}/${result.tests.length}  .d.ts ${sameSurface ? "= starter" : "DIFFERS from the starter"}${probeNote}`);
+    });
+
+    if (values.mistakes === true) {
+      const all = loadMistakes().filter((m) => values.only === undefined || m.id.startsWith(values.only) || m.base === values.only);
+      const bases = new Map(SOLUTIONS.map((name) => [name, storedSolution(name)] as const));
+      console.log(`\n# mistakes (${all.length})`);
+      const runs = await pool(all, workers, async (workspace, mistake) => {
+        const base = bases.get(mistake.base)!;
+        const count = occurrences(base, mistake.find);
+        if (count !== 1) return { mistake, verdict: `BAD FIND (${count} occurrences)`, killers: [] as TestOutcome[], result: undefined };
+        const edited = base.replace(mistake.find, () => mistake.replace);
+        const result = await workspace.measure(inPlace(edited), withProbes);
+        if (!result.built) return { mistake, verdict: "INVALID", killers: [] as TestOutcome[], result };
+        const killers = result.tests.filter((test) => !test.ok);
+        const missing = 12 - result.tests.length;
+        const verdict = killers.length > 0 || missing > 0 ? "killed" : "SURVIVED";
+        return { mistake, verdict: result.hung ? `${verdict} (test run ended after ${TEST_TIMEOUT_MS / 1000} s)` : verdict, killers, result };
+      });
+      const idWidth = Math.max(...all.map((m) => m.id.length), 2) + 2;
+      const probeColumn = (result: RunResult | undefined): string => {
+        if (result?.probes === undefined) return "";
+        const caught = result.probes.filter((probe) => !probe.ok).length;
+        return pad(caught > 0 ? `${caught} probe${caught === 1 ? "" : "s"}` : "NONE", 11);
+      };
+      console.log(`${pad("id", idWidth)}${pad("lab", 6)}${pad("base", 14)}${withProbes ? pad("probes", 11) : ""}killed by (lab#test)`);
+      for (const { mistake, verdict, killers, result } of runs) {
+        let column: string;
+        if (verdict.startsWith("killed")) {
+          const missing = 12 - (result?.tests.length ?? 0);
+          column = `${shortNames(result!.tests, killers)}${missing > 0 ? ` (+${missing} never reported)` : ""}${verdict === "killed" ? "" : ` ${verdict.slice("killed".length).trim()}`}`;
+        } else column = verdict;
+        console.log(`${pad(mistake.id, idWidth)}${pad(mistake.lab, 6)}${pad(mistake.base, 14)}${probeColumn(result)}${column}`);
+        if (verdict === "INVALID" && result !== undefined) {
+          failed = true;
+          console.log(result.buildOutput.split("\n").filter((line) => line.trim() !== "").slice(0, 5).map((line) => `    ${line}`).join("\n"));
+        }
+        if (verdict.startsWith("BAD FIND")) failed = true;
+        if (values.verbose === true) {
+          for (const test of killers) console.log(`    ✖ ${test.name}`);
+          for (const probe of result?.probes?.filter((p) => !p.ok) ?? []) console.log(`    probe ✖ ${probe.name}`);
+        }
+      }
+      console.log("\n# kills per lab (a mistake counts as killed when any lab test fails)");
+      let killedTotal = 0;
+      for (const lab of LABS) {
+        const mine = runs.filter((r) => r.mistake.lab === lab);
+        const killed = mine.filter((r) => r.verdict.startsWith("killed"));
+        const byOwnLab = killed.filter((r) => r.killers.some((test) => test.lab === lab));
+        killedTotal += killed.length;
+        console.log(`Lab ${lab}: killed ${killed.length}/${mine.length} (by a test of its own lab: ${byOwnLab.length})`);
+      }
+      const invalid = runs.filter((r) => r.verdict === "INVALID" || r.verdict.startsWith("BAD FIND"));
+      console.log(`total: killed ${killedTotal}/${runs.length}, survived ${runs.filter((r) => r.verdict === "SURVIVED").length}, invalid ${invalid.length}`);
+      const survived = runs.filter((r) => r.verdict === "SURVIVED").map((r) => r.mistake.id);
+      if (survived.length > 0) console.log(`SURVIVED: ${survived.join(", ")}`);
+      if (withProbes) {
+        const built = runs.filter((r) => r.result?.built === true && r.result.probes !== undefined);
+        const probed = built.filter((r) => r.result!.probes!.some((probe) => !probe.ok));
+        const unseen = built.filter((r) => r.verdict === "SURVIVED" && !probed.includes(r));
+        console.log(`probes: caught ${probed.length}/${built.length}; survivors of the lab tests caught by a probe: ${runs.filter((r) => r.verdict === "SURVIVED").length - unseen.length}`);
+        if (unseen.length > 0) console.log(`caught by neither (no observable change?): ${unseen.map((r) => r.mistake.id).join(", ")}`);
+        if (unseen.length > 0) failed = true;
+      }
+    }
+  } finally {
+    process.off("SIGINT", interrupted);
+    for (const workspace of workers) workspace.dispose();
+  }
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main();
