@@ -373,6 +373,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       ["templates 是一个文件", { templates: "not a folder" }, async () => {}],
       ["一个 Skill 目录里的 SKILL.md 是一个目录", { "skills/odd/SKILL.md/x": "x" }, async () => {}],
       ["AGENTS.md 是一个指向自己的 symlink（ELOOP）", {}, async (root) => void (await fsp.symlink("AGENTS.md", nodePath.join(root, "AGENTS.md")))],
+      ["templates 里的 loop.md 是一个指向自己的 symlink（ELOOP）", { "templates/ok.md": "x" }, async (root) => void (await fsp.symlink("loop.md", nodePath.join(root, "templates", "loop.md")))],
     ];
     for (const [why, files, extra] of cases) {
       const root = await makeRoot(t, files);
@@ -395,6 +396,14 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     const root = await makeRoot(t, { "templates/file-name.md": "---\nname: from-frontmatter\ndescription: a described template\n---\n\n  Body {{x}}\n\n" });
     assert.deepEqual((await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["from-frontmatter", "a described template", "Body {{x}}"]]);
   });
+  await rule("§3.2：frontmatter 到下一个恰好是 --- 的行为止：以 --- 开头的别的行（如 YAML 的键 ---x）不会结束它", async () => {
+    const root = await makeRoot(t, { "templates/dash.md": "---\nname: dash\n---x: 1\n---\nBody" });
+    assert.deepEqual((await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.body]), [["dash", "Body"]]);
+  });
+  await rule("§3.2：空的 frontmatter 是空映射：这样的模板是合法的，name 取文件名，description 是 \"\"", async () => {
+    const root = await makeRoot(t, { "templates/bare.md": "---\n---\nHello {{who}}\n" });
+    assert.deepEqual((await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["bare", "", "Hello {{who}}"]]);
+  });
   await rule("§3.1：AGENTS.md 没有 frontmatter 一说：它的 body 就是整个文件去掉首尾空白", async () => {
     const root = await makeRoot(t, { "AGENTS.md": "---\nlooks: like frontmatter\n---\nRULES\n" });
     assert.equal((await discoverResources([root])).instructions[0]?.body, "---\nlooks: like frontmatter\n---\nRULES");
@@ -403,6 +412,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     ["没有 frontmatter", "name: plain\ndescription: no delimiters\n"],
     ["frontmatter 只有开头没有结尾", "---\nname: open\ndescription: never closed\n"],
     ["第一行不恰好是 ---", "----\nname: dashes\ndescription: four dashes\n----\n"],
+    ["第一行是带空格的 “--- ”", "--- \nname: spaced\ndescription: a trailing space\n---\n"],
     ["YAML 写错了", "---\nname: [unclosed\ndescription: x\n---\n"],
     ["YAML 不是映射而是列表", "---\n- name\n- description\n---\n"],
     ["YAML 是一个标量", "---\njust text\n---\n"],
@@ -427,6 +437,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       ["YAML 不是映射", "---\n- a\n---\nbody\n"],
       ["name 是空字符串", '---\nname: ""\n---\nbody\n'],
       ["name 是数字", "---\nname: 7\n---\nbody\n"],
+      ["name 写了却没有值（null）", "---\nname:\n---\nbody\n"],
       ["description 是数字", "---\ndescription: 3\n---\nbody\n"],
     ];
     for (const [why, content] of invalidTemplates) {
@@ -568,11 +579,14 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
       await failsWith("SKILL_CHANGED", () => activateSkill(localCatalog, "review"), why);
     }
   });
-  await rule("§3.5：重新解析 SKILL.md：它现在的 frontmatter 坏了是 RESOURCE_INVALID", async () => {
+  await rule("§3.5：重新解析 SKILL.md：它现在的 frontmatter 坏了（或者没有了）是 RESOURCE_INVALID", async () => {
     const local = await makeWorkspace(t);
     const localCatalog = await discoverResources([local.projectRoot]);
-    await fsp.writeFile(nodePath.join(local.projectRoot, "skills", "review", "SKILL.md"), "---\nname: review\ndescription: [unclosed\n---\nbody\n");
+    const manifest = nodePath.join(local.projectRoot, "skills", "review", "SKILL.md");
+    await fsp.writeFile(manifest, "---\nname: review\ndescription: [unclosed\n---\nbody\n");
     await failsWith("RESOURCE_INVALID", () => activateSkill(localCatalog, "review"), "frontmatter 的 YAML 写坏了");
+    await fsp.writeFile(manifest, "name: review\nno frontmatter any more\n");
+    await failsWith("RESOURCE_INVALID", () => activateSkill(localCatalog, "review"), "SKILL.md 现在没有 frontmatter 了");
   });
   await rule("§3.5：SKILL.md 经 realpath 之后必须仍在 canonical 的 Skill 目录之内：被换成指向外面的 symlink 是 SKILL_PATH_ESCAPE", async () => {
     const local = await makeWorkspace(t);
@@ -756,6 +770,10 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
     assert.ok(systemPrompt.startsWith("PROJECT RULES\n\n") || systemPrompt.includes("\n\nPROJECT RULES\n\n"), "instructions 正文自成一段");
     assert.ok(systemPrompt.includes("\n\nRead the diff first.\n\n"), "激活的正文自成一段");
     assert.ok(systemPrompt.endsWith("\n\ntests\nsecurity\n"), "附加文件的原文自成一段，原样结尾");
+  });
+  await rule("§6：附加文件以调用者写的 request 为标题；系统提示里没有文件的 canonical 路径", () => {
+    assert.ok(systemPrompt.indexOf("references/checklist.md") < systemPrompt.indexOf("tests\nsecurity"), "request 写在文件原文之前");
+    assert.ok(!systemPrompt.includes(ws.base), "系统提示里不出现本机的绝对路径");
   });
   await rule("§6：模板不出现在系统提示里：它是用户这一侧的入口", async () => {
     const root = await makeRoot(t, { "templates/t.md": "---\ndescription: TEMPLATE DESCRIPTION MARKER\n---\nBODY OF TEMPLATE {{x}}\n" });
@@ -1049,6 +1067,20 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
     const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
     const kept: ExtensionContext[] = [];
     await loadTrusted(host, "sync-keeper", (context) => void kept.push(context));
+    // A synchronous factory's context is closed the moment it returns, before any microtask it queued runs.
+    let queued: unknown = "not run";
+    await loadTrusted(host, "microtask-keeper", (context) => {
+      void Promise.resolve().then(() => {
+        try {
+          context.registerTool(reviewNoteTool("queued"));
+          queued = "accepted";
+        } catch (error) {
+          queued = error;
+        }
+      });
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal((queued as { code?: unknown }).code, "EXTENSION_CONTEXT_CLOSED", "同步工厂排进微任务的注册也被拒绝");
     await loadTrusted(host, "async-keeper", async (context) => {
       kept.push(context);
       await Promise.resolve();
@@ -1269,6 +1301,27 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     assert.ok(!Object.isFrozen(received), "core 的副本不冻结");
     (received.arguments as { text: string }).text = "changed by core";
     assert.deepEqual(call, noteCall());
+  });
+  await rule("§8：调用一进来就复制：before hook 还在等待时调用者改了自己的调用，hook 和 core 看到的仍是原来的", async () => {
+    const entry = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
+    let release!: () => void;
+    const waiting = new Promise<void>((resolve) => (release = resolve));
+    let seenByHook: unknown;
+    await loadTrusted(entry, "slow-policy", (context) =>
+      context.on("beforeToolCall", async (hooked) => {
+        await waiting;
+        seenByHook = (hooked.arguments as { text: string }).text;
+        return { decision: "allow" };
+      }),
+    );
+    const recorded = recordingCore();
+    const mutable = noteCall("note-4");
+    const pending = entry.wrapExecutor(recorded.core)(mutable);
+    (mutable.arguments as { text: string }).text = "changed by the caller meanwhile";
+    release();
+    await pending;
+    assert.equal(seenByHook, "parser is stable");
+    assert.equal((recorded.calls[0]?.arguments as { text: string }).text, "parser is stable");
   });
   await rule("§8：core 自己抛错时，错误照常传给调用者（还是那个错误），after hook 一个都不运行", async () => {
     const thrown = new Error("core exploded");
