@@ -250,6 +250,7 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
       "parent",
       "fresh build",
       "public surface",
+      "hint signatures",
       "first red",
       "staged first red: Lab 2.1",
       "staged first red: Lab 2.2",
@@ -307,7 +308,7 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
 
   // A partial record: the steps these two lines need, not the whole record.
   const report = await runVerify({ repo, id: "02", only: ["public surface", "chapter text"] });
-  assert.deepEqual(report.checks.map((c) => c.name), ["history", "fresh build", "public surface", "chapter text"]);
+  assert.deepEqual(report.checks.map((c) => c.name), ["history", "fresh build", "public surface", "hint signatures", "chapter text"]);
   assert.deepEqual(failing(report), ["public surface", "chapter text"]);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
   assert.match(report.checks.find((c) => c.name === "chapter text")!.detail, new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`));
