@@ -13,6 +13,7 @@
  * - id: 12.4-import-untrusted        # "<lab>-<slug>", unique in the chapter
  *   lab: "12.4"                      # a lab of this chapter, quoted
  *   description: 未信任分支里先 import 了模块   # one line, Chinese
+ *   rule: "§7 不受信任时什么都不 import。"        # optional, one line, Chinese: the rule of the chapter text it breaks
  *   file: packages/pi-course/src/resources.ts   # optional when the chapter has one teaching file
  *   find: |                          # must occur exactly once in the reference
  *     ...
@@ -67,6 +68,8 @@ interface CommonFields {
 export interface Fault extends CommonFields {
   find: string;
   replace: string;
+  /** The rule of the chapter text the mistake breaks (one line), when the manifest states it. */
+  rule?: string;
 }
 
 /** A fault as a practice folder knows it: no reference text, only the learner patch. */
@@ -74,7 +77,7 @@ export interface LearnerFault extends CommonFields {
   learner: LearnerPatch;
 }
 
-const AUTHOR_KEYS = new Set(["id", "lab", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
+const AUTHOR_KEYS = new Set(["id", "lab", "rule", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
 const LEARNER_KEYS = new Set(["function", "before", "insert", "explain"]);
 /** Fields a practice folder may hold (see `learnerFaultsProjection`). */
 const PROJECTED_KEYS = ["id", "lab", "description", "file", "killedBy", "exercise", "learner"] as const;
@@ -176,7 +179,9 @@ export function authorFaults(manifest: ChapterManifest): Fault[] {
     if (typeof raw.find !== "string" || raw.find === "") invalid(manifest, `${field}.find`, "参考实现中的一段原文（非空字符串）");
     if (typeof raw.replace !== "string" || raw.replace === "") invalid(manifest, `${field}.replace`, "替换后的文字（非空字符串）");
     if (raw.replace === raw.find) invalid(manifest, `${field}.replace`, "与 find 不同的文字");
-    return { ...common, find: raw.find, replace: raw.replace };
+    const fault: Fault = { ...common, find: raw.find, replace: raw.replace };
+    if (raw.rule !== undefined) fault.rule = oneLine(manifest, raw.rule, `${field}.rule`);
+    return fault;
   });
 }
 
