@@ -226,20 +226,20 @@ function runtimeScript(file: string): ScriptStep[] {
       const user = request.messages.find((m) => m.role === "user");
       const forced = user === undefined ? undefined : /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(user))?.[1];
       const skill = loaded === undefined ? forced : (loaded.details as { name?: string } | undefined)?.name;
-      const lines: string[] = [];
-      if (shell !== undefined && isBlocked(shell)) lines.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
-      else if (shell !== undefined && shell.isError) lines.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
-      else if (shell !== undefined) lines.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
+      const said: string[] = [];
+      if (shell !== undefined && isBlocked(shell)) said.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
+      else if (shell !== undefined && shell.isError) said.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
+      else if (shell !== undefined) said.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
       if (read === undefined || read.isError) {
-        lines.push(`没能读到 ${file}：${read ? firstLine(textOf(read)) : "没有结果"}`);
+        said.push(`没能读到 ${file}：${read ? firstLine(textOf(read)) : "没有结果"}`);
       } else {
         const body = textOf(read).split("\n");
         const marks = body.flatMap((line, i) => (/\b(TODO|FIXME)\b/.test(line) ? [`第 ${i + 1} 行：${line.trim()}`] : []));
         const how = skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `按用户给的技能 ${skill} ` : `按 load_skill 拿到的技能 ${skill} 的清单`;
-        lines.push(`${how}审查了 ${file}（${body.length} 行）：`);
-        lines.push(...(marks.length > 0 ? marks.map((mark) => `- ${mark}`) : ["- 没有找到留下的 TODO / FIXME。"]));
+        said.push(`${how}审查了 ${file}（${body.length} 行）：`);
+        said.push(...(marks.length > 0 ? marks.map((mark) => `- ${mark}`) : ["- 没有找到留下的 TODO / FIXME。"]));
       }
-      return turn(lines.join("\n"));
+      return turn(said.join("\n"));
     },
   ];
 }

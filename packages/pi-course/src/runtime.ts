@@ -454,6 +454,9 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 // Lab 13.2 · load_skill: a name in, a fresh body out
 // ---------------------------------------------------------------------------
 
+/** The tool's name, as the model calls it. */
+const LOAD_SKILL = "load_skill";
+
 /** What a skill name sent to load_skill may look like: 1–64 letters, digits, `-`, `_`, `.`, not starting with `.`. */
 const LOADABLE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
 
@@ -516,7 +519,7 @@ export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: str
   const hidden = new Set(options.hidden);
   const now = options.now ?? Date.now;
   return {
-    name: "load_skill",
+    name: LOAD_SKILL,
     description: "Loads the full instructions of one skill listed in the system prompt's skill catalog. Give only the skill's name.",
     schema: loadSkillSchema,
     async execute({ name }) {
@@ -569,16 +572,16 @@ function applyTemplate(rest: string, resources: ResourceCatalog): ExpandedInput 
   const shape = COMMAND_SHAPE.exec(rest);
   if (shape === null) throw new RuntimeError("COMMAND_INVALID", "/template: 后面要紧跟模板名，例如 /template:review file=src/app.js");
   const name = shape[1]!;
-  const args: Record<string, string> = {};
+  const values: Record<string, string> = {};
   for (const token of (shape[2] ?? "").split(/\s+/).filter((part) => part !== "")) {
     const argument = ARGUMENT_SHAPE.exec(token);
     if (argument === null) throw new RuntimeError("COMMAND_INVALID", `模板参数要写成 key=value（key 是字母、数字或下划线，不以数字开头），实际是 ${JSON.stringify(token)}`);
-    if (Object.hasOwn(args, argument[1]!)) throw new RuntimeError("COMMAND_INVALID", `模板参数 ${argument[1]} 写了两次`);
-    args[argument[1]!] = argument[2]!;
+    if (Object.hasOwn(values, argument[1]!)) throw new RuntimeError("COMMAND_INVALID", `模板参数 ${argument[1]} 写了两次`);
+    values[argument[1]!] = argument[2]!;
   }
   const template = resources.templates.find((candidate) => candidate.name === name);
   if (template === undefined) throw new RuntimeError("TEMPLATE_NOT_FOUND", `没有名为 ${name} 的模板`);
-  return { message: renderTemplate(template, args), template: name };
+  return { message: renderTemplate(template, values), template: name };
 }
 
 /**
@@ -632,10 +635,8 @@ async function loadState(setup: RuntimeSetup, importModule: ImportModule | undef
   const skills = await buildSkillCatalog(resources, { maxCatalogBytes: options.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES });
   const loadSkill = createLoadSkillTool({ resources, hidden: skills.hidden, onLoad: setup.recordLoad, ...(options.now ? { now: options.now } : {}) });
   const registry = new ToolRegistry([...(await (options.tools ?? defaultTools)(projectRoot)), loadSkill as Tool]);
-  const host = createExtensionHost(registry, {
-    hookTimeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-    onDiagnostic: (diagnostic) => setup.emit({ type: "hook_diagnostic", diagnostic }),
-  });
+  const onDiagnostic = (diagnostic: ExtensionDiagnostic) => setup.emit({ type: "hook_diagnostic", diagnostic });
+  const host = createExtensionHost(registry, { hookTimeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, onDiagnostic });
   const extensions: ExtensionStatus[] = [];
   const load = async (source: ExtensionSource, origin: ExtensionStatus["origin"]) => {
     try {
@@ -672,20 +673,20 @@ async function loadState(setup: RuntimeSetup, importModule: ImportModule | undef
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   checkOptions(options);
   const roots = await resolveRoots(options);
-  const loads: SkillLoad[] = [];
+  const recorded: SkillLoad[] = [];
   const emit = (event: RuntimeEvent) => options.onEvent?.(structuredClone(event));
   const setup: RuntimeSetup = {
     options,
     ...roots,
     recordLoad: (load) => {
-      loads.push(structuredClone(load));
+      recorded.push(structuredClone(load));
       emit({ type: "skill_load", load });
     },
     emit,
   };
   const state = await loadState(setup, options.importModule);
   for (const diagnostic of state.diagnostics) emit({ type: "diagnostic", diagnostic });
-  const core: RuntimeCore = { ...setup, state, session: createSession(), loads };
+  const core: RuntimeCore = { ...setup, state, session: createSession(), loads: recorded };
   const inTurn = serialized();
   return {
     get diagnostics() {
@@ -727,10 +728,8 @@ function systemPromptOf(base: string, state: RuntimeState): string {
 
 /** The error of a request that does not fit: it says every part of the sum and the limit. */
 function overflowError(tokens: ContextProjection["tokens"]): RuntimeError {
-  return new RuntimeError(
-    "RUNTIME_CONTEXT_OVERFLOW",
-    `请求放不下，没有发送：系统提示 ${tokens.system} + 消息 ${tokens.messages} + 预留输出 ${tokens.reservedOutput} + 安全余量 ${tokens.safetyMargin} = ${tokens.total} tokens，超过上限 ${tokens.maxTokens}`,
-  );
+  const sum = `系统提示 ${tokens.system} + 消息 ${tokens.messages} + 预留输出 ${tokens.reservedOutput} + 安全余量 ${tokens.safetyMargin} = ${tokens.total} tokens`;
+  return new RuntimeError("RUNTIME_CONTEXT_OVERFLOW", `请求放不下，没有发送：${sum}，超过上限 ${tokens.maxTokens}`);
 }
 
 /**
@@ -757,11 +756,11 @@ async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
     executor: state.host.wrapExecutor(createToolExecutor(state.registry)),
     maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
     prepareContext: () => {
-      const projection = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt });
-      if (projection.tokens.total > projection.tokens.maxTokens) throw overflowError(projection.tokens);
+      const planned = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt });
+      if (planned.tokens.total > planned.tokens.maxTokens) throw overflowError(planned.tokens);
       const tools = state.registry.list().map((tool) => tool.name);
-      core.emit({ type: "request", turn: ++requests, systemPrompt: projection.systemPrompt, messages: projection.messages, tools, tokens: projection.tokens });
-      return { systemPrompt: projection.systemPrompt, messages: projection.messages };
+      core.emit({ type: "request", turn: ++requests, systemPrompt: planned.systemPrompt, messages: planned.messages, tools, tokens: planned.tokens });
+      return { systemPrompt: planned.systemPrompt, messages: planned.messages };
     },
     emit: (event) => {
       if (event.type !== "message") return;
@@ -798,7 +797,7 @@ function changesBetween(before: RuntimeState, after: RuntimeState): RuntimeChang
   const skillNames = (state: RuntimeState) => state.resources.skills.map((skill) => skill.name);
   const toolNames = (state: RuntimeState) => state.registry.list().map((tool) => tool.name);
   const activeIds = (state: RuntimeState) => state.extensions.filter((extension) => extension.status === "active").map((extension) => extension.id);
-  const skillsChanged = after.resources.skills
+  const changedSkills = after.resources.skills
     .filter((skill) => {
       const old = before.resources.skills.find((candidate) => candidate.name === skill.name);
       if (old === undefined) return false;
@@ -810,7 +809,7 @@ function changesBetween(before: RuntimeState, after: RuntimeState): RuntimeChang
   return {
     skillsAdded: added(skillNames(before), skillNames(after)),
     skillsRemoved: added(skillNames(after), skillNames(before)),
-    skillsChanged,
+    skillsChanged: changedSkills,
     toolsAdded: added(toolNames(before), toolNames(after)),
     toolsRemoved: added(toolNames(after), toolNames(before)),
     extensionsAdded: added(activeIds(before), activeIds(after)),
