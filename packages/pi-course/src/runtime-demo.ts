@@ -318,6 +318,7 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<Runti
     let toolCalls = 0;
     let blocked = 0;
     let reloading = false;
+    let unfinished: Error | undefined;
     const loads: { name: string; by: string }[] = [];
     const printEvent = (event: RuntimeEvent) => {
       if (json) {
@@ -384,6 +385,14 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<Runti
       }
       if (event.type === "message" && event.message.role === "toolResult" && isBlocked(event.message)) blocked++;
       if (event.type === "skill_load") loads.push({ name: event.load.name, by: event.load.by });
+      if (event.type === "message" && event.message.role === "toolResult" && event.message.isError) {
+        // A tool ran into a lab the learner has not finished (a Chapter 12 hook, say): stop there.
+        const scaffold = UNFINISHED_LAB.exec(textOf(event.message));
+        if (scaffold !== null) {
+          unfinished ??= new Error(scaffold[0]);
+          return;
+        }
+      }
       printEvent(event);
     };
 
@@ -423,6 +432,7 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<Runti
     }
 
     const result = await runtime.prompt(input);
+    if (unfinished !== undefined) throw unfinished;
     reloading = true;
     const report = await runtime.reload();
     reloading = false;
