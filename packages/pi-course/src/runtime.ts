@@ -17,7 +17,8 @@
  *   window is never sent. Tools run through the extension host; a session tree holds the
  *   transcript.
  * - `reload()` builds a whole new state beside the old one (discovery, a fresh import of
- *   every extension) and swaps it in only when it loaded cleanly; the session stays.
+ *   every extension) and swaps it in only when nothing that runs now would be lost; the
+ *   session stays.
  *
  * The module reads in lab order: types and given helpers, then Lab 13.1 (catalog),
  * 13.2 (load_skill), 13.3 (user commands), 13.4 (startup), 13.5 (one turn), 13.6 (reload).
