@@ -588,7 +588,7 @@ function applyTemplate(rest: string, resources: ResourceCatalog): ExpandedInput 
 /**
  * Applies a user command, if the input starts with one, and returns the turn the model
  * will see. Only an input that starts exactly with `/skill:` or `/template:` is a command;
- * anything else (`/help`, `/tmp/x`, text with a command inside) is sent as it is.
+ * anything else (`/help`, `/docs/x`, text with a command inside) is sent as it is.
  * `/skill:<name> [text]` forces that skill into this turn, a hidden one too, its body read
  * fresh (`skill_not_found`, `skill_changed`, `skill_unreadable` as load_skill), and records a
  * load `by: "user"`. The turn's one text block reads `Skill "<name>" (loaded by the user for

@@ -448,7 +448,7 @@ test("Lab 13.3 · /skill: 强制本轮加载一个技能，隐藏的也可以", 
   await rejectsWithCode(expandInput("/skill: review", ws.resources, options), "COMMAND_INVALID", "§4.1：名字必须紧跟在 /skill: 之后");
   assert.equal(loads.length, 4, "§3.4：失败的命令不记录加载");
 
-  for (const plain of ["/help me", "/tmp/notes.txt is a file", " /skill:review", "please /skill:review", "/Skill:review", "/skills:review", "/template"]) {
+  for (const plain of ["/help me", "/docs/notes.txt is a file", " /skill:review", "please /skill:review", "/Skill:review", "/skills:review", "/template"]) {
     const expanded = await expandInput(plain, ws.resources, options);
     assert.deepEqual(expanded.message.content, [{ type: "text", text: plain }], `§4.3：${JSON.stringify(plain)} 不是命令，原样作为用户消息`);
     assert.equal(expanded.skill, undefined, `§4.3：${JSON.stringify(plain)} 不加载技能`);
