@@ -236,8 +236,8 @@ const firstLine = (value: string, max = 72): string => {
 /**
  * Runs the session and writes the transcript line by line. Resolves with a summary; rejects
  * with a coded error (`DemoError`, or the `ResourceError` of a resource that cannot be used)
- * before the session starts when the workspace cannot be used. The scratch copy is removed
- * in every case.
+ * before the session starts when the workspace cannot be used; such a message names the
+ * workspace's own file, never the scratch copy. The scratch copy is removed in every case.
  */
 export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const write = options.write;
@@ -364,6 +364,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       requests: model.requests,
       messages: agent.messages,
     };
+  } catch (error) {
+    // The scratch copy is gone when the user reads this: a message about a file names the
+    // file in the workspace the user gave, not its copy.
+    if (error instanceof Error) error.message = error.message.split(copy).join(source);
+    throw error;
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

@@ -133,6 +133,22 @@ test("npm start: a workspace that cannot be used is a coded error, and nothing i
   assert.equal(textOf(fixed.summary.requests[0]!.messages[0]!), "Fix app.txt for speed");
 });
 
+test("npm start: a resource that cannot be used names the workspace's file, never the scratch copy, and says what to do", async (t) => {
+  const root = makeWorkspace(tempDir(t));
+  mkdirSync(path.join(root, "skills", "big"), { recursive: true });
+  writeFileSync(path.join(root, "skills", "big", "SKILL.md"), `---\nname: big\ndescription: too large to activate\n---\n${"x".repeat(1024 * 1024 + 1)}`);
+  const scratchParent = tempDir(t);
+  let message = "";
+  await assert.rejects(demo({ workspace: root, scratchParent }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, "RESOURCE_TOO_LARGE");
+    message = error.message;
+    return true;
+  });
+  assert.ok(message.includes(path.join(root, "skills", "big", "SKILL.md")), message);
+  assert.ok(!message.includes(scratchParent), message);
+  assert.match(failureText(Object.assign(new Error(message), { code: "RESOURCE_INVALID" })), /宽松发现[^\n]*\n[^\n]*严格模式[^\n]*第 12 章 9\.2 节的挑战内容/);
+});
+
 test("npm start command line: help, usage mistakes exit 2, a bad workspace exits 1 with its code", async (t) => {
   const run = async (argv: string[], cwd = repoRoot) => {
     let out = "";

@@ -94,6 +94,8 @@ export interface FaultSpec {
   lab: string;
   /** One line, in Chinese: the mistake a learner makes. */
   description: string;
+  /** One line, in Chinese: the rule of the chapter text the mistake breaks (optional). */
+  rule?: string;
   /** The teaching file the fault edits; defaults to the chapter's only teaching file. */
   file?: string;
   /** Exact text that must occur exactly once in the reference file (absent in a practice folder). */

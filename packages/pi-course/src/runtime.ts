@@ -1,0 +1,858 @@
+/**
+ * Chapter 13 · the runtime: one session that puts Chapters 07–12 to work together.
+ *
+ * Chapter 12 built the parts (a catalog, activation, templates, a trust gate, hooks); this
+ * module decides how they meet in a running session, and in which order:
+ *
+ * - The model sees a skill *catalog* (names and descriptions, bounded in UTF-8 bytes) in
+ *   its system prompt, and loads a body itself through the `load_skill` tool, by name only.
+ *   The catalog is a snapshot taken when the session starts; a body is read fresh at every
+ *   load. Skills marked `disable-model-invocation: true` are left out of the catalog and
+ *   refused to the model; the user can still force one with `/skill:<name>`.
+ * - User commands (`/skill:`, `/template:`) are expanded before the model sees the turn.
+ * - Startup runs in a fixed order: lenient discovery (every problem becomes a diagnostic),
+ *   the user's own extensions, then the project's trust decision, and only after a `true`
+ *   the project's extensions. A project that is not trusted runs nothing of its own.
+ * - Every request goes through Chapter 11's `buildContext`; one that does not fit the
+ *   window is never sent. Tools run through the extension host; a session tree holds the
+ *   transcript.
+ * - `reload()` builds a whole new state beside the old one (discovery, a fresh import of
+ *   every extension) and swaps it in only when nothing that runs now would be lost; the
+ *   session stays.
+ *
+ * The module reads in lab order: types and given helpers, then Lab 13.1 (catalog),
+ * 13.2 (load_skill), 13.3 (user commands), 13.4 (startup), 13.5 (one turn), 13.6 (reload).
+ */
+import { readdir, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { runAgentLoop, type LoopStopReason } from "./agent-loop.js";
+import { createCodingTools } from "./coding-tools.js";
+import { buildContext, type ContextProjection } from "./context.js";
+import type { Model } from "./model.js";
+import { decodeText, readProvenPrefix } from "./resource-files.js";
+import {
+  activateSkill,
+  createExtensionHost,
+  discoverResources,
+  loadExtension,
+  renderTemplate,
+  type ExtensionDiagnostic,
+  type ExtensionHost,
+  type ExtensionSource,
+  type ResourceCatalog,
+  type SkillResource,
+} from "./resources.js";
+import { createSession, type SessionTree } from "./session.js";
+import { createToolExecutor, ToolRegistry, type Schema, type Tool } from "./tool.js";
+import { text, userMessage, type AgentMessage, type UserMessage } from "./types.js";
+import { openWorkspace } from "./workspace.js";
+
+// ---------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------
+
+/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill, never a path. */
+export type SkillErrorCode = "skill_not_found" | "skill_invalid_request" | "skill_hidden" | "skill_changed" | "skill_unreadable";
+
+/** Error codes thrown on purpose by this module. */
+export type RuntimeErrorCode =
+  | SkillErrorCode
+  | "COMMAND_INVALID" // Lab 13.3: a /skill: or /template: command that is not well formed
+  | "TEMPLATE_NOT_FOUND" // Lab 13.3
+  | "RUNTIME_OPTIONS_INVALID" // given: options that cannot work
+  | "RUNTIME_PROJECT_MISSING" // given: the project root is not a directory
+  | "RUNTIME_CONTEXT_OVERFLOW"; // Lab 13.5: a request that does not fit the window
+
+/** An error with a stable `code`; messages may change, codes do not. */
+export class RuntimeError extends Error {
+  readonly code: RuntimeErrorCode;
+  constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RuntimeError";
+    this.code = code;
+  }
+}
+
+export interface SkillCatalogOptions {
+  /** The most UTF-8 bytes the catalog section may take, header included; a non-negative integer. */
+  maxCatalogBytes: number;
+}
+
+/** The skill catalog the model is shown, and what was left out of it. */
+export interface SkillCatalog {
+  /** The system-prompt section: the header, then one line per listed skill; `""` when none is listed. */
+  text: string;
+  /** UTF-8 bytes of `text`; never more than `maxBytes`. */
+  bytes: number;
+  maxBytes: number;
+  /** Names listed, in code-unit order. */
+  listed: string[];
+  /** Names left out by the byte budget, in code-unit order (they still load by name). */
+  dropped: string[];
+  /** Names left out because their SKILL.md says `disable-model-invocation: true`, in code-unit order. */
+  hidden: string[];
+}
+
+/** The first lines of the catalog section; the entries follow after a blank line. */
+export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
+
+/** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
+export interface SkillLoad {
+  name: string;
+  by: "model" | "user";
+  at: number;
+}
+
+export interface LoadSkillOptions {
+  /** The catalog snapshot the tool serves: names are looked up here, never on disk. */
+  resources: ResourceCatalog;
+  /** Skills the model may not load (`disable-model-invocation: true`). */
+  hidden: readonly string[];
+  /** Called once for every successful load. */
+  onLoad?(load: SkillLoad): void;
+  /** The clock of `SkillLoad.at`; default `Date.now`. */
+  now?(): number;
+}
+
+/** `details` of a load_skill result: the skill, and on failure the code. */
+export type LoadSkillDetails = { name: string } | { name: string; code: SkillErrorCode };
+
+export interface ExpandOptions {
+  /** Called when `/skill:` loads a skill (`by: "user"`). */
+  onLoad?(load: SkillLoad): void;
+  now?(): number;
+}
+
+/** A user's input after its command was applied: the turn the model will see. */
+export interface ExpandedInput {
+  message: UserMessage;
+  /** The skill `/skill:` forced into this turn. */
+  skill?: string;
+  /** The template `/template:` rendered into this turn. */
+  template?: string;
+}
+
+export interface RuntimeContextOptions {
+  /** The model's context window, in tokens. */
+  maxTokens: number;
+  reservedOutput?: number;
+  safetyMargin?: number;
+  /** Passed to `buildContext`; default its `ceil(characters / 4)`. */
+  estimateTokens?(value: string | AgentMessage): number;
+}
+
+export interface RuntimeOptions {
+  /** The project: its resources, the workspace the tools act in, its `extensions/*.mjs`. */
+  projectRoot: string;
+  /** The user's own folder: resources and `extensions/*.mjs` the user installed (trusted by them). */
+  userRoot?: string;
+  /** Asked once per start and per reload, after the user's extensions loaded; only exactly `true` trusts. */
+  isProjectTrusted(projectRoot: string): boolean | Promise<boolean>;
+  model: Model;
+  /** The first section of every system prompt; default `""`. */
+  baseSystemPrompt?: string;
+  context: RuntimeContextOptions;
+  /** Byte budget of the skill catalog; default 4096. */
+  maxCatalogBytes?: number;
+  /** Most model calls per turn; default 16. */
+  maxTurns?: number;
+  /** Per hook; default 2000 ms. */
+  hookTimeoutMs?: number;
+  /** The core tools, made again at every start and reload; default Chapter 08's coding tools on the project. */
+  tools?(projectRoot: string): Tool[] | Promise<Tool[]>;
+  /** How extension modules are imported (tests); default a dynamic import, fresh at every reload. */
+  importModule?(source: Readonly<ExtensionSource>): Promise<unknown>;
+  /** The clock of skill loads; default `Date.now`. */
+  now?(): number;
+  /** Receives every event, in order (copies). */
+  onEvent?(event: RuntimeEvent): void;
+}
+
+/** Something a start or a reload found: a resource left out or shadowed, an extension that failed, a trust policy that threw. */
+export interface RuntimeDiagnostic {
+  area: "resources" | "extensions" | "trust";
+  severity: "error" | "warning";
+  /** Chapter 12's codes (RESOURCE_*, SKILL_*, EXTENSION_*, TOOL_CONFLICT), or PROJECT_TRUST_FAILED. */
+  code: string;
+  /** The file (resources), the extension id (extensions), the project root (trust). */
+  source: string;
+  message: string;
+}
+
+export interface ExtensionStatus {
+  id: string;
+  origin: "user" | "project";
+  status: "active" | "skipped_untrusted" | "failed";
+  /** The error code when `failed`. */
+  code?: string;
+}
+
+/** What the runtime reports while it works, in order. */
+export type RuntimeEvent =
+  | { type: "diagnostic"; diagnostic: RuntimeDiagnostic }
+  | { type: "request"; turn: number; systemPrompt: string; messages: AgentMessage[]; tools: string[]; tokens: ContextProjection["tokens"] }
+  | { type: "message"; message: AgentMessage }
+  | { type: "skill_load"; load: SkillLoad }
+  | { type: "hook_diagnostic"; diagnostic: ExtensionDiagnostic }
+  | { type: "reload"; report: ReloadReport };
+
+/** The outcome of one `prompt`. */
+export interface TurnResult {
+  stopReason: LoopStopReason;
+  /** Model calls made. */
+  turns: number;
+  /** The messages this turn added, its user message first. */
+  messages: AgentMessage[];
+  skill?: string;
+  template?: string;
+}
+
+/** What a reload changed, by name. */
+export interface RuntimeChanges {
+  skillsAdded: string[];
+  skillsRemoved: string[];
+  /** In both catalogs, but with another description, source or visibility. */
+  skillsChanged: string[];
+  toolsAdded: string[];
+  toolsRemoved: string[];
+  /** Active extensions (by id): new ones, gone ones, and those imported again. */
+  extensionsAdded: string[];
+  extensionsRemoved: string[];
+  extensionsReloaded: string[];
+}
+
+export type ReloadReport =
+  | { status: "reloaded"; changes: RuntimeChanges; diagnostics: RuntimeDiagnostic[] }
+  | { status: "failed"; error: { code: string; message: string }; diagnostics: RuntimeDiagnostic[] };
+
+/** A running session. Every getter returns a copy. */
+export interface Runtime {
+  /** The diagnostics of the start (or of the last successful reload), reported once as events. */
+  readonly diagnostics: RuntimeDiagnostic[];
+  /** The resource catalog snapshot in use. */
+  readonly resources: ResourceCatalog;
+  /** The skill catalog the model is shown. */
+  readonly catalog: SkillCatalog;
+  /** Registered tool names, in registration order. */
+  readonly tools: string[];
+  readonly extensions: ExtensionStatus[];
+  /** The transcript: the session's active path. */
+  readonly messages: AgentMessage[];
+  /** Every skill load so far. */
+  readonly skillLoads: SkillLoad[];
+  /** Runs one user turn (commands expanded first). Calls run one after another. */
+  prompt(input: string): Promise<TurnResult>;
+  /** Re-discovers and re-imports; keeps the session; reports what changed. */
+  reload(): Promise<ReloadReport>;
+}
+
+/** The parts of a runtime that never change: its options, its canonical roots, where loads and events go. */
+interface RuntimeSetup {
+  options: RuntimeOptions;
+  projectRoot: string;
+  userRoot?: string;
+  recordLoad(load: SkillLoad): void;
+  emit(event: RuntimeEvent): void;
+}
+
+/** Everything one start (or reload) built; replaced as a whole, never edited. */
+interface RuntimeState {
+  resources: ResourceCatalog;
+  skills: SkillCatalog;
+  registry: ToolRegistry;
+  host: ExtensionHost;
+  extensions: ExtensionStatus[];
+  diagnostics: RuntimeDiagnostic[];
+}
+
+interface RuntimeCore extends RuntimeSetup {
+  state: RuntimeState;
+  session: SessionTree;
+  loads: SkillLoad[];
+}
+
+type ImportModule = (source: Readonly<ExtensionSource>) => Promise<unknown>;
+
+const DEFAULT_MAX_CATALOG_BYTES = 4096;
+const DEFAULT_MAX_TURNS = 16;
+const DEFAULT_HOOK_TIMEOUT_MS = 2000;
+
+// ---------------------------------------------------------------------------
+// Given helpers (reference code the labs do not ask you to write)
+// ---------------------------------------------------------------------------
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+const FLAG_READ_LIMIT = 64 * 1024;
+
+/** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
+function frontmatterOf(content: string): string | undefined {
+  const lines = content.replace(/^\uFEFF/, "").split("\n").map((line) => line.replace(/\r$/, ""));
+  if (lines[0] !== "---") return undefined;
+  const end = lines.indexOf("---", 1);
+  return end === -1 ? undefined : lines.slice(1, end).join("\n");
+}
+
+/**
+ * Whether `skill` asks to be hidden from the model: its SKILL.md frontmatter holds
+ * `disable-model-invocation: true` (the boolean; `false`, `"true"` or no field leave it
+ * visible). Reads only up to the end of the frontmatter, from a proven handle (Chapter 12's
+ * `resource-files.ts`). A skill whose flag cannot be read now (the file changed, is no
+ * longer text, its frontmatter broke) counts as hidden: fail closed.
+ */
+export async function hiddenFromModel(skill: SkillResource): Promise<boolean> {
+  try {
+    const enough = (bytes: Buffer) => bytes.length > FLAG_READ_LIMIT || frontmatterOf(bytes.toString("utf8")) !== undefined;
+    const prefix = await readProvenPrefix(skill.source, enough);
+    const yaml = frontmatterOf(decodeText(skill.source, prefix, { prefix: true }));
+    if (yaml === undefined) return true;
+    const fields: unknown = parseYaml(yaml);
+    if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return true;
+    return (fields as Record<string, unknown>)["disable-model-invocation"] === true;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The extension modules of a root: `extensions/*.mjs`, regular files whose names do not
+ * start with `.`, each `{ id: <file name without .mjs>, path }`, in code-unit order of id.
+ * No `extensions/` folder means none.
+ */
+async function extensionSourcesOf(root: string): Promise<ExtensionSource[]> {
+  const dir = path.join(root, "extensions");
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if (codeOf(error) === "ENOENT" || codeOf(error) === "ENOTDIR") return [];
+    throw error;
+  }
+  const sources: ExtensionSource[] = [];
+  for (const name of names) {
+    if (name.startsWith(".") || !name.endsWith(".mjs")) continue;
+    const file = path.join(dir, name);
+    if (!(await stat(file).then((info) => info.isFile(), () => false))) continue;
+    sources.push({ id: name.slice(0, -".mjs".length), path: file });
+  }
+  return sources.sort((a, b) => compareNames(a.id, b.id));
+}
+
+/** Checks what `createRuntime` cannot work without: `RUNTIME_OPTIONS_INVALID` naming the option. */
+function checkOptions(options: RuntimeOptions): void {
+  const fail = (what: string): never => {
+    throw new RuntimeError("RUNTIME_OPTIONS_INVALID", `runtime option ${what}`);
+  };
+  if (typeof options !== "object" || options === null) fail("object expected");
+  if (typeof options.projectRoot !== "string" || options.projectRoot === "") fail("projectRoot must be a non-empty path");
+  if (options.userRoot !== undefined && (typeof options.userRoot !== "string" || options.userRoot === "")) fail("userRoot must be a non-empty path");
+  if (typeof options.isProjectTrusted !== "function") fail("isProjectTrusted must be a function (there is no default trust)");
+  if (typeof options.model?.stream !== "function") fail("model must be a Model");
+  const maxTokens = options.context?.maxTokens;
+  if (typeof maxTokens !== "number" || !Number.isFinite(maxTokens) || maxTokens < 0) fail("context.maxTokens must be a finite number >= 0");
+  const bytes = options.maxCatalogBytes;
+  if (bytes !== undefined && (!Number.isInteger(bytes) || bytes < 0)) fail("maxCatalogBytes must be an integer >= 0");
+  const turns = options.maxTurns;
+  if (turns !== undefined && (!Number.isInteger(turns) || turns < 1)) fail("maxTurns must be a positive integer");
+}
+
+/** The canonical roots: the project must be a directory (`RUNTIME_PROJECT_MISSING`); a missing user root is left to discovery to report. */
+async function resolveRoots(options: RuntimeOptions): Promise<{ projectRoot: string; userRoot?: string }> {
+  let projectRoot: string;
+  try {
+    projectRoot = await realpath(options.projectRoot);
+    if (!(await stat(projectRoot)).isDirectory()) throw new Error("not a directory");
+  } catch (error) {
+    throw new RuntimeError("RUNTIME_PROJECT_MISSING", `project root ${options.projectRoot} is not an existing directory`, { cause: error });
+  }
+  if (options.userRoot === undefined) return { projectRoot };
+  const userRoot = await realpath(options.userRoot).catch(() => path.resolve(options.userRoot!));
+  return { projectRoot, userRoot };
+}
+
+/** Runs the functions it is given one after another, in call order, whatever each one's outcome. */
+function serialized(): <T>(work: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(work: () => Promise<T>) => {
+    const run = tail.then(work, work);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.1 · the skill catalog: names and descriptions, within a byte budget
+// ---------------------------------------------------------------------------
+
+// Control characters that are not whitespace, and the bidirectional controls that can
+// reorder what a reader sees. Whitespace itself (line breaks included) is collapsed.
+const UNPRINTABLE = /[\u0000-\u0008\u000E-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+const BLANK_RUN = /\s+/g;
+
+/** One line of catalog text: unprintable characters removed, every whitespace run one space, trimmed. */
+function catalogLine(value: string): string {
+  return value.replace(UNPRINTABLE, "").replace(BLANK_RUN, " ").trim();
+}
+
+/**
+ * The catalog section of the system prompt: `SKILL_CATALOG_HEADER`, a blank line, then one
+ * line `- <name>: <description>` per listed skill (lines joined by `\n`). Guarantees: entries
+ * in code-unit order of name whatever the order of `catalog.skills`; each name and
+ * description on one line, with control and bidirectional-control characters removed and
+ * every run of whitespace (line breaks included) one space, trimmed, so no description can
+ * open a heading or a section; no body ever. Skills for which `hiddenFromModel` is true are
+ * not listed (`hidden`). The whole section (header included) is at most `maxCatalogBytes`
+ * UTF-8 bytes: entries are taken in name order, each one that still fits is kept, each one
+ * that does not is dropped whole (`dropped`) and the next one is tried; with no entry kept
+ * the section is `""`. Same input, same result. A budget that is not an integer >= 0 is
+ * `RUNTIME_OPTIONS_INVALID`.
+ */
+export async function buildSkillCatalog(catalog: ResourceCatalog, options: SkillCatalogOptions): Promise<SkillCatalog> {
+  const maxBytes = options.maxCatalogBytes;
+  if (!Number.isInteger(maxBytes) || maxBytes < 0) {
+    throw new RuntimeError("RUNTIME_OPTIONS_INVALID", `maxCatalogBytes must be an integer >= 0, got ${String(maxBytes)}`);
+  }
+  const skills = [...catalog.skills].sort((a, b) => compareNames(a.name, b.name));
+  const hiddenFlags = await Promise.all(skills.map((skill) => hiddenFromModel(skill)));
+  const hidden: string[] = [];
+  const listed: string[] = [];
+  const dropped: string[] = [];
+  const lines: string[] = [];
+  let used = Buffer.byteLength(`${SKILL_CATALOG_HEADER}\n\n`, "utf8");
+  skills.forEach((skill, index) => {
+    if (hiddenFlags[index]) {
+      hidden.push(skill.name);
+      return;
+    }
+    const line = `- ${catalogLine(skill.name)}: ${catalogLine(skill.description)}`;
+    const cost = Buffer.byteLength(line, "utf8") + (lines.length > 0 ? 1 : 0);
+    if (used + cost > maxBytes) {
+      dropped.push(skill.name);
+      return;
+    }
+    used += cost;
+    lines.push(line);
+    listed.push(skill.name);
+  });
+  const section = lines.length === 0 ? "" : `${SKILL_CATALOG_HEADER}\n\n${lines.join("\n")}`;
+  return { text: section, bytes: Buffer.byteLength(section, "utf8"), maxBytes, listed, dropped, hidden };
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.2 · load_skill: a name in, a fresh body out
+// ---------------------------------------------------------------------------
+
+/** The tool's name, as the model calls it. */
+const LOAD_SKILL = "load_skill";
+
+/** What a skill name sent to load_skill may look like: 1–64 letters, digits, `-`, `_`, `.`, not starting with `.`. */
+const LOADABLE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
+
+/** The schema of load_skill's arguments: exactly `{ name }`, checked before anything is read. */
+const loadSkillSchema: Schema<{ name: string }> = {
+  jsonSchema: {
+    type: "object",
+    properties: { name: { type: "string", pattern: LOADABLE_NAME.source } },
+    required: ["name"],
+    additionalProperties: false,
+  },
+  parse(value: unknown): { name: string } {
+    const refuse = (why: string): never => {
+      throw new RuntimeError("skill_invalid_request", `skill_invalid_request: load_skill 只接受 { name }（${why}）`);
+    };
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse("参数必须是一个对象");
+    const fields = Object.keys(value);
+    if (fields.some((field) => field !== "name")) return refuse("除了 name 不能有别的字段");
+    const name: unknown = (value as { name?: unknown }).name;
+    if (typeof name !== "string") return refuse("name 必须是字符串");
+    if (!LOADABLE_NAME.test(name)) return refuse("name 是 1–64 个字母、数字、-、_ 或 .，不以 . 开头");
+    return { name };
+  },
+};
+
+/**
+ * Turns a failed activation of skill `name` into the error the model may see. Its message
+ * names the skill and never a path, whatever the original error said: a skill missing from
+ * the catalog is `skill_not_found`; one whose SKILL.md changed name, vanished or now
+ * resolves elsewhere is `skill_changed`; anything else (too large, not text, unreadable,
+ * broken frontmatter) is `skill_unreadable`. The message starts with the code and a colon
+ * (`skill_changed: …`).
+ */
+function skillLoadError(error: unknown, name: string): RuntimeError {
+  const code = codeOf(error);
+  if (code === "SKILL_NOT_FOUND") {
+    return new RuntimeError("skill_not_found", `skill_not_found: 技能 ${name} 不在目录里（目录是启动时的快照；新加的技能要等 reload 之后）`);
+  }
+  if (code === "SKILL_CHANGED" || code === "SKILL_PATH_ESCAPE") {
+    return new RuntimeError("skill_changed", `skill_changed: 技能 ${name} 在磁盘上变了（改了名字、被删除或被换走）；reload 之后再试`);
+  }
+  return new RuntimeError("skill_unreadable", `skill_unreadable: 技能 ${name} 的 SKILL.md 现在读不出来（太大、不是文本、无法读取或 frontmatter 坏了）`);
+}
+
+/**
+ * The `load_skill` tool over a catalog snapshot. Guarantees: its arguments are exactly
+ * `{ name }` (a plain object with no other field; `name` a string of 1–64 letters, digits,
+ * `-`, `_` or `.`, not starting with `.`), checked by its schema before any file is touched:
+ * the schema throws `skill_invalid_request`, whose message starts with that code;
+ * the name is looked up in the snapshot (`skill_not_found`), a hidden skill is refused
+ * (`skill_hidden`), and the body is read fresh by Chapter 12's `activateSkill` at every
+ * call, so an edit shows at once, and a skill the byte budget dropped still loads. A
+ * result's text is the body and its `details` `{ name }`; an error result's text is the
+ * error's message (starting with its code), its `details` `{ name, code }`, and no message
+ * names a path. Every successful load calls `onLoad({ name, by: "model", at: now() })`;
+ * a refused one records nothing.
+ */
+export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: string }, LoadSkillDetails> {
+  const resources = structuredClone(options.resources);
+  const hidden = new Set(options.hidden);
+  const now = options.now ?? Date.now;
+  return {
+    name: LOAD_SKILL,
+    description: "Loads the full instructions of one skill listed in the system prompt's skill catalog. Give only the skill's name.",
+    schema: loadSkillSchema,
+    async execute({ name }) {
+      const refuse = (error: RuntimeError) => ({ content: [text(error.message)], details: { name, code: error.code as SkillErrorCode }, isError: true });
+      if (!resources.skills.some((skill) => skill.name === name)) return refuse(skillLoadError({ code: "SKILL_NOT_FOUND" }, name));
+      if (hidden.has(name)) {
+        return refuse(new RuntimeError("skill_hidden", `skill_hidden: 技能 ${name} 只能由用户用 /skill:${name} 调用（disable-model-invocation）`));
+      }
+      let body: string;
+      try {
+        body = (await activateSkill(resources, name)).body;
+      } catch (error) {
+        return refuse(skillLoadError(error, name));
+      }
+      options.onLoad?.({ name, by: "model", at: now() });
+      return { content: [text(body)], details: { name } };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.3 · user commands: /skill: and /template: before the model
+// ---------------------------------------------------------------------------
+
+const SKILL_COMMAND = "/skill:";
+const TEMPLATE_COMMAND = "/template:";
+/** `<name>` right after the prefix, then optionally whitespace and the rest. */
+const COMMAND_SHAPE = /^(\S+)(?:\s+([\s\S]*))?$/;
+const ARGUMENT_SHAPE = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/;
+
+/** `/skill:<name> [text]`: the skill's fresh body, then the text, as the user's turn. */
+async function forceSkill(rest: string, resources: ResourceCatalog, options: ExpandOptions): Promise<ExpandedInput> {
+  const shape = COMMAND_SHAPE.exec(rest);
+  if (shape === null) throw new RuntimeError("COMMAND_INVALID", "/skill: 后面要紧跟技能名，例如 /skill:code-review 看一下 src/app.js");
+  const name = shape[1]!;
+  const request = (shape[2] ?? "").trim();
+  let body: string;
+  try {
+    body = (await activateSkill(resources, name)).body;
+  } catch (error) {
+    throw skillLoadError(error, name);
+  }
+  options.onLoad?.({ name, by: "user", at: (options.now ?? Date.now)() });
+  const loaded = `Skill ${JSON.stringify(name)} (loaded by the user for this turn):\n\n${body}`;
+  return { message: userMessage(request === "" ? loaded : `${loaded}\n\n${request}`), skill: name };
+}
+
+/** `/template:<name> key=value …`: the template rendered with those arguments, as the user's turn. */
+function applyTemplate(rest: string, resources: ResourceCatalog): ExpandedInput {
+  const shape = COMMAND_SHAPE.exec(rest);
+  if (shape === null) throw new RuntimeError("COMMAND_INVALID", "/template: 后面要紧跟模板名，例如 /template:review file=src/app.js");
+  const name = shape[1]!;
+  const values: Record<string, string> = {};
+  for (const token of (shape[2] ?? "").split(/\s+/).filter((part) => part !== "")) {
+    const argument = ARGUMENT_SHAPE.exec(token);
+    if (argument === null) throw new RuntimeError("COMMAND_INVALID", `模板参数要写成 key=value（key 是字母、数字或下划线，不以数字开头），实际是 ${JSON.stringify(token)}`);
+    if (Object.hasOwn(values, argument[1]!)) throw new RuntimeError("COMMAND_INVALID", `模板参数 ${argument[1]} 写了两次`);
+    values[argument[1]!] = argument[2]!;
+  }
+  const template = resources.templates.find((candidate) => candidate.name === name);
+  if (template === undefined) throw new RuntimeError("TEMPLATE_NOT_FOUND", `没有名为 ${name} 的模板`);
+  return { message: renderTemplate(template, values), template: name };
+}
+
+/**
+ * Applies a user command, if the input starts with one, and returns the turn the model
+ * will see. Only an input that starts exactly with `/skill:` or `/template:` is a command;
+ * anything else (`/help`, `/docs/x`, text with a command inside) is sent as it is.
+ * `/skill:<name> [text]` forces that skill into this turn, a hidden one too, its body read
+ * fresh (`skill_not_found`, `skill_changed`, `skill_unreadable` as load_skill), and records a
+ * load `by: "user"`. The turn's one text block reads `Skill "<name>" (loaded by the user for
+ * this turn):`, a blank line, the body, and when text follows the name, a blank line and
+ * that text (trimmed). `/template:<name> key=value …` renders that template with Chapter
+ * 12's `renderTemplate` (`TEMPLATE_NOT_FOUND`; `TEMPLATE_ARGUMENT_MISSING` passes through):
+ * arguments are separated by whitespace, a key is a letter or `_` then letters, digits or
+ * `_`, the value is everything after the first `=` (possibly empty). The name must follow
+ * the prefix at once; a command without a name, an argument that is not `key=value` or a
+ * key given twice is `COMMAND_INVALID`. Nothing is sent and nothing recorded on any error.
+ */
+export async function expandInput(input: string, resources: ResourceCatalog, options: ExpandOptions = {}): Promise<ExpandedInput> {
+  if (input.startsWith(SKILL_COMMAND)) return forceSkill(input.slice(SKILL_COMMAND.length), resources, options);
+  if (input.startsWith(TEMPLATE_COMMAND)) return applyTemplate(input.slice(TEMPLATE_COMMAND.length), resources);
+  return { message: userMessage(input) };
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.4 · startup: lenient discovery, the user first, then trust, then the project
+// ---------------------------------------------------------------------------
+
+/** Chapter 08's coding tools on the project: what the tools act on when the caller gives none. */
+async function defaultTools(projectRoot: string): Promise<Tool[]> {
+  return createCodingTools(await openWorkspace(projectRoot), { shellTimeoutMs: 10_000 });
+}
+
+/**
+ * Builds one complete state, in this order: lenient discovery of `[project, user]` (every
+ * problem a diagnostic, nothing thrown for one file); the skill catalog; a new registry
+ * with the core tools and load_skill; a new extension host; the user's extensions; then
+ * the project's trust decision (asked exactly once; only `true` trusts; a throwing policy
+ * is a `PROJECT_TRUST_FAILED` diagnostic and means "not trusted"); and only after a `true`
+ * the project's extensions. An extension that fails to load is a diagnostic with its code
+ * and the session goes on without it. Changes nothing outside the state it returns.
+ */
+async function loadState(setup: RuntimeSetup, importModule: ImportModule | undefined): Promise<RuntimeState> {
+  const { options, projectRoot, userRoot } = setup;
+  const diagnostics: RuntimeDiagnostic[] = [];
+  const roots = userRoot === undefined ? [projectRoot] : [projectRoot, userRoot];
+  const resources = await discoverResources(roots, {
+    onDiagnostic: (found) => {
+      diagnostics.push({ area: "resources", severity: found.severity, code: found.code, source: found.source, message: found.message });
+    },
+  });
+  const skills = await buildSkillCatalog(resources, { maxCatalogBytes: options.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES });
+  const loadSkill = createLoadSkillTool({ resources, hidden: skills.hidden, onLoad: setup.recordLoad, ...(options.now ? { now: options.now } : {}) });
+  const registry = new ToolRegistry([...(await (options.tools ?? defaultTools)(projectRoot)), loadSkill as Tool]);
+  const onDiagnostic = (diagnostic: ExtensionDiagnostic) => setup.emit({ type: "hook_diagnostic", diagnostic });
+  const host = createExtensionHost(registry, { hookTimeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, onDiagnostic });
+  const extensions: ExtensionStatus[] = [];
+  const load = async (source: ExtensionSource, origin: ExtensionStatus["origin"]) => {
+    try {
+      const loaded = await loadExtension(source, { host, isTrusted: () => true, ...(importModule ? { importModule } : {}) });
+      extensions.push({ id: source.id, origin, status: loaded.status });
+    } catch (error) {
+      const code = codeOf(error) ?? "EXTENSION_FAILED";
+      extensions.push({ id: source.id, origin, status: "failed", code });
+      diagnostics.push({ area: "extensions", severity: "error", code, source: source.id, message: messageOf(error) });
+    }
+  };
+  if (userRoot !== undefined) {
+    for (const source of await extensionSourcesOf(userRoot)) await load(source, "user");
+  }
+  let trusted = false;
+  try {
+    trusted = (await options.isProjectTrusted(projectRoot)) === true;
+  } catch (error) {
+    diagnostics.push({ area: "trust", severity: "error", code: "PROJECT_TRUST_FAILED", source: projectRoot, message: messageOf(error) });
+  }
+  for (const source of await extensionSourcesOf(projectRoot)) {
+    if (trusted) await load(source, "project");
+    else extensions.push({ id: source.id, origin: "project", status: "skipped_untrusted" });
+  }
+  return { resources, skills, registry, host, extensions, diagnostics };
+}
+
+/**
+ * Starts a runtime: checks the options, builds the first state (see `loadState`), reports
+ * each of its diagnostics once as a `diagnostic` event, and opens an empty session.
+ * `prompt` and `reload` run one after another, in call order. Rejects with
+ * `RUNTIME_OPTIONS_INVALID` or `RUNTIME_PROJECT_MISSING` before anything is loaded.
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  checkOptions(options);
+  const roots = await resolveRoots(options);
+  const recorded: SkillLoad[] = [];
+  const emit = (event: RuntimeEvent) => options.onEvent?.(structuredClone(event));
+  const setup: RuntimeSetup = {
+    options,
+    ...roots,
+    recordLoad: (load) => {
+      recorded.push(structuredClone(load));
+      emit({ type: "skill_load", load });
+    },
+    emit,
+  };
+  const state = await loadState(setup, options.importModule);
+  for (const diagnostic of state.diagnostics) emit({ type: "diagnostic", diagnostic });
+  const core: RuntimeCore = { ...setup, state, session: createSession(), loads: recorded };
+  const inTurn = serialized();
+  return {
+    get diagnostics() {
+      return structuredClone(core.state.diagnostics);
+    },
+    get resources() {
+      return structuredClone(core.state.resources);
+    },
+    get catalog() {
+      return structuredClone(core.state.skills);
+    },
+    get tools() {
+      return core.state.registry.list().map((tool) => tool.name);
+    },
+    get extensions() {
+      return structuredClone(core.state.extensions);
+    },
+    get messages() {
+      return core.session.activePath().map((entry) => entry.message);
+    },
+    get skillLoads() {
+      return structuredClone(core.loads);
+    },
+    prompt: (input) => inTurn(() => runTurn(core, input)),
+    reload: () => inTurn(() => reloadRuntime(core)),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.5 · one turn: a budgeted request, tools through the host, the session keeps it
+// ---------------------------------------------------------------------------
+
+/** The system prompt of a state: the base prompt, the instructions, the skill catalog; empty parts left out, parts joined by a blank line. */
+function systemPromptOf(base: string, state: RuntimeState): string {
+  const bodies = state.resources.instructions.map((instruction) => instruction.body).filter((body) => body !== "");
+  const instructions = bodies.length === 0 ? "" : `# Instructions\n\n${bodies.join("\n\n")}`;
+  return [base, instructions, state.skills.text].filter((part) => part !== "").join("\n\n");
+}
+
+/** The error of a request that does not fit: it says every part of the sum and the limit. */
+function overflowError(tokens: ContextProjection["tokens"]): RuntimeError {
+  const sum = `系统提示 ${tokens.system} + 消息 ${tokens.messages} + 预留输出 ${tokens.reservedOutput} + 安全余量 ${tokens.safetyMargin} = ${tokens.total} tokens`;
+  return new RuntimeError("RUNTIME_CONTEXT_OVERFLOW", `请求放不下，没有发送：${sum}，超过上限 ${tokens.maxTokens}`);
+}
+
+/**
+ * Runs one user turn on the current state. Guarantees: the input's command is applied
+ * first (`expandInput`); every model request is built by `buildContext` (with the
+ * `context` options) from the session's active path and the system prompt, which is the
+ * base prompt, then `# Instructions`, a blank line and the instruction bodies (blank lines
+ * between), then the skill catalog, empty parts left out and parts joined by a blank line;
+ * a request whose total exceeds `maxTokens` is never sent: the turn rejects with
+ * `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of the total and the limit;
+ * every request that is sent is reported as a `request` event first; tools
+ * run through the extension host's wrapped executor; every message is appended to the
+ * session as it happens, so the transcript survives the turn (and a reload).
+ */
+async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
+  const { options, state, session } = core;
+  const expanded = await expandInput(input, state.resources, { onLoad: core.recordLoad, ...(options.now ? { now: options.now } : {}) });
+  const systemPrompt = systemPromptOf(options.baseSystemPrompt ?? "", state);
+  const { maxTokens, reservedOutput, safetyMargin, estimateTokens } = options.context;
+  let requests = 0;
+  const result = await runAgentLoop([], [expanded.message], {
+    model: options.model,
+    registry: state.registry,
+    executor: state.host.wrapExecutor(createToolExecutor(state.registry)),
+    maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+    prepareContext: () => {
+      const planned = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt });
+      if (planned.tokens.total > planned.tokens.maxTokens) throw overflowError(planned.tokens);
+      const tools = state.registry.list().map((tool) => tool.name);
+      core.emit({ type: "request", turn: ++requests, systemPrompt: planned.systemPrompt, messages: planned.messages, tools, tokens: planned.tokens });
+      return { systemPrompt: planned.systemPrompt, messages: planned.messages };
+    },
+    emit: (event) => {
+      if (event.type !== "message") return;
+      session.append(event.message);
+      core.emit({ type: "message", message: event.message });
+    },
+  });
+  const turn: TurnResult = { stopReason: result.stopReason, turns: result.turns, messages: result.messages };
+  if (expanded.skill !== undefined) turn.skill = expanded.skill;
+  if (expanded.template !== undefined) turn.template = expanded.template;
+  return turn;
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.6 · reload: new code and a new catalog, the same session
+// ---------------------------------------------------------------------------
+
+let freshImports = 0;
+
+/** Imports a new instance of the module: a query unique in this process makes Node load and evaluate the file again. */
+async function importFresh(source: Readonly<ExtensionSource>): Promise<unknown> {
+  const url = pathToFileURL(source.path);
+  url.searchParams.set("reload", String(++freshImports));
+  return import(url.href);
+}
+
+/** Names in `after` but not `before`, in `after`'s order. */
+function added(before: readonly string[], after: readonly string[]): string[] {
+  return after.filter((name) => !before.includes(name));
+}
+
+/** What differs between two states, by name. */
+function changesBetween(before: RuntimeState, after: RuntimeState): RuntimeChanges {
+  const skillNames = (state: RuntimeState) => state.resources.skills.map((skill) => skill.name);
+  const toolNames = (state: RuntimeState) => state.registry.list().map((tool) => tool.name);
+  const activeIds = (state: RuntimeState) => state.extensions.filter((extension) => extension.status === "active").map((extension) => extension.id);
+  const changedSkills = after.resources.skills
+    .filter((skill) => {
+      const old = before.resources.skills.find((candidate) => candidate.name === skill.name);
+      if (old === undefined) return false;
+      const wasHidden = before.skills.hidden.includes(skill.name);
+      const isHidden = after.skills.hidden.includes(skill.name);
+      return old.description !== skill.description || old.source !== skill.source || wasHidden !== isHidden;
+    })
+    .map((skill) => skill.name);
+  return {
+    skillsAdded: added(skillNames(before), skillNames(after)),
+    skillsRemoved: added(skillNames(after), skillNames(before)),
+    skillsChanged: changedSkills,
+    toolsAdded: added(toolNames(before), toolNames(after)),
+    toolsRemoved: added(toolNames(after), toolNames(before)),
+    extensionsAdded: added(activeIds(before), activeIds(after)),
+    extensionsRemoved: added(activeIds(after), activeIds(before)),
+    extensionsReloaded: activeIds(after).filter((id) => activeIds(before).includes(id)),
+  };
+}
+
+/**
+ * Reloads: builds a complete new state beside the current one (`loadState`, every
+ * extension imported as a fresh module instance unless `options.importModule` is given),
+ * and swaps it in only when nothing running would be lost. A reload fails when the project
+ * root is gone or building the state throws, when an extension that is active now fails to
+ * load, or when the trust policy throws: then the previous state keeps running untouched
+ * (its catalog, tools and hooks) and the report says why. An extension that was not
+ * running (new, or failing already) and fails is only a diagnostic, as at the start.
+ * On success the old extensions' tools and hooks are gone with the old state, the catalog
+ * is the new snapshot, and the session is the same one. Either way the attempt's
+ * diagnostics are reported once as events, then a `reload` event.
+ */
+async function reloadRuntime(core: RuntimeCore): Promise<ReloadReport> {
+  let next: RuntimeState;
+  let report: ReloadReport;
+  try {
+    await resolveRoots(core.options); // the project must still be there
+    next = await loadState(core, core.options.importModule ?? importFresh);
+  } catch (error) {
+    report = { status: "failed", error: { code: codeOf(error) ?? "RELOAD_FAILED", message: messageOf(error) }, diagnostics: [] };
+    core.emit({ type: "reload", report });
+    return report;
+  }
+  for (const diagnostic of next.diagnostics) core.emit({ type: "diagnostic", diagnostic });
+  const running = core.state.extensions.filter((extension) => extension.status === "active").map((extension) => extension.id);
+  const lost = (diagnostic: RuntimeDiagnostic) => diagnostic.area === "trust" || (diagnostic.area === "extensions" && running.includes(diagnostic.source));
+  const broken = next.diagnostics.find((diagnostic) => diagnostic.severity === "error" && lost(diagnostic));
+  if (broken !== undefined) {
+    report = { status: "failed", error: { code: broken.code, message: `${broken.source}: ${broken.message}` }, diagnostics: structuredClone(next.diagnostics) };
+  } else {
+    const previous = core.state;
+    core.state = next;
+    report = { status: "reloaded", changes: changesBetween(previous, next), diagnostics: structuredClone(next.diagnostics) };
+  }
+  core.emit({ type: "reload", report });
+  return report;
+}

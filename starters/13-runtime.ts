@@ -1,0 +1,611 @@
+/**
+ * Chapter 13 · the runtime — the practice starter.
+ *
+ * The public types and the exported functions are fixed (the tests and `npm start` use
+ * them); every lab's function is a construction site named after its lab. Build them in
+ * order: Lab 13.1 skill catalog → 13.2 load_skill → 13.3 user commands → 13.4 startup →
+ * 13.5 one turn → 13.6 reload. Add private helpers as you need them; keep the exports and
+ * the signatures of the functions marked 🔨 (the labs call them, and so does the fault
+ * exercise).
+ *
+ * Run one lab:  npm run build -w @pi/course, then
+ *   node --test --test-name-pattern="Lab 13.1" packages/pi-course/dist/test/13-runtime.test.js
+ *
+ * You write this file only. The declarations without a 🔨 mark are given: they are the
+ * reference's own code (reading the disable-model-invocation flag, listing extension
+ * files, checking options, the queue that runs calls one after another, the default core
+ * tools), so that the labs are about how the parts meet, not about plumbing. Chapter 12's
+ * `resources.ts` beside this file is the finished reference: use its functions.
+ */
+// The imports below are the tools the reference uses; unused ones are fine while you build.
+import { readdir, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { runAgentLoop, type LoopStopReason } from "./agent-loop.js";
+import { createCodingTools } from "./coding-tools.js";
+import { buildContext, type ContextProjection } from "./context.js";
+import type { Model } from "./model.js";
+import { decodeText, readProvenPrefix } from "./resource-files.js";
+import {
+  activateSkill,
+  createExtensionHost,
+  discoverResources,
+  loadExtension,
+  renderTemplate,
+  type ExtensionDiagnostic,
+  type ExtensionHost,
+  type ExtensionSource,
+  type ResourceCatalog,
+  type SkillResource,
+} from "./resources.js";
+import { createSession, type SessionTree } from "./session.js";
+import { createToolExecutor, ToolRegistry, type Schema, type Tool } from "./tool.js";
+import { text, userMessage, type AgentMessage, type UserMessage } from "./types.js";
+import { openWorkspace } from "./workspace.js";
+
+// ---------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------
+
+/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill, never a path. */
+export type SkillErrorCode = "skill_not_found" | "skill_invalid_request" | "skill_hidden" | "skill_changed" | "skill_unreadable";
+
+/** Error codes thrown on purpose by this module. */
+export type RuntimeErrorCode =
+  | SkillErrorCode
+  | "COMMAND_INVALID" // Lab 13.3: a /skill: or /template: command that is not well formed
+  | "TEMPLATE_NOT_FOUND" // Lab 13.3
+  | "RUNTIME_OPTIONS_INVALID" // given: options that cannot work
+  | "RUNTIME_PROJECT_MISSING" // given: the project root is not a directory
+  | "RUNTIME_CONTEXT_OVERFLOW"; // Lab 13.5: a request that does not fit the window
+
+/** An error with a stable `code`; messages may change, codes do not. */
+export class RuntimeError extends Error {
+  readonly code: RuntimeErrorCode;
+  constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RuntimeError";
+    this.code = code;
+  }
+}
+
+export interface SkillCatalogOptions {
+  /** The most UTF-8 bytes the catalog section may take, header included; a non-negative integer. */
+  maxCatalogBytes: number;
+}
+
+/** The skill catalog the model is shown, and what was left out of it. */
+export interface SkillCatalog {
+  /** The system-prompt section: the header, then one line per listed skill; `""` when none is listed. */
+  text: string;
+  /** UTF-8 bytes of `text`; never more than `maxBytes`. */
+  bytes: number;
+  maxBytes: number;
+  /** Names listed, in code-unit order. */
+  listed: string[];
+  /** Names left out by the byte budget, in code-unit order (they still load by name). */
+  dropped: string[];
+  /** Names left out because their SKILL.md says `disable-model-invocation: true`, in code-unit order. */
+  hidden: string[];
+}
+
+/** The first lines of the catalog section; the entries follow after a blank line. */
+export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
+
+/** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
+export interface SkillLoad {
+  name: string;
+  by: "model" | "user";
+  at: number;
+}
+
+export interface LoadSkillOptions {
+  /** The catalog snapshot the tool serves: names are looked up here, never on disk. */
+  resources: ResourceCatalog;
+  /** Skills the model may not load (`disable-model-invocation: true`). */
+  hidden: readonly string[];
+  /** Called once for every successful load. */
+  onLoad?(load: SkillLoad): void;
+  /** The clock of `SkillLoad.at`; default `Date.now`. */
+  now?(): number;
+}
+
+/** `details` of a load_skill result: the skill, and on failure the code. */
+export type LoadSkillDetails = { name: string } | { name: string; code: SkillErrorCode };
+
+export interface ExpandOptions {
+  /** Called when `/skill:` loads a skill (`by: "user"`). */
+  onLoad?(load: SkillLoad): void;
+  now?(): number;
+}
+
+/** A user's input after its command was applied: the turn the model will see. */
+export interface ExpandedInput {
+  message: UserMessage;
+  /** The skill `/skill:` forced into this turn. */
+  skill?: string;
+  /** The template `/template:` rendered into this turn. */
+  template?: string;
+}
+
+export interface RuntimeContextOptions {
+  /** The model's context window, in tokens. */
+  maxTokens: number;
+  reservedOutput?: number;
+  safetyMargin?: number;
+  /** Passed to `buildContext`; default its `ceil(characters / 4)`. */
+  estimateTokens?(value: string | AgentMessage): number;
+}
+
+export interface RuntimeOptions {
+  /** The project: its resources, the workspace the tools act in, its `extensions/*.mjs`. */
+  projectRoot: string;
+  /** The user's own folder: resources and `extensions/*.mjs` the user installed (trusted by them). */
+  userRoot?: string;
+  /** Asked once per start and per reload, after the user's extensions loaded; only exactly `true` trusts. */
+  isProjectTrusted(projectRoot: string): boolean | Promise<boolean>;
+  model: Model;
+  /** The first section of every system prompt; default `""`. */
+  baseSystemPrompt?: string;
+  context: RuntimeContextOptions;
+  /** Byte budget of the skill catalog; default 4096. */
+  maxCatalogBytes?: number;
+  /** Most model calls per turn; default 16. */
+  maxTurns?: number;
+  /** Per hook; default 2000 ms. */
+  hookTimeoutMs?: number;
+  /** The core tools, made again at every start and reload; default Chapter 08's coding tools on the project. */
+  tools?(projectRoot: string): Tool[] | Promise<Tool[]>;
+  /** How extension modules are imported (tests); default a dynamic import, fresh at every reload. */
+  importModule?(source: Readonly<ExtensionSource>): Promise<unknown>;
+  /** The clock of skill loads; default `Date.now`. */
+  now?(): number;
+  /** Receives every event, in order (copies). */
+  onEvent?(event: RuntimeEvent): void;
+}
+
+/** Something a start or a reload found: a resource left out or shadowed, an extension that failed, a trust policy that threw. */
+export interface RuntimeDiagnostic {
+  area: "resources" | "extensions" | "trust";
+  severity: "error" | "warning";
+  /** Chapter 12's codes (RESOURCE_*, SKILL_*, EXTENSION_*, TOOL_CONFLICT), or PROJECT_TRUST_FAILED. */
+  code: string;
+  /** The file (resources), the extension id (extensions), the project root (trust). */
+  source: string;
+  message: string;
+}
+
+export interface ExtensionStatus {
+  id: string;
+  origin: "user" | "project";
+  status: "active" | "skipped_untrusted" | "failed";
+  /** The error code when `failed`. */
+  code?: string;
+}
+
+/** What the runtime reports while it works, in order. */
+export type RuntimeEvent =
+  | { type: "diagnostic"; diagnostic: RuntimeDiagnostic }
+  | { type: "request"; turn: number; systemPrompt: string; messages: AgentMessage[]; tools: string[]; tokens: ContextProjection["tokens"] }
+  | { type: "message"; message: AgentMessage }
+  | { type: "skill_load"; load: SkillLoad }
+  | { type: "hook_diagnostic"; diagnostic: ExtensionDiagnostic }
+  | { type: "reload"; report: ReloadReport };
+
+/** The outcome of one `prompt`. */
+export interface TurnResult {
+  stopReason: LoopStopReason;
+  /** Model calls made. */
+  turns: number;
+  /** The messages this turn added, its user message first. */
+  messages: AgentMessage[];
+  skill?: string;
+  template?: string;
+}
+
+/** What a reload changed, by name. */
+export interface RuntimeChanges {
+  skillsAdded: string[];
+  skillsRemoved: string[];
+  /** In both catalogs, but with another description, source or visibility. */
+  skillsChanged: string[];
+  toolsAdded: string[];
+  toolsRemoved: string[];
+  /** Active extensions (by id): new ones, gone ones, and those imported again. */
+  extensionsAdded: string[];
+  extensionsRemoved: string[];
+  extensionsReloaded: string[];
+}
+
+export type ReloadReport =
+  | { status: "reloaded"; changes: RuntimeChanges; diagnostics: RuntimeDiagnostic[] }
+  | { status: "failed"; error: { code: string; message: string }; diagnostics: RuntimeDiagnostic[] };
+
+/** A running session. Every getter returns a copy. */
+export interface Runtime {
+  /** The diagnostics of the start (or of the last successful reload), reported once as events. */
+  readonly diagnostics: RuntimeDiagnostic[];
+  /** The resource catalog snapshot in use. */
+  readonly resources: ResourceCatalog;
+  /** The skill catalog the model is shown. */
+  readonly catalog: SkillCatalog;
+  /** Registered tool names, in registration order. */
+  readonly tools: string[];
+  readonly extensions: ExtensionStatus[];
+  /** The transcript: the session's active path. */
+  readonly messages: AgentMessage[];
+  /** Every skill load so far. */
+  readonly skillLoads: SkillLoad[];
+  /** Runs one user turn (commands expanded first). Calls run one after another. */
+  prompt(input: string): Promise<TurnResult>;
+  /** Re-discovers and re-imports; keeps the session; reports what changed. */
+  reload(): Promise<ReloadReport>;
+}
+
+/** The parts of a runtime that never change: its options, its canonical roots, where loads and events go. */
+interface RuntimeSetup {
+  options: RuntimeOptions;
+  projectRoot: string;
+  userRoot?: string;
+  recordLoad(load: SkillLoad): void;
+  emit(event: RuntimeEvent): void;
+}
+
+/** Everything one start (or reload) built; replaced as a whole, never edited. */
+interface RuntimeState {
+  resources: ResourceCatalog;
+  skills: SkillCatalog;
+  registry: ToolRegistry;
+  host: ExtensionHost;
+  extensions: ExtensionStatus[];
+  diagnostics: RuntimeDiagnostic[];
+}
+
+interface RuntimeCore extends RuntimeSetup {
+  state: RuntimeState;
+  session: SessionTree;
+  loads: SkillLoad[];
+}
+
+type ImportModule = (source: Readonly<ExtensionSource>) => Promise<unknown>;
+
+const DEFAULT_MAX_CATALOG_BYTES = 4096;
+const DEFAULT_MAX_TURNS = 16;
+const DEFAULT_HOOK_TIMEOUT_MS = 2000;
+
+// ---------------------------------------------------------------------------
+// Given helpers (reference code the labs do not ask you to write)
+// ---------------------------------------------------------------------------
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+const FLAG_READ_LIMIT = 64 * 1024;
+
+/** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
+function frontmatterOf(content: string): string | undefined {
+  const lines = content.replace(/^\uFEFF/, "").split("\n").map((line) => line.replace(/\r$/, ""));
+  if (lines[0] !== "---") return undefined;
+  const end = lines.indexOf("---", 1);
+  return end === -1 ? undefined : lines.slice(1, end).join("\n");
+}
+
+/**
+ * Whether `skill` asks to be hidden from the model: its SKILL.md frontmatter holds
+ * `disable-model-invocation: true` (the boolean; `false`, `"true"` or no field leave it
+ * visible). Reads only up to the end of the frontmatter, from a proven handle (Chapter 12's
+ * `resource-files.ts`). A skill whose flag cannot be read now (the file changed, is no
+ * longer text, its frontmatter broke) counts as hidden: fail closed.
+ */
+export async function hiddenFromModel(skill: SkillResource): Promise<boolean> {
+  try {
+    const enough = (bytes: Buffer) => bytes.length > FLAG_READ_LIMIT || frontmatterOf(bytes.toString("utf8")) !== undefined;
+    const prefix = await readProvenPrefix(skill.source, enough);
+    const yaml = frontmatterOf(decodeText(skill.source, prefix, { prefix: true }));
+    if (yaml === undefined) return true;
+    const fields: unknown = parseYaml(yaml);
+    if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return true;
+    return (fields as Record<string, unknown>)["disable-model-invocation"] === true;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The extension modules of a root: `extensions/*.mjs`, regular files whose names do not
+ * start with `.`, each `{ id: <file name without .mjs>, path }`, in code-unit order of id.
+ * No `extensions/` folder means none.
+ */
+async function extensionSourcesOf(root: string): Promise<ExtensionSource[]> {
+  const dir = path.join(root, "extensions");
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if (codeOf(error) === "ENOENT" || codeOf(error) === "ENOTDIR") return [];
+    throw error;
+  }
+  const sources: ExtensionSource[] = [];
+  for (const name of names) {
+    if (name.startsWith(".") || !name.endsWith(".mjs")) continue;
+    const file = path.join(dir, name);
+    if (!(await stat(file).then((info) => info.isFile(), () => false))) continue;
+    sources.push({ id: name.slice(0, -".mjs".length), path: file });
+  }
+  return sources.sort((a, b) => compareNames(a.id, b.id));
+}
+
+/** Checks what `createRuntime` cannot work without: `RUNTIME_OPTIONS_INVALID` naming the option. */
+function checkOptions(options: RuntimeOptions): void {
+  const fail = (what: string): never => {
+    throw new RuntimeError("RUNTIME_OPTIONS_INVALID", `runtime option ${what}`);
+  };
+  if (typeof options !== "object" || options === null) fail("object expected");
+  if (typeof options.projectRoot !== "string" || options.projectRoot === "") fail("projectRoot must be a non-empty path");
+  if (options.userRoot !== undefined && (typeof options.userRoot !== "string" || options.userRoot === "")) fail("userRoot must be a non-empty path");
+  if (typeof options.isProjectTrusted !== "function") fail("isProjectTrusted must be a function (there is no default trust)");
+  if (typeof options.model?.stream !== "function") fail("model must be a Model");
+  const maxTokens = options.context?.maxTokens;
+  if (typeof maxTokens !== "number" || !Number.isFinite(maxTokens) || maxTokens < 0) fail("context.maxTokens must be a finite number >= 0");
+  const bytes = options.maxCatalogBytes;
+  if (bytes !== undefined && (!Number.isInteger(bytes) || bytes < 0)) fail("maxCatalogBytes must be an integer >= 0");
+  const turns = options.maxTurns;
+  if (turns !== undefined && (!Number.isInteger(turns) || turns < 1)) fail("maxTurns must be a positive integer");
+}
+
+/** The canonical roots: the project must be a directory (`RUNTIME_PROJECT_MISSING`); a missing user root is left to discovery to report. */
+async function resolveRoots(options: RuntimeOptions): Promise<{ projectRoot: string; userRoot?: string }> {
+  let projectRoot: string;
+  try {
+    projectRoot = await realpath(options.projectRoot);
+    if (!(await stat(projectRoot)).isDirectory()) throw new Error("not a directory");
+  } catch (error) {
+    throw new RuntimeError("RUNTIME_PROJECT_MISSING", `project root ${options.projectRoot} is not an existing directory`, { cause: error });
+  }
+  if (options.userRoot === undefined) return { projectRoot };
+  const userRoot = await realpath(options.userRoot).catch(() => path.resolve(options.userRoot!));
+  return { projectRoot, userRoot };
+}
+
+/** Runs the functions it is given one after another, in call order, whatever each one's outcome. */
+function serialized(): <T>(work: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(work: () => Promise<T>) => {
+    const run = tail.then(work, work);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/** The scaffold's "not built yet" error: its message names the lab that builds the code. */
+function labError(lab: string): Error {
+  return new Error(`${lab} 尚未实现`);
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.1 · 技能目录只给名字和描述，按字节预算
+// ---------------------------------------------------------------------------
+
+// 🔨 Lab 13.1：先写一个 helper，把一个名字或描述变成一行：去掉控制字符和双向控制符
+//    （U+200E、U+200F、U+202A–U+202E、U+2066–U+2069），每一段空白（换行也算）换成一个空格，去掉首尾空白。
+
+/**
+ * The catalog section of the system prompt: `SKILL_CATALOG_HEADER`, a blank line, then one
+ * line `- <name>: <description>` per listed skill (lines joined by `\n`). Guarantees: entries
+ * in code-unit order of name whatever the order of `catalog.skills`; each name and
+ * description on one line, with control and bidirectional-control characters removed and
+ * every run of whitespace (line breaks included) one space, trimmed, so no description can
+ * open a heading or a section; no body ever. Skills for which `hiddenFromModel` is true are
+ * not listed (`hidden`). The whole section (header included) is at most `maxCatalogBytes`
+ * UTF-8 bytes: entries are taken in name order, each one that still fits is kept, each one
+ * that does not is dropped whole (`dropped`) and the next one is tried; with no entry kept
+ * the section is `""`. Same input, same result. A budget that is not an integer >= 0 is
+ * `RUNTIME_OPTIONS_INVALID`.
+ */
+export async function buildSkillCatalog(catalog: ResourceCatalog, options: SkillCatalogOptions): Promise<SkillCatalog> {
+  // 🔨 Lab 13.1：预算不是非负整数 → RUNTIME_OPTIONS_INVALID
+  // 🔨 Lab 13.1：按名字的 code unit 排序（不要依赖 catalog.skills 原来的顺序），用已经写好的 hiddenFromModel() 分出隐藏的
+  // 🔨 Lab 13.1：从标题和它后面那个空行的字节数算起，逐条累加 UTF-8 字节（两条之间的换行也算）：
+  //    放得下就留下，放不下就整条记进 dropped，然后接着看下一条（后面更短的也许还放得下）
+  // 🔨 Lab 13.1：一条都没留下时 text 是空字符串；bytes 是 text 的 UTF-8 字节数，maxBytes 是这次的预算
+  void catalog;
+  void options;
+  throw labError("Lab 13.1 skill catalog");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.2 · load_skill 只收名字，正文每次现读
+// ---------------------------------------------------------------------------
+
+// 🔨 Lab 13.2：先写 load_skill 的 schema：一个带 jsonSchema（给模型看：对象，只有必填的字符串 name，不许别的字段）
+//    和 parse 的对象。parse 不合格时抛 RuntimeError，code 是 skill_invalid_request，消息以这个 code 加冒号开头。
+
+/**
+ * Turns a failed activation of skill `name` into the error the model may see. Its message
+ * names the skill and never a path, whatever the original error said: a skill missing from
+ * the catalog is `skill_not_found`; one whose SKILL.md changed name, vanished or now
+ * resolves elsewhere is `skill_changed`; anything else (too large, not text, unreadable,
+ * broken frontmatter) is `skill_unreadable`. The message starts with the code and a colon
+ * (`skill_changed: …`).
+ */
+function skillLoadError(error: unknown, name: string): RuntimeError {
+  // 🔨 Lab 13.2：看第 12 章错误的 code 分三类（见上面的文档注释），每类 new 一个 RuntimeError 返回（不是抛出）
+  // 🔨 Lab 13.2：消息自己写：以新的 code 加冒号开头，说出技能名；原错误的 message 一个字都不要用，它带着路径
+  void error;
+  void name;
+  throw labError("Lab 13.2 load_skill");
+}
+
+/**
+ * The `load_skill` tool over a catalog snapshot. Guarantees: its arguments are exactly
+ * `{ name }` (a plain object with no other field; `name` a string of 1–64 letters, digits,
+ * `-`, `_` or `.`, not starting with `.`), checked by its schema before any file is touched:
+ * the schema throws `skill_invalid_request`, whose message starts with that code;
+ * the name is looked up in the snapshot (`skill_not_found`), a hidden skill is refused
+ * (`skill_hidden`), and the body is read fresh by Chapter 12's `activateSkill` at every
+ * call, so an edit shows at once, and a skill the byte budget dropped still loads. A
+ * result's text is the body and its `details` `{ name }`; an error result's text is the
+ * error's message (starting with its code), its `details` `{ name, code }`, and no message
+ * names a path. Every successful load calls `onLoad({ name, by: "model", at: now() })`;
+ * a refused one records nothing.
+ */
+export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: string }, LoadSkillDetails> {
+  // 🔨 Lab 13.2：返回一个 Tool：name 是 load_skill，一句 description，schema 是你写的那个
+  // 🔨 Lab 13.2：execute：名字不在快照里 → skill_not_found；在 hidden 里 → skill_hidden；
+  //    否则每次都用第 12 章的 activateSkill 现读正文，它抛的错交给 skillLoadError()
+  // 🔨 Lab 13.2：错误：返回 isError 为 true 的输出（不要抛出），文字是错误的 message，details 是名字和 code
+  // 🔨 Lab 13.2：成功：文字就是正文，details 只有名字；然后调用 onLoad 记下这次加载（by 是 model，at 取 now）
+  void options;
+  throw labError("Lab 13.2 load_skill");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.3 · 用户命令先于模型
+// ---------------------------------------------------------------------------
+
+// 🔨 Lab 13.3：建议写两个 helper，一个处理 /skill: 之后的部分，一个处理 /template: 之后的部分。
+
+/**
+ * Applies a user command, if the input starts with one, and returns the turn the model
+ * will see. Only an input that starts exactly with `/skill:` or `/template:` is a command;
+ * anything else (`/help`, `/docs/x`, text with a command inside) is sent as it is.
+ * `/skill:<name> [text]` forces that skill into this turn, a hidden one too, its body read
+ * fresh (`skill_not_found`, `skill_changed`, `skill_unreadable` as load_skill), and records a
+ * load `by: "user"`. The turn's one text block reads `Skill "<name>" (loaded by the user for
+ * this turn):`, a blank line, the body, and when text follows the name, a blank line and
+ * that text (trimmed). `/template:<name> key=value …` renders that template with Chapter
+ * 12's `renderTemplate` (`TEMPLATE_NOT_FOUND`; `TEMPLATE_ARGUMENT_MISSING` passes through):
+ * arguments are separated by whitespace, a key is a letter or `_` then letters, digits or
+ * `_`, the value is everything after the first `=` (possibly empty). The name must follow
+ * the prefix at once; a command without a name, an argument that is not `key=value` or a
+ * key given twice is `COMMAND_INVALID`. Nothing is sent and nothing recorded on any error.
+ */
+export async function expandInput(input: string, resources: ResourceCatalog, options: ExpandOptions = {}): Promise<ExpandedInput> {
+  // 🔨 Lab 13.3：只有输入恰好以 /skill: 或 /template: 开头才是命令（大小写、位置都不能差）；其余原样包成用户消息
+  // 🔨 Lab 13.3：/skill:：名字是前缀之后直到第一个空白的那一段，之后的文字去掉首尾空白；用 activateSkill 现读正文，
+  //    它的错交给 skillLoadError()（Lab 13.2）再抛出；成功后记一条 by 为 user 的加载；消息的排版见上面的文档注释
+  // 🔨 Lab 13.3：/template:：名字之后按空白切开，每一段都要是 key=value，同一个 key 不能出现两次；
+  //    先检查参数，再找模板（TEMPLATE_NOT_FOUND），最后交给第 12 章的 renderTemplate
+  void input;
+  void resources;
+  void options;
+  throw labError("Lab 13.3 user commands");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.4 · 启动：先用户，再信任，后项目
+// ---------------------------------------------------------------------------
+
+/** Chapter 08's coding tools on the project: what the tools act on when the caller gives none. */
+async function defaultTools(projectRoot: string): Promise<Tool[]> {
+  return createCodingTools(await openWorkspace(projectRoot), { shellTimeoutMs: 10_000 });
+}
+
+/**
+ * Builds one complete state, in this order: lenient discovery of `[project, user]` (every
+ * problem a diagnostic, nothing thrown for one file); the skill catalog; a new registry
+ * with the core tools and load_skill; a new extension host; the user's extensions; then
+ * the project's trust decision (asked exactly once; only `true` trusts; a throwing policy
+ * is a `PROJECT_TRUST_FAILED` diagnostic and means "not trusted"); and only after a `true`
+ * the project's extensions. An extension that fails to load is a diagnostic with its code
+ * and the session goes on without it. Changes nothing outside the state it returns.
+ */
+async function loadState(setup: RuntimeSetup, importModule: ImportModule | undefined): Promise<RuntimeState> {
+  // 🔨 Lab 13.4：宽松发现：roots 是项目在前、用户在后（没有 userRoot 就只有项目），带上 onDiagnostic，
+  //    每条诊断变成 area 为 resources 的 RuntimeDiagnostic（severity、code、source、message 照搬）
+  // 🔨 Lab 13.4：buildSkillCatalog（Lab 13.1，预算默认 DEFAULT_MAX_CATALOG_BYTES）→ 一个新的 ToolRegistry：
+  //    核心工具（options.tools，没给就用 defaultTools）在前，load_skill（Lab 13.2，onLoad 交给 setup.recordLoad）在后
+  // 🔨 Lab 13.4：一个新的 extension host（hookTimeoutMs 默认 DEFAULT_HOOK_TIMEOUT_MS；hook 诊断作为 hook_diagnostic 事件交给 setup.emit）
+  // 🔨 Lab 13.4：先加载用户级扩展（extensionSourcesOf 已经写好；用户自己装的代码直接信任）；然后问一次 isProjectTrusted：
+  //    只有恰好 true 才信任，抛错记一条 area 为 trust 的 PROJECT_TRUST_FAILED 诊断并当作不信任；
+  //    信任才加载项目的扩展，不信任就把它们记为 skipped_untrusted，一个也不 import
+  // 🔨 Lab 13.4：importModule 有值才交给 loadExtension；一个扩展加载失败：状态记为 failed 并带上错误的 code，
+  //    再加一条 area 为 extensions、source 为扩展 id 的 error 诊断，然后继续下一个
+  void setup;
+  void importModule;
+  throw labError("Lab 13.4 runtime startup");
+}
+
+/**
+ * Starts a runtime: checks the options, builds the first state (see `loadState`), reports
+ * each of its diagnostics once as a `diagnostic` event, and opens an empty session.
+ * `prompt` and `reload` run one after another, in call order. Rejects with
+ * `RUNTIME_OPTIONS_INVALID` or `RUNTIME_PROJECT_MISSING` before anything is loaded.
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  // 🔨 Lab 13.4：先用已经写好的 checkOptions 与 resolveRoots
+  // 🔨 Lab 13.4：准备 RuntimeSetup：emit 把事件的副本交给 options.onEvent；recordLoad 把加载的副本记进一个数组，并发出 skill_load 事件
+  // 🔨 Lab 13.4：loadState 建出第一个状态（importModule 用 options 里的），它的每条诊断作为 diagnostic 事件报告一次；再建一个空的 session
+  // 🔨 Lab 13.4：返回 Runtime：每个 getter 都返回副本（messages 是 session 的 activePath 里的消息，tools 是 registry 里的名字）；
+  //    prompt 交给 runTurn（Lab 13.5），reload 交给 reloadRuntime（Lab 13.6），两者经同一个 serialized() 排队
+  void options;
+  throw labError("Lab 13.4 runtime startup");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.5 · 一次请求：预算之内，经扩展 host，记进 session
+// ---------------------------------------------------------------------------
+
+/**
+ * Runs one user turn on the current state. Guarantees: the input's command is applied
+ * first (`expandInput`); every model request is built by `buildContext` (with the
+ * `context` options) from the session's active path and the system prompt, which is the
+ * base prompt, then `# Instructions`, a blank line and the instruction bodies (blank lines
+ * between), then the skill catalog, empty parts left out and parts joined by a blank line;
+ * a request whose total exceeds `maxTokens` is never sent: the turn rejects with
+ * `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of the total and the limit;
+ * every request that is sent is reported as a `request` event first; tools
+ * run through the extension host's wrapped executor; every message is appended to the
+ * session as it happens, so the transcript survives the turn (and a reload).
+ */
+async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
+  // 🔨 Lab 13.5：先 expandInput（Lab 13.3），加载记录交给 core.recordLoad；按上面的文档注释拼出系统提示
+  // 🔨 Lab 13.5：交给第 07 章的 runAgentLoop：历史是空数组，输入是展开后的那条消息，
+  //    执行器是 host 包装过的第 06 章执行器，轮数上限默认 DEFAULT_MAX_TURNS
+  // 🔨 Lab 13.5：prepareContext 每次都用 buildContext 从 session 的 activePath 算出这次请求；
+  //    total 超过 maxTokens 就抛 RUNTIME_CONTEXT_OVERFLOW，不发送；放得下才发出 request 事件再返回
+  // 🔨 Lab 13.5：循环的每个 message 事件：追加进 session，并作为 message 事件发出
+  void core;
+  void input;
+  throw labError("Lab 13.5 runtime turn");
+}
+
+// ---------------------------------------------------------------------------
+// Lab 13.6 · reload：换掉代码与目录，留下会话
+// ---------------------------------------------------------------------------
+
+// 🔨 Lab 13.6：先写一个 helper，每次都 import 出扩展模块的新实例：在文件 URL 上加一个本进程里不会重复的查询参数，
+//    Node 就会重新读取、重新执行这个文件。再写一个比较两个状态的 helper（技能、工具、扩展，按名字）。
+
+/**
+ * Reloads: builds a complete new state beside the current one (`loadState`, every
+ * extension imported as a fresh module instance unless `options.importModule` is given),
+ * and swaps it in only when nothing running would be lost. A reload fails when the project
+ * root is gone or building the state throws, when an extension that is active now fails to
+ * load, or when the trust policy throws: then the previous state keeps running untouched
+ * (its catalog, tools and hooks) and the report says why. An extension that was not
+ * running (new, or failing already) and fails is only a diagnostic, as at the start.
+ * On success the old extensions' tools and hooks are gone with the old state, the catalog
+ * is the new snapshot, and the session is the same one. Either way the attempt's
+ * diagnostics are reported once as events, then a `reload` event.
+ */
+async function reloadRuntime(core: RuntimeCore): Promise<ReloadReport> {
+  // 🔨 Lab 13.6：resolveRoots 再查一次项目还在，然后用 loadState 在旁边建一个完整的新状态
+  //    （importModule：options 里给了就用它，否则用你的新实例 helper）；这一步抛错 → failed，旧状态不动
+  // 🔨 Lab 13.6：新状态的每条诊断作为事件报告一次；信任策略抛错，或一个现在正在运行（active）的扩展加载失败
+  //    → failed（带那条诊断的 code），旧状态不动；原本就没在运行的扩展失败只是一条诊断
+  // 🔨 Lab 13.6：否则换上新状态，报告变化；session 不动。无论成败，最后都发出一个 reload 事件
+  void core;
+  throw labError("Lab 13.6 runtime reload");
+}
