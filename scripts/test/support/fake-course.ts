@@ -70,7 +70,13 @@ export function betaRender(names: readonly string[]): string {
  */
 export const CHAPTER_TEXT_BETA = `# 第二章正文
 
+## 1. 目录
+
 目录先去重再排序。
+
+## 2. 渲染
+
+渲染用 “ | ” 连接目录里的每一项。
 
 <!-- verify: labs -->
 | Lab | 主题 | 测试数 | 施工位错误 |
@@ -183,6 +189,7 @@ labs:
 faults:
   - id: 2.1-no-sort
     lab: "2.1"
+    rule: §1 目录先去重再排序
     description: 忘记排序
     file: packages/pi-course/src/beta.ts
     find: "].sort();"
@@ -196,6 +203,7 @@ faults:
       explain: 反转之后顺序错了，Lab 2.1 的排序测试应当失败。
   - id: 2.2-no-join
     lab: "2.2"
+    rule: §2 渲染用 “ | ” 连接每一项
     description: 忘记连接
     find: 'join(" | ")'
     replace: 'join("")'
