@@ -62,6 +62,10 @@ export interface ProviderErrorFacts {
 }
 
 const seconds = (ms: number | undefined): string => `${Math.round((ms ?? 0) / 100) / 10}`;
+/** A duration for a sentence: whole milliseconds below a second, else seconds. */
+const duration = (ms: number | undefined): string => ((ms ?? 0) < 1000 ? `${ms ?? 0} 毫秒` : `${seconds(ms)} 秒`);
+/** A name followed by Chinese text: a space after a Latin last letter (`Anthropic 拒绝`), none after a Chinese one. */
+const who = (name: string): string => (/[\x21-\x7e]$/.test(name) ? `${name} ` : name);
 
 /** ", 共尝试 N 次" and why the wait the server asked for was not honoured, when those apply. */
 function retried(f: ProviderErrorFacts): string {
@@ -74,28 +78,30 @@ function retried(f: ProviderErrorFacts): string {
 
 const MESSAGES: { readonly [C in ProviderErrorCode]: (f: ProviderErrorFacts) => string } = {
   PROVIDER_UNKNOWN: (f) => `不认识的 provider ${f.value}：可选 anthropic 或 openai-compatible；不指定 provider 时使用脚本模型。`,
-  PROVIDER_OPTIONS_INVALID: (f) => `${f.provider} 的选项 ${f.option} 不能是 ${f.value}：${f.expected}。`,
+  PROVIDER_OPTIONS_INVALID: (f) => `${who(f.provider)}的选项 ${f.option} 不能是 ${f.value}：${f.expected}。`,
   PROVIDER_KEY_MISSING: (f) =>
-    `没有找到 ${f.provider} 的 API key：请先设置环境变量 ${f.keyEnv}（例如 export ${f.keyEnv}=<你的 key>）再运行；只想看看流程，就不要指定 provider，使用默认的脚本模型。`,
+    `没有找到 ${who(f.provider)}的 API key：请先设置环境变量 ${f.keyEnv}（例如 export ${f.keyEnv}=<你的 key>）再运行；只想看看流程，就不要指定 provider，使用默认的脚本模型。`,
   PROVIDER_BASE_URL_MISSING: (f) =>
-    `${f.provider} 需要服务地址：请用 ${f.baseUrlFrom} 指定，例如 http://127.0.0.1:11434/v1（Ollama）或 http://127.0.0.1:8080/v1（llama.cpp server）。`,
-  PROVIDER_BASE_URL_INVALID: (f) => `${f.provider} 的服务地址 ${f.value} 不能用：${f.expected}；请检查 ${f.baseUrlFrom}。`,
+    `${who(f.provider)}需要服务地址：请用 ${f.baseUrlFrom} 指定，例如 http://127.0.0.1:11434/v1（Ollama）或 http://127.0.0.1:8080/v1（llama.cpp server）。`,
+  PROVIDER_BASE_URL_INVALID: (f) => `${who(f.provider)}的服务地址 ${f.value} 不能用：${f.expected}；请检查 ${f.baseUrlFrom}。`,
   PROVIDER_UNAUTHORIZED: (f) =>
-    `${f.provider} 拒绝了认证（${f.detail}）：请检查环境变量 ${f.keyEnv} 是否设置、是否正确、是否过期，以及它能否使用模型 ${f.model}。`,
+    `${who(f.provider)}拒绝了认证（${f.detail}）：请检查环境变量 ${f.keyEnv} 是否设置、是否正确、是否过期，以及它能否使用模型 ${f.model}。`,
   PROVIDER_UNREACHABLE: (f) => `连不上 ${f.origin}（${f.detail}）：服务没有运行，或者地址写错了；请确认服务已启动，并检查 ${f.baseUrlFrom}。`,
   PROVIDER_TIMEOUT: (f) =>
-    `${f.origin} 超过 ${f.timeoutMs} 毫秒没有传来任何数据（${f.detail}）：网络或服务卡住了；请稍后重试（本地模型第一次加载可能很慢，可以调大超时）。`,
-  PROVIDER_RATE_LIMITED: (f) => `${f.provider} 因请求过多拒绝了这次请求（${f.detail}）${retried(f)}：请等一会儿再试，或者检查账户的速率限制。`,
-  PROVIDER_OVERLOADED: (f) => `${f.provider} 暂时过载（${f.detail}）${retried(f)}：这是服务端的问题，请稍后重试这一轮。`,
+    `${f.origin} 超过 ${duration(f.timeoutMs)}没有传来任何数据（${f.detail}）：网络或服务卡住了；请稍后重试（本地模型第一次加载可能很慢，可以调大超时）。`,
+  PROVIDER_RATE_LIMITED: (f) => `${who(f.provider)}因请求过多拒绝了这次请求（${f.detail}）${retried(f)}：请等一会儿再试，或者检查账户的速率限制。`,
+  PROVIDER_OVERLOADED: (f) => `${who(f.provider)}暂时过载（${f.detail}）${retried(f)}：这是服务端的问题，请稍后重试这一轮。`,
   PROVIDER_HTTP: (f) =>
     f.status === 404
-      ? `${f.provider} 找不到这个接口或模型（${f.detail}）：请检查模型 id ${f.model}（--model）和服务地址（OpenAI 兼容服务的地址通常以 /v1 结尾）。`
-      : `${f.provider} 返回了错误（${f.detail}）${retried(f)}：请检查模型 id ${f.model}（--model）和服务地址；服务端的错误可以稍后重试。`,
-  PROVIDER_STREAM_ENDED: (f) => `${f.provider} 的回答没有传完就断了（${f.detail}）：已经收到的文字保留在回合里，请重试这一轮。`,
-  PROVIDER_STREAM_ERROR: (f) => `${f.provider} 在回答途中报告了错误（${f.detail}）：请重试这一轮；反复出现时检查请求和模型 id ${f.model}。`,
+      ? `${who(f.provider)}找不到这个接口或模型（${f.detail}）：请检查模型 id ${f.model}（--model）和服务地址（OpenAI 兼容服务的地址通常以 /v1 结尾）。`
+      : (f.status ?? 0) >= 500
+        ? `${who(f.provider)}出了服务端错误（${f.detail}）${retried(f)}：请稍后重试这一轮。`
+        : `${who(f.provider)}不接受这个请求（${f.detail}）：请检查模型 id ${f.model}（--model）和服务地址。`,
+  PROVIDER_STREAM_ENDED: (f) => `${who(f.provider)}的回答没有传完就断了（${f.detail}）：已经收到的文字保留在回合里，请重试这一轮。`,
+  PROVIDER_STREAM_ERROR: (f) => `${who(f.provider)}在回答途中报告了错误（${f.detail}）：请重试这一轮；反复出现时检查请求和模型 id ${f.model}。`,
   PROVIDER_RESPONSE_INVALID: (f) =>
-    `${f.provider} 的回答无法按约定的格式读懂（${f.detail}）：请确认服务地址指向兼容的服务；只是偶尔出现时，重试这一轮即可。`,
-  PROVIDER_ABORTED: (f) => `请求已取消（${f.detail}），没有等到 ${f.provider} 的回答；需要时重新发送即可。`,
+    `${who(f.provider)}的回答无法按约定的格式读懂（${f.detail}）：请确认服务地址指向兼容的服务；只是偶尔出现时，重试这一轮即可。`,
+  PROVIDER_ABORTED: (f) => `请求已取消（${f.detail}），没有等到 ${who(f.provider)}的回答；需要时重新发送即可。`,
 };
 
 export interface ProviderErrorOptions {
