@@ -8,12 +8,13 @@ import { testSourcePath } from "./support/files.js";
 import { inPieces, startReplayServer, type ReplayStep } from "./support/replay-server.js";
 
 const fixture = (name: string) => readFileSync(testSourcePath("fixtures", "openai", name), "utf8");
-const LIMITS = { timeout: 5000 };
+/** A safety net only: each test finishes in a fraction of a second, this bounds one that would hang. */
+const LIMITS = { timeout: 20_000 };
 
 const options = (origin: string, extra: Partial<OpenAIModelOptions> = {}): OpenAIModelOptions => ({
   baseUrl: `${origin}/v1`,
   model: "gpt-oss:20b",
-  timeoutMs: 2000,
+  timeoutMs: 10_000,
   now: () => 5,
   ...extra,
 });

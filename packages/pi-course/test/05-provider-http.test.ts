@@ -10,8 +10,8 @@ import { closedPort, startReplayServer, type ReplayStep } from "./support/replay
 const fixture = (...name: string[]) => readFileSync(testSourcePath("fixtures", ...name), "utf8");
 
 /** Every test here is bounded: a silence limit far below the test's own, retries that never really wait. */
-const LIMITS = { timeout: 5000 };
-const TIMEOUT_MS = 2000;
+const LIMITS = { timeout: 20_000 };
+const TIMEOUT_MS = 10_000;
 
 function request(url: string, key = "sk-test-transport"): HttpRequest {
   return {
@@ -149,10 +149,7 @@ test("Lab 5.5 · 不会因重试而好转的失败只发一次：401、400、连
 });
 
 test("Lab 5.5 · 超时只限制沉默：迟迟没有响应、或者流到一半不再发数据，都是 PROVIDER_TIMEOUT，且不重试", LIMITS, async (t) => {
-  const head = fixture("anthropic", "text.sse").split("event: content_block_stop")[0]!;
-  // One server per scenario: a request that timed out before it arrived must not shift the script.
   const silent = await startReplayServer(t, [{ hang: true }]);
-  const stalling = await startReplayServer(t, [{ body: head, stall: true }]);
   const { sleep, waits } = recordingSleep();
   await assert.rejects(open(`${silent.origin}/v1/messages`, policy(3), { sleep, transport: { timeoutMs: 50 } }), (error: unknown) => {
     assert.ok(error instanceof ProviderError);
@@ -163,13 +160,30 @@ test("Lab 5.5 · 超时只限制沉默：迟迟没有响应、或者流到一半
   });
   assert.deepEqual(waits, []);
 
-  const opened = await open(`${stalling.origin}/v1/messages`, policy(0), { transport: { timeoutMs: 50 } });
+  // Silence after the headers, from an in-memory response: its headers arrive without any I/O, so
+  // on however busy a machine only the silence that follows them can use up the 50 ms.
+  const head = fixture("anthropic", "text.sse").split("event: content_block_stop")[0]!;
+  const stalled = (async () =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(head));
+        },
+      }),
+      { status: 200, headers: { "content-type": "text/event-stream" } },
+    )) as typeof fetch;
+  const opened = await open("http://127.0.0.1:9/v1/messages", policy(0), { transport: { timeoutMs: 50, fetch: stalled } });
   const received: string[] = [];
   await assert.rejects(
     (async () => {
       for await (const chunk of opened.body) received.push(Buffer.from(chunk).toString("utf8"));
     })(),
-    { code: "PROVIDER_TIMEOUT" },
+    (error: unknown) => {
+      assert.ok(error instanceof ProviderError);
+      assert.equal(error.code, "PROVIDER_TIMEOUT");
+      assert.match(error.detail, /no data for 50 ms while the answer was streaming/);
+      return true;
+    },
   );
   assert.equal(received.join(""), head, "沉默之前到达的内容都读到了");
 });
