@@ -9,12 +9,19 @@
  *   wrong call). A transcript the loop returns can always be sent to a model again.
  * - A turn that did not finish (`error` or `aborted`) is not a request to run anything:
  *   its tool calls are dropped, its text is kept, and the run ends.
+ * - A turn cut off by the output limit (`length`) is not one either: none of its calls
+ *   runs (the last may be missing arguments, and the model never saw its own turn end),
+ *   each is answered with a paired error saying so, and the run ends as `length` unless
+ *   queued input arrived.
+ * - A turn that stopped to use tools (`toolUse`) but names none ends the run as `error`
+ *   with the failure code `LOOP_TOOL_CALLS_MISSING`: the model asked for something the loop
+ *   cannot give, and answering "stop" would hide that.
  * - `maxTurns` bounds the model calls of one run, so a model that never stops asking for
  *   tools cannot spin forever; the run then ends as `turn_limit` with every call paired.
  * - Aborting stops the model mid-stream, stops waiting for a running tool, and ends the run.
  */
 import { abortable, abortReason, errorMessage } from "./async.js";
-import type { AssistantEvent, AssistantTurn, Model, ModelRequest, StopReason, ToolSpec, Usage } from "./model.js";
+import type { AssistantEvent, AssistantTurn, Model, ModelRequest, StopReason, ToolSpec, TurnFailure, Usage } from "./model.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, type AgentMessage, type AssistantMessage, type ToolCall, type ToolResultMessage } from "./types.js";
 
@@ -25,7 +32,7 @@ export type LoopEvent =
   | { type: "message"; message: AgentMessage }
   | { type: "tool_start"; call: ToolCall }
   | { type: "tool_end"; call: ToolCall; result: ToolResultMessage }
-  | { type: "turn_end"; turn: number; stopReason: StopReason; usage: Usage; errorMessage?: string };
+  | { type: "turn_end"; turn: number; stopReason: StopReason; usage: Usage; errorMessage?: string; failure?: TurnFailure };
 
 /** Why a run ended: the model answered (`stop`), ran out of output (`length`), failed, was aborted, or hit `maxTurns`. */
 export type LoopStopReason = "stop" | "length" | "error" | "aborted" | "turn_limit";
@@ -40,7 +47,15 @@ export interface LoopResult {
   usage: Usage;
   /** Present when `stopReason` is `error` or `aborted`. */
   errorMessage?: string;
+  /**
+   * Present with `errorMessage` when the failure has a name: the failed turn's own (a
+   * provider's `PROVIDER_*`), or the loop's (`LoopFailureCode`).
+   */
+  failure?: TurnFailure;
 }
+
+/** The codes of the failures the loop itself names in `LoopResult.failure`. */
+export type LoopFailureCode = "LOOP_TOOL_CALLS_MISSING";
 
 /** The conversation part of one request. */
 export interface RequestContext {
@@ -86,6 +101,12 @@ export class LoopError extends Error {
 export function toolSpec(tool: Tool): ToolSpec {
   return { name: tool.name, description: tool.description, parameters: structuredClone(tool.schema.jsonSchema ?? { type: "object" }) };
 }
+
+/** The failure of a `toolUse` turn that names no tool call. */
+const TOOL_CALLS_MISSING: TurnFailure & { code: LoopFailureCode } = {
+  code: "LOOP_TOOL_CALLS_MISSING",
+  message: "模型说要调用工具（stopReason 为 toolUse），却一个工具调用也没有给出，运行到此结束：请重试这一轮；反复出现时，换一个支持工具调用的模型。",
+};
 
 /** A result for a call the loop answers itself. */
 function pairedError(call: ToolCall, message: string): ToolResultMessage {
@@ -167,9 +188,10 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
   };
   const usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let turns = 0;
-  const finish = (stopReason: LoopStopReason, error?: string): LoopResult => {
+  const finish = (stopReason: LoopStopReason, error?: string, failure?: TurnFailure): LoopResult => {
     const result: LoopResult = { messages: structuredClone(added), stopReason, turns, usage: { ...usage } };
     if (error !== undefined) result.errorMessage = error;
+    if (error !== undefined && failure !== undefined) result.failure = { code: failure.code, message: failure.message };
     return result;
   };
   const aborted = () => finish("aborted", errorMessage(abortReason(signal!)));
@@ -194,13 +216,27 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
       ? { ...result.message, content: result.message.content.filter((block) => block.type === "text") }
       : result.message;
     if (!failed || message.content.length > 0) add(message);
-    emit({ type: "turn_end", turn, stopReason: result.stopReason, usage: { ...result.usage }, ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}) });
+    emit({
+      type: "turn_end",
+      turn,
+      stopReason: result.stopReason,
+      usage: { ...result.usage },
+      ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}),
+      ...(result.errorMessage !== undefined && result.failure !== undefined ? { failure: { ...result.failure } } : {}),
+    });
     // An abort of this run reports its reason the same way wherever it landed.
     if (stop === "aborted" && signal?.aborted) return aborted();
-    if (stop === "error" || stop === "aborted") return finish(stop, result.errorMessage ?? stop);
+    if (stop === "error" || stop === "aborted") return finish(stop, result.errorMessage ?? stop, result.failure);
 
     const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+    if (stop === "toolUse" && calls.length === 0) {
+      return finish("error", "the model stopped to use tools (stopReason toolUse) but named no tool call", TOOL_CALLS_MISSING);
+    }
     for (const call of calls) {
+      if (stop === "length") {
+        add(pairedError(call, `tool "${call.name}" was not run: the model's output was cut off at its token limit (stopReason length), so this call may be incomplete`));
+        continue;
+      }
       if (signal?.aborted) {
         add(pairedError(call, `tool "${call.name}" was not run: ${errorMessage(abortReason(signal))}`));
         continue;
@@ -214,6 +250,6 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
 
     const queued = config.takeInput?.() ?? [];
     for (const message of queued) add(structuredClone(message));
-    if (calls.length === 0 && queued.length === 0) return finish(result.stopReason === "length" ? "length" : "stop");
+    if ((calls.length === 0 || stop === "length") && queued.length === 0) return finish(stop === "length" ? "length" : "stop");
   }
 }

@@ -60,6 +60,7 @@ function sum(a: LoopResult, b: LoopResult): LoopResult {
     usage: { inputTokens: a.usage.inputTokens + b.usage.inputTokens, outputTokens: a.usage.outputTokens + b.usage.outputTokens },
   };
   if (b.errorMessage !== undefined) combined.errorMessage = b.errorMessage;
+  if (b.failure !== undefined) combined.failure = { ...b.failure };
   return combined;
 }
 

@@ -7,9 +7,10 @@
  *   user message, consecutive same-role messages merged, empty text dropped);
  * - in: `readAnthropicEvents` turns the API's server-sent events into `TurnBuilder` calls,
  *   so the turn and its events follow chapter 04's contract.
- * `createAnthropicModel` joins them with `fetch` and keeps the model promise: whatever
- * goes wrong (network, HTTP status, an `error` event, a body cut short, arguments that are
- * not JSON) ends the turn as an error, never as a throw.
+ * `createAnthropicModel` joins them over the transport of `provider-http.ts` and keeps the
+ * model promise: whatever goes wrong (no connection, an HTTP status, an `error` event, a
+ * body cut short, arguments that are not JSON) ends the turn as an error, never as a throw,
+ * with the provider's own words as `errorMessage` and a coded `failure` (`PROVIDER_*`).
  *
  * Wire format: https://docs.anthropic.com/en/api/messages-streaming (event types
  * `message_start`, `content_block_start|delta|stop`, `message_delta`, `message_stop`,
@@ -18,11 +19,25 @@
  */
 import { errorMessage } from "./async.js";
 import { ModelError, TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StopReason, type StreamOptions } from "./model.js";
+import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
+import { mergeSignals, openStream, type HttpRequest, type ProviderFacts, type TransportOptions } from "./provider-http.js";
+import { withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "./provider-retry.js";
 import { parseSse, type SseEvent } from "./sse.js";
 import type { AgentMessage } from "./types.js";
 
 export const ANTHROPIC_API_VERSION = "2023-06-01";
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+/** Where the key comes from, and the variable that overrides the base URL. */
+export const ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY";
+export const ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL";
+/**
+ * The model used when the user names none (`--model` overrides it). `claude-sonnet-4-5` is
+ * the alias of Claude Sonnet 4.5 in Anthropic's models overview
+ * (https://docs.anthropic.com/en/docs/about-claude/models/overview) and in the official
+ * SDKs' list of model ids; an alias follows that model's latest snapshot, so pin one
+ * (`claude-sonnet-4-5-20250929`) with `--model` when a run must be reproducible.
+ */
+export const DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5";
 
 export type AnthropicTextBlock = { type: "text"; text: string };
 export type AnthropicToolUseBlock = { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
@@ -54,6 +69,15 @@ export interface AnthropicModelOptions {
   fetch?: typeof fetch;
   /** Timestamp of each message; default `Date.now()`. */
   now?: () => number;
+  /** Aborts every request of this model (a session's Ctrl-C), besides each turn's own signal. */
+  signal?: AbortSignal;
+  /** Longest silence of a request, in milliseconds; default `DEFAULT_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  /** Default `NO_RETRY`: one attempt (`createProviderModel` passes `DEFAULT_RETRY_POLICY`). */
+  retry?: Readonly<RetryPolicy>;
+  /** The wait between attempts; tests pass one that returns at once. */
+  sleep?: Sleep;
+  onRetry?(info: RetryInfo): void;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -156,46 +180,60 @@ export function mapStopReason(reason: unknown): "stop" | "toolUse" | "length" | 
   }
 }
 
-/** The text of an API error object `{ type, message }`, or of anything else. */
-function describeApiError(value: unknown): string {
-  const error = isPlainObject(value) && isPlainObject(value.error) ? value.error : value;
-  if (isPlainObject(error) && typeof error.message === "string") {
-    return typeof error.type === "string" ? `${error.type}: ${error.message}` : error.message;
-  }
-  return JSON.stringify(value) ?? String(value);
+const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+
+/** What this adapter's error messages name: the provider, the model, where the key and the base URL come from. */
+export function anthropicFacts(model: string): ProviderFacts {
+  return { provider: "Anthropic", model, keyEnv: ANTHROPIC_KEY_ENV, baseUrlFrom: ANTHROPIC_BASE_URL_ENV };
 }
 
-const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+/** Error types of an `error` event that a later attempt may get past (when no part of the answer had arrived). */
+const RETRYABLE_STREAM_ERRORS: ReadonlySet<string> = new Set(["overloaded_error", "rate_limit_error", "api_error"]);
+
+/** The coded error of an `error` event; `early`: it came before any part of the answer. */
+function streamError(data: Record<string, unknown>, facts: Omit<ProviderErrorFacts, "detail">, early: boolean): ProviderError {
+  const type = apiErrorType(data);
+  const code: ProviderErrorCode = type === "overloaded_error" ? "PROVIDER_OVERLOADED" : type === "rate_limit_error" ? "PROVIDER_RATE_LIMITED" : "PROVIDER_STREAM_ERROR";
+  return new ProviderError(code, { ...facts, detail: `provider error: ${describeApiError(data)}` }, { retryable: early && type !== undefined && RETRYABLE_STREAM_ERRORS.has(type) });
+}
+
+function parseObject(data: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return isPlainObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Feeds the API's events into `builder` until the turn is finished, failed or aborted.
  * Blocks arrive one after another; their API index is mapped to our content index (they
  * differ once a skipped block, such as thinking, came first). A delta for a block that is
  * not the open one is a protocol error. The body ending before `message_stop` is an error.
- * Never rejects: every failure ends the turn through `builder.fail`.
+ * Never rejects: every failure ends the turn through `builder.fail`, with a `PROVIDER_*`
+ * failure named after `facts` (`PROVIDER_RESPONSE_INVALID` for what does not follow the wire
+ * format, `PROVIDER_STREAM_ENDED` for a body cut short, the `error` event's own kind).
  */
-export async function readAnthropicEvents(events: AsyncIterable<SseEvent>, builder: TurnBuilder): Promise<void> {
+export async function readAnthropicEvents(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts = anthropicFacts("unknown")): Promise<void> {
   try {
-    await translate(events, builder);
+    await translate(events, builder, facts);
   } catch (error) {
-    // A body that broke off mid-read, or arguments that are not JSON when their block ends.
-    builder.fail(errorMessage(error));
+    // A body that broke off mid-read (already a ProviderError), or arguments that are not JSON when their block ends.
+    failTurn(builder, error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }));
   }
 }
 
-async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder): Promise<void> {
+async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts): Promise<void> {
+  const stop = (code: ProviderErrorCode, detail: string) => failTurn(builder, new ProviderError(code, { ...facts, detail }));
   let stopReason: StopReason | undefined;
   let rawStopReason: unknown;
   let open: { apiIndex: number; kind: "text" | "toolCall" | "skipped" } | undefined;
   for await (const sse of events) {
     if (builder.closed) return;
-    let data: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(sse.data);
-      if (!isPlainObject(parsed)) throw new TypeError("not an object");
-      data = parsed;
-    } catch {
-      builder.fail(`invalid JSON in "${sse.event}" event: ${sse.data.slice(0, 200)}`);
+    const data = parseObject(sse.data);
+    if (data === undefined) {
+      stop("PROVIDER_RESPONSE_INVALID", `invalid JSON in "${sse.event}" event: ${sse.data.slice(0, 200)}`);
       return;
     }
     switch (data.type) {
@@ -222,7 +260,7 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder):
       case "content_block_delta": {
         const delta = isPlainObject(data.delta) ? data.delta : {};
         if (open === undefined || open.apiIndex !== data.index) {
-          builder.fail(`protocol error: a delta for block ${String(data.index)} arrived while ${open ? `block ${open.apiIndex}` : "no block"} is open`);
+          stop("PROVIDER_RESPONSE_INVALID", `protocol error: a delta for block ${String(data.index)} arrived while ${open ? `block ${open.apiIndex}` : "no block"} is open`);
           return;
         }
         if (open.kind === "text" && delta.type === "text_delta" && typeof delta.text === "string") builder.appendText(delta.text);
@@ -249,53 +287,95 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder):
       }
       case "message_stop": {
         if (stopReason === "stop" || stopReason === "toolUse" || stopReason === "length") builder.finish(stopReason);
-        else builder.fail(`the model stopped for a reason this adapter does not handle: ${JSON.stringify(rawStopReason) ?? "none given"}`);
+        else stop("PROVIDER_RESPONSE_INVALID", `the model stopped for a reason this adapter does not handle: ${JSON.stringify(rawStopReason) ?? "none given"}`);
         return;
       }
       case "error":
-        builder.fail(`provider error: ${describeApiError(data)}`);
+        failTurn(builder, streamError(data, facts, false));
         return;
       default:
         // `ping` and event types added after this adapter was written.
         break;
     }
   }
-  builder.fail("the response ended before message_stop");
+  stop("PROVIDER_STREAM_ENDED", "the response ended before message_stop");
+}
+
+/**
+ * Sends the request once and reads its events up to the first one that is part of the answer.
+ * An `error` event that a later attempt may get past and that arrives before any part of the
+ * answer (after `message_start`, say) rejects as retryable, having closed the response; the
+ * events read ahead are replayed first by the iterable this resolves with.
+ */
+async function openAnthropicEvents(http: HttpRequest, transport: TransportOptions, attempt: number): Promise<AsyncIterable<SseEvent>> {
+  const opened = await openStream(http, transport, attempt);
+  const iterator = parseSse(opened.body)[Symbol.asyncIterator]();
+  const ahead: SseEvent[] = [];
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) break;
+      ahead.push(next.value);
+      const data = parseObject(next.value.data);
+      if (data?.type === "message_start" || data?.type === "ping") continue;
+      if (data?.type === "error") {
+        const early = streamError(data, { ...http.facts, attempts: attempt }, true);
+        if (early.retryable) throw early;
+      }
+      break;
+    }
+  } catch (error) {
+    await iterator.return?.(undefined);
+    opened.close();
+    throw error;
+  }
+  return replayThenRest(ahead, iterator);
+}
+
+async function* replayThenRest<T>(first: readonly T[], rest: AsyncIterator<T>): AsyncGenerator<T> {
+  try {
+    yield* first;
+    for (;;) {
+      const next = await rest.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await rest.return?.(undefined);
+  }
 }
 
 /**
  * A `Model` backed by the Messages API. `stream()` posts the request and translates the
- * response as it arrives. An HTTP status other than 2xx becomes an error turn quoting
- * the API's error (`HTTP 529 overloaded_error: Overloaded`); aborting cancels the request
- * and ends the turn as `aborted` at once.
+ * response as it arrives. An HTTP status other than 2xx becomes an error turn quoting the
+ * API's error (`HTTP 529 overloaded_error: Overloaded`) with a coded `failure`; aborting
+ * (the turn's signal or `options.signal`) cancels the request and ends the turn as `aborted`
+ * at once. Requests are sent once unless `options.retry` allows more (see
+ * `provider-retry.ts`); a retry happens only before any event of the turn was emitted.
  */
 export function createAnthropicModel(options: AnthropicModelOptions): Model {
-  const doFetch = options.fetch ?? fetch;
+  const facts = anthropicFacts(options.model);
   return {
     name: `anthropic:${options.model}`,
     stream(request: ModelRequest, streamOptions: StreamOptions = {}): AssistantStream {
-      const signal = streamOptions.signal;
+      const merged = mergeSignals(options.signal, streamOptions.signal);
+      const signal = merged.signal;
       const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
+      const transport: TransportOptions = { signal, ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) };
       void (async () => {
         const { url, init } = anthropicRequest(request, options);
-        const response = await doFetch(url, { ...init, ...(signal ? { signal } : {}) });
-        if (!response.ok) {
-          const body = await response.text();
-          let detail: string;
-          try {
-            detail = describeApiError(JSON.parse(body));
-          } catch {
-            detail = body.slice(0, 500);
-          }
-          builder.fail(`HTTP ${response.status} ${detail}`);
-          return;
-        }
-        if (response.body === null) {
-          builder.fail("the response has no body");
-          return;
-        }
-        await readAnthropicEvents(parseSse(response.body), builder);
-      })().catch((error: unknown) => builder.fail(errorMessage(error)));
+        const http: HttpRequest = { url, headers: init.headers, body: init.body, facts };
+        const events = await withRetries((attempt) => openAnthropicEvents(http, transport, attempt), {
+          policy: options.retry,
+          signal,
+          ...(options.sleep ? { sleep: options.sleep } : {}),
+          ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+          provider: facts.provider,
+        });
+        await readAnthropicEvents(events, builder, facts);
+      })()
+        .catch((error: unknown) => failTurn(builder, error))
+        .finally(merged.dispose);
       return builder.stream;
     },
   };

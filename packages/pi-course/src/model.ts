@@ -48,13 +48,25 @@ export interface Usage {
   outputTokens: number;
 }
 
+/**
+ * A failure the model can name. `code` is stable (a provider adapter's `PROVIDER_UNAUTHORIZED`,
+ * say), so a caller decides on it rather than on wording; `message` is written for the user:
+ * what happened and what to do. Plain data, so it survives `structuredClone`.
+ */
+export interface TurnFailure {
+  code: string;
+  message: string;
+}
+
 /** One finished model turn: the message and the facts about it. */
 export interface AssistantTurn {
   message: AssistantMessage;
   stopReason: StopReason;
   usage: Usage;
-  /** Present exactly when `stopReason` is `error` or `aborted`. */
+  /** Present exactly when `stopReason` is `error` or `aborted`: what went wrong, in the model's own terms. */
   errorMessage?: string;
+  /** Present only with `errorMessage`, when the model can name the failure (provider adapters do). */
+  failure?: TurnFailure;
 }
 
 /** What a consumer watches while a turn is produced. `index` is the block's position in `message.content`. */
@@ -205,18 +217,19 @@ export class TurnBuilder {
   /**
    * Ends the stream with a turn that did not finish. Its message keeps the finished blocks
    * and the text of an open text block; an open tool call is dropped (its arguments are
-   * incomplete, so it is not a request anyone could run).
+   * incomplete, so it is not a request anyone could run). `failure`, when given, names the
+   * failure for the caller (a copy is kept).
    */
-  fail(message: string, stopReason: "error" | "aborted" = "error"): boolean {
+  fail(message: string, stopReason: "error" | "aborted" = "error", failure?: TurnFailure): boolean {
     if (this.closed) return false;
-    return this.stream.end(this.#turn(stopReason, message));
+    return this.stream.end(this.#turn(stopReason, message, failure));
   }
 
   #emit(event: AssistantEvent): boolean {
     return this.stream.push(event);
   }
 
-  #turn(stopReason: StopReason, error?: string): AssistantTurn {
+  #turn(stopReason: StopReason, error?: string, failure?: TurnFailure): AssistantTurn {
     const content = structuredClone(this.#content);
     if (error !== undefined && this.#open?.kind === "text" && this.#open.text !== "") {
       content.push({ type: "text", text: this.#open.text });
@@ -227,6 +240,7 @@ export class TurnBuilder {
       usage: { ...this.#usage },
     };
     if (error !== undefined) turn.errorMessage = error;
+    if (error !== undefined && failure !== undefined) turn.failure = { code: failure.code, message: failure.message };
     return turn;
   }
 }

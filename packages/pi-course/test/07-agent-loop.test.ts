@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import { deferred } from "../src/async.js";
 import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent } from "../src/agent-loop.js";
-import type { Model } from "../src/model.js";
+import { TurnBuilder, type Model } from "../src/model.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
 import { createToolExecutor, objectSchema, stringValue, ToolRegistry, type Tool, type ToolExecutor } from "../src/tool.js";
 import { text, textOf, userMessage, type AgentMessage, type ToolResultMessage } from "../src/types.js";
@@ -237,4 +237,116 @@ test("Lab 7.5 · 调用方自己的回调抛错时，运行以该错误拒绝", 
 test("Lab 7.5 · length：没有工具调用且输出被截断时，以 length 结束", async () => {
   const { config } = setup([{ ...turn("被截"), stopReason: "length" }]);
   assert.equal((await runAgentLoop([], [userMessage("go", 1)], config)).stopReason, "length");
+});
+
+/** Every tool call of the transcript has exactly one result with its id and name, and no result answers nothing. */
+function assertEveryCallAnswered(messages: readonly AgentMessage[], label: string): void {
+  const calls = messages.flatMap((m) => (m.role === "assistant" ? m.content.filter((b) => b.type === "toolCall") : []));
+  const results = messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+  assert.deepEqual(
+    results.map((r) => [r.toolCallId, r.toolName]),
+    calls.map((c) => [c.id, c.name]),
+    `${label}: one result per call, same id and name, in call order`,
+  );
+  assertPaired(messages);
+}
+
+test("Lab 7.5 · length 回合里的调用一个都不运行：每个都配上“输出被截断、未运行”的错误结果，运行以 length 结束", async () => {
+  const ran: string[] = [];
+  const { model, events, config } = setup(
+    [{ ...turn("先读两个", toolCall("echo", { value: "a" }), toolCall("echo", { value: "b" })), stopReason: "length" }, turn("不该被调用")],
+    [echoTool(ran)],
+  );
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "length");
+  assert.deepEqual(ran, [], "截断回合的调用一个都没有运行");
+  assert.equal(model.requests.length, 1, "运行在截断的回合之后结束");
+  assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult"]);
+  assertEveryCallAnswered(result.messages, "length");
+  for (const answer of result.messages.slice(2) as ToolResultMessage[]) {
+    assert.equal(answer.isError, true);
+    assert.match(textOf(answer), /was not run: the model's output was cut off/);
+  }
+  assert.equal(events.some((e) => e.type === "tool_start"), false, "没有工具开始运行");
+});
+
+test("Lab 7.5 · length 回合之后有排队的输入：运行继续，模型看到未运行调用的错误结果", async () => {
+  const queue: AgentMessage[][] = [[userMessage("输出上限调大了，再来", 9)]];
+  const ran: string[] = [];
+  const { model, config } = setup(
+    [
+      { ...turn(toolCall("echo", { value: "cut" })), stopReason: "length" },
+      (request) => turn(`看到 ${request.messages.filter((m) => m.role === "toolResult" && m.isError).length} 个未运行的调用`),
+    ],
+    [echoTool(ran)],
+    { takeInput: () => queue.shift() ?? [] },
+  );
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "stop");
+  assert.deepEqual(ran, []);
+  assert.equal(model.requests.length, 2);
+  assertEveryCallAnswered(result.messages, "length then input");
+  assert.equal(textOf(result.messages.at(-1)!), "看到 1 个未运行的调用");
+});
+
+test("Lab 7.3 · 说要用工具却一个调用都没有：运行以 error 结束，failure 的代码是 LOOP_TOOL_CALLS_MISSING", async () => {
+  const { model, events, config } = setup([{ ...turn("我来调用工具"), stopReason: "toolUse" }, turn("不该被调用")]);
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "error");
+  assert.match(result.errorMessage ?? "", /toolUse.*no tool call/);
+  assert.equal(result.failure?.code, "LOOP_TOOL_CALLS_MISSING");
+  assert.match(result.failure?.message ?? "", /工具/);
+  assert.equal(model.requests.length, 1, "不再调用模型");
+  assert.deepEqual(result.messages.map((m) => textOf(m)), ["go", "我来调用工具"], "回合的文字保留");
+  const end = events.find((e) => e.type === "turn_end");
+  assert.equal(end?.type === "turn_end" && end.stopReason, "toolUse");
+});
+
+test("Lab 7.3 · 失败回合的 failure（代码与给用户的说明）原样交给 turn_end 事件与运行结果", async () => {
+  const failing: Model = {
+    name: "failing",
+    stream() {
+      const builder = new TurnBuilder({ now: () => 0 });
+      builder.appendText("半句");
+      builder.fail("HTTP 401 authentication_error: invalid x-api-key", "error", { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
+      return builder.stream;
+    },
+  };
+  const { events, config } = setup([], undefined, { model: failing });
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "error");
+  assert.equal(result.errorMessage, "HTTP 401 authentication_error: invalid x-api-key");
+  assert.deepEqual(result.failure, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
+  const end = events.find((e) => e.type === "turn_end");
+  assert.deepEqual(end?.type === "turn_end" ? end.failure : undefined, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
+  const plain = setup([{ ...turn("x"), error: "no code" }]);
+  assert.equal("failure" in (await runAgentLoop([], [userMessage("go", 1)], plain.config)), false, "没有名字的失败不带 failure");
+});
+
+test("Lab 7.3 · 每一种结束状态下，模型发出的每个调用都有配对的结果（id 与名字相同）", async () => {
+  const calls = (n: number) => Array.from({ length: n }, (_, i) => toolCall("echo", { value: `v${i}` }));
+  const cases: { label: string; script: ScriptStep[]; expected: string; extra?: Partial<LoopConfig> }[] = [
+    { label: "stop", script: [turn(...calls(2)), turn("done")], expected: "stop" },
+    { label: "stop with calls", script: [{ ...turn(...calls(1)), stopReason: "stop" }, turn("done")], expected: "stop" },
+    { label: "length", script: [{ ...turn(...calls(3)), stopReason: "length" }], expected: "length" },
+    { label: "turn_limit", script: [turn(...calls(2)), turn(...calls(2))], expected: "turn_limit", extra: { maxTurns: 2 } },
+    { label: "error", script: [turn(...calls(1)), { ...turn("x", ...calls(2)), error: "boom" }], expected: "error" },
+    { label: "toolUse without calls", script: [turn(...calls(1)), { ...turn("x"), stopReason: "toolUse" }], expected: "error" },
+  ];
+  for (const c of cases) {
+    const { config } = setup(c.script, undefined, c.extra ?? {});
+    const result = await runAgentLoop([], [userMessage("go", 1)], config);
+    assert.equal(result.stopReason, c.expected, c.label);
+    assertEveryCallAnswered(result.messages, c.label);
+  }
+  const controller = new AbortController();
+  const { config } = setup([turn(...calls(3))], undefined, {
+    signal: controller.signal,
+    emit: (event) => {
+      if (event.type === "tool_end") controller.abort("stop");
+    },
+  });
+  const aborted = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(aborted.stopReason, "aborted");
+  assertEveryCallAnswered(aborted.messages, "aborted after the first tool");
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import { Agent, type AgentEvent } from "../src/agent.js";
 import { deferred } from "../src/async.js";
+import { TurnBuilder, type Model } from "../src/model.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
 import { objectSchema, ToolRegistry, type Tool, type ToolContext } from "../src/tool.js";
 import { text, textOf, userMessage, type AgentMessage, type ToolResultMessage } from "../src/types.js";
@@ -183,4 +184,33 @@ test("Lab 9.5 · wrapExecutor 包住每次运行的执行器；prepareContext �
   // The queued input was delivered at the boundary before the limit stopped the run.
   assert.deepEqual(roles(agent.messages), ["user:go", "assistant", "toolResult", "user:too late"]);
   assert.equal(events.some((e) => e.type === "dropped"), false);
+});
+
+test("Lab 9.1 · 运行以失败结束时带着失败的 failure，运行因迟到的输入继续过一次也是如此", async () => {
+  let calls = 0;
+  const model: Model = {
+    name: "second-fails",
+    stream() {
+      const builder = new TurnBuilder({ now: () => 0 });
+      if (++calls === 1) {
+        builder.appendText("第一个回答");
+        builder.finish("stop");
+      } else {
+        builder.fail("HTTP 529 overloaded_error: Overloaded", "error", { code: "PROVIDER_OVERLOADED", message: "服务过载，请稍后重试" });
+      }
+      return builder.stream;
+    },
+  };
+  const agent = new Agent({ model, registry: new ToolRegistry() });
+  const off = agent.subscribe((event) => {
+    if (event.type === "turn_end") {
+      off();
+      queueMicrotask(() => void agent.prompt("迟到的输入"));
+    }
+  });
+  const result = await agent.prompt("开始");
+  assert.equal(calls, 2, "迟到的输入让运行继续了一次");
+  assert.equal(result.stopReason, "error");
+  assert.equal(result.errorMessage, "HTTP 529 overloaded_error: Overloaded");
+  assert.deepEqual(result.failure, { code: "PROVIDER_OVERLOADED", message: "服务过载，请稍后重试" });
 });

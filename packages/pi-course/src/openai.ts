@@ -1,0 +1,304 @@
+/**
+ * Chapter 05 · a second provider adapter: our message IR ⇄ the OpenAI Chat Completions API,
+ * as served by OpenAI and by the servers that copy it (Ollama, llama.cpp's server, vLLM,
+ * LM Studio).
+ *
+ * The same two translations as the Anthropic adapter, in another wire format:
+ * - out: `openAIRequest` turns a `ModelRequest` into `POST <base>/chat/completions` with
+ *   `stream: true` (the system prompt as the first message, tool calls as `tool_calls` of an
+ *   assistant message with JSON-string arguments, each tool result as a `tool` message right
+ *   after the assistant message that asked for it);
+ * - in: `readOpenAIEvents` turns the streamed `chat.completion.chunk`s into `TurnBuilder`
+ *   calls. Text arrives as `delta.content`; a tool call arrives as `delta.tool_calls`
+ *   fragments that share an `index`, the first carrying `id` and `function.name`, all of
+ *   them pieces of `function.arguments`; `finish_reason` says why the turn ended; `data:
+ *   [DONE]` ends the stream; a last chunk may carry `usage` (asked for with
+ *   `stream_options.include_usage`).
+ * `createOpenAIModel` joins them over the transport of `provider-http.ts`, keeping the model
+ * promise exactly as the Anthropic adapter does (never a throw; coded `failure`s).
+ *
+ * Wire format: https://platform.openai.com/docs/api-reference/chat/streaming. Leniencies for
+ * compatible servers, each seen in the wild: a turn with tool calls whose finish reason is
+ * `stop` is a `toolUse` turn; a body that ends cleanly after a finish reason but without
+ * `[DONE]` is complete; fields this adapter does not know (`reasoning_content`, `logprobs`)
+ * are skipped.
+ */
+import { errorMessage } from "./async.js";
+import { ModelError, TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StreamOptions } from "./model.js";
+import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode } from "./provider-error.js";
+import { mergeSignals, openStream, type HttpRequest, type ProviderFacts, type TransportOptions } from "./provider-http.js";
+import { withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "./provider-retry.js";
+import { parseSse, type SseEvent } from "./sse.js";
+import { textOf, type AgentMessage } from "./types.js";
+
+/** Where the (optional) key comes from. */
+export const OPENAI_KEY_ENV = "OPENAI_API_KEY";
+/**
+ * The model used when the user names none (`--model` overrides it). `gpt-oss:20b` is the
+ * model of the chat-completions examples on Ollama's OpenAI-compatibility page
+ * (https://docs.ollama.com/api/openai-compatibility), one that can call tools. A llama.cpp
+ * server answers with the model it was started with whatever this says; vLLM, LM Studio
+ * and OpenAI itself need one of the ids their `GET <base>/models` lists.
+ */
+export const DEFAULT_OPENAI_MODEL = "gpt-oss:20b";
+
+export type OpenAIToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
+
+export type OpenAIMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+export interface OpenAIRequestBody {
+  model: string;
+  stream: true;
+  stream_options: { include_usage: true };
+  messages: OpenAIMessage[];
+  tools?: { type: "function"; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  max_tokens?: number;
+}
+
+export interface OpenAIModelOptions {
+  /** The API root, ending in `/v1` for most servers: `http://127.0.0.1:11434/v1`. */
+  baseUrl: string;
+  model: string;
+  /** Sent as `Authorization: Bearer <key>` when given; local servers usually need none. */
+  apiKey?: string;
+  /** Sent as `max_tokens` when given; otherwise the server's default applies. */
+  maxTokens?: number;
+  fetch?: typeof fetch;
+  /** Timestamp of each message; default `Date.now()`. */
+  now?: () => number;
+  /** Aborts every request of this model, besides each turn's own signal. */
+  signal?: AbortSignal;
+  /** Longest silence of a request, in milliseconds; default `DEFAULT_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  /** Default `NO_RETRY`: one attempt (`createProviderModel` passes `DEFAULT_RETRY_POLICY`). */
+  retry?: Readonly<RetryPolicy>;
+  sleep?: Sleep;
+  onRetry?(info: RetryInfo): void;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+
+/**
+ * Our conversation as Chat Completions messages. Rules: a non-empty system prompt is the
+ * first message; text blocks of a message are joined as `textOf` joins them; a user message
+ * with no text, and an assistant message with neither text nor tool calls, are dropped; an
+ * assistant message with tool calls and no text has `content: null`. A tool result must
+ * directly follow the assistant message that asked for it (after that message's earlier
+ * results), so one that comes after user text queued in between is moved before that text.
+ * Tool arguments that are not a plain object cannot be sent (`TOOL_ARGUMENTS_INVALID`).
+ */
+export function toOpenAIMessages(systemPrompt: string, messages: readonly AgentMessage[]): OpenAIMessage[] {
+  const out: OpenAIMessage[] = [];
+  if (systemPrompt !== "") out.push({ role: "system", content: systemPrompt });
+  // Where the next tool result goes: right after the last assistant message with tool calls and its results so far.
+  let resultsAt: number | undefined;
+  for (const message of messages) {
+    if (message.role === "toolResult") {
+      const result: OpenAIMessage = { role: "tool", tool_call_id: message.toolCallId, content: textOf(message) };
+      if (resultsAt === undefined) out.push(result);
+      else out.splice(resultsAt++, 0, result);
+    } else if (message.role === "user") {
+      const content = textOf(message);
+      if (content !== "") out.push({ role: "user", content });
+    } else {
+      const calls: OpenAIToolCall[] = [];
+      for (const block of message.content) {
+        if (block.type !== "toolCall") continue;
+        if (!isPlainObject(block.arguments)) {
+          throw new ModelError("TOOL_ARGUMENTS_INVALID", `tool call "${block.id}" has arguments that are not an object`);
+        }
+        calls.push({ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.arguments) } });
+      }
+      const content = textOf(message);
+      resultsAt = undefined;
+      if (content === "" && calls.length === 0) continue;
+      out.push(calls.length > 0 ? { role: "assistant", content: content === "" ? null : content, tool_calls: calls } : { role: "assistant", content });
+      if (calls.length > 0) resultsAt = out.length;
+    }
+  }
+  return out;
+}
+
+/** The JSON body of a streaming Chat Completions request for `request`. */
+export function openAIRequestBody(request: ModelRequest, options: { model: string; maxTokens?: number }): OpenAIRequestBody {
+  const body: OpenAIRequestBody = {
+    model: options.model,
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: toOpenAIMessages(request.systemPrompt, request.messages),
+  };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: structuredClone(tool.parameters) },
+    }));
+  }
+  if (options.maxTokens !== undefined) body.max_tokens = options.maxTokens;
+  return body;
+}
+
+/** The URL and `fetch` options of the request; `authorization` only when there is a key. */
+export function openAIRequest(request: ModelRequest, options: OpenAIModelOptions): { url: string; init: RequestInit & { body: string; headers: Record<string, string> } } {
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
+  if (options.apiKey !== undefined && options.apiKey !== "") headers.authorization = `Bearer ${options.apiKey}`;
+  return {
+    url: `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`,
+    init: { method: "POST", headers, body: JSON.stringify(openAIRequestBody(request, options)) },
+  };
+}
+
+/** The API's finish reasons in our stop reasons; `undefined` for one we do not know. */
+export function mapFinishReason(reason: unknown): "stop" | "toolUse" | "length" | undefined {
+  switch (reason) {
+    case "stop":
+      return "stop";
+    case "tool_calls":
+    case "function_call":
+      return "toolUse";
+    case "length":
+      return "length";
+    default:
+      return undefined;
+  }
+}
+
+/** What this adapter's error messages name. */
+export function openAIFacts(model: string): ProviderFacts {
+  return { provider: "OpenAI 兼容服务", model, keyEnv: OPENAI_KEY_ENV, baseUrlFrom: "--base-url" };
+}
+
+/** The coded error of an `{ error: … }` object sent inside the stream. */
+function streamError(data: Record<string, unknown>, facts: ProviderFacts): ProviderError {
+  const type = apiErrorType(data) ?? "";
+  const code: ProviderErrorCode = /overloaded/i.test(type) ? "PROVIDER_OVERLOADED" : /rate_limit/i.test(type) ? "PROVIDER_RATE_LIMITED" : "PROVIDER_STREAM_ERROR";
+  return new ProviderError(code, { ...facts, detail: `provider error: ${describeApiError(data)}` });
+}
+
+/**
+ * Feeds the streamed chunks into `builder` until the turn is finished, failed or aborted.
+ * Only the first choice is read. Tool calls stream one after another: a fragment whose
+ * `index` is new starts a call (it must name the function; a missing `id` becomes
+ * `call_<index>`), a fragment of the open call adds argument text, and a fragment of an
+ * earlier call is a protocol error. Never rejects: every failure ends the turn through
+ * `builder.fail` with a `PROVIDER_*` failure, as in `readAnthropicEvents`.
+ */
+export async function readOpenAIEvents(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts = openAIFacts("unknown")): Promise<void> {
+  try {
+    await translate(events, builder, facts);
+  } catch (error) {
+    failTurn(builder, error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }));
+  }
+}
+
+async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts): Promise<void> {
+  const stop = (code: ProviderErrorCode, detail: string) => failTurn(builder, new ProviderError(code, { ...facts, detail }));
+  let finishReason: unknown;
+  let openCall: number | undefined;
+  const startedCalls = new Set<number>();
+  const finish = () => {
+    const reason = mapFinishReason(finishReason);
+    if (reason === undefined) {
+      stop("PROVIDER_RESPONSE_INVALID", `the model stopped for a reason this adapter does not handle: ${JSON.stringify(finishReason) ?? "none given"}`);
+      return;
+    }
+    builder.finish(reason === "stop" && startedCalls.size > 0 ? "toolUse" : reason);
+  };
+  for await (const sse of events) {
+    if (builder.closed) return;
+    if (sse.data.trim() === "[DONE]") {
+      finish();
+      return;
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(sse.data);
+    } catch {
+      data = undefined;
+    }
+    if (!isPlainObject(data)) {
+      stop("PROVIDER_RESPONSE_INVALID", `invalid JSON in a stream chunk: ${sse.data.slice(0, 200)}`);
+      return;
+    }
+    if (data.error !== undefined && data.error !== null) {
+      failTurn(builder, streamError(data, facts));
+      return;
+    }
+    if (isPlainObject(data.usage)) {
+      const input = num(data.usage.prompt_tokens);
+      const output = num(data.usage.completion_tokens);
+      builder.setUsage({ ...(input !== undefined ? { inputTokens: input } : {}), ...(output !== undefined ? { outputTokens: output } : {}) });
+    }
+    const choice = Array.isArray(data.choices) ? data.choices[0] : undefined;
+    if (!isPlainObject(choice)) continue; // the usage chunk has no choices
+    const delta = isPlainObject(choice.delta) ? choice.delta : {};
+    if (typeof delta.content === "string" && delta.content !== "") {
+      openCall = undefined;
+      builder.appendText(delta.content);
+    }
+    for (const fragment of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+      if (!isPlainObject(fragment)) continue;
+      const index = num(fragment.index) ?? 0;
+      const fn = isPlainObject(fragment.function) ? fragment.function : {};
+      if (index !== openCall) {
+        if (startedCalls.has(index)) {
+          stop("PROVIDER_RESPONSE_INVALID", `protocol error: a fragment of tool call ${index} arrived after tool call ${String(openCall ?? "none")} began`);
+          return;
+        }
+        if (typeof fn.name !== "string" || fn.name === "") {
+          stop("PROVIDER_RESPONSE_INVALID", `protocol error: tool call ${index} began without a function name`);
+          return;
+        }
+        builder.startToolCall(typeof fragment.id === "string" && fragment.id !== "" ? fragment.id : `call_${index}`, fn.name);
+        startedCalls.add(index);
+        openCall = index;
+      }
+      if (typeof fn.arguments === "string") builder.appendToolArguments(fn.arguments);
+    }
+    if (typeof choice.finish_reason === "string") finishReason = choice.finish_reason;
+  }
+  if (builder.closed) return;
+  if (finishReason !== undefined) finish();
+  else stop("PROVIDER_STREAM_ENDED", "the response ended before [DONE]");
+}
+
+/**
+ * A `Model` backed by a Chat Completions server. Same promises as `createAnthropicModel`:
+ * a status other than 2xx, a broken stream or an abort is a turn (`error` with a coded
+ * `failure`, or `aborted`), never a throw; requests are sent once unless `options.retry`
+ * allows more, and only before any event of the turn was emitted.
+ */
+export function createOpenAIModel(options: OpenAIModelOptions): Model {
+  const facts = openAIFacts(options.model);
+  return {
+    name: `openai-compatible:${options.model}`,
+    stream(request: ModelRequest, streamOptions: StreamOptions = {}): AssistantStream {
+      const merged = mergeSignals(options.signal, streamOptions.signal);
+      const signal = merged.signal;
+      const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
+      const transport: TransportOptions = { signal, ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) };
+      void (async () => {
+        const { url, init } = openAIRequest(request, options);
+        const http: HttpRequest = { url, headers: init.headers, body: init.body, facts };
+        const opened = await withRetries((attempt) => openStream(http, transport, attempt), {
+          policy: options.retry,
+          signal,
+          ...(options.sleep ? { sleep: options.sleep } : {}),
+          ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+          provider: facts.provider,
+        });
+        await readOpenAIEvents(parseSse(opened.body), builder, facts);
+      })()
+        .catch((error: unknown) => failTurn(builder, error))
+        .finally(merged.dispose);
+      return builder.stream;
+    },
+  };
+}
