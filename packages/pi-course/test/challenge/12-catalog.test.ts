@@ -272,13 +272,8 @@ test("discovery: seeded property loop — first root wins, output sorted by kind
       }
     }
     const key = (kind: string, name: string) => `${kind === "skill" ? 1 : 2}:${name}`;
-    const want = [...expected.keys()].sort((x, y) => {
-      const [kx, nx] = x.split(":") as [string, string];
-      const [ky, ny] = y.split(":") as [string, string];
-      const a = key(kx, nx);
-      const b = key(ky, ny);
-      return a < b ? -1 : a > b ? 1 : 0;
-    });
+    const sortKey = (identity: string) => key(...(identity.split(":") as [string, string]));
+    const want = [...expected.keys()].sort((x, y) => Number(sortKey(x) > sortKey(y)) - Number(sortKey(x) < sortKey(y)));
     await rule(`§3.4：第一个提供某个 kind:name 的 root 胜出，输出先按种类、再按 name 的 code unit 排序（随机第 ${round} 轮）`, async () => {
       const catalog = await discoverResources(roots);
       assert.deepEqual(identities(catalog), want, `round ${round}`);
