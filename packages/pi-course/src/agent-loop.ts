@@ -103,7 +103,7 @@ export function toolSpec(tool: Tool): ToolSpec {
 }
 
 /** The failure of a `toolUse` turn that names no tool call. */
-const TOOL_CALLS_MISSING: TurnFailure & { code: LoopFailureCode } = {
+export const TOOL_CALLS_MISSING: TurnFailure & { code: LoopFailureCode } = {
   code: "LOOP_TOOL_CALLS_MISSING",
   message: "模型说要调用工具（stopReason 为 toolUse），却一个工具调用也没有给出，运行到此结束：请重试这一轮；反复出现时，换一个支持工具调用的模型。",
 };

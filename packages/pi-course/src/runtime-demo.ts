@@ -20,7 +20,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { errorMessage } from "./async.js";
-import type { ModelRequest } from "./model.js";
+import { TOOL_CALLS_MISSING } from "./agent-loop.js";
+import type { AssistantTurn, Model, ModelRequest, TurnFailure } from "./model.js";
 import { discoverResources } from "./resources.js";
 import {
   buildSkillCatalog,
@@ -31,8 +32,10 @@ import {
   type Runtime,
   type RuntimeDiagnostic,
   type RuntimeEvent,
+  type TurnResult,
 } from "./runtime.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep } from "./scripted-model.js";
+import { createTranscript, firstLine, isBlocked, type ModelInfo, type SessionCounts, type Transcript } from "./runtime-transcript.js";
 import { textOf, type AgentMessage, type ToolResultMessage } from "./types.js";
 
 /** Error codes thrown on purpose by the runtime demo. */
@@ -92,6 +95,16 @@ export interface RuntimeDemoOptions {
   scratchParent?: string;
   /** Receives each output line (without a line end). */
   write(line: string): void;
+  /** The model; default the scripted one, its script played afresh at every turn. */
+  model?: Model;
+  /** What to say about `model` before the start (provider, model id, origin). */
+  modelInfo?: ModelInfo;
+  /** Hears the session's transcript once it exists, before any request (to print a provider's retries on it). */
+  onTranscript?(transcript: Transcript): void;
+  /** The context window of requests, in tokens; default 8000, reserving 1024 for output. */
+  context?: { maxTokens: number; reservedOutput: number };
+  /** Stops the turn (Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 export interface RuntimeDemoSummary {
@@ -104,7 +117,10 @@ export interface RuntimeDemoSummary {
   diagnostics: RuntimeDiagnostic[];
   extensions: { id: string; origin: string; status: string }[];
   catalog: { listed: string[]; dropped: string[]; hidden: string[]; text: string };
-  reload: ReloadReport;
+  /** The reload after the turn; none when the turn did not end with `stop`. */
+  reload?: ReloadReport;
+  /** Present when the turn did not end with `stop`: why, with a stable code (see `SessionTurn`). */
+  failure?: TurnFailure;
   /** Every request the scripted model received (copies). */
   requests: ModelRequest[];
   messages: AgentMessage[];
@@ -191,14 +207,6 @@ function catalogEntries(systemPrompt: string): { name: string; description: stri
   return entries;
 }
 
-const isBlocked = (result: ToolResultMessage): result is ToolResultMessage & { details: { blockedByExtension: string; reason: string } } =>
-  typeof result.details === "object" && result.details !== null && typeof (result.details as { blockedByExtension?: unknown }).blockedByExtension === "string";
-
-const firstLine = (value: string, max = 72): string => {
-  const line = value.split("\n")[0] ?? "";
-  return line.length > max ? `${line.slice(0, max)}…` : line;
-};
-
 /**
  * The model's script. It reacts to what it is sent, like a model would: it picks a skill
  * from the catalog in its system prompt (one whose description says it is for reviewing)
@@ -253,20 +261,68 @@ function relabeler(pairs: readonly [string, string][]): (value: string) => strin
   };
 }
 
-/** JSON of one event line: timestamps left out, so the same session prints the same lines. */
-function jsonLine(value: unknown): string {
-  return JSON.stringify(value, (key, inner: unknown) => (key === "timestamp" || key === "at" ? undefined : inner));
+/** What a session's turn ended with: the runtime's result, and when it failed, the failure with its code. */
+export interface SessionTurn extends TurnResult {
+  /**
+   * Present when the turn did not end well: the provider's failure (`PROVIDER_*`), the loop's
+   * (`LOOP_TOOL_CALLS_MISSING`), `TURN_ABORTED` when the caller's signal stopped it,
+   * `TURN_FAILED` for a model failure without a name, `TURN_CUT_OFF` for an answer cut at
+   * the token limit.
+   */
+  failure?: TurnFailure;
+}
+
+/** A session opened on copies of the folders, ready for turns; `close` removes the copies. */
+export interface RuntimeSession {
+  readonly runtime: Runtime;
+  readonly transcript: Transcript;
+  /** The project file the scripted model reviews, named by the default input. */
+  readonly file: string;
+  /** `/template:review file=<file>`: the turn `npm start` runs when told nothing. */
+  readonly defaultInput: string;
+  /** Counts of the whole session so far. */
+  readonly counts: SessionCounts;
+  /** Counts of the last turn. */
+  readonly lastTurnCounts: SessionCounts;
+  /**
+   * Runs one user turn and prints it. Resolves with the runtime's result (a failed model
+   * call is a result with its `failure`, printed); rejects with the runtime's own coded
+   * errors (an unknown `/skill:`, a request too large) and with the learner's scaffold error
+   * at the first unfinished lab, every path in their messages naming the user's folders.
+   */
+  turn(input: string, options?: { signal?: AbortSignal }): Promise<SessionTurn>;
+  /** Reloads and prints what changed. */
+  reload(): Promise<ReloadReport>;
+  /** What the scripted model received, every turn (empty with another model). */
+  readonly requests: ModelRequest[];
+  /** Removes the scratch copies; idempotent. */
+  close(): Promise<void>;
+}
+
+export interface RuntimeSessionOptions extends Omit<RuntimeDemoOptions, "input" | "signal"> {
+  /** The input the labs are probed with before anything is printed; default the default input. */
+  probeInput?: string;
+}
+
+/** The failure of a turn whose `stopReason` is not `stop`, from the last model turn it saw. */
+function failureOf(result: TurnResult, last: AssistantTurn | undefined, aborted: boolean): TurnFailure | undefined {
+  if (result.stopReason === "stop") return undefined;
+  if (aborted) return { code: "TURN_ABORTED", message: "这一轮被中断了（Ctrl-C）：已经完成的消息留在会话里，可以接着说下一句" };
+  if (result.stopReason === "length") return { code: "TURN_CUT_OFF", message: "模型的回答到了输出 token 上限被截断；截断的工具调用一个都没有运行（每个都配了一个错误结果）" };
+  if (result.stopReason === "turn_limit") return { code: "TURN_LIMIT", message: `这一轮已经调用模型 ${result.turns} 次，到了上限，停在这里` };
+  if (last?.failure !== undefined) return last.failure;
+  if (last !== undefined && last.stopReason === "toolUse" && !last.message.content.some((block) => block.type === "toolCall")) return TOOL_CALLS_MISSING;
+  return { code: "TURN_FAILED", message: `模型这一轮没有完成：${last?.errorMessage ?? result.stopReason}` };
 }
 
 /**
- * Runs the session and writes its output line by line. Resolves with a summary; rejects
- * with a coded error before the session starts when the workspace cannot be used, and with
- * the learner's scaffold error (`Lab 13.N … 尚未实现`) at the first unfinished lab, in lab
- * order. The scratch copies are removed in every case.
+ * Opens a session: checks and copies the folders (nothing is copied when a check fails),
+ * probes the learner's runtime lab by lab, prints the folders and the start, and returns
+ * the session. On any error the copies are removed and paths in the message name the
+ * user's folders.
  */
-export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<RuntimeDemoSummary> {
+export async function openRuntimeSession(options: RuntimeSessionOptions): Promise<RuntimeSession> {
   const write = options.write;
-  const json = options.format === "json";
   const project = path.resolve(options.workspace ?? sampleProject());
   await checkFolder(project);
   const sample = await realpath(sampleProject()).catch(() => undefined);
@@ -278,24 +334,28 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<Runti
   if (userSource !== undefined) await checkSize(userSource, limits);
 
   const scratch = await realpath(await mkdtemp(path.join(options.scratchParent ?? os.tmpdir(), "pi-runtime-")));
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await rm(scratch, { recursive: true, force: true });
+  };
+  const projectCopy = path.join(scratch, "project");
+  const userCopy = path.join(scratch, "user");
+  const projectLabel = options.workspaceLabel ?? project;
+  const userLabel = options.userLabel ?? userSource ?? "";
+  const relabel = relabeler(userSource === undefined ? [[projectCopy, projectLabel]] : [[projectCopy, projectLabel], [userCopy, userLabel]]);
+  // A message about a file names the folder the user gave, never the scratch copy.
+  const relabeled = (error: unknown): unknown => {
+    if (error instanceof Error) error.message = relabel(error.message);
+    return error;
+  };
   try {
-    const projectCopy = path.join(scratch, "project");
-    const userCopy = path.join(scratch, "user");
     await copyInto(project, projectCopy);
     if (userSource !== undefined) await copyInto(userSource, userCopy);
-    const projectLabel = options.workspaceLabel ?? project;
-    const userLabel = options.userLabel ?? userSource ?? "";
-    const relabel = relabeler(userSource === undefined ? [[projectCopy, projectLabel]] : [[projectCopy, projectLabel], [userCopy, userLabel]]);
     const trusted = isSample || options.trustProject === true;
-    try {
-      return await runSession();
-    } catch (error) {
-      // A message about a file names the folder the user gave, never the scratch copy.
-      if (error instanceof Error) error.message = relabel(error.message);
-      throw error;
-    }
-
-    async function runSession(): Promise<RuntimeDemoSummary> {
+    const transcript = createTranscript({ format: options.format ?? "text", write, relabel });
+    options.onTranscript?.(transcript);
 
     // Lab by lab, in lab order: a practice folder's unfinished runtime.ts stops here with its first scaffold error.
     const roots = userSource === undefined ? [projectCopy] : [projectCopy, userCopy];
@@ -303,88 +363,24 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<Runti
     const probeCatalog = await buildSkillCatalog(probeResources, { maxCatalogBytes: options.maxCatalogBytes ?? 4096 });
     createLoadSkillTool({ resources: probeResources, hidden: probeCatalog.hidden });
     const file = (await firstProjectFile(projectCopy)) ?? "README.md";
-    const input = options.input ?? `/template:review file=${file}`;
-    await expandInput(input, probeResources).catch((error: unknown) => {
+    const defaultInput = `/template:review file=${file}`;
+    await expandInput(options.probeInput ?? defaultInput, probeResources).catch((error: unknown) => {
       if (isUnfinishedLab(error)) throw error;
     });
 
-    if (json) {
-      write(jsonLine({ type: "session", project: projectLabel, user: userSource === undefined ? null : userLabel, trusted }));
-    } else {
-      write(`目录  ${projectLabel} · 工具只在它的副本里运行，原目录不会被改动`);
-      write(userSource === undefined ? "个人  无用户级目录（--user <目录>）" : `个人  ${userLabel} · 用户自己的技能与扩展：在问项目信任之前加载`);
-    }
+    transcript.folders({ project: projectLabel, user: userSource === undefined ? null : userLabel, trusted });
+    if (options.model !== undefined && options.modelInfo !== undefined) transcript.model(options.modelInfo);
 
-    let toolCalls = 0;
-    let blocked = 0;
-    let reloading = false;
+    const counts: SessionCounts = { turns: 0, toolCalls: 0, blocked: 0, skillLoads: 0 };
+    let lastCounts: SessionCounts = { turns: 0, toolCalls: 0, blocked: 0, skillLoads: 0 };
+    let input = "";
     let unfinished: Error | undefined;
-    const loads: { name: string; by: string }[] = [];
-    const printEvent = (event: RuntimeEvent) => {
-      if (json) {
-        if (event.type === "message") {
-          const message = event.message;
-          if (message.role === "user") write(jsonLine({ type: "user", text: textOf(message) }));
-          else if (message.role === "assistant") {
-            const said = textOf(message);
-            if (said !== "") write(jsonLine({ type: "assistant", text: said }));
-            for (const block of message.content) if (block.type === "toolCall") write(jsonLine({ type: "tool_call", id: block.id, name: block.name, arguments: block.arguments }));
-          } else {
-            write(jsonLine({ type: "tool_result", toolCallId: message.toolCallId, toolName: message.toolName, isError: message.isError, text: textOf(message), details: message.details }));
-          }
-        } else if (event.type === "diagnostic") {
-          const d = event.diagnostic;
-          write(jsonLine({ type: "diagnostic", area: d.area, severity: d.severity, code: d.code, source: relabel(d.source), message: relabel(d.message) }));
-        } else if (event.type === "skill_load") {
-          write(jsonLine({ type: "skill_load", name: event.load.name, by: event.load.by }));
-        } else if (event.type === "reload") {
-          write(jsonLine({ type: "reload", report: JSON.parse(relabel(JSON.stringify(event.report))) as unknown }));
-        } else {
-          write(jsonLine(event));
-        }
-        return;
-      }
-      if (event.type === "diagnostic") {
-        if (reloading) return; // the reload line sums them up
-        const d = event.diagnostic;
-        write(`诊断  ${d.severity === "error" ? "跳过" : "提醒"} [${d.code}] ${firstLine(relabel(d.message), 160)}`);
-      } else if (event.type === "request") {
-        const t = event.tokens;
-        write(`请求  #${event.turn} 系统提示 ${t.system} + 消息 ${t.messages} + 预留输出 ${t.reservedOutput} = ${t.total} / ${t.maxTokens} tokens`);
-      } else if (event.type === "skill_load") {
-        write(
-          event.load.by === "model"
-            ? `技能  激活 ${event.load.name}：模型调用 load_skill，正文作为工具结果交回（目录里只有名字和描述）`
-            : `技能  激活 ${event.load.name}：用户用 /skill: 强制加载，正文进入用户这一轮`,
-        );
-      } else if (event.type === "hook_diagnostic") {
-        const d = event.diagnostic;
-        write(`诊断  扩展 ${d.extensionId} 的 ${d.hook} ${d.kind === "timeout" ? "超时" : "出错"}：${firstLine(d.message, 160)}`);
-      } else if (event.type === "message") {
-        const message = event.message;
-        if (message.role === "user") {
-          write(`用户  ${input.startsWith("/") ? `（${firstLine(input, 60)}）` : ""}${firstLine(textOf(message), 160)}`);
-        } else if (message.role === "assistant") {
-          const said = textOf(message).split("\n");
-          if (said[0] !== "") write(`助手  ${said[0]}`);
-          for (const more of said.slice(1)) write(`      ${more}`);
-          for (const block of message.content) if (block.type === "toolCall") write(`调用  ${block.name} ${JSON.stringify(block.arguments)}`);
-        } else if (isBlocked(message)) {
-          write(`拦截  ✗ 扩展 ${message.details.blockedByExtension} 拒绝了 ${message.toolName}：${message.details.reason}（配对的错误结果交回模型）`);
-        } else {
-          const output = textOf(message);
-          const lines = output.split("\n");
-          const shown = message.toolName === "list" && !message.isError ? firstLine(lines.join("  "), 120) : `${firstLine(output)}${lines.length > 1 ? ` …（共 ${lines.length} 行）` : ""}`;
-          write(`结果  ${message.isError ? "✗" : "✓"} ${shown}`);
-        }
-      }
-    };
     const onEvent = (event: RuntimeEvent) => {
       if (event.type === "message" && event.message.role === "assistant") {
-        toolCalls += event.message.content.filter((block) => block.type === "toolCall").length;
+        counts.toolCalls += event.message.content.filter((block) => block.type === "toolCall").length;
       }
-      if (event.type === "message" && event.message.role === "toolResult" && isBlocked(event.message)) blocked++;
-      if (event.type === "skill_load") loads.push({ name: event.load.name, by: event.load.by });
+      if (event.type === "message" && event.message.role === "toolResult" && isBlocked(event.message)) counts.blocked++;
+      if (event.type === "skill_load") counts.skillLoads++;
       if (event.type === "message" && event.message.role === "toolResult" && event.message.isError) {
         // A tool ran into a lab the learner has not finished (a Chapter 12 hook, say): stop there.
         const scaffold = UNFINISHED_LAB.exec(textOf(event.message));
@@ -393,79 +389,129 @@ export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<Runti
           return;
         }
       }
-      printEvent(event);
+      transcript.event(event, input);
     };
 
-    const model = new ScriptedModel(runtimeScript(file), { chunkSize: 24 });
+    // The model every request goes through: the caller's (or this turn's scripted one), with
+    // this turn's signal added and its last turn remembered, so a failure can be named.
+    const requests: ModelRequest[] = [];
+    let current: Model = options.model ?? new ScriptedModel([]);
+    let turnSignal: AbortSignal | undefined;
+    let lastTurn: AssistantTurn | undefined;
+    const model: Model = {
+      get name() {
+        return current.name;
+      },
+      stream(request, streamOptions = {}) {
+        const signals = [streamOptions.signal, turnSignal].filter((signal): signal is AbortSignal => signal !== undefined);
+        const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+        const stream = current.stream(request, signal === undefined ? {} : { signal });
+        stream.result().then((turn) => (lastTurn = turn), () => {});
+        return stream;
+      },
+    };
+
     const runtime: Runtime = await createRuntime({
       projectRoot: projectCopy,
       ...(userSource === undefined ? {} : { userRoot: userCopy }),
       isProjectTrusted: () => trusted,
       model,
       baseSystemPrompt: BASE_PROMPT,
-      context: { maxTokens: 8000, reservedOutput: 1024 },
+      context: options.context ?? { maxTokens: 8000, reservedOutput: 1024 },
       maxCatalogBytes: options.maxCatalogBytes ?? 4096,
       onEvent,
     });
+    transcript.started(runtime, { projectCopy, trusted });
 
-    const catalog = runtime.catalog;
-    const resources = runtime.resources;
-    const origin = (source: string) => (source.startsWith(`${projectCopy}${path.sep}`) ? "项目" : "个人");
-    const names = (list: { name: string; source: string }[]) => (list.length > 0 ? list.map((r) => `${r.name}（${origin(r.source)}）`).join("、") : "无");
-    if (json) {
-      write(jsonLine({ type: "catalog", text: catalog.text, bytes: catalog.bytes, maxBytes: catalog.maxBytes, listed: catalog.listed, dropped: catalog.dropped, hidden: catalog.hidden }));
-      write(jsonLine({ type: "extensions", extensions: runtime.extensions, tools: runtime.tools }));
-    } else {
-      write(`资源  指令 ${resources.instructions.length} · 技能 ${resources.skills.length}：${names(resources.skills)} · 模板 ${resources.templates.length}：${names(resources.templates)}`);
-      for (const extension of runtime.extensions) {
-        const where = extension.origin === "user" ? "个人" : "项目";
-        const status = extension.status === "active" ? "已加载" : extension.status === "skipped_untrusted" ? "项目未受信任，没有 import（信任它：--trust-project）" : `加载失败 [${extension.code ?? "ERROR"}]，会话照常开始`;
-        write(`扩展  ${extension.id}（${where}）：${status}`);
-      }
-      if (runtime.extensions.length === 0) write("扩展  无（extensions/*.mjs）");
-      write(`信任  项目${trusted ? "受信任：它的扩展在用户级扩展之后加载" : "不受信任：它自己的代码一行都不运行"}`);
-      const hidden = catalog.hidden.length > 0 ? `；对模型隐藏：${catalog.hidden.join("、")}` : "";
-      const dropped = catalog.dropped.length > 0 ? `；超出预算：${catalog.dropped.join("、")}` : "";
-      write(`清单  系统提示里的技能目录 ${catalog.bytes} / ${catalog.maxBytes} 字节${hidden}${dropped}`);
-      for (const line of catalog.text.split("\n").filter((l) => l.startsWith("- "))) write(`      ${line}`);
-      write(`工具  ${runtime.tools.join("、")}`);
-    }
-
-    const result = await runtime.prompt(input);
-    if (unfinished !== undefined) throw unfinished;
-    reloading = true;
-    const report = await runtime.reload();
-    reloading = false;
-    if (!json) {
-      const found = `诊断 ${report.diagnostics.length} 条`;
-      if (report.status === "failed") write(`重载  失败 [${report.error.code}]：旧状态继续运行（${found}）`);
-      else {
-        const changed = Object.entries(report.changes).filter(([key, list]) => key !== "extensionsReloaded" && list.length > 0);
-        write(
-          changed.length === 0
-            ? `重载  没有变化：目录、工具和扩展都与启动时相同；${report.changes.extensionsReloaded.length} 个扩展重新 import，会话保留 ${runtime.messages.length} 条消息（${found}）`
-            : `重载  ${changed.map(([key, list]) => `${key} ${list.join("、")}`).join(" · ")}（${found}）`,
-        );
-      }
-      write(`结束  ${result.stopReason} · 模型调用 ${result.turns} 次 · 工具调用 ${toolCalls} 次（被拦截 ${blocked} 次）· 加载技能 ${loads.length} 次`);
-    } else {
-      write(jsonLine({ type: "end", stopReason: result.stopReason, turns: result.turns, toolCalls, blocked, skillLoads: loads.length }));
-    }
     return {
+      runtime,
+      transcript,
+      file,
+      defaultInput,
+      requests,
+      get counts() {
+        return { ...counts };
+      },
+      get lastTurnCounts() {
+        return { ...lastCounts };
+      },
+      async turn(text, turnOptions = {}) {
+        input = text;
+        const before = { ...counts };
+        let scripted: ScriptedModel | undefined;
+        if (options.model === undefined) current = scripted = new ScriptedModel(runtimeScript(file), { chunkSize: 24 });
+        turnSignal = turnOptions.signal;
+        lastTurn = undefined;
+        try {
+          const result = await runtime.prompt(text);
+          if (unfinished !== undefined) throw unfinished;
+          counts.turns += result.turns;
+          const failure = failureOf(result, lastTurn, turnOptions.signal?.aborted === true);
+          if (failure !== undefined) transcript.failure(failure);
+          lastCounts = { turns: result.turns, toolCalls: counts.toolCalls - before.toolCalls, blocked: counts.blocked - before.blocked, skillLoads: counts.skillLoads - before.skillLoads };
+          return failure === undefined ? result : { ...result, failure };
+        } catch (error) {
+          throw relabeled(error);
+        } finally {
+          turnSignal = undefined;
+          if (scripted !== undefined) requests.push(...scripted.requests);
+        }
+      },
+      async reload() {
+        transcript.reloading = true;
+        try {
+          const reloaded = await runtime.reload();
+          transcript.reloading = false;
+          transcript.reload(reloaded, runtime.messages.length);
+          return reloaded;
+        } catch (error) {
+          throw relabeled(error);
+        } finally {
+          transcript.reloading = false;
+        }
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw relabeled(error);
+  }
+}
+
+/**
+ * Runs the session `npm start` shows: one turn (the given input, or a `/template:` review
+ * of the first project file), then a reload, and writes its output line by line. Resolves
+ * with a summary (a turn that failed resolves too, its stop reason saying so); rejects with
+ * a coded error before the session starts when the workspace cannot be used, and with the
+ * learner's scaffold error (`Lab 13.N … 尚未实现`) at the first unfinished lab, in lab order.
+ * The scratch copies are removed in every case.
+ */
+export async function runRuntimeDemo(options: RuntimeDemoOptions): Promise<RuntimeDemoSummary> {
+  const { input, signal, ...rest } = options;
+  const session = await openRuntimeSession({ ...rest, ...(input !== undefined ? { probeInput: input } : {}) });
+  try {
+    const result = await session.turn(input ?? session.defaultInput, signal ? { signal } : {});
+    // After a turn that did not end well there is nothing to show a reload against.
+    const report = result.stopReason === "stop" ? await session.reload() : undefined;
+    const runtime = session.runtime;
+    const counts = session.counts;
+    session.transcript.end(result.stopReason, counts, "session");
+    const summary: RuntimeDemoSummary = {
       stopReason: result.stopReason,
       turns: result.turns,
-      toolCalls,
-      blocked,
-      skillLoads: loads,
+      toolCalls: counts.toolCalls,
+      blocked: counts.blocked,
+      skillLoads: runtime.skillLoads.map((load) => ({ name: load.name, by: load.by })),
       diagnostics: runtime.diagnostics,
       extensions: runtime.extensions,
-      catalog: { listed: catalog.listed, dropped: catalog.dropped, hidden: catalog.hidden, text: catalog.text },
-      reload: report,
-      requests: model.requests,
+      catalog: { listed: runtime.catalog.listed, dropped: runtime.catalog.dropped, hidden: runtime.catalog.hidden, text: runtime.catalog.text },
+      ...(report !== undefined ? { reload: report } : {}),
+      requests: session.requests,
       messages: runtime.messages,
     };
-    }
+    if (result.failure !== undefined) summary.failure = result.failure;
+    return summary;
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    await session.close();
   }
 }

@@ -1,25 +1,33 @@
 /**
- * The command behind `npm start` from Chapter 13 on: runs the runtime's scripted session
+ * The command behind `npm start` from Chapter 13 on: runs the runtime's session
  * (`runtime-demo.ts`) and prints its transcript, or with `--json` one JSON object per line.
  *
- *     npm start
- *     npm start -- --json
- *     npm start -- --workspace ../my-project --trust-project --input "/skill:code-review 看看 src/app.js"
+ *     npm start                                          the scripted model: no network, the same run every time
+ *     npm start -- --provider anthropic                  a real model (key in ANTHROPIC_API_KEY)
+ *     npm start -- --provider openai-compatible --base-url http://127.0.0.1:11434/v1   a local server
+ *     npm start -- --interactive                         a conversation, one line per turn
  *
  * Exit status: 0 when the session ran to its end, and when it stopped at an unfinished lab
- * of the learner's runtime.ts (a result, not a crash; 1 in CI); 1 when the workspace
- * cannot be used or the runtime cannot start (the error's code is printed); 2 for a
- * command-line mistake. This module is provided: no lab asks for it.
+ * of the learner's runtime.ts (a result, not a crash; 1 in CI); 1 when the workspace or the
+ * provider cannot be used, the runtime cannot start, or the turn did not end well (the
+ * error's code is printed); 2 for a command-line mistake; 130 after Ctrl-C. No key is ever
+ * printed. This module is provided: no lab asks for it.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
+import { ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, DEFAULT_ANTHROPIC_MODEL } from "./anthropic.js";
 import { errorMessage } from "./async.js";
-import { runRuntimeDemo } from "./runtime-demo.js";
+import { DEFAULT_OPENAI_MODEL, OPENAI_KEY_ENV } from "./openai.js";
+import { createProviderModel, PROVIDER_NAMES } from "./provider.js";
+import { DEFAULT_TIMEOUT_MS } from "./provider-http.js";
+import type { RetryInfo, Sleep } from "./provider-retry.js";
+import { openRuntimeSession, runRuntimeDemo, type RuntimeSessionOptions } from "./runtime-demo.js";
+import { interruptFilter, runInteractive, type InteractiveOptions } from "./runtime-interactive.js";
 
 export const USAGE = `用法：npm start -- [选项]
 
-运行第 13 章的运行时：一次脚本化的 agent 会话（不联网，每次结果相同），并打印过程。
+运行第 13 章的运行时：默认是一次脚本化的 agent 会话（不联网，每次结果相同），并打印过程。
 默认使用示例项目 examples/workspace 和示例的用户级目录 examples/user；agent 只在它们的副本里动手。
 
 选项：
@@ -31,8 +39,19 @@ export const USAGE = `用法：npm start -- [选项]
   --input <文字>         用户这一轮说的话，可以是 /skill:<名字> [文字] 或 /template:<名字> key=value …
                          （默认 /template:review file=<项目里的第一个文件>）
   --max-catalog-bytes <n>  技能目录的字节预算（默认 4096）
+  --interactive          对话：每行一轮；/skill:、/template:、/reload、/help、/exit；Ctrl-C 停下这一轮，再按一次退出
   --json                 每个事件一行 JSON（模型请求及其系统提示、工具调用、工具结果、诊断……）
   --help                 显示本帮助
+
+换成真的模型（不指定 --provider 时用脚本模型）：
+  --provider anthropic   Anthropic Messages API；key 读环境变量 ${ANTHROPIC_KEY_ENV}，
+                         地址默认 https://api.anthropic.com，可用 ${ANTHROPIC_BASE_URL_ENV} 或 --base-url 换掉
+  --provider openai-compatible --base-url <地址>
+                         任何 OpenAI 兼容的 /chat/completions 服务，例如本地的 Ollama（http://127.0.0.1:11434/v1）、
+                         llama.cpp server、vLLM、LM Studio；key 可选，读环境变量 ${OPENAI_KEY_ENV}
+  --model <id>           模型 id（默认 anthropic：${DEFAULT_ANTHROPIC_MODEL}；openai-compatible：${DEFAULT_OPENAI_MODEL}）
+  --timeout <秒>         一个请求最长多久没有任何数据就放弃（默认 ${DEFAULT_TIMEOUT_MS / 1000}）
+  --context-tokens <n>   请求的上下文窗口（默认脚本模型 8000，真的模型 32000）
 `;
 
 export interface StartIo {
@@ -40,10 +59,20 @@ export interface StartIo {
   err(text: string): void;
   /** Where relative paths are resolved: the folder the user typed the command in. */
   cwd: string;
-  /** The environment (`CI` decides the status of an unfinished lab); default `process.env`. */
+  /** The environment (keys, `ANTHROPIC_BASE_URL`, `CI`); default `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** The session to run; default `runRuntimeDemo` (tests pass one that fails as they need). */
+  /** The one-turn session to run; default `runRuntimeDemo` (tests pass one that fails as they need). */
   run?: typeof runRuntimeDemo;
+  /** Where `--interactive` reads lines; default `process.stdin` (a terminal gets a prompt). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Registers a Ctrl-C handler, returns how to remove it; default `process.on("SIGINT")`. */
+  onInterrupt?(handler: () => void): () => void;
+  /** Ends the process at once (a second Ctrl-C while something still runs); default `process.exit`. */
+  exit?(status: number): void;
+  /** The `fetch` of provider requests; default the global one. */
+  fetch?: typeof fetch;
+  /** The wait between a provider's attempts; default a real timer (tests pass one that returns at once). */
+  sleep?: Sleep;
 }
 
 const defaultIo = (): StartIo => ({
@@ -53,26 +82,56 @@ const defaultIo = (): StartIo => ({
   cwd: process.env.INIT_CWD ?? process.cwd(),
 });
 
+const onProcessInterrupt = (handler: () => void): (() => void) => {
+  process.on("SIGINT", handler);
+  return () => process.removeListener("SIGINT", handler);
+};
+
+const OPTIONS = {
+  workspace: { type: "string" },
+  user: { type: "string" },
+  "no-user": { type: "boolean" },
+  "trust-project": { type: "boolean" },
+  "trust-extensions": { type: "boolean" },
+  input: { type: "string" },
+  "max-catalog-bytes": { type: "string" },
+  interactive: { type: "boolean" },
+  json: { type: "boolean" },
+  help: { type: "boolean" },
+  provider: { type: "string" },
+  model: { type: "string" },
+  "base-url": { type: "string" },
+  timeout: { type: "string" },
+  "context-tokens": { type: "string" },
+} as const;
+
+class UsageError extends Error {}
+
+/** `value` of option `name` as a whole number of at least `min`, or a usage error. */
+function wholeNumber(name: string, value: string, min: number): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < min) {
+    throw new UsageError(`--${name} 需要一个不小于 ${min} 的整数，实际为 ${JSON.stringify(value)}`);
+  }
+  return number;
+}
+
 /** Runs the command with `argv` (without node and the script) and returns the exit status. */
 export async function main(argv: readonly string[], io: StartIo = defaultIo()): Promise<number> {
   let values;
+  let maxCatalogBytes: number | undefined;
+  let timeoutSeconds: number | undefined;
+  let contextTokens: number | undefined;
   try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        workspace: { type: "string" },
-        user: { type: "string" },
-        "no-user": { type: "boolean" },
-        "trust-project": { type: "boolean" },
-        "trust-extensions": { type: "boolean" },
-        input: { type: "string" },
-        "max-catalog-bytes": { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean" },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
+    if (values.user !== undefined && values["no-user"]) throw new UsageError("--user 和 --no-user 只能选一个");
+    if (values.provider === undefined) {
+      const needsProvider = (["model", "base-url", "timeout"] as const).find((name) => values![name] !== undefined);
+      if (needsProvider !== undefined) throw new UsageError(`--${needsProvider} 只对真的模型有用，请同时给出 --provider（${PROVIDER_NAMES.join(" 或 ")}）`);
+    }
+    if (values["max-catalog-bytes"] !== undefined) maxCatalogBytes = wholeNumber("max-catalog-bytes", values["max-catalog-bytes"], 0);
+    if (values.timeout !== undefined) timeoutSeconds = wholeNumber("timeout", values.timeout, 1);
+    if (values["context-tokens"] !== undefined) contextTokens = wholeNumber("context-tokens", values["context-tokens"], 2 * (values.provider === undefined ? 1024 : 4096));
   } catch (error) {
     io.err(`用法错误：${errorMessage(error)}（npm start -- --help 查看用法）\n`);
     return 2;
@@ -81,36 +140,82 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
     io.out(USAGE);
     return 0;
   }
-  if (values.user !== undefined && values["no-user"]) {
-    io.err("用法错误：--user 和 --no-user 只能选一个（npm start -- --help 查看用法）\n");
-    return 2;
-  }
-  let maxCatalogBytes: number | undefined;
-  if (values["max-catalog-bytes"] !== undefined) {
-    maxCatalogBytes = Number(values["max-catalog-bytes"]);
-    if (!/^\d+$/.test(values["max-catalog-bytes"]) || !Number.isSafeInteger(maxCatalogBytes)) {
-      io.err(`用法错误：--max-catalog-bytes 需要一个非负整数，实际为 ${JSON.stringify(values["max-catalog-bytes"])}\n`);
-      return 2;
-    }
-  }
   const json = values.json === true;
-  try {
-    const summary = await (io.run ?? runRuntimeDemo)({
-      ...(values.workspace !== undefined ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace } : { workspaceLabel: "examples/workspace" }),
-      ...(values["no-user"] ? { userRoot: null } : values.user !== undefined ? { userRoot: path.resolve(io.cwd, values.user), userLabel: values.user } : { userLabel: "examples/user" }),
-      ...(values["trust-project"] || values["trust-extensions"] ? { trustProject: true } : {}),
-      ...(values.input !== undefined ? { input: values.input } : {}),
-      ...(maxCatalogBytes !== undefined ? { maxCatalogBytes } : {}),
-      format: json ? "json" : "text",
-      write: (line) => io.out(`${line}\n`),
-    });
-    return summary.stopReason === "stop" ? 0 : 1;
-  } catch (error) {
+  const env = io.env ?? process.env;
+  const report = (error: unknown) => {
     io.err(failureText(error));
     if (json) io.out(`${JSON.stringify({ type: "error", code: codeOf(error) ?? (unfinishedLab(error) !== undefined ? "LAB_UNFINISHED" : "ERROR"), message: errorMessage(error) })}\n`);
     // An unfinished lab is a result, like a red lab (see the course's exit-status rule): no
     // npm error block after it, except in CI, which needs the failing status.
-    return unfinishedLab(error) !== undefined && !inCi(io.env ?? process.env) ? 0 : 1;
+    return unfinishedLab(error) !== undefined && !inCi(env) ? 0 : 1;
+  };
+
+  // Ctrl-C: the first one stops what runs (the one-turn session's turn, or the
+  // interactive session's own rule takes over), a second one leaves at once.
+  const controller = new AbortController();
+  let interrupts = 0;
+  const isPress = interruptFilter(env);
+  const removeInterrupt = values.interactive
+    ? () => {}
+    : (io.onInterrupt ?? onProcessInterrupt)(() => {
+        if (!isPress()) return;
+        interrupts++;
+        if (interrupts === 1) controller.abort(new Error("用户按了 Ctrl-C"));
+        else (io.exit ?? process.exit)(130);
+      });
+
+  try {
+    const session: RuntimeSessionOptions = {
+      ...(values.workspace !== undefined ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace } : { workspaceLabel: "examples/workspace" }),
+      ...(values["no-user"] ? { userRoot: null } : values.user !== undefined ? { userRoot: path.resolve(io.cwd, values.user), userLabel: values.user } : { userLabel: "examples/user" }),
+      ...(values["trust-project"] || values["trust-extensions"] ? { trustProject: true } : {}),
+      ...(maxCatalogBytes !== undefined ? { maxCatalogBytes } : {}),
+      format: json ? "json" : "text",
+      write: (line) => io.out(`${line}\n`),
+    };
+    if (values.provider !== undefined) {
+      // Built once now, so a missing key or a bad address is refused before anything is copied.
+      let onRetry = (info: RetryInfo): void => void info;
+      const model = createProviderModel({
+        provider: values.provider,
+        env,
+        ...(values.model !== undefined ? { model: values.model } : {}),
+        ...(values["base-url"] !== undefined ? { baseUrl: values["base-url"] } : {}),
+        ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+        ...(io.fetch ? { fetch: io.fetch } : {}),
+        ...(io.sleep ? { sleep: io.sleep } : {}),
+        ...(values.provider === "anthropic" ? { maxTokens: 4096 } : {}),
+        onRetry: (info) => onRetry(info),
+      });
+      session.model = model;
+      session.modelInfo = { provider: model.provider, model: model.model, origin: model.origin };
+      session.context = { maxTokens: contextTokens ?? 32_000, reservedOutput: 4096 };
+      session.onTranscript = (transcript) => (onRetry = (info) => transcript.retry(info));
+    } else if (contextTokens !== undefined) {
+      session.context = { maxTokens: contextTokens, reservedOutput: 1024 };
+    }
+
+    if (values.interactive) {
+      const opened = await openRuntimeSession({ ...session, ...(values.input !== undefined ? { probeInput: values.input } : {}) });
+      try {
+        const stdin = io.stdin ?? process.stdin;
+        const interactive: InteractiveOptions = { session: opened, input: stdin, output: process.stdout, terminal: stdin.isTTY === true, env };
+        if (values.input !== undefined) interactive.firstInput = values.input;
+        if (io.onInterrupt) interactive.onInterrupt = io.onInterrupt;
+        if (io.exit) interactive.exit = io.exit;
+        return await runInteractive(interactive);
+      } finally {
+        await opened.close();
+      }
+    }
+
+    const summary = await (io.run ?? runRuntimeDemo)({ ...session, ...(values.input !== undefined ? { input: values.input } : {}), signal: controller.signal });
+    if (controller.signal.aborted) return 130;
+    return summary.stopReason === "stop" ? 0 : 1;
+  } catch (error) {
+    return report(error);
+  } finally {
+    removeInterrupt();
   }
 }
 

@@ -53,7 +53,7 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
   assert.doesNotMatch(first!.systemPrompt, /代码审查清单|发布清单/, "no skill body in the system prompt");
   const load = second!.messages.find((m): m is ToolResultMessage => m.role === "toolResult" && m.toolName === "load_skill");
   assert.match(textOf(load!), /^# 代码审查清单/, "the body arrives as the load_skill result");
-  assert.equal(summary.reload.status, "reloaded");
+  assert.equal(summary.reload?.status, "reloaded");
 
   for (const prefix of ["目录  examples/workspace · ", "诊断  跳过 [RESOURCE_INVALID] examples/user/skills/broken/SKILL.md", "清单  系统提示里的技能目录", "      - code-review: ", "调用  load_skill {\"name\":\"code-review\"}", "技能  激活 code-review", "拦截  ✗ 扩展 guard 拒绝了 shell", "重载  没有变化"]) {
     assert.ok(lines.some((line) => line.startsWith(prefix)), `${prefix}\n${lines.join("\n")}`);

@@ -1,0 +1,230 @@
+/**
+ * How `npm start` shows a runtime session: a transcript of short labelled lines (`诊断`,
+ * `请求`, `调用`, `结果`, …) or, with `--json`, one JSON object per line.
+ *
+ * One `Transcript` serves a whole session, scripted or on a real model, one turn or many:
+ * it prints the start (resources, extensions, trust, the catalog), each runtime event, each
+ * retry of a provider request, each failed turn with its code, each reload and each turn's
+ * end. Every path it prints passes `relabel` first, so no line names the scratch copy the
+ * tools act on. It never prints a key: nothing it is given holds one.
+ *
+ * This module is provided: no lab asks for it.
+ */
+import path from "node:path";
+import type { TurnFailure } from "./model.js";
+import type { RetryInfo } from "./provider-retry.js";
+import type { ReloadReport, Runtime, RuntimeEvent } from "./runtime.js";
+import { textOf, type ToolResultMessage } from "./types.js";
+
+export interface TranscriptOptions {
+  format: "text" | "json";
+  /** Receives each output line (without a line end). */
+  write(line: string): void;
+  /** Replaces scratch paths by the folders the user named. */
+  relabel(value: string): string;
+}
+
+/** The counts a turn, or a whole session, ends with. */
+export interface SessionCounts {
+  turns: number;
+  toolCalls: number;
+  blocked: number;
+  skillLoads: number;
+}
+
+/** What a session told about its model when it is not the scripted one. */
+export interface ModelInfo {
+  provider: string;
+  model: string;
+  origin: string;
+}
+
+export interface Transcript {
+  /** The folders of the session, before anything is loaded. */
+  folders(facts: { project: string; user: string | null; trusted: boolean }): void;
+  /** The model a provider session talks to (the scripted session prints no such line). */
+  model(info: ModelInfo): void;
+  /** What the runtime started with: resources, extensions, trust, the catalog, the tools. */
+  started(runtime: Runtime, facts: { projectCopy: string; trusted: boolean }): void;
+  /** One runtime event; `input` is what the user typed for the turn it belongs to. */
+  event(event: RuntimeEvent, input: string): void;
+  /** A provider request that failed and is sent again after a wait. */
+  retry(info: RetryInfo): void;
+  /** A turn that failed or was interrupted, with its code. */
+  failure(failure: TurnFailure): void;
+  /** A finished reload (its diagnostics were printed or summed up already). */
+  reload(report: ReloadReport, messages: number): void;
+  /** The end of a turn (`scope: "turn"`) or of the session. */
+  end(stopReason: string, counts: SessionCounts, scope: "turn" | "session"): void;
+  /** A line of the interactive session's own (help, a command it did not understand). */
+  note(text: string): void;
+  /** While a reload runs, its diagnostics are not printed one by one: the reload line sums them up. */
+  reloading: boolean;
+}
+
+export const isBlocked = (result: ToolResultMessage): result is ToolResultMessage & { details: { blockedByExtension: string; reason: string } } =>
+  typeof result.details === "object" && result.details !== null && typeof (result.details as { blockedByExtension?: unknown }).blockedByExtension === "string";
+
+/** The first line of `value`, shortened to `max` characters. */
+export const firstLine = (value: string, max = 72): string => {
+  const line = value.split("\n")[0] ?? "";
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+};
+
+/** JSON of one event line: timestamps left out, so the same session prints the same lines. */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value, (key, inner: unknown) => (key === "timestamp" || key === "at" ? undefined : inner));
+}
+
+/** A transcript writing to `options.write`, in the format asked for. */
+export function createTranscript(options: TranscriptOptions): Transcript {
+  return options.format === "json" ? jsonTranscript(options) : textTranscript(options);
+}
+
+function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
+  const transcript: Transcript = {
+    reloading: false,
+    folders({ project, user }) {
+      write(`目录  ${project} · 工具只在它的副本里运行，原目录不会被改动`);
+      write(user === null ? "个人  无用户级目录（--user <目录>）" : `个人  ${user} · 用户自己的技能与扩展：在问项目信任之前加载`);
+    },
+    model({ provider, model, origin }) {
+      write(`模型  ${provider} · ${model} · ${origin}（key 只从环境变量读取，不会打印）`);
+    },
+    started(runtime, { projectCopy, trusted }) {
+      const resources = runtime.resources;
+      const catalog = runtime.catalog;
+      const origin = (source: string) => (source.startsWith(`${projectCopy}${path.sep}`) ? "项目" : "个人");
+      const names = (list: { name: string; source: string }[]) => (list.length > 0 ? list.map((r) => `${r.name}（${origin(r.source)}）`).join("、") : "无");
+      write(`资源  指令 ${resources.instructions.length} · 技能 ${resources.skills.length}：${names(resources.skills)} · 模板 ${resources.templates.length}：${names(resources.templates)}`);
+      for (const extension of runtime.extensions) {
+        const where = extension.origin === "user" ? "个人" : "项目";
+        const status = extension.status === "active" ? "已加载" : extension.status === "skipped_untrusted" ? "项目未受信任，没有 import（信任它：--trust-project）" : `加载失败 [${extension.code ?? "ERROR"}]，会话照常开始`;
+        write(`扩展  ${extension.id}（${where}）：${status}`);
+      }
+      if (runtime.extensions.length === 0) write("扩展  无（extensions/*.mjs）");
+      write(`信任  项目${trusted ? "受信任：它的扩展在用户级扩展之后加载" : "不受信任：它自己的代码一行都不运行"}`);
+      const hidden = catalog.hidden.length > 0 ? `；对模型隐藏：${catalog.hidden.join("、")}` : "";
+      const dropped = catalog.dropped.length > 0 ? `；超出预算：${catalog.dropped.join("、")}` : "";
+      write(`清单  系统提示里的技能目录 ${catalog.bytes} / ${catalog.maxBytes} 字节${hidden}${dropped}`);
+      for (const line of catalog.text.split("\n").filter((l) => l.startsWith("- "))) write(`      ${line}`);
+      write(`工具  ${runtime.tools.join("、")}`);
+    },
+    event(event, input) {
+      if (event.type === "diagnostic") {
+        if (transcript.reloading) return;
+        const d = event.diagnostic;
+        write(`诊断  ${d.severity === "error" ? "跳过" : "提醒"} [${d.code}] ${firstLine(relabel(d.message), 160)}`);
+      } else if (event.type === "request") {
+        const t = event.tokens;
+        write(`请求  #${event.turn} 系统提示 ${t.system} + 消息 ${t.messages} + 预留输出 ${t.reservedOutput} = ${t.total} / ${t.maxTokens} tokens`);
+      } else if (event.type === "skill_load") {
+        write(
+          event.load.by === "model"
+            ? `技能  激活 ${event.load.name}：模型调用 load_skill，正文作为工具结果交回（目录里只有名字和描述）`
+            : `技能  激活 ${event.load.name}：用户用 /skill: 强制加载，正文进入用户这一轮`,
+        );
+      } else if (event.type === "hook_diagnostic") {
+        const d = event.diagnostic;
+        write(`诊断  扩展 ${d.extensionId} 的 ${d.hook} ${d.kind === "timeout" ? "超时" : "出错"}：${firstLine(d.message, 160)}`);
+      } else if (event.type === "message") {
+        const message = event.message;
+        if (message.role === "user") {
+          write(`用户  ${input.startsWith("/") ? `（${firstLine(input, 60)}）` : ""}${firstLine(textOf(message), 160)}`);
+        } else if (message.role === "assistant") {
+          const said = textOf(message).split("\n");
+          if (said[0] !== "") write(`助手  ${said[0]}`);
+          for (const more of said.slice(1)) write(`      ${more}`);
+          for (const block of message.content) if (block.type === "toolCall") write(`调用  ${block.name} ${JSON.stringify(block.arguments)}`);
+        } else if (isBlocked(message)) {
+          write(`拦截  ✗ 扩展 ${message.details.blockedByExtension} 拒绝了 ${message.toolName}：${message.details.reason}（配对的错误结果交回模型）`);
+        } else {
+          const output = relabel(textOf(message));
+          const lines = output.split("\n");
+          const shown = message.toolName === "list" && !message.isError ? firstLine(lines.join("  "), 120) : `${firstLine(output)}${lines.length > 1 ? ` …（共 ${lines.length} 行）` : ""}`;
+          write(`结果  ${message.isError ? "✗" : "✓"} ${shown}`);
+        }
+      }
+    },
+    retry(info) {
+      write(`重试  第 ${info.attempt} 次请求没有成功 [${info.code}]，${Math.round(info.delayMs / 100) / 10} 秒后再试：${firstLine(info.detail, 120)}`);
+    },
+    failure(failure) {
+      write(`失败  [${failure.code}] ${relabel(failure.message)}`);
+    },
+    reload(report, messages) {
+      const found = `诊断 ${report.diagnostics.length} 条`;
+      if (report.status === "failed") {
+        write(`重载  失败 [${report.error.code}]：旧状态继续运行（${found}）`);
+        return;
+      }
+      const changed = Object.entries(report.changes).filter(([key, list]) => key !== "extensionsReloaded" && list.length > 0);
+      write(
+        changed.length === 0
+          ? `重载  没有变化：目录、工具和扩展都与启动时相同；${report.changes.extensionsReloaded.length} 个扩展重新 import，会话保留 ${messages} 条消息（${found}）`
+          : `重载  ${changed.map(([key, list]) => `${key} ${list.join("、")}`).join(" · ")}（${found}）`,
+      );
+    },
+    end(stopReason, counts, scope) {
+      write(`${scope === "turn" ? "本轮" : "结束"}  ${stopReason} · 模型调用 ${counts.turns} 次 · 工具调用 ${counts.toolCalls} 次（被拦截 ${counts.blocked} 次）· 加载技能 ${counts.skillLoads} 次`);
+    },
+    note(text) {
+      write(text);
+    },
+  };
+  return transcript;
+}
+
+function jsonTranscript({ write, relabel }: TranscriptOptions): Transcript {
+  return {
+    reloading: false,
+    folders({ project, user, trusted }) {
+      write(jsonLine({ type: "session", project, user, trusted }));
+    },
+    model(info) {
+      write(jsonLine({ type: "model", ...info }));
+    },
+    started(runtime) {
+      const catalog = runtime.catalog;
+      write(jsonLine({ type: "catalog", text: catalog.text, bytes: catalog.bytes, maxBytes: catalog.maxBytes, listed: catalog.listed, dropped: catalog.dropped, hidden: catalog.hidden }));
+      write(jsonLine({ type: "extensions", extensions: runtime.extensions, tools: runtime.tools }));
+    },
+    event(event) {
+      if (event.type === "message") {
+        const message = event.message;
+        if (message.role === "user") write(jsonLine({ type: "user", text: textOf(message) }));
+        else if (message.role === "assistant") {
+          const said = textOf(message);
+          if (said !== "") write(jsonLine({ type: "assistant", text: said }));
+          for (const block of message.content) if (block.type === "toolCall") write(jsonLine({ type: "tool_call", id: block.id, name: block.name, arguments: block.arguments }));
+        } else {
+          write(jsonLine({ type: "tool_result", toolCallId: message.toolCallId, toolName: message.toolName, isError: message.isError, text: relabel(textOf(message)), details: message.details }));
+        }
+      } else if (event.type === "diagnostic") {
+        const d = event.diagnostic;
+        write(jsonLine({ type: "diagnostic", area: d.area, severity: d.severity, code: d.code, source: relabel(d.source), message: relabel(d.message) }));
+      } else if (event.type === "skill_load") {
+        write(jsonLine({ type: "skill_load", name: event.load.name, by: event.load.by }));
+      } else if (event.type === "reload") {
+        write(jsonLine({ type: "reload", report: JSON.parse(relabel(JSON.stringify(event.report))) as unknown }));
+      } else {
+        write(jsonLine(event));
+      }
+    },
+    retry(info) {
+      write(jsonLine({ type: "retry", ...info }));
+    },
+    failure(failure) {
+      write(jsonLine({ type: "error", code: failure.code, message: relabel(failure.message) }));
+    },
+    reload() {
+      // the `reload` event carried the report
+    },
+    end(stopReason, counts, scope) {
+      write(jsonLine({ type: scope === "turn" ? "turn_end" : "end", stopReason, ...counts }));
+    },
+    note() {
+      // notes are for people; JSON readers get the events
+    },
+  };
+}
