@@ -285,7 +285,8 @@ export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterMani
     const mark = ok ? paint.green("✓") : paint.red("✗");
     const count = `${theme.passed}/${theme.total}`;
     const first = theme.failures[0];
-    const note = first === undefined ? "" : paint.dim(truncate(`${first.test}：${first.message.split("\n")[0] ?? ""}`, 70));
+    const skipped = theme.skipped > 0 ? `（另有 ${theme.skipped} 项在这台机器上跳过）` : "";
+    const note = first === undefined ? paint.dim(skipped) : paint.dim(truncate(`${first.test}：${first.message.split("\n")[0] ?? ""}`, 70));
     lines.push(`  ${mark} ${padEnd(truncate(theme.title, titleWidth), titleWidth)}  ${padEnd(ok ? paint.green(count) : count, 7)}  ${note}`.trimEnd());
     if (first !== undefined) {
       const indent = " ".repeat(4 + titleWidth + 2 + 7 + 2);
@@ -300,10 +301,10 @@ export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterMani
   return lines.join("\n");
 }
 
-/** The `--json` document of the challenge tier: `{ chapter, challenge: true, themes: [{ file, title, passed, total, failures }], passed, total }`. */
+/** The `--json` document of the challenge tier: `{ chapter, challenge: true, themes: [{ file, title, passed, total, skipped, failures }], passed, total }`. */
 export function challengeJson(outcome: ChallengeOutcome, manifest: ChapterManifest, courseRoot: string): Record<string, unknown> {
   if (outcome.kind !== "tested") return { chapter: manifest.id, challenge: true, themes: [], error: outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics } : { kind: "aborted" } };
-  const themes = outcome.themes.map((theme) => ({ file: theme.file, title: theme.title, passed: theme.passed, total: theme.total, failures: theme.failures.map((f) => failureJson(f, courseRoot)) }));
+  const themes = outcome.themes.map((theme) => ({ file: theme.file, title: theme.title, passed: theme.passed, total: theme.total, skipped: theme.skipped, failures: theme.failures.map((f) => failureJson(f, courseRoot)) }));
   return {
     chapter: manifest.id,
     challenge: true,
