@@ -8,7 +8,8 @@
  *   not run (an abort before or during the call, an executor that rejects or answers the
  *   wrong call). A transcript the loop returns can always be sent to a model again.
  * - A turn that did not finish (`error` or `aborted`) is not a request to run anything:
- *   its tool calls are dropped, its text is kept, and the run ends.
+ *   its text is kept, none of its calls runs, each call it completed is answered with a
+ *   paired error saying why, and the run ends.
  * - A turn cut off by the output limit (`length`) is not one either: none of its calls
  *   runs (the last may be missing arguments, and the model never saw its own turn end),
  *   each is answered with a paired error saying so, and the run ends as `length` unless
@@ -212,9 +213,7 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
 
     const stop = result.stopReason;
     const failed = stop === "error" || stop === "aborted";
-    const message: AssistantMessage = failed
-      ? { ...result.message, content: result.message.content.filter((block) => block.type === "text") }
-      : result.message;
+    const message: AssistantMessage = result.message;
     if (!failed || message.content.length > 0) add(message);
     emit({
       type: "turn_end",
@@ -224,11 +223,15 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
       ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}),
       ...(result.errorMessage !== undefined && result.failure !== undefined ? { failure: { ...result.failure } } : {}),
     });
+    const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+    if (failed) {
+      const why = stop === "aborted" ? "the turn was aborted" : "the model's turn failed";
+      for (const call of calls) add(pairedError(call, `tool "${call.name}" was not run: ${why} before it finished (${result.errorMessage ?? stop})`));
+    }
     // An abort of this run reports its reason the same way wherever it landed.
     if (stop === "aborted" && signal?.aborted) return aborted();
-    if (stop === "error" || stop === "aborted") return finish(stop, result.errorMessage ?? stop, result.failure);
+    if (failed) return finish(stop, result.errorMessage ?? stop, result.failure);
 
-    const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
     if (stop === "toolUse" && calls.length === 0) {
       return finish("error", "the model stopped to use tools (stopReason toolUse) but named no tool call", TOOL_CALLS_MISSING);
     }

@@ -128,14 +128,20 @@ test("Lab 7.3 · 回合上限：一直要工具的模型在 maxTurns 次调用�
   }
 });
 
-test("Lab 7.3 · 失败的回合结束运行：保留文字，丢掉工具调用，不运行任何工具", async () => {
+test("Lab 7.3 · 失败的回合结束运行：保留文字，不运行任何工具，它的每个调用都配上“回合失败、未运行”的错误结果", async () => {
   const ran: string[] = [];
-  const { config } = setup([{ ...turn("说到一半", toolCall("echo", { value: "never" })), error: "overloaded" }], [echoTool(ran)]);
+  const call = toolCall("echo", { value: "never" });
+  const { config } = setup([{ ...turn("说到一半", call), error: "overloaded" }], [echoTool(ran)]);
   const result = await runAgentLoop([], [userMessage("go", 1)], config);
   assert.equal(result.stopReason, "error");
   assert.equal(result.errorMessage, "overloaded");
   assert.deepEqual(ran, []);
-  assert.deepEqual(result.messages.at(-1), { role: "assistant", content: [text("说到一半")], timestamp: 0 });
+  const [assistant, answer] = result.messages.slice(-2);
+  assert.equal(assistant?.role, "assistant");
+  assert.deepEqual(assistant.role === "assistant" ? assistant.content.map((block) => block.type) : [], ["text", "toolCall"], "the call the model made stays, with the text");
+  assert.ok(answer?.role === "toolResult" && answer.isError, "the call is answered, right after its message");
+  assert.match(answer.role === "toolResult" ? textOf(answer) : "", /^tool "echo" was not run: the model's turn failed before it finished \(overloaded\)$/);
+  assertPaired(result.messages);
 
   const broken: Model = {
     name: "broken",

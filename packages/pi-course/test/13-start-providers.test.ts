@@ -155,12 +155,20 @@ test("npm start --provider: overloaded (529 until the retries run out, or an err
   assert.match(line(busy, "失败  ") ?? "", /^失败  \[PROVIDER_OVERLOADED\] /);
 });
 
-test("npm start --provider: a connection dropped mid-answer is PROVIDER_STREAM_ENDED; a refused one PROVIDER_UNREACHABLE; exit 1", LIMITS, async (t) => {
+test("npm start --provider: a connection dropped mid-answer is PROVIDER_STREAM_ENDED, a call it completed is answered, not run; a refused one PROVIDER_UNREACHABLE; exit 1", LIMITS, async (t) => {
   for (const wire of WIRES) {
     const body = fixture(wire, "text.sse");
     const dropped = await start(t, wire, [{ body: body.slice(0, body.indexOf("\n\n", body.indexOf("我在")) + 2), drop: true }]);
     assert.equal(dropped.status, 1, dropped.out);
     assert.match(line(dropped, "失败  ") ?? "", /^失败  \[PROVIDER_STREAM_ENDED\] /);
+
+    // Cut after the first call was complete: it stays, is not run, and is answered.
+    const tools = fixture(wire, wire.toolFixture);
+    const afterCall = wire.provider === "anthropic" ? tools.indexOf('"content_block_stop","index":2') : tools.indexOf('"index":1,"id":"call_3Vn8pLs1Yd6E"');
+    const cutAfterCall = await start(t, wire, [{ body: tools.slice(0, tools.indexOf("\n\n", afterCall) + 2), drop: true }]);
+    assert.equal(cutAfterCall.status, 1, cutAfterCall.out);
+    assert.match(line(cutAfterCall, "结果  ") ?? "", /^结果  ✗ tool "read" was not run: the model's turn failed before it finished/);
+    assert.match(line(cutAfterCall, "失败  ") ?? "", /^失败  \[PROVIDER_STREAM_ENDED\] /);
 
     const port = await closedPort();
     const args = wire.args(`http://127.0.0.1:${port}`);
