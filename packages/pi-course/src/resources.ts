@@ -19,10 +19,11 @@
  * Beyond the labs' rules it holds what a real host needs (the challenge tier of the chapter
  * text): discovery that reports problems instead of throwing when the host asks for
  * diagnostics (`discoverResources(roots, { onDiagnostic })`), and survival of hostile
- * files, extensions and hook values. Two provided modules carry the machinery for that:
- * `resource-files.ts` reads a file safely (proven against swaps, bounded, text only), and
+ * files, extensions and hook values. Three provided modules carry the machinery for that:
+ * `resource-files.ts` reads a file safely (proven against swaps, bounded, text only),
  * `extension-values.ts` copies, freezes and describes whatever crosses the extension
- * boundary; this file decides what to read, whether it is inside the right root, and what
+ * boundary, and `skill-spec.ts` states the Agent Skills rules a lenient discovery warns
+ * about; this file decides what to read, whether it is inside the right root, and what
  * every hook's answer means.
  */
 import { realpath, stat } from "node:fs/promises";
@@ -31,6 +32,7 @@ import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { copyData, describeValue, fixName, hookViews, isThenable, reasonOf, uncopyableCall, type DataCopy } from "./extension-values.js";
 import { FileProblem, listDirectory, mapInOrder, readProvenPrefix, readProvenText, decodeText, type DirectoryEntry } from "./resource-files.js";
+import { misnamedSkillFiles, skillSpecWarnings } from "./skill-spec.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
 
@@ -77,9 +79,14 @@ export interface ResourceCatalog {
 /** Problems that never change the catalog; reported only in lenient mode. */
 export type ResourceWarningCode =
   | "RESOURCE_SHADOWED" // a kind:name hidden by an earlier root (source = the hidden file)
-  | "SKILL_NAME_FORMAT" // not 1-64 characters of a-z, 0-9 and single inner hyphens
+  | "SKILL_NAME_FORMAT" // not 1-64 lowercase letters or digits (any script, after NFKC) and single inner hyphens
   | "SKILL_NAME_MISMATCH" // the name differs from its skill folder's name
-  | "SKILL_DESCRIPTION_LONG"; // a description over 1024 characters
+  | "SKILL_DESCRIPTION_LONG" // a description over 1024 characters
+  | "SKILL_COMPATIBILITY_LONG" // compatibility over 500 characters, or not a string
+  | "SKILL_METADATA_INVALID" // metadata that is not a map of strings to strings
+  | "SKILL_ALLOWED_TOOLS_INVALID" // allowed-tools that is not a space-separated string
+  | "SKILL_FIELD_UNKNOWN" // frontmatter fields outside the Agent Skills specification (and pi's own)
+  | "SKILL_FILE_CASE"; // a skill folder holding skill.md (another case), not SKILL.md: no skill (source = that file)
 
 /** One problem found by a lenient discovery: an error (the resource was left out) or a warning. */
 export interface ResourceDiagnostic {
@@ -266,9 +273,24 @@ function closedFrontmatter(scan: Frontmatter, file: string): { yaml: string; bod
 }
 
 /**
+ * Where in the file the parser's error in `yaml` lies (" at line L, column C", both
+ * 1-based), or "" when it gave no position (an alias bomb). The block starts on the file's
+ * second line, after the opening `---`. The line break that ends the block belongs to the
+ * closing `---` line, so an error found at the block's end (an unclosed bracket or quote)
+ * is placed at the end of the last YAML line, where the thing left open is.
+ */
+function yamlErrorPlace(yaml: string, caught: unknown): string {
+  const pos: unknown = caught instanceof Error ? (caught as { pos?: unknown }).pos : undefined;
+  if (!Array.isArray(pos) || typeof pos[0] !== "number") return "";
+  const offset = Math.min(pos[0], /\r?\n$/.exec(yaml)?.index ?? yaml.length);
+  const lineStart = offset === 0 ? 0 : yaml.lastIndexOf("\n", offset - 1) + 1;
+  return ` at line ${yaml.slice(0, offset).split("\n").length + 1}, column ${offset - lineStart + 1}`;
+}
+
+/**
  * Parses a YAML block into a mapping (empty block: empty mapping), or `RESOURCE_INVALID`.
  * Whatever the parser throws (syntax, duplicate keys, an alias bomb, nesting too deep) is
- * caught; warnings are not printed.
+ * caught, and its message says where in the file the error is; warnings are not printed.
  */
 function frontmatterFields(yaml: string, file: string): Record<string, unknown> {
   if (Buffer.byteLength(yaml) > FRONTMATTER_LIMIT) {
@@ -276,9 +298,9 @@ function frontmatterFields(yaml: string, file: string): Record<string, unknown> 
   }
   let parsed: unknown;
   try {
-    parsed = parseYaml(yaml, { logLevel: "error" });
+    parsed = parseYaml(yaml, { logLevel: "error", prettyErrors: false });
   } catch (caught) {
-    throw new ResourceError("RESOURCE_INVALID", `${file}: invalid YAML: ${reasonOf(caught)}`, { cause: caught });
+    throw new ResourceError("RESOURCE_INVALID", `${file}: invalid YAML: ${reasonOf(caught)}${yamlErrorPlace(yaml, caught)}`, { cause: caught });
   }
   if (parsed === null || parsed === undefined) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed) || parsed instanceof Map || parsed instanceof Set) {
@@ -294,9 +316,16 @@ function textField(fields: Record<string, unknown>, key: string, file: string): 
   throw new ResourceError("RESOURCE_INVALID", `${file}: "${key}" must be a non-empty string`);
 }
 
-function skillMetadata(yaml: string, file: string): { name: string; description: string } {
+/** A skill's frontmatter: its name and description, and every field (for the Agent Skills warnings). */
+interface SkillHead {
+  name: string;
+  description: string;
+  fields: Record<string, unknown>;
+}
+
+function skillMetadata(yaml: string, file: string): SkillHead {
   const fields = frontmatterFields(yaml, file);
-  return { name: textField(fields, "name", file), description: textField(fields, "description", file) };
+  return { name: textField(fields, "name", file), description: textField(fields, "description", file), fields };
 }
 
 /**
@@ -305,7 +334,7 @@ function skillMetadata(yaml: string, file: string): { name: string; description:
  * never read. What was read as frontmatter must be text (valid UTF-8, no NUL): the block
  * when it closed, else everything read (or, with no frontmatter, the first line).
  */
-async function readSkillHead(file: string): Promise<{ name: string; description: string }> {
+async function readSkillHead(file: string): Promise<SkillHead> {
   let scan = { state: "open", yamlBytes: 0 } as Frontmatter;
   let head = "";
   const bytes = await readProvenPrefix(file, (prefix, atEnd) => {
@@ -358,8 +387,15 @@ async function readForDiscovery(file: string): Promise<string | undefined> {
   }
 }
 
-/** One entry of a root, in diagnostic order: a resource, or the problem that kept one out. */
-type Finding = { resource: CatalogResource; folder?: string } | { problem: ResourceError; source: string };
+/**
+ * One entry of a root, in diagnostic order: a resource (a skill with its folder's name and
+ * its frontmatter, for the Agent Skills warnings), the problem that kept one out, or (lenient
+ * discovery only) a warning about an entry that is no resource.
+ */
+type Finding =
+  | { resource: CatalogResource; skill?: { folder: string; fields: Record<string, unknown> } }
+  | { problem: ResourceError; source: string }
+  | { warning: ResourceDiagnostic };
 
 /** The finding for whatever `scan` threw about `source` (canonical where it resolved). */
 function problemAt(caught: unknown, source: string): Finding {
@@ -397,12 +433,33 @@ async function holdsSkill(entryPath: string | Buffer): Promise<boolean> {
 }
 
 /**
- * One entry of the canonical `skills` folder: its skill, nothing when it is not a folder
- * or holds no SKILL.md, or the problem that keeps it out. A plain folder's canonical path
- * is its name joined to the canonical parent; a symlinked folder is allowed and its target
- * is the skill root. SKILL.md must resolve inside that root.
+ * A lenient discovery's word on a skill folder without SKILL.md: each file in it that spells
+ * SKILL.md in another case (`skill.md`) is a `SKILL_FILE_CASE` warning; the folder stays no
+ * skill. A folder that cannot be listed gets no word: it was never a skill, and a hint must
+ * not become an error.
  */
-async function discoverSkill(skillsFolder: string, entry: DirectoryEntry): Promise<Finding[]> {
+async function misnamedSkillFile(skillRoot: string): Promise<Finding[]> {
+  let names: (string | undefined)[];
+  try {
+    names = (await listDirectory(skillRoot)).map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+  return misnamedSkillFiles(names).map((name) => {
+    const source = path.join(skillRoot, name);
+    const message = `${source}: a skill's file is named "SKILL.md", not ${JSON.stringify(name)}: this folder is not read as a skill`;
+    return { warning: { severity: "warning", code: "SKILL_FILE_CASE", source, message } };
+  });
+}
+
+/**
+ * One entry of the canonical `skills` folder: its skill, nothing when it is not a folder
+ * or holds no SKILL.md (lenient: a warning when it holds a `skill.md`), or the problem that
+ * keeps it out. A plain folder's canonical path is its name joined to the canonical parent;
+ * a symlinked folder is allowed and its target is the skill root. SKILL.md must resolve
+ * inside that root.
+ */
+async function discoverSkill(skillsFolder: string, entry: DirectoryEntry, lenient: boolean): Promise<Finding[]> {
   let source = path.join(skillsFolder, entry.shown);
   try {
     if (entry.name === undefined) {
@@ -418,11 +475,11 @@ async function discoverSkill(skillsFolder: string, entry: DirectoryEntry): Promi
     }
     source = path.join(skillRoot, "SKILL.md");
     const canonical = await realpathOptional(source);
-    if (canonical === undefined) return [];
+    if (canonical === undefined) return lenient ? await misnamedSkillFile(skillRoot) : [];
     source = canonical;
     checkInside(skillRoot, source, "SKILL.md");
-    const { name, description } = await readSkillHead(source);
-    return [{ resource: { kind: "skill", name, description, source, root: skillRoot }, folder: entry.name }];
+    const { name, description, fields } = await readSkillHead(source);
+    return [{ resource: { kind: "skill", name, description, source, root: skillRoot }, skill: { folder: entry.name, fields } }];
   } catch (caught) {
     if (caught instanceof FileProblem && caught.kind === "missing") return [];
     return [problemAt(caught, source)];
@@ -434,14 +491,14 @@ async function discoverSkill(skillsFolder: string, entry: DirectoryEntry): Promi
  * them one by one dominates; a bounded number of reads in flight overlaps that waiting
  * (see bench/discovery.ts) while `mapInOrder` keeps the output order fixed.
  */
-async function discoverSkills(root: string): Promise<Finding[]> {
+async function discoverSkills(root: string, lenient: boolean): Promise<Finding[]> {
   let folder = path.join(root, "skills");
   try {
     const canonical = await realpathOptional(folder);
     if (canonical === undefined) return [];
     folder = canonical;
     const entries = await listDirectory(folder);
-    return (await mapInOrder(entries, READS_IN_FLIGHT, (entry) => discoverSkill(folder, entry))).flat();
+    return (await mapInOrder(entries, READS_IN_FLIGHT, (entry) => discoverSkill(folder, entry, lenient))).flat();
   } catch (caught) {
     return [problemAt(caught, folder)];
   }
@@ -491,8 +548,9 @@ async function discoverTemplates(root: string): Promise<Finding[]> {
 /**
  * Everything one configured root offers, in diagnostic order: AGENTS.md, then skills by
  * folder name, then templates by file name. A root that cannot be used is one finding.
+ * Only a `lenient` discovery looks for warnings about entries that are no resource.
  */
-async function discoverRoot(configured: string): Promise<Finding[]> {
+async function discoverRoot(configured: string, lenient: boolean): Promise<Finding[]> {
   let root = configured;
   try {
     root = await realpath(configured);
@@ -505,34 +563,16 @@ async function discoverRoot(configured: string): Promise<Finding[]> {
     const missing = new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} does not exist`, { cause: caught });
     return [problemAt(missing, root)];
   }
-  return [...(await discoverInstructions(root)), ...(await discoverSkills(root)), ...(await discoverTemplates(root))];
+  return [...(await discoverInstructions(root)), ...(await discoverSkills(root, lenient)), ...(await discoverTemplates(root))];
 }
 
-// Agent Skills' naming rules: warnings, never reasons to leave a skill out.
-const SKILL_NAME_RULE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const SKILL_NAME_MAX = 64;
-const SKILL_DESCRIPTION_MAX = 1024;
-
 /**
- * The Agent Skills warnings for a catalog skill found in the folder named `folder` (the
- * entry in `skills/`, which for a linked skill is the link's name). Lengths count
- * characters (code points), not UTF-16 units.
+ * The Agent Skills warnings for a catalog skill (see `skill-spec.ts` for the rules and their
+ * order): warnings, never reasons to leave a skill out. `folder` is its entry in `skills/`
+ * (for a linked skill, the link's name); `fields` its whole frontmatter.
  */
-function skillWarnings(skill: SkillResource, folder: string): ResourceDiagnostic[] {
-  const warnings: ResourceDiagnostic[] = [];
-  const warn = (code: ResourceWarningCode, message: string) =>
-    warnings.push({ severity: "warning", code, source: skill.source, message: `${skill.source}: ${message}` });
-  if (skill.name.length > SKILL_NAME_MAX || !SKILL_NAME_RULE.test(skill.name)) {
-    warn("SKILL_NAME_FORMAT", `skill name ${JSON.stringify(skill.name)} is not 1-64 characters of a-z, 0-9 and single inner hyphens`);
-  }
-  if (skill.name !== folder) {
-    warn("SKILL_NAME_MISMATCH", `skill name ${JSON.stringify(skill.name)} differs from its folder name ${JSON.stringify(folder)}`);
-  }
-  const length = [...skill.description].length;
-  if (length > SKILL_DESCRIPTION_MAX) {
-    warn("SKILL_DESCRIPTION_LONG", `description has ${length} characters, more than ${SKILL_DESCRIPTION_MAX}`);
-  }
-  return warnings;
+function skillWarnings(skill: SkillResource, { folder, fields }: { folder: string; fields: Record<string, unknown> }): ResourceDiagnostic[] {
+  return skillSpecWarnings(fields, folder).map(({ code, message }) => ({ severity: "warning", code, source: skill.source, message: `${skill.source}: ${message}` }));
 }
 
 function compareResources(a: CatalogResource, b: CatalogResource): number {
@@ -553,8 +593,10 @@ function compareResources(a: CatalogResource, b: CatalogResource): number {
  * Lenient (`onDiagnostic`): nothing about one root or one resource throws. Each problem
  * is reported once as an `error` diagnostic with the code strict mode would throw, and
  * that root or resource is left out; a kind:name hidden by an earlier root is a
- * `RESOURCE_SHADOWED` warning, and catalog skills get the Agent Skills warnings. Warnings
- * never change the catalog. Diagnostics come in a fixed order (roots in order; inside a
+ * `RESOURCE_SHADOWED` warning, catalog skills get the Agent Skills warnings (the rules
+ * and their order are `skill-spec.ts`'), and a skill folder holding a
+ * `skill.md` instead of `SKILL.md` is a `SKILL_FILE_CASE` warning. Warnings never change
+ * the catalog, and strict mode does not compute them. Diagnostics come in a fixed order (roots in order; inside a
  * root AGENTS.md, skills by folder name, templates by file name), whatever order the reads
  * finish in. If `onDiagnostic` throws, or returns a promise that rejects (discovery waits
  * for a returned promise), discovery rejects with that error.
@@ -574,7 +616,11 @@ export async function discoverResources(roots: readonly string[], options: Disco
   const winners = new Map<string, CatalogResource>();
   for (const configured of roots) {
     const inThisRoot = new Map<string, CatalogResource>();
-    for (const finding of await discoverRoot(configured)) {
+    for (const finding of await discoverRoot(configured, onDiagnostic !== undefined)) {
+      if ("warning" in finding) {
+        await report(finding.warning);
+        continue;
+      }
       if ("problem" in finding) {
         if (onDiagnostic === undefined) throw finding.problem;
         await report({ severity: "error", code: finding.problem.code, source: finding.source, message: finding.problem.message });
@@ -596,8 +642,8 @@ export async function discoverResources(roots: readonly string[], options: Disco
       if (winner !== undefined) {
         const message = `${resource.source}: ${key} is hidden by ${winner.source} from an earlier root`;
         await report({ severity: "warning", code: "RESOURCE_SHADOWED", source: resource.source, message });
-      } else if (resource.kind === "skill") {
-        for (const warning of skillWarnings(resource, finding.folder ?? resource.name)) await report(warning);
+      } else if (resource.kind === "skill" && finding.skill !== undefined) {
+        for (const warning of skillWarnings(resource, finding.skill)) await report(warning);
       }
     }
   }

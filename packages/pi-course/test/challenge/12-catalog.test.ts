@@ -320,6 +320,31 @@ test("discovery: every broken SKILL.md frontmatter is RESOURCE_INVALID", async (
   });
 });
 
+test("discovery: an invalid YAML message gives the error's own line and column in the file", async (t) => {
+  const base = await tempDir(t);
+  const cases: [string, Record<string, string>, string][] = [
+    ["an unquoted colon", { "skills/s/SKILL.md": "---\nname: s\ndescription: Use when: asked\n---\nbody\n" }, "line 3, column 14"],
+    ["a duplicate key", { "skills/s/SKILL.md": "---\nname: s\ndescription: d\nname: again\n---\n" }, "line 4, column 1"],
+    ["an unclosed bracket", { "skills/s/SKILL.md": "---\nname: s\ndescription: d\ntools: [Read\n---\n" }, "line 4, column 13"],
+    ["BOM and CRLF", { "skills/s/SKILL.md": "\uFEFF---\r\nname: s\r\ndescription: Use when: asked\r\n---\r\n" }, "line 3, column 14"],
+    ["an unclosed quote in a template", { "templates/t.md": '---\ndescription: "open\n---\nbody' }, "line 2, column 19"],
+  ];
+  for (const [index, [, files]] of cases.entries()) await put(path.join(base, String(index)), files);
+  await rule("§18.1：YAML 写错时 message 写出错误在文件里的位置 line L, column C：行号从文件的第一行（开头的 ---）数起；没闭合的括号、引号停在它所在那一行的末尾，不是下面那行 ---（严格模式抛出的错误和宽松模式的诊断都一样）", async () => {
+    for (const [index, [label, , place]] of cases.entries()) {
+      const root = path.join(base, String(index));
+      const at = new RegExp(`\\b${place}\\b`);
+      await assert.rejects(discoverResources([root]), (error: Error & { code?: string }) => {
+        assert.equal(error.code, "RESOURCE_INVALID", label);
+        assert.match(error.message, at, `${label}: the message gives ${place}`);
+        return true;
+      });
+      const { diagnostics } = await lenient([root]);
+      assert.match(diagnostics[0]?.message ?? "", at, `${label}: the diagnostic gives ${place}`);
+    }
+  });
+});
+
 test("discovery: a UTF-8 BOM and CRLF line ends are accepted", async (t) => {
   const base = await tempDir(t);
   await put(base, {
@@ -551,20 +576,42 @@ test("lenient: a kind:name hidden by an earlier root is a RESOURCE_SHADOWED warn
 // Agent Skills rules (warnings)
 // ---------------------------------------------------------------------------
 
-test("lenient: skill names outside 1-64 characters of a-z, 0-9 and single inner hyphens are SKILL_NAME_FORMAT", async (t) => {
+test("lenient: skill names over 64 characters, not lowercase, with other characters or stray hyphens are SKILL_NAME_FORMAT", async (t) => {
   const base = await tempDir(t);
   const accepted = ["review", "a", "pdf-2-text", "x1", "a".repeat(64)];
-  const refused = ["Review", "snake_case", "-lead", "trail-", "double--hyphen", "with space", "émoji", "a".repeat(65), "dot.name"];
+  const refused = ["Review", "snake_case", "-lead", "trail-", "double--hyphen", "with space", "Émoji", "a".repeat(65), "dot.name"];
   const files: Record<string, string> = {};
   // Folder named like the skill (quoted in YAML), so only the format rule can fire.
   for (const name of [...accepted, ...refused]) files[`skills/${name}/SKILL.md`] = skill(JSON.stringify(name), "d");
   await put(base, files);
-  await rule("§18.1：Skill 的名字不是 1–64 个字符的 a-z、0-9 与单个的内部连字符：SKILL_NAME_FORMAT 警告，Skill 照样进入目录", async () => {
+  await rule("§18.1：Skill 的名字不是 1–64 个字符的小写字母、数字与单个的内部连字符：SKILL_NAME_FORMAT 警告，Skill 照样进入目录", async () => {
     const { catalog, diagnostics } = await lenient([base]);
     assert.equal(catalog.skills.length, accepted.length + refused.length, "warnings keep every skill");
     const flagged = diagnostics.filter((d) => d.code === "SKILL_NAME_FORMAT").map((d) => path.basename(path.dirname(d.source)));
     assert.deepEqual(flagged.sort(), [...refused].sort());
     assert.deepEqual(diagnostics.filter((d) => d.code !== "SKILL_NAME_FORMAT"), []);
+  });
+});
+
+test("lenient: a lowercase name in any script (café, 技能, мой-навык) is no SKILL_NAME_FORMAT; uppercase in any script is", async (t) => {
+  const base = await tempDir(t);
+  const accepted = ["café", "技能", "мой-навык", "naïve-2", "é".repeat(64), "ß"];
+  const refused = ["Café", "НАВЫК", "Мой-навык", "é".repeat(65), "café--au-lait", "-café", "技能_x"];
+  const files: Record<string, string> = {};
+  for (const name of [...accepted, ...refused]) files[`skills/${name}/SKILL.md`] = skill(JSON.stringify(name), "d");
+  // "café" written with a combining accent (e + U+0301) in a folder spelt with "é" (U+00E9).
+  files["skills/caf\u00e9-nfkc/SKILL.md"] = skill(JSON.stringify("cafe\u0301-nfkc"), "d");
+  await put(base, files);
+  await rule("§18.1：名字可以是任何文字的小写字母和数字（café、技能、мой-навык），不是 SKILL_NAME_FORMAT；大写字母（任何文字的）、超过 64 个字符、首尾或连续的连字符、字母数字以外的字符仍然是", async () => {
+    const { catalog, diagnostics } = await lenient([base]);
+    assert.equal(catalog.skills.length, accepted.length + refused.length + 1, "warnings keep every skill");
+    const flagged = diagnostics.filter((d) => d.code === "SKILL_NAME_FORMAT").map((d) => path.basename(path.dirname(d.source)));
+    assert.deepEqual(flagged.sort(), [...refused].sort());
+    assert.deepEqual(diagnostics.filter((d) => d.code !== "SKILL_NAME_FORMAT"), []);
+  });
+  await rule("§18.1：名字和目录名先做 NFKC 规范化再判断：组合字符写的 café 与预组合的目录名 café 相同，不是 SKILL_NAME_MISMATCH，也不是 SKILL_NAME_FORMAT", async () => {
+    const { diagnostics } = await lenient([base]);
+    assert.deepEqual(diagnostics.filter((d) => d.source.includes("nfkc")), []);
   });
 });
 
@@ -583,6 +630,167 @@ test("lenient: a name that differs from its folder is SKILL_NAME_MISMATCH; a des
       ["warning", "SKILL_NAME_MISMATCH", path.join(base, "skills", "folder", "SKILL.md")],
       ["warning", "SKILL_DESCRIPTION_LONG", path.join(base, "skills", "over", "SKILL.md")],
     ]);
+  });
+});
+
+/** A SKILL.md whose frontmatter is `lines`. */
+const frontmatter = (...lines: string[]) => `---\n${lines.join("\n")}\n---\nBODY\n`;
+
+test("lenient: compatibility over 500 characters, or not a string, is SKILL_COMPATIBILITY_LONG", async (t) => {
+  const base = await tempDir(t);
+  await put(base, {
+    "skills/exact/SKILL.md": frontmatter("name: exact", "description: d", `compatibility: ${"x".repeat(500)}`),
+    "skills/list/SKILL.md": frontmatter("name: list", "description: d", "compatibility:", "  - git", "  - docker"),
+    "skills/over/SKILL.md": frontmatter("name: over", "description: d", `compatibility: ${"x".repeat(501)}`),
+    // 500 characters that take 1000 UTF-16 units: characters are counted, not units.
+    "skills/wide/SKILL.md": frontmatter("name: wide", "description: d", `compatibility: ${"😀".repeat(500)}`),
+  });
+  await rule("§18.1：compatibility 超过 500 个字符（按字符数，不按 UTF-16 单元），或者根本不是字符串（比如一个列表）：SKILL_COMPATIBILITY_LONG 警告，message 写出文件", async () => {
+    const { catalog, diagnostics } = await lenient([base]);
+    assert.equal(catalog.skills.length, 4, "warnings keep every skill");
+    assert.deepEqual(brief(diagnostics), [
+      ["warning", "SKILL_COMPATIBILITY_LONG", path.join(base, "skills", "list", "SKILL.md")],
+      ["warning", "SKILL_COMPATIBILITY_LONG", path.join(base, "skills", "over", "SKILL.md")],
+    ]);
+    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
+  });
+});
+
+test("lenient: fields outside the Agent Skills specification are one SKILL_FIELD_UNKNOWN naming them all; the spec's fields and disable-model-invocation are none", async (t) => {
+  const base = await tempDir(t);
+  await put(base, {
+    "skills/complete/SKILL.md": frontmatter(
+      "name: complete",
+      "description: Every field the specification defines, each as it should be.",
+      "license: Apache-2.0",
+      "compatibility: Requires git and network access",
+      "metadata:",
+      "  author: example-org",
+      '  version: "1.0"',
+      "allowed-tools: Bash(git:*) Read",
+      "disable-model-invocation: true",
+    ),
+    "skills/extra/SKILL.md": frontmatter("name: extra", "description: d", "version: 2", "author: me", "requires:", "  - git"),
+    "skills/hidden/SKILL.md": frontmatter("name: hidden", "description: d", "disable-model-invocation: true"),
+  });
+  await rule("§18.1：frontmatter 里规范之外的字段是一条 SKILL_FIELD_UNKNOWN 警告，message 写出文件和每一个这样的字段；规范的六个字段和 pi 自己的 disable-model-invocation 都不算", async () => {
+    const { catalog, diagnostics } = await lenient([base]);
+    assert.deepEqual(catalog.skills.map((s) => s.name), ["complete", "extra", "hidden"]);
+    assert.deepEqual(brief(diagnostics), [["warning", "SKILL_FIELD_UNKNOWN", path.join(base, "skills", "extra", "SKILL.md")]]);
+    for (const field of ["version", "author", "requires", path.join(base, "skills", "extra", "SKILL.md")]) {
+      assert.ok(diagnostics[0]!.message.includes(field), `the message names ${field}`);
+    }
+  });
+});
+
+test("lenient: metadata that is not a map of strings to strings is SKILL_METADATA_INVALID", async (t) => {
+  const base = await tempDir(t);
+  const refused: [string, string[]][] = [
+    ["a-string", ["metadata: just text"]],
+    ["b-list", ["metadata:", "  - author"]],
+    ["c-number", ["metadata:", "  version: 1.0"]],
+    ["d-nested", ["metadata:", "  author:", "    name: me"]],
+    ["e-empty", ["metadata:"]],
+  ];
+  const files: Record<string, string> = {
+    "skills/ok-map/SKILL.md": frontmatter("name: ok-map", "description: d", "metadata:", "  author: me", '  version: "1.0"'),
+    "skills/ok-none/SKILL.md": frontmatter("name: ok-none", "description: d", "metadata: {}"),
+  };
+  for (const [folder, lines] of refused) files[`skills/${folder}/SKILL.md`] = frontmatter(`name: ${folder}`, "description: d", ...lines);
+  await put(base, files);
+  await rule("§18.1：metadata 不是“字符串到字符串”的映射（是一段文字、一个列表、空的，或者某个值是数字、映射）：SKILL_METADATA_INVALID 警告；空映射和全是字符串的映射都不算", async () => {
+    const { catalog, diagnostics } = await lenient([base]);
+    assert.equal(catalog.skills.length, refused.length + 2, "warnings keep every skill");
+    assert.deepEqual(brief(diagnostics), refused.map(([folder]) => ["warning", "SKILL_METADATA_INVALID", path.join(base, "skills", folder, "SKILL.md")]));
+    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
+  });
+});
+
+test("lenient: allowed-tools that is not a space-separated string is SKILL_ALLOWED_TOOLS_INVALID", async (t) => {
+  const base = await tempDir(t);
+  await put(base, {
+    "skills/a-block-list/SKILL.md": frontmatter("name: a-block-list", "description: d", "allowed-tools:", "  - Read", "  - Grep"),
+    "skills/b-flow-list/SKILL.md": frontmatter("name: b-flow-list", "description: d", "allowed-tools: [Read, Grep]"),
+    "skills/c-map/SKILL.md": frontmatter("name: c-map", "description: d", "allowed-tools:", "  Read: true"),
+    "skills/ok/SKILL.md": frontmatter("name: ok", "description: d", "allowed-tools: Bash(git:*) Bash(jq:*) Read"),
+  });
+  await rule("§18.1：allowed-tools 不是字符串（一个列表、一个映射）：SKILL_ALLOWED_TOOLS_INVALID 警告；规范要的是用空格分开的一个字符串", async () => {
+    const { catalog, diagnostics } = await lenient([base]);
+    assert.equal(catalog.skills.length, 4, "warnings keep every skill");
+    assert.deepEqual(brief(diagnostics), ["a-block-list", "b-flow-list", "c-map"].map((folder) => ["warning", "SKILL_ALLOWED_TOOLS_INVALID", path.join(base, "skills", folder, "SKILL.md")]));
+    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
+  });
+});
+
+test("lenient: a skill folder with skill.md (another case) instead of SKILL.md is no skill and one SKILL_FILE_CASE warning naming that file", async (t) => {
+  const base = await tempDir(t);
+  await put(base, {
+    "skills/a-lower/skill.md": skill("a-lower", "lowercase file name"),
+    "skills/b-good/SKILL.md": skill("b-good", "d"),
+    "skills/c-mixed/Skill.md": skill("c-mixed", "mixed case"),
+    "skills/d-both/SKILL.md": skill("d-both", "SKILL.md is read; the other one is not a problem"),
+    "skills/d-both/skill.md": skill("d-both", "never read"),
+    "skills/e-notes/notes.md": "a folder without any skill file",
+  });
+  const expected = [
+    ["warning", "SKILL_FILE_CASE", path.join(base, "skills", "a-lower", "skill.md")],
+    ["warning", "SKILL_FILE_CASE", path.join(base, "skills", "c-mixed", "Skill.md")],
+  ];
+  let strict!: ResourceCatalog;
+  await rule("§18.1：Skill 目录里只有 skill.md（大小写不同的 SKILL.md）：它仍然不是 Skill，严格模式照旧忽略它、不抛错", async () => {
+    strict = await discoverResources([base]);
+    assert.deepEqual(identities(strict), ["skill:b-good", "skill:d-both"]);
+  });
+  await rule("§18.1：宽松模式里它是一条 SKILL_FILE_CASE 警告，source 是那个文件，message 写出它；按目录名的顺序出现；有 SKILL.md 的目录不算；目录不变", async () => {
+    const { catalog, diagnostics } = await lenient([base]);
+    assert.deepEqual(catalog, strict);
+    assert.deepEqual(brief(diagnostics), expected);
+    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
+  });
+});
+
+test("lenient: one skill's Agent Skills warnings come in a fixed order, for catalog winners only; strict mode computes none and the catalogs agree", async (t) => {
+  const base = await tempDir(t);
+  const everything = frontmatter(
+    "name: Every_Rule",
+    `description: ${"x".repeat(1025)}`,
+    `compatibility: ${"x".repeat(501)}`,
+    "metadata: text",
+    "allowed-tools: [Read]",
+    "tags: [a]",
+  );
+  await put(base, {
+    "first/skills/all/SKILL.md": everything,
+    "first/skills/b-case/skill.md": skill("b-case", "d"),
+    "first/skills/c-dup/SKILL.md": skill("twin", "kept"),
+    "first/skills/d-dup/SKILL.md": frontmatter("name: twin", "description: refused", "tags: [a]"),
+    "second/skills/all/SKILL.md": everything,
+  });
+  const roots = [path.join(base, "first"), path.join(base, "second")];
+  const source = (root: string, folder: string, file = "SKILL.md") => path.join(base, root, "skills", folder, file);
+  await rule("§18.1：一个 Skill 的警告按固定顺序：FORMAT、MISMATCH、DESCRIPTION_LONG、COMPATIBILITY_LONG、METADATA_INVALID、ALLOWED_TOOLS_INVALID、FIELD_UNKNOWN；只对进入目录的 Skill 计算（被挡住的只有 RESOURCE_SHADOWED，重复的只有 RESOURCE_DUPLICATE）", async () => {
+    const { diagnostics } = await lenient(roots);
+    assert.deepEqual(brief(diagnostics), [
+      ["warning", "SKILL_NAME_FORMAT", source("first", "all")],
+      ["warning", "SKILL_NAME_MISMATCH", source("first", "all")],
+      ["warning", "SKILL_DESCRIPTION_LONG", source("first", "all")],
+      ["warning", "SKILL_COMPATIBILITY_LONG", source("first", "all")],
+      ["warning", "SKILL_METADATA_INVALID", source("first", "all")],
+      ["warning", "SKILL_ALLOWED_TOOLS_INVALID", source("first", "all")],
+      ["warning", "SKILL_FIELD_UNKNOWN", source("first", "all")],
+      ["warning", "SKILL_FILE_CASE", source("first", "b-case", "skill.md")],
+      ["warning", "SKILL_NAME_MISMATCH", source("first", "c-dup")],
+      ["error", "RESOURCE_DUPLICATE", source("first", "d-dup")],
+      ["warning", "RESOURCE_SHADOWED", source("second", "all")],
+    ]);
+  });
+  await rule("§18.1：这些警告永远不改变目录：宽松模式的目录与严格模式的 deepEqual（去掉那一个重复之后），严格模式不计算它们、不抛错", async () => {
+    await rename(path.join(base, "first", "skills", "d-dup"), path.join(base, "d-dup-away"));
+    const strict = await discoverResources(roots);
+    assert.deepEqual(identities(strict), ["skill:Every_Rule", "skill:twin"]);
+    const { catalog, diagnostics } = await lenient(roots);
+    assert.deepEqual(catalog, strict);
+    assert.ok(diagnostics.every((d) => d.severity === "warning"));
   });
 });
 
@@ -616,7 +824,7 @@ test("lenient: diagnostics come in a fixed order — roots, then AGENTS.md, skil
   expected.push(["error", "RESOURCE_NOT_TEXT", path.join(base, "r1", "templates", "b.md")]);
   expected.push(["error", "RESOURCE_NOT_TEXT", path.join(base, "r2", "AGENTS.md")]);
   await put(base, files);
-  await rule("§18.1：诊断按固定顺序到达：root 的顺序；root 内先 AGENTS.md，再按目录名排的 Skill（一个 Skill 的警告依次是 FORMAT、MISMATCH、DESCRIPTION_LONG），再按文件名排的模板；与读取完成的先后无关", async () => {
+  await rule("§18.1：诊断按固定顺序到达：root 的顺序；root 内先 AGENTS.md，再按目录名排的 Skill（一个 Skill 的几条警告按 18.1 列出的顺序），再按文件名排的模板；与读取完成的先后无关", async () => {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { diagnostics } = await lenient([path.join(base, "r1"), path.join(base, "r2")]);
       assert.deepEqual(brief(diagnostics), expected, `attempt ${attempt}`);

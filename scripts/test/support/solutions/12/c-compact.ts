@@ -56,9 +56,14 @@ export interface ResourceCatalog {
 /** Problems that never change the catalog; reported only in lenient mode. */
 export type ResourceWarningCode =
   | "RESOURCE_SHADOWED" // a kind:name hidden by an earlier root (source = the hidden file)
-  | "SKILL_NAME_FORMAT" // not 1-64 characters of a-z, 0-9 and single inner hyphens
+  | "SKILL_NAME_FORMAT" // not 1-64 lowercase letters or digits (any script, after NFKC) and single inner hyphens
   | "SKILL_NAME_MISMATCH" // the name differs from its skill folder's name
-  | "SKILL_DESCRIPTION_LONG"; // a description over 1024 characters
+  | "SKILL_DESCRIPTION_LONG" // a description over 1024 characters
+  | "SKILL_COMPATIBILITY_LONG" // compatibility over 500 characters, or not a string
+  | "SKILL_METADATA_INVALID" // metadata that is not a map of strings to strings
+  | "SKILL_ALLOWED_TOOLS_INVALID" // allowed-tools that is not a space-separated string
+  | "SKILL_FIELD_UNKNOWN" // frontmatter fields outside the Agent Skills specification (and pi's own)
+  | "SKILL_FILE_CASE"; // a skill folder holding skill.md (another case), not SKILL.md: no skill (source = that file)
 
 /** One problem found by a lenient discovery: an error (the resource was left out) or a warning. */
 export interface ResourceDiagnostic {
