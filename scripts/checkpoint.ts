@@ -7,7 +7,8 @@
  * commands. Never touches the working tree, the index or HEAD.
  */
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
-import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
+import { CourseError, formatError } from "./lib/core/errors.js";
+import { exitCodeFor } from "./lib/core/exit-status.js";
 import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
 import { COURSE_BRANCH, publishHistory, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
 import { courseRoot } from "./lib/core/paths.js";

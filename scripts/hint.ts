@@ -9,7 +9,7 @@
  * usage error (unknown lab, bad level), 1 otherwise (a reset that could not be saved).
  */
 import { runMain } from "./lib/core/cli.js";
-import { isCourseError } from "./lib/core/errors.js";
+import { formatWarning, isCourseError } from "./lib/core/errors.js";
 import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, removeStaleHintTemps, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
 import { learnerPreamble } from "./lib/lab/preamble.js";
 import { selectLabs } from "./lib/lab/runner.js";
@@ -32,7 +32,7 @@ async function main(argv: readonly string[]): Promise<number> {
   removeStaleHintTemps(courseRoot);
   const loaded = await readHintState(courseRoot);
   if (loaded.problem !== undefined) {
-    process.stderr.write(`警告 [HINT_STATE_INVALID] 提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。\n`);
+    process.stderr.write(`${formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`)}\n`);
   }
 
   if (args.reset) {
@@ -63,7 +63,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${formatHint(view, paint)}\n`);
   }
   if (saved !== undefined) {
-    process.stderr.write(`警告 [${saved.code}] ${saved.message}（提示照常显示，只是下次不会记得你已看到第 ${view.level} 级）\n`);
+    process.stderr.write(`${formatWarning(saved.code, `${saved.message}（提示照常显示，只是下次不会记得你已看到第 ${view.level} 级）`)}\n`);
   }
   return 0;
 }

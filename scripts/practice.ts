@@ -6,7 +6,8 @@
  */
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
-import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
+import { CourseError, formatError } from "./lib/core/errors.js";
+import { exitCodeFor } from "./lib/core/exit-status.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { courseRoot, userCwd } from "./lib/core/paths.js";
 import { withInterrupts } from "./lib/core/interrupt.js";

@@ -11,7 +11,8 @@
  * it removes its scratch folder and ends by the signal it received.
  */
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
-import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
+import { CourseError, formatError } from "./lib/core/errors.js";
+import { exitCodeFor } from "./lib/core/exit-status.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { loadManifest } from "./lib/course/manifest.js";
 import { courseRoot } from "./lib/core/paths.js";

@@ -9,7 +9,8 @@ import path from "node:path";
 import test from "node:test";
 import { pathToFileURL } from "node:url";
 import { chapterArgument, isEntryPoint, parseCommandLine } from "../lib/core/cli.js";
-import { CourseError, exitCodeFor } from "../lib/core/errors.js";
+import { CourseError } from "../lib/core/errors.js";
+import { exitCodeFor } from "../lib/core/exit-status.js";
 
 const OPTIONS = { help: { type: "boolean", short: "h" }, json: { type: "boolean" }, source: { type: "string" } } as const;
 

@@ -9,7 +9,8 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { CourseError, exitCodeFor, formatError } from "./errors.js";
+import { CourseError, formatError } from "./errors.js";
+import { exitCodeFor } from "./exit-status.js";
 import { sweepStaleScratch } from "./scratch.js";
 
 type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;

@@ -7,6 +7,19 @@
  * errors exit 2 and real failures 1 in every mode (see `exitCodeFor`).
  */
 
+import { isCourseError } from "./errors.js";
+
+/**
+ * The exit status a command should end with for `error`: 2 for a mistake on the command
+ * line (a usage error, a chapter the course does not have, a `--source` that names no
+ * commit), 130 for an interruption, 1 for everything else.
+ */
+export function exitCodeFor(error: unknown): number {
+  if (isCourseError(error, "USAGE") || isCourseError(error, "CHAPTER_UNKNOWN") || isCourseError(error, "SOURCE_UNKNOWN")) return 2;
+  if (isCourseError(error, "ABORTED")) return 130;
+  return 1;
+}
+
 /** True when `CI` is set to anything but "", "0" or "false" (how CI services announce themselves). */
 export function inCi(env: NodeJS.ProcessEnv = process.env): boolean {
   const value = (env.CI ?? "").trim().toLowerCase();
