@@ -19,7 +19,7 @@ import { parseCommandLine, runMain } from "./lib/core/cli.js";
 import { CourseError, formatError } from "./lib/core/errors.js";
 import { withInterrupts } from "./lib/core/interrupt.js";
 import { courseRoot } from "./lib/core/paths.js";
-import { runChild } from "./lib/core/process.js";
+import { childEnv, NPM_SCRIPT_VARIABLES, runProcess } from "./lib/core/process.js";
 import { withScratchDir } from "./lib/core/scratch.js";
 import { paintFor } from "./lib/core/term.js";
 import { hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
@@ -98,12 +98,7 @@ export function matrixLine(version: string, steps: readonly StepOutcome[], log: 
 
 /** The environment of every step: ours without npm's per-script variables, with `build` first on PATH. */
 function stepEnv(build: NodeBuild): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    const lower = key.toLowerCase();
-    if (lower.startsWith("npm_") || ["init_cwd", "node_options", "node_test_context"].includes(lower)) continue;
-    env[key] = value;
-  }
+  const env = childEnv({ without: NPM_SCRIPT_VARIABLES });
   const pathKey = Object.keys(env).find((key) => key.toLowerCase() === "path") ?? "PATH";
   env[pathKey] = `${build.binDir}${path.delimiter}${env[pathKey] ?? ""}`;
   return env;
@@ -117,7 +112,7 @@ async function runVersion(repo: string, build: NodeBuild, chapters: readonly str
   return withScratchDir(os.tmpdir(), "pi-course-node-matrix-", async (scratch) => {
     const clone = path.join(scratch, "course");
     const env = stepEnv(build);
-    const cloned = await runChild("git", ["clone", "-q", "--no-hardlinks", repo, clone], { cwd: scratch, env, signal });
+    const cloned = await runProcess("git", ["clone", "-q", "--no-hardlinks", repo, clone], { cwd: scratch, env, signal });
     let output = `$ git clone\n${cloned.all}`;
     if (cloned.code !== 0) return { steps: [{ label: "git clone", ok: false, seconds: 0, note: "" }], output };
     const plan: [string, string[]][] = [
@@ -128,7 +123,7 @@ async function runVersion(repo: string, build: NodeBuild, chapters: readonly str
     const steps: StepOutcome[] = [];
     for (const [label, args] of plan) {
       const started = Date.now();
-      const result = await runChild(NPM, args, { cwd: clone, env, signal });
+      const result = await runProcess(NPM, args, { cwd: clone, env, signal });
       output += `\n$ npm ${args.join(" ")}\n${result.all}`;
       const ok = result.code === 0;
       steps.push({ label, ok, seconds: (Date.now() - started) / 1000, note: stepNote(label, result.all) });

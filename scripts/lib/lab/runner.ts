@@ -14,7 +14,8 @@ import os from "node:os";
 import { SourceMap, type SourceMapPayload } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CourseError } from "../core/errors.js";
-import { buildCourse, startProcess, type ProcessResult, type StartedBuild, type StartOptions } from "./build.js";
+import { buildCourse, type StartedBuild } from "./build.js";
+import { childEnv, startProcess, type ProcessOptions } from "../core/process.js";
 import {
   parseReport,
   strayFailures,
@@ -186,7 +187,8 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
     if (options.namePattern !== undefined) args.push(`--test-name-pattern=${options.namePattern}`);
     if (options.testTimeoutMs !== undefined) args.push(`--test-timeout=${Math.round(options.testTimeoutMs)}`);
     args.push(LAUNCHER_PATH, path.join(courseRoot, file));
-    const processOptions: StartOptions = { cwd: courseRoot, stdin: true, group: true, env: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } };
+    // Killed at once (SIGKILL), with whatever the learner's tests started: a time limit is no time for a grace period.
+    const processOptions: ProcessOptions = { cwd: courseRoot, stdin: true, group: true, kill: { signal: "SIGKILL" }, env: childEnv({ set: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } }) };
     if (options.signal !== undefined) processOptions.signal = options.signal;
     return { file, destination, process: startProcess(process.execPath, args, processOptions) };
   });
@@ -267,7 +269,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
             if (!existsSync(path.join(courseRoot, file))) {
               child.stdin?.end();
               await child.done;
-              const missing: ProcessResult = { code: null, signal: null, stdout: "", stderr: `找不到 ${file}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
+              const missing = { code: null, stdout: "", stderr: `找不到 ${file}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
               return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[], started: [] as string[], sample: undefined };
             }
             const sampleFile = path.join(scratch, `${index}.sample.json`);
@@ -279,7 +281,8 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
                 })}`
               : "";
             child.stdin?.end(`run${sampling}\n`);
-            const result = await child.done;
+            const done = await child.done;
+            const result = { code: done.code, stdout: done.stdout.toString("utf8"), stderr: done.stderr.toString("utf8") };
             const text = await readFile(destination, "utf8").catch(() => "");
             const sample = watch && (timedOut !== undefined || stalled) ? await readSample(sampleFile) : undefined;
             return { file, result, ...parseReport(text), sample };

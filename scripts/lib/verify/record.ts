@@ -40,7 +40,8 @@ import { listTree, readFileAt, writeFiles } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import { declaredSignatures, signatureMismatches } from "../lab/hint-signatures.js";
 import { scaffoldLabOf, summarizeLabs } from "../lab/results.js";
-import { buildCourse, resolveCompiler, runProcess } from "../lab/build.js";
+import { buildCourse, resolveCompiler } from "../lab/build.js";
+import { runProcess } from "../core/process.js";
 import { distPathOf, packageDirOf, runTests, type TestRun } from "../lab/runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { createPractice } from "../practice/folder.js";
@@ -218,7 +219,7 @@ async function emitDeclarations(dir: string, tsconfig: string, outDir: string, s
     path.join(outDir, ".tsbuildinfo"),
   ];
   const result = await runProcess(compiler.command, args, { cwd: dir, ...(signal ? { signal } : {}) });
-  return { ok: result.code === 0, output: `${result.stdout}${result.stderr}` };
+  return { ok: result.code === 0, output: `${result.stdout.toString("utf8")}${result.stderr.toString("utf8")}` };
 }
 
 function tsconfigsOf(manifest: ChapterManifest): string[] {

@@ -23,6 +23,7 @@ import path from "node:path";
 import fse from "fs-extra";
 import { isEntryPoint } from "../../lib/core/cli.js";
 import { courseRoot, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
+import { childEnv } from "../../lib/core/process.js";
 import { resolveCompiler } from "../../lib/lab/build.js";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
@@ -134,14 +135,12 @@ export function childHelper(name: string): string {
 }
 
 /**
- * The environment for a command under test: ours without `NODE_TEST_CONTEXT` (see `childEnv`
- * in build.ts) and with `CI` cleared (a red lab's exit status depends on it, and the tests
- * must not depend on whether they run in CI: a test about CI sets it in `extra`), plus `extra`.
+ * The environment for a command under test: ours without `NODE_TEST_CONTEXT` (see `childEnv`)
+ * and with `CI` cleared (a red lab's exit status depends on it, and the tests must not depend
+ * on whether they run in CI: a test about CI sets it in `extra`), plus `extra`.
  */
 export function commandEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: "", ...extra };
-  delete env.NODE_TEST_CONTEXT;
-  return env;
+  return childEnv({ set: { CI: "", ...extra } });
 }
 
 export interface CommandResult {
