@@ -18,13 +18,13 @@
 import path from "node:path";
 import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
 import { CourseError, isCourseError } from "./lib/core/errors.js";
-import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/fault/author.js";
-import { BACKUP_DIR, recoverFaultBackup, type BackupState } from "./lib/fault/backup.js";
+import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/testing/fault-runs.js";
+import { BACKUP_DIR, recoverFaultBackup, type BackupState } from "./lib/practice/backup.js";
 import { runLearnerFault, type LearnerRunResult } from "./lib/fault/learner.js";
 import { resultStatus } from "./lib/core/exit-status.js";
 import { catchInterruptions, type Interruption } from "./lib/core/interrupt.js";
-import { DEFAULT_TIMEOUT_SECONDS } from "./lib/lab/args.js";
-import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/fault/catalog.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "./lib/testing/limits.js";
+import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/course/faults.js";
 import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
 import { courseRoot, isPracticeFolder } from "./lib/core/paths.js";
 import { paintFor, type Paint } from "./lib/core/term.js";

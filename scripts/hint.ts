@@ -9,10 +9,10 @@
  * usage error (unknown lab, bad level), 1 otherwise (a reset that could not be saved).
  */
 import { runMain } from "./lib/core/cli.js";
+import { selectLabs } from "./lib/testing/labs.js";
 import { formatWarning, isCourseError } from "./lib/core/errors.js";
-import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, removeStaleHintTemps, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
-import { learnerPreamble } from "./lib/lab/preamble.js";
-import { selectLabs } from "./lib/lab/runner.js";
+import { formatHint, HINT_USAGE, parseHintArgs, readHintState, removeStaleHintTemps, resetHints, RUNGS, takeHint, writeHintState } from "./lib/lab/hints.js";
+import { learnerPreamble } from "./lib/practice/preamble.js";
 import { loadManifest } from "./lib/course/manifest.js";
 import { courseRoot, HINT_STATE } from "./lib/core/paths.js";
 import { paintFor } from "./lib/core/term.js";

@@ -18,7 +18,7 @@
 import { runMain } from "./lib/core/cli.js";
 import { catchInterruptions } from "./lib/core/interrupt.js";
 import { LAB_USAGE, parseLabArgs } from "./lib/lab/args.js";
-import { startCourseBuild } from "./lib/lab/build.js";
+import { startCourseBuild } from "./lib/testing/compiler.js";
 import { courseRoot } from "./lib/core/paths.js";
 
 async function main(argv: readonly string[]): Promise<number> {

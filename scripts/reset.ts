@@ -6,17 +6,14 @@
  * Exit status: 0 when done (or nothing needed doing); 2 for a usage error; 1 when refused
  * (outside a practice folder, a file with a syntax error for a lab reset, …) or failed.
  */
-import { runMain } from "./lib/core/cli.js";
+import { type LabTarget, parseTarget, runMain } from "./lib/core/cli.js";
 import { CourseError } from "./lib/core/errors.js";
 import { catchInterruptions } from "./lib/core/interrupt.js";
-import { courseRoot } from "./lib/core/paths.js";
+import { courseRoot, isPracticeFolder } from "./lib/core/paths.js";
 import { paintFor } from "./lib/core/term.js";
-import { parseTarget } from "./lib/lab/args.js";
-import { learnerPreamble } from "./lib/lab/preamble.js";
+import { learnerPreamble } from "./lib/practice/preamble.js";
 import { loadManifest } from "./lib/course/manifest.js";
-import { isPracticeFolder } from "./lib/core/paths.js";
-import { resetTeachingFiles, type ResetResult } from "./lib/reset/reset.js";
-import type { LabTarget } from "./lib/lab/runner.js";
+import { type ResetResult, resetTeachingFiles } from "./lib/reset/reset.js";
 
 export const RESET_USAGE = `用法：npm run reset -w @pi/course -- <NN | NN.L>
 

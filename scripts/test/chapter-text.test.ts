@@ -11,7 +11,7 @@ import path from "node:path";
 import test from "node:test";
 import { resolveCheckpoint } from "../lib/course/history.js";
 import { parseManifest } from "../lib/course/manifest.js";
-import { authorFaults } from "../lib/fault/catalog.js";
+import { authorFaults } from "../lib/course/faults.js";
 import { checkPlanAgainstManifest, parseChapterText, recordLineProblem, type TextCommand } from "../lib/verify/chapter-text.js";
 import { firstMissingClaim } from "../lib/verify/claims.js";
 import { judgeCommand, replayChapterText, replayEnvironment, runShellCommand } from "../lib/verify/replay.js";

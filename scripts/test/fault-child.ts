@@ -10,7 +10,7 @@
  */
 import { catchInterruptions } from "../lib/core/interrupt.js";
 import { runLearnerFault } from "../lib/fault/learner.js";
-import { learnerFaults } from "../lib/fault/catalog.js";
+import { learnerFaults } from "../lib/course/faults.js";
 import { loadManifest } from "../lib/course/manifest.js";
 
 const [root, chapter, mode] = process.argv.slice(2);

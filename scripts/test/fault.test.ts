@@ -14,8 +14,8 @@ import path from "node:path";
 import test from "node:test";
 import { parseDocument } from "yaml";
 import { formatLearnerResult, parseArgs, selectFaults } from "../fault.js";
-import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../lib/fault/author.js";
-import { BACKUP_DIR, recoverFaultBackup, sha256, writeBackupSync } from "../lib/fault/backup.js";
+import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../lib/testing/fault-runs.js";
+import { BACKUP_DIR, recoverFaultBackup, sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { runLearnerFault } from "../lib/fault/learner.js";
 import {
   applyFault,
@@ -26,7 +26,7 @@ import {
   learnerManifestText,
   unapplyFault,
   type Fault,
-} from "../lib/fault/catalog.js";
+} from "../lib/course/faults.js";
 import { loadManifest, parseManifest, type ChapterManifest } from "../lib/course/manifest.js";
 import { childHelper } from "./support/tooling.js";
 import { processStart } from "../lib/core/scratch.js";

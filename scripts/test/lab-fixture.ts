@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { courseRoot, starterCopyPath } from "../lib/core/paths.js";
 import { loadManifest } from "../lib/course/manifest.js";
-import { learnerManifestText } from "../lib/fault/catalog.js";
+import { learnerManifestText } from "../lib/course/faults.js";
 import { runCommand } from "./support/tooling.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
 

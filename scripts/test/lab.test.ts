@@ -7,19 +7,24 @@ import path from "node:path";
 import test from "node:test";
 import { pathToFileURL } from "node:url";
 import { inCi, resultStatus } from "../lib/core/exit-status.js";
-import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/fault/backup.js";
-import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, parseLabArgs, parseTarget } from "../lib/lab/args.js";
+import { parseTarget } from "../lib/core/cli.js";
+import { chapterNamePattern, labIdOfTestName, labNamePattern, labsNamePattern } from "../lib/course/lab-names.js";
+import { distPathOf } from "../lib/core/paths.js";
+import { type LabOutcome, runLab } from "../lib/testing/labs.js";
+import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/practice/backup.js";
+import { parseLabArgs } from "../lib/lab/args.js";
+import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from "../lib/testing/limits.js";
 import { lineDiff } from "../lib/lab/diff.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "../lib/lab/format.js";
 import { courseFrames, locateFailure } from "../lib/lab/locate.js";
-import { learnerPreamble } from "../lib/lab/preamble.js";
-import { labIdOfTestName, labNamePattern, parseRecords, summarizeLabs, type TestRecord } from "../lib/lab/results.js";
-import { chapterNamePattern, distPathOf, LAB_SCRATCH_PREFIX, labsNamePattern, makeLabScratch, runLab, type LabOutcome } from "../lib/lab/runner.js";
-import { splitDiagnostics } from "../lib/lab/build.js";
+import { learnerPreamble } from "../lib/practice/preamble.js";
+import { parseRecords, summarizeLabs, type TestRecord } from "../lib/testing/results.js";
+import { LAB_SCRATCH_PREFIX, makeLabScratch } from "../lib/testing/tests.js";
+import { splitDiagnostics } from "../lib/testing/compiler.js";
 import { currentOwner, OWNER_FILE, removeScratchDir, SCRATCH_JOURNALS, sweepStaleScratch, useJournalRoot } from "../lib/core/scratch.js";
-import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "../lib/lab/watch.js";
+import { createRerunner, debounce, WATCH_DEBOUNCE_MS, watchSources } from "../lib/lab/watch.js";
 import { processesMentioning } from "./leftover-probe.js";
-import { loadManifest, parseManifest, type LabSpec } from "../lib/course/manifest.js";
+import { type LabSpec, loadManifest, parseManifest } from "../lib/course/manifest.js";
 import { colorEnabled, createPaint, displayWidth, padEnd } from "../lib/core/term.js";
 import { commandPath } from "./support/tooling.js";
 import { createMiniCourse, MINI_MANIFEST, miniSource, removeMiniCourse, repoRoot, runScript } from "./lab-fixture.js";
@@ -70,7 +75,7 @@ test("compiled test paths are derived per package, without globs", () => {
 // ---------------------------------------------------------------- grouping results
 
 test("the reporter keeps a long diff's stack frames, the error an assertion received, and both compared values", async () => {
-  const { default: labReporter } = (await import(pathToFileURL(path.join(repoRoot, "scripts/lib/lab/reporter.mjs")).href)) as {
+  const { default: labReporter } = (await import(pathToFileURL(path.join(repoRoot, "scripts/lib/testing/reporter.mjs")).href)) as {
     default: (source: AsyncIterable<unknown>) => AsyncGenerator<string>;
   };
   const fail = (name: string, thrown: unknown) => ({

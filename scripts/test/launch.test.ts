@@ -18,7 +18,8 @@ const repo = courseRoot;
 function courseCopy(t: TestContext): string {
   const root = mkdtempSync(path.join(os.tmpdir(), "pi-launch-"));
   t.after(() => rmSync(root, { recursive: true, force: true }));
-  cpSync(path.join(repo, "scripts"), path.join(root, "scripts"), { recursive: true, filter: (src) => !src.includes(`${path.sep}test`) });
+  const tests = path.join(repo, "scripts", "test");
+  cpSync(path.join(repo, "scripts"), path.join(root, "scripts"), { recursive: true, filter: (src) => src !== tests && !src.startsWith(`${tests}${path.sep}`) });
   cpSync(path.join(repo, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
   cpSync(path.join(repo, "package.json"), path.join(root, "package.json"));
   mkdirSync(path.join(root, "packages", "pi-course"), { recursive: true });

@@ -5,12 +5,12 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
+import { runLab } from "../lib/testing/labs.js";
 import { listTree } from "../lib/course/git.js";
-import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, MIN_LEAK_LINE_LENGTH, type LeakPair } from "../lib/practice/leak-audit.js";
+import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, type LeakPair, MIN_LEAK_LINE_LENGTH } from "../lib/practice/leak-audit.js";
 import { loadManifest } from "../lib/course/manifest.js";
 import { PRACTICE_MARKER } from "../lib/core/paths.js";
 import { createPractice, type PracticeStep } from "../lib/practice/folder.js";
-import { runLab } from "../lib/lab/runner.js";
 import { formatResult, main, shellQuote } from "../practice.js";
 import { installTooling } from "./support/tooling.js";
 import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";

@@ -9,11 +9,11 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { loadManifest } from "../lib/course/manifest.js";
-import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/fault/backup.js";
-import { runLab } from "../lib/lab/runner.js";
+import { runLab } from "../lib/testing/labs.js";
+import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { resetTeachingFiles } from "../lib/reset/reset.js";
 import { formatReset, parseResetArgs } from "../reset.js";
-import { MINI_FILE, MINI_STARTER as STARTER, makeMiniCourse } from "./fault-fixture.js";
+import { makeMiniCourse, MINI_FILE, MINI_STARTER as STARTER } from "./fault-fixture.js";
 
 
 /** The learner's finished file: its own helper and extra function, no labError any more. */

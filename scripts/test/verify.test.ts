@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { parseArgs } from "../verify.js";
-import type { TestRecord } from "../lib/lab/results.js";
+import type { TestRecord } from "../lib/testing/results.js";
 import { parseManifest } from "../lib/course/manifest.js";
 import {
   describeSource,

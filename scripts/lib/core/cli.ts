@@ -65,6 +65,25 @@ export function chapterArgument(raw: string): string {
   return chapter;
 }
 
+/** What `lab`, `hint` and `reset` are asked about: a whole chapter, or one lab of it. */
+export interface LabTarget {
+  chapter: string;
+  /** `NN.L`; absent for the whole chapter. */
+  lab?: string;
+}
+
+/**
+ * Parses a target typed by a user: `12` (a chapter) or `12.1` (a lab); a one-digit
+ * chapter is padded (`3.1` → chapter `03`, lab `03.1`). Throws `USAGE` otherwise.
+ */
+export function parseTarget(text: string): LabTarget {
+  const match = /^(\d{1,2})(?:\.(\d{1,2}))?$/.exec(text);
+  if (match === null) throw new CourseError("USAGE", `无法识别 “${text}”：写章号（如 12）或 Lab 编号（如 12.1）`);
+  const chapter = (match[1] ?? "").padStart(2, "0");
+  const lab = match[2];
+  return lab === undefined ? { chapter } : { chapter, lab: `${chapter}.${Number(lab)}` };
+}
+
 /** True when the module at `importMetaUrl` is the script node was started with (symlinks resolved). */
 export function isEntryPoint(importMetaUrl: string): boolean {
   const script = process.argv[1];

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { CourseError } from "./errors.js";
 
 /** Where `scripts/launch.mjs` keeps the compiled tooling, relative to the course root. */
 export const TOOLING_BUILD = ".pi-course/tooling";
@@ -56,4 +57,26 @@ export const HINT_STATE = ".pi-course/hints.json";
  */
 export function starterCopyPath(teachingFile: string): string {
   return `.pi-course/starter/${teachingFile}`;
+}
+
+/**
+ * The package directory (`packages/<name>`) a repo-relative source path belongs to.
+ * Throws `CourseError` `MANIFEST_INVALID` for a path outside `packages/<name>/`.
+ */
+export function packageDirOf(sourcePath: string): string {
+  const parts = sourcePath.split("/");
+  if (parts.length < 3 || parts[0] !== "packages" || parts[1] === "") {
+    throw new CourseError("MANIFEST_INVALID", `测试文件 ${sourcePath} 不在 packages/<包名>/ 之下，无法找到它的编译产物`);
+  }
+  return `${parts[0]}/${parts[1]}`;
+}
+
+/**
+ * The compiled file for a repo-relative TypeScript source: `packages/p/test/x.test.ts` →
+ * `packages/p/dist/test/x.test.js` (the package's tsconfig has `rootDir: "."`, `outDir: "dist"`).
+ */
+export function distPathOf(sourcePath: string): string {
+  const pkg = packageDirOf(sourcePath);
+  const rest = sourcePath.slice(pkg.length + 1).replace(/\.mts$/, ".mjs").replace(/\.cts$/, ".cjs").replace(/\.tsx?$/, ".js");
+  return `${pkg}/dist/${rest}`;
 }

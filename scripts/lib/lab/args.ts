@@ -3,25 +3,8 @@
  * flags. Parsing is pure; every mistake is a `CourseError` `USAGE` with a one-line message.
  */
 import { CourseError } from "../core/errors.js";
-import type { LabTarget } from "./runner.js";
-
-/** The default time limit of one lab run, in seconds. (Kept here, not in runner.ts: `lab` parses its arguments before loading the runner.) */
-export const DEFAULT_TIMEOUT_SECONDS = 30;
-
-/** The default time limit of each challenge test, in seconds. */
-export const CHALLENGE_TIMEOUT_SECONDS = 10;
-
-/**
- * Parses a target typed by a user: `12` (a chapter) or `12.1` (a lab); a one-digit
- * chapter is padded (`3.1` → chapter `03`, lab `03.1`). Throws `USAGE` otherwise.
- */
-export function parseTarget(text: string): LabTarget {
-  const match = /^(\d{1,2})(?:\.(\d{1,2}))?$/.exec(text);
-  if (match === null) throw new CourseError("USAGE", `无法识别 “${text}”：写章号（如 12）或 Lab 编号（如 12.1）`);
-  const chapter = (match[1] ?? "").padStart(2, "0");
-  const lab = match[2];
-  return lab === undefined ? { chapter } : { chapter, lab: `${chapter}.${Number(lab)}` };
-}
+import { parseTarget, type LabTarget } from "../core/cli.js";
+import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "../testing/limits.js";
 
 /** The command that runs lab (or chapter) `id`. */
 export function labCommand(id: string): string {
@@ -95,9 +78,6 @@ export function parseLabArgs(argv: readonly string[]): LabArgs {
   if (args.challenge && !timeoutGiven) args.timeoutSeconds = CHALLENGE_TIMEOUT_SECONDS;
   return args;
 }
-
-/** Longest time limit accepted: a day (`setTimeout` takes at most 2^31 − 1 ms). */
-const MAX_TIMEOUT_SECONDS = 86_400;
 
 /** `--timeout`'s value: a positive number of seconds (fractions allowed), at most a day. */
 function parseSeconds(value: string | undefined): number {

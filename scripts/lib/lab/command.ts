@@ -6,18 +6,19 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { formatError } from "../core/errors.js";
+import { type LabOutcome, runLab, selectLabs } from "../testing/labs.js";
+import type { LabTarget } from "../core/cli.js";
 import { resultStatus } from "../core/exit-status.js";
-import { resetCommand, type LabArgs } from "./args.js";
-import type { StartedBuild } from "./build.js";
+import { type LabArgs, resetCommand } from "./args.js";
+import type { StartedBuild } from "../testing/compiler.js";
 import { challengeJson, challengeOk, formatChallenge, formatOutcome, outcomeJson, outcomeOk } from "./format.js";
-import { learnerPreamble } from "./preamble.js";
-import { BACKUP_DIR } from "../fault/backup.js";
+import { learnerPreamble } from "../practice/preamble.js";
+import { BACKUP_DIR } from "../practice/backup.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./progress.js";
-import { packageDirOf, runLab, selectLabs, type LabOutcome, type LabTarget } from "./runner.js";
-import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "./watch.js";
-import { loadManifest, type ChapterManifest } from "../course/manifest.js";
-import { isPracticeFolder } from "../core/paths.js";
-import { clearScreen, paintFor, type Paint } from "../core/term.js";
+import { createRerunner, debounce, WATCH_DEBOUNCE_MS, watchSources } from "./watch.js";
+import { type ChapterManifest, loadManifest } from "../course/manifest.js";
+import { isPracticeFolder, packageDirOf } from "../core/paths.js";
+import { clearScreen, type Paint, paintFor } from "../core/term.js";
 
 /**
  * Runs `lab` for `target` in the course at `courseRoot` and resolves with the exit status

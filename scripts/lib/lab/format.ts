@@ -4,13 +4,14 @@
  * machines. Pure functions of the outcome; colour comes in through `Paint`.
  */
 import { hintCommand, labCommand } from "./args.js";
+import type { LabOutcome } from "../testing/labs.js";
+import type { LabTarget } from "../core/cli.js";
 import { lineDiff } from "./diff.js";
 import { courseFrames, courseRelative, formatLocation, locateFailure } from "./locate.js";
-import type { FirstFailure, LabResult } from "./results.js";
+import type { FirstFailure, LabResult } from "../testing/results.js";
 import type { ChallengeOutcome } from "./challenge.js";
-import type { LabOutcome, LabTarget } from "./runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import { displayWidth, padEnd, truncate, type Paint } from "../core/term.js";
+import { displayWidth, padEnd, type Paint, truncate } from "../core/term.js";
 
 export interface FormatContext {
   paint: Paint;

@@ -12,8 +12,8 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { hintCommand, parseTarget } from "./args.js";
-import type { LabTarget } from "./runner.js";
+import { type LabTarget, parseTarget } from "../core/cli.js";
+import { hintCommand } from "./args.js";
 import type { LabSpec } from "../course/manifest.js";
 import { HINT_STATE } from "../core/paths.js";
 import type { Paint } from "../core/term.js";

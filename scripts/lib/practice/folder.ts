@@ -27,14 +27,13 @@ import { constants as fsConstants } from "node:fs";
 import { access, chmod, lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../fault/catalog.js";
-import { listTree, readObjects, writeFiles, type GitOptions, type OutputFile, type TreeEntry } from "../course/git.js";
-import { publishHistory, resolveCheckpoint, unpublishHistory, type Checkpoint } from "../course/history.js";
-import { assertNoLeaks, auditLeaks, findStarterLeaks, type AuditDocument, type Leak, type LeakPair } from "./leak-audit.js";
+import { authorFaults, learnerFaultsProjection, learnerManifestText } from "../course/faults.js";
+import { type GitOptions, listTree, type OutputFile, readObjects, type TreeEntry, writeFiles } from "../course/git.js";
+import { type Checkpoint, publishHistory, resolveCheckpoint, unpublishHistory } from "../course/history.js";
+import { assertNoLeaks, type AuditDocument, auditLeaks, findStarterLeaks, type Leak, type LeakPair } from "./leak-audit.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
+import { distPathOf, PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import { handOverScratchDir, linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
-import { distPathOf } from "../lab/runner.js";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
 export const COURSE_GUIDE = "COURSE.md";

@@ -20,12 +20,11 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CourseError, isCourseError } from "../core/errors.js";
 import { writeAtomicSync } from "../core/files.js";
-import { isPracticeFolder, PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
+import { isPracticeFolder, packageDirOf, PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import { BACKUP_DIR, readBackupSync } from "../fault/backup.js";
+import { BACKUP_DIR, readBackupSync } from "../practice/backup.js";
 import { spliceLabs } from "../ts/splice.js";
 import { projectErrors } from "../ts/source.js";
-import { packageDirOf } from "../lab/runner.js";
 
 /** What reset did to one teaching file. */
 export interface ResetResult {

@@ -28,7 +28,7 @@ import { childEnv, NPM_SCRIPT_VARIABLES, runProcess } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
 import { git, readFileAt, type GitOptions } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
-import { authorFaults } from "../fault/catalog.js";
+import { authorFaults } from "../course/faults.js";
 import { createPractice } from "../practice/folder.js";
 import {
   checkPlanAgainstManifest,

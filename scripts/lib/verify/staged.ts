@@ -16,7 +16,7 @@
  * code) keep the reference's version, which has the same public surface.
  */
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
-import type { TestRun } from "../lab/runner.js";
+import type { TestRun } from "../testing/results.js";
 import { spliceLabs } from "../ts/splice.js";
 import { failureMessage, firstLine, testsOfLab } from "./runs.js";
 import type { CheckResult } from "./record.js";

@@ -24,7 +24,7 @@ import fse from "fs-extra";
 import { isEntryPoint } from "../../lib/core/cli.js";
 import { courseRoot, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
 import { childEnv } from "../../lib/core/process.js";
-import { resolveCompiler } from "../../lib/lab/build.js";
+import { resolveCompiler } from "../../lib/testing/compiler.js";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
 const CACHE = path.join(courseRoot, ...TEST_TOOLING_BUILD.split("/"));

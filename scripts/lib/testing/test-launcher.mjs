@@ -1,4 +1,4 @@
-// Starts a test process ahead of time: `node <node:test flags> launch.mjs <test file>`.
+// Starts a test process ahead of time: `node <node:test flags> test-launcher.mjs <test file>`.
 //
 // `lab` spawns this while the compiler is still running, so node's own start-up overlaps
 // the build. It waits for one line on stdin: `run` imports the compiled test file (node:test
@@ -14,7 +14,7 @@ import { Worker } from "node:worker_threads";
 
 const file = process.argv[2];
 if (file === undefined) {
-  process.stderr.write("usage: node launch.mjs <compiled test file>\n");
+  process.stderr.write("usage: node test-launcher.mjs <compiled test file>\n");
   process.exit(2);
 }
 

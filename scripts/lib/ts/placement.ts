@@ -49,7 +49,7 @@ import {
 } from "typescript/unstable/ast/is";
 import type { Node, ParameterDeclaration, ReturnStatement, SourceFile } from "typescript/unstable/ast";
 import { CourseError, isCourseError } from "../core/errors.js";
-import { lineAndColumn, parseModules, SyntaxKind, walk } from "../ts/source.js";
+import { lineAndColumn, parseModules, SyntaxKind, walk } from "./source.js";
 
 /** `name(param, param)`: the function the line goes into, with the parameter names the line uses. */
 export interface FunctionSpec {

@@ -12,7 +12,7 @@
  */
 import { CourseError } from "../core/errors.js";
 import { isPracticeFolder } from "../core/paths.js";
-import { BACKUP_DIR, readBackupSync, recoverFaultBackup, writerAlive } from "../fault/backup.js";
+import { BACKUP_DIR, readBackupSync, recoverFaultBackup, writerAlive } from "./backup.js";
 
 /** The first line of a learner command run in the course repo (Chinese). */
 export function referenceNotice(chapter: string | undefined): string {

@@ -3,7 +3,7 @@
 // was running and the call frames, top first. A `for (;;) {}` in the learner's code leaves
 // the main thread no moment to report anything itself, but the inspector interrupts it.
 //
-// Started by `launch.mjs` with `workerData = { sampleAt, sampleFile, triggerFile }`: it looks
+// Started by `test-launcher.mjs` with `workerData = { sampleAt, sampleFile, triggerFile }`: it looks
 // `sampleAt` milliseconds after the run starts (when given), or as soon as `triggerFile`
 // exists (when given: the lab runner writes it when a run stops making progress), and writes
 // the JSON to `sampleFile`. It posts "ready" once the debugger is enabled; the launcher

@@ -4,7 +4,7 @@
  *
  * This module holds the data side only (validation, applying and undoing an edit, the
  * learner-safe projection that goes into a practice folder). Running faults lives in
- * `author.ts` (scratch copies of the reference) and `learner.ts` (the
+ * `testing/fault-runs.ts` (scratch copies of the reference) and `fault/learner.ts` (the
  * learner's own file, always restored).
  *
  * Entry format (`faults:` in `checkpoints/NN.yaml`):
@@ -36,10 +36,11 @@
  * or `replace`, since those are written against the reference solution.
  */
 import { parseDocument } from "yaml";
+import { testBelongsToLab } from "./lab-names.js";
 import { CourseError } from "../core/errors.js";
-import { teachingFilesOf } from "../course/history.js";
-import type { ChapterManifest } from "../course/manifest.js";
-import { parseFunctionSpec, parseStatementSpec, placeLine } from "./placement.js";
+import { teachingFilesOf } from "./history.js";
+import type { ChapterManifest } from "./manifest.js";
+import { parseFunctionSpec, parseStatementSpec, placeLine } from "../ts/placement.js";
 
 /** How the learner's own file is changed: one line inserted before a statement of one function (see `placement.ts`). */
 export interface LearnerPatch {
@@ -105,11 +106,6 @@ function nonEmpty(manifest: ChapterManifest, value: unknown, field: string): str
 function oneLine(manifest: ChapterManifest, value: unknown, field: string): string {
   const text = nonEmpty(manifest, value, field);
   return /[\r\n]/.test(text.trim()) ? invalid(manifest, field, "单行文字") : text.trim();
-}
-
-/** True when a test called `name` belongs to lab `lab` (`Lab 12.1 …`, not `Lab 12.10`). */
-export function testBelongsToLab(name: string, lab: string): boolean {
-  return name.startsWith(`Lab ${lab}`) && !/^\d/.test(name.slice(`Lab ${lab}`.length));
 }
 
 function learnerPatch(manifest: ChapterManifest, value: unknown, field: string): LearnerPatch {

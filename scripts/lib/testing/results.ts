@@ -4,6 +4,7 @@
  * count passes, find the first failure and recognise a lab's scaffold error (the exact
  * message its starter throws) so that "not started yet" reads differently from "wrong".
  */
+import { labIdOfTestName } from "../course/lab-names.js";
 import type { LabSpec } from "../course/manifest.js";
 
 /** A thrown value as the reporter describes it. */
@@ -71,21 +72,6 @@ export interface LabResult {
   firstFailure?: FirstFailure;
   /** Every failing test of the lab, in declaration order (`firstFailure` is the first). */
   failures: FirstFailure[];
-}
-
-const LAB_NAME = /^Lab (\d+\.\d+)(?!\d)/;
-
-/** The lab id a test name starts with (`"Lab 12.1 · x"` → `"12.1"`), or undefined. */
-export function labIdOfTestName(name: string): string | undefined {
-  return LAB_NAME.exec(name)?.[1];
-}
-
-/**
- * The `--test-name-pattern` that selects exactly the tests of lab `id`: names starting with
- * `Lab <id>` not followed by another digit, so `12.1` never selects `12.10`.
- */
-export function labNamePattern(id: string): string {
-  return `^Lab ${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![0-9])`;
 }
 
 /** Everything one test process reported. */
@@ -258,4 +244,43 @@ export function strayFailures(records: readonly TestRecord[]): FirstFailure[] {
     .filter((r) => !r.ok && !r.skip && !r.todo && r.error?.failureType !== "subtestsFailed")
     .filter((r) => r.path.every((n) => labIdOfTestName(n) === undefined))
     .map((r) => describeFailure(r, r.path.join(" › "), []));
+}
+
+/** Everything one run of compiled test files reported (`testing/tests.ts`). */
+export interface TestRun {
+  records: TestRecord[];
+  /** Focused test files (repo-relative) that were run, in order. */
+  files: string[];
+  /** Files whose process exited abnormally without reporting every test: their stderr. */
+  crashes: { file: string; code: number | null; stderr: string }[];
+  /** What each test process printed (the learner's `console.log`, node's warnings). */
+  output: { file: string; stdout: string; stderr: string }[];
+  /** Set when the run hit its time limit: the test processes were ended, the results are partial. */
+  timedOut?: TimedOut;
+  /** Set when every expected test had reported but a test process did not end by itself (see `TestOptions.expectedTests` in `tests.ts`). */
+  lingered?: boolean;
+  /** Set when the run stalled (see `TestOptions.stallMs` in `tests.ts`): where it was, as far as known. */
+  stalled?: Omit<TimedOut, "seconds">;
+}
+
+/** A run ended by its time limit, and where it was stuck as far as that is known. */
+export interface TimedOut {
+  seconds: number;
+  /** The outermost test that was running (its name path), when known. */
+  test?: string[];
+  /**
+   * Where the code was when the watchdog looked just before the limit (see `watchdog.mjs`),
+   * top frame first: absent when the process was waiting rather than computing.
+   */
+  frames?: StackFrame[];
+}
+
+/** A call frame of a stuck test process, mapped to its TypeScript source where a source map says so. */
+export interface StackFrame {
+  functionName: string;
+  /** Absolute path of the source file (the `.ts` when mapped), or the URL as the inspector gave it. */
+  file: string;
+  /** 1-based. */
+  line: number;
+  column: number;
 }

@@ -1,5 +1,5 @@
 /**
- * Author mode of `fault`: proves, on a scratch copy of the reference, that every documented
+ * Author runs of faults (`fault NN --all`, and `verify`'s faults step): proves, on a scratch copy of the reference, that every documented
  * fault (a learner mistake of the chapter's catalog) is caught by the test the manifest
  * names, with the lab's own tests alone, and that undoing it gives the reference back.
  *
@@ -20,10 +20,14 @@ import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { applyFault, unapplyFault, type Fault } from "./catalog.js";
-import { summarizeLabs, type LabResult, type TestRecord } from "../lab/results.js";
-import { buildCourse } from "../lab/build.js";
-import { distPathOf, exactNamesPattern, labsNamePattern, packageDirOf, prepareTests, type TestRun } from "../lab/runner.js";
+import { distPathOf, packageDirOf } from "../core/paths.js";
+import { exactNamesPattern, labsNamePattern } from "../course/lab-names.js";
+import { applyFault, type Fault, unapplyFault } from "../course/faults.js";
+import type { TestRun } from "./results.js";
+import { describeRed, runSuite, topLevelResults } from "./suite.js";
+import { buildCourse } from "./compiler.js";
+import { FAULT_RUN_TIMEOUT_MS } from "./limits.js";
+import { prepareTests } from "./tests.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
@@ -77,15 +81,6 @@ export function defaultWorkers(): number {
   return Math.min(2, Math.max(1, os.availableParallelism()));
 }
 
-/** The outermost tests of a run: name → passed. Skipped and todo tests are left out. */
-export function topLevelResults(records: readonly TestRecord[]): Map<string, boolean> {
-  const results = new Map<string, boolean>();
-  for (const r of records) {
-    if (r.path.length === 1 && !r.skip && !r.todo) results.set(r.path[0]!, r.ok && (results.get(r.path[0]!) ?? true));
-  }
-  return results;
-}
-
 /**
  * The test names `fault.killedBy` stands for, among `names`: an entry equal to a name is
  * that name, otherwise it must be the prefix of exactly one name. Throws `FAULT_INVALID`.
@@ -98,56 +93,6 @@ export function resolveKilledBy(fault: Pick<Fault, "id" | "killedBy">, names: re
     const found = matches.length === 0 ? "没有这样的测试" : `匹配到 ${matches.length} 项：${matches.map((m) => `“${m}”`).join("、")}`;
     throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：killedBy “${entry}” 应为一项测试的名称或唯一前缀，但${found}`);
   });
-}
-
-/** One build and run of the focused tests in a scratch folder. */
-export interface SuiteRun {
-  ok: boolean;
-  /** First compiler diagnostics when the build failed. */
-  buildErrors?: string[];
-  run?: TestRun;
-  tests: Map<string, boolean>;
-  labs: LabResult[];
-}
-
-/**
- * Builds `dir` incrementally (unless `prebuilt`: it is built already) and runs the chapter's
- * focused tests; never throws for red results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
- * after the test processes have ended and their temporary folder is gone.
- */
-export async function runSuite(dir: string, manifest: ChapterManifest, options: { signal?: AbortSignal; timeoutMs?: number; prebuilt?: boolean } = {}): Promise<SuiteRun> {
-  const { signal } = options;
-  // The test processes start first, so node's start-up overlaps the build.
-  const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), options);
-  const tsconfigs = options.prebuilt === true ? [] : new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`));
-  for (const tsconfig of tsconfigs) {
-    const build = await buildCourse(dir, tsconfig, signal).catch(async (error: unknown) => {
-      await prepared.cancel();
-      throw error;
-    });
-    if (signal?.aborted || !build.ok) {
-      await prepared.cancel();
-      if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
-      return { ok: false, buildErrors: build.diagnostics.slice(0, 3), tests: new Map(), labs: [] };
-    }
-  }
-  const run = await prepared.run();
-  if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
-  const tests = topLevelResults(run.records);
-  const labs = summarizeLabs(manifest.labs, manifest.labs, run.records);
-  const ok = run.crashes.length === 0 && run.timedOut === undefined && tests.size > 0 && [...tests.values()].every(Boolean) && labs.every((l) => l.status === "passed");
-  return { ok, run, tests, labs };
-}
-
-/** Why a run is not green, in one line. */
-export function describeRed(suite: SuiteRun): string {
-  if (suite.buildErrors) return `编译失败：${suite.buildErrors[0] ?? "(没有诊断信息)"}`;
-  const crash = suite.run?.crashes[0];
-  if (crash) return `${crash.file} 运行崩溃：${crash.stderr.trim().split("\n")[0] ?? ""}`;
-  const failed = [...suite.tests].filter(([, ok]) => !ok).map(([name]) => `“${name}”`);
-  if (failed.length > 0) return `失败的测试：${failed.join("、")}`;
-  const lab = suite.labs.find((l) => l.status !== "passed");
-  return lab ? `Lab ${lab.id} ${lab.passed}/${lab.total}：${lab.firstFailure?.message ?? ""}` : "没有运行任何测试";
 }
 
 /**
@@ -227,9 +172,6 @@ async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) 
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
-
-/** The default time limit of one fault's test run: a mistake that makes the code hang is a failure, not a hung record. */
-export const FAULT_RUN_TIMEOUT_MS = 30_000;
 
 /**
  * Runs every fault of `options.faults` in author mode (see the module comment) and returns

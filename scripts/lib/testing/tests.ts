@@ -1,10 +1,12 @@
 /**
- * Running a lab: build the course package (see `build.ts`), then one `node` test
- * process per focused test file, started during the build and reporting through
- * `reporter.mjs` into a temporary JSON-lines file, then lab results from those lines.
+ * Test processes: one `node` process per compiled test file, started ahead of the build
+ * and waiting in `test-launcher.mjs`, reporting through `reporter.mjs` into a temporary
+ * JSON-lines file, each in a process group of its own under the run's time limit, with a
+ * watchdog that says where a stuck process was (`watchdog.mjs`). What a run reported is
+ * `results.ts`'s vocabulary (`TestRun`); lab runs on top of this are `labs.ts`.
  *
- * No shell is involved anywhere (no globs, no quoting, the same on Windows): the compiler
- * is started directly and tests run with `process.execPath`.
+ * No shell is involved anywhere (no globs, no quoting, the same on Windows): tests run with
+ * `process.execPath`, through the tooling's one process runner (`core/process.ts`).
  */
 import { getMaxListeners, setMaxListeners } from "node:events";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -13,82 +15,12 @@ import path from "node:path";
 import os from "node:os";
 import { SourceMap, type SourceMapPayload } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { CourseError } from "../core/errors.js";
-import { buildCourse, type StartedBuild } from "./build.js";
 import { childEnv, startProcess, type ProcessOptions } from "../core/process.js";
-import {
-  parseReport,
-  strayFailures,
-  summarizeLabs,
-  type FirstFailure,
-  type LabResult,
-  type TestRecord,
-} from "./results.js";
-import type { ChapterManifest, LabSpec } from "../course/manifest.js";
 import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
+import { parseReport, type StackFrame, type TestRecord, type TestRun, type TimedOut } from "./results.js";
 
 /** The reporter module node loads into each test process. */
 export const REPORTER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "reporter.mjs");
-
-/**
- * The package directory (`packages/<name>`) a repo-relative source path belongs to.
- * Throws `CourseError` `MANIFEST_INVALID` for a path outside `packages/<name>/`.
- */
-export function packageDirOf(sourcePath: string): string {
-  const parts = sourcePath.split("/");
-  if (parts.length < 3 || parts[0] !== "packages" || parts[1] === "") {
-    throw new CourseError("MANIFEST_INVALID", `测试文件 ${sourcePath} 不在 packages/<包名>/ 之下，无法找到它的编译产物`);
-  }
-  return `${parts[0]}/${parts[1]}`;
-}
-
-/**
- * The compiled file for a repo-relative TypeScript source: `packages/p/test/x.test.ts` →
- * `packages/p/dist/test/x.test.js` (the package's tsconfig has `rootDir: "."`, `outDir: "dist"`).
- */
-export function distPathOf(sourcePath: string): string {
-  const pkg = packageDirOf(sourcePath);
-  const rest = sourcePath.slice(pkg.length + 1).replace(/\.mts$/, ".mjs").replace(/\.cts$/, ".cjs").replace(/\.tsx?$/, ".js");
-  return `${pkg}/dist/${rest}`;
-}
-
-export interface TestRun {
-  records: TestRecord[];
-  /** Focused test files (repo-relative) that were run, in order. */
-  files: string[];
-  /** Files whose process exited abnormally without reporting every test: their stderr. */
-  crashes: { file: string; code: number | null; stderr: string }[];
-  /** What each test process printed (the learner's `console.log`, node's warnings). */
-  output: { file: string; stdout: string; stderr: string }[];
-  /** Set when the run hit its time limit: the test processes were ended, the results are partial. */
-  timedOut?: TimedOut;
-  /** Set when every expected test had reported but a test process did not end by itself (see `TestOptions.expectedTests`). */
-  lingered?: boolean;
-  /** Set when the run stalled (see `TestOptions.stallMs`): where it was, as far as known. */
-  stalled?: Omit<TimedOut, "seconds">;
-}
-
-/** A run ended by its time limit, and where it was stuck as far as that is known. */
-export interface TimedOut {
-  seconds: number;
-  /** The outermost test that was running (its name path), when known. */
-  test?: string[];
-  /**
-   * Where the code was when the watchdog looked just before the limit (see `watchdog.mjs`),
-   * top frame first: absent when the process was waiting rather than computing.
-   */
-  frames?: StackFrame[];
-}
-
-/** A call frame of a stuck test process, mapped to its TypeScript source where a source map says so. */
-export interface StackFrame {
-  functionName: string;
-  /** Absolute path of the source file (the `.ts` when mapped), or the URL as the inspector gave it. */
-  file: string;
-  /** 1-based. */
-  line: number;
-  column: number;
-}
 
 /** Test processes started ahead of the build, waiting for the word to run. */
 export interface PreparedTests {
@@ -150,7 +82,7 @@ function reportedTopLevel(text: string): number {
 }
 
 /** The launcher that lets a test process start before the file it runs is compiled. */
-export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "launch.mjs");
+export const LAUNCHER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "test-launcher.mjs");
 
 /** Prefix of a lab run's temporary folder in the system temp folder; the creating pid follows. */
 export const LAB_SCRATCH_PREFIX = "pi-lab-";
@@ -166,7 +98,7 @@ export function makeLabScratch(parent = os.tmpdir()): Promise<string> {
 
 /**
  * Starts one node process per compiled test file (repo-relative `.js` paths), each with the
- * lab reporter and, when given, a `--test-name-pattern`, waiting in `launch.mjs`. Node's
+ * lab reporter and, when given, a `--test-name-pattern`, waiting in `test-launcher.mjs`. Node's
  * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
  *
  * Each process runs in a process group of its own, with its temporary folder (`TMPDIR`,
@@ -403,94 +335,6 @@ export async function runTests(courseRoot: string, files: readonly string[], opt
   return (await prepareTests(courseRoot, files, options)).run();
 }
 
-/** What `lab` asks for: a whole chapter, or one lab of it. */
-export interface LabTarget {
-  chapter: string;
-  /** `NN.L`; absent for the whole chapter. */
-  lab?: string;
-}
-
-export type LabOutcome =
-  | { kind: "build_failed"; diagnostics: string[] }
-  | {
-      kind: "tested";
-      /** The labs asked for, in manifest order. */
-      labs: LabResult[];
-      /** For one lab: the chapter's labs before it (run too, so that a regression shows). */
-      earlier: LabResult[];
-      strays: FirstFailure[];
-      crashes: TestRun["crashes"];
-      output: TestRun["output"];
-      /** Set when the time limit ended the run of a lab (each lab runs apart); the labs it cut short are failed. */
-      timedOut?: { seconds: number; labs: string[] };
-    }
-  | { kind: "aborted" };
-
-export interface RunLabOptions {
-  signal?: AbortSignal;
-  /** A build the caller already began (see `startCourseBuild`); it is used for its tsconfig. */
-  started?: StartedBuild;
-  /** Time limit of the test run in milliseconds (see `TestOptions.timeoutMs`). */
-  timeoutMs?: number;
-}
-
-/**
- * Builds the course and runs the focused tests of `manifest` for `target`: one lab (its
- * tests and those of the chapter's earlier labs, selected by name pattern) or every lab
- * (one run of each file, grouped by lab id). Never throws for a red lab, a compile error, a
- * crashing test file or a run that hits its time limit: those are outcomes. Throws
- * `CourseError` `USAGE` for a lab id the manifest does not have.
- */
-export async function runLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget, options: RunLabOptions = {}): Promise<LabOutcome> {
-  const { signal, started } = options;
-  const selected = selectLabs(manifest, target);
-  const upTo = target.lab === undefined ? manifest.labs : manifest.labs.slice(0, manifest.labs.findIndex((lab) => lab.id === target.lab) + 1);
-  const before = target.lab === undefined ? [] : upTo.slice(0, -1);
-  const tsconfigs = [...new Set(manifest.focusedTests.map((file) => `${packageDirOf(file)}/tsconfig.json`))];
-  const files = manifest.focusedTests.map(distPathOf);
-  // One set of test processes per lab, each under its own time limit: a lab that hangs
-  // cannot keep another lab's tests from running. They start first, so that their start-up
-  // overlaps the build.
-  const perLab = await Promise.all(
-    upTo.map(async (lab) => {
-      const testOptions: TestOptions = { namePattern: labsNamePattern([lab.id]), sampleOnTimeout: true };
-      if (files.length === 1) testOptions.expectedTests = lab.tests;
-      if (signal !== undefined) testOptions.signal = signal;
-      if (options.timeoutMs !== undefined) testOptions.timeoutMs = options.timeoutMs;
-      return { lab, tests: await prepareTests(courseRoot, files, testOptions) };
-    }),
-  );
-  const cancelAll = () => Promise.all(perLab.map(({ tests }) => tests.cancel()));
-  for (const tsconfig of tsconfigs) {
-    const pending = started?.tsconfig === tsconfig ? started.result : buildCourse(courseRoot, tsconfig, signal);
-    const build = await pending.catch(async (error: unknown) => {
-      await cancelAll();
-      throw error;
-    });
-    if (signal?.aborted || !build.ok) {
-      await cancelAll();
-      return signal?.aborted ? { kind: "aborted" } : { kind: "build_failed", diagnostics: build.diagnostics };
-    }
-  }
-  const runs = await Promise.all(perLab.map(async ({ lab, tests }) => ({ lab, run: await tests.run() })));
-  if (signal?.aborted) return { kind: "aborted" };
-  const records = runs.flatMap(({ run }) => run.records);
-  const timedOut = new Map(runs.filter(({ run }) => run.timedOut !== undefined).map(({ lab, run }) => [lab.id, run.timedOut!]));
-  const cutShort = (labs: LabResult[]) => labs.map((lab) => (timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot) : lab));
-  const outcome: LabOutcome = {
-    kind: "tested",
-    labs: cutShort(summarizeLabs(selected, manifest.labs, records)),
-    earlier: cutShort(summarizeLabs(before, manifest.labs, records)),
-    strays: strayFailures(records),
-    // Every lab's processes load the same file: a file that cannot load crashes each of them alike.
-    crashes: runs.flatMap(({ run }) => run.crashes).filter((crash, index, all) => all.findIndex((c) => c.file === crash.file && c.stderr === crash.stderr) === index),
-    output: runs.flatMap(({ run }) => run.output),
-  };
-  const first = [...timedOut.values()][0];
-  if (first !== undefined) outcome.timedOut = { seconds: first.seconds, labs: [...timedOut.keys()] };
-  return outcome;
-}
-
 /** Where a stuck run was, for a message: `“Lab 12.3 · …” 里，正在执行 renderTemplate（packages/…/resources.ts:812）`. */
 export function describeStuck(timedOut: TimedOut, courseRoot: string): string {
   const test = timedOut.test === undefined ? "" : `测试 “${timedOut.test.join(" › ")}”`;
@@ -505,50 +349,4 @@ export function describeStuck(timedOut: TimedOut, courseRoot: string): string {
   const where = `${path.relative(courseRoot, frame.file).split(path.sep).join("/")}:${frame.line}:${frame.column}`;
   const fn = frame.functionName === "" ? "" : ` ${frame.functionName}`;
   return `${test === "" ? "" : `${test}里，`}正在执行${fn}（${where}）`;
-}
-
-/**
- * A lab of a run the time limit ended: unless every one of its tests reported, it failed,
- * and its first failure says, once, that the limit ended it and where the run was stuck.
- */
-function markTimedOut(lab: LabResult, timedOut: TimedOut, courseRoot: string): LabResult {
-  if (lab.status === "passed" || lab.reported >= lab.expected) return lab;
-  const missing = lab.expected - lab.reported;
-  const stuck = describeStuck(timedOut, courseRoot);
-  const failure: FirstFailure = {
-    test: timedOut.test?.join(" › ") ?? `Lab ${lab.id}`,
-    message: `超过时间上限 ${timedOut.seconds} 秒，测试进程已被结束${stuck === "" ? "" : `：${stuck}`}；还有 ${missing} 项测试没有跑完。常见原因：死循环（for (;;)、while (true)），或一个永远不结束的 Promise`,
-    timedOut: true,
-  };
-  // What did report keeps its failures; "no test found" only meant that the limit came first.
-  const reportedFailures = lab.reported === 0 ? [] : lab.failures;
-  return { ...lab, status: "failed", firstFailure: failure, failures: [failure, ...reportedFailures] };
-}
-
-/**
- * The labs `target` names, in manifest order. Throws `CourseError` `USAGE` (listing the
- * chapter's labs) for an unknown lab, or for a chapter without labs.
- */
-export function selectLabs(manifest: ChapterManifest, target: LabTarget): LabSpec[] {
-  const known = manifest.labs.map((lab) => lab.id);
-  if (known.length === 0) throw new CourseError("USAGE", `第 ${manifest.id} 章没有 Lab`);
-  if (target.lab === undefined) return [...manifest.labs];
-  const lab = manifest.labs.find((l) => l.id === target.lab);
-  if (lab === undefined) throw new CourseError("USAGE", `没有 Lab ${target.lab}；第 ${manifest.id} 章的 Lab：${known.join(", ")}`);
-  return [lab];
-}
-
-/** The name pattern selecting exactly the tests of the labs `ids` (`^Lab (?:12\.1|12\.2)(?![0-9])`). */
-export function labsNamePattern(ids: readonly string[]): string {
-  return `^Lab (?:${ids.map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?![0-9])`;
-}
-
-/** A `--test-name-pattern` selecting exactly the top-level tests called `names`. */
-export function exactNamesPattern(names: readonly string[]): string {
-  return `^(?:${names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$`;
-}
-
-/** The name pattern selecting every lab test of chapter `id` (`^Lab 12\.[0-9]`). */
-export function chapterNamePattern(id: string): string {
-  return `^Lab ${id}\\.[0-9]`;
 }
