@@ -41,7 +41,7 @@ import {
   type TextCommand,
 } from "./chapter-text.js";
 import { firstMissingClaim } from "./claims.js";
-import type { CheckResult } from "./record.js";
+import type { CheckResult } from "./checks.js";
 import { firstLine } from "./runs.js";
 import { stagedTeachingText } from "./staged.js";
 
