@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `node scripts/launch.mjs <command> [args]`: how the npm scripts start a course command.
+ * `node scripts/launch.mjs <command> [args]`: how the npm scripts start a course command
+ * (every command runs through the command table, `scripts/cli.ts`).
  *
  * The commands are TypeScript. Loading them through tsx costs 0.2–0.3 s at every start,
  * most of what a one-off `lab` run spends beyond the compiler and the tests. So the first
@@ -28,7 +29,6 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { findCompiler } from "./lib/core/typescript.mjs";
 
-const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "verify", "node-matrix"];
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
 const courseRoot = path.dirname(scriptsDir);
 // Keep in step with TOOLING_BUILD in scripts/lib/core/paths.ts, which finds the course root from there.
@@ -146,19 +146,13 @@ async function ensureCompiled() {
   }
 }
 
-const [command, ...args] = process.argv.slice(2);
-if (!COMMANDS.includes(command ?? "")) {
-  process.stderr.write(`usage: node scripts/launch.mjs <${COMMANDS.join("|")}> [args]\n`);
-  process.exitCode = 2;
-} else {
-  let entry = path.join(buildDir, `${command}.js`);
-  if (!(await ensureCompiled())) {
-    const { register } = await import("tsx/esm/api");
-    register();
-    entry = path.join(scriptsDir, `${command}.ts`);
-  }
-  // Run the command as if node had been started on it: each command checks process.argv[1]
-  // to know it is the entry point.
-  process.argv.splice(1, process.argv.length - 1, entry, ...args);
-  await import(pathToFileURL(entry).href);
+// The command table (`cli.ts`) knows the commands: an unknown one is its usage error.
+let entry = path.join(buildDir, "cli.js");
+if (!(await ensureCompiled())) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  entry = path.join(scriptsDir, "cli.ts");
 }
+// Run the table as if node had been started on it: it checks process.argv[1] to know it is the entry point.
+process.argv.splice(1, 1, entry);
+await import(pathToFileURL(entry).href);

@@ -6,15 +6,15 @@ import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
 import { hasUncommittedChanges, listTree } from "../lib/course/git.js";
 import { buildHistory, findChapter, verifyLayer } from "../lib/course/history.js";
-import { main, parseArgs } from "../checkpoint.js";
+import { parseCommand, runCommandLine } from "../cli.js";
 import { runCommandSync } from "./support/tooling.js";
 import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
 
-/** Runs `main` in-process and captures what it writes. */
+/** Runs the command in-process and captures what it writes. */
 async function run(argv: string[], repo: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = await main(argv, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }, repo);
+  const code = await runCommandLine(["checkpoint", ...argv], { root: repo, io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } } });
   return { code, stdout, stderr };
 }
 
@@ -25,14 +25,14 @@ function spawnCli(repo: string, args: string[]): { status: number | null; stdout
 }
 
 test("parseArgs: one chapter id, options, and one-line USAGE errors", () => {
-  assert.deepEqual(parseArgs(["12"]), { help: false, chapter: "12", json: false, source: "HEAD", rebuild: false });
-  assert.equal(parseArgs(["3", "--json"]).chapter, "03");
-  assert.equal(parseArgs(["--json", "12"]).json, true);
-  assert.equal(parseArgs(["12", "--source", "main~1"]).source, "main~1");
-  assert.equal(parseArgs(["--help"]).help, true);
-  assert.equal(parseArgs(["-h"]).help, true);
+  assert.deepEqual(parseCommand("checkpoint", ["12"]), { help: false, chapter: "12", json: false, source: "HEAD", rebuild: false });
+  assert.equal(parseCommand("checkpoint", ["3", "--json"]).chapter, "03");
+  assert.equal(parseCommand("checkpoint", ["--json", "12"]).json, true);
+  assert.equal(parseCommand("checkpoint", ["12", "--source", "main~1"]).source, "main~1");
+  assert.equal(parseCommand("checkpoint", ["--help"]).help, true);
+  assert.equal(parseCommand("checkpoint", ["-h"]).help, true);
   for (const bad of [[], ["12", "13"], ["twelve"], ["12", "--nope"], ["123"], ["12", "--source"]]) {
-    assert.throws(() => parseArgs(bad), (e: unknown) => e instanceof CourseError && e.code === "USAGE" && !e.message.includes("\n"), JSON.stringify(bad));
+    assert.throws(() => parseCommand("checkpoint", bad), (e: unknown) => e instanceof CourseError && e.code === "USAGE" && !e.message.includes("\n"), JSON.stringify(bad));
   }
 });
 
@@ -155,7 +155,7 @@ test("the command line sets the exit status and prints --help", (t) => {
   assert.equal(spawnCli(repo, ["--bogus"]).status, 2);
   const help = spawnCli(repo, ["--help"]);
   assert.equal(help.status, 0);
-  assert.match(help.stdout, /^用法: npm run checkpoint/);
+  assert.match(help.stdout, /^用法：npm run checkpoint/);
 });
 
 // Works in clones only, so the repository itself gets no branch from this test.

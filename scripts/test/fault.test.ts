@@ -13,7 +13,8 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { parseDocument } from "yaml";
-import { formatLearnerResult, parseArgs, selectFaults } from "../fault.js";
+import { parseCommand } from "../cli.js";
+import { formatLearnerResult, selectFaults } from "../fault.js";
 import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../lib/testing/fault-runs.js";
 import { BACKUP_DIR, recoverFaultBackup, sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { runLearnerFault } from "../lib/fault/learner.js";
@@ -172,11 +173,11 @@ test("killedBy entries resolve to one test each: exact name first, else a unique
 });
 
 test("command line: chapter, optional id, --all, --list, --json; usage errors", () => {
-  assert.deepEqual(parseArgs(["12", "--all", "--json"]), { help: false, chapter: "12", all: true, list: false, json: true });
-  assert.equal(parseArgs(["3", "03.1-x"]).id, "03.1-x");
-  assert.equal(parseArgs(["--help"]).help, true);
+  assert.deepEqual(parseCommand("fault", ["12", "--all", "--json"]), { help: false, chapter: "12", all: true, list: false, json: true });
+  assert.equal(parseCommand("fault", ["3", "03.1-x"]).id, "03.1-x");
+  assert.equal(parseCommand("fault", ["--help"]).help, true);
   for (const argv of [[], ["x"], ["12", "a", "b"], ["12", "--bogus"], ["12", "a", "--all"]]) {
-    assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
+    assert.throws(() => parseCommand("fault", argv), { code: "USAGE" }, argv.join(" "));
   }
   const faults = [{ id: "a", exercise: false }, { id: "b", exercise: true }];
   assert.deepEqual(selectFaults(faults, { all: false }, "98").map((f) => f.id), ["b"]);

@@ -7,7 +7,6 @@ import {
   emptyHintState,
   formatHint,
   hintStateProblem,
-  parseHintArgs,
   readHintState,
   removeStaleHintTemps,
   resetHints,
@@ -16,6 +15,7 @@ import {
   writeHintState,
   type HintState,
 } from "../lib/lab/hints.js";
+import { parseCommand } from "../cli.js";
 import { parseManifest, type LabSpec } from "../lib/course/manifest.js";
 import { HINT_STATE } from "../lib/core/paths.js";
 import { createPaint } from "../lib/core/term.js";
@@ -86,13 +86,13 @@ test("the text says which rung this is and what the next call shows, and when th
 });
 
 test("hint arguments: a lab, --level 1-4, --reset for a lab or a chapter; everything else is a usage error", () => {
-  assert.deepEqual(parseHintArgs(["12.2"]), { help: false, reset: false, json: false, target: { chapter: "12", lab: "12.2" } });
-  assert.equal(parseHintArgs(["12.2", "--level", "3"]).level, 3);
-  assert.equal(parseHintArgs(["12.2", "--level=4"]).level, 4);
-  assert.equal(parseHintArgs(["12", "--reset"]).reset, true);
-  assert.equal(parseHintArgs(["-h"]).help, true);
+  assert.deepEqual(parseCommand("hint", ["12.2"]), { help: false, reset: false, json: false, target: { chapter: "12", lab: "12.2" } });
+  assert.equal(parseCommand("hint", ["12.2", "--level", "3"]).level, 3);
+  assert.equal(parseCommand("hint", ["12.2", "--level=4"]).level, 4);
+  assert.equal(parseCommand("hint", ["12", "--reset"]).reset, true);
+  assert.equal(parseCommand("hint", ["-h"]).help, true);
   const bad = [[], ["12"], ["12.2", "--level"], ["12.2", "--level", "0"], ["12.2", "--level", "5"], ["12.2", "--level", "two"], ["12.2", "--level", "1.5"], ["12.2", "--reset", "--level", "2"], ["12.2", "12.3"], ["12.2", "--more"]];
-  for (const args of bad) assert.throws(() => parseHintArgs(args), { code: "USAGE" }, args.join(" "));
+  for (const args of bad) assert.throws(() => parseCommand("hint", args), { code: "USAGE" }, args.join(" "));
 });
 
 test("state files: valid shapes pass, anything else names its problem", () => {

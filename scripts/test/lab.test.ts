@@ -12,7 +12,7 @@ import { chapterNamePattern, labIdOfTestName, labNamePattern, labsNamePattern } 
 import { distPathOf } from "../lib/core/paths.js";
 import { type LabOutcome, runLab } from "../lib/testing/labs.js";
 import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/practice/backup.js";
-import { parseLabArgs } from "../lib/lab/args.js";
+import { parseCommand } from "../cli.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from "../lib/testing/limits.js";
 import { lineDiff } from "../lib/lab/diff.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "../lib/lab/format.js";
@@ -26,7 +26,7 @@ import { createRerunner, debounce, WATCH_DEBOUNCE_MS, watchSources } from "../li
 import { processesMentioning } from "./leftover-probe.js";
 import { type LabSpec, loadManifest, parseManifest } from "../lib/course/manifest.js";
 import { colorEnabled, createPaint, displayWidth, padEnd } from "../lib/core/term.js";
-import { commandPath } from "./support/tooling.js";
+import { commandArgs } from "./support/tooling.js";
 import { createMiniCourse, MINI_MANIFEST, miniSource, removeMiniCourse, repoRoot, runScript } from "./lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
@@ -235,7 +235,7 @@ test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () =
   assert.deepEqual(parseTarget("12"), { chapter: "12" });
   assert.deepEqual(parseTarget("12.1"), { chapter: "12", lab: "12.1" });
   assert.deepEqual(parseTarget("3.1"), { chapter: "03", lab: "03.1" });
-  assert.deepEqual(parseLabArgs(["12.1", "--watch"]), {
+  assert.deepEqual(parseCommand("lab", ["12.1", "--watch"]), {
     help: false,
     watch: true,
     json: false,
@@ -247,16 +247,16 @@ test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () =
   assert.equal(DEFAULT_TIMEOUT_SECONDS, 30);
   // The challenge tier is a chapter's, with each test's own limit (10 s unless --timeout says).
   assert.deepEqual(
-    [parseLabArgs(["12", "--challenge"]).challenge, parseLabArgs(["12", "--challenge"]).timeoutSeconds, parseLabArgs(["12", "--challenge", "--timeout", "3"]).timeoutSeconds],
+    [parseCommand("lab", ["12", "--challenge"]).challenge, parseCommand("lab", ["12", "--challenge"]).timeoutSeconds, parseCommand("lab", ["12", "--challenge", "--timeout", "3"]).timeoutSeconds],
     [true, CHALLENGE_TIMEOUT_SECONDS, 3],
   );
-  assert.equal(parseLabArgs(["12", "--timeout", "1.5"]).timeoutSeconds, 1.5);
-  assert.equal(parseLabArgs(["12", "--timeout=90", "--verbose"]).timeoutSeconds, 90);
-  assert.equal(parseLabArgs(["12", "--verbose"]).verbose, true);
-  assert.equal(parseLabArgs(["--help"]).help, true);
+  assert.equal(parseCommand("lab", ["12", "--timeout", "1.5"]).timeoutSeconds, 1.5);
+  assert.equal(parseCommand("lab", ["12", "--timeout=90", "--verbose"]).timeoutSeconds, 90);
+  assert.equal(parseCommand("lab", ["12", "--verbose"]).verbose, true);
+  assert.equal(parseCommand("lab", ["--help"]).help, true);
   const bad = [[], ["12", "13"], ["12.x"], ["abc"], ["12", "--nope"], ["12", "--watch", "--json"], ["123"], ["12", "--timeout"], ["12", "--timeout", "0"], ["12", "--timeout", "-1"], ["12", "--timeout", "soon"], ["12", "--timeout", "86401"], ["12.1", "--challenge"], ["12", "--challenge", "--watch"]];
   for (const args of bad) {
-    assert.throws(() => parseLabArgs(args), { code: "USAGE" }, args.join(" "));
+    assert.throws(() => parseCommand("lab", args), { code: "USAGE" }, args.join(" "));
   }
 });
 
@@ -686,7 +686,7 @@ test("lab command: a red lab exits 0 (a result, not a crash) unless --json; plai
 test("lab --watch reruns after each of two rename-style saves and exits cleanly on SIGINT", { skip: process.platform === "win32" && "SIGINT cannot be sent to a child on Windows" }, async (t) => {
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
-  const child = spawn(process.execPath, [commandPath(course.root, "lab"), "99.1", "--watch"], {
+  const child = spawn(process.execPath, [...commandArgs(course.root, "lab"), "99.1", "--watch"], {
     cwd: course.root,
     stdio: ["ignore", "pipe", "pipe"],
   });

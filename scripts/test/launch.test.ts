@@ -38,14 +38,14 @@ const stamp = (root: string) => path.join(root, ".pi-course", "tooling", "source
 
 test("launch: the first run compiles the tooling, later runs reuse it until a source changes", (t) => {
   const root = courseCopy(t);
-  const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "hint.ts"), "--help"], {
+  const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "cli.ts"), "hint", "--help"], {
     cwd: root,
     encoding: "utf8",
   });
   const first = launch(root, "hint", "--help");
   assert.equal(first.status, 0, first.stderr);
   assert.equal(first.stdout, fromSource.stdout, "the compiled command prints what the source prints");
-  assert.ok(existsSync(path.join(root, ".pi-course", "tooling", "hint.js")));
+  assert.ok(existsSync(path.join(root, ".pi-course", "tooling", "cli.js")));
   const built = statSync(stamp(root)).mtimeMs;
 
   assert.equal(launch(root, "hint", "--help").status, 0);

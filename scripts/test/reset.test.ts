@@ -12,7 +12,8 @@ import { loadManifest } from "../lib/course/manifest.js";
 import { runLab } from "../lib/testing/labs.js";
 import { BACKUP_DIR, sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { resetTeachingFiles } from "../lib/reset/reset.js";
-import { formatReset, parseResetArgs } from "../reset.js";
+import { parseCommand } from "../cli.js";
+import { formatReset } from "../reset.js";
 import { makeMiniCourse, MINI_FILE, MINI_STARTER as STARTER } from "./fault-fixture.js";
 
 
@@ -149,7 +150,7 @@ test("a lab reset of a file with a syntax error, or of a missing file, is refuse
 });
 
 test("reset arguments", () => {
-  assert.deepEqual(parseResetArgs(["12"]), { help: false, target: { chapter: "12" } });
-  assert.deepEqual(parseResetArgs(["12.3"]), { help: false, target: { chapter: "12", lab: "12.3" } });
-  for (const bad of [[], ["12", "13"], ["x"], ["12", "--force"]]) assert.throws(() => parseResetArgs(bad), { code: "USAGE" }, bad.join(" "));
+  assert.deepEqual(parseCommand("reset", ["12"]), { help: false, target: { chapter: "12" } });
+  assert.deepEqual(parseCommand("reset", ["12.3"]), { help: false, target: { chapter: "12", lab: "12.3" } });
+  for (const bad of [[], ["12", "13"], ["x"], ["12", "--force"]]) assert.throws(() => parseCommand("reset", bad), { code: "USAGE" }, bad.join(" "));
 });

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { parseArgs } from "../verify.js";
+import { parseCommand } from "../cli.js";
 import { describeSource, evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, firstDeclarationDifference, throughChapterFiles } from "../lib/verify/evaluate.js";
 import type { TestRecord } from "../lib/testing/results.js";
 import { parseManifest } from "../lib/course/manifest.js";
@@ -95,12 +95,12 @@ test("declarations are compared line by line, ignoring blank lines and trailing 
 });
 
 test("command line: one chapter, --json, --help; usage errors", () => {
-  assert.deepEqual(parseArgs(["12", "--json"]), { help: false, chapter: "12", json: true });
-  assert.deepEqual(parseArgs(["12", "--only", "chapter text", "--only", "leak audit"]), { help: false, chapter: "12", json: false, only: ["chapter text", "leak audit"] });
-  assert.throws(() => parseArgs(["12", "--only", "nope"]), { code: "USAGE" }, "an unknown step is refused before any work");
-  assert.equal(parseArgs(["3"]).chapter, "03");
-  assert.equal(parseArgs(["-h"]).help, true);
-  for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"], ["12", "--source", "nonexist"]]) assert.throws(() => parseArgs(argv), { code: "USAGE" }, argv.join(" "));
+  assert.deepEqual(parseCommand("verify", ["12", "--json"]), { help: false, chapter: "12", json: true });
+  assert.deepEqual(parseCommand("verify", ["12", "--only", "chapter text", "--only", "leak audit"]), { help: false, chapter: "12", json: false, only: ["chapter text", "leak audit"] });
+  assert.throws(() => parseCommand("verify", ["12", "--only", "nope"]), { code: "USAGE" }, "an unknown step is refused before any work");
+  assert.equal(parseCommand("verify", ["3"]).chapter, "03");
+  assert.equal(parseCommand("verify", ["-h"]).help, true);
+  for (const argv of [[], ["12", "13"], ["abc"], ["12", "--all"], ["12", "--source", "nonexist"]]) assert.throws(() => parseCommand("verify", argv), { code: "USAGE" }, argv.join(" "));
 });
 
 // ---------------------------------------------------------------------------

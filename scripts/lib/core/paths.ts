@@ -39,6 +39,15 @@ export function userCwd(): string {
   return process.env.INIT_CWD ?? process.cwd();
 }
 
+/** The generated teaching branch (see `course/history.ts`). */
+export const COURSE_BRANCH = "course/build-your-own-pi";
+
+/** Where the version matrix keeps the official Node builds it fetched, below the course root. */
+export const NODE_BUILDS = ".pi-course/node-builds";
+
+/** Where the version matrix writes each version's output, below the course root. */
+export const MATRIX_LOGS = ".pi-course/node-matrix";
+
 /** Marker written into every practice folder (see `practice`); its presence means learner mode. */
 export const PRACTICE_MARKER = ".pi-course/practice.json";
 

@@ -9,11 +9,10 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
+import { NODE_BUILDS } from "../core/paths.js";
 import { runProcess } from "../core/process.js";
 import { handOverScratchDir, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
-/** Where unpacked builds are kept, below the course root. */
-export const NODE_BUILDS = ".pi-course/node-builds";
 
 /**
  * The registry package holding the official Node build for a platform and CPU, or undefined

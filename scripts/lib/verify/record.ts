@@ -33,7 +33,7 @@ import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
-import { errorDetail, notRun, type CheckResult } from "./checks.js";
+import { errorDetail, notRun, stepTitles, type CheckResult, type StepTitle } from "./checks.js";
 import { MISSING, stepName, VERIFY_STEPS, type Make, type ProductName, type Products, type Step, type StepEnv } from "./steps.js";
 
 export type { CheckResult };
@@ -82,14 +82,13 @@ export function selectSteps(only: readonly string[] | undefined): readonly Step[
   if (only === undefined) return VERIFY_STEPS;
   const makers = producers();
   const wanted = new Set<Step>();
-  const add = (title: string): void => {
-    const step = VERIFY_STEPS.find((s) => s.title === title);
-    if (step === undefined) throw new CourseError("USAGE", `verify 没有名为 “${title}” 的步骤；步骤：${VERIFY_STEPS.map((s) => s.title).join("、")}`);
+  const add = (title: StepTitle): void => {
+    const step = VERIFY_STEPS.find((s) => s.title === title)!;
     if (wanted.has(step)) return;
     wanted.add(step);
     for (const product of step.needs) add(makers.get(product)!.title);
   };
-  only.forEach(add);
+  stepTitles(only).forEach(add);
   return VERIFY_STEPS.filter((s) => wanted.has(s));
 }
 

@@ -25,7 +25,7 @@ import type { TestRun } from "../testing/results.js";
 import { topLevelResults } from "../testing/suite.js";
 import { runTests } from "../testing/tests.js";
 import { injectExercise } from "./chapter-text.js";
-import { errorDetail, type CheckResult } from "./checks.js";
+import { errorDetail, STEP_TITLES, type CheckResult, type StepTitle } from "./checks.js";
 import {
   describeSource,
   evaluateChapterTotal,
@@ -91,7 +91,7 @@ export type Make = <K extends ProductName>(name: K, value: Products[K]) => void;
 
 /** A step of the record, as the runner sees it (see `step` for how one is declared). */
 export interface Step {
-  title: string;
+  title: StepTitle;
   /** The products it needs, in the order whose first missing one says why it did not run. */
   needs: readonly ProductName[];
   makes: readonly ProductName[];
@@ -103,11 +103,10 @@ export interface Step {
  * runner calls it only when every one of them was made (see `runVerify`).
  */
 function step<const N extends ProductName>(definition: {
-  title: string;
   needs: readonly N[];
   makes: readonly ProductName[];
   run(env: StepEnv, input: Pick<Products, N>, make: Make): Promise<CheckResult[]>;
-}): Step {
+}): Omit<Step, "title"> {
   return { ...definition, run: (env, products, make) => definition.run(env, products as Pick<Products, N>, make) };
 }
 
@@ -155,7 +154,6 @@ async function buildAll(dir: string, manifest: ChapterManifest, signal?: AbortSi
 }
 
 const history = step({
-  title: "history",
   needs: [],
   makes: ["course"],
   async run(env, _input, make) {
@@ -175,7 +173,6 @@ const history = step({
 });
 
 const freshBuild = step({
-  title: "fresh build",
   needs: ["course"],
   makes: ["practice", "builtPractice", "audit"],
   async run(env, { course }, make) {
@@ -207,7 +204,6 @@ async function hintSignatureCheck(repo: string, target: string, manifest: Chapte
 }
 
 const publicSurface = step({
-  title: "public surface",
   needs: ["practice", "course"],
   makes: ["builtReference"],
   async run(env, { practice, course }, make) {
@@ -249,7 +245,6 @@ const publicSurface = step({
 });
 
 const firstRed = step({
-  title: "first red",
   needs: ["builtPractice", "course"],
   makes: ["starterRun"],
   async run(env, { builtPractice, course }, make) {
@@ -266,7 +261,6 @@ const firstRed = step({
  * The first lab's stage is the bare starter, whose run the first red step already made.
  */
 const stagedFirstRed = step({
-  title: "staged first red",
   needs: ["starterRun", "builtPractice", "course"],
   makes: [],
   async run(env, { starterRun, builtPractice, course }) {
@@ -311,7 +305,6 @@ const stagedFirstRed = step({
 
 /** The chapter text replayed (see `replay.ts`), in its own scratch folder. */
 const chapterText = step({
-  title: "chapter text",
   needs: ["course"],
   makes: [],
   async run(env, { course }) {
@@ -330,7 +323,6 @@ const chapterText = step({
 });
 
 const leakAudit = step({
-  title: "leak audit",
   needs: ["audit"],
   makes: [],
   async run(_env, { audit }) {
@@ -340,7 +332,6 @@ const leakAudit = step({
 });
 
 const referenceLabs = step({
-  title: "reference labs",
   needs: ["builtReference", "course"],
   makes: ["referenceRun"],
   async run(env, { builtReference, course }, make) {
@@ -362,7 +353,6 @@ async function learnerVariant(referenceDir: string, fault: Fault): Promise<Fault
 }
 
 const faults = step({
-  title: "faults",
   needs: ["builtReference", "course"],
   makes: [],
   async run(env, { builtReference, course }) {
@@ -423,7 +413,6 @@ const faults = step({
 });
 
 const chapterTotal = step({
-  title: "chapter total",
   needs: ["referenceRun", "course"],
   makes: [],
   async run(_env, { referenceRun, course }) {
@@ -470,7 +459,6 @@ async function buildAndTestCommit(
 
 /** The parent as committed, with no starter: it builds and every earlier chapter's tests pass. */
 const parent = step({
-  title: "parent",
   needs: ["course"],
   makes: [],
   async run(env, { course }) {
@@ -480,7 +468,6 @@ const parent = step({
 });
 
 const throughChapter = step({
-  title: "through chapter",
   needs: ["course"],
   makes: [],
   async run(env, { course }) {
@@ -489,22 +476,24 @@ const throughChapter = step({
 });
 
 /** The name of a step's line: its title, with the chapter for `through chapter`. */
-export function stepName(title: string, id: string): string {
+export function stepName(title: StepTitle, id: string): string {
   return title === "through chapter" ? `through chapter ${id}` : title;
 }
 
-/** The steps of the record, in order. */
-export const VERIFY_STEPS: readonly Step[] = [
+const STEPS: Readonly<Record<StepTitle, Omit<Step, "title">>> = {
   history,
   parent,
-  freshBuild,
-  publicSurface,
-  firstRed,
-  stagedFirstRed,
-  chapterText,
-  leakAudit,
-  referenceLabs,
+  "fresh build": freshBuild,
+  "public surface": publicSurface,
+  "first red": firstRed,
+  "staged first red": stagedFirstRed,
+  "chapter text": chapterText,
+  "leak audit": leakAudit,
+  "reference labs": referenceLabs,
   faults,
-  chapterTotal,
-  throughChapter,
-];
+  "chapter total": chapterTotal,
+  "through chapter": throughChapter,
+};
+
+/** The steps of the record, in record order (`STEP_TITLES`). */
+export const VERIFY_STEPS: readonly Step[] = STEP_TITLES.map((title) => ({ title, ...STEPS[title] }));

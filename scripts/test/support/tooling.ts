@@ -117,16 +117,20 @@ function removeOldBuilds(keep: string): void {
  */
 export function installTooling(root: string): void {
   const target = path.join(root, ...TOOLING_BUILD.split("/"));
-  if (existsSync(path.join(target, "checkpoint.js"))) return;
+  if (existsSync(path.join(target, "cli.js"))) return;
   const build = compiledTooling();
   // The commands only: the compiled tests stay in the shared build.
   fse.copySync(build, target, { filter: (src) => path.basename(src) !== COMPLETE && src !== path.join(build, "test") });
 }
 
-/** The compiled entry point of `command` (`checkpoint`, `lab`, …) inside `root`, installing the tooling there first. */
-export function commandPath(root: string, command: string): string {
+/**
+ * The node arguments that run `command` (`checkpoint`, `lab`, …) of the course at `root`:
+ * the compiled command table inside `root` and the command's name, installing the tooling
+ * there first.
+ */
+export function commandArgs(root: string, command: string): string[] {
   installTooling(root);
-  return path.join(root, ...TOOLING_BUILD.split("/"), `${command.replace(/\.ts$/, "")}.js`);
+  return [path.join(root, ...TOOLING_BUILD.split("/"), "cli.js"), command.replace(/\.ts$/, "")];
 }
 
 /** The compiled test helper `test/<name>-child.js` (run with plain `node`). */
@@ -152,7 +156,7 @@ export interface CommandResult {
 
 /** Runs `command` of the course at `root` as a process, synchronously, with piped output. */
 export function runCommandSync(root: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CommandResult {
-  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [commandPath(root, command), ...args], {
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [...commandArgs(root, command), ...args], {
     cwd: options.cwd ?? root,
     env: commandEnv(options.env),
     encoding: "utf8",
@@ -163,7 +167,7 @@ export function runCommandSync(root: string, command: string, args: readonly str
 /** Runs `command` of the course at `root` as a process, with piped output. */
 export function runCommand(root: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [commandPath(root, command), ...args], {
+    const child = spawn(process.execPath, [...commandArgs(root, command), ...args], {
       cwd: options.cwd ?? root,
       env: commandEnv(options.env),
       stdio: ["ignore", "pipe", "pipe"],
