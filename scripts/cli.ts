@@ -14,7 +14,7 @@ import { COMMAND_NAMES, courseCommand, isCommandName, type CommandName } from ".
 import { CourseError, formatError } from "./lib/core/errors.js";
 import { exitCodeFor } from "./lib/core/exit-status.js";
 import { COURSE_BRANCH, courseRoot, MATRIX_LOGS, NODE_BUILDS } from "./lib/core/paths.js";
-import { RUNG_NAMES, RUNGS } from "./lib/lab/hints.js";
+import { RUNG_NAMES, RUNGS } from "./lib/course/hint-rungs.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "./lib/testing/limits.js";
 import { stepTitles } from "./lib/verify/checks.js";
 import type { CheckpointArgs } from "./checkpoint.js";
@@ -184,7 +184,7 @@ const fault = defineCommand("fault", {
     json: { type: "boolean", help: "结果输出为 JSON" },
   },
   exits: {
-    ok: { zh: "学习者模式下实验做完、文件已恢复（没抓住、还不能做、需要手动，都是结果）；作者模式下每个故障都被抓住并恢复", en: "learner mode: the exercise ran and the file is restored, whatever it showed; author mode: every fault was killed and restored" },
+    ok: { zh: "作者模式下每个故障都被抓住并恢复；学习者模式下实验做完、文件已恢复，不论结果（没抓住、还不能做、需要手动）", en: "author mode: every fault was killed and restored; learner mode: the exercise ran and the file is restored, whatever it showed" },
     red: { zh: "学习者模式下故障没有被抓住并恢复", en: "learner mode: the fault was not caught and restored" },
     failed: { zh: "作者模式下有故障没被抓住或没恢复；命令本身失败", en: "author mode: a fault survived or was not restored; the command itself failed" },
   },

@@ -13,17 +13,15 @@ import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { courseCommand } from "../core/command-line.js";
+import { RUNG_NAMES, RUNGS } from "../course/hint-rungs.js";
 import type { LabSpec } from "../course/manifest.js";
 import { HINT_STATE } from "../core/paths.js";
 import type { Paint } from "../core/term.js";
 import { removeStaleTemps, writeAtomicSync } from "../core/files.js";
 
-/** How many rungs every ladder has. */
-export const RUNGS = 4;
+export { RUNG_NAMES, RUNGS };
 
-/** What each rung does, in order. */
-export const RUNG_NAMES: readonly string[] = ["定位文件", "指出签名", "伪代码", "局部代码"];
-
+/** The format version of the hint state file. */
 export const HINT_STATE_FORMAT = 1;
 
 export interface HintState {
