@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
 import { courseRoot } from "../lib/core/paths.js";
-import { waitForEntry } from "./leftover-probe.js";
+import { waitForEntry } from "./support/leftover-probe.js";
 
 const repo = courseRoot;
 

@@ -17,7 +17,7 @@ import { resolveCompiler } from "../lib/testing/compiler.js";
 import { runProcess } from "../lib/core/process.js";
 import { loadManifest } from "../lib/course/manifest.js";
 import { learnerFaults } from "../lib/course/faults.js";
-import { repoRoot } from "./lab-fixture.js";
+import { repoRoot } from "./support/lab-fixture.js";
 import { ARROW_ELSE, INLINE_REST, ONE_LINE, withLoadExtension } from "./chapter12-solutions.js";
 
 async function chapterPatch(): Promise<LearnerPatch> {

@@ -1,6 +1,6 @@
 /**
- * The shared command-line plumbing: strict option parsing whose every mistake is one
- * Chinese `USAGE` line, chapter numbers, and the entry-point check behind `runMain`.
+ * `core/cli.ts`, the shared command-line plumbing: strict option parsing whose every mistake
+ * is one Chinese `USAGE` line, chapter numbers, and the entry-point check behind `runMain`.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
@@ -10,7 +10,6 @@ import test from "node:test";
 import { pathToFileURL } from "node:url";
 import { chapterArgument, isEntryPoint, parseCommandLine } from "../../lib/core/cli.js";
 import { CourseError } from "../../lib/core/errors.js";
-import { exitCodeFor } from "../../lib/core/exit-status.js";
 
 const OPTIONS = { help: { type: "boolean", short: "h" }, json: { type: "boolean" }, source: { type: "string" } } as const;
 
@@ -41,14 +40,6 @@ test("chapterArgument pads one digit and rejects anything else with USAGE", () =
   assert.equal(chapterArgument("3"), "03");
   assert.equal(chapterArgument("12"), "12");
   for (const bad of ["", "123", "1a", "-1", " 3"]) assert.throws(() => chapterArgument(bad), { code: "USAGE" }, JSON.stringify(bad));
-});
-
-test("exit status: usage errors and unknown chapters 2, an interruption 130, anything else 1", () => {
-  assert.equal(exitCodeFor(new CourseError("CHAPTER_UNKNOWN", "x")), 2);
-  assert.equal(exitCodeFor(new CourseError("USAGE", "x")), 2);
-  assert.equal(exitCodeFor(new CourseError("ABORTED", "x")), 130);
-  assert.equal(exitCodeFor(new CourseError("MANIFEST_INVALID", "x")), 1);
-  assert.equal(exitCodeFor(new Error("x")), 1);
 });
 
 test("isEntryPoint: true for the script node runs, also through a symlink; false for an imported module", async (t) => {

@@ -14,7 +14,7 @@
  * compiled against the same library files, with source maps: `npm test` runs them from
  * there (`scripts/run-tests.mjs`), which spares each test file the 0.3–0.5 s of CPU that
  * loading it through tsx costs; a single file still runs from source with
- * `node --import tsx --test scripts/test/<file>.test.ts`.
+ * `node --import tsx --test scripts/test/<folder>/<file>.test.ts`.
  */
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -55,7 +55,7 @@ let built: string | undefined;
 
 /**
  * The folder holding the compiled commands (`checkpoint.js`, …, `lib/`) and child helpers
- * (`test/*-child.js`) of the current sources, compiling them first when no test run has
+ * (`test/support/*-child.js`) of the current sources, compiling them first when no test run has
  * yet. Safe when several test files ask at once: each compiles into its own temporary
  * folder and the first rename wins.
  */
@@ -133,9 +133,9 @@ export function commandArgs(root: string, command: string): string[] {
   return [path.join(root, ...TOOLING_BUILD.split("/"), "cli.js"), command.replace(/\.ts$/, "")];
 }
 
-/** The compiled test helper `test/<name>-child.js` (run with plain `node`). */
+/** The compiled test helper `test/support/<name>-child.js` (run with plain `node`). */
 export function childHelper(name: string): string {
-  return path.join(compiledTooling(), "test", `${name}-child.js`);
+  return path.join(compiledTooling(), "test", "support", `${name}-child.js`);
 }
 
 /**

@@ -13,10 +13,10 @@ import { once } from "node:events";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { currentOwner, OWNER_FILE, SCRATCH_JOURNALS } from "../lib/core/scratch.js";
-import { makeFakeCourse, sh } from "./support/fake-course.js";
-import { startPaused } from "./support/interrupt.js";
-import { compiledTooling, runCommandSync } from "./support/tooling.js";
+import { currentOwner, OWNER_FILE, SCRATCH_JOURNALS } from "../../lib/core/scratch.js";
+import { makeFakeCourse, sh } from "../support/fake-course.js";
+import { startPaused } from "../support/interrupt.js";
+import { compiledTooling, runCommandSync } from "../support/tooling.js";
 
 const posix = process.platform !== "win32" || "signals and named pipes are POSIX";
 const BRANCH = "course/build-your-own-pi";

@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { loadManifests } from "../lib/course/manifest.js";
-import { courseRoot } from "../lib/core/paths.js";
-import { assertNoLeaks, findStarterLeaks } from "../lib/practice/leak-audit.js";
-import { ANSWER_RUN_TOKENS, auditStarter } from "../lib/practice/starter-audit.js";
+import { loadManifests } from "../../lib/course/manifest.js";
+import { courseRoot } from "../../lib/core/paths.js";
+import { assertNoLeaks, findStarterLeaks } from "../../lib/practice/leak-audit.js";
+import { ANSWER_RUN_TOKENS, auditStarter } from "../../lib/practice/starter-audit.js";
 
 const REFERENCE = `import path from "node:path";
 

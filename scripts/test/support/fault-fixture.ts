@@ -8,9 +8,9 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { courseRoot } from "../lib/core/paths.js";
+import { courseRoot } from "../../lib/core/paths.js";
 import type { TestContext } from "node:test";
-import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repo this file lives in. */
 export const repoRoot = courseRoot;

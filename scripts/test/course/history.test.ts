@@ -3,8 +3,8 @@ import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { CourseError } from "../lib/core/errors.js";
-import { git, requireRepoRoot } from "../lib/course/git.js";
+import { CourseError } from "../../lib/core/errors.js";
+import { git, requireRepoRoot } from "../../lib/course/git.js";
 import {
   BASE_SUBJECT,
   COURSE_BRANCH,
@@ -16,8 +16,8 @@ import {
   resolveCheckpoint,
   verifyLayer,
   type CourseHistory,
-} from "../lib/course/history.js";
-import { cloneOf, makeFakeCourse, sh, tempDir } from "./support/fake-course.js";
+} from "../../lib/course/history.js";
+import { cloneOf, makeFakeCourse, sh, tempDir } from "../support/fake-course.js";
 
 const HEX40 = /^[0-9a-f]{40}$/;
 
@@ -228,7 +228,6 @@ test("verifyLayer catches a history whose layer or parent is wrong", async (t) =
   const wrongParent = { ...two, parent: h.base };
   await assert.rejects(verifyLayer(repo, wrongParent), isCode("HISTORY_MISMATCH"));
 });
-
 
 /** Environment that makes git write a commit as the tooling's identity (what a hand-made imitation would use). */
 const AS_TOOLING = {

@@ -11,11 +11,11 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import { courseRoot, starterCopyPath } from "../lib/core/paths.js";
-import { loadManifest } from "../lib/course/manifest.js";
-import { learnerManifestText } from "../lib/course/faults.js";
-import { runCommand } from "./support/tooling.js";
-import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./support/lean-build.js";
+import { courseRoot, starterCopyPath } from "../../lib/core/paths.js";
+import { loadManifest } from "../../lib/course/manifest.js";
+import { learnerManifestText } from "../../lib/course/faults.js";
+import { runCommand } from "./tooling.js";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repo this test file lives in. */
 export const repoRoot = courseRoot;

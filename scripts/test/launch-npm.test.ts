@@ -12,8 +12,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { createMiniCourse, removeMiniCourse, repoRoot, type MiniCourse } from "./lab-fixture.js";
-import { processesMentioning, waitForEntry } from "./leftover-probe.js";
+import { createMiniCourse, removeMiniCourse, repoRoot, type MiniCourse } from "./support/lab-fixture.js";
+import { processesMentioning, waitForEntry } from "./support/leftover-probe.js";
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const posix = process.platform !== "win32";

@@ -1,17 +1,17 @@
 /**
  * Child process for the learner-mode crash tests (not a test file itself):
  *
- *   node --import tsx scripts/test/fault-child.ts <practice-dir> <chapter> <hang|throw|run>
+ *   node --import tsx scripts/test/support/fault-child.ts <practice-dir> <chapter> <hang|throw|run>
  *
  * Runs the chapter's exercise fault in learner mode the way `fault` does (interruptions
  * caught, the process ending by the signal once cleaned up) and, right after the learner's
  * file is patched, prints `PATCHED` and then either hangs (so the parent can send SIGKILL or
  * SIGINT), throws an uncaught exception from a timer, or (`run`) goes on with the experiment.
  */
-import { catchInterruptions } from "../lib/core/interrupt.js";
-import { runLearnerFault } from "../lib/fault/learner.js";
-import { learnerFaults } from "../lib/course/faults.js";
-import { loadManifest } from "../lib/course/manifest.js";
+import { catchInterruptions } from "../../lib/core/interrupt.js";
+import { runLearnerFault } from "../../lib/fault/learner.js";
+import { learnerFaults } from "../../lib/course/faults.js";
+import { loadManifest } from "../../lib/course/manifest.js";
 
 const [root, chapter, mode] = process.argv.slice(2);
 if (root === undefined || chapter === undefined || (mode !== "hang" && mode !== "throw" && mode !== "run")) {
