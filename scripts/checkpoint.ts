@@ -8,9 +8,7 @@
  */
 import type { CommandContext } from "./lib/core/cli.js";
 import { BUILD_COMMAND, chapterTestGlob, courseCommand, focusedTestFiles, manualLabCommand } from "./lib/core/command-line.js";
-import { CourseError, formatError } from "./lib/core/errors.js";
-import { exitCodeFor } from "./lib/core/exit-status.js";
-import { withInterrupts } from "./lib/core/interrupt.js";
+import { withInterruptsReported } from "./lib/core/interrupt.js";
 import { colorEnabled } from "./lib/core/term.js";
 import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
 import { publishHistory, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
@@ -107,28 +105,22 @@ export function formatCheckpoint(cp: Checkpoint, info: { diffStat: string; dirty
  * `withInterrupts`).
  */
 export async function run(args: CheckpointArgs, { root, io }: CommandContext): Promise<number> {
-  return withInterrupts(async (signal) => {
-    try {
-      const repo = await requireRepoRoot(root);
-      const cp = await resolveCheckpoint(repo, args.chapter, { source: args.source, force: args.rebuild, signal });
-      const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo, { signal }));
-      let output: string;
-      if (args.json) {
-        output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
-      } else {
-        const color = colorEnabled(io.stdout);
-        const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], { signal });
-        output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
-      }
-      // Only a command that got this far moves the branch.
-      signal.throwIfAborted();
-      await publishHistory(repo, cp.history, { signal });
-      io.stdout.write(output);
-      return 0;
-    } catch (error) {
-      const reported = signal.aborted ? new CourseError("ABORTED", "已中断；教学分支没有改动，也没有留下临时文件", { cause: error }) : error;
-      io.stderr.write(formatError(reported) + "\n");
-      return exitCodeFor(reported);
+  return withInterruptsReported(io.stderr, "已中断；教学分支没有改动，也没有留下临时文件", async (signal) => {
+    const repo = await requireRepoRoot(root);
+    const cp = await resolveCheckpoint(repo, args.chapter, { source: args.source, force: args.rebuild, signal });
+    const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo, { signal }));
+    let output: string;
+    if (args.json) {
+      output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
+    } else {
+      const color = colorEnabled(io.stdout);
+      const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], { signal });
+      output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
     }
+    // Only a command that got this far moves the branch.
+    signal.throwIfAborted();
+    await publishHistory(repo, cp.history, { signal });
+    io.stdout.write(output);
+    return 0;
   });
 }

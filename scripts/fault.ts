@@ -62,12 +62,7 @@ function listFaults(faults: readonly (Fault | LearnerFault)[], json: boolean): s
   return faults.map((f) => `${f.id}  (Lab ${f.lab})${f.exercise ? " [exercise]" : ""}  ${f.description}`).join("\n");
 }
 
-async function authorMode(manifest: ChapterManifest, args: FaultArgs, { root, io }: CommandContext): Promise<number> {
-  const faults = authorFaults(manifest);
-  if (args.list) {
-    io.stdout.write(`${listFaults(faults, args.json)}\n`);
-    return 0;
-  }
+async function authorMode(manifest: ChapterManifest, faults: readonly Fault[], args: FaultArgs, { root, io }: CommandContext): Promise<number> {
   const selected = selectFaults(faults, args, manifest.id);
   const interruption = catchInterruptions();
   const paint = paintFor(io.stdout);
@@ -199,12 +194,7 @@ function chapterNextStep(result: LearnerRunResult, manifest: ChapterManifest): s
   return `注意：本章还有没通过的 Lab（${red.map((lab) => `Lab ${lab.id} ${lab.passed}/${lab.total}`).join("、")}），这与故障实验无关，实验前就是这样。下一步：${command}`;
 }
 
-async function learnerMode(manifest: ChapterManifest, args: FaultArgs, { root, io }: CommandContext): Promise<number> {
-  const faults = learnerFaults(manifest);
-  if (args.list) {
-    io.stdout.write(`${listFaults(faults, args.json)}\n`);
-    return 0;
-  }
+async function learnerMode(manifest: ChapterManifest, faults: readonly LearnerFault[], args: FaultArgs, { root, io }: CommandContext): Promise<number> {
   const selected = selectFaults(faults, { ...args, all: args.all || args.id === undefined }, manifest.id);
   // Say first that an interrupted experiment was cleaned up, before anything else happens.
   const recovered = recoverFaultBackup(root);
@@ -253,8 +243,17 @@ async function runInterruptibly(fault: LearnerFault, manifest: ChapterManifest, 
   }
 }
 
-/** Runs `fault`: author mode in the course repo, learner mode in a practice folder; resolves with the exit status. */
+/** Runs `fault`: author mode in the course repo, learner mode in a practice folder (`--list`: the faults only); resolves with the exit status. */
 export async function run(args: FaultArgs, context: CommandContext): Promise<number> {
   const manifest = await loadManifest(context.root, args.chapter);
-  return isPracticeFolder(context.root) ? learnerMode(manifest, args, context) : authorMode(manifest, args, context);
+  const list = async (faults: readonly (Fault | LearnerFault)[]): Promise<number> => {
+    context.io.stdout.write(`${listFaults(faults, args.json)}\n`);
+    return 0;
+  };
+  if (isPracticeFolder(context.root)) {
+    const faults = learnerFaults(manifest);
+    return args.list ? list(faults) : learnerMode(manifest, faults, args, context);
+  }
+  const faults = authorFaults(manifest);
+  return args.list ? list(faults) : authorMode(manifest, faults, args, context);
 }

@@ -20,15 +20,12 @@ export type { LabArgs };
 /** Runs `lab`: starts the build at once, then loads the rest and runs the lab (see `runLabCommand`). */
 export async function run(args: LabArgs, { root, io }: CommandContext): Promise<number> {
   const interruption = catchInterruptions();
-  const controller = new AbortController();
-  interruption.signal.addEventListener("abort", () => controller.abort(), { once: true });
-  const build = args.watch ? undefined : startCourseBuild(root, controller.signal);
+  const build = args.watch ? undefined : startCourseBuild(root, interruption.signal);
   try {
     const { runLabCommand } = await import("./lib/lab/command.js");
-    return await runLabCommand(root, args, controller, build, io);
+    return await runLabCommand(root, args, interruption.signal, build, io);
   } catch (error) {
-    controller.abort();
-    await build?.result.catch(() => undefined);
+    await build?.stop();
     throw error;
   } finally {
     // Ctrl-C is how a watch loop ends: a normal end. Anything else interrupted ends by its signal.

@@ -6,9 +6,7 @@
  */
 import path from "node:path";
 import type { CommandContext } from "./lib/core/cli.js";
-import { CourseError, formatError } from "./lib/core/errors.js";
-import { exitCodeFor } from "./lib/core/exit-status.js";
-import { withInterrupts } from "./lib/core/interrupt.js";
+import { withInterruptsReported } from "./lib/core/interrupt.js";
 import { userCwd } from "./lib/core/paths.js";
 import { requireRepoRoot } from "./lib/course/git.js";
 import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice/folder.js";
@@ -58,26 +56,20 @@ export function formatResult(result: PracticeResult, cwd: string, linkModules: b
  * `extra.hooks` is a test seam (see `createPractice`).
  */
 export async function run(args: PracticeArgs, { root, io }: CommandContext, extra: Pick<CreatePracticeOptions, "hooks"> = {}): Promise<number> {
-  return withInterrupts(async (signal) => {
-    try {
-      const repo = await requireRepoRoot(root);
-      const cwd = userCwd();
-      const result = await createPractice({
-        repo,
-        id: args.chapter,
-        cwd,
-        linkModules: args.linkModules,
-        source: args.source,
-        signal,
-        ...(args.dest !== undefined ? { dest: args.dest } : {}),
-        ...extra,
-      });
-      io.stdout.write(args.json ? JSON.stringify(result, null, 2) + "\n" : formatResult(result, cwd, args.linkModules));
-      return 0;
-    } catch (error) {
-      const reported = signal.aborted ? new CourseError("ABORTED", "已中断，练习目录没有生成，也没有留下临时文件；教学分支没有改动", { cause: error }) : error;
-      io.stderr.write(formatError(reported) + "\n");
-      return exitCodeFor(reported);
-    }
+  return withInterruptsReported(io.stderr, "已中断，练习目录没有生成，也没有留下临时文件；教学分支没有改动", async (signal) => {
+    const repo = await requireRepoRoot(root);
+    const cwd = userCwd();
+    const result = await createPractice({
+      repo,
+      id: args.chapter,
+      cwd,
+      linkModules: args.linkModules,
+      source: args.source,
+      signal,
+      ...(args.dest !== undefined ? { dest: args.dest } : {}),
+      ...extra,
+    });
+    io.stdout.write(args.json ? JSON.stringify(result, null, 2) + "\n" : formatResult(result, cwd, args.linkModules));
+    return 0;
   });
 }

@@ -1,42 +1,16 @@
 /** The `practice` command (`scripts/practice.ts`): relative destinations, a second run, Ctrl-C, and the rough edges of its command line. */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { CourseError } from "../lib/core/errors.js";
 import { PRACTICE_MARKER } from "../lib/core/paths.js";
 import { createPractice } from "../lib/practice/folder.js";
 import { runCommandLine } from "../cli.js";
 import { formatResult, shellQuote } from "../practice.js";
 import { installTooling } from "./support/tooling.js";
 import { makeFakeCourse, sh } from "./support/fake-course.js";
-
-function isCode(code: string) {
-  return (error: unknown) => error instanceof CourseError && error.code === code;
-}
-
-/** Every path under `dir` with a hash of each file: a fingerprint of a folder tree. */
-function fingerprint(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string): void => {
-    for (const name of readdirSync(path.join(dir, rel)).sort()) {
-      const child = path.join(rel, name);
-      const st = lstatSync(path.join(dir, child));
-      if (st.isDirectory()) {
-        out.push(`${child}/`);
-        walk(child);
-      } else out.push(`${child} ${st.isFile() ? createHash("sha256").update(readFileSync(path.join(dir, child))).digest("hex") : "link"}`);
-    }
-  };
-  walk("");
-  return out;
-}
-
-function leftovers(parent: string): string[] {
-  return readdirSync(parent).filter((name) => name.includes(".partial-"));
-}
+import { fingerprint, isCode, leftovers } from "./support/folders.js";
 
 /** Runs `main` in-process with `INIT_CWD` set, capturing output. */
 async function runMain(argv: string[], repo: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {

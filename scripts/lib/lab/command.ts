@@ -36,13 +36,13 @@ export interface LabArgs {
  * Runs `lab` for `target` in the course at `courseRoot` and resolves with the exit status
  * (see `resultStatus`: a red lab is 0 unless `--json` or CI; 130 when `signal` aborted the
  * run; 0 when a watch loop was ended). `build` is the build `lab` already started (it is
- * stopped, through `controller`, if the manifest turns out to be unusable). Throws
+ * stopped if the manifest turns out to be unusable). Throws
  * `CourseError` for an unknown chapter or lab.
  */
 export async function runLabCommand(
   courseRoot: string,
   args: LabArgs,
-  controller: AbortController,
+  signal: AbortSignal,
   build: StartedBuild | undefined,
   io: Io,
 ): Promise<number> {
@@ -52,8 +52,7 @@ export async function runLabCommand(
     manifest = await loadManifest(courseRoot, target.chapter);
     selectLabs(manifest, target); // an unknown lab is a usage error
   } catch (error) {
-    controller.abort();
-    await build?.result.catch(() => undefined);
+    await build?.stop();
     throw error;
   }
   const paint = paintFor(io.stdout);
@@ -72,18 +71,17 @@ export async function runLabCommand(
   const timeoutMs = args.timeoutSeconds * 1000;
   const missing = missingTeachingFiles(courseRoot, manifest);
   if (missing.length > 0) {
-    controller.abort();
-    await build?.result.catch(() => undefined);
+    await build?.stop();
     const note = missingFilesNote(missing, manifest, isPracticeFolder(courseRoot));
     if (args.json) io.stdout.write(`${JSON.stringify({ chapter: manifest.id, labs: [], passed: 0, total: 0, error: { kind: "teaching_file_missing", files: missing, message: note } }, null, 2)}\n`);
     else io.stdout.write(`${paint.red(note)}\n`);
     return resultStatus(false, { json: args.json });
   }
-  if (args.challenge) return challengeCommand(courseRoot, manifest, args, controller.signal, paint, io);
-  if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs, io }, controller.signal);
+  if (args.challenge) return challengeCommand(courseRoot, manifest, args, signal, paint, io);
+  if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs, io }, signal);
   const running = runningLine(io.stdout, target, args);
   const digest = teachingDigest(courseRoot, manifest);
-  const outcome = await runLab(courseRoot, manifest, target, { signal: controller.signal, ...(build ? { started: build } : {}), timeoutMs });
+  const outcome = await runLab(courseRoot, manifest, target, { signal: signal, ...(build ? { started: build } : {}), timeoutMs });
   running.clear();
   if (outcome.kind === "tested") recordProgress(courseRoot, [...outcome.earlier, ...outcome.labs], digest);
   const progress = readProgress(courseRoot);

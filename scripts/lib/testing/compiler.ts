@@ -65,18 +65,30 @@ export const COURSE_PACKAGE = "packages/pi-course";
 export interface StartedBuild {
   tsconfig: string;
   result: Promise<BuildResult>;
+  /** Stops the build (if it still runs) and resolves once the compiler has ended. */
+  stop(): Promise<void>;
 }
 
 /**
  * Starts building the course package now, before anything else is loaded, so that the
- * compiler runs while the tooling reads the manifest. Undefined when the package has no
- * tsconfig (then `runLab` builds what the manifest names).
+ * compiler runs while the tooling reads the manifest. Aborting `signal`, or `stop()`, ends the
+ * compiler. Undefined when the package has no tsconfig (then `runLab` builds what the
+ * manifest names).
  */
 export function startCourseBuild(courseRoot: string, signal?: AbortSignal): StartedBuild | undefined {
   const tsconfig = `${COURSE_PACKAGE}/tsconfig.json`;
   if (!existsSync(path.join(courseRoot, tsconfig))) return undefined;
-  const result = buildCourse(courseRoot, tsconfig, signal);
+  const own = new AbortController();
+  if (signal?.aborted === true) own.abort();
+  signal?.addEventListener("abort", () => own.abort(), { once: true });
+  const result = buildCourse(courseRoot, tsconfig, own.signal);
   result.catch(() => {}); // handled by whoever awaits it; never an unhandled rejection
-  return { tsconfig, result };
+  return {
+    tsconfig,
+    result,
+    async stop() {
+      own.abort();
+      await result.catch(() => undefined);
+    },
+  };
 }
-

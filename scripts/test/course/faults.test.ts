@@ -6,36 +6,10 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { parseDocument } from "yaml";
-import {
-  applyFault,
-  applyLearnerPatch,
-  authorFaults,
-  learnerFaults,
-  learnerFaultsProjection,
-  learnerManifestText,
-  unapplyFault,
-  type Fault,
-} from "../../lib/course/faults.js";
-import { parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
+import { applyFault, applyLearnerPatch, authorFaults, learnerFaults, learnerFaultsProjection, learnerManifestText, unapplyFault } from "../../lib/course/faults.js";
+import { parseManifest } from "../../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, miniManifest } from "../support/fault-fixture.js";
-
-function manifestOf(text = miniManifest()): ChapterManifest {
-  return parseManifest(text, "checkpoints/98.yaml");
-}
-
-function fault(overrides: Partial<Fault> = {}): Fault {
-  return {
-    id: "98.1-x",
-    lab: "98.1",
-    description: "d",
-    file: MINI_FILE,
-    find: "  return n * 2;",
-    replace: "  return n + 2;",
-    killedBy: ["Lab 98.1 · doubles negatives"],
-    exercise: false,
-    ...overrides,
-  };
-}
+import { fault, manifestOf } from "../support/fault-fixture.js";
 
 test("a fault applies exactly once and undoes to the same text", () => {
   const patched = applyFault(MINI_REFERENCE, fault());

@@ -12,14 +12,11 @@ import test from "node:test";
 import { BACKUP_DIR, sha256 } from "../../lib/practice/backup.js";
 import { runLearnerFault } from "../../lib/fault/learner.js";
 import { learnerFaults, learnerManifestText } from "../../lib/course/faults.js";
-import { loadManifest, parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
+import { loadManifest } from "../../lib/course/manifest.js";
 import { childHelper } from "../support/tooling.js";
-import { MINI_FAULTS, MINI_FILE, MINI_REFERENCE, MINI_STARTER, makeMiniCourse, miniManifest, repoRoot } from "../support/fault-fixture.js";
+import { MINI_FAULTS, MINI_FILE, MINI_STARTER, makeMiniCourse, miniManifest, repoRoot } from "../support/fault-fixture.js";
 import { processesMentioning, waitForEntry } from "../support/leftover-probe.js";
-
-function manifestOf(text = miniManifest()): ChapterManifest {
-  return parseManifest(text, "checkpoints/98.yaml");
-}
+import { LEARNER_SOLUTION, manifestOf, practiceFolder } from "../support/fault-fixture.js";
 
 // Author mode on the mini chapter
 
@@ -28,32 +25,6 @@ async function learnerRun(root: string, afterPatch?: () => void | Promise<void>)
   const [exercise] = learnerFaults(manifest);
   return runLearnerFault({ root, manifest, fault: exercise!, ...(afterPatch ? { afterPatch } : {}) });
 }
-
-/** A practice folder of the mini chapter whose manifest is the learner-safe projection. */
-async function practiceFolder(t: Parameters<typeof makeMiniCourse>[0], source = MINI_REFERENCE) {
-  const manifest = learnerManifestText(miniManifest(), manifestOf());
-  return makeMiniCourse(t, { practice: true, manifest, source });
-}
-
-/** The learner's own solution: same behaviour as the reference, written differently. */
-const LEARNER_SOLUTION = `export interface Loader {
-  trust(): boolean;
-  load(): void;
-}
-
-export function double(n: number): number {
-  return n + n;
-}
-
-export function gate(loader: Loader): "loaded" | "skipped" {
-  const trusted = loader.trust();
-  if (trusted !== true) {
-      return 'skipped';
-  }
-  loader.load();
-  return "loaded";
-}
-`;
 
 test("learner mode: the exercise is caught by its test and the learner's file is restored byte for byte", async (t) => {
   const root = await practiceFolder(t, LEARNER_SOLUTION);

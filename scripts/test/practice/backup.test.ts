@@ -5,42 +5,11 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { BACKUP_DIR, recoverFaultBackup, sha256, writeBackupSync } from "../../lib/practice/backup.js";
-import { learnerManifestText } from "../../lib/course/faults.js";
-import { parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
 import { processStart } from "../../lib/core/scratch.js";
-import { MINI_FILE, MINI_REFERENCE, makeMiniCourse, miniManifest } from "../support/fault-fixture.js";
-
-function manifestOf(text = miniManifest()): ChapterManifest {
-  return parseManifest(text, "checkpoints/98.yaml");
-}
+import { MINI_FILE } from "../support/fault-fixture.js";
+import { LEARNER_SOLUTION, practiceFolder } from "../support/fault-fixture.js";
 
 // Author mode on the mini chapter
-
-/** A practice folder of the mini chapter whose manifest is the learner-safe projection. */
-async function practiceFolder(t: Parameters<typeof makeMiniCourse>[0], source = MINI_REFERENCE) {
-  const manifest = learnerManifestText(miniManifest(), manifestOf());
-  return makeMiniCourse(t, { practice: true, manifest, source });
-}
-
-/** The learner's own solution: same behaviour as the reference, written differently. */
-const LEARNER_SOLUTION = `export interface Loader {
-  trust(): boolean;
-  load(): void;
-}
-
-export function double(n: number): number {
-  return n + n;
-}
-
-export function gate(loader: Loader): "loaded" | "skipped" {
-  const trusted = loader.trust();
-  if (trusted !== true) {
-      return 'skipped';
-  }
-  loader.load();
-  return "loaded";
-}
-`;
 
 test("a backup write that fails leaves no temporary file behind", async (t) => {
   const root = await practiceFolder(t);

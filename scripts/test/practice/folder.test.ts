@@ -3,42 +3,16 @@
  * holds, what it refuses, and that a failure leaves nothing behind.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { CourseError } from "../../lib/core/errors.js";
 import { runLab } from "../../lib/testing/labs.js";
 import { listTree } from "../../lib/course/git.js";
 import { loadManifest } from "../../lib/course/manifest.js";
 import { PRACTICE_MARKER } from "../../lib/core/paths.js";
 import { createPractice, type PracticeStep } from "../../lib/practice/folder.js";
 import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, SCAFFOLD_ERROR, sh, STARTER_BETA } from "../support/fake-course.js";
-
-function isCode(code: string) {
-  return (error: unknown) => error instanceof CourseError && error.code === code;
-}
-
-/** Every path under `dir` with a hash of each file: a fingerprint of a folder tree. */
-function fingerprint(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string): void => {
-    for (const name of readdirSync(path.join(dir, rel)).sort()) {
-      const child = path.join(rel, name);
-      const st = lstatSync(path.join(dir, child));
-      if (st.isDirectory()) {
-        out.push(`${child}/`);
-        walk(child);
-      } else out.push(`${child} ${st.isFile() ? createHash("sha256").update(readFileSync(path.join(dir, child))).digest("hex") : "link"}`);
-    }
-  };
-  walk("");
-  return out;
-}
-
-function leftovers(parent: string): string[] {
-  return readdirSync(parent).filter((name) => name.includes(".partial-"));
-}
+import { fingerprint, isCode, leftovers } from "../support/folders.js";
 
 test("practice writes the parent tree, the focused test, the starter over the teaching file, lab data, marker and guide", async (t) => {
   const repo = makeFakeCourse(t);

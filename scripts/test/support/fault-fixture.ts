@@ -10,6 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { courseRoot } from "../../lib/core/paths.js";
 import type { TestContext } from "node:test";
+import { learnerManifestText, type Fault } from "../../lib/course/faults.js";
+import { parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repo this file lives in. */
@@ -190,3 +192,49 @@ export async function makeMiniCourse(t: TestContext, options: MiniCourseOptions 
   await symlink(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"), "junction");
   return dir;
 }
+
+/** The mini chapter's manifest, parsed. */
+export function manifestOf(text = miniManifest()): ChapterManifest {
+  return parseManifest(text, "checkpoints/98.yaml");
+}
+
+/** A fault of the mini chapter's catalog, with `overrides`. */
+export function fault(overrides: Partial<Fault> = {}): Fault {
+  return {
+    id: "98.1-x",
+    lab: "98.1",
+    description: "d",
+    file: MINI_FILE,
+    find: "  return n * 2;",
+    replace: "  return n + 2;",
+    killedBy: ["Lab 98.1 · doubles negatives"],
+    exercise: false,
+    ...overrides,
+  };
+}
+
+/** A practice folder of the mini chapter whose manifest is the learner-safe projection. */
+export async function practiceFolder(t: Parameters<typeof makeMiniCourse>[0], source = MINI_REFERENCE) {
+  const manifest = learnerManifestText(miniManifest(), manifestOf());
+  return makeMiniCourse(t, { practice: true, manifest, source });
+}
+
+/** The learner's own solution: same behaviour as the reference, written differently. */
+export const LEARNER_SOLUTION = `export interface Loader {
+  trust(): boolean;
+  load(): void;
+}
+
+export function double(n: number): number {
+  return n + n;
+}
+
+export function gate(loader: Loader): "loaded" | "skipped" {
+  const trusted = loader.trust();
+  if (trusted !== true) {
+      return 'skipped';
+  }
+  loader.load();
+  return "loaded";
+}
+`;

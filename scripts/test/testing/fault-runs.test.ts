@@ -12,22 +12,9 @@ import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResul
 import { authorFaults, type Fault } from "../../lib/course/faults.js";
 import { loadManifest } from "../../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, MINI_TEST, makeMiniCourse, repoRoot } from "../support/fault-fixture.js";
+import { fault } from "../support/fault-fixture.js";
 
 const NODE_MODULES = path.join(repoRoot, "node_modules");
-
-function fault(overrides: Partial<Fault> = {}): Fault {
-  return {
-    id: "98.1-x",
-    lab: "98.1",
-    description: "d",
-    file: MINI_FILE,
-    find: "  return n * 2;",
-    replace: "  return n + 2;",
-    killedBy: ["Lab 98.1 · doubles negatives"],
-    exercise: false,
-    ...overrides,
-  };
-}
 
 test("killedBy entries resolve to one test each: exact name first, else a unique prefix", () => {
   const names = ["Lab 98.1 · doubles", "Lab 98.1 · doubles negatives"];

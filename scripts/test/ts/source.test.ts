@@ -2,45 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { allComments, leadingComments, lineAndColumn, literalRanges, parseModule, parseModules, SyntaxKind, topLevelDeclarations, walk } from "../../lib/ts/source.js";
-
-const STARTER = `import path from "node:path";
-
-/** Shared type. */
-export interface Thing {
-  name: string;
-}
-
-function labError(lab: string): Error {
-  return new Error(\`\${lab} 尚未实现\`);
-}
-
-// ---------------------------------------------------------------------------
-// Lab 1.1 · catalog
-// ---------------------------------------------------------------------------
-
-/** Lists things. */
-export function list(names: readonly string[]): Thing[] {
-  // 🔨 Lab 1.1：sort by code unit
-  throw labError("Lab 1.1 list");
-}
-
-// ---------------------------------------------------------------------------
-// Lab 1.2 · render
-// ---------------------------------------------------------------------------
-
-/** Renders things. */
-export function render(things: readonly Thing[]): string {
-  // 🔨 Lab 1.2：join names
-  throw labError("Lab 1.2 render");
-}
-
-export class Box {
-  open(): string {
-    // 🔨 Lab 1.2：open the box
-    throw labError("Lab 1.2 render");
-  }
-}
-`;
+import { STARTER } from "../support/ts-texts.js";
 
 test("topLevelDeclarations: names, kinds, export flags and attached versus detached comments", () => {
   const tree = parseModule(STARTER, "starter.ts");

@@ -3,31 +3,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import { evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, firstDeclarationDifference, throughChapterFiles } from "../../lib/verify/evaluate.js";
 import type { TestRecord } from "../../lib/testing/results.js";
-import { parseManifest } from "../../lib/course/manifest.js";
-
-const MANIFEST = parseManifest(
-  `format: 1
-id: "12"
-title: t
-files: [packages/pi-course/src/r.ts, packages/pi-course/test/12-r.test.ts, checkpoints/12.yaml]
-focusedTests: [packages/pi-course/test/12-r.test.ts]
-labs:
-  - { id: "12.1", title: a, tests: 2, scaffoldError: "Lab 12.1 catalog 尚未实现", hints: [a, b, c, d] }
-  - { id: "12.2", title: b, tests: 1, scaffoldError: "Lab 12.2 activation 尚未实现", hints: [a, b, c, d] }
-`,
-  "checkpoints/12.yaml",
-);
-
-function record(name: string, ok: boolean, message?: string): TestRecord {
-  return { ok, path: [name], skip: false, todo: false, ...(message !== undefined ? { error: { message, failureType: "testCodeFailure" } } : {}) };
-}
-
-const STARTER_RUN: TestRecord[] = [
-  record("Lab 12.1 · a", false, "Lab 12.1 catalog 尚未实现"),
-  record("Lab 12.1 · b", false, "Lab 12.1 catalog 尚未实现"),
-  // A later lab may be blocked by an earlier lab's scaffold error.
-  record("Lab 12.2 · c", false, "Lab 12.1 catalog 尚未实现"),
-];
+import { MANIFEST, record, STARTER_RUN } from "../support/verify-runs.js";
 
 test("first red: every lab 0/N on a scaffold error, the first lab on exactly its own", () => {
   const ok = evaluateFirstRed(MANIFEST, { records: STARTER_RUN, crashes: [] });
