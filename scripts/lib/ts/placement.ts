@@ -49,7 +49,7 @@ import {
 } from "typescript/unstable/ast/is";
 import type { Node, ParameterDeclaration, ReturnStatement, SourceFile } from "typescript/unstable/ast";
 import { CourseError, isCourseError } from "../core/errors.js";
-import { lineAndColumn, parseModules, SyntaxKind, walk } from "./source.js";
+import { FUNCTION_KINDS, lineAndColumn, parseModules, SyntaxKind, walk } from "./source.js";
 
 /** `name(param, param)`: the function the line goes into, with the parameter names the line uses. */
 export interface FunctionSpec {
@@ -109,22 +109,13 @@ function functionsNamed(tree: SourceFile, name: string): FunctionLike[] {
   return found;
 }
 
-const FUNCTION_KINDS = new Set<SyntaxKind>([
-  SyntaxKind.FunctionDeclaration,
-  SyntaxKind.FunctionExpression,
-  SyntaxKind.ArrowFunction,
-  SyntaxKind.MethodDeclaration,
-  SyntaxKind.Constructor,
-  SyntaxKind.GetAccessor,
-  SyntaxKind.SetAccessor,
-  SyntaxKind.ClassStaticBlockDeclaration,
-]);
-
+/** Where a nested function's own code begins: functions, and class static blocks. */
+const NESTED_KINDS = new Set<SyntaxKind>([...FUNCTION_KINDS, SyntaxKind.ClassStaticBlockDeclaration]);
 /** True when `node` belongs to `fn` itself, not to a function nested in it. */
 function ownedBy(node: Node, fn: Node): boolean {
   for (let current = node.parent; current !== undefined; current = current.parent) {
     if (current === fn) return true;
-    if (FUNCTION_KINDS.has(current.kind)) return false;
+    if (NESTED_KINDS.has(current.kind)) return false;
   }
   return false;
 }
@@ -141,7 +132,7 @@ function alwaysCarries(expression: Node, literal: string): boolean {
       found = true;
       return;
     }
-    if (FUNCTION_KINDS.has(node.kind) || isConditionalExpression(node)) return;
+    if (NESTED_KINDS.has(node.kind) || isConditionalExpression(node)) return;
     if (isBinaryExpression(node)) {
       const op = node.operatorToken.kind;
       if (op === SyntaxKind.AmpersandAmpersandToken || op === SyntaxKind.BarBarToken || op === SyntaxKind.QuestionQuestionToken) return;

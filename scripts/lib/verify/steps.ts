@@ -112,6 +112,11 @@ function step<const N extends ProductName>(definition: {
 
 const gitSignal = (env: StepEnv) => (env.signal ? { signal: env.signal } : {});
 
+/** The chapter's focused tests, compiled in `dir`, run there. */
+function runFocusedTests(env: StepEnv, dir: string, manifest: ChapterManifest): Promise<TestRun> {
+  return runTests(dir, manifest.focusedTests.map(distPathOf), gitSignal(env));
+}
+
 /**
  * Emits declarations of the package of `tsconfig` (repo-relative) in `dir` into `outDir`,
  * without comments (doc comments of a starter legitimately differ from the reference's).
@@ -248,10 +253,9 @@ const firstRed = step({
   needs: ["builtPractice", "course"],
   makes: ["starterRun"],
   async run(env, { builtPractice, course }, make) {
-    const manifest = course.checkpoint.chapter.manifest;
-    const run = await runTests(builtPractice.dir, manifest.focusedTests.map(distPathOf), gitSignal(env));
+    const run = await runFocusedTests(env, builtPractice.dir, course.checkpoint.chapter.manifest);
     make("starterRun", run);
-    return [evaluateFirstRed(manifest, run)];
+    return [evaluateFirstRed(course.checkpoint.chapter.manifest, run)];
   },
 });
 
@@ -297,7 +301,7 @@ const stagedFirstRed = step({
         checks.push({ name, ok: false, detail: `Lab ${labIds.slice(0, index).join("、")} 用参考实现、其余用 starter 时无法编译：${error}` });
         continue;
       }
-      checks.push(evaluateStagedRed(manifest, index, await runTests(dir, manifest.focusedTests.map(distPathOf), gitSignal(env))));
+      checks.push(evaluateStagedRed(manifest, index, await runFocusedTests(env, dir, manifest)));
     }
     return checks;
   },
@@ -335,10 +339,9 @@ const referenceLabs = step({
   needs: ["builtReference", "course"],
   makes: ["referenceRun"],
   async run(env, { builtReference, course }, make) {
-    const manifest = course.checkpoint.chapter.manifest;
-    const run = await runTests(builtReference.dir, manifest.focusedTests.map(distPathOf), gitSignal(env));
+    const run = await runFocusedTests(env, builtReference.dir, course.checkpoint.chapter.manifest);
     make("referenceRun", run);
-    return evaluateReferenceLabs(manifest, run);
+    return evaluateReferenceLabs(course.checkpoint.chapter.manifest, run);
   },
 });
 
