@@ -6,6 +6,7 @@
  * manifest, the marker and the chapter guide.
  */
 import { CourseError } from "../core/errors.js";
+import { courseCommand } from "../core/command-line.js";
 import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import { learnerManifestText } from "../course/faults.js";
 import type { OutputFile, TreeEntry } from "../course/git.js";
@@ -58,7 +59,7 @@ export function planPractice(input: {
   if (m.starters.length === 0) {
     throw new CourseError(
       "PRACTICE_UNAVAILABLE",
-      `第 ${m.id} 章还没有 starter（尚未做成互动章节），不能生成练习目录；可以用 npm run checkpoint -w @pi/course -- ${m.id} 查看它的 parent 和 target`,
+      `第 ${m.id} 章还没有 starter（尚未做成互动章节），不能生成练习目录；可以用 ${courseCommand("checkpoint", m.id)} 查看它的 parent 和 target`,
     );
   }
   const target = new Map(input.targetEntries.map((e) => [e.path, e]));

@@ -11,12 +11,13 @@
  * command starts: `sweepStaleScratch` in `runMain`.)
  */
 import { CourseError } from "../core/errors.js";
+import { courseCommand } from "../core/command-line.js";
 import { isPracticeFolder } from "../core/paths.js";
 import { BACKUP_DIR, readBackupSync, recoverFaultBackup, writerAlive } from "./backup.js";
 
 /** The first line of a learner command run in the course repo (Chinese). */
 export function referenceNotice(chapter: string | undefined): string {
-  const practice = `npm run practice -w @pi/course -- ${chapter ?? "<章号>"} <新目录>`;
+  const practice = courseCommand("practice", chapter ?? "<章号>", "<新目录>");
   return `注意：这里是课程仓库本身（参考实现，代码已是答案），不是练习目录。要自己动手，先生成练习目录：${practice}`;
 }
 
