@@ -99,10 +99,9 @@ export function formatCheckpoint(cp: Checkpoint, info: { diffStat: string; dirty
 }
 
 /**
- * Runs `checkpoint` (see the module comment); resolves with the exit status (0, 1 on failure,
- * 2 for an unknown chapter or `--source`). SIGINT, SIGTERM or SIGHUP stop the git processes,
- * leave nothing behind and the branch as it was, and the command ends by that signal (see
- * `withInterrupts`).
+ * Runs `checkpoint` (see the module comment); resolves with the exit status (a failure is one
+ * line on stderr, see `withInterruptsReported`). SIGINT, SIGTERM or SIGHUP stop the git
+ * processes, leave nothing behind and the branch as it was, and the command ends by that signal.
  */
 export async function run(args: CheckpointArgs, { root, io }: CommandContext): Promise<number> {
   return withInterruptsReported(io.stderr, "已中断；教学分支没有改动，也没有留下临时文件", async (signal) => {

@@ -51,8 +51,8 @@ export function formatResult(result: PracticeResult, cwd: string, linkModules: b
 }
 
 /**
- * Runs `practice`; resolves with the exit status (0; 1 on failure; 2 for an unknown chapter
- * or `--source`). Interrupted, it removes the half-built folder and ends by the signal.
+ * Runs `practice`; resolves with the exit status (a failure is one line on stderr, see
+ * `withInterruptsReported`). Interrupted, it removes the half-built folder and ends by the signal.
  * `extra.hooks` is a test seam (see `createPractice`).
  */
 export async function run(args: PracticeArgs, { root, io }: CommandContext, extra: Pick<CreatePracticeOptions, "hooks"> = {}): Promise<number> {
