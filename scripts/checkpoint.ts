@@ -6,47 +6,19 @@
  * the focused test, the teaching file(s), the layer's `git diff --stat` and the next
  * commands. Never touches the working tree, the index or HEAD.
  */
-import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
-import { CourseError, exitCodeFor, formatError } from "./lib/core/errors.js";
-import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
-import { COURSE_BRANCH, publishHistory, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
-import { courseRoot } from "./lib/core/paths.js";
-import { chapterTestGlob, focusedTestFiles, manualLabCommand } from "./lib/practice/folder.js";
+import type { CommandContext } from "./lib/core/cli.js";
+import { BUILD_COMMAND, chapterTestGlob, courseCommand, focusedTestFiles, manualLabCommand } from "./lib/core/command-line.js";
+import { withInterruptsReported } from "./lib/core/interrupt.js";
 import { colorEnabled } from "./lib/core/term.js";
-import { withInterrupts } from "./lib/core/interrupt.js";
+import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
+import { publishHistory, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
 
-export const USAGE = `用法: npm run checkpoint -w @pi/course -- <章节号> [--json] [--source <提交>] [--rebuild]
-
-打印第 <章节号> 章在教学分支 ${COURSE_BRANCH} 上的 parent 与 target（完整 40 位 SHA）、
-聚焦测试、教学文件、本章这一层的改动统计，以及接下来要运行的命令。
-教学分支只由已提交的内容生成（默认 HEAD），未提交的改动不参与；工作区、暂存区和当前分支都不会被改动。
-
-选项:
-  --json             输出 JSON（给程序读）
-  --source <提交>    用哪个提交生成教学历史（默认 HEAD）
-  --rebuild          即使分支已是最新也重新生成（结果相同）；分支上有更新的课程时也改写它
-                     （不是课程工具原样生成的分支永远不会被改写）
-  -h, --help         显示这段说明`;
-
+/** `checkpoint`'s arguments (declared in the command table, `cli.ts`). */
 export interface CheckpointArgs {
-  help: boolean;
-  chapter?: string;
+  chapter: string;
   json: boolean;
   source: string;
   rebuild: boolean;
-}
-
-/** Parses the command line; throws `USAGE` with a one-line reason. */
-export function parseArgs(argv: readonly string[]): CheckpointArgs {
-  const { values, positionals } = parseCommandLine(argv, {
-    help: { type: "boolean", short: "h" },
-    json: { type: "boolean" },
-    source: { type: "string" },
-    rebuild: { type: "boolean" },
-  });
-  if (values.help) return { help: true, json: false, source: "HEAD", rebuild: false };
-  if (positionals.length !== 1) throw new CourseError("USAGE", "需要恰好一个章节号，例如 npm run checkpoint -w @pi/course -- 12");
-  return { help: false, chapter: chapterArgument(positionals[0]!), json: values.json === true, source: values.source ?? "HEAD", rebuild: values.rebuild === true };
 }
 
 /** The JSON form of a checkpoint (`--json`). */
@@ -108,17 +80,17 @@ export function formatCheckpoint(cp: Checkpoint, info: { diffStat: string; dirty
   if (interactive) {
     out.push(
       "  1. 创建无答案练习目录，进去后按 LEARNING.md 开始：",
-      `       npm run practice -w @pi/course -- ${chapter.id} <新目录>`,
+      `       ${courseCommand("practice", chapter.id, "<新目录>")}`,
       "  2. 聚焦运行（在练习目录里）：",
-      "       npm run build -w @pi/course",
-      `       ${firstLab ? manualLabCommand(m, firstLab.id) : `node --test ${chapterTestGlob(chapter.id)}`}`,
+      `       ${BUILD_COMMAND}`,
+      `       ${firstLab ? manualLabCommand(m.focusedTests, firstLab.id) : `node --test ${chapterTestGlob(chapter.id)}`}`,
       "  3. 先写下你对测试输出的预测；做完或卡住之后，再对照 target 阅读本章的实现：",
     );
   } else {
     out.push(
       "  1. 运行本章的聚焦测试：",
-      "       npm run build -w @pi/course",
-      `       node --test ${focusedTestFiles(m)}`,
+      `       ${BUILD_COMMAND}`,
+      `       node --test ${focusedTestFiles(m.focusedTests)}`,
       "  2. 阅读本章的实现（这一章还没有练习目录和 Lab）：",
     );
   }
@@ -126,46 +98,28 @@ export function formatCheckpoint(cp: Checkpoint, info: { diffStat: string; dirty
   return out.join("\n") + "\n";
 }
 
-export interface Io {
-  stdout: { write(s: string): unknown; isTTY?: boolean };
-  stderr: { write(s: string): unknown };
-}
-
 /**
- * Runs the command; returns the exit status (0, 1 on failure, 2 on a usage error). SIGINT,
- * SIGTERM or SIGHUP stop the git processes, leave nothing behind and the branch as it was,
- * and the command ends by that signal (see `withInterrupts`).
+ * Runs `checkpoint` (see the module comment); resolves with the exit status (a failure is one
+ * line on stderr, see `withInterruptsReported`). SIGINT, SIGTERM or SIGHUP stop the git
+ * processes, leave nothing behind and the branch as it was, and the command ends by that signal.
  */
-export async function main(argv: readonly string[] = process.argv.slice(2), io: Io = process, repoDir: string = courseRoot): Promise<number> {
-  return withInterrupts(async (signal) => {
-    try {
-      const args = parseArgs(argv);
-      if (args.help) {
-        io.stdout.write(USAGE + "\n");
-        return 0;
-      }
-      const repo = await requireRepoRoot(repoDir);
-      const cp = await resolveCheckpoint(repo, args.chapter!, { source: args.source, force: args.rebuild, signal });
-      const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo, { signal }));
-      let output: string;
-      if (args.json) {
-        output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
-      } else {
-        const color = colorEnabled(io.stdout);
-        const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], { signal });
-        output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
-      }
-      // Only a command that got this far moves the branch.
-      signal.throwIfAborted();
-      await publishHistory(repo, cp.history, { signal });
-      io.stdout.write(output);
-      return 0;
-    } catch (error) {
-      const reported = signal.aborted ? new CourseError("ABORTED", "已中断；教学分支没有改动，也没有留下临时文件", { cause: error }) : error;
-      io.stderr.write(formatError(reported) + "\n");
-      return exitCodeFor(reported);
+export async function run(args: CheckpointArgs, { root, io }: CommandContext): Promise<number> {
+  return withInterruptsReported(io.stderr, "已中断；教学分支没有改动，也没有留下临时文件", async (signal) => {
+    const repo = await requireRepoRoot(root);
+    const cp = await resolveCheckpoint(repo, args.chapter, { source: args.source, force: args.rebuild, signal });
+    const dirty = args.source === "HEAD" && (await hasUncommittedChanges(repo, { signal }));
+    let output: string;
+    if (args.json) {
+      output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
+    } else {
+      const color = colorEnabled(io.stdout);
+      const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], { signal });
+      output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
     }
+    // Only a command that got this far moves the branch.
+    signal.throwIfAborted();
+    await publishHistory(repo, cp.history, { signal });
+    io.stdout.write(output);
+    return 0;
   });
 }
-
-runMain(import.meta.url, main);

@@ -6,75 +6,32 @@
  * green again; the repo's files are only read. In a practice folder (learner mode): runs
  * the chapter's fault exercise on the learner's own file and always restores it.
  *
- * Without `id` or `--all`, both modes run the chapter's exercise fault(s).
- * Exit status: author mode, 0 when every selected fault was killed and restored, else 1.
- * Learner mode: 0 when the exercise ran and the file was restored, whatever the exercise
- * showed (a fault that was not caught, a lab not ready yet, a manual edit to make are
- * results, and npm then prints no error block); with `--json` or in CI, 1 unless the fault
- * was caught and the file restored. 2 for a usage error. Interrupted (Ctrl-C, SIGTERM), it
- * restores the learner's file at once, ends its test processes, removes its temporary
- * folders, says so, and ends by that signal.
+ * Without `id` or `--all`, both modes run the chapter's exercise fault(s). Interrupted
+ * (Ctrl-C, SIGTERM), learner mode restores the learner's file at once, ends its test
+ * processes, removes its temporary folders, says so, and ends by that signal.
  */
 import path from "node:path";
-import { chapterArgument, parseCommandLine, runMain } from "./lib/core/cli.js";
+import type { CommandContext } from "./lib/core/cli.js";
+import { courseCommand } from "./lib/core/command-line.js";
 import { CourseError, isCourseError } from "./lib/core/errors.js";
-import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/fault/author.js";
-import { BACKUP_DIR, recoverFaultBackup, type BackupState } from "./lib/fault/backup.js";
-import { runLearnerFault, type LearnerRunResult } from "./lib/fault/learner.js";
 import { resultStatus } from "./lib/core/exit-status.js";
 import { catchInterruptions, type Interruption } from "./lib/core/interrupt.js";
-import { DEFAULT_TIMEOUT_SECONDS } from "./lib/lab/args.js";
-import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/fault/catalog.js";
-import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
-import { courseRoot, isPracticeFolder } from "./lib/core/paths.js";
+import { isPracticeFolder } from "./lib/core/paths.js";
 import { paintFor, type Paint } from "./lib/core/term.js";
+import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/course/faults.js";
+import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
+import { runLearnerFault, type LearnerRunResult } from "./lib/fault/learner.js";
+import { BACKUP_DIR, recoverFaultBackup, type BackupState } from "./lib/practice/backup.js";
+import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/testing/fault-runs.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "./lib/testing/limits.js";
 
-export const USAGE = `用法: npm run fault -w @pi/course -- <章节号> [故障编号] [--all] [--list] [--json]
-
-课程仓库里（作者模式）：把登记在 checkpoints/<章节号>.yaml 的故障注入参考实现的临时副本，
-确认清单指定的测试抓住它，再撤销并确认测试恢复全绿。不改动仓库里的任何文件。
-练习目录里（学习者模式）：把本章的故障实验注入你自己的教学文件，看哪条测试抓住它，
-然后逐字节恢复你的文件（中途按 Ctrl-C 时立即恢复；进程被强行结束时，下一个命令会先恢复）。
-插入位置按语法树查找，与你的花括号、换行和参数名无关；实在找不到时会说明怎样手动做这个实验。
-
-不给故障编号也不加 --all 时，运行本章的故障实验（exercise）。
-
-退出码：学习者模式下实验做完、文件已恢复即为 0（没抓住、还不能做、需要手动，都是结果）；
-加 --json 或设置了环境变量 CI 时，只有故障被抓住并恢复才为 0，否则为 1。作者模式下有故障
-没被抓住或没恢复即为 1。用法错误为 2；中断时以同一个信号结束。
-
-选项:
-  --all          运行本章登记的全部故障
-  --list         只列出故障，不运行
-  --json         结果输出为 JSON
-  -h, --help     显示这段说明`;
-
+/** `fault`'s arguments (declared in the command table, `cli.ts`). */
 export interface FaultArgs {
-  help: boolean;
-  chapter?: string;
+  chapter: string;
   id?: string;
   all: boolean;
   list: boolean;
   json: boolean;
-}
-
-/** Parses the command line; throws `USAGE` with a one-line reason. */
-export function parseArgs(argv: readonly string[]): FaultArgs {
-  const { values, positionals } = parseCommandLine(argv, {
-    help: { type: "boolean", short: "h" },
-    all: { type: "boolean" },
-    list: { type: "boolean" },
-    json: { type: "boolean" },
-  });
-  const base = { all: values.all === true, list: values.list === true, json: values.json === true };
-  if (values.help) return { help: true, ...base };
-  if (positionals.length < 1 || positionals.length > 2) {
-    throw new CourseError("USAGE", "需要一个章节号和可选的故障编号，例如 npm run fault -w @pi/course -- 12 --all");
-  }
-  const chapter = chapterArgument(positionals[0]!);
-  const id = positionals[1];
-  if (id !== undefined && base.all) throw new CourseError("USAGE", "故障编号与 --all 只能二选一");
-  return { help: false, chapter, ...(id !== undefined ? { id } : {}), ...base };
 }
 
 /**
@@ -105,28 +62,23 @@ function listFaults(faults: readonly (Fault | LearnerFault)[], json: boolean): s
   return faults.map((f) => `${f.id}  (Lab ${f.lab})${f.exercise ? " [exercise]" : ""}  ${f.description}`).join("\n");
 }
 
-async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<number> {
-  const faults = authorFaults(manifest);
-  if (args.list) {
-    process.stdout.write(`${listFaults(faults, args.json)}\n`);
-    return 0;
-  }
+async function authorMode(manifest: ChapterManifest, faults: readonly Fault[], args: FaultArgs, { root, io }: CommandContext): Promise<number> {
   const selected = selectFaults(faults, args, manifest.id);
   const interruption = catchInterruptions();
-  const paint = paintFor(process.stdout);
+  const paint = paintFor(io.stdout);
   const started = Date.now();
   const done = new Map<string, FaultResult>();
   let next = 0;
   try {
     if (!args.json) {
-      process.stdout.write(`这里是课程仓库本身（作者模式），不是练习目录：故障注入参考实现的临时副本，仓库里的文件只读不改。\n`);
-      process.stderr.write(`在临时副本中运行 ${selected.length} 个故障（一次编译全部故障 → 基线 → 每个故障只跑它所在 Lab 的测试 → 撤销检查与基线）……\n`);
+      io.stdout.write(`这里是课程仓库本身（作者模式），不是练习目录：故障注入参考实现的临时副本，仓库里的文件只读不改。\n`);
+      io.stderr.write(`在临时副本中运行 ${selected.length} 个故障（一次编译全部故障 → 基线 → 每个故障只跑它所在 Lab 的测试 → 撤销检查与基线）……\n`);
     }
     const results = await runAuthorFaults({
-      sourceRoot: courseRoot,
+      sourceRoot: root,
       manifest,
       faults: selected,
-      nodeModules: path.join(courseRoot, "node_modules"),
+      nodeModules: path.join(root, "node_modules"),
       signal: interruption.signal,
       onResult: (result) => {
         // Results arrive once the restore check has run; lines are printed in catalog order.
@@ -134,22 +86,22 @@ async function authorMode(manifest: ChapterManifest, args: FaultArgs): Promise<n
         while (next < selected.length && done.has(selected[next]!.id)) {
           const ready = done.get(selected[next]!.id)!;
           next += 1;
-          if (!args.json) process.stdout.write(`${colorLine(formatFaultResult(ready), ready.status === "killed" && ready.restored, paint)}\n`);
+          if (!args.json) io.stdout.write(`${colorLine(formatFaultResult(ready), ready.status === "killed" && ready.restored, paint)}\n`);
         }
       },
     });
     const ok = allKilledAndRestored(results);
     if (args.json) {
-      process.stdout.write(`${JSON.stringify(authorJson(results), null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(authorJson(results), null, 2)}\n`);
     } else {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       const killed = results.filter((r) => r.status === "killed" && r.restored).length;
-      process.stdout.write(`${killed}/${results.length} 个故障被抓住并恢复（${seconds} 秒）\n`);
+      io.stdout.write(`${killed}/${results.length} 个故障被抓住并恢复（${seconds} 秒）\n`);
     }
     return ok ? 0 : 1;
   } catch (error) {
     if (interruption.received() === undefined) throw error;
-    process.stderr.write("已中断；临时副本已删除，仓库没有被改动。\n");
+    io.stderr.write("已中断；临时副本已删除，仓库没有被改动。\n");
     throw new CourseError("ABORTED", "已中断", { cause: error });
   } finally {
     interruption.finish();
@@ -174,7 +126,7 @@ export function recoveryNotice(state: BackupState): string {
 /** The learner-facing report of one learner-mode run (Chinese). Pure. */
 export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFault, manifest: ChapterManifest): string {
   const lines: string[] = [];
-  const labCmd = `npm run lab -w @pi/course -- ${fault.lab}`;
+  const labCmd = courseCommand("lab", fault.lab);
   if (result.recovered?.kind === "restored") lines.push(recoveryNotice(result.recovered.state), "");
   switch (result.status) {
     case "manual": {
@@ -187,7 +139,7 @@ export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFaul
         `       ${fault.learner.insert}`,
         "     如果那个 return 和条件写在同一行（例如 if (…) return …;），先改成带花括号的块，让这一行只在那个分支里运行。",
         `  2. 运行 ${labCmd}，看哪条测试失败（应是 ${fault.killedBy.map((n) => `“${n}”`).join("、")}）`,
-        `  3. 删掉这一行，再运行 ${labCmd} 和 npm run lab -w @pi/course -- ${manifest.id}，确认恢复原样`,
+        `  3. 删掉这一行，再运行 ${labCmd} 和 ${courseCommand("lab", manifest.id)}，确认恢复原样`,
       );
       break;
     }
@@ -235,37 +187,32 @@ function describeBefore(before: string): string {
 
 /** The last line: what the chapter looks like now that the file is back. */
 function chapterNextStep(result: LearnerRunResult, manifest: ChapterManifest): string {
-  const command = `npm run lab -w @pi/course -- ${manifest.id}`;
+  const command = courseCommand("lab", manifest.id);
   const red = (result.chapterAfter ?? []).filter((lab) => lab.passed < lab.total);
   if (result.chapterAfter === undefined) return `下一步：${command}`;
   if (red.length === 0) return `下一步：${command}（本章全量应仍为全绿）`;
   return `注意：本章还有没通过的 Lab（${red.map((lab) => `Lab ${lab.id} ${lab.passed}/${lab.total}`).join("、")}），这与故障实验无关，实验前就是这样。下一步：${command}`;
 }
 
-async function learnerMode(manifest: ChapterManifest, args: FaultArgs): Promise<number> {
-  const faults = learnerFaults(manifest);
-  if (args.list) {
-    process.stdout.write(`${listFaults(faults, args.json)}\n`);
-    return 0;
-  }
+async function learnerMode(manifest: ChapterManifest, faults: readonly LearnerFault[], args: FaultArgs, { root, io }: CommandContext): Promise<number> {
   const selected = selectFaults(faults, { ...args, all: args.all || args.id === undefined }, manifest.id);
   // Say first that an interrupted experiment was cleaned up, before anything else happens.
-  const recovered = recoverFaultBackup(courseRoot);
-  if (recovered.kind === "restored" && !args.json) process.stdout.write(`${recoveryNotice(recovered.state)}\n\n`);
+  const recovered = recoverFaultBackup(root);
+  if (recovered.kind === "restored" && !args.json) io.stdout.write(`${recoveryNotice(recovered.state)}\n\n`);
   const interruption = catchInterruptions();
   try {
     let ok = true;
     const documents: LearnerRunResult[] = [];
     for (const fault of selected) {
       if (!args.json) {
-        process.stdout.write(`故障实验 ${fault.id}（Lab ${fault.lab}）：${fault.description}\n\n${fault.learner.explain}\n\n`);
+        io.stdout.write(`故障实验 ${fault.id}（Lab ${fault.lab}）：${fault.description}\n\n${fault.learner.explain}\n\n`);
       }
-      const result = await runInterruptibly(fault, manifest, args, interruption);
+      const result = await runInterruptibly(fault, manifest, args, interruption, { root, io });
       documents.push(result);
-      if (!args.json) process.stdout.write(`${formatLearnerResult(result, fault, manifest)}\n`);
+      if (!args.json) io.stdout.write(`${formatLearnerResult(result, fault, manifest)}\n`);
       ok = ok && result.status === "killed" && result.restored && result.after?.passed === result.after?.total;
     }
-    if (args.json) process.stdout.write(`${JSON.stringify({ faults: documents, ok }, null, 2)}\n`);
+    if (args.json) io.stdout.write(`${JSON.stringify({ faults: documents, ok }, null, 2)}\n`);
     return resultStatus(ok, { json: args.json });
   } finally {
     interruption.finish();
@@ -277,33 +224,36 @@ async function learnerMode(manifest: ChapterManifest, args: FaultArgs): Promise<
  * the signal arrives (by the run's own guard), the test processes are ended and their
  * folders removed, and the learner is told what state the file is in before the command ends.
  */
-async function runInterruptibly(fault: LearnerFault, manifest: ChapterManifest, args: FaultArgs, interruption: Interruption): Promise<LearnerRunResult> {
+async function runInterruptibly(fault: LearnerFault, manifest: ChapterManifest, args: FaultArgs, interruption: Interruption, { root, io }: CommandContext): Promise<LearnerRunResult> {
   try {
     return await runLearnerFault({
-      root: courseRoot,
+      root,
       manifest,
       fault,
       signal: interruption.signal,
       timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000,
       say: (line) => {
-        if (!args.json) process.stderr.write(`${line}\n`);
+        if (!args.json) io.stderr.write(`${line}\n`);
       },
     });
   } catch (error) {
     // Say what state the file is in: the process is about to end by the signal.
-    if (interruption.received() !== undefined && isCourseError(error, "ABORTED")) process.stderr.write(`${error.message}。\n`);
+    if (interruption.received() !== undefined && isCourseError(error, "ABORTED")) io.stderr.write(`${error.message}。\n`);
     throw error;
   }
 }
 
-async function main(argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv);
-  if (args.help || args.chapter === undefined) {
-    process.stdout.write(`${USAGE}\n`);
+/** Runs `fault`: author mode in the course repo, learner mode in a practice folder (`--list`: the faults only); resolves with the exit status. */
+export async function run(args: FaultArgs, context: CommandContext): Promise<number> {
+  const manifest = await loadManifest(context.root, args.chapter);
+  const list = async (faults: readonly (Fault | LearnerFault)[]): Promise<number> => {
+    context.io.stdout.write(`${listFaults(faults, args.json)}\n`);
     return 0;
+  };
+  if (isPracticeFolder(context.root)) {
+    const faults = learnerFaults(manifest);
+    return args.list ? list(faults) : learnerMode(manifest, faults, args, context);
   }
-  const manifest = await loadManifest(courseRoot, args.chapter);
-  return isPracticeFolder(courseRoot) ? learnerMode(manifest, args) : authorMode(manifest, args);
+  const faults = authorFaults(manifest);
+  return args.list ? list(faults) : authorMode(manifest, faults, args, context);
 }
-
-runMain(import.meta.url, main);

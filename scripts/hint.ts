@@ -5,41 +5,44 @@
  *
  * When the progress cannot be saved (a read-only folder, a directory where the file should
  * be), the hint is shown all the same, with a coded warning (`HINT_STATE_UNWRITABLE`) saying
- * why and what to do. Exit status: 0 when the hint was shown (or the progress reset), 2 for a
- * usage error (unknown lab, bad level), 1 otherwise (a reset that could not be saved).
+ * why and what to do.
  */
-import { runMain } from "./lib/core/cli.js";
-import { isCourseError } from "./lib/core/errors.js";
-import { formatHint, HINT_USAGE, RUNGS, parseHintArgs, readHintState, removeStaleHintTemps, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
-import { learnerPreamble } from "./lib/lab/preamble.js";
-import { selectLabs } from "./lib/lab/runner.js";
-import { loadManifest } from "./lib/course/manifest.js";
-import { courseRoot, HINT_STATE } from "./lib/core/paths.js";
+import type { CommandContext, LabTarget } from "./lib/core/cli.js";
+import { formatWarning, isCourseError } from "./lib/core/errors.js";
+import { HINT_STATE } from "./lib/core/paths.js";
 import { paintFor } from "./lib/core/term.js";
+import { loadManifest } from "./lib/course/manifest.js";
+import { formatHint, RUNGS, readHintState, removeStaleHintTemps, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
+import { learnerPreamble } from "./lib/practice/preamble.js";
+import { selectLabs } from "./lib/testing/labs.js";
 
-async function main(argv: readonly string[]): Promise<number> {
-  const args = parseHintArgs(argv);
-  if (args.help || args.target === undefined) {
-    process.stdout.write(`${HINT_USAGE}\n`);
-    return 0;
-  }
-  const manifest = await loadManifest(courseRoot, args.target.chapter);
+/** `hint`'s arguments (declared in the command table, `cli.ts`). */
+export interface HintArgs {
+  target: LabTarget;
+  level?: number;
+  reset: boolean;
+  json: boolean;
+}
+
+/** Runs `hint`: shows the hint (or resets the progress) and resolves with the exit status. */
+export async function run(args: HintArgs, { root, io }: CommandContext): Promise<number> {
+  const manifest = await loadManifest(root, args.target.chapter);
   const labs = selectLabs(manifest, args.target);
-  const paint = paintFor(process.stdout);
-  for (const line of learnerPreamble(courseRoot, manifest.id)) {
-    (args.json ? process.stderr : process.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
+  const paint = paintFor(io.stdout);
+  for (const line of learnerPreamble(root, manifest.id)) {
+    (args.json ? io.stderr : io.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
   }
-  removeStaleHintTemps(courseRoot);
-  const loaded = await readHintState(courseRoot);
+  removeStaleHintTemps(root);
+  const loaded = await readHintState(root);
   if (loaded.problem !== undefined) {
-    process.stderr.write(`警告 [HINT_STATE_INVALID] 提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。\n`);
+    io.stderr.write(`${formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`)}\n`);
   }
 
   if (args.reset) {
     const ids = labs.map((lab) => lab.id);
-    await writeHintState(courseRoot, resetHints(loaded.state, ids));
-    if (args.json) process.stdout.write(`${JSON.stringify({ reset: ids })}\n`);
-    else process.stdout.write(`已重置 ${ids.map((id) => `Lab ${id}`).join("、")} 的提示进度，下次从第 1 级开始。\n`);
+    await writeHintState(root, resetHints(loaded.state, ids));
+    if (args.json) io.stdout.write(`${JSON.stringify({ reset: ids })}\n`);
+    else io.stdout.write(`已重置 ${ids.map((id) => `Lab ${id}`).join("、")} 的提示进度，下次从第 1 级开始。\n`);
     return 0;
   }
 
@@ -47,7 +50,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (lab === undefined) return 2;
   const { state, view } = takeHint(loaded.state, lab, args.level);
   // The hint matters more than remembering it: show it whether or not the progress is saved.
-  const saved = await writeHintState(courseRoot, state).then(
+  const saved = await writeHintState(root, state).then(
     () => undefined,
     (error: unknown) => {
       if (isCourseError(error, "HINT_STATE_UNWRITABLE")) return error;
@@ -58,14 +61,12 @@ async function main(argv: readonly string[]): Promise<number> {
     const next = view.level < RUNGS ? view.level + 1 : null;
     const document: Record<string, unknown> = { lab: lab.id, title: lab.title, level: view.level, of: RUNGS, text: view.text, next };
     if (saved !== undefined) document.warning = { code: saved.code, message: saved.message };
-    process.stdout.write(`${JSON.stringify(document)}\n`);
+    io.stdout.write(`${JSON.stringify(document)}\n`);
   } else {
-    process.stdout.write(`${formatHint(view, paint)}\n`);
+    io.stdout.write(`${formatHint(view, paint)}\n`);
   }
   if (saved !== undefined) {
-    process.stderr.write(`警告 [${saved.code}] ${saved.message}（提示照常显示，只是下次不会记得你已看到第 ${view.level} 级）\n`);
+    io.stderr.write(`${formatWarning(saved.code, `${saved.message}（提示照常显示，只是下次不会记得你已看到第 ${view.level} 级）`)}\n`);
   }
   return 0;
 }
-
-runMain(import.meta.url, main);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `node scripts/launch.mjs <command> [args]`: how the npm scripts start a course command.
+ * `node scripts/launch.mjs <command> [args]`: how the npm scripts start a course command
+ * (every command runs through the command table, `scripts/cli.ts`).
  *
  * The commands are TypeScript. Loading them through tsx costs 0.2–0.3 s at every start,
  * most of what a one-off `lab` run spends beyond the compiler and the tests. So the first
@@ -24,11 +25,10 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { findCompiler } from "./lib/core/typescript.mjs";
 
-const COMMANDS = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "verify", "node-matrix"];
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
 const courseRoot = path.dirname(scriptsDir);
 // Keep in step with TOOLING_BUILD in scripts/lib/core/paths.ts, which finds the course root from there.
@@ -53,18 +53,6 @@ function fingerprint() {
       return [path.relative(courseRoot, file), info.size, info.mtimeMs];
     }),
   );
-}
-
-/** The course's `tsc` entry point, or `undefined` when TypeScript is not installed. */
-function compilerScript() {
-  try {
-    const require = createRequire(path.join(courseRoot, "packages", "pi-course", "package.json"));
-    const manifestPath = require.resolve("typescript/package.json");
-    const bin = JSON.parse(readFileSync(manifestPath, "utf8")).bin;
-    return path.join(path.dirname(manifestPath), typeof bin === "string" ? bin : bin.tsc);
-  } catch {
-    return undefined;
-  }
 }
 
 /** True when a process with this pid runs (other than this one). */
@@ -98,13 +86,17 @@ function removeStalePartials() {
 /**
  * Runs the compiler into `outDir`; resolves with its exit code. A signal meanwhile stops the
  * compiler, removes `outDir` and ends this process by that signal.
+ *
+ * A minimal copy of what `scripts/lib/core/process.ts` does for every other process (a
+ * process group, killed whole): this runs before anything of the tooling is compiled.
  */
-function compile(tsc, outDir) {
+function compile(compiler, outDir) {
   return new Promise((resolve) => {
-    // In a process group of its own (POSIX): TypeScript's `tsc` script starts the native
-    // compiler as a child, and ending only the script would leave that one writing.
+    // In a process group of its own (POSIX): TypeScript's JavaScript shim, when it is what
+    // runs, starts the native compiler as a child, and ending only the shim would leave that one writing.
     const group = process.platform !== "win32";
-    const child = spawn(process.execPath, [tsc, "-p", path.join(scriptsDir, "tsconfig.json"), "--outDir", outDir], { stdio: "ignore", detached: group });
+    const args = [...compiler.args, "-p", path.join(scriptsDir, "tsconfig.json"), "--outDir", outDir];
+    const child = spawn(compiler.command, args, { stdio: "ignore", detached: group, windowsHide: true });
     let received;
     const onSignal = (signal) => {
       received ??= signal;
@@ -136,11 +128,11 @@ async function ensureCompiled() {
   removeStalePartials();
   const sources = fingerprint();
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === sources) return true;
-  const tsc = compilerScript();
-  if (tsc === undefined) return false;
+  const compiler = findCompiler(path.join(courseRoot, "packages", "pi-course"));
+  if (!("command" in compiler)) return false;
   const partial = `${buildDir}.partial-${process.pid}`;
   try {
-    if ((await compile(tsc, partial)) !== 0) return false;
+    if ((await compile(compiler, partial)) !== 0) return false;
     writeFileSync(path.join(partial, "sources.json"), sources);
     rmSync(buildDir, { recursive: true, force: true });
     mkdirSync(path.dirname(buildDir), { recursive: true });
@@ -154,19 +146,13 @@ async function ensureCompiled() {
   }
 }
 
-const [command, ...args] = process.argv.slice(2);
-if (!COMMANDS.includes(command ?? "")) {
-  process.stderr.write(`usage: node scripts/launch.mjs <${COMMANDS.join("|")}> [args]\n`);
-  process.exitCode = 2;
-} else {
-  let entry = path.join(buildDir, `${command}.js`);
-  if (!(await ensureCompiled())) {
-    const { register } = await import("tsx/esm/api");
-    register();
-    entry = path.join(scriptsDir, `${command}.ts`);
-  }
-  // Run the command as if node had been started on it: each command checks process.argv[1]
-  // to know it is the entry point.
-  process.argv.splice(1, process.argv.length - 1, entry, ...args);
-  await import(pathToFileURL(entry).href);
+// The command table (`cli.ts`) knows the commands: an unknown one is its usage error.
+let entry = path.join(buildDir, "cli.js");
+if (!(await ensureCompiled())) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  entry = path.join(scriptsDir, "cli.ts");
 }
+// Run the table as if node had been started on it: it checks process.argv[1] to know it is the entry point.
+process.argv.splice(1, 1, entry);
+await import(pathToFileURL(entry).href);

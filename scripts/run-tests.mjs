@@ -37,6 +37,17 @@ function testFiles(dir, suffix) {
     .map((name) => path.join(dir, name));
 }
 
+/** Test files inside `dir` and its folders (except `support/`, the fixtures), sorted by path. */
+function testFilesBelow(dir, suffix) {
+  if (!existsSync(dir)) return [];
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory() && entry.name !== "support") found.push(...testFilesBelow(path.join(dir, entry.name), suffix));
+    else if (entry.isFile() && entry.name.endsWith(suffix)) found.push(path.join(dir, entry.name));
+  }
+  return found.sort();
+}
+
 /** `files` with the largest first (ties by name): a cheap stand-in for "longest first". */
 function largestFirst(files) {
   return [...files].sort((a, b) => statSync(b).size - statSync(a).size || (a < b ? -1 : 1));
@@ -86,7 +97,7 @@ if (!options["tooling-only"]) {
   suites.push(["course tests", ["--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
 }
 if (!options["course-only"]) {
-  const files = largestFirst(testFiles(path.join(repo, "scripts/test"), ".test.ts"));
+  const files = largestFirst(testFilesBelow(path.join(repo, "scripts/test"), ".test.ts"));
   if (files.length > 0 && options["from-source"]) {
     suites.push(["tooling tests", ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
   } else if (files.length > 0) {
@@ -96,7 +107,7 @@ if (!options["course-only"]) {
       process.exit(1);
     }
     const build = compiled.stdout.trim();
-    const compiledFiles = files.map((f) => path.relative(repo, path.join(build, "test", path.basename(f).replace(/\.ts$/, ".js"))));
+    const compiledFiles = files.map((f) => path.relative(repo, path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"))));
     suites.push(["tooling tests", ["--enable-source-maps", "--test", `--test-concurrency=${concurrency}`, ...compiledFiles]]);
   }
 }

@@ -20,10 +20,10 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { loadManifest } from "../lib/course/manifest.js";
-import { runLab } from "../lib/lab/runner.js";
+import { runLab } from "../lib/testing/labs.js";
 import { stagedTeachingText } from "../lib/verify/staged.js";
 import { ONE_LINE, withLoadExtension } from "./chapter12-solutions.js";
-import { practiceCopy, repoRoot } from "./lab-fixture.js";
+import { practiceCopy, repoRoot } from "./support/lab-fixture.js";
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
 const TEACHING = "packages/pi-course/src/resources.ts";

@@ -1,20 +1,21 @@
+
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
-import { hasUncommittedChanges, listTree } from "../lib/course/git.js";
+import { listTree } from "../lib/course/git.js";
 import { buildHistory, findChapter, verifyLayer } from "../lib/course/history.js";
-import { main, parseArgs } from "../checkpoint.js";
+import { parseCommand, runCommandLine } from "../cli.js";
 import { runCommandSync } from "./support/tooling.js";
 import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
 
-/** Runs `main` in-process and captures what it writes. */
+/** Runs the command in-process and captures what it writes. */
 async function run(argv: string[], repo: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = await main(argv, { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }, repo);
+  const code = await runCommandLine(["checkpoint", ...argv], { root: repo, io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } } });
   return { code, stdout, stderr };
 }
 
@@ -25,14 +26,14 @@ function spawnCli(repo: string, args: string[]): { status: number | null; stdout
 }
 
 test("parseArgs: one chapter id, options, and one-line USAGE errors", () => {
-  assert.deepEqual(parseArgs(["12"]), { help: false, chapter: "12", json: false, source: "HEAD", rebuild: false });
-  assert.equal(parseArgs(["3", "--json"]).chapter, "03");
-  assert.equal(parseArgs(["--json", "12"]).json, true);
-  assert.equal(parseArgs(["12", "--source", "main~1"]).source, "main~1");
-  assert.equal(parseArgs(["--help"]).help, true);
-  assert.equal(parseArgs(["-h"]).help, true);
+  assert.deepEqual(parseCommand("checkpoint", ["12"]), { help: false, chapter: "12", json: false, source: "HEAD", rebuild: false });
+  assert.equal(parseCommand("checkpoint", ["3", "--json"]).chapter, "03");
+  assert.equal(parseCommand("checkpoint", ["--json", "12"]).json, true);
+  assert.equal(parseCommand("checkpoint", ["12", "--source", "main~1"]).source, "main~1");
+  assert.equal(parseCommand("checkpoint", ["--help"]).help, true);
+  assert.equal(parseCommand("checkpoint", ["-h"]).help, true);
   for (const bad of [[], ["12", "13"], ["twelve"], ["12", "--nope"], ["123"], ["12", "--source"]]) {
-    assert.throws(() => parseArgs(bad), (e: unknown) => e instanceof CourseError && e.code === "USAGE" && !e.message.includes("\n"), JSON.stringify(bad));
+    assert.throws(() => parseCommand("checkpoint", bad), (e: unknown) => e instanceof CourseError && e.code === "USAGE" && !e.message.includes("\n"), JSON.stringify(bad));
   }
 });
 
@@ -99,20 +100,6 @@ test("with uncommitted changes it uses committed HEAD, says so, and leaves statu
   assert.equal(readFileSync(path.join(repo, "packages/pi-course/src/beta.ts"), "utf8"), "// half-written\n");
 });
 
-test("hasUncommittedChanges (checkpoint and verify) answers without rewriting a stale index", async (t) => {
-  const repo = makeFakeCourse(t);
-  const index = path.join(repo, ".git", "index");
-  // Same content, new mtime: a plain `git status` would refresh the index and write it back.
-  const tracked = path.join(repo, "packages/pi-course/src/beta.ts");
-  const past = new Date(Date.now() - 3_600_000);
-  utimesSync(tracked, past, past);
-  const before = createHash("sha256").update(readFileSync(index)).digest("hex");
-  assert.equal(await hasUncommittedChanges(repo), false);
-  writeFileSync(tracked, "// half-written\n");
-  assert.equal(await hasUncommittedChanges(repo), true);
-  assert.equal(createHash("sha256").update(readFileSync(index)).digest("hex"), before);
-});
-
 test("failures are one line with a stable code: unknown chapter (listing known ones), not a repo, bad manifest, shallow history", async (t) => {
   const repo = makeFakeCourse(t);
   const unknown = await run(["13"], repo);
@@ -155,7 +142,7 @@ test("the command line sets the exit status and prints --help", (t) => {
   assert.equal(spawnCli(repo, ["--bogus"]).status, 2);
   const help = spawnCli(repo, ["--help"]);
   assert.equal(help.status, 0);
-  assert.match(help.stdout, /^用法: npm run checkpoint/);
+  assert.match(help.stdout, /^用法：npm run checkpoint/);
 });
 
 // Works in clones only, so the repository itself gets no branch from this test.

@@ -1,68 +1,62 @@
 /**
- * The shared command-line plumbing: strict option parsing whose every mistake is one
- * Chinese `USAGE` line, chapter numbers, and the entry-point check behind `runMain`.
+ * `scripts/cli.ts`, the command table: every command is declared there once, its `--help`
+ * and its usage errors come from that declaration, and the README's table of exit statuses
+ * is the rendering of the same contract.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { pathToFileURL } from "node:url";
-import { chapterArgument, isEntryPoint, parseCommandLine } from "../lib/core/cli.js";
-import { CourseError, exitCodeFor } from "../lib/core/errors.js";
+import { COMMANDS, LAUNCH_USAGE, parseCommand, runCommandLine } from "../cli.js";
+import { COMMAND_NAMES, courseCommand } from "../lib/core/command-line.js";
+import { exitStatusTable } from "../lib/core/exit-status.js";
+import { courseRoot } from "../lib/core/paths.js";
 
-const OPTIONS = { help: { type: "boolean", short: "h" }, json: { type: "boolean" }, source: { type: "string" } } as const;
+/** Runs a command line in-process, capturing what it writes. */
+async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCommandLine(argv, { root: courseRoot, io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } } });
+  return { code, stdout, stderr };
+}
 
-test("parseCommandLine returns values and positionals", () => {
-  const { values, positionals } = parseCommandLine(["12", "--json", "--source", "abc", "dir"], OPTIONS);
-  assert.deepEqual({ ...values }, { json: true, source: "abc" });
-  assert.deepEqual(positionals, ["12", "dir"]);
+test("the table declares exactly the course's commands, in their order", () => {
+  assert.deepEqual(Object.keys(COMMANDS), [...COMMAND_NAMES]);
+  for (const name of COMMAND_NAMES) assert.equal(COMMANDS[name].name, name);
 });
 
-test("every parser mistake is one USAGE line in Chinese naming the option", () => {
-  const cases: [string[], string][] = [
-    [["--bogus"], "未知选项 --bogus（见 --help）"],
-    [["-x"], "未知选项 -x（见 --help）"],
-    [["--source"], "选项 --source 需要一个值（见 --help）"],
-    [["--json=1"], "选项 --json 不接受值（见 --help）"],
-    [["--help=1"], "选项 --help 不接受值（见 --help）"],
-  ];
-  for (const [argv, message] of cases) {
-    assert.throws(() => parseCommandLine(argv, OPTIONS), (error: unknown) => {
-      assert.ok(error instanceof CourseError && error.code === "USAGE", argv.join(" "));
-      assert.equal(error.message, message);
-      return true;
-    });
+test("every --help is rendered from its declaration: usage, options with -h, exit statuses", async () => {
+  for (const name of COMMAND_NAMES) {
+    const { code, stdout, stderr } = await run([name, "--help"]);
+    assert.equal(code, 0, `${name}: ${stderr}`);
+    assert.ok(stdout.startsWith(`用法：${courseCommand(name)} `), `${name}: ${stdout.split("\n")[0]}`);
+    for (const part of ["\n选项：\n", "  -h, --help", "\n退出码：\n", "\n  0  ", "\n  1  ", "\n  2  ", "\n  中断  "]) assert.ok(stdout.includes(part), `${name} --help has ${JSON.stringify(part)}`);
+    assert.equal((await run([name, "-h"])).stdout, stdout);
   }
 });
 
-test("chapterArgument pads one digit and rejects anything else with USAGE", () => {
-  assert.equal(chapterArgument("3"), "03");
-  assert.equal(chapterArgument("12"), "12");
-  for (const bad of ["", "123", "1a", "-1", " 3"]) assert.throws(() => chapterArgument(bad), { code: "USAGE" }, JSON.stringify(bad));
+test("help wins over anything else on the line; a usage error is one line and exit 2 for every command", async () => {
+  assert.equal(parseCommand("checkpoint", ["--help", "not-a-chapter"]).help, true);
+  for (const name of COMMAND_NAMES) {
+    const { code, stdout, stderr } = await run([name, "--no-such-option"]);
+    assert.equal(code, 2, name);
+    assert.equal(stdout, "");
+    assert.equal(stderr, "错误 [USAGE] 未知选项 --no-such-option（见 --help）\n", name);
+  }
 });
 
-test("exit status: usage errors and unknown chapters 2, an interruption 130, anything else 1", () => {
-  assert.equal(exitCodeFor(new CourseError("CHAPTER_UNKNOWN", "x")), 2);
-  assert.equal(exitCodeFor(new CourseError("USAGE", "x")), 2);
-  assert.equal(exitCodeFor(new CourseError("ABORTED", "x")), 130);
-  assert.equal(exitCodeFor(new CourseError("MANIFEST_INVALID", "x")), 1);
-  assert.equal(exitCodeFor(new Error("x")), 1);
+test("an unknown command is the launcher's usage line, exit 2", async () => {
+  for (const argv of [[], ["deploy"]]) {
+    const { code, stderr } = await run(argv);
+    assert.equal(code, 2);
+    assert.equal(stderr, `${LAUNCH_USAGE}\n`);
+  }
+  assert.match(LAUNCH_USAGE, /^usage: node scripts\/launch\.mjs <checkpoint\|practice\|lab\|hint\|fault\|reset\|verify\|node-matrix> \[args\]$/);
 });
 
-test("isEntryPoint: true for the script node runs, also through a symlink; false for an imported module", async (t) => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "pi-cli-test-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const script = path.join(dir, "real.ts");
-  await writeFile(script, "");
-  await symlink(script, path.join(dir, "link.ts"));
-  const saved = process.argv[1];
-  t.after(() => {
-    process.argv[1] = saved!;
-  });
-  process.argv[1] = script;
-  assert.equal(isEntryPoint(pathToFileURL(script).href), true);
-  process.argv[1] = path.join(dir, "link.ts");
-  assert.equal(isEntryPoint(pathToFileURL(script).href), true);
-  assert.equal(isEntryPoint(pathToFileURL(path.join(dir, "other.ts")).href), false);
+test("the README's table of exit statuses is the contract's rendering", () => {
+  const readme = readFileSync(path.join(courseRoot, "README.md"), "utf8");
+  const block = /<!-- exit-statuses: begin -->\n([\s\S]*?)\n<!-- exit-statuses: end -->/.exec(readme)?.[1];
+  const expected = exitStatusTable(Object.values(COMMANDS));
+  assert.equal(block, expected, `README.md between the exit-statuses markers should read:\n${expected}`);
 });

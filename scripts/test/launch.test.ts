@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
 import { courseRoot } from "../lib/core/paths.js";
-import { waitForEntry } from "./leftover-probe.js";
+import { waitForEntry } from "./support/leftover-probe.js";
 
 const repo = courseRoot;
 
@@ -18,7 +18,8 @@ const repo = courseRoot;
 function courseCopy(t: TestContext): string {
   const root = mkdtempSync(path.join(os.tmpdir(), "pi-launch-"));
   t.after(() => rmSync(root, { recursive: true, force: true }));
-  cpSync(path.join(repo, "scripts"), path.join(root, "scripts"), { recursive: true, filter: (src) => !src.includes(`${path.sep}test`) });
+  const tests = path.join(repo, "scripts", "test");
+  cpSync(path.join(repo, "scripts"), path.join(root, "scripts"), { recursive: true, filter: (src) => src !== tests && !src.startsWith(`${tests}${path.sep}`) });
   cpSync(path.join(repo, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
   cpSync(path.join(repo, "package.json"), path.join(root, "package.json"));
   mkdirSync(path.join(root, "packages", "pi-course"), { recursive: true });
@@ -37,14 +38,14 @@ const stamp = (root: string) => path.join(root, ".pi-course", "tooling", "source
 
 test("launch: the first run compiles the tooling, later runs reuse it until a source changes", (t) => {
   const root = courseCopy(t);
-  const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "hint.ts"), "--help"], {
+  const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "cli.ts"), "hint", "--help"], {
     cwd: root,
     encoding: "utf8",
   });
   const first = launch(root, "hint", "--help");
   assert.equal(first.status, 0, first.stderr);
   assert.equal(first.stdout, fromSource.stdout, "the compiled command prints what the source prints");
-  assert.ok(existsSync(path.join(root, ".pi-course", "tooling", "hint.js")));
+  assert.ok(existsSync(path.join(root, ".pi-course", "tooling", "cli.js")));
   const built = statSync(stamp(root)).mtimeMs;
 
   assert.equal(launch(root, "hint", "--help").status, 0);

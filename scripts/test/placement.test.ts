@@ -11,12 +11,13 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { applyLearnerPatch, type LearnerPatch } from "../lib/fault/catalog.js";
-import { parseFunctionSpec, parseStatementSpec } from "../lib/fault/placement.js";
-import { resolveCompiler, runProcess } from "../lib/lab/build.js";
+import { applyLearnerPatch, type LearnerPatch } from "../lib/course/faults.js";
+import { parseFunctionSpec, parseStatementSpec } from "../lib/ts/placement.js";
+import { resolveCompiler } from "../lib/testing/compiler.js";
+import { runProcess } from "../lib/core/process.js";
 import { loadManifest } from "../lib/course/manifest.js";
-import { learnerFaults } from "../lib/fault/catalog.js";
-import { repoRoot } from "./lab-fixture.js";
+import { learnerFaults } from "../lib/course/faults.js";
+import { repoRoot } from "./support/lab-fixture.js";
 import { ARROW_ELSE, INLINE_REST, ONE_LINE, withLoadExtension } from "./chapter12-solutions.js";
 
 async function chapterPatch(): Promise<LearnerPatch> {

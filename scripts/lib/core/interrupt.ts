@@ -10,7 +10,10 @@
  * sent to the npm process reaches the command too, not only one sent to the whole process
  * group (Ctrl-C in a terminal).
  */
+import { CourseError, formatError } from "./errors.js";
+import { exitCodeFor } from "./exit-status.js";
 import { removeAllScratchSync } from "./scratch.js";
+import type { TermStream } from "./term.js";
 
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
@@ -92,4 +95,21 @@ export async function withInterrupts<T>(fn: (signal: AbortSignal, interrupted: (
   } finally {
     interruption.finish();
   }
+}
+
+/**
+ * `withInterrupts` for a command that reports its own failure: whatever `fn` throws becomes
+ * one line on `stderr` — an `ABORTED` line saying `aborted` when a signal caused it — and the
+ * exit status `exitCodeFor` gives; interrupted, the process then ends by its signal.
+ */
+export async function withInterruptsReported(stderr: TermStream, aborted: string, fn: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  return withInterrupts(async (signal) => {
+    try {
+      return await fn(signal);
+    } catch (error) {
+      const reported = signal.aborted ? new CourseError("ABORTED", aborted, { cause: error }) : error;
+      stderr.write(`${formatError(reported)}\n`);
+      return exitCodeFor(reported);
+    }
+  });
 }

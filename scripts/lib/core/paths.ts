@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { CourseError } from "./errors.js";
 
 /** Where `scripts/launch.mjs` keeps the compiled tooling, relative to the course root. */
 export const TOOLING_BUILD = ".pi-course/tooling";
@@ -38,6 +39,15 @@ export function userCwd(): string {
   return process.env.INIT_CWD ?? process.cwd();
 }
 
+/** The generated teaching branch (see `course/history.ts`). */
+export const COURSE_BRANCH = "course/build-your-own-pi";
+
+/** Where the version matrix keeps the official Node builds it fetched, below the course root. */
+export const NODE_BUILDS = ".pi-course/node-builds";
+
+/** Where the version matrix writes each version's output, below the course root. */
+export const MATRIX_LOGS = ".pi-course/node-matrix";
+
 /** Marker written into every practice folder (see `practice`); its presence means learner mode. */
 export const PRACTICE_MARKER = ".pi-course/practice.json";
 
@@ -56,4 +66,26 @@ export const HINT_STATE = ".pi-course/hints.json";
  */
 export function starterCopyPath(teachingFile: string): string {
   return `.pi-course/starter/${teachingFile}`;
+}
+
+/**
+ * The package directory (`packages/<name>`) a repo-relative source path belongs to.
+ * Throws `CourseError` `MANIFEST_INVALID` for a path outside `packages/<name>/`.
+ */
+export function packageDirOf(sourcePath: string): string {
+  const parts = sourcePath.split("/");
+  if (parts.length < 3 || parts[0] !== "packages" || parts[1] === "") {
+    throw new CourseError("MANIFEST_INVALID", `测试文件 ${sourcePath} 不在 packages/<包名>/ 之下，无法找到它的编译产物`);
+  }
+  return `${parts[0]}/${parts[1]}`;
+}
+
+/**
+ * The compiled file for a repo-relative TypeScript source: `packages/p/test/x.test.ts` →
+ * `packages/p/dist/test/x.test.js` (the package's tsconfig has `rootDir: "."`, `outDir: "dist"`).
+ */
+export function distPathOf(sourcePath: string): string {
+  const pkg = packageDirOf(sourcePath);
+  const rest = sourcePath.slice(pkg.length + 1).replace(/\.mts$/, ".mjs").replace(/\.cts$/, ".cjs").replace(/\.tsx?$/, ".js");
+  return `${pkg}/dist/${rest}`;
 }

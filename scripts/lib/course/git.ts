@@ -7,7 +7,7 @@
 import { chmod, mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { runChild } from "../core/process.js";
+import { childEnv, runProcess } from "../core/process.js";
 
 /**
  * Variables that would point git at another repository, index or object store. They are
@@ -35,15 +35,9 @@ export interface GitOptions {
   signal?: AbortSignal;
 }
 
-function gitEnv(extra: Record<string, string> | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !LOCATION_VARIABLES.includes(key)) env[key] = value;
-  }
+function gitEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
   // Never wait for a password or an editor: these commands are not interactive.
-  env.GIT_TERMINAL_PROMPT = "0";
-  env.GIT_EDITOR = "true";
-  return { ...env, ...extra };
+  return childEnv({ without: LOCATION_VARIABLES, set: { GIT_TERMINAL_PROMPT: "0", GIT_EDITOR: "true", ...extra } });
 }
 
 /** Signals that end git because the user interrupted the command (they reach the whole process group). */
@@ -57,7 +51,7 @@ interface RawResult {
 
 async function run(repo: string, args: readonly string[], options: GitOptions): Promise<RawResult> {
   try {
-    const result = await runChild("git", args, {
+    const result = await runProcess("git", args, {
       cwd: repo,
       env: gitEnv(options.env),
       ...(options.input !== undefined ? { input: options.input } : {}),

@@ -23,13 +23,14 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
+import { COURSE_BRANCH } from "../core/paths.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
 import { withScratchDir } from "../core/scratch.js";
 import { commitObject, TreePruner, type CommitIdentity, type GitObject } from "./objects.js";
 
-/** The generated branch. */
-export const COURSE_BRANCH = "course/build-your-own-pi";
+/** The generated branch (named in `core/paths.ts`, where the command table can read it without loading git). */
+export { COURSE_BRANCH };
 
 /** Bumped whenever the way commits are generated changes, so old branches are rebuilt. */
 export const HISTORY_BUILDER_VERSION = "1";

@@ -9,11 +9,10 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { runChild } from "../core/process.js";
+import { NODE_BUILDS } from "../core/paths.js";
+import { runProcess } from "../core/process.js";
 import { handOverScratchDir, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
-/** Where unpacked builds are kept, below the course root. */
-export const NODE_BUILDS = ".pi-course/node-builds";
 
 /**
  * The registry package holding the official Node build for a platform and CPU, or undefined
@@ -53,7 +52,7 @@ export interface NodeBuild {
   node: string;
 }
 
-/** The npm command of this platform (a batch file on Windows, which `runChild` starts through cmd.exe). */
+/** The npm command of this platform (a batch file on Windows, which `runProcess` starts through cmd.exe). */
 export const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 
 /** The executable inside an unpacked package folder, if there is one. */
@@ -76,8 +75,7 @@ export async function resolveNodeBuild(courseRoot: string, major: number, option
   const pkg = nodePackageName(process.platform, process.arch);
   if (pkg === undefined) throw new CourseError("NODE_BUILD_UNAVAILABLE", `npm 仓库没有 ${process.platform}-${process.arch} 的官方 Node 包`);
   const signal = options.signal === undefined ? {} : { signal: options.signal };
-  const env = { ...process.env };
-  const viewed = await runChild(NPM, ["view", `${pkg}@${major}`, "version", "--json"], { cwd: courseRoot, env, ...signal });
+  const viewed = await runProcess(NPM, ["view", `${pkg}@${major}`, "version", "--json"], { cwd: courseRoot, ...signal });
   const version = viewed.code === 0 ? newestVersion(viewed.stdout.toString("utf8"), major) : undefined;
   if (version === undefined) throw new CourseError("NODE_BUILD_UNAVAILABLE", `npm 仓库里没有 ${pkg}@${major}（${viewed.stderr.toString("utf8").split("\n")[0] || "没有这个主版本"}）`);
   const builds = path.join(courseRoot, ...NODE_BUILDS.split("/"));
@@ -87,13 +85,13 @@ export async function resolveNodeBuild(courseRoot: string, major: number, option
   await mkdir(builds, { recursive: true });
   const scratch = await makeScratchDir(builds, `.partial-${pkg}@${version}-`);
   try {
-    const packed = await runChild(NPM, ["pack", `${pkg}@${version}`, "--pack-destination", scratch, "--silent"], { cwd: scratch, env, ...signal });
+    const packed = await runProcess(NPM, ["pack", `${pkg}@${version}`, "--pack-destination", scratch, "--silent"], { cwd: scratch, ...signal });
     const tarball = (await readdir(scratch)).find((name) => name.endsWith(".tgz"));
     if (packed.code !== 0 || tarball === undefined) {
       throw new CourseError("NODE_BUILD_FAILED", `npm pack ${pkg}@${version} 失败：${packed.all.trim().split("\n").at(-1) ?? ""}`);
     }
     // tar ships with Linux, macOS and Windows 10+; it unpacks the registry's gzip tarballs.
-    const unpacked = await runChild("tar", ["-xzf", tarball], { cwd: scratch, env, ...signal });
+    const unpacked = await runProcess("tar", ["-xzf", tarball], { cwd: scratch, ...signal });
     if (unpacked.code !== 0 || executableIn(scratch) === undefined) {
       throw new CourseError("NODE_BUILD_FAILED", `${tarball} 无法解包：${unpacked.all.trim().split("\n")[0] ?? ""}`);
     }

@@ -4,7 +4,7 @@
  *
  * Order: restore what a previous run may have left behind → check the fault's lab is
  * green (else stop: the experiment assumes a finished lab) → insert the exercise line
- * where the syntax tree says (`placement.ts`: before each return of the named value in the
+ * where the syntax tree says (`ts/placement.ts`: before each return of the named value in the
  * named function, with the learner's own parameter names), or, for code it cannot place,
  * explain the edit and stop without touching the file → build and run → restore
  * → build and run again to show the lab green.
@@ -18,21 +18,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CourseError, isCourseError } from "../core/errors.js";
-import {
-  BACKUP_DIR,
-  backupWriter,
-  ORIGINAL_FILE,
-  guardRestore,
-  recoverFaultBackup,
-  restoreFromBackupSync,
-  sha256,
-  writeBackupSync,
-  type BackupState,
-  type RestoreOutcome,
-} from "./backup.js";
-import { resolveKilledBy, runSuite, type SuiteRun } from "./author.js";
+import { runSuite, type SuiteRun } from "../testing/suite.js";
+import { BACKUP_DIR, type BackupState, backupWriter, guardRestore, ORIGINAL_FILE, recoverFaultBackup, restoreFromBackupSync, type RestoreOutcome, sha256, writeBackupSync } from "../practice/backup.js";
+import { resolveKilledBy } from "../testing/fault-runs.js";
 import { writeAtomicSync } from "../core/files.js";
-import { applyLearnerPatch, type LearnerFault } from "./catalog.js";
+import { applyLearnerPatch, type LearnerFault } from "../course/faults.js";
 import type { ChapterManifest } from "../course/manifest.js";
 
 /** How a learner-mode run ended. */

@@ -15,12 +15,15 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { ChallengeTest, ChapterManifest } from "../course/manifest.js";
-import { summarizeTests, type FirstFailure, type TestRecord } from "./results.js";
-import { buildCourse } from "./build.js";
-import { describeStuck, distPathOf, exactNamesPattern, packageDirOf, prepareTests, type TestRun } from "./runner.js";
+import { distPathOf, packageDirOf } from "../core/paths.js";
+import { exactNamesPattern } from "../course/lab-names.js";
+import { type FirstFailure, summarizeTests, type TestRecord, type TestRun } from "../testing/results.js";
+import { buildCourse } from "../testing/compiler.js";
+import { CHALLENGE_TIMEOUT_SECONDS } from "../testing/limits.js";
+import { describeStuck, prepareTests } from "../testing/tests.js";
 
 /** Each challenge test's own time limit, by default. */
-export const CHALLENGE_TEST_TIMEOUT_MS = 10_000;
+export const CHALLENGE_TEST_TIMEOUT_MS = CHALLENGE_TIMEOUT_SECONDS * 1000;
 
 /** One theme's result. */
 export interface ThemeResult {

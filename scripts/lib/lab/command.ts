@@ -6,31 +6,45 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { formatError } from "../core/errors.js";
+import { type LabOutcome, runLab, selectLabs } from "../testing/labs.js";
 import { resultStatus } from "../core/exit-status.js";
-import { resetCommand, type LabArgs } from "./args.js";
-import type { StartedBuild } from "./build.js";
+import type { Io, LabTarget } from "../core/cli.js";
+import { courseCommand } from "../core/command-line.js";
+import type { StartedBuild } from "../testing/compiler.js";
 import { challengeJson, challengeOk, formatChallenge, formatOutcome, outcomeJson, outcomeOk } from "./format.js";
-import { learnerPreamble } from "./preamble.js";
-import { BACKUP_DIR } from "../fault/backup.js";
+import { learnerPreamble } from "../practice/preamble.js";
+import { BACKUP_DIR } from "../practice/backup.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./progress.js";
-import { packageDirOf, runLab, selectLabs, type LabOutcome, type LabTarget } from "./runner.js";
-import { createRerunner, debounce, watchSources, WATCH_DEBOUNCE_MS } from "./watch.js";
-import { loadManifest, type ChapterManifest } from "../course/manifest.js";
-import { isPracticeFolder } from "../core/paths.js";
-import { clearScreen, paintFor, type Paint } from "../core/term.js";
+import { createRerunner, debounce, WATCH_DEBOUNCE_MS, watchSources } from "./watch.js";
+import { type ChapterManifest, loadManifest } from "../course/manifest.js";
+import { isPracticeFolder, packageDirOf } from "../core/paths.js";
+import { clearScreen, paintFor, type Paint, type TermStream } from "../core/term.js";
+
+/** `lab`'s arguments (declared in the command table, `scripts/cli.ts`). */
+export interface LabArgs {
+  target: LabTarget;
+  watch: boolean;
+  json: boolean;
+  verbose: boolean;
+  /** Run the chapter's challenge tier instead of its labs (`NN` only). */
+  challenge: boolean;
+  /** Time limit of each test run (of each test, with `challenge`), in seconds. */
+  timeoutSeconds: number;
+}
 
 /**
  * Runs `lab` for `target` in the course at `courseRoot` and resolves with the exit status
  * (see `resultStatus`: a red lab is 0 unless `--json` or CI; 130 when `signal` aborted the
  * run; 0 when a watch loop was ended). `build` is the build `lab` already started (it is
- * stopped, through `controller`, if the manifest turns out to be unusable). Throws
+ * stopped if the manifest turns out to be unusable). Throws
  * `CourseError` for an unknown chapter or lab.
  */
 export async function runLabCommand(
   courseRoot: string,
-  args: LabArgs & { target: LabTarget },
-  controller: AbortController,
+  args: LabArgs,
+  signal: AbortSignal,
   build: StartedBuild | undefined,
+  io: Io,
 ): Promise<number> {
   const { target } = args;
   let manifest: ChapterManifest;
@@ -38,16 +52,15 @@ export async function runLabCommand(
     manifest = await loadManifest(courseRoot, target.chapter);
     selectLabs(manifest, target); // an unknown lab is a usage error
   } catch (error) {
-    controller.abort();
-    await build?.result.catch(() => undefined);
+    await build?.stop();
     throw error;
   }
-  const paint = paintFor(process.stdout);
+  const paint = paintFor(io.stdout);
   const backup = path.join(courseRoot, ...BACKUP_DIR.split("/"));
   const pendingRestore = existsSync(backup);
   for (const line of learnerPreamble(courseRoot, manifest.id)) {
     // With --json, stdout carries the document alone; the notes go to stderr.
-    (args.json ? process.stderr : process.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
+    (args.json ? io.stderr : io.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
   }
   if (pendingRestore && !existsSync(backup) && build !== undefined) {
     // The preamble gave back a file a killed fault exercise had patched: the build started
@@ -58,52 +71,51 @@ export async function runLabCommand(
   const timeoutMs = args.timeoutSeconds * 1000;
   const missing = missingTeachingFiles(courseRoot, manifest);
   if (missing.length > 0) {
-    controller.abort();
-    await build?.result.catch(() => undefined);
+    await build?.stop();
     const note = missingFilesNote(missing, manifest, isPracticeFolder(courseRoot));
-    if (args.json) process.stdout.write(`${JSON.stringify({ chapter: manifest.id, labs: [], passed: 0, total: 0, error: { kind: "teaching_file_missing", files: missing, message: note } }, null, 2)}\n`);
-    else process.stdout.write(`${paint.red(note)}\n`);
+    if (args.json) io.stdout.write(`${JSON.stringify({ chapter: manifest.id, labs: [], passed: 0, total: 0, error: { kind: "teaching_file_missing", files: missing, message: note } }, null, 2)}\n`);
+    else io.stdout.write(`${paint.red(note)}\n`);
     return resultStatus(false, { json: args.json });
   }
-  if (args.challenge) return challengeCommand(courseRoot, manifest, args, controller.signal, paint);
-  if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs }, controller.signal);
-  const running = runningLine(process.stdout, target, args);
+  if (args.challenge) return challengeCommand(courseRoot, manifest, args, signal, paint, io);
+  if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs, io }, signal);
+  const running = runningLine(io.stdout, target, args);
   const digest = teachingDigest(courseRoot, manifest);
-  const outcome = await runLab(courseRoot, manifest, target, { signal: controller.signal, ...(build ? { started: build } : {}), timeoutMs });
+  const outcome = await runLab(courseRoot, manifest, target, { signal: signal, ...(build ? { started: build } : {}), timeoutMs });
   running.clear();
   if (outcome.kind === "tested") recordProgress(courseRoot, [...outcome.earlier, ...outcome.labs], digest);
   const progress = readProgress(courseRoot);
   const laterGreen = (id: string) => knownGreen(progress, id, digest);
   if (outcome.kind === "aborted") {
     // Said once, after the cleanup has ended: the command then ends by the signal it received.
-    process.stderr.write(`${interruptedNote(target)}\n`);
+    io.stderr.write(`${interruptedNote(target)}\n`);
     return 130;
   }
   if (args.json) {
     const document = { ...outcomeJson(outcome, manifest, target, courseRoot), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };
-    process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   } else {
-    process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose, laterGreen })}\n`);
+    io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose, laterGreen })}\n`);
   }
   return resultStatus(outcomeOk(outcome), { json: args.json });
 }
 
 /** `lab NN --challenge`: the challenge tier on the course's own code (see `challenge.ts`), as a table by theme. */
-async function challengeCommand(courseRoot: string, manifest: ChapterManifest, args: LabArgs, signal: AbortSignal, paint: Paint): Promise<number> {
+async function challengeCommand(courseRoot: string, manifest: ChapterManifest, args: LabArgs, signal: AbortSignal, paint: Paint, io: Io): Promise<number> {
   if (manifest.challenge.length === 0) {
-    process.stdout.write(`第 ${manifest.id} 章没有挑战关。\n`);
+    io.stdout.write(`第 ${manifest.id} 章没有挑战关。\n`);
     return 0;
   }
   const { runChallenge } = await import("./challenge.js");
-  const running = runningLine(process.stdout, { chapter: manifest.id }, args, "挑战关");
+  const running = runningLine(io.stdout, { chapter: manifest.id }, args, "挑战关");
   const outcome = await runChallenge(courseRoot, manifest, { signal, testTimeoutMs: args.timeoutSeconds * 1000 });
   running.clear();
   if (outcome.kind === "aborted") {
-    process.stderr.write(`${interruptedNote({ chapter: manifest.id })}\n`);
+    io.stderr.write(`${interruptedNote({ chapter: manifest.id })}\n`);
     return 130;
   }
-  if (args.json) process.stdout.write(`${JSON.stringify(challengeJson(outcome, manifest, courseRoot), null, 2)}\n`);
-  else process.stdout.write(`${formatChallenge(outcome, manifest, { paint, courseRoot, watch: false, verbose: args.verbose })}\n`);
+  if (args.json) io.stdout.write(`${JSON.stringify(challengeJson(outcome, manifest, courseRoot), null, 2)}\n`);
+  else io.stdout.write(`${formatChallenge(outcome, manifest, { paint, courseRoot, watch: false, verbose: args.verbose })}\n`);
   return resultStatus(challengeOk(outcome), { json: args.json });
 }
 
@@ -115,7 +127,7 @@ export function missingTeachingFiles(courseRoot: string, manifest: ChapterManife
 /** What `lab` says instead of a compiler's complaints when a teaching file is gone, with the way back. */
 export function missingFilesNote(files: readonly string[], manifest: ChapterManifest, practice: boolean): string {
   const way = practice
-    ? `用 ${resetCommand(manifest.id)} 找回 starter（你的文件如果还在别处，先把它挪回原处）`
+    ? `用 ${courseCommand("reset", manifest.id)} 找回 starter（你的文件如果还在别处，先把它挪回原处）`
     : `这里是课程仓库：用 git checkout -- ${files.join(" ")} 找回它`;
   return `✗ 教学文件 ${files.join("、")} 不见了（被删掉或改了名），测试没有运行。${way}。`;
 }
@@ -130,7 +142,7 @@ export function interruptedNote(target: LabTarget): string {
  * On a terminal, a "running…" line while the build and the tests run (erased before the
  * result is printed); nothing on a pipe or with `--json`.
  */
-function runningLine(stream: NodeJS.WriteStream, target: LabTarget, args: Pick<LabArgs, "json" | "timeoutSeconds">, what?: string): { clear(): void } {
+function runningLine(stream: TermStream, target: LabTarget, args: Pick<LabArgs, "json" | "timeoutSeconds">, what?: string): { clear(): void } {
   if (stream.isTTY !== true || args.json) return { clear: () => {} };
   const running = what ?? (target.lab === undefined ? `第 ${target.chapter} 章的所有 Lab` : `Lab ${target.lab}`);
   stream.write(`编译并运行 ${running}……（${what === undefined ? "" : "每项测试的"}时间上限 ${args.timeoutSeconds} 秒，Ctrl-C 中断）`);
@@ -139,13 +151,14 @@ function runningLine(stream: NodeJS.WriteStream, target: LabTarget, args: Pick<L
 
 interface WatchOptions {
   paint: Paint;
+  io: Io;
   verbose: boolean;
   timeoutMs: number;
 }
 
 /** Runs the lab now and again after every save until `stop` aborts; resolves with 0 then. */
 async function watchLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget, options: WatchOptions, stop: AbortSignal): Promise<number> {
-  const { paint } = options;
+  const { paint, io } = options;
   const packages = [...new Set(manifest.focusedTests.map(packageDirOf))];
   const dirs = packages.flatMap((pkg) => [path.join(courseRoot, pkg, "src"), path.join(courseRoot, pkg, "test")]);
   const shown = packages.flatMap((pkg) => [`${pkg}/src`, `${pkg}/test`]).join("、");
@@ -153,10 +166,10 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
 
   const rerunner = createRerunner(
     async (signal) => {
-      if (process.stdout.isTTY === true) clearScreen(process.stdout);
-      else process.stdout.write(`${"─".repeat(40)}\n`);
+      if (io.stdout.isTTY === true) clearScreen(io.stdout);
+      else io.stdout.write(`${"─".repeat(40)}\n`);
       const started = Date.now();
-      const running = runningLine(process.stdout, target, { json: false, timeoutSeconds: seconds });
+      const running = runningLine(io.stdout, target, { json: false, timeoutSeconds: seconds });
       let outcome: LabOutcome;
       try {
         outcome = await runLab(courseRoot, manifest, target, { signal, timeoutMs: options.timeoutMs });
@@ -165,10 +178,10 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
       }
       if (outcome.kind === "aborted") return;
       const elapsed = ((Date.now() - started) / 1000).toFixed(1);
-      process.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: true, verbose: options.verbose })}\n`);
-      process.stdout.write(`${paint.dim(`用时 ${elapsed} 秒 · 监视 ${shown} · 保存即重跑 · Ctrl-C 退出`)}\n`);
+      io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: true, verbose: options.verbose })}\n`);
+      io.stdout.write(`${paint.dim(`用时 ${elapsed} 秒 · 监视 ${shown} · 保存即重跑 · Ctrl-C 退出`)}\n`);
     },
-    (error) => process.stderr.write(`${formatError(error)}\n`),
+    (error) => io.stderr.write(`${formatError(error)}\n`),
   );
   const schedule = debounce(() => void rerunner.trigger(), WATCH_DEBOUNCE_MS);
   const watcher = watchSources(dirs, schedule);
@@ -183,6 +196,6 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
   await watcher.close();
   await rerunner.stop();
   // On a terminal the line may hold a "running…" note or the echoed ^C: clear it first.
-  process.stdout.write(`${process.stdout.isTTY === true ? "\r\u001b[2K" : "\n"}${paint.dim("已退出监视。")}\n`);
+  io.stdout.write(`${io.stdout.isTTY === true ? "\r\u001b[2K" : "\n"}${paint.dim("已退出监视。")}\n`);
   return 0;
 }

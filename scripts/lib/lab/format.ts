@@ -3,14 +3,15 @@
  * first: which test failed and why, then the next command) and a stable JSON shape for
  * machines. Pure functions of the outcome; colour comes in through `Paint`.
  */
-import { hintCommand, labCommand } from "./args.js";
+import { BUILD_COMMAND, courseCommand } from "../core/command-line.js";
+import type { LabOutcome } from "../testing/labs.js";
+import type { LabTarget } from "../core/cli.js";
 import { lineDiff } from "./diff.js";
 import { courseFrames, courseRelative, formatLocation, locateFailure } from "./locate.js";
-import type { FirstFailure, LabResult } from "./results.js";
+import type { FirstFailure, LabResult } from "../testing/results.js";
 import type { ChallengeOutcome } from "./challenge.js";
-import type { LabOutcome, LabTarget } from "./runner.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import { displayWidth, padEnd, truncate, type Paint } from "../core/term.js";
+import { displayWidth, padEnd, type Paint, truncate } from "../core/term.js";
 
 export interface FormatContext {
   paint: Paint;
@@ -55,13 +56,13 @@ export function outcomeOk(outcome: LabOutcome): boolean {
 /** The learner-facing report of `outcome` for `target` (one lab, or the chapter table). */
 export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, target: LabTarget, ctx: FormatContext): string {
   const { paint } = ctx;
-  const rerun = labCommand(target.lab ?? manifest.id);
+  const rerun = courseCommand("lab", target.lab ?? manifest.id);
   if (outcome.kind === "aborted") return paint.dim("已中断。");
   if (outcome.kind === "build_failed") {
     const lines = [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），测试没有运行：`)];
     for (const diagnostic of outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN)) lines.push(...excerpt(diagnostic, DIAGNOSTIC_LINES));
     if (outcome.diagnostics.length > DIAGNOSTICS_SHOWN) {
-      lines.push(paint.dim(`  …还有 ${outcome.diagnostics.length - DIAGNOSTICS_SHOWN} 处错误（完整输出：npm run build -w @pi/course）`));
+      lines.push(paint.dim(`  …还有 ${outcome.diagnostics.length - DIAGNOSTICS_SHOWN} 处错误（完整输出：${BUILD_COMMAND}）`));
     }
     lines.push(nextStep(ctx, "修正上面的编译错误", rerun));
     return lines.join("\n");
@@ -100,7 +101,7 @@ function regressionLines(earlier: readonly LabResult[], ctx: FormatContext): str
     .map((lab) => {
       const state = lab.status === "not_started" ? "还没有完成" : "现在没有通过";
       const first = lab.firstFailure === undefined ? "" : `（${truncate(`${lab.firstFailure.test}：${lab.firstFailure.message.split("\n")[0] ?? ""}`, 70)}）`;
-      return ctx.paint.yellow(`⚠ 之前的 Lab ${lab.id} ${state}：${lab.passed}/${lab.total}${first}；后面的 Lab 依赖它，先运行 ${labCommand(lab.id)}`);
+      return ctx.paint.yellow(`⚠ 之前的 Lab ${lab.id} ${state}：${lab.passed}/${lab.total}${first}；后面的 Lab 依赖它，先运行 ${courseCommand("lab", lab.id)}`);
     });
 }
 
@@ -153,10 +154,10 @@ function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: F
       const laterDone = manifest.labs.length > index + 1;
       lines.push(
         next !== undefined
-          ? `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(labCommand(next.id))}`
+          ? `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(courseCommand("lab", next.id))}`
           : laterDone
-            ? `本章其余的 Lab 上次运行时也都已通过。看看全章进度：${paint.cyan(labCommand(manifest.id))}`
-            : `本章最后一个 Lab 已通过。看看全章进度：${paint.cyan(labCommand(manifest.id))}`,
+            ? `本章其余的 Lab 上次运行时也都已通过。看看全章进度：${paint.cyan(courseCommand("lab", manifest.id))}`
+            : `本章最后一个 Lab 已通过。看看全章进度：${paint.cyan(courseCommand("lab", manifest.id))}`,
       );
       continue;
     }
@@ -166,15 +167,15 @@ function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: F
     lines.push(...failureLines);
     if (ctx.verbose) for (const other of lab.failures.slice(1)) lines.push(...describeFailure(other, ctx).lines);
     if (failure.scaffoldOf !== undefined && failure.scaffoldOf !== lab.id) {
-      lines.push(`这项测试先用到了 Lab ${failure.scaffoldOf} 的函数，它还是施工位。先完成 Lab ${failure.scaffoldOf}：${paint.cyan(labCommand(failure.scaffoldOf))}`);
+      lines.push(`这项测试先用到了 Lab ${failure.scaffoldOf} 的函数，它还是施工位。先完成 Lab ${failure.scaffoldOf}：${paint.cyan(courseCommand("lab", failure.scaffoldOf))}`);
     } else if (failure.scaffoldOf !== undefined) {
-      lines.push(nextStep(ctx, `实现 Lab ${lab.id} 的施工位${where === undefined ? "" : `（${where}）`}`, labCommand(lab.id)));
+      lines.push(nextStep(ctx, `实现 Lab ${lab.id} 的施工位${where === undefined ? "" : `（${where}）`}`, courseCommand("lab", lab.id)));
     } else if (failure.timedOut === true) {
-      lines.push(nextStep(ctx, "找出不会结束的那段代码", labCommand(lab.id)));
+      lines.push(nextStep(ctx, "找出不会结束的那段代码", courseCommand("lab", lab.id)));
     } else {
-      lines.push(nextStep(ctx, "对照上面的第一处失败修改代码", labCommand(lab.id)));
+      lines.push(nextStep(ctx, "对照上面的第一处失败修改代码", courseCommand("lab", lab.id)));
     }
-    lines.push(paint.dim(`卡住了？要一级提示：${hintCommand(lab.id)}`));
+    lines.push(paint.dim(`卡住了？要一级提示：${courseCommand("hint", lab.id)}`));
   }
   return lines;
 }
@@ -215,7 +216,7 @@ function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx
   const next = labs.find((lab) => lab.status !== "passed");
   if (next !== undefined) {
     const verb = next.status === "not_started" ? "开始" : "继续";
-    lines.push(`下一步：${verb} Lab ${next.id}，运行 ${paint.cyan(labCommand(next.id))}`);
+    lines.push(`下一步：${verb} Lab ${next.id}，运行 ${paint.cyan(courseCommand("lab", next.id))}`);
   }
   return lines;
 }

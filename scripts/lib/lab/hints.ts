@@ -12,19 +12,16 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { hintCommand, parseTarget } from "./args.js";
-import type { LabTarget } from "./runner.js";
+import { courseCommand } from "../core/command-line.js";
+import { RUNG_NAMES, RUNGS } from "../course/hint-rungs.js";
 import type { LabSpec } from "../course/manifest.js";
 import { HINT_STATE } from "../core/paths.js";
 import type { Paint } from "../core/term.js";
 import { removeStaleTemps, writeAtomicSync } from "../core/files.js";
 
-/** How many rungs every ladder has. */
-export const RUNGS = 4;
+export { RUNG_NAMES, RUNGS };
 
-/** What each rung does, in order. */
-export const RUNG_NAMES: readonly string[] = ["定位文件", "指出签名", "伪代码", "局部代码"];
-
+/** The format version of the hint state file. */
 export const HINT_STATE_FORMAT = 1;
 
 export interface HintState {
@@ -150,50 +147,6 @@ export function resetHints(state: HintState, ids: readonly string[]): HintState 
   return { format: HINT_STATE_FORMAT, labs };
 }
 
-export interface HintArgs {
-  help: boolean;
-  target?: LabTarget;
-  level?: number;
-  reset: boolean;
-  json: boolean;
-}
-
-export const HINT_USAGE = `用法：npm run hint -w @pi/course -- <NN.L> [--level N] [--json]
-      npm run hint -w @pi/course -- <NN.L | NN> --reset
-
-  NN.L        显示这个 Lab 的下一级提示（共 ${RUNGS} 级：${RUNG_NAMES.join(" → ")}）
-  --level N   直接显示第 N 级（1–${RUNGS}），之后从 N+1 级继续
-  --reset     从第 1 级重新开始；给章号（如 12）时重置本章所有 Lab
-  --json      以 JSON 输出，给程序读
-  --help      显示这段说明`;
-
-/** Parses `hint`'s arguments (after `--`). Throws `CourseError` `USAGE` on any mistake. */
-export function parseHintArgs(argv: readonly string[]): HintArgs {
-  const args: HintArgs = { help: false, reset: false, json: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    if (arg === "--help" || arg === "-h") args.help = true;
-    else if (arg === "--reset") args.reset = true;
-    else if (arg === "--json") args.json = true;
-    else if (arg === "--level" || arg.startsWith("--level=")) {
-      const value = arg === "--level" ? argv[++i] : arg.slice("--level=".length);
-      if (value === undefined || !/^[1-9]\d*$/.test(value) || Number(value) > RUNGS) {
-        throw new CourseError("USAGE", `--level 需要 1–${RUNGS} 之间的整数${value === undefined ? "" : `，收到 “${value}”`}`);
-      }
-      args.level = Number(value);
-    } else if (arg.startsWith("-")) throw new CourseError("USAGE", `未知选项 ${arg}（见 --help）`);
-    else if (args.target !== undefined) throw new CourseError("USAGE", `只能给一个 Lab 编号，多了 “${arg}”`);
-    else args.target = parseTarget(arg);
-  }
-  if (args.help) return args;
-  if (args.target === undefined) throw new CourseError("USAGE", "缺少 Lab 编号，例如 npm run hint -w @pi/course -- 12.1");
-  if (args.reset && args.level !== undefined) throw new CourseError("USAGE", "--reset 和 --level 不能同时使用");
-  if (!args.reset && args.target.lab === undefined) {
-    throw new CourseError("USAGE", `提示针对单个 Lab：写 ${args.target.chapter}.1 这样的编号（或用 --reset 重置整章）`);
-  }
-  return args;
-}
-
 /** The learner-facing text for a hint just taken. */
 export function formatHint(view: HintView, paint: Paint): string {
   const { lab, level } = view;
@@ -202,10 +155,10 @@ export function formatHint(view: HintView, paint: Paint): string {
     ...view.text.replace(/\s+$/, "").split("\n").map((line) => `  ${line}`),
   ];
   if (level < RUNGS) {
-    lines.push(paint.dim(`下一次 ${hintCommand(lab.id)} 会显示第 ${level + 1}/${RUNGS} 级：${RUNG_NAMES[level] ?? ""}。`));
+    lines.push(paint.dim(`下一次 ${courseCommand("hint", lab.id)} 会显示第 ${level + 1}/${RUNGS} 级：${RUNG_NAMES[level] ?? ""}。`));
   } else {
     const again = view.repeated ? "已经到顶，" : "";
-    lines.push(paint.dim(`${again}这是最后一级，没有更多提示了。从第 1 级重看：${hintCommand(lab.id)} --reset`));
+    lines.push(paint.dim(`${again}这是最后一级，没有更多提示了。从第 1 级重看：${courseCommand("hint", lab.id)} --reset`));
   }
   return lines.join("\n");
 }

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { writeAtomicSync } from "../core/files.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import type { LabResult } from "./results.js";
+import type { LabResult } from "../testing/results.js";
 
 /** Where the progress is kept, relative to the course root. */
 export const LAB_PROGRESS = ".pi-course/lab-progress.json";

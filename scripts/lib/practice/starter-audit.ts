@@ -28,7 +28,7 @@
  * helper of the reference copied into the starter therefore passes this audit (it is
  * visible in review, and `verify`'s first red fails when it turns a lab green).
  */
-import { SyntaxKind, allComments, lineAndColumn, literalRanges, parseModules, type Node, type SourceFile, type TextRange } from "../ts/source.js";
+import { FUNCTION_KINDS, SyntaxKind, allComments, lineAndColumn, literalRanges, parseModules, type Node, type SourceFile, type TextRange } from "../ts/source.js";
 
 /** How many consecutive tokens of the answer make a leak. */
 export const ANSWER_RUN_TOKENS = 8;
@@ -88,15 +88,6 @@ function commentTokens(text: string, pos: number): Token[] {
   return tokenize(stripped, pos);
 }
 
-const FUNCTION_KINDS = new Set<SyntaxKind>([
-  SyntaxKind.FunctionDeclaration,
-  SyntaxKind.MethodDeclaration,
-  SyntaxKind.Constructor,
-  SyntaxKind.GetAccessor,
-  SyntaxKind.SetAccessor,
-  SyntaxKind.ArrowFunction,
-  SyntaxKind.FunctionExpression,
-]);
 
 type AnyNode = Node & {
   body?: Node;

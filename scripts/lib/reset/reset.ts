@@ -20,12 +20,12 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CourseError, isCourseError } from "../core/errors.js";
 import { writeAtomicSync } from "../core/files.js";
-import { isPracticeFolder, PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
+import { courseCommand } from "../core/command-line.js";
+import { isPracticeFolder, packageDirOf, PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import { BACKUP_DIR, readBackupSync } from "../fault/backup.js";
+import { BACKUP_DIR, readBackupSync } from "../practice/backup.js";
 import { spliceLabs } from "../ts/splice.js";
 import { projectErrors } from "../ts/source.js";
-import { packageDirOf } from "../lab/runner.js";
 
 /** What reset did to one teaching file. */
 export interface ResetResult {
@@ -106,7 +106,7 @@ function refuseIfItBreaksTheBuild(root: string, file: string, current: string, n
   throw new CourseError(
     "RESET_LAB_BREAKS_BUILD",
     `只恢复 Lab ${lab} 的函数会让代码无法编译（${added.length} 处新错误，第一处：${added[0]}）：你的文件结构和 starter 不同，` +
-      `starter 里这个 Lab 的声明放回去之后对不上。文件没有改动。可以用 npm run reset -w @pi/course -- ${chapter} 恢复整个文件（会先另存你的文件），或者手动改回这个 Lab 的函数`,
+      `starter 里这个 Lab 的声明放回去之后对不上。文件没有改动。可以用 ${courseCommand("reset", chapter)} 恢复整个文件（会先另存你的文件），或者手动改回这个 Lab 的函数`,
   );
 }
 
@@ -156,7 +156,7 @@ export function resetTeachingFiles(options: ResetOptions): ResetResult[] {
     if (!existsSync(copy)) {
       throw new CourseError(
         "RESET_NO_STARTER",
-        `练习目录里没有 ${to} 的 starter 副本（${starterCopyPath(to)}）：它是旧版工具生成的。在课程仓库里运行 npm run practice -w @pi/course -- ${manifest.id} <新目录> 生成一个新的练习目录`,
+        `练习目录里没有 ${to} 的 starter 副本（${starterCopyPath(to)}）：它是旧版工具生成的。在课程仓库里运行 ${courseCommand("practice", manifest.id, "<新目录>")} 生成一个新的练习目录`,
       );
     }
     const starter = readFileSync(copy, "utf8");

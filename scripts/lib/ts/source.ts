@@ -20,6 +20,17 @@ import { CourseError } from "../core/errors.js";
 
 export { SyntaxKind, type Node, type SourceFile, type Statement };
 
+/** The kinds of node that are a function with a body of its own (declarations, expressions, arrows, methods, accessors, constructors). */
+export const FUNCTION_KINDS: ReadonlySet<SyntaxKind> = new Set<SyntaxKind>([
+  SyntaxKind.FunctionDeclaration,
+  SyntaxKind.FunctionExpression,
+  SyntaxKind.ArrowFunction,
+  SyntaxKind.MethodDeclaration,
+  SyntaxKind.Constructor,
+  SyntaxKind.GetAccessor,
+  SyntaxKind.SetAccessor,
+]);
+
 /** Where the in-memory files live; never a real path. */
 const VIRTUAL_ROOT = "/pi-course-virtual";
 

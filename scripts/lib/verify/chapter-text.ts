@@ -54,7 +54,7 @@
  */
 import { CourseError } from "../core/errors.js";
 import type { ChapterManifest } from "../course/manifest.js";
-import { applyLearnerPatch, authorFaults, type Fault } from "../fault/catalog.js";
+import { applyLearnerPatch, authorFaults, type Fault } from "../course/faults.js";
 
 /** When, in a learner's progress, a practice-folder command runs. */
 export type Stage =

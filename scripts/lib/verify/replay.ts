@@ -21,14 +21,14 @@
  * (without a terminal Node 20 would print TAP). Each command has a generous time limit so
  * that a hanging command fails the check instead of the record.
  */
-import { spawn } from "node:child_process";
 import { readdir, realpath, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
+import { childEnv, NPM_SCRIPT_VARIABLES, runProcess } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
 import { git, readFileAt, type GitOptions } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
-import { authorFaults } from "../fault/catalog.js";
+import { authorFaults } from "../course/faults.js";
 import { createPractice } from "../practice/folder.js";
 import {
   checkPlanAgainstManifest,
@@ -41,7 +41,7 @@ import {
   type TextCommand,
 } from "./chapter-text.js";
 import { firstMissingClaim } from "./claims.js";
-import type { CheckResult } from "./record.js";
+import type { CheckResult } from "./checks.js";
 import { firstLine } from "./runs.js";
 import { stagedTeachingText } from "./staged.js";
 
@@ -79,70 +79,36 @@ const NODE_TEST_COMMAND = /(?:^|[;&|]\s*)node\s(?:[^;&|]*\s)?--test(?:\s|$)/;
  * through `NODE_OPTIONS`, so it reaches every node process of that command line: keep
  * `node --test` and the course commands (which choose their own reporter) on separate lines.
  */
-export function replayEnvironment(command: string, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(base)) {
-    const lower = key.toLowerCase();
-    if (value === undefined || lower.startsWith("npm_") || ["init_cwd", "node_test_context", "node_options", "force_color"].includes(lower)) continue;
-    env[key] = value;
-  }
-  env.NO_COLOR = "1";
-  if (NODE_TEST_COMMAND.test(command)) env.NODE_OPTIONS = "--test-reporter=spec";
-  return env;
+export function replayEnvironment(command: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return childEnv(
+    { without: [...NPM_SCRIPT_VARIABLES, "FORCE_COLOR"], set: { NO_COLOR: "1", ...(NODE_TEST_COMMAND.test(command) ? { NODE_OPTIONS: "--test-reporter=spec" } : {}) } },
+    base,
+  );
 }
+
+/** How long a replayed command that was told to end may take before it is killed. */
+const KILL_GRACE_MS = 2000;
 
 /**
  * Runs `command` through a shell in `cwd` and collects its output. Aborting `signal` or
- * reaching the time limit ends the command's whole process group (on POSIX). Never throws
- * for a failing command; rejects only when the shell cannot be started.
+ * reaching the time limit ends the command's whole process group (on POSIX): SIGTERM, then
+ * SIGKILL after two seconds. Never throws for a failing command; rejects only when the shell
+ * cannot be started.
  */
-export function runShellCommand(
+export async function runShellCommand(
   command: string,
   options: { cwd: string; shell: "sh" | "bash"; signal?: AbortSignal; timeoutMs?: number },
 ): Promise<CommandOutcome> {
-  const windows = process.platform === "win32";
-  const child = windows
-    ? spawn(command, { cwd: options.cwd, env: replayEnvironment(command), shell: options.shell === "bash" ? "bash" : true, windowsHide: true, stdio: ["ignore", "pipe", "pipe"] })
-    : spawn(options.shell === "bash" ? "bash" : "/bin/sh", ["-c", command], { cwd: options.cwd, env: replayEnvironment(command), detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    child.stdout?.on("data", (chunk: Buffer) => chunks.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => chunks.push(chunk));
-    let timedOut = false;
-    let killer: NodeJS.Timeout | undefined;
-    const end = () => {
-      const kill = (signal: NodeJS.Signals) => {
-        try {
-          if (!windows && child.pid !== undefined) process.kill(-child.pid, signal);
-          else child.kill(signal);
-        } catch {
-          // already gone
-        }
-      };
-      kill("SIGTERM");
-      killer = setTimeout(() => kill("SIGKILL"), 2000);
-      killer.unref();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      end();
-    }, options.timeoutMs ?? COMMAND_TIME_LIMIT_MS);
-    if (options.signal?.aborted) end();
-    options.signal?.addEventListener("abort", end, { once: true });
-    const finish = () => {
-      clearTimeout(timer);
-      if (killer !== undefined) clearTimeout(killer);
-      options.signal?.removeEventListener("abort", end);
-    };
-    child.on("error", (error) => {
-      finish();
-      reject(error);
-    });
-    child.on("close", (code) => {
-      finish();
-      resolve({ code, output: Buffer.concat(chunks).toString("utf8"), timedOut });
-    });
+  const result = await runProcess(command, [], {
+    cwd: options.cwd,
+    env: replayEnvironment(command),
+    shell: options.shell,
+    group: true,
+    kill: { signal: "SIGTERM", graceMs: KILL_GRACE_MS },
+    timeoutMs: options.timeoutMs ?? COMMAND_TIME_LIMIT_MS,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
+  return { code: result.code, output: result.all, timedOut: result.timedOut };
 }
 
 /** Where a command ran, for messages. */

@@ -2,8 +2,8 @@
  * Reading one test run of a chapter's focused tests for the acceptance record: the
  * outermost tests of a lab and the message each failure shows. Pure.
  */
-import { testBelongsToLab } from "../fault/catalog.js";
-import type { TestRecord } from "../lab/results.js";
+import { testBelongsToLab } from "../course/lab-names.js";
+import type { TestRecord } from "../testing/results.js";
 
 /** The first line of `text`, trimmed (for one-line record details). */
 export function firstLine(text: string): string {

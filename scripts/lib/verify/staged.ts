@@ -16,10 +16,10 @@
  * code) keep the reference's version, which has the same public surface.
  */
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
-import type { TestRun } from "../lab/runner.js";
+import type { TestRun } from "../testing/results.js";
 import { spliceLabs } from "../ts/splice.js";
 import { failureMessage, firstLine, testsOfLab } from "./runs.js";
-import type { CheckResult } from "./record.js";
+import type { CheckResult } from "./checks.js";
 
 /** One teaching file at a stage: the reference, the starter, and which labs are done. */
 export interface StagedFileInput {

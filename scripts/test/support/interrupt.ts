@@ -13,7 +13,7 @@ import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync } f
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { TestContext } from "node:test";
-import { commandPath, commandEnv } from "./tooling.js";
+import { commandArgs, commandEnv } from "./tooling.js";
 import { tempDir } from "./fake-course.js";
 
 /** Where a run stops: the `at`-th call (1-based) of `git <subcommand>`. */
@@ -80,7 +80,7 @@ export function startPaused(t: TestContext, root: string, command: string, args:
   const made = spawnSync("mkfifo", [fifo]);
   if (made.status !== 0) throw new Error(`mkfifo failed: ${made.stderr}`);
 
-  const child = spawn(process.execPath, [commandPath(root, command), ...args], {
+  const child = spawn(process.execPath, [...commandArgs(root, command), ...args], {
     cwd: options.cwd ?? root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],

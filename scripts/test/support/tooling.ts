@@ -14,7 +14,7 @@
  * compiled against the same library files, with source maps: `npm test` runs them from
  * there (`scripts/run-tests.mjs`), which spares each test file the 0.3–0.5 s of CPU that
  * loading it through tsx costs; a single file still runs from source with
- * `node --import tsx --test scripts/test/<file>.test.ts`.
+ * `node --import tsx --test scripts/test/<folder>/<file>.test.ts`.
  */
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -23,7 +23,8 @@ import path from "node:path";
 import fse from "fs-extra";
 import { isEntryPoint } from "../../lib/core/cli.js";
 import { courseRoot, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
-import { resolveCompiler } from "../../lib/lab/build.js";
+import { childEnv } from "../../lib/core/process.js";
+import { resolveCompiler } from "../../lib/testing/compiler.js";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
 const CACHE = path.join(courseRoot, ...TEST_TOOLING_BUILD.split("/"));
@@ -54,7 +55,7 @@ let built: string | undefined;
 
 /**
  * The folder holding the compiled commands (`checkpoint.js`, …, `lib/`) and child helpers
- * (`test/*-child.js`) of the current sources, compiling them first when no test run has
+ * (`test/support/*-child.js`) of the current sources, compiling them first when no test run has
  * yet. Safe when several test files ask at once: each compiles into its own temporary
  * folder and the first rename wins.
  */
@@ -116,32 +117,34 @@ function removeOldBuilds(keep: string): void {
  */
 export function installTooling(root: string): void {
   const target = path.join(root, ...TOOLING_BUILD.split("/"));
-  if (existsSync(path.join(target, "checkpoint.js"))) return;
+  if (existsSync(path.join(target, "cli.js"))) return;
   const build = compiledTooling();
   // The commands only: the compiled tests stay in the shared build.
   fse.copySync(build, target, { filter: (src) => path.basename(src) !== COMPLETE && src !== path.join(build, "test") });
 }
 
-/** The compiled entry point of `command` (`checkpoint`, `lab`, …) inside `root`, installing the tooling there first. */
-export function commandPath(root: string, command: string): string {
+/**
+ * The node arguments that run `command` (`checkpoint`, `lab`, …) of the course at `root`:
+ * the compiled command table inside `root` and the command's name, installing the tooling
+ * there first.
+ */
+export function commandArgs(root: string, command: string): string[] {
   installTooling(root);
-  return path.join(root, ...TOOLING_BUILD.split("/"), `${command.replace(/\.ts$/, "")}.js`);
+  return [path.join(root, ...TOOLING_BUILD.split("/"), "cli.js"), command.replace(/\.ts$/, "")];
 }
 
-/** The compiled test helper `test/<name>-child.js` (run with plain `node`). */
+/** The compiled test helper `test/support/<name>-child.js` (run with plain `node`). */
 export function childHelper(name: string): string {
-  return path.join(compiledTooling(), "test", `${name}-child.js`);
+  return path.join(compiledTooling(), "test", "support", `${name}-child.js`);
 }
 
 /**
- * The environment for a command under test: ours without `NODE_TEST_CONTEXT` (see `childEnv`
- * in build.ts) and with `CI` cleared (a red lab's exit status depends on it, and the tests
- * must not depend on whether they run in CI: a test about CI sets it in `extra`), plus `extra`.
+ * The environment for a command under test: ours without `NODE_TEST_CONTEXT` (see `childEnv`)
+ * and with `CI` cleared (a red lab's exit status depends on it, and the tests must not depend
+ * on whether they run in CI: a test about CI sets it in `extra`), plus `extra`.
  */
 export function commandEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: "", ...extra };
-  delete env.NODE_TEST_CONTEXT;
-  return env;
+  return childEnv({ set: { CI: "", ...extra } });
 }
 
 export interface CommandResult {
@@ -153,7 +156,7 @@ export interface CommandResult {
 
 /** Runs `command` of the course at `root` as a process, synchronously, with piped output. */
 export function runCommandSync(root: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CommandResult {
-  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [commandPath(root, command), ...args], {
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [...commandArgs(root, command), ...args], {
     cwd: options.cwd ?? root,
     env: commandEnv(options.env),
     encoding: "utf8",
@@ -164,7 +167,7 @@ export function runCommandSync(root: string, command: string, args: readonly str
 /** Runs `command` of the course at `root` as a process, with piped output. */
 export function runCommand(root: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [commandPath(root, command), ...args], {
+    const child = spawn(process.execPath, [...commandArgs(root, command), ...args], {
       cwd: options.cwd ?? root,
       env: commandEnv(options.env),
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,0 +1,311 @@
+/**
+ * The fault catalog of a chapter: documented learner mistakes, each written as an exact
+ * text edit of the reference teaching file, and the lab test(s) that must catch it.
+ *
+ * This module holds the data side only (validation, applying and undoing an edit, the
+ * learner-safe projection that goes into a practice folder). Running faults lives in
+ * `testing/fault-runs.ts` (scratch copies of the reference) and `fault/learner.ts` (the
+ * learner's own file, always restored).
+ *
+ * Entry format (`faults:` in `checkpoints/NN.yaml`):
+ *
+ * ```yaml
+ * - id: 12.4-import-untrusted        # "<lab>-<slug>", unique in the chapter
+ *   lab: "12.4"                      # a lab of this chapter, quoted
+ *   rule: §7 不信任就什么都不 import      # optional: the section of the chapter text and the rule broken
+ *   description: 未信任分支里先 import 了模块   # one line, Chinese
+ *   file: packages/pi-course/src/resources.ts   # optional when the chapter has one teaching file
+ *   find: |                          # must occur exactly once in the reference
+ *     ...
+ *   replace: |                       # what the mistake looks like
+ *     ...
+ *   killedBy: ["Lab 12.4 · 先 trust 后 import"]  # test names or unique prefixes, of this lab
+ *   exercise: true                   # optional: the chapter's own fault exercise
+ *   learner:                         # required with exercise: a patch that needs no reference text
+ *     function: loadExtension(source, options)   # the function, with the contract's parameter names
+ *     before: return "skipped_untrusted"         # before each return of that value (`return`: every return)
+ *     insert: "await options.importModule?.(source); // 故意错误"  # written with those names
+ *     explain: ...                   # Chinese: what the line breaks and which test should notice
+ * ```
+ *
+ * The learner patch is placed with the syntax tree of the learner's file (`placement.ts`):
+ * whatever the learner's braces, line breaks and parameter names, the line lands before
+ * each return of that value and is rewritten for the learner's parameters.
+ *
+ * A practice folder gets only `learnerFaultsProjection` of the exercise faults: no `find`
+ * or `replace`, since those are written against the reference solution.
+ */
+import { parseDocument } from "yaml";
+import { testBelongsToLab } from "./lab-names.js";
+import { CourseError } from "../core/errors.js";
+import { teachingFilesOf } from "./history.js";
+import type { ChapterManifest } from "./manifest.js";
+import { parseFunctionSpec, parseStatementSpec, placeLine } from "../ts/placement.js";
+
+/** How the learner's own file is changed: one line inserted before a statement of one function (see `placement.ts`). */
+export interface LearnerPatch {
+  /** `name(param, …)`: the function, with the contract's names for the parameters `insert` uses. */
+  function: string;
+  /** `return "<literal>"` (or `return`): the statement(s) the line goes before. */
+  before: string;
+  /** The line to insert, written with the contract's parameter names, without indentation. */
+  insert: string;
+  /** Chinese explanation shown before the experiment. */
+  explain: string;
+}
+
+/** What every fault records, on either side. */
+interface CommonFields {
+  id: string;
+  lab: string;
+  /** The rule of the chapter text the mistake breaks: `§<section> <the rule>`, e.g. `§3.4 同一个 root 里重复的 kind:name 是 RESOURCE_DUPLICATE`. */
+  rule?: string;
+  description: string;
+  file: string;
+  killedBy: string[];
+  exercise: boolean;
+  learner?: LearnerPatch;
+}
+
+/** A validated fault with every default filled in (author side: it carries the reference edit). */
+export interface Fault extends CommonFields {
+  find: string;
+  replace: string;
+}
+
+/** A fault as a practice folder knows it: no reference text, only the learner patch. */
+export interface LearnerFault extends CommonFields {
+  learner: LearnerPatch;
+}
+
+const AUTHOR_KEYS = new Set(["id", "lab", "rule", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
+const LEARNER_KEYS = new Set(["function", "before", "insert", "explain"]);
+/** Fields a practice folder may hold (see `learnerFaultsProjection`). */
+const PROJECTED_KEYS = ["id", "lab", "rule", "description", "file", "killedBy", "exercise", "learner"] as const;
+
+/** A fault's `rule`: the section of the chapter text that states it, then the rule. */
+const RULE = /^§\d+(?:\.\d+)*\s+\S/;
+
+/** The section a fault's rule names (`"§3.4 …"` → `"3.4"`), or undefined when it has no rule. */
+export function ruleSection(fault: Pick<CommonFields, "rule">): string | undefined {
+  return fault.rule === undefined ? undefined : /^§(\d+(?:\.\d+)*)/.exec(fault.rule)?.[1];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function invalid(manifest: ChapterManifest, field: string, expected: string): never {
+  throw new CourseError("FAULT_INVALID", `${manifest.manifestPath}: 字段 ${field} 应为${expected}`);
+}
+
+function nonEmpty(manifest: ChapterManifest, value: unknown, field: string): string {
+  return typeof value === "string" && value.trim() !== "" ? value : invalid(manifest, field, "非空字符串");
+}
+
+function oneLine(manifest: ChapterManifest, value: unknown, field: string): string {
+  const text = nonEmpty(manifest, value, field);
+  return /[\r\n]/.test(text.trim()) ? invalid(manifest, field, "单行文字") : text.trim();
+}
+
+function learnerPatch(manifest: ChapterManifest, value: unknown, field: string): LearnerPatch {
+  if (!isRecord(value)) invalid(manifest, field, "映射（function, before, insert, explain）");
+  for (const key of Object.keys(value)) {
+    if (!LEARNER_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...LEARNER_KEYS].join(", ")}（未知字段）`);
+  }
+  const fn = oneLine(manifest, value.function, `${field}.function`);
+  if (parseFunctionSpec(fn) === undefined) invalid(manifest, `${field}.function`, `“函数名(参数名, …)” 形式，例如 loadExtension(source, options)，实际为 ${JSON.stringify(fn)}`);
+  const before = oneLine(manifest, value.before, `${field}.before`);
+  if (parseStatementSpec(before) === undefined) invalid(manifest, `${field}.before`, `“return "<字符串>"” 或 “return” 形式，例如 return "skipped_untrusted"，实际为 ${JSON.stringify(before)}`);
+  const insert = oneLine(manifest, value.insert, `${field}.insert`);
+  const explain = nonEmpty(manifest, value.explain, `${field}.explain`).trim();
+  return { function: fn, before, insert, explain };
+}
+
+function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, field: string, seen: Set<string>): CommonFields {
+  const lab = nonEmpty(manifest, raw.lab, `${field}.lab`);
+  if (!manifest.labs.some((l) => l.id === lab)) {
+    invalid(manifest, `${field}.lab`, `本章的一个 Lab（${manifest.labs.map((l) => l.id).join(", ") || "本章没有 Lab"}），实际为 ${JSON.stringify(lab)}`);
+  }
+  const id = nonEmpty(manifest, raw.id, `${field}.id`);
+  if (!/^[a-z0-9][a-z0-9.-]*$/.test(id) || !id.startsWith(`${lab}-`) || id.length === lab.length + 1) {
+    invalid(manifest, `${field}.id`, `"${lab}-<简短英文名>" 形式（小写字母、数字、- 和 .），实际为 ${JSON.stringify(id)}`);
+  }
+  if (seen.has(id)) invalid(manifest, `${field}.id`, `不重复的故障编号，${id} 出现了两次`);
+  seen.add(id);
+  const description = oneLine(manifest, raw.description, `${field}.description`);
+  const rule = raw.rule === undefined ? undefined : oneLine(manifest, raw.rule, `${field}.rule`);
+  if (rule !== undefined && !RULE.test(rule)) invalid(manifest, `${field}.rule`, `“§<节号> <规则>” 形式，例如 “§3.4 同一个 root 里重复的 kind:name 是 RESOURCE_DUPLICATE”，实际为 ${JSON.stringify(rule)}`);
+
+  let file: string;
+  if (raw.file === undefined) {
+    const teaching = teachingFilesOf(manifest);
+    if (teaching.length !== 1) invalid(manifest, `${field}.file`, `被修改的教学文件（本章有 ${teaching.length} 个教学文件，不能省略）`);
+    file = teaching[0]!;
+  } else {
+    file = nonEmpty(manifest, raw.file, `${field}.file`);
+    if (!manifest.files.includes(file)) invalid(manifest, `${field}.file`, `本章 files 中的文件，实际为 ${JSON.stringify(file)}`);
+  }
+
+  if (!Array.isArray(raw.killedBy) || raw.killedBy.length === 0) invalid(manifest, `${field}.killedBy`, "至少一个测试名（或唯一前缀）的数组");
+  const killedBy = raw.killedBy.map((name, i) => {
+    const text = oneLine(manifest, name, `${field}.killedBy[${i}]`);
+    if (!testBelongsToLab(text, lab)) invalid(manifest, `${field}.killedBy[${i}]`, `Lab ${lab} 的测试名（以 “Lab ${lab}” 开头），实际为 ${JSON.stringify(text)}`);
+    return text;
+  });
+
+  if (raw.exercise !== undefined && typeof raw.exercise !== "boolean") invalid(manifest, `${field}.exercise`, "true 或 false");
+  const exercise = raw.exercise === true;
+  const common: CommonFields = { id, lab, description, file, killedBy, exercise, ...(rule === undefined ? {} : { rule }) };
+  if (raw.learner !== undefined) common.learner = learnerPatch(manifest, raw.learner, `${field}.learner`);
+  if (exercise && common.learner === undefined) invalid(manifest, `${field}.learner`, "故障实验（exercise: true）所需的 learner 补丁");
+  return common;
+}
+
+function rawEntries(manifest: ChapterManifest): Record<string, unknown>[] {
+  return (manifest.faults as unknown[]).map((entry, i) => (isRecord(entry) ? entry : invalid(manifest, `faults[${i}]`, "映射")));
+}
+
+/**
+ * The chapter's faults as the author side needs them, every field checked: ids
+ * `<lab>-<slug>` and unique, `lab` one of the chapter's labs, `killedBy` names tests of
+ * that lab, `find`/`replace` non-empty and different, an exercise carries a learner patch.
+ * Defaults: `file` is the chapter's only teaching file, `exercise` false. Throws
+ * `FAULT_INVALID` naming the manifest and the field. (Whether `find` still matches the
+ * reference is checked when a fault is applied: `FAULT_DRIFTED`.)
+ */
+export function authorFaults(manifest: ChapterManifest): Fault[] {
+  const seen = new Set<string>();
+  return rawEntries(manifest).map((raw, i) => {
+    const field = `faults[${i}]`;
+    for (const key of Object.keys(raw)) {
+      if (!AUTHOR_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...AUTHOR_KEYS].join(", ")}（未知字段）`);
+    }
+    const common = commonFields(manifest, raw, field, seen);
+    if (typeof raw.find !== "string" || raw.find === "") invalid(manifest, `${field}.find`, "参考实现中的一段原文（非空字符串）");
+    if (typeof raw.replace !== "string" || raw.replace === "") invalid(manifest, `${field}.replace`, "替换后的文字（非空字符串）");
+    if (raw.replace === raw.find) invalid(manifest, `${field}.replace`, "与 find 不同的文字");
+    return { ...common, find: raw.find, replace: raw.replace };
+  });
+}
+
+/**
+ * The faults a practice folder can run: those with a learner patch (in a practice folder
+ * these are all there is; in the repo, the exercise faults). Same checks as `authorFaults`
+ * for the fields they share; `find`/`replace` are not needed and, if present, ignored.
+ */
+export function learnerFaults(manifest: ChapterManifest): LearnerFault[] {
+  const seen = new Set<string>();
+  const faults: LearnerFault[] = [];
+  rawEntries(manifest).forEach((raw, i) => {
+    const common = commonFields(manifest, raw, `faults[${i}]`, seen);
+    if (common.learner !== undefined) faults.push({ ...common, learner: common.learner });
+  });
+  return faults;
+}
+
+/**
+ * The learner-safe projection of a chapter's faults: only exercise faults, only the
+ * fields in `PROJECTED_KEYS` (never `find`/`replace`, which quote the reference).
+ */
+export function learnerFaultsProjection(faults: readonly Fault[]): Record<string, unknown>[] {
+  return faults
+    .filter((fault) => fault.exercise && fault.learner !== undefined)
+    .map((fault) => {
+      const projected: Record<string, unknown> = {};
+      for (const key of PROJECTED_KEYS) projected[key] = structuredClone(fault[key]);
+      return projected;
+    });
+}
+
+/**
+ * The manifest text a practice folder gets: the same document (comments and layout of the
+ * other fields kept) with `faults` replaced by `learnerFaultsProjection`, or removed when
+ * there is no exercise. `manifest` is the parsed form of `manifestText`.
+ */
+export function learnerManifestText(manifestText: string, manifest: ChapterManifest): string {
+  const projection = learnerFaultsProjection(authorFaults(manifest));
+  const doc = parseDocument(manifestText);
+  if (projection.length === 0) doc.delete("faults");
+  else doc.set("faults", doc.createNode(projection));
+  return String(doc);
+}
+
+// ---------------------------------------------------------------------------
+// Applying and undoing an edit: exactly once, or not at all
+// ---------------------------------------------------------------------------
+
+/** Every start index of `needle` in `haystack`, overlapping matches included. */
+function occurrences(haystack: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) found.push(at);
+  return found;
+}
+
+/** `text` with its line ends written the way `file` writes them (a CRLF checkout on Windows). */
+function inEolOf(file: string, text: string): string {
+  return file.includes("\r\n") ? text.replace(/\r?\n/g, "\r\n") : text;
+}
+
+function excerpt(text: string): string {
+  const first = text.trim().split(/\r?\n/)[0] ?? "";
+  return first.length > 60 ? `${first.slice(0, 60)}…` : first;
+}
+
+/**
+ * Applies `fault` to the reference text. Guarantees: `find` occurs exactly once in
+ * `reference` (else `FAULT_DRIFTED` naming the fault: the reference changed and the
+ * catalog must follow), and `replace` occurs exactly once in the result (else
+ * `FAULT_INVALID`: the edit could not be undone unambiguously). Line ends follow the file.
+ */
+export function applyFault(reference: string, fault: Pick<Fault, "id" | "file" | "find" | "replace">): string {
+  const find = inEolOf(reference, fault.find);
+  const replace = inEolOf(reference, fault.replace);
+  const at = occurrences(reference, find);
+  if (at.length !== 1) {
+    throw new CourseError(
+      "FAULT_DRIFTED",
+      `故障 ${fault.id}：find 文本（“${excerpt(fault.find)}”）应在 ${fault.file} 中恰好出现一次，实际 ${at.length} 次；参考实现改动过，请同步更新 checkpoints 里这个故障的 find/replace`,
+    );
+  }
+  const patched = reference.slice(0, at[0]) + replace + reference.slice(at[0]! + find.length);
+  if (occurrences(patched, replace).length !== 1) {
+    throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：replace 文本在注入后出现不止一次，无法唯一地撤销；请让 replace 更具体`);
+  }
+  return patched;
+}
+
+/**
+ * Undoes `applyFault`: `replace` must occur exactly once in `patched` (else
+ * `FAULT_DRIFTED`: the patched file was changed meanwhile) and is turned back into `find`.
+ */
+export function unapplyFault(patched: string, fault: Pick<Fault, "id" | "file" | "find" | "replace">): string {
+  const find = inEolOf(patched, fault.find);
+  const replace = inEolOf(patched, fault.replace);
+  const at = occurrences(patched, replace);
+  if (at.length !== 1) {
+    throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：注入后的 ${fault.file} 中 replace 文本出现 ${at.length} 次（应为 1 次），无法撤销`);
+  }
+  return patched.slice(0, at[0]) + find + patched.slice(at[0]! + replace.length);
+}
+
+/** Result of trying a learner patch on a file's text. */
+export type LearnerPatchResult =
+  /** `line` is the 1-based number of the (first) inserted line; `lines` all of them. */
+  | { ok: true; text: string; line: number; lines: number[] }
+  /** Not placed: `reason` says why (Chinese); `lines` are the candidate statements found, if any. */
+  | { ok: false; lines: number[]; reason: string };
+
+/**
+ * Inserts `patch.insert` before each statement `patch.before` names in the function
+ * `patch.function` names, found in the syntax tree of `text` and rewritten for the learner's
+ * parameter names (see `placement.ts`). Pure: reports (never throws) when the spot cannot be
+ * found, so that the caller can explain the manual edit.
+ */
+export function applyLearnerPatch(text: string, patch: LearnerPatch, fileName?: string): LearnerPatchResult {
+  const fn = parseFunctionSpec(patch.function);
+  const at = parseStatementSpec(patch.before);
+  if (fn === undefined || at === undefined) return { ok: false, lines: [], reason: `故障实验的 function/before 写法无效（${patch.function} / ${patch.before}）` };
+  const placed = placeLine(text, fn, at, patch.insert, fileName);
+  return placed.ok ? { ok: true, text: placed.text, line: placed.lines[0]!, lines: placed.lines } : { ok: false, lines: placed.lines, reason: placed.reason };
+}

@@ -1,0 +1,112 @@
+/**
+ * What a practice folder holds, decided without touching the disk (see `folder.ts` for the
+ * list and for how it is written): the parent tree with `LEARNING.md` moved to `COURSE.md`,
+ * the chapter's focused tests, provided files, text and challenge tier from the target, each
+ * starter over its teaching file (and a pristine copy for `reset`), the learner-safe
+ * manifest, the marker and the chapter guide.
+ */
+import { CourseError } from "../core/errors.js";
+import { courseCommand } from "../core/command-line.js";
+import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
+import { learnerManifestText } from "../course/faults.js";
+import type { OutputFile, TreeEntry } from "../course/git.js";
+import type { Checkpoint } from "../course/history.js";
+import { COURSE_GUIDE, renderLearningGuide } from "./guide.js";
+import type { AuditDocument } from "./leak-audit.js";
+
+/** The chapter guide's name in a practice folder (the parent tree's course guide moves to `COURSE_GUIDE`). */
+export const LEARNING = "LEARNING.md";
+
+/** The content of `.pi-course/practice.json`. */
+export interface PracticeMarker {
+  chapter: string;
+  parent: string;
+  target: string;
+  source: string;
+  createdBy: "practice";
+}
+
+/** What a practice folder will contain, computed without touching the disk. */
+export interface PracticePlan {
+  files: OutputFile[];
+  marker: PracticeMarker;
+  /** Reference/starter pairs the leak audit compares (contents filled in by `createPractice`). */
+  pairs: { teachingFile: string; starterFile: string; referenceOid: string; starterOid: string }[];
+  /** The chapter's lab ids (which throws of a starter are scaffold throws). */
+  labIds: string[];
+  /** Extra documents the audit checks besides the files (the manifest's lab texts). */
+  extraDocuments: AuditDocument[];
+  /** Paths of files copied verbatim from the parent commit (the audit's inherited files). */
+  inherited: Set<string>;
+}
+
+/**
+ * Plans the folder: the parent tree (LEARNING.md moved to COURSE.md), the focused tests
+ * and starters from the target, the fault-free manifest, the marker and the guide. Pure;
+ * throws `PRACTICE_UNAVAILABLE` for a chapter without starters.
+ */
+export function planPractice(input: {
+  checkpoint: Pick<Checkpoint, "chapter" | "teachingFiles" | "history">;
+  parentEntries: readonly TreeEntry[];
+  targetEntries: readonly TreeEntry[];
+  manifestText: string;
+  linkedModules: boolean;
+  /** Plan without rendering the manifest copy (for auditing an existing folder). */
+  skipManifestText?: boolean;
+}): PracticePlan {
+  const { chapter, history } = input.checkpoint;
+  const m = chapter.manifest;
+  if (m.starters.length === 0) {
+    throw new CourseError(
+      "PRACTICE_UNAVAILABLE",
+      `第 ${m.id} 章还没有 starter（尚未做成互动章节），不能生成练习目录；可以用 ${courseCommand("checkpoint", m.id)} 查看它的 parent 和 target`,
+    );
+  }
+  const target = new Map(input.targetEntries.map((e) => [e.path, e]));
+  const fromTarget = (p: string): TreeEntry => {
+    const e = target.get(p);
+    if (!e) throw new CourseError("HISTORY_MISMATCH", `target ${chapter.target.slice(0, 12)} 中没有 ${p}`);
+    return e;
+  };
+  const parentPaths = new Set(input.parentEntries.map((e) => e.path));
+  if (parentPaths.has(LEARNING) && parentPaths.has(COURSE_GUIDE)) {
+    throw new CourseError("PRACTICE_CONFLICT", `parent 里已经有 ${COURSE_GUIDE}，无法把课程指南 ${LEARNING} 改名保存`);
+  }
+  const files: OutputFile[] = input.parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
+  for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
+  for (const given of [...m.provided, ...(m.text === undefined ? [] : [m.text])]) files.push({ ...fromTarget(given) });
+  // The challenge tier: the chapter's hardening tests and what they import, run on the learner's code by `lab NN --challenge`.
+  for (const extra of [...m.challenge.map((t) => t.file), ...m.challengeSupport]) files.push({ ...fromTarget(extra) });
+  for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
+  for (const s of m.starters) files.push({ ...fromTarget(s.from), path: starterCopyPath(s.to) });
+  files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });
+  const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, createdBy: "practice" };
+  files.push({ path: PRACTICE_MARKER, content: JSON.stringify(marker, null, 2) + "\n" });
+  const throughChapters = history.chapters.map((c) => c.id).filter((id) => Number(id) <= Number(m.id));
+  files.push({
+    path: LEARNING,
+    content: renderLearningGuide({
+      manifest: m,
+      parent: chapter.parent,
+      target: chapter.target,
+      source: history.source,
+      teachingFiles: input.checkpoint.teachingFiles,
+      throughChapters,
+      linkedModules: input.linkedModules,
+    }),
+  });
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f.path)) throw new CourseError("PRACTICE_CONFLICT", `练习目录里 ${f.path} 会被写两次`);
+    seen.add(f.path);
+  }
+  const labText = m.labs.flatMap((lab) => [lab.title, lab.scaffoldError, ...lab.hints]).join("\n");
+  return {
+    files,
+    marker,
+    pairs: m.starters.map((s) => ({ teachingFile: s.to, starterFile: s.from, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
+    labIds: m.labs.map((lab) => lab.id),
+    extraDocuments: [{ file: `${m.manifestPath}（Lab 与提示文本）`, text: labText }],
+    inherited: new Set(input.parentEntries.map((e) => (e.path === LEARNING ? COURSE_GUIDE : e.path))),
+  };
+}

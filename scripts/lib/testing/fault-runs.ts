@@ -1,0 +1,306 @@
+/**
+ * Author runs of faults (`fault NN --all`, and `verify`'s faults step): proves, on a scratch copy of the reference, that every documented
+ * fault (a learner mistake of the chapter's catalog) is caught by the test the manifest
+ * names, with the lab's own tests alone, and that undoing it gives the reference back.
+ *
+ * One scratch copy of the course package (`src`, `test`, `tsconfig.json`, `package.json`,
+ * and `tsconfig.base.json`, `node_modules` linked) holds every fault at once: fault k's
+ * edited teaching file is written beside the original as `<name>.m<k>.ts`, so a single
+ * compiler run type-checks and builds all of them (a fault that does not compile is named
+ * by the compiler's diagnostics), and each fault's run imports its own edit through a copy
+ * of the compiled focused test whose import of the teaching file names `<name>.m<k>.js`.
+ * Each fault then runs its lab's tests only, several faults at once. Before and after, the
+ * untouched reference runs every focused test: green before (the baseline), green after
+ * (the restore check, with each fault's undo proven byte-exact). The source tree is only
+ * read; the scratch copy is always removed.
+ */
+import { existsSync } from "node:fs";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import fse from "fs-extra";
+import os from "node:os";
+import path from "node:path";
+import { CourseError } from "../core/errors.js";
+import { distPathOf, packageDirOf } from "../core/paths.js";
+import { exactNamesPattern, labsNamePattern } from "../course/lab-names.js";
+import { applyFault, type Fault, unapplyFault } from "../course/faults.js";
+import type { TestRun } from "./results.js";
+import { describeRed, runSuite, topLevelResults } from "./suite.js";
+import { buildCourse } from "./compiler.js";
+import { FAULT_RUN_TIMEOUT_MS } from "./limits.js";
+import { prepareTests } from "./tests.js";
+import type { ChapterManifest } from "../course/manifest.js";
+import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
+
+/** What became of one fault. */
+export interface FaultResult {
+  id: string;
+  lab: string;
+  /**
+   * `killed`: every test named in `killedBy` failed (and the suite was green before);
+   * `survived`: at least one of them passed; `error`: it could not be decided (the fault
+   * does not compile, or the test file crashed), see `detail`.
+   */
+  status: "killed" | "survived" | "error";
+  /** The named tests that failed with the fault in place. */
+  killedBy: string[];
+  /** The tests the manifest names (resolved from names or prefixes). */
+  expected: string[];
+  /** Other tests that failed too. */
+  alsoFailed: string[];
+  /** True when undoing the edit gave back the exact bytes and the suite was green again. */
+  restored: boolean;
+  /** The fault's lab after the restore: passed/total. */
+  restoredLab?: { passed: number; total: number };
+  detail?: string;
+}
+
+export interface AuthorRunOptions {
+  /** The course tree to copy (the repo's working tree, or a folder holding a commit's tree). */
+  sourceRoot: string;
+  manifest: ChapterManifest;
+  /** The faults to run (validated, see `authorFaults`), in order. */
+  faults: readonly Fault[];
+  /** The `node_modules` folder the scratch copies link to. */
+  nodeModules: string;
+  /** Faults whose tests run at the same time; default `defaultWorkers()`. */
+  workers?: number;
+  /** Time limit of one fault's test run, in ms; default `FAULT_RUN_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  /** Where scratch folders are made; default the OS temp folder. */
+  scratchParent?: string;
+  signal?: AbortSignal;
+  /** Called as each fault finishes (in completion order, which differs from the given order with several workers). */
+  onResult?(result: FaultResult): void;
+}
+
+/**
+ * Two test runs at a time when there are two cores or more, else one: each run is one node
+ * process, and a third could only contend with the other two on two cores.
+ */
+export function defaultWorkers(): number {
+  return Math.min(2, Math.max(1, os.availableParallelism()));
+}
+
+/**
+ * The test names `fault.killedBy` stands for, among `names`: an entry equal to a name is
+ * that name, otherwise it must be the prefix of exactly one name. Throws `FAULT_INVALID`.
+ */
+export function resolveKilledBy(fault: Pick<Fault, "id" | "killedBy">, names: readonly string[]): string[] {
+  return fault.killedBy.map((entry) => {
+    if (names.includes(entry)) return entry;
+    const matches = names.filter((name) => name.startsWith(entry));
+    if (matches.length === 1) return matches[0]!;
+    const found = matches.length === 0 ? "没有这样的测试" : `匹配到 ${matches.length} 项：${matches.map((m) => `“${m}”`).join("、")}`;
+    throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：killedBy “${entry}” 应为一项测试的名称或唯一前缀，但${found}`);
+  });
+}
+
+/**
+ * Copies what a build of the course package needs from `sourceRoot` into a new scratch
+ * folder and links `node_modules`. Returns the folder (registered for cleanup); when
+ * anything fails, the folder is removed before the error is passed on.
+ */
+export async function prepareScratch(sourceRoot: string, manifest: ChapterManifest, nodeModules: string, parent = os.tmpdir()): Promise<string> {
+  const dir = await makeScratchDir(parent, `pi-course-fault-${manifest.id}-`);
+  try {
+    const packages = [...new Set(manifest.focusedTests.map(packageDirOf))];
+    const wanted = ["tsconfig.base.json", ...packages.flatMap((pkg) => ["src", "test", "tsconfig.json", "package.json"].map((f) => `${pkg}/${f}`))];
+    for (const rel of wanted) {
+      const from = path.join(sourceRoot, ...rel.split("/"));
+      if (!existsSync(from)) throw new CourseError("FAULT_SOURCE_MISSING", `${sourceRoot} 中缺少 ${rel}，无法建立故障实验的副本`);
+      // fs-extra's copy, not Node 20's experimental fs.cp (see the README's dependency table).
+      await fse.copy(from, path.join(dir, ...rel.split("/")), { filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
+    }
+    await linkNodeModules(dir, nodeModules);
+    return dir;
+  } catch (error) {
+    await removeScratchDir(dir);
+    throw error;
+  }
+}
+
+/** Where fault `index`'s edit of `file` (repo-relative `.ts`) is written in the scratch copy: beside it, as `<name>.m<index>.ts`. */
+export function mutantPath(file: string, index: number): string {
+  return file.replace(/\.ts$/, `.m${index}.ts`);
+}
+
+/**
+ * The compiled focused test `compiledTest` (its text) importing fault `index`'s edit of
+ * `teachingFile` instead of the teaching file itself: every import specifier that names the
+ * compiled teaching file, relative to the test, is pointed at the compiled edit. Undefined
+ * when the test does not import the teaching file directly (then the fault cannot be seen).
+ */
+export function retargetImports(compiledTest: string, testDist: string, teachingFile: string, index: number): string | undefined {
+  let specifier = path.posix.relative(path.posix.dirname(testDist), distPathOf(teachingFile));
+  if (!specifier.startsWith(".")) specifier = `./${specifier}`;
+  const replacement = specifier.replace(/\.js$/, `.m${index}.js`);
+  let found = false;
+  const text = compiledTest.replace(/(["'])([^"'\n]+)\1/g, (whole, quote: string, value: string) => {
+    if (value !== specifier) return whole;
+    found = true;
+    return `${quote}${replacement}${quote}`;
+  });
+  return found ? text : undefined;
+}
+
+/** The compiler's diagnostics that name `file` (repo-relative), e.g. `packages/p/src/x.m3.ts(12,3): error …`. */
+function diagnosticsOf(diagnostics: readonly string[], file: string): string[] {
+  return diagnostics.filter((d) => d.startsWith(`${file}(`) || d.startsWith(`${file}:`));
+}
+
+/** The top-level tests of a run that did not pass (or, in a run the time limit ended, never reported). */
+function failedTests(run: TestRun, expected: readonly string[]): string[] {
+  const tests = topLevelResults(run.records);
+  const failed = [...tests].filter(([, ok]) => !ok).map(([name]) => name);
+  if (run.timedOut !== undefined) failed.push(...expected.filter((name) => !tests.has(name)));
+  return [...new Set(failed)];
+}
+
+/** One run of a fault's compiled tests for `pattern`, which selects `expected` top-level tests (when known). */
+async function runFaultTests(dir: string, tests: readonly string[], pattern: string, expected: number | undefined, options: { signal?: AbortSignal; timeoutMs: number }): Promise<TestRun> {
+  const prepared = await prepareTests(dir, tests, { ...options, namePattern: pattern, ...(expected === undefined ? {} : { expectedTests: expected }) });
+  return prepared.run();
+}
+
+/** Runs `work` on every item, at most `limit` at a time; the results keep the items' order. */
+async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * Runs every fault of `options.faults` in author mode (see the module comment) and returns
+ * the results in the given order. Throws `FAULT_DRIFTED` (a `find` no longer matches the
+ * reference), `FAULT_INVALID` (a `killedBy` names no single test, a focused test that does
+ * not import the edited file), `FAULT_BASELINE_RED` (the reference is not green to begin
+ * with), `ABORTED`. Never touches `sourceRoot`.
+ */
+export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultResult[]> {
+  const { manifest, signal, faults } = options;
+  if (faults.length === 0) return [];
+  const dir = await prepareScratch(options.sourceRoot, manifest, options.nodeModules, options.scratchParent);
+  const runOptions = { ...(signal ? { signal } : {}), timeoutMs: options.timeoutMs ?? FAULT_RUN_TIMEOUT_MS };
+  try {
+    // Drift is checked before the build: it is the cheapest and the clearest error.
+    const originals = new Map<string, string>();
+    const edits: { fault: Fault; text: string; bytesBack: boolean }[] = [];
+    for (const fault of faults) {
+      const file = path.join(dir, ...fault.file.split("/"));
+      if (!originals.has(fault.file)) {
+        if (!existsSync(file)) throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：找不到要修改的文件 ${fault.file}`);
+        originals.set(fault.file, await readFile(file, "utf8"));
+      }
+      const original = originals.get(fault.file)!;
+      const text = applyFault(original, fault);
+      edits.push({ fault, text, bytesBack: Buffer.from(unapplyFault(text, fault), "utf8").equals(Buffer.from(original, "utf8")) });
+    }
+    for (const [index, edit] of edits.entries()) await writeFile(path.join(dir, ...mutantPath(edit.fault.file, index).split("/")), edit.text);
+
+    // One compiler run builds the reference and every edit; only the edits may have errors.
+    const diagnostics: string[] = [];
+    for (const tsconfig of new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`))) {
+      const build = await buildCourse(dir, tsconfig, signal);
+      if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+      diagnostics.push(...build.diagnostics);
+    }
+    const mutantFiles = edits.map((edit, index) => mutantPath(edit.fault.file, index));
+    const foreign = diagnostics.filter((d) => !mutantFiles.some((file) => diagnosticsOf([d], file).length > 0));
+    if (foreign.length > 0) throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就无法编译：${foreign[0]}`);
+
+    const baseline = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
+    if (!baseline.ok) {
+      throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就没有全部通过（${describeRed(baseline)}）；先让 ${manifest.focusedTests.join("、")} 全绿`);
+    }
+    const names = [...baseline.tests.keys()];
+
+    const results = await inPool(edits, options.workers ?? defaultWorkers(), async (edit) => {
+      const { fault } = edit;
+      const index = edits.indexOf(edit);
+      const expected = resolveKilledBy(fault, names);
+      const result: FaultResult = { id: fault.id, lab: fault.lab, status: "error", killedBy: [], expected, alsoFailed: [], restored: edit.bytesBack };
+      const errors = diagnosticsOf(diagnostics, mutantFiles[index]!);
+      if (errors.length > 0) {
+        result.detail = `注入后无法编译（故障应是能编译的逻辑错误）：${errors[0]!.replace(mutantFiles[index]!, fault.file)}`;
+      } else {
+        const tests: string[] = [];
+        for (const test of manifest.focusedTests) {
+          const compiled = distPathOf(test);
+          const text = retargetImports(await readFile(path.join(dir, ...compiled.split("/")), "utf8"), compiled, fault.file, index);
+          if (text === undefined) continue;
+          const copy = compiled.replace(/\.js$/, `.m${index}.js`);
+          await writeFile(path.join(dir, ...copy.split("/")), text);
+          tests.push(copy);
+        }
+        if (tests.length === 0) throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：聚焦测试没有直接 import ${fault.file}，看不到对它的修改`);
+        // The named tests first; only when one of them does not see the mistake is the rest
+        // of the lab run too, to say which other test does.
+        const named = await runFaultTests(dir, tests, exactNamesPattern(expected), expected.length, runOptions);
+        const decided = named.crashes.length > 0 || named.timedOut !== undefined || expected.every((name) => failedTests(named, expected).includes(name));
+        const run = decided ? named : await runFaultTests(dir, tests, labsNamePattern([fault.lab]), baseline.labs.find((l) => l.id === fault.lab)?.total, runOptions);
+        await Promise.all(tests.map((copy) => rm(path.join(dir, ...copy.split("/")), { force: true })));
+        if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+        if (run.crashes.length > 0) {
+          result.detail = `注入后测试文件崩溃：${run.crashes[0]!.file} ${run.crashes[0]!.stderr.trim().split("\n")[0] ?? ""}`;
+        } else {
+          const failed = [...new Set([...failedTests(named, expected), ...failedTests(run, expected)])];
+          result.killedBy = expected.filter((name) => failed.includes(name));
+          result.alsoFailed = failed.filter((name) => !expected.includes(name));
+          result.status = result.killedBy.length === expected.length ? "killed" : "survived";
+          if (result.status === "survived") {
+            const missed = expected.filter((name) => !failed.includes(name)).map((n) => `“${n}”`).join("、");
+            result.detail = failed.length === 0 ? `没有任何测试失败（${missed} 仍通过）` : `${missed} 仍通过`;
+          } else if (run.timedOut !== undefined) {
+            result.detail = `超过 ${run.timedOut.seconds} 秒的时间上限，测试进程被结束`;
+          }
+        }
+      }
+      return result;
+    });
+
+    // The restore check: every edit undoes to the reference byte for byte, and the reference is still green.
+    const after = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
+    for (const result of results) {
+      const lab = after.labs.find((l) => l.id === result.lab);
+      if (lab) result.restoredLab = { passed: lab.passed, total: lab.total };
+      const bytesBack = result.restored;
+      result.restored = bytesBack && after.ok;
+      if (!result.restored) {
+        const why = bytesBack ? describeRed(after) : "撤销后的文件与原文件不一致";
+        result.detail = [result.detail, `恢复检查失败：${why}`].filter(Boolean).join("；");
+      }
+      options.onResult?.(result);
+    }
+    return results;
+  } finally {
+    await removeScratchDir(dir);
+  }
+}
+
+/** True when every fault was killed and restored. */
+export function allKilledAndRestored(results: readonly FaultResult[]): boolean {
+  return results.every((r) => r.status === "killed" && r.restored);
+}
+
+/** Labs that have no killed-and-restored fault (the catalog must cover every lab). */
+export function labsWithoutFault(manifest: ChapterManifest, faults: readonly Pick<Fault, "lab">[]): string[] {
+  return manifest.labs.map((l) => l.id).filter((id) => !faults.some((f) => f.lab === id));
+}
+
+/** One line per fault, as `fault` and `verify` print it. */
+export function formatFaultResult(result: FaultResult): string {
+  const quote = (names: readonly string[]) => names.map((n) => `“${n}”`).join("、");
+  const outcome =
+    result.status === "killed"
+      ? `killed by ${quote(result.killedBy)}`
+      : result.status === "survived"
+        ? `SURVIVED（${result.detail ?? ""}）`
+        : `ERROR（${result.detail ?? ""}）`;
+  const lab = result.restoredLab ? `Lab ${result.lab} ${result.restoredLab.passed}/${result.restoredLab.total}` : `Lab ${result.lab} ?`;
+  const restored = result.restored ? `restored: ${lab}` : `NOT restored: ${lab}`;
+  return `fault ${result.id} (Lab ${result.lab}): ${outcome}; ${restored}`;
+}

@@ -1,0 +1,128 @@
+/**
+ * Running a chapter's labs: build the course package (`compiler.ts`), then the focused
+ * tests of each lab in test processes of their own (`tests.ts`), each lab under its own time
+ * limit, and lab results from what they reported (`results.ts`). What `lab`, `reset` and the
+ * tests of a practice folder share; the `lab` command's own output is `lab/format.ts`.
+ */
+import { CourseError } from "../core/errors.js";
+import type { LabTarget } from "../core/cli.js";
+import { distPathOf, packageDirOf } from "../core/paths.js";
+import type { ChapterManifest, LabSpec } from "../course/manifest.js";
+import { labsNamePattern } from "../course/lab-names.js";
+import { buildCourse, type StartedBuild } from "./compiler.js";
+import { strayFailures, summarizeLabs, type FirstFailure, type LabResult, type TestRun, type TimedOut } from "./results.js";
+import { describeStuck, prepareTests, type TestOptions } from "./tests.js";
+
+export type { LabTarget };
+
+export type LabOutcome =
+  | { kind: "build_failed"; diagnostics: string[] }
+  | {
+      kind: "tested";
+      /** The labs asked for, in manifest order. */
+      labs: LabResult[];
+      /** For one lab: the chapter's labs before it (run too, so that a regression shows). */
+      earlier: LabResult[];
+      strays: FirstFailure[];
+      crashes: TestRun["crashes"];
+      output: TestRun["output"];
+      /** Set when the time limit ended the run of a lab (each lab runs apart); the labs it cut short are failed. */
+      timedOut?: { seconds: number; labs: string[] };
+    }
+  | { kind: "aborted" };
+
+export interface RunLabOptions {
+  signal?: AbortSignal;
+  /** A build the caller already began (see `startCourseBuild`); it is used for its tsconfig. */
+  started?: StartedBuild;
+  /** Time limit of the test run in milliseconds (see `TestOptions.timeoutMs`). */
+  timeoutMs?: number;
+}
+
+/**
+ * Builds the course and runs the focused tests of `manifest` for `target`: one lab (its
+ * tests and those of the chapter's earlier labs, selected by name pattern) or every lab
+ * (one run of each file, grouped by lab id). Never throws for a red lab, a compile error, a
+ * crashing test file or a run that hits its time limit: those are outcomes. Throws
+ * `CourseError` `USAGE` for a lab id the manifest does not have.
+ */
+export async function runLab(courseRoot: string, manifest: ChapterManifest, target: LabTarget, options: RunLabOptions = {}): Promise<LabOutcome> {
+  const { signal, started } = options;
+  const selected = selectLabs(manifest, target);
+  const upTo = target.lab === undefined ? manifest.labs : manifest.labs.slice(0, manifest.labs.findIndex((lab) => lab.id === target.lab) + 1);
+  const before = target.lab === undefined ? [] : upTo.slice(0, -1);
+  const tsconfigs = [...new Set(manifest.focusedTests.map((file) => `${packageDirOf(file)}/tsconfig.json`))];
+  const files = manifest.focusedTests.map(distPathOf);
+  // One set of test processes per lab, each under its own time limit: a lab that hangs
+  // cannot keep another lab's tests from running. They start first, so that their start-up
+  // overlaps the build.
+  const perLab = await Promise.all(
+    upTo.map(async (lab) => {
+      const testOptions: TestOptions = { namePattern: labsNamePattern([lab.id]), sampleOnTimeout: true };
+      if (files.length === 1) testOptions.expectedTests = lab.tests;
+      if (signal !== undefined) testOptions.signal = signal;
+      if (options.timeoutMs !== undefined) testOptions.timeoutMs = options.timeoutMs;
+      return { lab, tests: await prepareTests(courseRoot, files, testOptions) };
+    }),
+  );
+  const cancelAll = () => Promise.all(perLab.map(({ tests }) => tests.cancel()));
+  for (const tsconfig of tsconfigs) {
+    const pending = started?.tsconfig === tsconfig ? started.result : buildCourse(courseRoot, tsconfig, signal);
+    const build = await pending.catch(async (error: unknown) => {
+      await cancelAll();
+      throw error;
+    });
+    if (signal?.aborted || !build.ok) {
+      await cancelAll();
+      return signal?.aborted ? { kind: "aborted" } : { kind: "build_failed", diagnostics: build.diagnostics };
+    }
+  }
+  const runs = await Promise.all(perLab.map(async ({ lab, tests }) => ({ lab, run: await tests.run() })));
+  if (signal?.aborted) return { kind: "aborted" };
+  const records = runs.flatMap(({ run }) => run.records);
+  const timedOut = new Map(runs.filter(({ run }) => run.timedOut !== undefined).map(({ lab, run }) => [lab.id, run.timedOut!]));
+  const cutShort = (labs: LabResult[]) => labs.map((lab) => (timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot) : lab));
+  const outcome: LabOutcome = {
+    kind: "tested",
+    labs: cutShort(summarizeLabs(selected, manifest.labs, records)),
+    earlier: cutShort(summarizeLabs(before, manifest.labs, records)),
+    strays: strayFailures(records),
+    // Every lab's processes load the same file: a file that cannot load crashes each of them alike.
+    crashes: runs.flatMap(({ run }) => run.crashes).filter((crash, index, all) => all.findIndex((c) => c.file === crash.file && c.stderr === crash.stderr) === index),
+    output: runs.flatMap(({ run }) => run.output),
+  };
+  const first = [...timedOut.values()][0];
+  if (first !== undefined) outcome.timedOut = { seconds: first.seconds, labs: [...timedOut.keys()] };
+  return outcome;
+}
+
+/**
+ * A lab of a run the time limit ended: unless every one of its tests reported, it failed,
+ * and its first failure says, once, that the limit ended it and where the run was stuck.
+ */
+function markTimedOut(lab: LabResult, timedOut: TimedOut, courseRoot: string): LabResult {
+  if (lab.status === "passed" || lab.reported >= lab.expected) return lab;
+  const missing = lab.expected - lab.reported;
+  const stuck = describeStuck(timedOut, courseRoot);
+  const failure: FirstFailure = {
+    test: timedOut.test?.join(" › ") ?? `Lab ${lab.id}`,
+    message: `超过时间上限 ${timedOut.seconds} 秒，测试进程已被结束${stuck === "" ? "" : `：${stuck}`}；还有 ${missing} 项测试没有跑完。常见原因：死循环（for (;;)、while (true)），或一个永远不结束的 Promise`,
+    timedOut: true,
+  };
+  // What did report keeps its failures; "no test found" only meant that the limit came first.
+  const reportedFailures = lab.reported === 0 ? [] : lab.failures;
+  return { ...lab, status: "failed", firstFailure: failure, failures: [failure, ...reportedFailures] };
+}
+
+/**
+ * The labs `target` names, in manifest order. Throws `CourseError` `USAGE` (listing the
+ * chapter's labs) for an unknown lab, or for a chapter without labs.
+ */
+export function selectLabs(manifest: ChapterManifest, target: LabTarget): LabSpec[] {
+  const known = manifest.labs.map((lab) => lab.id);
+  if (known.length === 0) throw new CourseError("USAGE", `第 ${manifest.id} 章没有 Lab`);
+  if (target.lab === undefined) return [...manifest.labs];
+  const lab = manifest.labs.find((l) => l.id === target.lab);
+  if (lab === undefined) throw new CourseError("USAGE", `没有 Lab ${target.lab}；第 ${manifest.id} 章的 Lab：${known.join(", ")}`);
+  return [lab];
+}

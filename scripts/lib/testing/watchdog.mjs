@@ -1,0 +1,81 @@
+// A watchdog thread inside a lab's test process: just before the run's time limit, it
+// pauses the main thread through the inspector and writes down where it was: the test that
+// was running and the call frames, top first. A `for (;;) {}` in the learner's code leaves
+// the main thread no moment to report anything itself, but the inspector interrupts it.
+//
+// Started by `test-launcher.mjs` with `workerData = { sampleAt, sampleFile, triggerFile }`: it looks
+// `sampleAt` milliseconds after the run starts (when given), or as soon as `triggerFile`
+// exists (when given: the lab runner writes it when a run stops making progress), and writes
+// the JSON to `sampleFile`. It posts "ready" once the debugger is enabled; the launcher
+// imports the test file only then, so every script is known to the watchdog.
+//
+// The file holds `{ test: string[] | null, frames: { functionName, url, line, column }[] }`
+// (line and column 0-based, as the inspector gives them; the lab runner maps them to the
+// TypeScript sources). Nothing is written when the main thread is idle (a test waiting for a
+// promise that never settles): then there is no JavaScript to pause, and the lab runner
+// names the test from the reporter's own record of which test had started.
+//
+// Plain JavaScript on purpose: it runs in a bare `node`, without tsx.
+import { existsSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
+import { parentPort, workerData } from "node:worker_threads";
+
+const { sampleAt, sampleFile, triggerFile } = workerData;
+const session = new Session();
+session.connectToMainThread();
+
+// Call frames carry a script id; its URL comes from the script's `scriptParsed` event.
+const urls = new Map();
+session.on("Debugger.scriptParsed", (message) => urls.set(message.params.scriptId, message.params.url));
+
+const post = (method, params = {}) =>
+  new Promise((resolve) => session.post(method, params, (error, result) => resolve(error ? undefined : result)));
+
+/** The name path of the node:test test whose code a paused frame belongs to, from its `this`. */
+async function testPathAt(frames) {
+  const expression =
+    "(() => { let t = this; if (!t || typeof t !== 'object' || typeof t.name !== 'string' || !('parent' in t)) return null;" +
+    " const path = []; while (t && t.parent) { path.unshift(t.name); t = t.parent; } return JSON.stringify(path); })()";
+  for (const frame of frames) {
+    const evaluated = await post("Debugger.evaluateOnCallFrame", { callFrameId: frame.callFrameId, expression, silent: true, returnByValue: true });
+    const value = evaluated?.result?.value;
+    if (typeof value === "string") return JSON.parse(value);
+  }
+  return null;
+}
+
+session.on("Debugger.paused", async (message) => {
+  const frames = message.params.callFrames;
+  const sample = {
+    test: await testPathAt(frames),
+    frames: frames.slice(0, 20).map((frame) => ({
+      functionName: frame.functionName,
+      url: urls.get(frame.location.scriptId) ?? frame.url ?? "",
+      line: frame.location.lineNumber,
+      column: frame.location.columnNumber,
+    })),
+  };
+  try {
+    writeFileSync(sampleFile, JSON.stringify(sample));
+  } finally {
+    // The worker stays: ending it (or its session) while the main thread computes can abort
+    // the whole process. Unref'd by the launcher, it never keeps the process alive.
+    session.post("Debugger.resume");
+  }
+});
+
+// A pending inspector reply does not keep a worker alive: this timer does, for the life of the
+// process (it also looks for the trigger). The launcher unrefs the worker, so an ordinary
+// run ends without waiting for it.
+let paused = false;
+const pause = () => {
+  if (paused) return;
+  paused = true;
+  session.post("Debugger.pause");
+};
+const alive = setInterval(() => {
+  if (typeof triggerFile === "string" && existsSync(triggerFile)) pause();
+}, 100);
+await post("Debugger.enable");
+if (typeof sampleAt === "number") setTimeout(pause, Math.max(0, sampleAt));
+parentPort.postMessage("ready");

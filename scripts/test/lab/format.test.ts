@@ -1,0 +1,55 @@
+/** `lab/format.ts`: what `lab` prints for people and for machines. */
+import assert from "node:assert/strict";
+import path from "node:path";
+import test from "node:test";
+import { type LabOutcome } from "../../lib/testing/labs.js";
+import { formatOutcome, outcomeJson } from "../../lib/lab/format.js";
+import { summarizeLabs, type TestRecord } from "../../lib/testing/results.js";
+import { parseManifest } from "../../lib/course/manifest.js";
+import { createPaint } from "../../lib/core/term.js";
+import { MINI_MANIFEST } from "../support/lab-fixture.js";
+
+const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
+
+const plain = createPaint(false);
+
+/** A result record as the reporter writes it. */
+function rec(path: string[], ok: boolean, message?: string, extra: Partial<TestRecord> = {}): TestRecord {
+  const record: TestRecord = { ok, path, skip: false, todo: false, ...extra };
+  if (!ok) record.error = { message: message ?? "boom", failureType: "testCodeFailure", ...extra.error };
+  return record;
+}
+
+test("every failure names its test's file:line, in the report, the chapter table and --json; --verbose shows the whole diff", () => {
+  const root = path.join(path.sep, "course with space");
+  const testFile = path.join(root, "packages", "pi-course", "test", "99-mini.test.ts");
+  const expected = Array.from({ length: 30 }, (_, i) => `  'item ${i}',`).join("\n");
+  const actual = expected.replace("'item 17'", "'item seventeen'");
+  const record = rec(["Lab 99.1 · deep"], false, "Expected values to be strictly deep-equal:\n+ actual - expected ... Lines skipped\n\n  [\n...\n+   'item seventeen',\n-   'item 17',\n...", {
+    file: testFile,
+    line: 12,
+    error: {
+      message: "",
+      // Frames only: a long diff in the message no longer pushes them out of the stack.
+      stack: `    at TestContext.<anonymous> (${testFile}:15:10)`,
+      compared: { actual: `[\n${actual}\n]`, expected: `[\n${expected}\n]` },
+    },
+  });
+  const labs = summarizeLabs(mini.labs, mini.labs, [record, rec(["Lab 99.1 · b"], true), rec(["Lab 99.2 · a"], true), rec(["Lab 99.2 · b"], true), rec(["Lab 99.2 · c"], true)]);
+  const outcome: LabOutcome = { kind: "tested", labs: labs.slice(0, 1), earlier: [], strays: [], crashes: [], output: [{ file: "x.js", stdout: "printed by the learner\n", stderr: "" }] };
+  const ctx = { paint: plain, courseRoot: root, watch: false };
+  const text = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, ctx);
+  assert.match(text, /测试 packages\/pi-course\/test\/99-mini\.test\.ts:12\n  在 packages\/pi-course\/test\/99-mini\.test\.ts:15/);
+  assert.doesNotMatch(text, /printed by the learner/);
+  const verbose = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { ...ctx, verbose: true });
+  assert.match(verbose, /\+   'item seventeen',\n  -   'item 17',/);
+  assert.match(verbose, /  'item 0',[\s\S]*  'item 29',/, "every line of the diff, not node's shortened one");
+  assert.match(verbose, /printed by the learner/, "and what the tests printed");
+  const table = formatOutcome({ ...outcome, labs }, mini, { chapter: "99" }, ctx);
+  assert.match(table, /✗ Lab 99\.1[^\n]*\n\s+测试 packages\/pi-course\/test\/99-mini\.test\.ts:12/);
+  const json = outcomeJson(outcome, mini, { chapter: "99", lab: "99.1" }, root) as { labs: { firstFailure: Record<string, unknown>; failures: unknown[] }[] };
+  assert.equal(json.labs[0]?.firstFailure.testLocation, "packages/pi-course/test/99-mini.test.ts:12");
+  assert.equal(json.labs[0]?.firstFailure.location, "packages/pi-course/test/99-mini.test.ts:15");
+  assert.equal(json.labs[0]?.failures.length, 1);
+});
+

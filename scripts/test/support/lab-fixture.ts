@@ -1,0 +1,196 @@
+/**
+ * A synthetic mini course for the `lab` and `hint` tests: chapter 99 with two labs
+ * (`Lab 99.1` 2 tests, `Lab 99.2` 3 tests, one of which first calls the 99.1 function),
+ * laid out like the real course so that the real tooling runs against it unchanged.
+ *
+ * The folder holds a copy of this repo's `scripts/` (so `scripts/lab.ts` finds the fixture
+ * as its course root), the real `tsconfig.base.json`, and a link to the repo's
+ * `node_modules` (TypeScript, tsx, yaml), so building it needs no network.
+ */
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import fse from "fs-extra";
+import os from "node:os";
+import path from "node:path";
+import { courseRoot, starterCopyPath } from "../../lib/core/paths.js";
+import { loadManifest } from "../../lib/course/manifest.js";
+import { learnerManifestText } from "../../lib/course/faults.js";
+import { runCommand } from "./tooling.js";
+import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
+
+/** The real repo this test file lives in. */
+export const repoRoot = courseRoot;
+
+export type MiniVariant = "starter" | "reference" | "broken";
+
+const LAB_ERROR = `/** The error every construction site throws until its lab is done. */
+function labError(what: string): Error {
+  return new Error(\`\${what} 尚未实现\`);
+}
+`;
+
+/** `src/mini.ts` in three states: the starter, the reference and a reference with a bug in 99.2. */
+export function miniSource(variant: MiniVariant): string {
+  if (variant === "starter") {
+    return `${LAB_ERROR}
+export function add(a: number, b: number): number {
+  void a;
+  void b;
+  throw labError("Lab 99.1 mini add");
+}
+
+export function greet(name: string): string {
+  void name;
+  throw labError("Lab 99.2 mini greet");
+}
+`;
+  }
+  const greeting = variant === "broken" ? "`hi ${name}`" : "`hello ${name}`";
+  return `export function add(a: number, b: number): number {
+  return a + b;
+}
+
+export function greet(name: string): string {
+  if (name === "") throw Object.assign(new Error("nobody to greet"), { code: "GREET_EMPTY" });
+  return ${greeting};
+}
+`;
+}
+
+const MINI_TEST = `import assert from "node:assert/strict";
+import test from "node:test";
+import { add, greet } from "../src/mini.js";
+
+test("Lab 99.1 · adds two numbers", () => {
+  assert.equal(add(2, 3), 5);
+});
+
+test("Lab 99.1 · adding zero changes nothing", () => {
+  assert.equal(add(7, 0), 7);
+});
+
+test("Lab 99.2 · greets by name", () => {
+  assert.equal(greet("pi"), "hello pi");
+});
+
+test("Lab 99.2 · greets the sum", () => {
+  assert.equal(greet(String(add(1, 1))), "hello 2");
+});
+
+test("Lab 99.2 · greeting starts with hello, and nobody is not greeted", () => {
+  // An assertion about an error: against the starter it receives the scaffold error.
+  assert.throws(() => greet(""), { code: "GREET_EMPTY" });
+  assert.match(greet("x"), /^hello /);
+});
+`;
+
+export const MINI_MANIFEST = `format: 1
+id: "99"
+title: 迷你章节
+files:
+  - packages/pi-course/src/mini.ts
+  - packages/pi-course/test/99-mini.test.ts
+  - checkpoints/99.yaml
+focusedTests:
+  - packages/pi-course/test/99-mini.test.ts
+labs:
+  - id: "99.1"
+    title: 两数相加
+    tests: 2
+    scaffoldError: Lab 99.1 mini add 尚未实现
+    hints:
+      - 第一级：打开 packages/pi-course/src/mini.ts
+      - 第二级：add(a, b) 返回 number
+      - 第三级：返回两数之和
+      - 第四级：return a + b;
+  - id: "99.2"
+    title: 打招呼
+    tests: 3
+    scaffoldError: Lab 99.2 mini greet 尚未实现
+    hints:
+      - 甲：打开 packages/pi-course/src/mini.ts
+      - 乙：greet(name) 返回 string
+      - 丙：拼出 hello 和名字
+      - 丁：return \`hello \${name}\`;
+`;
+
+export interface MiniCourse {
+  root: string;
+  /** Replaces `src/mini.ts` with `variant`. */
+  use(variant: MiniVariant): Promise<void>;
+}
+
+/**
+ * Writes the mini course into a fresh temporary folder and returns it; `t.after` (or the
+ * caller) must remove `root`. `practice` adds the practice-folder marker.
+ */
+export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean } = {}): Promise<MiniCourse> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "pi-lab-course-"));
+  const pkg = path.join(root, "packages", "pi-course");
+  await mkdir(path.join(pkg, "src"), { recursive: true });
+  await mkdir(path.join(pkg, "test"), { recursive: true });
+  await mkdir(path.join(root, "checkpoints"), { recursive: true });
+  await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
+    filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
+  });
+  await fse.copy(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
+  await writeFile(path.join(pkg, "tsconfig.json"), leanPackageTsconfig());
+  await mkdir(path.join(root, path.dirname(NODE_TEST_TYPES)), { recursive: true });
+  await writeFile(path.join(root, NODE_TEST_TYPES), NODE_TEST_TYPINGS);
+  // A junction needs no privilege on Windows; elsewhere the type is ignored.
+  await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
+  await writeFile(path.join(root, "package.json"), `${JSON.stringify({ name: "mini-course", private: true, type: "module", workspaces: ["packages/*"] }, null, 2)}\n`);
+  await writeFile(path.join(pkg, "package.json"), `${JSON.stringify({ name: "@pi/course", private: true, type: "module" }, null, 2)}\n`);
+  await writeFile(path.join(pkg, "test", "99-mini.test.ts"), MINI_TEST);
+  await writeFile(path.join(root, "checkpoints", "99.yaml"), MINI_MANIFEST);
+  if (options.practice === true) {
+    await mkdir(path.join(root, ".pi-course"), { recursive: true });
+    await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: "99" })}\n`);
+  }
+  const use = (v: MiniVariant) => writeFile(path.join(pkg, "src", "mini.ts"), miniSource(v));
+  await use(variant);
+  return { root, use };
+}
+
+/** Removes a mini course folder. */
+export function removeMiniCourse(course: MiniCourse): Promise<void> {
+  return rm(course.root, { recursive: true, force: true });
+}
+
+/** Runs the course command `script` (`lab.ts`, `hint.ts`, …) of `root` as npm's launcher would, from the compiled tooling, with piped output. */
+export function runScript(root: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  return runCommand(root, script, args, { cwd: path.join(root, "packages", "pi-course"), env });
+}
+
+/**
+ * A practice folder of real chapter `id` laid out as `practice NN --link-modules` lays it out,
+ * from this working tree (so the tooling under test is the one being edited): the course
+ * package's sources with each starter over its teaching file and a pristine starter copy for
+ * `reset`, the chapter's focused tests only, the learner-safe manifest, the practice marker,
+ * the tooling (`scripts/`, without its tests), `examples/`, the workspace manifests and the repo's
+ * `node_modules` linked. The folder's path has spaces and parentheses, as a learner's may.
+ * The caller removes the folder.
+ */
+export async function practiceCopy(sourceRoot: string, id: string): Promise<string> {
+  const manifest = await loadManifest(sourceRoot, id);
+  const root = await mkdtemp(path.join(os.tmpdir(), `pi practice${id} (copy)-`));
+  const pkg = path.join("packages", "pi-course");
+  for (const file of ["package.json", "tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), ...manifest.focusedTests]) {
+    await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+    await fse.copy(path.join(sourceRoot, file), path.join(root, file));
+  }
+  await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"));
+  await fse.copy(path.join(sourceRoot, "examples"), path.join(root, "examples")); // npm start's sample workspace
+  await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
+  const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
+  await mkdir(path.join(root, "checkpoints"), { recursive: true });
+  await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));
+  for (const { from, to } of manifest.starters) {
+    await fse.copy(path.join(sourceRoot, from), path.join(root, to));
+    const copy = path.join(root, ...starterCopyPath(to).split("/"));
+    await mkdir(path.dirname(copy), { recursive: true });
+    await fse.copy(path.join(sourceRoot, from), copy);
+  }
+  await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id, createdBy: "practice" })}\n`);
+  await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
+  return root;
+}

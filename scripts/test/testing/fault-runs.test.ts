@@ -1,0 +1,111 @@
+/**
+ * `testing/fault-runs.ts`: every documented fault run on a scratch copy of the reference,
+ * killed by its named test and restored; the repository is never touched.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import test from "node:test";
+import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../../lib/testing/fault-runs.js";
+import { authorFaults, type Fault } from "../../lib/course/faults.js";
+import { loadManifest } from "../../lib/course/manifest.js";
+import { MINI_FILE, MINI_REFERENCE, MINI_TEST, makeMiniCourse, repoRoot } from "../support/fault-fixture.js";
+import { fault } from "../support/fault-fixture.js";
+
+const NODE_MODULES = path.join(repoRoot, "node_modules");
+
+test("killedBy entries resolve to one test each: exact name first, else a unique prefix", () => {
+  const names = ["Lab 98.1 · doubles", "Lab 98.1 · doubles negatives"];
+  assert.deepEqual(resolveKilledBy({ id: "x", killedBy: ["Lab 98.1 · doubles"] }, names), ["Lab 98.1 · doubles"]);
+  assert.deepEqual(resolveKilledBy({ id: "x", killedBy: ["Lab 98.1 · doubles n"] }, names), ["Lab 98.1 · doubles negatives"]);
+  assert.throws(() => resolveKilledBy({ id: "x", killedBy: ["Lab 98.1 · d"] }, names), { code: "FAULT_INVALID" });
+  assert.throws(() => resolveKilledBy({ id: "x", killedBy: ["Lab 98.1 · z"] }, names), { code: "FAULT_INVALID" });
+});
+
+async function runAuthor(root: string, faults?: Fault[]): Promise<FaultResult[]> {
+  const manifest = await loadManifest(root, "98");
+  return runAuthorFaults({ sourceRoot: root, manifest, faults: faults ?? authorFaults(manifest), nodeModules: NODE_MODULES });
+}
+
+test("author mode: every documented fault is killed by its test and restored; the repo is untouched", async (t) => {
+  const root = await makeMiniCourse(t);
+  const before = await readFile(path.join(root, MINI_FILE));
+  const results = await runAuthor(root);
+  assert.deepEqual(
+    results.map((r) => [r.id, r.status, r.killedBy, r.restored, r.restoredLab]),
+    [
+      ["98.1-plus-two", "killed", ["Lab 98.1 · doubles negatives"], true, { passed: 2, total: 2 }],
+      ["98.2-load-untrusted", "killed", ["Lab 98.2 · untrusted code is never loaded"], true, { passed: 2, total: 2 }],
+    ],
+  );
+  assert.ok(allKilledAndRestored(results));
+  assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before, "the source tree is only read");
+  assert.ok(!existsSync(path.join(root, "packages/pi-course/dist")), "nothing was built in the source tree");
+});
+
+test("author mode: a fault the named test cannot see survives", async (t) => {
+  const root = await makeMiniCourse(t);
+  const manifest = await loadManifest(root, "98");
+  // `n + 2` equals `n * 2` for n = 2: the test "doubles" cannot see this mistake.
+  const blind = fault({ id: "98.1-blind", killedBy: ["Lab 98.1 · doubles"] });
+  // An edit with no observable effect at all: nothing can kill it.
+  const invisible = fault({ id: "98.1-invisible", replace: "  return n + n;", killedBy: ["Lab 98.1 · doubles"] });
+  const results = await runAuthorFaults({ sourceRoot: root, manifest, faults: [blind, invisible], nodeModules: NODE_MODULES });
+  assert.deepEqual(results.map((r) => [r.id, r.status, r.restored]), [
+    ["98.1-blind", "survived", true],
+    ["98.1-invisible", "survived", true],
+  ]);
+  assert.deepEqual(results[0]?.alsoFailed, ["Lab 98.1 · doubles negatives"], "another test saw it");
+  assert.deepEqual(results[1]?.alsoFailed, []);
+  assert.ok(!allKilledAndRestored(results));
+});
+
+test("author mode: a test made vacuous in a copy lets its documented fault survive", async (t) => {
+  const vacuous = MINI_TEST.replace("assert.equal(double(-3), -6);", "assert.ok(double(-3) !== undefined);");
+  assert.notEqual(vacuous, MINI_TEST);
+  const root = await makeMiniCourse(t, { test: vacuous });
+  const results = await runAuthor(root);
+  assert.equal(results.find((r) => r.id === "98.1-plus-two")?.status, "survived");
+  assert.equal(results.find((r) => r.id === "98.2-load-untrusted")?.status, "killed");
+});
+
+test("author mode: a drifted reference is FAULT_DRIFTED before anything is built", async (t) => {
+  const root = await makeMiniCourse(t, { source: MINI_REFERENCE.replace("return n * 2;", "return 2 * n;") });
+  await assert.rejects(runAuthor(root), (error: Error & { code?: string }) => {
+    assert.equal(error.code, "FAULT_DRIFTED");
+    assert.match(error.message, /98\.1-plus-two/);
+    return true;
+  });
+});
+
+test("author mode: a red baseline is refused, and a fault that does not compile is an error", async (t) => {
+  const red = await makeMiniCourse(t, { source: MINI_REFERENCE.replace('return "loaded";', 'return "skipped";') });
+  await assert.rejects(runAuthor(red, [fault()]), { code: "FAULT_BASELINE_RED" });
+
+  const root = await makeMiniCourse(t);
+  const [result] = await runAuthor(root, [fault({ id: "98.1-typo", replace: '  return n * "2";' })]);
+  assert.equal(result?.status, "error");
+  assert.match(result?.detail ?? "", /编译/);
+  assert.equal(result?.restored, true);
+});
+
+test("author mode: scratch folders are removed when copying the source fails and when a run fails", async (t) => {
+  const scratchParent = await mkdtemp(path.join(os.tmpdir(), "pi-fault-scratch-"));
+  t.after(() => rm(scratchParent, { recursive: true, force: true }));
+  const root = await makeMiniCourse(t);
+  const manifest = await loadManifest(root, "98");
+  await rm(path.join(root, "packages/pi-course/package.json"));
+  await assert.rejects(runAuthorFaults({ sourceRoot: root, manifest, faults: authorFaults(manifest), nodeModules: NODE_MODULES, scratchParent }), {
+    code: "FAULT_SOURCE_MISSING",
+  });
+  assert.deepEqual(await readdir(scratchParent), [], "no half-copied scratch folder is left behind");
+
+  const drifted = await makeMiniCourse(t, { source: MINI_REFERENCE.replace("return n * 2;", "return 2 * n;") });
+  await assert.rejects(runAuthorFaults({ sourceRoot: drifted, manifest, faults: authorFaults(manifest), nodeModules: NODE_MODULES, scratchParent }), {
+    code: "FAULT_DRIFTED",
+  });
+  assert.deepEqual(await readdir(scratchParent), []);
+});
+

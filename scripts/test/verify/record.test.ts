@@ -1,0 +1,129 @@
+/**
+ * `verify/record.ts` and its steps (`steps.ts`): the acceptance record end to end on a
+ * synthetic chapter, and partial records.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import test from "node:test";
+import { runVerify, selectSteps, type VerifyReport } from "../../lib/verify/record.js";
+import { CHAPTER_TEXT_BETA, makeFakeCourse, sh, STARTER_BETA } from "../support/fake-course.js";
+
+function failing(report: VerifyReport): string[] {
+  return report.checks.filter((c) => !c.ok).map((c) => c.name);
+}
+
+test("verify end to end on a synthetic chapter: a fault its test cannot see fails exactly that line, every other line passes", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const steps: string[] = [];
+  const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
+  assert.deepEqual(steps.slice(0, 3), ["[1/12] history", "[2/12] parent", "[3/12] fresh build"]);
+  assert.equal(steps.at(-1), "[12/12] through chapter 02");
+  assert.deepEqual(
+    report.checks.map((c) => c.name),
+    [
+      "history",
+      "parent",
+      "fresh build",
+      "public surface",
+      "hint signatures",
+      "first red",
+      "staged first red: Lab 2.1",
+      "staged first red: Lab 2.2",
+      "chapter text",
+      "leak audit",
+      "Lab 2.1 (reference)",
+      "Lab 2.2 (reference)",
+      "fault catalog",
+      "fault 2.1-no-sort",
+      "fault 2.2-no-join",
+      "fault 2.1-no-sort:learner",
+      "chapter total",
+      "through chapter 02",
+    ],
+  );
+  // betaRender(["a"]) joins a single item: `join("")` and `join(" | ")` agree, so the
+  // documented fault survives and the record fails on that line alone.
+  assert.deepEqual(failing(report), ["fault 2.2-no-join"]);
+  assert.equal(report.ok, false);
+  assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", "a failing record leaves the teaching branch alone");
+  assert.match(report.checks[0]!.detail, /^parent [0-9a-f]{12} -> target [0-9a-f]{12}, layer = chapter files only/);
+  assert.match(report.checks[1]!.detail, /^all pass \(\d+ tests in \d+ files; chapters 01\)$/, "the parent holds chapter 01 only");
+  assert.match(report.checks.find((c) => c.name === "fault 2.1-no-sort")!.detail, /^killed by “Lab 2\.1 · catalog is sorted”; restored: Lab 2\.1 2\/2$/);
+  assert.equal(report.checks.find((c) => c.name === "chapter total")!.detail, "3/3");
+  assert.match(report.checks.at(-1)!.detail, /^all pass \(5 tests in 3 files; chapters 01 02\)$/);
+  const detail = (name: string) => report.checks.find((c) => c.name === name)!.detail;
+  assert.equal(detail("staged first red: Lab 2.1"), `starter → Lab 2.1 0/2 "Lab 2.1 beta catalog 尚未实现"`);
+  assert.equal(detail("staged first red: Lab 2.2"), `reference for Lab 2.1 2/2 → Lab 2.2 0/1 "Lab 2.2 beta render 尚未实现"`);
+  assert.match(detail("chapter text"), /^chapters\/02-beta\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/);
+  assert.match(detail("history"), /verified: HEAD [0-9a-f]{12}\)$/);
+  assert.equal(sh(repo, ["branch", "--list", "course/*"]), "", "verify only reads the repository: the teaching branch is made in its clone");
+});
+
+test("a partial record runs the steps asked for and the steps they need, in record order", () => {
+  assert.deepEqual(selectSteps(["chapter total"]).map((s) => s.title), ["history", "fresh build", "public surface", "reference labs", "chapter total"]);
+  assert.deepEqual(selectSteps(["parent"]).map((s) => s.title), ["history", "parent"]);
+  assert.equal(selectSteps(undefined).length, selectSteps(selectSteps(undefined).map((s) => s.title)).length);
+  assert.throws(() => selectSteps(["nope"]), { code: "USAGE" });
+});
+
+test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const manifestPath = path.join(repo, "checkpoints/02.yaml");
+  const manifest = readFileSync(manifestPath, "utf8").replace(`find: 'join(" | ")'\n    replace: 'join("")'`, `find: 'join(" | ")'\n    replace: 'join(" + ")'`);
+  writeFileSync(manifestPath, manifest);
+  writeFileSync(path.join(repo, "starters/02-beta.ts"), STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"));
+  writeFileSync(
+    path.join(repo, "packages/pi-course/test/02-beta.test.ts"),
+    readFileSync(path.join(repo, "packages/pi-course/test/02-beta.test.ts"), "utf8").replace('betaRender(["a"]), "alpha:a"', 'betaRender(["a", "b"]), "alpha:a | alpha:b"'),
+  );
+  // One number of the chapter text changed: the acceptance record now claims 3/2.
+  writeFileSync(path.join(repo, "chapters/02-beta.md"), CHAPTER_TEXT_BETA.replace("Lab 2.1: 2/2", "Lab 2.1: 3/2"));
+  const line = CHAPTER_TEXT_BETA.split("\n").indexOf("Lab 2.1: 2/2") + 1;
+  // Nothing is committed: README's workflow runs verify before the commit.
+
+  // A partial record: the steps these two lines need, not the whole record.
+  const report = await runVerify({ repo, id: "02", only: ["public surface", "chapter text"] });
+  assert.deepEqual(report.checks.map((c) => c.name), ["history", "fresh build", "public surface", "hint signatures", "chapter text"]);
+  assert.deepEqual(failing(report), ["public surface", "chapter text"]);
+  assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
+  assert.match(report.checks.find((c) => c.name === "chapter text")!.detail, new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`));
+  assert.match(report.checks[0]!.detail, /verified: working tree = HEAD [0-9a-f]{12} \+ 4 uncommitted changes/);
+});
+
+test("verify end to end: a hint quoting the reference is a leak; practice refuses the folder and both lines say so", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const manifestPath = path.join(repo, "checkpoints/02.yaml");
+  writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", "先去重再排序, \"const unique = [...new Set(names)].sort();\"]"));
+  sh(repo, ["commit", "-q", "-am", "a hint that gives the answer away"]);
+
+  const report = await runVerify({ repo, id: "02", only: ["public surface", "leak audit", "through chapter"] });
+  assert.deepEqual(failing(report), ["fresh build", "public surface", "leak audit"]);
+  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
+  assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
+});
+
+test("verify: a starter carrying reference code in a comment fails fresh build and leak audit, naming the starter's line", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
+  const starter = STARTER_BETA.replace("  void alpha;", "  // 参考：const unique = [...new Set(names)].sort();\n  void alpha;");
+  writeFileSync(path.join(repo, "starters/02-beta.ts"), starter);
+  sh(repo, ["commit", "-q", "-am", "a starter that gives the answer away in a comment"]);
+  const line = starter.split("\n").findIndex((l) => l.includes("参考")) + 1;
+
+  const report = await runVerify({ repo, id: "02", only: ["leak audit"] });
+  assert.deepEqual(failing(report), ["fresh build", "leak audit"]);
+  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, new RegExp(`starters/02-beta\\.ts:${line} 的注释含有.*const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);`));
+});
+
+test("verify: a parent that needs a file of a later chapter fails the parent line", async (t) => {
+  // Chapter 01's test imports a chapter-02 file: at chapter 02's parent that file is absent.
+  const repo = makeFakeCourse(t, {
+    linkModules: true,
+    overrides: { "packages/pi-course/test/01-alpha.test.ts": 'import { betaRender } from "../src/beta.js";\nvoid betaRender;\n' },
+  });
+  const report = await runVerify({ repo, id: "02", only: ["parent"] });
+  const parent = report.checks.find((c) => c.name === "parent")!;
+  assert.equal(parent.ok, false);
+  assert.match(parent.detail, /无法编译.*beta/);
+  assert.equal(report.ok, false);
+});
