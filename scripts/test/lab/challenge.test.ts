@@ -9,11 +9,11 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { createPaint } from "../lib/core/term.js";
-import { loadManifest } from "../lib/course/manifest.js";
-import { runChallenge } from "../lib/lab/challenge.js";
-import { challengeJson, challengeOk, formatChallenge } from "../lib/lab/format.js";
-import { createMiniCourse, MINI_MANIFEST, removeMiniCourse } from "./lab-fixture.js";
+import { createPaint } from "../../lib/core/term.js";
+import { loadManifest } from "../../lib/course/manifest.js";
+import { runChallenge } from "../../lib/lab/challenge.js";
+import { challengeJson, challengeOk, formatChallenge } from "../../lib/lab/format.js";
+import { createMiniCourse, MINI_MANIFEST, removeMiniCourse } from "../support/lab-fixture.js";
 
 const EDGE_TEST = `import assert from "node:assert/strict";
 import test from "node:test";
