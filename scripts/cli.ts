@@ -21,6 +21,7 @@ import type { CheckpointArgs } from "./checkpoint.js";
 import type { FaultArgs } from "./fault.js";
 import type { HintArgs } from "./hint.js";
 import type { LabArgs } from "./lab.js";
+import type { McpArgs } from "./mcp.js";
 import type { MatrixArgs } from "./node-matrix.js";
 import type { PracticeArgs } from "./practice.js";
 import type { ResetArgs } from "./reset.js";
@@ -218,6 +219,26 @@ const reset = defineCommand("reset", {
   run: async (args, context) => (await import("./reset.js")).run(args, context),
 });
 
+const mcp = defineCommand("mcp", {
+  synopsis: ["（不带参数：由你的 agent 启动，经 stdin/stdout 通信）"],
+  description: `只在练习目录里使用。把这个练习目录作为 MCP 服务（stdio）提供给你的编程 agent：
+工具 lab_status（全章进度表）、run_lab（运行一个 Lab：第一处失败、它违反的规则 §x.y、正文小节、
+file:line:col）、next_hint（下一级提示，与 hint 共用进度，一次一级）、chapter_section（按节号取正文），
+以及提示词 predict（运行之前先预测结果）。只读练习目录，不读课程仓库（那里的代码就是答案）。
+stdout 只留给协议：经 npm 启动时要加 --silent，否则 npm 的 “> …” 行会混进去。
+各种 agent 的一行配置见 README 的 “Your agent and the course”。`,
+  options: {},
+  exits: {
+    ok: { zh: "服务运行到客户端关闭 stdin 为止", en: "it served until its client closed stdin" },
+    failed: { zh: "拒绝启动（不在练习目录里）或失败；stdout 上什么也没有写", en: "it refused to start (outside a practice folder) or failed; nothing was written to stdout" },
+  },
+  interpret(_values, positionals) {
+    if (positionals.length > 0) throw new CourseError("USAGE", `mcp 不接受参数，多了 “${positionals[0]}”`);
+    return {};
+  },
+  run: async (args, context) => (await import("./mcp.js")).run(args, context),
+});
+
 const verify = defineCommand("verify", {
   synopsis: ["<章节号> [--only <步骤>]... [--json]"],
   description: `第 <章节号> 章的验收记录（作者用）：在临时目录里检查你现在的工作区（HEAD 加上未提交的改动，
@@ -280,6 +301,7 @@ export interface CommandArgsByName {
   hint: HintArgs;
   fault: FaultArgs;
   reset: ResetArgs;
+  mcp: McpArgs;
   verify: VerifyArgs;
   "node-matrix": MatrixArgs;
 }
@@ -294,6 +316,7 @@ export const COMMANDS: { readonly [N in CommandName]: Command<CommandArgs<N>> } 
   hint,
   fault,
   reset,
+  mcp,
   verify,
   "node-matrix": nodeMatrix,
 };

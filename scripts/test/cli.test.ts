@@ -51,7 +51,7 @@ test("an unknown command is the launcher's usage line, exit 2", async () => {
     assert.equal(code, 2);
     assert.equal(stderr, `${LAUNCH_USAGE}\n`);
   }
-  assert.match(LAUNCH_USAGE, /^usage: node scripts\/launch\.mjs <checkpoint\|practice\|lab\|hint\|fault\|reset\|verify\|node-matrix> \[args\]$/);
+  assert.match(LAUNCH_USAGE, /^usage: node scripts\/launch\.mjs <checkpoint\|practice\|lab\|hint\|fault\|reset\|mcp\|verify\|node-matrix> \[args\]$/);
 });
 
 test("the README's table of exit statuses is the contract's rendering", () => {

@@ -24,6 +24,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   fault: ["core", "ts", "course", "testing", "practice"],
   reset: ["core", "ts", "course", "testing", "practice"],
   verify: ["core", "ts", "course", "testing", "practice"],
+  mcp: ["core", "ts", "course", "testing", "practice"],
 };
 
 /** Every module of the tooling (not its tests), by path relative to `scripts/`, with the relative modules it imports. */

@@ -8,7 +8,7 @@
 import { distPathOf } from "./paths.js";
 
 /** The course commands, in the order `--help` and the launcher's usage line list them. */
-export const COMMAND_NAMES = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "verify", "node-matrix"] as const;
+export const COMMAND_NAMES = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "mcp", "verify", "node-matrix"] as const;
 
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -20,10 +20,12 @@ export function isCommandName(name: string): name is CommandName {
 /**
  * The command line that runs course command `name` with `args`, as the learner types it:
  * `npm run lab -w @pi/course -- 12.1`. The version matrix is the root package's own script
- * (`npm run test:node -- 24`). Without `args`, the invocation the usage line starts with.
+ * (`npm run test:node -- 24`). The MCP server's stdout is the protocol, so npm must print
+ * none of its `> …` lines there: `npm run --silent mcp -w @pi/course`. Without `args`, the
+ * invocation the usage line starts with.
  */
 export function courseCommand(name: CommandName, ...args: string[]): string {
-  const invocation = name === "node-matrix" ? "npm run test:node --" : `npm run ${name} -w @pi/course --`;
+  const invocation = name === "node-matrix" ? "npm run test:node --" : name === "mcp" ? "npm run --silent mcp -w @pi/course --" : `npm run ${name} -w @pi/course --`;
   return [invocation, ...args].join(" ");
 }
 

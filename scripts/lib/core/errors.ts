@@ -72,6 +72,11 @@ export const ERROR_CODES = {
   RESET_LAB_BREAKS_BUILD: "A lab reset whose result would not compile where the learner's file did.",
   RESET_WRITE_FAILED: "A teaching file cannot be saved or written.",
 
+  // The MCP server of a practice folder.
+  MCP_NOT_PRACTICE: "`mcp` serves a practice folder only: the folder it runs in has no readable `.pi-course/practice.json`.",
+  MCP_TEXT_MISSING: "The chapter has no text, or the practice folder lacks its file.",
+  MCP_SECTION_UNKNOWN: "The chapter text has no section with the number asked for.",
+
   // Author tooling.
   CHAPTER_TEXT_INVALID: "The chapter text's `verify` markup is malformed.",
   NODE_BUILD_UNAVAILABLE: "The registry has no official Node build for this platform or major.",
