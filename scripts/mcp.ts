@@ -15,14 +15,14 @@
  * The server runs until its client closes stdin. Interrupted (SIGINT, SIGTERM, SIGHUP), it
  * ends a running lab's test processes, removes their temporary folders and ends by the signal.
  */
-import { readFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { chapterArgument, normalizeChapterId, parseTarget, type CommandContext, type LabTarget } from "./lib/core/cli.js";
+import { chapterArgument, parseTarget, type CommandContext, type LabTarget } from "./lib/core/cli.js";
 import { courseCommand } from "./lib/core/command-line.js";
 import { CourseError, formatWarning, isCourseError } from "./lib/core/errors.js";
 import { catchInterruptions } from "./lib/core/interrupt.js";
-import { isPracticeFolder, PRACTICE_MARKER } from "./lib/core/paths.js";
+import { HINT_STATE } from "./lib/core/paths.js";
 import { createPaint } from "./lib/core/term.js";
 import { testBelongsToLab } from "./lib/course/lab-names.js";
 import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
@@ -32,6 +32,7 @@ import { formatOutcome, totals } from "./lib/lab/format.js";
 import { formatHint, readHintState, removeStaleHintTemps, RUNG_NAMES, RUNGS, takeHint, writeHintState } from "./lib/lab/hints.js";
 import { courseRelative, locateFailure } from "./lib/lab/locate.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./lib/lab/progress.js";
+import { practiceChapter } from "./lib/mcp/folder.js";
 import type { FailureData, HintData, LabStatusData, PracticeTools, RunLabData, RunProblem, SectionData } from "./lib/mcp/server.js";
 import { learnerPreamble } from "./lib/practice/preamble.js";
 import { runLab as runLabs, selectLabs, type LabOutcome } from "./lib/testing/labs.js";
@@ -46,22 +47,6 @@ export type McpArgs = Record<string, never>;
 const EXCERPT_LINES = 12;
 
 const PLAIN = createPaint(false);
-
-/** The chapter the practice folder at `root` is for, from its marker. Throws `MCP_NOT_PRACTICE`. */
-export function practiceChapter(root: string): string {
-  if (!isPracticeFolder(root)) {
-    throw new CourseError("MCP_NOT_PRACTICE", `这里不是练习目录（${root} 没有 ${PRACTICE_MARKER}）：课程的 MCP 服务只在练习目录里运行，不读课程仓库（那里的代码就是答案）。先生成一个：${courseCommand("practice", "<章号>", "<新目录>")}`);
-  }
-  let chapter: string | undefined;
-  try {
-    const marker = JSON.parse(readFileSync(path.join(root, ...PRACTICE_MARKER.split("/")), "utf8")) as { chapter?: unknown };
-    chapter = typeof marker.chapter === "string" ? normalizeChapterId(marker.chapter) : undefined;
-  } catch (error) {
-    throw new CourseError("MCP_NOT_PRACTICE", `${PRACTICE_MARKER} 读不出来（${(error as Error).message}）：它由 practice 生成，说明这是哪一章的练习目录；重新生成练习目录`, { cause: error });
-  }
-  if (chapter === undefined) throw new CourseError("MCP_NOT_PRACTICE", `${PRACTICE_MARKER} 没有写明章号（"chapter": "12" 这样）：重新生成练习目录`);
-  return chapter;
-}
 
 /** The first `max` lines of `text`, with a note of how many were left out. */
 function excerpt(text: string, max = EXCERPT_LINES): string {
@@ -221,7 +206,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       const lines = learnerPreamble(root, manifest.id);
       removeStaleHintTemps(root);
       const loaded = await readHintState(root);
-      if (loaded.problem !== undefined) lines.push(formatWarning("HINT_STATE_INVALID", `提示进度文件无法使用（${loaded.problem}），这次按没有看过任何提示处理。`));
+      if (loaded.problem !== undefined) lines.push(formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`));
       // The same climb as `hint`: the rung after the highest reached, never further.
       const { state, view } = takeHint(loaded.state, lab!);
       let warning: string | undefined;
@@ -267,15 +252,13 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
     },
 
     async predict(raw) {
-      const manifest = await loadManifest(root, raw === undefined ? chapter : parseTarget(raw.trim()).chapter);
+      const target = raw === undefined ? undefined : parseTarget(raw.trim());
+      if (target !== undefined && target.lab === undefined) throw new CourseError("USAGE", `predict 针对单个 Lab：写 ${target.chapter}.1 这样的编号`);
+      const manifest = await loadManifest(root, target?.chapter ?? chapter);
       const digest = teachingDigest(root, manifest);
       const progress = readProgress(root);
-      let lab = manifest.labs.find((l) => !knownGreen(progress, l.id, digest));
-      if (raw !== undefined) {
-        const target = parseTarget(raw.trim());
-        if (target.lab === undefined) throw new CourseError("USAGE", `predict 针对单个 Lab：写 ${target.chapter}.1 这样的编号`);
-        lab = selectLabs(manifest, target)[0];
-      }
+      // Without a lab: the first one not known to be green on the code as it is now.
+      const lab = target === undefined ? manifest.labs.find((l) => !knownGreen(progress, l.id, digest)) : selectLabs(manifest, target)[0];
       if (lab === undefined) return `第 ${manifest.id} 章的每个 Lab 在当前代码上都已通过。请学习者预测：挑战关（${courseCommand("lab", manifest.id, "--challenge")}）里哪些主题会失败，为什么？写下预测之后再运行。`;
       const names = labTestNames(root, manifest, lab.id);
       const last = progress.labs[lab.id];

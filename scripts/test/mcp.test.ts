@@ -7,8 +7,8 @@
  * started with `--silent` leaves stdout to the protocol from its first byte, and on the real
  * chapter 12 no answer carries a line of the reference `resources.ts` the starter lacks.
  *
- * The synthetic mini course (chapter 99) keeps the lab runs fast; the chapter 12 folder
- * runs no lab (its sections and hints are what it shows).
+ * The synthetic mini course (chapter 99) keeps most lab runs fast; the chapter 12 folder
+ * runs one lab on its starter and shows its sections and hints.
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -283,7 +283,7 @@ function stampTooling(root: string): void {
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
 
-test("mcp on chapter 12: its sections and its hints, and no answer carries a line of the reference the starter lacks", { skip: !chapter12 && "chapter 12 is not in this tree" }, async (t) => {
+test("mcp on chapter 12: its sections, its hints and a lab on the starter, and no answer carries a line of the reference the starter lacks", { skip: !chapter12 && "chapter 12 is not in this tree" }, async (t) => {
   const root = await practiceCopy(repoRoot, "12");
   t.after(() => rm(root, { recursive: true, force: true }));
   const manifest = await loadManifest(repoRoot, "12");
@@ -311,6 +311,10 @@ test("mcp on chapter 12: its sections and its hints, and no answer carries a lin
         outputs.push(hint.text, JSON.stringify(hint.data));
       }
     }
+    const starter = await call(client, "run_lab", { lab: "12.1" });
+    assert.deepEqual([starter.data.passed, starter.data.total, starter.data.status], [0, 2, "not_started"]);
+    assert.match(String((starter.data.firstFailure as { location?: string }).location), /^packages\/pi-course\/src\/resources\.ts:\d+:\d+$/);
+    outputs.push(starter.text, JSON.stringify(starter.data));
     const predict = await client.getPrompt({ name: "predict", arguments: { lab: "12.1" } });
     outputs.push(JSON.stringify(predict));
     assert.match(JSON.stringify(predict), /Lab 12\.1 · roots 顺序决定同名资源的 winner/);

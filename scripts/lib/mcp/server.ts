@@ -37,7 +37,8 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CourseError, formatError } from "../core/errors.js";
-import { isPracticeFolder, PRACTICE_MARKER } from "../core/paths.js";
+import { isPracticeFolder } from "../core/paths.js";
+import { notPracticeError } from "./folder.js";
 
 /** The name the server gives itself (and the README's configuration lines use). */
 export const SERVER_NAME = "pi-course";
@@ -333,11 +334,6 @@ export interface PracticeServer {
   server: Server;
   /** Settles once every call received so far has ended. */
   idle(): Promise<void>;
-}
-
-/** The refusal every call gives once the folder is not (or no longer) a practice folder. */
-export function notPracticeError(root: string): CourseError {
-  return new CourseError("MCP_NOT_PRACTICE", `这里不是练习目录（${root} 没有 ${PRACTICE_MARKER}）：课程的 MCP 服务只在练习目录里运行，不读课程仓库（那里的代码就是答案）`);
 }
 
 /** What the server tells the agent about itself when it connects. */

@@ -1,0 +1,75 @@
+/** `course/sections.ts`: a chapter text's numbered sections, and the rule a failure names. */
+import assert from "node:assert/strict";
+import test from "node:test";
+import { chapterSections, findSection, ruleOf } from "../../lib/course/sections.js";
+
+const TEXT = `# 第 1 章
+
+## 1. 开始
+
+第一节。
+
+<!-- verify: repo -->
+\`\`\`sh
+npm test
+\`\`\`
+
+<!-- verify: expect
+     跨两行的注释 -->
+\`\`\`text
+ok
+\`\`\`
+
+## 2. 规则
+
+\`\`\`\`md
+## 3. 代码块里的不是标题
+\`\`\`
+仍在代码块里
+\`\`\`\`
+
+### 2.1 第一条
+
+正文 <!-- verify: skip 行内的也去掉 --> 留下。
+
+#### 2.1.1 更细
+
+### 2.2 第二条
+
+## 附：没有编号
+
+不属于第 2 节。
+`;
+
+test("numbered headings outside code blocks are the sections; each runs to the next heading of its level or above", () => {
+  const sections = chapterSections(TEXT);
+  assert.deepEqual(
+    sections.map(({ number, title, level, line }) => ({ number, title, level, line })),
+    [
+      { number: "1", title: "开始", level: 2, line: 3 },
+      { number: "2", title: "规则", level: 2, line: 18 },
+      { number: "2.1", title: "第一条", level: 3, line: 26 },
+      { number: "2.1.1", title: "更细", level: 4, line: 30 },
+      { number: "2.2", title: "第二条", level: 3, line: 32 },
+    ],
+  );
+  assert.equal(findSection(TEXT, "2.2")?.text, "### 2.2 第二条", "an unnumbered heading of a higher level ends it");
+  assert.match(findSection(TEXT, "2")!.text, /^## 2\. 规则\n\n````md\n## 3\. 代码块里的不是标题\n```\n仍在代码块里\n````\n\n### 2\.1 第一条[\s\S]*### 2\.2 第二条$/);
+  assert.equal(findSection(TEXT, "3"), undefined, "a heading inside a fence is none");
+});
+
+test("a section leaves out the replay's verify comments, one line or several, and keeps the rest of their lines", () => {
+  assert.equal(findSection(TEXT, "1")?.text, "## 1. 开始\n\n第一节。\n\n```sh\nnpm test\n```\n\n```text\nok\n```");
+  assert.equal(findSection(TEXT, "2.1")?.text, "### 2.1 第一条\n\n正文  留下。\n\n#### 2.1.1 更细");
+});
+
+test("a section is found by its number as a learner or a failure writes it", () => {
+  for (const asked of ["2.1", "§2.1", " 2.1 ", "2.1."]) assert.equal(findSection(TEXT, asked)?.title, "第一条", JSON.stringify(asked));
+  assert.equal(findSection(TEXT, "2.10"), undefined);
+});
+
+test("the rule of a failure is its first line when it starts with §x.y：", () => {
+  assert.deepEqual(ruleOf("§3.4：roots 按给出的顺序扫描\nExpected values to be strictly equal"), { rule: "§3.4：roots 按给出的顺序扫描", section: "3.4" });
+  assert.deepEqual(ruleOf("§18.1: ascii colon too"), { rule: "§18.1: ascii colon too", section: "18.1" });
+  for (const none of ["Lab 12.1 resource catalog 尚未实现", "see §3.4：later on the line", "§3.4：", ""]) assert.equal(ruleOf(none), undefined, none);
+});
