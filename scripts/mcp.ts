@@ -42,7 +42,6 @@ import type { FirstFailure, LabResult } from "./lib/testing/results.js";
 /** `mcp`'s arguments (declared in the command table, `cli.ts`): none. */
 export type McpArgs = Record<string, never>;
 
-
 /** How many lines of a failure's message an answer carries (as many as `lab` shows). */
 const EXCERPT_LINES = 12;
 

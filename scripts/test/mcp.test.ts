@@ -158,6 +158,15 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
     assert.match(String(failure.excerpt), /^§2\.1：greet 返回 hello 加名字\n/);
     assert.match(broken.text, /^Lab 99\.2 · 打招呼 {2}0\/3\n✗ Lab 99\.2 · greets by name\n {2}§2\.1：greet/, "the text is what lab 99.2 prints");
 
+    // Code that does not compile: no test ran, and the answer says why instead of counting.
+    await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), "export function add(a: number, b: number): number {\n  return a +;\n}\n");
+    const unbuilt = await call(client, "lab_status");
+    const problem = unbuilt.data.problem as { kind: string; message: string };
+    assert.deepEqual([problem.kind, unbuilt.data.next, (unbuilt.data.labs as { status: string }[]).map((lab) => lab.status)], ["build_failed", null, ["failed", "failed"]]);
+    assert.match(problem.message, /src\/mini\.ts/);
+    assert.match(unbuilt.text, /^编译失败（\d+ 处错误），测试没有运行：/);
+    await course.use("broken");
+
     const first = await call(client, "next_hint", { lab: "99.2" });
     const second = await call(client, "next_hint", { lab: "99.2" });
     assert.deepEqual(
