@@ -12,7 +12,7 @@ import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { courseRoot, starterCopyPath } from "../../lib/core/paths.js";
-import { loadManifest } from "../../lib/course/manifest.js";
+import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
 import { learnerManifestText } from "../../lib/course/faults.js";
 import { runCommand } from "./tooling.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
@@ -164,7 +164,7 @@ export function runScript(root: string, script: string, args: readonly string[],
 /**
  * A practice folder of real chapter `id` laid out as `practice NN --link-modules` lays it out,
  * from this working tree (so the tooling under test is the one being edited): the course
- * package's sources with each starter over its teaching file and a pristine starter copy for
+ * package's sources (without the files a later chapter adds) with each starter over its teaching file and a pristine starter copy for
  * `reset`, the chapter's focused tests only, the learner-safe manifest, the practice marker,
  * the tooling (`scripts/`, without its tests), `examples/`, the workspace manifests and the repo's
  * `node_modules` linked. The folder's path has spaces and parentheses, as a learner's may.
@@ -178,7 +178,12 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
     await mkdir(path.dirname(path.join(root, file)), { recursive: true });
     await fse.copy(path.join(sourceRoot, file), path.join(root, file));
   }
-  await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"));
+  // The package's sources as the chapter's target has them: nothing a later chapter adds.
+  const later = new Set<string>();
+  for (const other of await listChapterIds(sourceRoot)) {
+    if (Number(other) > Number(id)) for (const file of (await loadManifest(sourceRoot, other)).files) later.add(path.join(sourceRoot, ...file.split("/")));
+  }
+  await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { filter: (source) => !later.has(source) });
   await fse.copy(path.join(sourceRoot, "examples"), path.join(root, "examples")); // npm start's sample workspace
   await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
