@@ -779,6 +779,7 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
   await rule("§6：每个标题、每段正文各是单独的一段，段与段之间用一个空行（\"\\n\\n\"）连接", () => {
     assert.ok(systemPrompt.startsWith("PROJECT RULES\n\n") || systemPrompt.includes("\n\nPROJECT RULES\n\n"), "instructions 正文自成一段");
     assert.ok(systemPrompt.includes("\n\nRead the diff first.\n\n"), "激活的正文自成一段");
+    assert.ok(systemPrompt.includes("\n\n# Active skill: review\n\nRead the diff first.\n\n"), "激活的 Skill 以它自己的一段标题 # Active skill: review 开头，正文紧随其后");
     assert.ok(systemPrompt.endsWith("\n\ntests\nsecurity\n"), "附加文件的原文自成一段，原样结尾");
   });
   await rule("§6：附加文件以调用者写的 request 为标题；系统提示里没有文件的 canonical 路径", () => {
