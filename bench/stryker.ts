@@ -3,7 +3,7 @@
  * of `packages/pi-course/src/resources.ts` and runs the chapter's lab tests against each
  * mutant.
  *
- *   npm run bench -- stryker [--concurrency 2] [--with-helpers] [--incremental] [--keep] [--list-reviewed]
+ *   npm run bench -- stryker [--concurrency 2] [--with-helpers] [--with-challenge] [--incremental] [--keep] [--list-reviewed]
  *   npm run bench -- stryker --report-only [--list-reviewed]     the last run's tables again, no run
  *
  * - What is mutated: the declarations the starter leaves to the learner, marked
@@ -56,6 +56,7 @@ const { values } = parseArgs({
   options: {
     concurrency: { type: "string", default: String(Math.max(1, Math.min(os.availableParallelism(), 4))) },
     "with-helpers": { type: "boolean" },
+    "with-challenge": { type: "boolean" },
     incremental: { type: "boolean" },
     keep: { type: "boolean" },
     "list-reviewed": { type: "boolean" },
@@ -68,6 +69,9 @@ const PACKAGE = "packages/pi-course";
 const TARGET = `${PACKAGE}/src/resources.ts`;
 const STARTER = "starters/12-resources.ts";
 const LAB_TESTS = `${PACKAGE}/dist/test/12-resources-extensions.test.js`;
+/** `--with-challenge`: the challenge tier too, i.e. every test the reference must pass, not only what a learner's labs check. */
+const CHALLENGE_TESTS = ["catalog", "activation", "files", "extensions", "hooks"].map((theme) => `${PACKAGE}/dist/test/challenge/12-${theme}.test.js`);
+const TESTS = values["with-challenge"] === true ? [LAB_TESTS, ...CHALLENGE_TESTS].join(" ") : LAB_TESTS;
 const NODE_MAJOR = Number(process.versions.node.split(".")[0]);
 /** Pinned: StrykerJS 10 needs Node ≥ 22; 9.6 is the last line that runs on Node 20. */
 const STRYKER_VERSION = NODE_MAJOR >= 22 ? "10.1.1" : "9.6.1";
@@ -430,7 +434,7 @@ if (incremental && existsSync(incrementalFile) && (!existsSync(fingerprintFile) 
 const config = {
   packageManager: "npm",
   testRunner: "command",
-  commandRunner: { command: `node --import ./stryker-coverage.mjs --test --test-reporter=dot ${LAB_TESTS}` },
+  commandRunner: { command: `node --import ./stryker-coverage.mjs --test --test-reporter=dot ${TESTS}` },
   buildCommand: `tsc -p ${PACKAGE}/tsconfig.json`,
   coverageAnalysis: "off",
   mutate: chosen.map((d) => `${TARGET}:${d.start}-${d.end}`),
@@ -449,7 +453,7 @@ writeFileSync(path.join(workspace, "stryker.config.json"), `${JSON.stringify(con
 
 console.log(
   `Node ${process.version}; mutating ${chosen.length} declarations of ${TARGET}${helpers ? " (lab-marked and helpers)" : " (the lab-marked ones)"}, StringLiteral excluded; ` +
-    `tests: node --test ${LAB_TESTS}; concurrency ${config.concurrency}${incremental ? "; incremental" : ""}`,
+    `tests: node --test ${TESTS}; concurrency ${config.concurrency}${incremental ? "; incremental" : ""}`,
 );
 console.log(`workspace: ${workspace}`);
 const start = performance.now();
