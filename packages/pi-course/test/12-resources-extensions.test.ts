@@ -38,51 +38,9 @@ import {
 import { createSession } from "../src/session.js";
 import { ToolRegistry, objectSchema, stringValue, type Tool, type ToolExecutor } from "../src/tool.js";
 import { text, textOf, type ToolCall, type ToolResultMessage } from "../src/types.js";
+import { isScaffold, rule } from "./support/rules.js";
 
-// ---------------------------------------------------------------------------
-// Rules: a failure names the rule and the section of the chapter text
-// ---------------------------------------------------------------------------
 
-/** A starter's construction-site error: `Lab 12.N … 尚未实现`. It is never wrapped (see `rule`). */
-const SCAFFOLD = /^Lab 12\.\d+ .+ 尚未实现$/;
-
-function isScaffold(error: unknown): boolean {
-  return error instanceof Error && SCAFFOLD.test(error.message);
-}
-
-/** The call frames (`    at …` lines) of a stack. */
-function framesOf(stack: string | undefined): string {
-  return (stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).join("\n");
-}
-
-/**
- * `error` with `statement` (the rule, `§x.y：…`) in front of its message. A failed assertion
- * keeps its values (the lab runner's `--verbose` diff); any other error becomes an assertion
- * error that keeps the original as `actual` and its call frames, so the lab runner still
- * points at the line of the learner's code that threw. A starter's scaffold error passes
- * unchanged: it means "not started", not "wrong".
- */
-function underRule(statement: string, error: unknown): unknown {
-  if (isScaffold(error)) return error;
-  if (error instanceof assert.AssertionError) {
-    error.message = `${statement}\n${error.message}`;
-    return error;
-  }
-  const code: unknown = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  const described = error instanceof Error ? `${error.name}${typeof code === "string" ? ` [${code}]` : ""}: ${error.message}` : String(error);
-  const wrapped = new assert.AssertionError({ message: `${statement}\n意外的错误 ${described}`, actual: error, expected: undefined, operator: "rule" });
-  if (error instanceof Error) wrapped.stack = `${wrapped.message}\n${framesOf(error.stack)}`;
-  return wrapped;
-}
-
-/** Runs `check` for one rule of the chapter text; a failure is rethrown under the rule (see `underRule`). */
-async function rule(statement: string, check: () => unknown): Promise<void> {
-  try {
-    await check();
-  } catch (error) {
-    throw underRule(statement, error);
-  }
-}
 
 /**
  * Expects `run()` to throw or reject with the contract error `code`. An error without a
