@@ -33,12 +33,14 @@ export function miniSource(variant: MiniVariant): string {
   if (variant === "starter") {
     return `${LAB_ERROR}
 export function add(a: number, b: number): number {
+  // 🔨 Lab 99.1：返回两数之和
   void a;
   void b;
   throw labError("Lab 99.1 mini add");
 }
 
 export function greet(name: string): string {
+  // 🔨 Lab 99.2：拼出问候语；空名字 → GREET_EMPTY
   void name;
   throw labError("Lab 99.2 mini greet");
 }
@@ -89,7 +91,11 @@ title: 迷你章节
 files:
   - packages/pi-course/src/mini.ts
   - packages/pi-course/test/99-mini.test.ts
+  - starters/99-mini.ts
   - checkpoints/99.yaml
+starters:
+  - from: starters/99-mini.ts
+    to: packages/pi-course/src/mini.ts
 focusedTests:
   - packages/pi-course/test/99-mini.test.ts
 labs:
@@ -121,7 +127,8 @@ export interface MiniCourse {
 
 /**
  * Writes the mini course into a fresh temporary folder and returns it; `t.after` (or the
- * caller) must remove `root`. `practice` adds the practice-folder marker.
+ * caller) must remove `root`. The starter is `starters/99-mini.ts`; `practice` lays it out as
+ * a practice folder instead: the marker, and the starter's pristine copy in `.pi-course/starter/`.
  */
 export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean } = {}): Promise<MiniCourse> {
   const root = await mkdtemp(path.join(os.tmpdir(), "pi-lab-course-"));
@@ -142,10 +149,10 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await writeFile(path.join(pkg, "package.json"), `${JSON.stringify({ name: "@pi/course", private: true, type: "module" }, null, 2)}\n`);
   await writeFile(path.join(pkg, "test", "99-mini.test.ts"), MINI_TEST);
   await writeFile(path.join(root, "checkpoints", "99.yaml"), MINI_MANIFEST);
-  if (options.practice === true) {
-    await mkdir(path.join(root, ".pi-course"), { recursive: true });
-    await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: "99" })}\n`);
-  }
+  const starter = options.practice === true ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/")) : path.join(root, "starters", "99-mini.ts");
+  await mkdir(path.dirname(starter), { recursive: true });
+  await writeFile(starter, miniSource("starter"));
+  if (options.practice === true) await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: "99" })}\n`);
   const use = (v: MiniVariant) => writeFile(path.join(pkg, "src", "mini.ts"), miniSource(v));
   await use(variant);
   return { root, use };
