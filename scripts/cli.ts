@@ -102,8 +102,10 @@ const practice = defineCommand("practice", {
 });
 
 const lab = defineCommand("lab", {
-  synopsis: ["<NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]", "NN --challenge [--timeout 秒] [--json]"],
-  description: "编译课程，运行一个 Lab（或全章）的测试，给出通过数、第一处失败和下一步。在课程仓库和练习目录里都能用。",
+  synopsis: ["<NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]", "NN --challenge [--timeout 秒] [--json]", "NN.L --open", "NN.L --compare [--timeout 秒]"],
+  description: `编译课程，运行一个 Lab（或全章）的测试，给出通过数、第一处失败和下一步。在课程仓库和练习目录里都能用。
+输出里的每个位置都是 path:line:col，相对于你运行命令的目录（终端里可以点开）。
+--open 和 --compare 只在练习目录里使用。`,
   arguments: [
     ["NN.L", "编译并运行这个 Lab 的测试（同时检查本章之前的 Lab 仍然通过），例如 12.1"],
     ["NN", "编译并运行本章所有 Lab，显示进度表，例如 12"],
@@ -113,6 +115,14 @@ const lab = defineCommand("lab", {
       type: "boolean",
       help: `挑战关：在你的代码上运行本章的加固测试，按主题列表显示；每项测试有自己的时间上限\n（--timeout，默认 ${CHALLENGE_TIMEOUT_SECONDS} 秒），一项卡住只记一条红，其余照常运行；不影响 Lab 的进度`,
     },
+    open: {
+      type: "boolean",
+      help: "不运行测试：在编辑器里打开这个 Lab 的施工位（🔨 标记所在的声明），并打印运行的命令。\n编辑器取 $VISUAL，其次 $EDITOR，都没有时用 code -g",
+    },
+    compare: {
+      type: "boolean",
+      help: "这个 Lab 在你的代码上通过之后：依次显示你为它写的声明和参考实现的声明。参考实现从生成\n练习目录的课程仓库（target 提交）读取，只显示，不写进目录；Lab 还没通过时拒绝",
+    },
     watch: { type: "boolean", short: "w", help: "保存 packages/pi-course/src 或 test 下的文件后自动重跑（Ctrl-C 退出）" },
     verbose: { type: "boolean", short: "v", help: "显示完整的断言差异、每一项失败的测试，以及测试打印的输出" },
     timeout: { type: "string", value: "秒", help: `每次运行测试的时间上限，默认 ${DEFAULT_TIMEOUT_SECONDS} 秒；超时后测试进程被结束` },
@@ -121,7 +131,10 @@ const lab = defineCommand("lab", {
   exits: {
     ok: { zh: "命令运行完毕，不论 Lab 是绿是红", en: "it ran, green or red" },
     red: { zh: "Lab（或全章）没有全部通过", en: "not every lab asked for passed" },
-    failed: { zh: "命令本身失败", en: "the command itself failed" },
+    failed: {
+      zh: "命令本身失败；--open、--compare 拒绝执行（不在练习目录里、Lab 还没通过、课程仓库读不到、编辑器打不开）",
+      en: "the command itself failed; `--open` or `--compare` refused (outside a practice folder, a lab not green yet, the course repository unreachable, an editor that cannot start)",
+    },
     watch: { zh: "--watch 靠 Ctrl-C 结束，那时为 0", en: "`--watch`, which Ctrl-C ends, exits 0 then" },
   },
   interpret(values, positionals) {
@@ -132,8 +145,17 @@ const lab = defineCommand("lab", {
       json: values.json === true,
       verbose: values.verbose === true,
       challenge: values.challenge === true,
+      open: values.open === true,
+      compare: values.compare === true,
       timeoutSeconds: values.timeout === undefined ? DEFAULT_TIMEOUT_SECONDS : seconds(values.timeout),
     };
+    for (const [option, set] of [["--open", args.open], ["--compare", args.compare]] as const) {
+      if (!set) continue;
+      if (target.lab === undefined) throw new CourseError("USAGE", `${option} 针对一个 Lab：写 ${target.chapter}.1 这样的编号`);
+      const other = args.watch ? "--watch" : args.json ? "--json" : args.verbose ? "--verbose" : args.challenge ? "--challenge" : option === "--open" && args.compare ? "--compare" : undefined;
+      if (other !== undefined) throw new CourseError("USAGE", `${option} 和 ${other} 不能同时使用`);
+      if (option === "--open" && values.timeout !== undefined) throw new CourseError("USAGE", "--open 不运行测试，不需要 --timeout");
+    }
     if (args.watch && args.json) throw new CourseError("USAGE", "--watch 和 --json 不能同时使用");
     if (args.challenge && target.lab !== undefined) throw new CourseError("USAGE", `--challenge 针对整章：写章号（如 ${target.chapter}），不是 Lab 编号`);
     if (args.challenge && args.watch) throw new CourseError("USAGE", "--challenge 和 --watch 不能同时使用");

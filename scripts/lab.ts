@@ -2,7 +2,10 @@
  * `npm run lab -w @pi/course -- 12.1 [--watch] [--verbose] [--timeout 秒] [--json]` and
  * `-- 12`: build the course incrementally, run one lab's tests (with the chapter's earlier
  * labs, to catch a regression) or every lab of the chapter, and print the result compactly:
- * passed/total, the first failing test with its message and file:line, and the next step.
+ * passed/total, the first failing test with its message and path:line:col, and the next step.
+ * In a practice folder, `-- 12.3 --open` opens the lab's construction site in the editor
+ * (`lib/lab/open.ts`) and `-- 12.3 --compare` shows, once the lab is green, the learner's
+ * declarations for it and the reference's (`lib/lab/compare.ts`).
  * Works the same in the course repo and in a practice folder, on every OS (no shell).
  * Interrupted (Ctrl-C, SIGTERM), it ends its test processes, removes its temporary folder
  * and then ends by that signal; a watch loop ended with Ctrl-C exits 0.
@@ -20,7 +23,8 @@ export type { LabArgs };
 /** Runs `lab`: starts the build at once, then loads the rest and runs the lab (see `runLabCommand`). */
 export async function run(args: LabArgs, { root, io }: CommandContext): Promise<number> {
   const interruption = catchInterruptions();
-  const build = args.watch ? undefined : startCourseBuild(root, interruption.signal);
+  // Watch mode builds on each run; --open runs no test at all.
+  const build = args.watch || args.open ? undefined : startCourseBuild(root, interruption.signal);
   try {
     const { runLabCommand } = await import("./lib/lab/command.js");
     return await runLabCommand(root, args, interruption.signal, build, io);

@@ -30,7 +30,7 @@ import { chapterSections, findSection, ruleOf } from "./lib/course/sections.js";
 import { missingFilesNote, missingTeachingFiles } from "./lib/lab/command.js";
 import { formatOutcome, totals } from "./lib/lab/format.js";
 import { formatHint, readHintState, removeStaleHintTemps, RUNG_NAMES, RUNGS, takeHint, writeHintState } from "./lib/lab/hints.js";
-import { courseRelative, locateFailure } from "./lib/lab/locate.js";
+import { courseRelative, formatLocation, locateFailure } from "./lib/lab/locate.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./lib/lab/progress.js";
 import { practiceChapter } from "./lib/mcp/folder.js";
 import type { FailureData, HintData, LabStatusData, PracticeTools, RunLabData, RunProblem, SectionData } from "./lib/mcp/server.js";
@@ -78,7 +78,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
     return {
       test: failure.test,
       ...(rule === undefined ? {} : { rule: rule.rule, section: rule.section }),
-      ...(where === undefined ? {} : { location: `${where.file}:${where.line}:${where.column}` }),
+      ...(where === undefined ? {} : { location: formatLocation(where, root) }),
       ...(testFile === undefined || failure.testLine === undefined ? {} : { testLocation: `${testFile}:${failure.testLine}` }),
       excerpt: excerpt(failure.message),
       notStarted: failure.scaffoldOf !== undefined,

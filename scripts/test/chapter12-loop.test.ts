@@ -43,7 +43,8 @@ test.after(async () => {
 });
 
 const skip = !chapter12 && "chapter 12 is not in this tree";
-const env = () => ({ ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1", CI: "" });
+// Typed at the folder's root (npm's INIT_CWD): locations are relative to it.
+const env = () => ({ ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1", CI: "", INIT_CWD: root });
 const write = (text: string) => writeFileSync(path.join(root, TEACHING), text);
 /** A command of the folder, started the way npm's scripts start it (without npm's own start-up). */
 const launch = (...args: string[]) => spawnSync(process.execPath, [path.join(root, "scripts", "launch.mjs"), ...args], { cwd: path.join(root, "packages/pi-course"), env: env(), encoding: "utf8" });
@@ -53,7 +54,7 @@ test("chapter 12 practice: a red lab through npm is a result on Lab 12.1's own s
   assert.equal(npm.status, 0, npm.stderr);
   assert.doesNotMatch(`${npm.stdout}${npm.stderr}`, /npm (error|ERR!)/);
   assert.doesNotMatch(npm.stdout, /课程仓库本身/, "a practice folder is not the reference");
-  assert.match(npm.stdout, /Lab 12\.1 · roots 顺序决定 catalog winner {2}0\/2\n✗ [^\n]+\n {2}Lab 12\.1 resource catalog 尚未实现\n {2}施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+\n {2}测试 packages\/pi-course\/test\/12-resources-extensions\.test\.ts:\d+/);
+  assert.match(npm.stdout, /Lab 12\.1 · roots 顺序决定 catalog winner {2}0\/2\n✗ [^\n]+\n {2}Lab 12\.1 resource catalog 尚未实现\n {2}施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+:\d+\n {2}测试 packages\/pi-course\/test\/12-resources-extensions\.test\.ts:\d+:\d+\n/);
 
   const manifest = await loadManifest(root, "12");
   const table = await runLab(root, manifest, { chapter: "12" });

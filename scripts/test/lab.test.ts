@@ -26,9 +26,12 @@ test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () =
     json: false,
     verbose: false,
     challenge: false,
+    open: false,
+    compare: false,
     timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
     target: { chapter: "12", lab: "12.1" },
   });
+  assert.deepEqual([parseCommand("lab", ["12.3", "--open"]).open, parseCommand("lab", ["12.3", "--compare"]).compare, parseCommand("lab", ["12.3", "--compare", "--timeout", "60"]).timeoutSeconds], [true, true, 60]);
   assert.equal(DEFAULT_TIMEOUT_SECONDS, 30);
   // The challenge tier is a chapter's, with each test's own limit (10 s unless --timeout says).
   assert.deepEqual(
@@ -39,7 +42,9 @@ test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () =
   assert.equal(parseCommand("lab", ["12", "--timeout=90", "--verbose"]).timeoutSeconds, 90);
   assert.equal(parseCommand("lab", ["12", "--verbose"]).verbose, true);
   assert.equal(parseCommand("lab", ["--help"]).help, true);
-  const bad = [[], ["12", "13"], ["12.x"], ["abc"], ["12", "--nope"], ["12", "--watch", "--json"], ["123"], ["12", "--timeout"], ["12", "--timeout", "0"], ["12", "--timeout", "-1"], ["12", "--timeout", "soon"], ["12", "--timeout", "86401"], ["12.1", "--challenge"], ["12", "--challenge", "--watch"]];
+  const bad = [[], ["12", "13"], ["12.x"], ["abc"], ["12", "--nope"], ["12", "--watch", "--json"], ["123"], ["12", "--timeout"], ["12", "--timeout", "0"], ["12", "--timeout", "-1"], ["12", "--timeout", "soon"], ["12", "--timeout", "86401"], ["12.1", "--challenge"], ["12", "--challenge", "--watch"],
+    // --open and --compare are about one lab, and run alone.
+    ["12", "--open"], ["12", "--compare"], ["12.1", "--open", "--watch"], ["12.1", "--open", "--json"], ["12.1", "--compare", "--watch"], ["12.1", "--compare", "--verbose"], ["12.1", "--open", "--compare"], ["12.1", "--open", "--timeout", "5"]];
   for (const args of bad) {
     assert.throws(() => parseCommand("lab", args), { code: "USAGE" }, args.join(" "));
   }
@@ -148,4 +153,23 @@ test("lab --watch reruns after each of two rename-style saves and exits cleanly 
   assert.equal(exitCode, 0);
   assert.match(stdout, /已退出监视/);
   assert.equal(stderr, "", "no stack trace on Ctrl-C");
+});
+
+test("every location lab prints is path:line:col relative to where the command was typed", async (t) => {
+  const course = await createMiniCourse("starter", { practice: true });
+  t.after(() => removeMiniCourse(course));
+  const starter = miniSource("starter").split("\n");
+  const thrown = starter.findIndex((line) => line.includes('throw labError("Lab 99.1')) + 1;
+  // Typed in the package folder (where runScript runs it, no INIT_CWD).
+  const here = await runScript(course.root, "lab.ts", ["99.1"]);
+  assert.match(here.stdout, new RegExp(`施工位尚未实现 · src/mini\\.ts:${thrown}:9\\n  测试 test/99-mini\\.test\\.ts:5:1\\n`));
+  assert.match(here.stdout, new RegExp(`实现 Lab 99\\.1 的施工位（src/mini\\.ts:${thrown}:9）`));
+  // Typed at the course root, as npm's INIT_CWD says; also in --json.
+  const root = await runScript(course.root, "lab.ts", ["99.1", "--json"], { INIT_CWD: course.root });
+  const failure = (JSON.parse(root.stdout) as { labs: { firstFailure: { location: string; testLocation: string } }[] }).labs[0]!.firstFailure;
+  assert.deepEqual([failure.location, failure.testLocation], [`packages/pi-course/src/mini.ts:${thrown}:9`, "packages/pi-course/test/99-mini.test.ts:5:1"]);
+  // A compile error, typed one folder above the course.
+  await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), miniSource("reference").replace("return a + b;", 'return "a" + b;'));
+  const above = await runScript(course.root, "lab.ts", ["99.1"], { INIT_CWD: path.dirname(course.root) });
+  assert.match(above.stdout, new RegExp(`\\n  ${path.basename(course.root)}/packages/pi-course/src/mini\\.ts:2:3 - error TS2322: `));
 });

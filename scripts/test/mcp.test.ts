@@ -321,7 +321,7 @@ test("mcp on chapter 12: its sections, its hints and a lab on the starter, and n
       }
     }
     const starter = await call(client, "run_lab", { lab: "12.1" });
-    assert.deepEqual([starter.data.passed, starter.data.total, starter.data.status], [0, 2, "not_started"]);
+    assert.deepEqual([starter.data.passed, starter.data.total, starter.data.status], [0, 2, "not_started"], starter.text);
     assert.match(String((starter.data.firstFailure as { location?: string }).location), /^packages\/pi-course\/src\/resources\.ts:\d+:\d+$/);
     outputs.push(starter.text, JSON.stringify(starter.data));
     const predict = await client.getPrompt({ name: "predict", arguments: { lab: "12.1" } });

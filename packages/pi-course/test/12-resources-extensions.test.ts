@@ -38,51 +38,9 @@ import {
 import { createSession } from "../src/session.js";
 import { ToolRegistry, objectSchema, stringValue, type Tool, type ToolExecutor } from "../src/tool.js";
 import { text, textOf, type ToolCall, type ToolResultMessage } from "../src/types.js";
+import { isScaffold, rule } from "./support/rules.js";
 
-// ---------------------------------------------------------------------------
-// Rules: a failure names the rule and the section of the chapter text
-// ---------------------------------------------------------------------------
 
-/** A starter's construction-site error: `Lab 12.N … 尚未实现`. It is never wrapped (see `rule`). */
-const SCAFFOLD = /^Lab 12\.\d+ .+ 尚未实现$/;
-
-function isScaffold(error: unknown): boolean {
-  return error instanceof Error && SCAFFOLD.test(error.message);
-}
-
-/** The call frames (`    at …` lines) of a stack. */
-function framesOf(stack: string | undefined): string {
-  return (stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).join("\n");
-}
-
-/**
- * `error` with `statement` (the rule, `§x.y：…`) in front of its message. A failed assertion
- * keeps its values (the lab runner's `--verbose` diff); any other error becomes an assertion
- * error that keeps the original as `actual` and its call frames, so the lab runner still
- * points at the line of the learner's code that threw. A starter's scaffold error passes
- * unchanged: it means "not started", not "wrong".
- */
-function underRule(statement: string, error: unknown): unknown {
-  if (isScaffold(error)) return error;
-  if (error instanceof assert.AssertionError) {
-    error.message = `${statement}\n${error.message}`;
-    return error;
-  }
-  const code: unknown = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  const described = error instanceof Error ? `${error.name}${typeof code === "string" ? ` [${code}]` : ""}: ${error.message}` : String(error);
-  const wrapped = new assert.AssertionError({ message: `${statement}\n意外的错误 ${described}`, actual: error, expected: undefined, operator: "rule" });
-  if (error instanceof Error) wrapped.stack = `${wrapped.message}\n${framesOf(error.stack)}`;
-  return wrapped;
-}
-
-/** Runs `check` for one rule of the chapter text; a failure is rethrown under the rule (see `underRule`). */
-async function rule(statement: string, check: () => unknown): Promise<void> {
-  try {
-    await check();
-  } catch (error) {
-    throw underRule(statement, error);
-  }
-}
 
 /**
  * Expects `run()` to throw or reject with the contract error `code`. An error without a
@@ -382,7 +340,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     }
   });
 
-  await rule("§3.2：frontmatter 第一行恰好是 ---（前面可以有 UTF-8 BOM），到下一个恰好是 --- 的行为止；\\r\\n 换行也接受", async () => {
+  await rule("§3.2：frontmatter 第一行恰好是 ---（前面可以有 UTF-8 BOM），到下一个恰好是 --- 的行为止；\\r\\n 换行也接受；Skill 和模板都一样", async () => {
     const root = await makeRoot(t, {
       "skills/bom/SKILL.md": `\uFEFF${skillMarkdown("bom", "after a byte order mark", "BOM BODY")}`,
       "skills/crlf/SKILL.md": "---\r\nname: crlf\r\ndescription: windows line ends\r\n---\r\nCRLF BODY\r\n",
@@ -391,6 +349,16 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     const found = await discoverResources([root]);
     assert.deepEqual(found.skills.map((s) => [s.name, s.description]), [["bom", "after a byte order mark"], ["crlf", "windows line ends"]]);
     assert.deepEqual(found.templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["win", "windows template", "Hello {{who}}"]]);
+    // For a template a first line that is not exactly --- means no frontmatter: the whole file is its body.
+    const loose = await makeRoot(t, {
+      "templates/spaced.md": "--- \nname: other\n---\nSpaced {{x}}\n",
+      "templates/wide.md": "----\nname: wider\n----\nWide {{x}}\n",
+    });
+    assert.deepEqual(
+      (await discoverResources([loose])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
+      [["spaced", "", "--- \nname: other\n---\nSpaced {{x}}"], ["wide", "", "----\nname: wider\n----\nWide {{x}}"]],
+      "第一行是 “--- ” 或 “----” 的模板没有 frontmatter：name 取文件名，整个文件都是正文",
+    );
   });
   await rule("§3.2：模板的 name、description 有就取 frontmatter 的，body 是结束的 --- 之后的文字去掉首尾空白", async () => {
     const root = await makeRoot(t, { "templates/file-name.md": "---\nname: from-frontmatter\ndescription: a described template\n---\n\n  Body {{x}}\n\n" });
@@ -769,6 +737,7 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
   await rule("§6：每个标题、每段正文各是单独的一段，段与段之间用一个空行（\"\\n\\n\"）连接", () => {
     assert.ok(systemPrompt.startsWith("PROJECT RULES\n\n") || systemPrompt.includes("\n\nPROJECT RULES\n\n"), "instructions 正文自成一段");
     assert.ok(systemPrompt.includes("\n\nRead the diff first.\n\n"), "激活的正文自成一段");
+    assert.ok(systemPrompt.includes("\n\n# Active skill: review\n\nRead the diff first.\n\n"), "激活的 Skill 以它自己的一段标题 # Active skill: review 开头，正文紧随其后");
     assert.ok(systemPrompt.endsWith("\n\ntests\nsecurity\n"), "附加文件的原文自成一段，原样结尾");
   });
   await rule("§6：附加文件以调用者写的 request 为标题；系统提示里没有文件的 canonical 路径", () => {
@@ -788,12 +757,20 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
     assert.ok(prompt.indexOf("Read the diff first.") < prompt.indexOf("tests\nsecurity"), "附加文件跟在它自己的 Skill 后面");
     assert.deepEqual(given.map((s) => s.name), ["review", "lint"]);
   });
-  await rule("§6：没有内容的段整段省略：空的 AGENTS.md 和没有 AGENTS.md 得到同一个系统提示；什么都没有时是空字符串", async () => {
+  await rule("§6：没有内容的段整段省略：空的 AGENTS.md 和没有 AGENTS.md 得到同一个系统提示，正文为空的已激活 Skill 不留空段；什么都没有时是空字符串", async () => {
     const skillFile = { "skills/one/SKILL.md": skillMarkdown("one", "only skill", "ONE BODY") };
     const withEmpty = await discoverResources([await makeRoot(t, { ...skillFile, "AGENTS.md": "\n  \n" })]);
     const without = await discoverResources([await makeRoot(t, skillFile)]);
     assert.equal(formatResourceContext(withEmpty, []), formatResourceContext(without, []));
     assert.equal(formatResourceContext(await discoverResources([await makeRoot(t, {})]), []), "");
+    const bodyless = await discoverResources([await makeRoot(t, {
+      "skills/blank/SKILL.md": skillMarkdown("blank", "a skill without a body", "  \n"),
+      "skills/full/SKILL.md": skillMarkdown("full", "a skill with a body", "FULL BODY"),
+    })]);
+    const active = [await activateSkill(bodyless, "blank"), await activateSkill(bodyless, "full")];
+    const prompt = formatResourceContext(bodyless, active);
+    assert.ok(prompt.includes("FULL BODY"), "有正文的 Skill 照常出现");
+    assert.ok(!prompt.startsWith("\n") && !prompt.endsWith("\n") && !prompt.split("\n\n").includes(""), `正文为空的已激活 Skill 不留下空段：${JSON.stringify(prompt)}`);
   });
   await rule("§6：同一个 Skill 名字激活两次是 ACTIVATION_DUPLICATE（同一个对象传两次，或者分别激活两次）", async () => {
     await failsWith("ACTIVATION_DUPLICATE", () => formatResourceContext(catalog, [review, review]), "同一个对象传两次");
@@ -1011,8 +988,16 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
     { label: "同一个 factory 注册了两个同名工具", existing: [], explode: "none", code: "TOOL_CONFLICT", twice: true },
   ];
   for (const failure of failures) {
-    await rule(`§7：${failure.label} → ${failure.code}；Registry 的工具与 host 上的 hook 和加载之前一模一样`, async () => {
-      const registry = new ToolRegistry(failure.existing);
+    await rule(`§7：${failure.label} → ${failure.code}；Registry 的工具与 host 上的 hook 和加载之前一模一样，检查全部通过之前一个工具都不登记`, async () => {
+      let registerCalls = 0;
+      class CountingRegistry extends ToolRegistry {
+        override register(tool: Tool): void {
+          registerCalls += 1;
+          super.register(tool);
+        }
+      }
+      const registry = new CountingRegistry(failure.existing);
+      registerCalls = 0; // the tools that were there before the load
       const toolsBefore = registry.list();
       const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
       let stagedHookCalls = 0;
@@ -1044,6 +1029,7 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
       const toolsAfter = registry.list();
       assert.equal(toolsAfter.length, toolsBefore.length, "工具数量不变（review_summary 也没有进去）");
       toolsAfter.forEach((tool, index) => assert.equal(tool, toolsBefore[index], "原来的工具还是原来那些对象"));
+      assert.equal(registerCalls, 0, "提交先做完全部检查，通过之后才登记：失败的加载一次 register 都没调用（不是登记了再撤回）");
 
       // With no committed hook, the wrapper runs core once and passes its result through.
       const { core, facts } = recordingCore();

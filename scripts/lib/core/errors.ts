@@ -40,6 +40,14 @@ export const ERROR_CODES = {
   // Compiling and running the course's tests.
   BUILD_FAILED: "The TypeScript compiler cannot be found or started.",
 
+  // `lab --open` and `lab --compare`.
+  LAB_NEEDS_PRACTICE: "`lab --open` or `lab --compare` was run outside a practice folder.",
+  LAB_SITE_NOT_FOUND: "`lab --open` finds neither the lab's construction site nor its declarations in the learner's file.",
+  EDITOR_NOT_FOUND: "The editor `lab --open` would start (`$VISUAL`, `$EDITOR`, else `code`) cannot be found.",
+  EDITOR_FAILED: "The editor `lab --open` started could not run or exited with a failure.",
+  COMPARE_NOT_GREEN: "`lab --compare` refuses: the lab is not green on the learner's current code.",
+  COMPARE_COURSE_UNREACHABLE: "`lab --compare` cannot read the reference: the course repository or the target commit the folder was made from is not there.",
+
   // Syntax trees of the course's own TypeScript.
   TS_SYNTAX: "A TypeScript text has a syntax error (file and line named).",
   TS_UNAVAILABLE: "The TypeScript API did not open or parse what it was given.",

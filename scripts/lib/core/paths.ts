@@ -39,6 +39,17 @@ export function userCwd(): string {
   return process.env.INIT_CWD ?? process.cwd();
 }
 
+/**
+ * `file` (absolute) as the learner should see it: relative to `from` (the directory the command
+ * was typed in, `userCwd()`), `/`-separated, so that `path:line:col` after it opens the file
+ * from a terminal; absolute when no relative path leads there (another drive on Windows).
+ */
+export function shownPath(file: string, from: string): string {
+  const relative = path.relative(from, file);
+  if (relative === "") return ".";
+  return path.isAbsolute(relative) ? file : relative.split(path.sep).join("/");
+}
+
 /** The generated teaching branch (see `course/history.ts`). */
 export const COURSE_BRANCH = "course/build-your-own-pi";
 

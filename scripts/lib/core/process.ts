@@ -12,7 +12,8 @@
  *   and the group ends with its leader, so no grandchild outlives the run;
  * - the kill sequence: one signal, and `SIGKILL` after a grace period if it is still there;
  * - a time limit, and an `AbortSignal`: either ends the process by the kill sequence;
- * - output: kept (stdout, stderr, and both interleaved as a terminal shows them) or ignored.
+ * - output: kept (stdout, stderr, and both interleaved as a terminal shows them), ignored, or
+ *   the terminal itself (an editor the learner works in: stdin, stdout and stderr are ours).
  *
  * Never a shell unless asked (a Windows batch file such as `npm.cmd` is the exception: only
  * the command interpreter can start one). `done` never rejects for a non-zero exit, a
@@ -47,8 +48,11 @@ export interface ProcessOptions {
   signal?: AbortSignal;
   /** Ends the process by the kill sequence after this many milliseconds; the result says `timedOut`. */
   timeoutMs?: number;
-  /** `capture` (default): stdout and stderr are kept; `ignore`: discarded. */
-  output?: "capture" | "ignore";
+  /**
+   * `capture` (default): stdout and stderr are kept; `ignore`: discarded; `terminal`: the
+   * program shares our stdin, stdout and stderr (an editor), and the result's output is empty.
+   */
+  output?: "capture" | "ignore" | "terminal";
 }
 
 export interface ProcessResult {
@@ -135,12 +139,14 @@ function signalProcess(child: ChildProcess, group: boolean, signal: NodeJS.Signa
 export function startProcess(command: string, args: readonly string[], options: ProcessOptions): RunningProcess {
   const plan = spawnPlan(command, args, options);
   const group = options.group === true && process.platform !== "win32";
-  const capture = options.output !== "ignore";
-  const stdinMode = options.input !== undefined || options.stdin === true ? "pipe" : "ignore";
+  const terminal = options.output === "terminal";
+  const capture = options.output === undefined || options.output === "capture";
+  const stdinMode = options.input !== undefined || options.stdin === true ? "pipe" : terminal ? "inherit" : "ignore";
+  const outMode = terminal ? "inherit" : capture ? "pipe" : "ignore";
   const child = spawn(plan.file, plan.args, {
     cwd: options.cwd,
     env: options.env ?? childEnv(),
-    stdio: [stdinMode, capture ? "pipe" : "ignore", capture ? "pipe" : "ignore"],
+    stdio: [stdinMode, outMode, outMode],
     windowsHide: true,
     shell: plan.shell,
     detached: group,

@@ -46,6 +46,8 @@ export interface ChallengeOptions {
   testTimeoutMs?: number;
   /** The course is built already: run the compiled tests as they are. */
   prebuilt?: boolean;
+  /** The directory locations in messages are relative to (where the command was typed); default the course root. */
+  showFrom?: string;
 }
 
 /**
@@ -90,7 +92,7 @@ async function runTheme(courseRoot: string, test: ChallengeTest, options: Requir
     if (run.stalled !== undefined) {
       // The test that hung, or, when nothing says which, the first one without a result.
       const hung = run.stalled.test?.[0] !== undefined && remaining.includes(run.stalled.test[0]) ? run.stalled.test[0] : remaining[0]!;
-      const stuck = describeStuck({ seconds: 0, ...run.stalled, test: [hung] }, courseRoot);
+      const stuck = describeStuck({ seconds: 0, ...run.stalled, test: [hung] }, courseRoot, options.showFrom ?? courseRoot);
       hangs.push({ test: hung, message: `超过 ${options.testTimeoutMs / 1000} 秒没有结束，测试进程被结束${stuck === "" ? "" : `：${stuck}`}`, timedOut: true });
       remaining = remaining.filter((name) => name !== hung);
       continue;

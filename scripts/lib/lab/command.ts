@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { formatError } from "../core/errors.js";
+import { CourseError, formatError } from "../core/errors.js";
 import { type LabOutcome, runLab, selectLabs } from "../testing/labs.js";
 import { resultStatus } from "../core/exit-status.js";
 import type { Io, LabTarget } from "../core/cli.js";
@@ -17,7 +17,7 @@ import { BACKUP_DIR } from "../practice/backup.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./progress.js";
 import { createRerunner, debounce, WATCH_DEBOUNCE_MS, watchSources } from "./watch.js";
 import { type ChapterManifest, loadManifest } from "../course/manifest.js";
-import { isPracticeFolder, packageDirOf } from "../core/paths.js";
+import { isPracticeFolder, packageDirOf, userCwd } from "../core/paths.js";
 import { clearScreen, paintFor, type Paint, type TermStream } from "../core/term.js";
 
 /** `lab`'s arguments (declared in the command table, `scripts/cli.ts`). */
@@ -30,6 +30,10 @@ export interface LabArgs {
   challenge: boolean;
   /** Time limit of each test run (of each test, with `challenge`), in seconds. */
   timeoutSeconds: number;
+  /** Open the lab's construction site in the editor instead of running it (`NN.L` only, practice folder only). */
+  open: boolean;
+  /** Once the lab is green, show its declarations beside the reference's (`NN.L` only, practice folder only). */
+  compare: boolean;
 }
 
 /**
@@ -37,7 +41,9 @@ export interface LabArgs {
  * (see `resultStatus`: a red lab is 0 unless `--json` or CI; 130 when `signal` aborted the
  * run; 0 when a watch loop was ended). `build` is the build `lab` already started (it is
  * stopped if the manifest turns out to be unusable). Throws
- * `CourseError` for an unknown chapter or lab.
+ * `CourseError` for an unknown chapter or lab, and for `--open` or `--compare` refusing
+ * (`LAB_NEEDS_PRACTICE` outside a practice folder, and the codes of `site.ts`, `open.ts` and
+ * `compare.ts`).
  */
 export async function runLabCommand(
   courseRoot: string,
@@ -55,7 +61,16 @@ export async function runLabCommand(
     await build?.stop();
     throw error;
   }
+  if ((args.open || args.compare) && !isPracticeFolder(courseRoot)) {
+    await build?.stop();
+    const option = args.open ? "--open" : "--compare";
+    throw new CourseError(
+      "LAB_NEEDS_PRACTICE",
+      `${option} 只在练习目录里使用：这里是课程仓库本身（参考实现）。先生成练习目录：${courseCommand("practice", manifest.id, "<新目录>")}，再在那里运行 ${courseCommand("lab", target.lab ?? manifest.id, option)}`,
+    );
+  }
   const paint = paintFor(io.stdout);
+  const showFrom = userCwd();
   const backup = path.join(courseRoot, ...BACKUP_DIR.split("/"));
   const pendingRestore = existsSync(backup);
   for (const line of learnerPreamble(courseRoot, manifest.id)) {
@@ -77,11 +92,24 @@ export async function runLabCommand(
     else io.stdout.write(`${paint.red(note)}\n`);
     return resultStatus(false, { json: args.json });
   }
+  const [lab] = selectLabs(manifest, target);
+  if (args.open && lab !== undefined) return openSite(courseRoot, manifest, lab.id, showFrom, signal, io);
+  if (args.compare && lab !== undefined) {
+    const { compareLab } = await import("./compare.js");
+    const running = runningLine(io.stdout, target, args);
+    const shown = await compareLab(courseRoot, manifest, lab, { paint, showFrom, signal, timeoutMs, ...(build === undefined ? {} : { build }) }).finally(() => running.clear());
+    if (shown === "aborted") {
+      io.stderr.write(`${interruptedNote(target)}\n`);
+      return 130;
+    }
+    io.stdout.write(`${shown}\n`);
+    return 0;
+  }
   if (args.challenge) return challengeCommand(courseRoot, manifest, args, signal, paint, io);
-  if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs, io }, signal);
+  if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs, io, showFrom }, signal);
   const running = runningLine(io.stdout, target, args);
   const digest = teachingDigest(courseRoot, manifest);
-  const outcome = await runLab(courseRoot, manifest, target, { signal: signal, ...(build ? { started: build } : {}), timeoutMs });
+  const outcome = await runLab(courseRoot, manifest, target, { signal: signal, ...(build ? { started: build } : {}), timeoutMs, showFrom });
   running.clear();
   if (outcome.kind === "tested") recordProgress(courseRoot, [...outcome.earlier, ...outcome.labs], digest);
   const progress = readProgress(courseRoot);
@@ -92,12 +120,20 @@ export async function runLabCommand(
     return 130;
   }
   if (args.json) {
-    const document = { ...outcomeJson(outcome, manifest, target, courseRoot), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };
+    const document = { ...outcomeJson(outcome, manifest, target, courseRoot, showFrom), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };
     io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   } else {
-    io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: false, verbose: args.verbose, laterGreen })}\n`);
+    io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom, watch: false, verbose: args.verbose, laterGreen })}\n`);
   }
   return resultStatus(outcomeOk(outcome), { json: args.json });
+}
+
+/** `lab NN.L --open`: the lab's construction site (`site.ts`) in the learner's editor (`open.ts`); exit 0 once it ran. */
+async function openSite(courseRoot: string, manifest: ChapterManifest, lab: string, showFrom: string, signal: AbortSignal, io: Io): Promise<number> {
+  const [{ constructionSite }, { openInEditor }] = await Promise.all([import("./site.js"), import("./open.js")]);
+  const site = constructionSite(courseRoot, manifest, lab);
+  for (const line of await openInEditor(courseRoot, site, { cwd: showFrom, signal })) io.stdout.write(`${line}\n`);
+  return 0;
 }
 
 /** `lab NN --challenge`: the challenge tier on the course's own code (see `challenge.ts`), as a table by theme. */
@@ -108,14 +144,15 @@ async function challengeCommand(courseRoot: string, manifest: ChapterManifest, a
   }
   const { runChallenge } = await import("./challenge.js");
   const running = runningLine(io.stdout, { chapter: manifest.id }, args, "挑战关");
-  const outcome = await runChallenge(courseRoot, manifest, { signal, testTimeoutMs: args.timeoutSeconds * 1000 });
+  const showFrom = userCwd();
+  const outcome = await runChallenge(courseRoot, manifest, { signal, testTimeoutMs: args.timeoutSeconds * 1000, showFrom });
   running.clear();
   if (outcome.kind === "aborted") {
     io.stderr.write(`${interruptedNote({ chapter: manifest.id })}\n`);
     return 130;
   }
-  if (args.json) io.stdout.write(`${JSON.stringify(challengeJson(outcome, manifest, courseRoot), null, 2)}\n`);
-  else io.stdout.write(`${formatChallenge(outcome, manifest, { paint, courseRoot, watch: false, verbose: args.verbose })}\n`);
+  if (args.json) io.stdout.write(`${JSON.stringify(challengeJson(outcome, manifest, courseRoot, showFrom), null, 2)}\n`);
+  else io.stdout.write(`${formatChallenge(outcome, manifest, { paint, courseRoot, showFrom, watch: false, verbose: args.verbose })}\n`);
   return resultStatus(challengeOk(outcome), { json: args.json });
 }
 
@@ -154,6 +191,7 @@ interface WatchOptions {
   io: Io;
   verbose: boolean;
   timeoutMs: number;
+  showFrom: string;
 }
 
 /** Runs the lab now and again after every save until `stop` aborts; resolves with 0 then. */
@@ -172,13 +210,13 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
       const running = runningLine(io.stdout, target, { json: false, timeoutSeconds: seconds });
       let outcome: LabOutcome;
       try {
-        outcome = await runLab(courseRoot, manifest, target, { signal, timeoutMs: options.timeoutMs });
+        outcome = await runLab(courseRoot, manifest, target, { signal, timeoutMs: options.timeoutMs, showFrom: options.showFrom });
       } finally {
         running.clear();
       }
       if (outcome.kind === "aborted") return;
       const elapsed = ((Date.now() - started) / 1000).toFixed(1);
-      io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, watch: true, verbose: options.verbose })}\n`);
+      io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom: options.showFrom, watch: true, verbose: options.verbose })}\n`);
       io.stdout.write(`${paint.dim(`用时 ${elapsed} 秒 · 监视 ${shown} · 保存即重跑 · Ctrl-C 退出`)}\n`);
     },
     (error) => io.stderr.write(`${formatError(error)}\n`),

@@ -7,15 +7,18 @@ import { BUILD_COMMAND, courseCommand } from "../core/command-line.js";
 import type { LabOutcome } from "../testing/labs.js";
 import type { LabTarget } from "../core/cli.js";
 import { lineDiff } from "./diff.js";
-import { courseFrames, courseRelative, formatLocation, locateFailure } from "./locate.js";
+import { courseFrames, formatLocation, locateFailure, showDiagnostic } from "./locate.js";
 import type { FirstFailure, LabResult } from "../testing/results.js";
 import type { ChallengeOutcome } from "./challenge.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { displayWidth, padEnd, type Paint, truncate } from "../core/term.js";
+import { shownPath } from "../core/paths.js";
 
 export interface FormatContext {
   paint: Paint;
   courseRoot: string;
+  /** The directory every location is shown relative to (where the command was typed); default `courseRoot`. */
+  showFrom?: string;
   /** In watch mode the next step is "save", not "run this command again". */
   watch: boolean;
   /** Whole messages and diffs, every failing test, every stack frame in the course, the tests' output. */
@@ -60,7 +63,7 @@ export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, ta
   if (outcome.kind === "aborted") return paint.dim("已中断。");
   if (outcome.kind === "build_failed") {
     const lines = [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），测试没有运行：`)];
-    for (const diagnostic of outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN)) lines.push(...excerpt(diagnostic, DIAGNOSTIC_LINES));
+    for (const diagnostic of outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN)) lines.push(...excerpt(showDiagnostic(diagnostic, ctx.courseRoot, ctx.showFrom), DIAGNOSTIC_LINES));
     if (outcome.diagnostics.length > DIAGNOSTICS_SHOWN) {
       lines.push(paint.dim(`  …还有 ${outcome.diagnostics.length - DIAGNOSTICS_SHOWN} 处错误（完整输出：${BUILD_COMMAND}）`));
     }
@@ -105,14 +108,21 @@ function regressionLines(earlier: readonly LabResult[], ctx: FormatContext): str
     });
 }
 
-/** `test …:163` (where the test is declared) and `在 …:88` (where it failed), as far as known. */
+/** Where the test of `failure` is declared, `path:line:col` relative to `showFrom`, when known. */
+function testLocation(failure: FirstFailure, showFrom: string): string | undefined {
+  if (failure.testFile === undefined || failure.testLine === undefined) return undefined;
+  return `${shownPath(failure.testFile, showFrom)}:${failure.testLine}:${failure.testColumn ?? 1}`;
+}
+
+/** `测试 …:163:1` (where the test is declared) and `在 …:88:11` (where it failed), as far as known. */
 function whereLines(failure: FirstFailure, ctx: FormatContext, skipThrown = false): string[] {
   const lines: string[] = [];
-  const testFile = failure.testFile === undefined ? undefined : courseRelative(failure.testFile, ctx.courseRoot);
-  if (testFile !== undefined && failure.testLine !== undefined) lines.push(ctx.paint.dim(`  测试 ${testFile}:${failure.testLine}`));
+  const showFrom = ctx.showFrom ?? ctx.courseRoot;
+  const test = testLocation(failure, showFrom);
+  if (test !== undefined) lines.push(ctx.paint.dim(`  测试 ${test}`));
   if (!skipThrown && failure.stack !== undefined) {
     const frames = ctx.verbose ? courseFrames(failure.stack, ctx.courseRoot) : [locateFailure(failure.stack, ctx.courseRoot)].filter((f) => f !== undefined);
-    for (const frame of frames) lines.push(ctx.paint.dim(`  在 ${formatLocation(frame)}`));
+    for (const frame of frames) lines.push(ctx.paint.dim(`  在 ${formatLocation(frame, ctx.courseRoot, showFrom)}`));
   }
   return lines;
 }
@@ -123,7 +133,7 @@ function nextStep(ctx: FormatContext, what: string, command: string): string {
 
 function describeFailure(failure: FirstFailure, ctx: FormatContext): { lines: string[]; where?: string } {
   const location = locateFailure(failure.stack, ctx.courseRoot, failure.scaffoldOf);
-  const where = location === undefined ? undefined : formatLocation(location);
+  const where = location === undefined ? undefined : formatLocation(location, ctx.courseRoot, ctx.showFrom);
   const lines = [ctx.paint.red(`✗ ${failure.test}`)];
   if (ctx.verbose && failure.compared !== undefined) {
     // The message's own diff may be shortened by node; show the whole one instead.
@@ -224,21 +234,22 @@ function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx
 /**
  * The `--json` document: `{ chapter, labs: [{ id, title, passed, total, status, firstFailure?,
  * failures? }], passed, total, regressions?, error?, strays?, crashes? }`; each failure has its
- * whole message, `location` (where it was thrown) and `testLocation` (where the test is).
+ * whole message, `location` (where it was thrown) and `testLocation` (where the test is), both
+ * `path:line:col` relative to `showFrom` (default the course root), as the report shows them.
  */
-export function outcomeJson(outcome: LabOutcome, manifest: ChapterManifest, target: LabTarget, courseRoot: string): Record<string, unknown> {
+export function outcomeJson(outcome: LabOutcome, manifest: ChapterManifest, target: LabTarget, courseRoot: string, showFrom: string = courseRoot): Record<string, unknown> {
   const selected = target.lab === undefined ? manifest.labs : manifest.labs.filter((lab) => lab.id === target.lab);
   const expected = selected.reduce((sum, lab) => sum + lab.tests, 0);
   if (outcome.kind !== "tested") {
     const error =
-      outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics } : { kind: "aborted" };
+      outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics.map((d) => showDiagnostic(d, courseRoot, showFrom)) } : { kind: "aborted" };
     return { chapter: manifest.id, labs: [], passed: 0, total: expected, error };
   }
   const labs = outcome.labs.map((lab) => {
     const entry: Record<string, unknown> = { id: lab.id, title: lab.title, passed: lab.passed, total: lab.total, status: lab.status };
     if (lab.firstFailure !== undefined) {
-      entry.firstFailure = failureJson(lab.firstFailure, courseRoot);
-      entry.failures = lab.failures.map((f) => failureJson(f, courseRoot));
+      entry.firstFailure = failureJson(lab.firstFailure, courseRoot, showFrom);
+      entry.failures = lab.failures.map((f) => failureJson(f, courseRoot, showFrom));
     }
     return entry;
   });
@@ -246,20 +257,20 @@ export function outcomeJson(outcome: LabOutcome, manifest: ChapterManifest, targ
   const regressions = outcome.earlier.filter((lab) => lab.status !== "passed");
   if (regressions.length > 0) document.regressions = regressions.map((lab) => ({ id: lab.id, passed: lab.passed, total: lab.total, status: lab.status }));
   if (outcome.timedOut !== undefined) document.error = { kind: "timeout", seconds: outcome.timedOut.seconds };
-  if (outcome.strays.length > 0) document.strays = outcome.strays.map((s) => failureJson(s, courseRoot));
+  if (outcome.strays.length > 0) document.strays = outcome.strays.map((s) => failureJson(s, courseRoot, showFrom));
   if (outcome.crashes.length > 0) document.crashes = outcome.crashes.map((c) => ({ file: c.file, code: c.code, stderr: c.stderr }));
   return document;
 }
 
 /** A failure in the `--json` document: test, whole message, scaffold lab, where thrown, where the test is declared. */
-function failureJson(f: FirstFailure, courseRoot: string): Record<string, unknown> {
+function failureJson(f: FirstFailure, courseRoot: string, showFrom: string): Record<string, unknown> {
   const failure: Record<string, unknown> = { test: f.test, message: f.message };
   if (f.scaffoldOf !== undefined) failure.scaffoldOf = f.scaffoldOf;
   if (f.timedOut === true) failure.timedOut = true;
   const location = locateFailure(f.stack, courseRoot, f.scaffoldOf);
-  if (location !== undefined) failure.location = formatLocation(location);
-  const testFile = f.testFile === undefined ? undefined : courseRelative(f.testFile, courseRoot);
-  if (testFile !== undefined && f.testLine !== undefined) failure.testLocation = `${testFile}:${f.testLine}`;
+  if (location !== undefined) failure.location = formatLocation(location, courseRoot, showFrom);
+  const test = testLocation(f, showFrom);
+  if (test !== undefined) failure.testLocation = test;
   return failure;
 }
 
@@ -277,7 +288,7 @@ export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterMani
   const { paint } = ctx;
   if (outcome.kind === "aborted") return paint.dim("已中断。");
   if (outcome.kind === "build_failed") {
-    return [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），挑战关没有运行：`), ...outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN).flatMap((d) => excerpt(d, DIAGNOSTIC_LINES))].join("\n");
+    return [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），挑战关没有运行：`), ...outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN).flatMap((d) => excerpt(showDiagnostic(d, ctx.courseRoot, ctx.showFrom), DIAGNOSTIC_LINES))].join("\n");
   }
   const lines = [paint.bold(`第 ${manifest.id} 章 · 挑战关（加固测试，在你的代码上运行；不影响 Lab 的进度）`)];
   const titleWidth = Math.min(TITLE_WIDTH, Math.max(...outcome.themes.map((theme) => displayWidth(theme.title))));
@@ -303,9 +314,9 @@ export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterMani
 }
 
 /** The `--json` document of the challenge tier: `{ chapter, challenge: true, themes: [{ file, title, passed, total, skipped, failures }], passed, total }`. */
-export function challengeJson(outcome: ChallengeOutcome, manifest: ChapterManifest, courseRoot: string): Record<string, unknown> {
-  if (outcome.kind !== "tested") return { chapter: manifest.id, challenge: true, themes: [], error: outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics } : { kind: "aborted" } };
-  const themes = outcome.themes.map((theme) => ({ file: theme.file, title: theme.title, passed: theme.passed, total: theme.total, skipped: theme.skipped, failures: theme.failures.map((f) => failureJson(f, courseRoot)) }));
+export function challengeJson(outcome: ChallengeOutcome, manifest: ChapterManifest, courseRoot: string, showFrom: string = courseRoot): Record<string, unknown> {
+  if (outcome.kind !== "tested") return { chapter: manifest.id, challenge: true, themes: [], error: outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics.map((d) => showDiagnostic(d, courseRoot, showFrom)) } : { kind: "aborted" } };
+  const themes = outcome.themes.map((theme) => ({ file: theme.file, title: theme.title, passed: theme.passed, total: theme.total, skipped: theme.skipped, failures: theme.failures.map((f) => failureJson(f, courseRoot, showFrom)) }));
   return {
     chapter: manifest.id,
     challenge: true,

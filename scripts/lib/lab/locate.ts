@@ -1,11 +1,17 @@
 /**
  * Where in the learner's code a failure happened: the first stack frame inside the course
- * (not node's internals, not `node_modules`), as `path:line` relative to the course root.
- * Test processes run with `--enable-source-maps`, so frames already name `.ts` sources.
+ * (not node's internals, not `node_modules`), kept relative to the course root. Test
+ * processes run with `--enable-source-maps`, so frames already name `.ts` sources.
+ *
+ * Every location `lab` prints — where a failure was thrown, where its test is declared, a
+ * compiler diagnostic, a construction site — is shown as `path:line:col` relative to the
+ * directory the command was typed in (`userCwd()`: npm's `INIT_CWD`), which terminals and
+ * editors' terminals turn into a link that opens the file at that line and column.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { shownPath } from "../core/paths.js";
 
 export interface SourceLocation {
   /** Relative to the course root, `/`-separated. */
@@ -88,7 +94,16 @@ function sourceLine(courseRoot: string, frame: SourceLocation): string | undefin
   }
 }
 
-/** `file:line` for display. */
-export function formatLocation(location: SourceLocation): string {
-  return `${location.file}:${location.line}`;
+/** `path:line:col` of `location` (course-relative) for display, the path relative to `showFrom` (default the course root). */
+export function formatLocation(location: SourceLocation, courseRoot: string, showFrom: string = courseRoot): string {
+  return `${shownPath(path.join(courseRoot, ...location.file.split("/")), showFrom)}:${location.line}:${location.column}`;
+}
+
+/**
+ * A compiler diagnostic for display: tsc (`--pretty false`, run in the course root) writes
+ * `src/x.ts(12,3): error TS2322: …`; this gives `src/x.ts:12:3 - error TS2322: …` (tsc's own
+ * pretty form) with the path relative to `showFrom`. Other diagnostics are returned as they are.
+ */
+export function showDiagnostic(diagnostic: string, courseRoot: string, showFrom: string = courseRoot): string {
+  return diagnostic.replace(/^(.+?)\((\d+),(\d+)\): (?=(?:error|warning|message) )/, (_whole, file: string, line: string, column: string) => `${shownPath(path.resolve(courseRoot, file), showFrom)}:${line}:${column} - `);
 }

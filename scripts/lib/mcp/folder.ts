@@ -1,15 +1,14 @@
 /**
  * The folder the MCP server serves: a practice folder, known by the marker `practice` writes
- * (`.pi-course/practice.json`, which also says the chapter). Anything else is refused, at
- * start and at every call: the course repository holds the answers. No SDK here, so that a
- * refusal at start loads nothing of it.
+ * (`.pi-course/practice.json`, read by `practice/marker.ts`, which also says the chapter).
+ * Anything else is refused, at start and at every call: the course repository holds the
+ * answers. No SDK here, so that a refusal at start loads nothing of it.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { normalizeChapterId } from "../core/cli.js";
 import { courseCommand } from "../core/command-line.js";
 import { CourseError } from "../core/errors.js";
 import { isPracticeFolder, PRACTICE_MARKER } from "../core/paths.js";
+import { readPracticeMarker } from "../practice/marker.js";
 
 /** The refusal for a folder that is not (or no longer) a practice folder. */
 export function notPracticeError(root: string): CourseError {
@@ -22,13 +21,10 @@ export function notPracticeError(root: string): CourseError {
 /** The chapter the practice folder at `root` is for, from its marker. Throws `MCP_NOT_PRACTICE`. */
 export function practiceChapter(root: string): string {
   if (!isPracticeFolder(root)) throw notPracticeError(root);
-  let chapter: string | undefined;
-  try {
-    const marker = JSON.parse(readFileSync(path.join(root, ...PRACTICE_MARKER.split("/")), "utf8")) as { chapter?: unknown };
-    chapter = typeof marker.chapter === "string" ? normalizeChapterId(marker.chapter) : undefined;
-  } catch (error) {
-    throw new CourseError("MCP_NOT_PRACTICE", `${PRACTICE_MARKER} 读不出来（${(error as Error).message}）：它由 practice 生成，说明这是哪一章的练习目录；重新生成练习目录`, { cause: error });
+  const marker = readPracticeMarker(root);
+  const chapter = marker?.chapter === undefined ? undefined : normalizeChapterId(marker.chapter);
+  if (chapter === undefined) {
+    throw new CourseError("MCP_NOT_PRACTICE", `${PRACTICE_MARKER} ${marker === undefined ? "读不出来" : "没有写明章号"}：它由 practice 生成，说明这是哪一章的练习目录（"chapter": "12" 这样）；重新生成练习目录`);
   }
-  if (chapter === undefined) throw new CourseError("MCP_NOT_PRACTICE", `${PRACTICE_MARKER} 没有写明章号（"chapter": "12" 这样）：重新生成练习目录`);
   return chapter;
 }

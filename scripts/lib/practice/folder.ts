@@ -13,9 +13,13 @@
  * - `checkpoints/NN.yaml`: the chapter manifest (lab and hint data for `lab` and `hint`)
  *   whose `faults` are reduced to the learner-safe projection of the exercise faults
  *   (`learnerManifestText`): no `find`/`replace`, since those quote the reference;
- * - `.pi-course/practice.json`: the marker that puts the commands in learner mode;
+ * - `.pi-course/practice.json`: the marker that puts the commands in learner mode; it also
+ *   records the course repository and the chapter's target commit (for `lab --compare`);
  * - `LEARNING.md`: the guide to this chapter (`guide.ts`, from the template `learning.md`).
- *   The course guide the parent tree holds at that path is kept as `COURSE.md`.
+ *   The course guide the parent tree holds at that path is kept as `COURSE.md`;
+ * - `AGENTS.md`, `CLAUDE.md` (`@AGENTS.md`) and `.agents/skills/pi-course-tutor/SKILL.md`:
+ *   the tutoring protocol for the learner's AI agent (`tutor.ts`, from the templates
+ *   `agents.md` and `tutor-skill.md`), in place of the parent tree's author-facing files.
  *
  * Safety (`destination.ts`): the destination must not exist and must lie outside the repository; the folder
  * is assembled in `.<name>.partial-<random>` beside the destination, audited for leaks,
@@ -32,6 +36,7 @@ import { publishHistory, resolveCheckpoint, unpublishHistory, type Checkpoint } 
 import { checkDestination, readOnlyParent, resolveDestination } from "./destination.js";
 import { assertNoLeaks, auditLeaks, findStarterLeaks, type Leak, type LeakPair } from "./leak-audit.js";
 import { planPractice, type PracticePlan } from "./plan.js";
+import type { TutorTemplates } from "./tutor.js";
 
 /** Steps of `createPractice`, reported to `hooks.afterStep` (tests use it to inject failures). */
 export type PracticeStep = "checkpoint" | "destination" | "files" | "audit" | "modules";
@@ -56,6 +61,8 @@ export interface CreatePracticeOptions {
   /** The chapter as the caller already resolved it (for `id`, from `source`): saves generating the history again. */
   checkpoint?: Checkpoint;
   hooks?: { afterStep?(step: PracticeStep, tempDir: string | undefined): void | Promise<void> };
+  /** The tutoring templates (a test seam; default: the tooling's own). */
+  tutorTemplates?: TutorTemplates;
 }
 
 export interface PracticeResult {
@@ -97,7 +104,15 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   const manifestEntry = targetEntries.find((e) => e.path === chapter.manifest.manifestPath);
   if (!manifestEntry) throw new CourseError("HISTORY_MISMATCH", `target 中没有 ${chapter.manifest.manifestPath}`);
   const manifestText = (await readObjects(repo, [manifestEntry.oid], gitOptions)).get(manifestEntry.oid)!.toString("utf8");
-  const plan = planPractice({ checkpoint, parentEntries, targetEntries, manifestText, linkedModules: options.linkModules === true });
+  const plan = planPractice({
+    checkpoint,
+    parentEntries,
+    targetEntries,
+    manifestText,
+    linkedModules: options.linkModules === true,
+    course: path.resolve(repo),
+    ...(options.tutorTemplates === undefined ? {} : { tutorTemplates: options.tutorTemplates }),
+  });
   await checkDestination(repo, dest, id); // again: resolving the checkpoint took a moment
 
   const temp = await makeScratchDir(path.dirname(dest), `.${path.basename(dest)}.partial-`).catch((error: unknown) => {

@@ -94,6 +94,8 @@ export function guideValues(input: GuideInput): TemplateValues {
     hintState: HINT_STATE,
     exercise: learnerFaultsProjection(authorFaults(m)).length > 0,
     faultChapter: courseCommand("fault", m.id),
+    challenge: m.challenge.length > 0,
+    challengeChapter: courseCommand("lab", m.id, "--challenge"),
     focusedFiles: focusedTestFiles(m.focusedTests),
     throughChapters: input.throughChapters.join("、"),
   };

@@ -3,7 +3,8 @@
  * list and for how it is written): the parent tree with `LEARNING.md` moved to `COURSE.md`,
  * the chapter's focused tests, provided files, text and challenge tier from the target, each
  * starter over its teaching file (and a pristine copy for `reset`), the learner-safe
- * manifest, the marker and the chapter guide.
+ * manifest, the marker, the chapter guide and the tutoring protocol (`tutor.ts`) in place of
+ * the parent's own `AGENTS.md` and `CLAUDE.md`.
  */
 import { CourseError } from "../core/errors.js";
 import { courseCommand } from "../core/command-line.js";
@@ -13,6 +14,7 @@ import type { OutputFile, TreeEntry } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
 import { COURSE_GUIDE, renderLearningGuide } from "./guide.js";
 import type { AuditDocument } from "./leak-audit.js";
+import { renderTutorFiles, TUTOR_FILES, type TutorTemplates } from "./tutor.js";
 
 /** The chapter guide's name in a practice folder (the parent tree's course guide moves to `COURSE_GUIDE`). */
 export const LEARNING = "LEARNING.md";
@@ -23,6 +25,8 @@ export interface PracticeMarker {
   parent: string;
   target: string;
   source: string;
+  /** The course repository the folder was made from (absolute): where `lab --compare` reads the reference at `target`. */
+  course: string;
   createdBy: "practice";
 }
 
@@ -51,8 +55,12 @@ export function planPractice(input: {
   targetEntries: readonly TreeEntry[];
   manifestText: string;
   linkedModules: boolean;
+  /** The course repository (absolute), recorded in the marker. */
+  course: string;
   /** Plan without rendering the manifest copy (for auditing an existing folder). */
   skipManifestText?: boolean;
+  /** The tutoring templates (default: the tooling's own, see `tutor.ts`). */
+  tutorTemplates?: TutorTemplates;
 }): PracticePlan {
   const { chapter, history } = input.checkpoint;
   const m = chapter.manifest;
@@ -72,7 +80,11 @@ export function planPractice(input: {
   if (parentPaths.has(LEARNING) && parentPaths.has(COURSE_GUIDE)) {
     throw new CourseError("PRACTICE_CONFLICT", `parent 里已经有 ${COURSE_GUIDE}，无法把课程指南 ${LEARNING} 改名保存`);
   }
-  const files: OutputFile[] = input.parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
+  // The parent's own AGENTS.md and CLAUDE.md speak to the course's authors: the learner's take their place.
+  const tutor = renderTutorFiles(m, input.checkpoint.teachingFiles, input.tutorTemplates);
+  const replaced = new Set<string>([TUTOR_FILES.agents, TUTOR_FILES.claude]);
+  const parentEntries = input.parentEntries.filter((e) => !replaced.has(e.path));
+  const files: OutputFile[] = parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
   for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
   for (const given of [...m.provided, ...(m.text === undefined ? [] : [m.text])]) files.push({ ...fromTarget(given) });
   // The challenge tier: the chapter's hardening tests and what they import, run on the learner's code by `lab NN --challenge`.
@@ -80,7 +92,7 @@ export function planPractice(input: {
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: starterCopyPath(s.to) });
   files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });
-  const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, createdBy: "practice" };
+  const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, course: input.course, createdBy: "practice" };
   files.push({ path: PRACTICE_MARKER, content: JSON.stringify(marker, null, 2) + "\n" });
   const throughChapters = history.chapters.map((c) => c.id).filter((id) => Number(id) <= Number(m.id));
   files.push({
@@ -95,6 +107,7 @@ export function planPractice(input: {
       linkedModules: input.linkedModules,
     }),
   });
+  files.push(...tutor);
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f.path)) throw new CourseError("PRACTICE_CONFLICT", `练习目录里 ${f.path} 会被写两次`);
@@ -107,6 +120,6 @@ export function planPractice(input: {
     pairs: m.starters.map((s) => ({ teachingFile: s.to, starterFile: s.from, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
     labIds: m.labs.map((lab) => lab.id),
     extraDocuments: [{ file: `${m.manifestPath}（Lab 与提示文本）`, text: labText }],
-    inherited: new Set(input.parentEntries.map((e) => (e.path === LEARNING ? COURSE_GUIDE : e.path))),
+    inherited: new Set(parentEntries.map((e) => (e.path === LEARNING ? COURSE_GUIDE : e.path))),
   };
 }

@@ -37,6 +37,8 @@ export interface RunLabOptions {
   started?: StartedBuild;
   /** Time limit of the test run in milliseconds (see `TestOptions.timeoutMs`). */
   timeoutMs?: number;
+  /** The directory locations in messages are relative to (where the command was typed); default the course root. */
+  showFrom?: string;
 }
 
 /**
@@ -81,7 +83,8 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
   if (signal?.aborted) return { kind: "aborted" };
   const records = runs.flatMap(({ run }) => run.records);
   const timedOut = new Map(runs.filter(({ run }) => run.timedOut !== undefined).map(({ lab, run }) => [lab.id, run.timedOut!]));
-  const cutShort = (labs: LabResult[]) => labs.map((lab) => (timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot) : lab));
+  const showFrom = options.showFrom ?? courseRoot;
+  const cutShort = (labs: LabResult[]) => labs.map((lab) => (timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot, showFrom) : lab));
   const outcome: LabOutcome = {
     kind: "tested",
     labs: cutShort(summarizeLabs(selected, manifest.labs, records)),
@@ -100,10 +103,10 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
  * A lab of a run the time limit ended: unless every one of its tests reported, it failed,
  * and its first failure says, once, that the limit ended it and where the run was stuck.
  */
-function markTimedOut(lab: LabResult, timedOut: TimedOut, courseRoot: string): LabResult {
+function markTimedOut(lab: LabResult, timedOut: TimedOut, courseRoot: string, showFrom: string): LabResult {
   if (lab.status === "passed" || lab.reported >= lab.expected) return lab;
   const missing = lab.expected - lab.reported;
-  const stuck = describeStuck(timedOut, courseRoot);
+  const stuck = describeStuck(timedOut, courseRoot, showFrom);
   const failure: FirstFailure = {
     test: timedOut.test?.join(" › ") ?? `Lab ${lab.id}`,
     message: `超过时间上限 ${timedOut.seconds} 秒，测试进程已被结束${stuck === "" ? "" : `：${stuck}`}；还有 ${missing} 项测试没有跑完。常见原因：死循环（for (;;)、while (true)），或一个永远不结束的 Promise`,

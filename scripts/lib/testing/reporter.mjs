@@ -3,11 +3,11 @@
 // It turns the runner's event stream into JSON lines, one per finished test, so that
 // `lab` reads structured results instead of parsing TAP or spec text. Each line is
 //
-//   {"v":1,"ok":false,"path":["Lab 12.1 · …"],"file":"…","line":12,"skip":false,"todo":false,
+//   {"v":1,"ok":false,"path":["Lab 12.1 · …"],"file":"…","line":12,"column":1,"skip":false,"todo":false,
 //    "error":{"message":"…","name":"Error","code":"…","failureType":"testCodeFailure","stack":"    at …",
 //             "actual":{"message":"…","stack":"    at …"}}}
 //
-// `file` and `line` are where the test is declared (node maps them to the TypeScript source
+// `file`, `line` and `column` are where the test is declared (node maps them to the TypeScript source
 // when the process runs with --enable-source-maps); `stack` holds only the call frames;
 // `actual` is the error an assertion about an error received (e.g. a scaffold error that
 // `assert.rejects(…, { code })` did not expect); `compared` holds an equality assertion's
@@ -113,6 +113,7 @@ export default async function* labReporter(source) {
       path,
       file: data.file,
       line: data.line,
+      column: data.column,
       skip: data.skip !== undefined && data.skip !== false,
       todo: data.todo !== undefined && data.todo !== false,
     };

@@ -34,6 +34,7 @@ export interface TestRecord {
   /** Where the test is declared (the TypeScript source, absolute). */
   file?: string;
   line?: number;
+  column?: number;
   skip: boolean;
   todo: boolean;
   error?: TestError;
@@ -49,9 +50,10 @@ export interface FirstFailure {
   scaffoldOf?: string;
   /** Call frames of what was thrown (of the scaffold error, when an assertion received one), for locating it in the learner's code. */
   stack?: string;
-  /** Where the failing test is declared: its file (absolute) and line. */
+  /** Where the failing test is declared: its file (absolute), line and column. */
   testFile?: string;
   testLine?: number;
+  testColumn?: number;
   /** Set when the run's time limit ended the lab before its tests reported. */
   timedOut?: boolean;
   /** For an equality assertion: both values rendered whole. */
@@ -170,6 +172,7 @@ function describeFailure(failed: TestRecord, test: string, labs: readonly LabSpe
   if (received === undefined && error?.compared !== undefined) failure.compared = error.compared;
   if (failed.file !== undefined) failure.testFile = failed.file;
   if (failed.line !== undefined) failure.testLine = failed.line;
+  if (failed.column !== undefined) failure.testColumn = failed.column;
   return failure;
 }
 

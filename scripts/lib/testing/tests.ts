@@ -15,6 +15,7 @@ import path from "node:path";
 import os from "node:os";
 import { SourceMap, type SourceMapPayload } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { shownPath } from "../core/paths.js";
 import { childEnv, startProcess, type ProcessOptions } from "../core/process.js";
 import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
 import { parseReport, type StackFrame, type TestRecord, type TestRun, type TimedOut } from "./results.js";
@@ -335,8 +336,11 @@ export async function runTests(courseRoot: string, files: readonly string[], opt
   return (await prepareTests(courseRoot, files, options)).run();
 }
 
-/** Where a stuck run was, for a message: `“Lab 12.3 · …” 里，正在执行 renderTemplate（packages/…/resources.ts:812）`. */
-export function describeStuck(timedOut: TimedOut, courseRoot: string): string {
+/**
+ * Where a stuck run was, for a message: `“Lab 12.3 · …” 里，正在执行 renderTemplate（packages/…/resources.ts:812:3）`,
+ * the location relative to `showFrom` (default the course root: the directory the command was typed in, for `lab`).
+ */
+export function describeStuck(timedOut: TimedOut, courseRoot: string, showFrom: string = courseRoot): string {
   const test = timedOut.test === undefined ? "" : `测试 “${timedOut.test.join(" › ")}”`;
   const frame = timedOut.frames?.find((f) => {
     const relative = path.relative(courseRoot, f.file);
@@ -346,7 +350,7 @@ export function describeStuck(timedOut: TimedOut, courseRoot: string): string {
     if (test === "") return "";
     return timedOut.frames === undefined ? `${test}在等待一个一直没有结束的 Promise（或计时器）` : `${test}正在运行`;
   }
-  const where = `${path.relative(courseRoot, frame.file).split(path.sep).join("/")}:${frame.line}:${frame.column}`;
+  const where = `${shownPath(frame.file, showFrom)}:${frame.line}:${frame.column}`;
   const fn = frame.functionName === "" ? "" : ` ${frame.functionName}`;
   return `${test === "" ? "" : `${test}里，`}正在执行${fn}（${where}）`;
 }

@@ -197,3 +197,54 @@ export function spliceLabs(
   }
   return splice(baseText, base, starter, (declaration) => taken.has(declarationKey(declaration)));
 }
+
+/** One declaration of a lab's work in a text, for showing it. */
+export interface LabDeclaration {
+  name: string;
+  kind: TopLevelDeclaration["kind"];
+  /** Its text, attached comments included. */
+  text: string;
+  /** 1-based line and column where its text starts (its attached comments included). */
+  line: number;
+  column: number;
+  /** 1-based line where its text ends. */
+  endLine: number;
+  /** True when the starter marks it for the lab; false for a helper of the text's own that those use. */
+  marked: boolean;
+}
+
+/**
+ * The declarations of `text` that make up lab `lab`'s work, in `text`'s order: those the
+ * starter marks for the lab (matched by name, as `spliceLabs` matches them), and the
+ * declarations `text` has that the starter lacks and that those use, directly or through one
+ * another (the helpers written for the lab). What `lab --compare` shows of the learner's file
+ * and of the reference alike. Throws what `labOwnership` throws, and `TS_SYNTAX` naming the
+ * text that does not parse.
+ */
+export function labDeclarations(text: string, starterText: string, lab: string, labIds: readonly string[], names: { text: string; starter: string }): LabDeclaration[] {
+  const trees = parseModules({ [names.text]: text, [names.starter]: starterText });
+  const own = unitsOf(topLevelDeclarations(trees.get(names.text)!), text).filter((unit) => unit.name !== "" && unit.kind !== "import" && unit.kind !== "export");
+  const starter = unitsOf(topLevelDeclarations(trees.get(names.starter)!), starterText);
+  const owners = ownersOf(starter, labIds, names.starter);
+  const inStarter = new Set(starter.filter((unit) => unit.name !== "").map(declarationKey));
+  const marked = new Set(own.filter((unit) => owners.get(declarationKey(unit)) === lab).map(declarationKey));
+  const taken = new Set(marked);
+  for (let grew = true; grew; ) {
+    grew = false;
+    const used = new Set(own.filter((unit) => taken.has(declarationKey(unit))).flatMap((unit) => [...unit.uses]));
+    for (const unit of own) {
+      const key = declarationKey(unit);
+      if (taken.has(key) || inStarter.has(key) || !used.has(unit.name)) continue;
+      taken.add(key);
+      grew = true;
+    }
+  }
+  const position = (offset: number): { line: number; column: number } => {
+    const before = text.slice(0, offset);
+    const lineStart = before.lastIndexOf("\n") + 1;
+    return { line: before.split("\n").length, column: offset - lineStart + 1 };
+  };
+  return own
+    .filter((unit) => taken.has(declarationKey(unit)))
+    .map((unit) => ({ name: unit.name, kind: unit.kind, text: unit.text, ...position(unit.start), endLine: position(unit.end).line, marked: marked.has(declarationKey(unit)) }));
+}

@@ -39,17 +39,36 @@ test("every failure names its test's file:line, in the report, the chapter table
   const outcome: LabOutcome = { kind: "tested", labs: labs.slice(0, 1), earlier: [], strays: [], crashes: [], output: [{ file: "x.js", stdout: "printed by the learner\n", stderr: "" }] };
   const ctx = { paint: plain, courseRoot: root, watch: false };
   const text = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, ctx);
-  assert.match(text, /测试 packages\/pi-course\/test\/99-mini\.test\.ts:12\n  在 packages\/pi-course\/test\/99-mini\.test\.ts:15/);
+  assert.match(text, /测试 packages\/pi-course\/test\/99-mini\.test\.ts:12:1\n  在 packages\/pi-course\/test\/99-mini\.test\.ts:15:10/);
   assert.doesNotMatch(text, /printed by the learner/);
   const verbose = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { ...ctx, verbose: true });
   assert.match(verbose, /\+   'item seventeen',\n  -   'item 17',/);
   assert.match(verbose, /  'item 0',[\s\S]*  'item 29',/, "every line of the diff, not node's shortened one");
   assert.match(verbose, /printed by the learner/, "and what the tests printed");
   const table = formatOutcome({ ...outcome, labs }, mini, { chapter: "99" }, ctx);
-  assert.match(table, /✗ Lab 99\.1[^\n]*\n\s+测试 packages\/pi-course\/test\/99-mini\.test\.ts:12/);
+  assert.match(table, /✗ Lab 99\.1[^\n]*\n\s+测试 packages\/pi-course\/test\/99-mini\.test\.ts:12:1/);
   const json = outcomeJson(outcome, mini, { chapter: "99", lab: "99.1" }, root) as { labs: { firstFailure: Record<string, unknown>; failures: unknown[] }[] };
-  assert.equal(json.labs[0]?.firstFailure.testLocation, "packages/pi-course/test/99-mini.test.ts:12");
-  assert.equal(json.labs[0]?.firstFailure.location, "packages/pi-course/test/99-mini.test.ts:15");
+  assert.equal(json.labs[0]?.firstFailure.testLocation, "packages/pi-course/test/99-mini.test.ts:12:1");
+  assert.equal(json.labs[0]?.firstFailure.location, "packages/pi-course/test/99-mini.test.ts:15:10");
   assert.equal(json.labs[0]?.failures.length, 1);
+
+  // Typed in the package folder (npm's INIT_CWD), or beside the course: every location is relative to there.
+  const pkg = path.join(root, "packages", "pi-course");
+  const fromPackage = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { ...ctx, showFrom: pkg });
+  assert.match(fromPackage, /测试 test\/99-mini\.test\.ts:12:1\n  在 test\/99-mini\.test\.ts:15:10/);
+  const besides = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { ...ctx, showFrom: path.join(path.sep, "elsewhere") });
+  assert.match(besides, /测试 \.\.\/course with space\/packages\/pi-course\/test\/99-mini\.test\.ts:12:1/);
+  const jsonFromPackage = outcomeJson(outcome, mini, { chapter: "99", lab: "99.1" }, root, pkg) as { labs: { firstFailure: Record<string, unknown> }[] };
+  assert.deepEqual([jsonFromPackage.labs[0]?.firstFailure.testLocation, jsonFromPackage.labs[0]?.firstFailure.location], ["test/99-mini.test.ts:12:1", "test/99-mini.test.ts:15:10"]);
+});
+
+test("a compiler diagnostic is shown as path:line:col relative to where the command was typed", () => {
+  const root = path.join(path.sep, "course");
+  const outcome: LabOutcome = { kind: "build_failed", diagnostics: ["packages/pi-course/src/mini.ts(3,14): error TS2322: Type 'string' is not assignable to type 'number'.", "error TS5083: Cannot read file 'x'."] };
+  const text = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { paint: plain, courseRoot: root, showFrom: path.join(root, "packages", "pi-course"), watch: false });
+  assert.match(text, /\n  src\/mini\.ts:3:14 - error TS2322: Type 'string'/);
+  assert.match(text, /\n  error TS5083: Cannot read file 'x'\./, "a diagnostic without a file stays as it is");
+  const json = outcomeJson(outcome, mini, { chapter: "99", lab: "99.1" }, root) as { error: { diagnostics: string[] } };
+  assert.equal(json.error.diagnostics[0], "packages/pi-course/src/mini.ts:3:14 - error TS2322: Type 'string' is not assignable to type 'number'.");
 });
 

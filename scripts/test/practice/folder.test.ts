@@ -14,7 +14,7 @@ import { createPractice, type PracticeStep } from "../../lib/practice/folder.js"
 import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, SCAFFOLD_ERROR, sh, STARTER_BETA } from "../support/fake-course.js";
 import { fingerprint, isCode, leftovers } from "../support/folders.js";
 
-test("practice writes the parent tree, the focused test, the starter over the teaching file, lab data, marker and guide", async (t) => {
+test("practice writes the parent tree, the focused test, the starter over the teaching file, lab data, marker, guide and tutoring files", async (t) => {
   const repo = makeFakeCourse(t);
   const dest = path.join(path.dirname(repo), "p02");
   const result = await createPractice({ repo, id: "02", dest });
@@ -46,7 +46,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
   assert.ok(!read("checkpoints/02.yaml").includes("replace:"));
   assert.ok(read("checkpoints/02.yaml").startsWith("# chapter 02 (synthetic)"), "comments are kept");
 
-  assert.deepEqual(JSON.parse(read(PRACTICE_MARKER)), { chapter: "02", parent, target, source: sh(repo, ["rev-parse", "HEAD"]), createdBy: "practice" });
+  assert.deepEqual(JSON.parse(read(PRACTICE_MARKER)), { chapter: "02", parent, target, source: sh(repo, ["rev-parse", "HEAD"]), course: repo, createdBy: "practice" });
 
   const guide = read("LEARNING.md");
   for (const needle of [
@@ -86,6 +86,9 @@ test("practice writes the parent tree, the focused test, the starter over the te
     PRACTICE_MARKER,
     ".pi-course/starter/packages/pi-course/src/beta.ts",
     "LEARNING.md",
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".agents/skills/pi-course-tutor/SKILL.md",
   ].sort();
   const actual = fingerprint(dest).filter((l) => !l.endsWith("/")).map((l) => l.split(" ")[0]!).sort();
   assert.deepEqual(actual, expected);

@@ -12,7 +12,7 @@ import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { courseRoot, starterCopyPath } from "../../lib/core/paths.js";
-import { loadManifest } from "../../lib/course/manifest.js";
+import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
 import { learnerManifestText } from "../../lib/course/faults.js";
 import { runCommand } from "./tooling.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
@@ -33,12 +33,14 @@ export function miniSource(variant: MiniVariant): string {
   if (variant === "starter") {
     return `${LAB_ERROR}
 export function add(a: number, b: number): number {
+  // 🔨 Lab 99.1：返回两数之和
   void a;
   void b;
   throw labError("Lab 99.1 mini add");
 }
 
 export function greet(name: string): string {
+  // 🔨 Lab 99.2：拼出问候语；空名字 → GREET_EMPTY
   void name;
   throw labError("Lab 99.2 mini greet");
 }
@@ -89,7 +91,11 @@ title: 迷你章节
 files:
   - packages/pi-course/src/mini.ts
   - packages/pi-course/test/99-mini.test.ts
+  - starters/99-mini.ts
   - checkpoints/99.yaml
+starters:
+  - from: starters/99-mini.ts
+    to: packages/pi-course/src/mini.ts
 focusedTests:
   - packages/pi-course/test/99-mini.test.ts
 labs:
@@ -121,7 +127,8 @@ export interface MiniCourse {
 
 /**
  * Writes the mini course into a fresh temporary folder and returns it; `t.after` (or the
- * caller) must remove `root`. `practice` adds the practice-folder marker.
+ * caller) must remove `root`. The starter is `starters/99-mini.ts`; `practice` lays it out as
+ * a practice folder instead: the marker, and the starter's pristine copy in `.pi-course/starter/`.
  */
 export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean } = {}): Promise<MiniCourse> {
   const root = await mkdtemp(path.join(os.tmpdir(), "pi-lab-course-"));
@@ -142,10 +149,10 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await writeFile(path.join(pkg, "package.json"), `${JSON.stringify({ name: "@pi/course", private: true, type: "module" }, null, 2)}\n`);
   await writeFile(path.join(pkg, "test", "99-mini.test.ts"), MINI_TEST);
   await writeFile(path.join(root, "checkpoints", "99.yaml"), MINI_MANIFEST);
-  if (options.practice === true) {
-    await mkdir(path.join(root, ".pi-course"), { recursive: true });
-    await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: "99" })}\n`);
-  }
+  const starter = options.practice === true ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/")) : path.join(root, "starters", "99-mini.ts");
+  await mkdir(path.dirname(starter), { recursive: true });
+  await writeFile(starter, miniSource("starter"));
+  if (options.practice === true) await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: "99" })}\n`);
   const use = (v: MiniVariant) => writeFile(path.join(pkg, "src", "mini.ts"), miniSource(v));
   await use(variant);
   return { root, use };
@@ -164,7 +171,7 @@ export function runScript(root: string, script: string, args: readonly string[],
 /**
  * A practice folder of real chapter `id` laid out as `practice NN --link-modules` lays it out,
  * from this working tree (so the tooling under test is the one being edited): the course
- * package's sources with each starter over its teaching file and a pristine starter copy for
+ * package's sources (without the files a later chapter adds) with each starter over its teaching file and a pristine starter copy for
  * `reset`, the chapter's focused tests only, the learner-safe manifest, the practice marker,
  * the tooling (`scripts/`, without its tests), `examples/`, the workspace manifests and the repo's
  * `node_modules` linked. The folder's path has spaces and parentheses, as a learner's may.
@@ -174,11 +181,17 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   const manifest = await loadManifest(sourceRoot, id);
   const root = await mkdtemp(path.join(os.tmpdir(), `pi practice${id} (copy)-`));
   const pkg = path.join("packages", "pi-course");
-  for (const file of ["package.json", "tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), ...manifest.focusedTests]) {
+  // The focused tests, and what the chapter provides as it is (a test support module outside src/ too).
+  for (const file of ["package.json", "tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), ...manifest.focusedTests, ...manifest.provided]) {
     await mkdir(path.dirname(path.join(root, file)), { recursive: true });
     await fse.copy(path.join(sourceRoot, file), path.join(root, file));
   }
-  await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"));
+  // The package's sources as the chapter's target has them: nothing a later chapter adds.
+  const later = new Set<string>();
+  for (const other of await listChapterIds(sourceRoot)) {
+    if (Number(other) > Number(id)) for (const file of (await loadManifest(sourceRoot, other)).files) later.add(path.join(sourceRoot, ...file.split("/")));
+  }
+  await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { filter: (source) => !later.has(source) });
   await fse.copy(path.join(sourceRoot, "examples"), path.join(root, "examples")); // npm start's sample workspace
   await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");

@@ -140,11 +140,13 @@ export function childHelper(name: string): string {
 
 /**
  * The environment for a command under test: ours without `NODE_TEST_CONTEXT` (see `childEnv`)
- * and with `CI` cleared (a red lab's exit status depends on it, and the tests must not depend
- * on whether they run in CI: a test about CI sets it in `extra`), plus `extra`.
+ * and without `INIT_CWD` (set by the `npm test` running the tests: a command would show its
+ * locations relative to that directory instead of the one it runs in; a test about it sets it
+ * in `extra`), with `CI` cleared (a red lab's exit status depends on it, and the tests must not
+ * depend on whether they run in CI: a test about CI sets it in `extra`), plus `extra`.
  */
 export function commandEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return childEnv({ set: { CI: "", ...extra } });
+  return childEnv({ without: ["INIT_CWD"], set: { CI: "", ...extra } });
 }
 
 export interface CommandResult {

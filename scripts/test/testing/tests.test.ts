@@ -1,11 +1,14 @@
-/** `testing/tests.ts`: a lab run's temporary folder is a scratch folder like every other. */
+/**
+ * `testing/tests.ts`: a lab run's temporary folder is a scratch folder like every other; a
+ * stuck run is described with its location relative to where the command was typed.
+ */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { LAB_SCRATCH_PREFIX, makeLabScratch } from "../../lib/testing/tests.js";
+import { describeStuck, LAB_SCRATCH_PREFIX, makeLabScratch } from "../../lib/testing/tests.js";
 import { currentOwner, OWNER_FILE, removeScratchDir, SCRATCH_JOURNALS, sweepStaleScratch, useJournalRoot } from "../../lib/core/scratch.js";
 import { repoRoot } from "../support/lab-fixture.js";
 
@@ -25,3 +28,14 @@ test("a lab run's temp folder is a scratch folder of this process: owned, journa
   await removeScratchDir(mine);
 });
 
+
+test("where a stuck run was is path:line:col relative to where the command was typed, skipping frames outside the course", () => {
+  const root = path.join(path.sep, "course");
+  const frames = [
+    { functionName: "", file: path.join(root, "node_modules", "x", "index.js"), line: 1, column: 1 },
+    { functionName: "discoverResources", file: path.join(root, "packages", "pi-course", "src", "resources.ts"), line: 204, column: 11 },
+  ];
+  const stuck = { seconds: 3, test: ["Lab 12.1 · x"], frames };
+  assert.equal(describeStuck(stuck, root), "测试 “Lab 12.1 · x”里，正在执行 discoverResources（packages/pi-course/src/resources.ts:204:11）");
+  assert.equal(describeStuck(stuck, root, path.join(root, "packages", "pi-course")), "测试 “Lab 12.1 · x”里，正在执行 discoverResources（src/resources.ts:204:11）");
+});
