@@ -112,6 +112,11 @@ if (!options["course-only"]) {
   }
 }
 
+// A hang guard, not a speed check: a test still waiting after this long fails with node's
+// own timeout message (its after hooks still run, so the processes it started are ended)
+// and the suite goes on, instead of `npm test` never ending. The slowest test here takes
+// well under a minute on a loaded two-core machine.
+const HANG_GUARD_MS = 300_000;
 let ok = true;
-for (const [label, args] of suites) ok = run(label, args) && ok;
+for (const [label, args] of suites) ok = run(label, [`--test-timeout=${HANG_GUARD_MS}`, ...args]) && ok;
 process.exitCode = ok ? 0 : 1;

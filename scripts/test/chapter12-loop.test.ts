@@ -38,8 +38,8 @@ test.before(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "pi-ch12-tmp-"));
 });
 test.after(async () => {
-  if (root !== "") await rm(root, { recursive: true, force: true });
-  if (tmp !== "") await rm(tmp, { recursive: true, force: true });
+  if (root !== "") await rm(root, { recursive: true, force: true, maxRetries: 3 });
+  if (tmp !== "") await rm(tmp, { recursive: true, force: true, maxRetries: 3 });
 });
 
 const skip = !chapter12 && "chapter 12 is not in this tree";
@@ -79,19 +79,35 @@ test("chapter 12 practice: a lab stuck in for (;;) {} ends at the time limit, wh
   assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")), [], "no temp folder left");
 });
 
-test("chapter 12 practice: watch mode reruns after each of two rename-style saves in a row", { skip: skip || (process.platform === "win32" && "SIGINT") }, async () => {
+test("chapter 12 practice: watch mode reruns after each of two rename-style saves in a row", { skip: skip || (process.platform === "win32" && "SIGINT") }, async (t) => {
   write(STARTER);
   const child = spawn(process.execPath, [path.join(root, "scripts", "launch.mjs"), "lab", "12.1", "--watch"], { cwd: root, env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  // A failed assertion must not leave the watcher running: it would keep this file's process alive.
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
   let stdout = "";
+  let stderr = "";
+  let closed = false;
   let wake = () => {};
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     stdout += chunk;
     wake();
   });
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("close", (code) => {
+      closed = true;
+      wake();
+      resolve(code);
+    }),
+  );
   const FOOTER = /保存即重跑 · Ctrl-C 退出\n/g;
   const run = async (n: number) => {
-    while ((stdout.match(FOOTER)?.length ?? 0) < n) await new Promise<void>((resolve) => (wake = resolve));
+    while ((stdout.match(FOOTER)?.length ?? 0) < n) {
+      if (closed) assert.fail(`watch mode ended before run ${n}:\n${stdout}${stderr}`);
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
     return stdout.split(FOOTER)[n - 1] ?? "";
   };
   const save = (text: string) => {
