@@ -68,8 +68,17 @@ function labTestNames(root: string, manifest: ChapterManifest, id: string): stri
   return names;
 }
 
-/** The tools of the practice folder at `root` (the chapter of its marker is `chapter`). */
+/**
+ * The tools of the practice folder at `root` (the chapter of its marker is `chapter`). They
+ * answer for that chapter only: a failure's section number points into its text, the one
+ * `chapter_section` reads, so another chapter is refused with `MCP_OTHER_CHAPTER`.
+ */
 export function practiceTools(root: string, chapter: string): PracticeTools {
+  const ownChapter = (id: string): string => {
+    if (id !== chapter) throw new CourseError("MCP_OTHER_CHAPTER", `这个练习目录是第 ${chapter} 章的，不回答第 ${id} 章（正文的节号只属于本章）`);
+    return id;
+  };
+  const ownTarget = (target: LabTarget): LabTarget => (ownChapter(target.chapter), target);
   /** What a failure tells the learner, as data: the rule and its section, where it failed, an excerpt. */
   const failureData = (failure: FirstFailure, lab: LabResult): FailureData => {
     const rule = ruleOf(failure.message);
@@ -125,7 +134,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
 
   return {
     async labStatus(raw, signal) {
-      const target: LabTarget = { chapter: raw === undefined ? chapter : chapterArgument(raw.trim()) };
+      const target: LabTarget = { chapter: raw === undefined ? chapter : ownChapter(chapterArgument(raw.trim())) };
       const ran = await run(target, signal);
       const { manifest, notes } = ran;
       const unrun = (note: string) => ran.selected.map((lab) => ({ id: lab.id, title: lab.title, passed: 0, total: lab.tests, status: "failed" as const, note }));
@@ -162,7 +171,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
     },
 
     async runLab(raw, signal) {
-      const target = parseTarget(raw.trim());
+      const target = ownTarget(parseTarget(raw.trim()));
       if (target.lab === undefined) throw new CourseError("USAGE", `run_lab 针对单个 Lab：写 ${target.chapter}.1 这样的编号（全章进度用 lab_status）`);
       const ran = await run(target, signal);
       const { manifest, notes } = ran;
@@ -197,8 +206,8 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       return { text: withNotes(notes, report), data };
     },
 
-    async nextHint(raw) {
-      const target = parseTarget(raw.trim());
+    async nextHint(raw, signal) {
+      const target = ownTarget(parseTarget(raw.trim()));
       if (target.lab === undefined) throw new CourseError("USAGE", `提示针对单个 Lab：写 ${target.chapter}.1 这样的编号`);
       const manifest = await loadManifest(root, target.chapter);
       const [lab] = selectLabs(manifest, target);
@@ -208,6 +217,8 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       if (loaded.problem !== undefined) lines.push(formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`));
       // The same climb as `hint`: the rung after the highest reached, never further.
       const { state, view } = takeHint(loaded.state, lab!);
+      // Cancelled (the client gave up, the server is stopping): the rung is not shown, so it is not saved.
+      if (signal.aborted) throw new CourseError("MCP_CALL_CANCELLED", `next_hint 已被取消：第 ${view.level} 级提示没有给出，也没有记下`);
       let warning: string | undefined;
       try {
         await writeHintState(root, state);
@@ -243,7 +254,8 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       const all = chapterSections(markdown);
       if (section === undefined) {
         const top = all.filter((s) => s.level === Math.min(...all.map((x) => x.level))).map((s) => s.number);
-        throw new CourseError("MCP_SECTION_UNKNOWN", `第 ${manifest.id} 章的正文没有第 “${raw}” 节；有的节：${top.join("、")}（小节写成 18.1 这样）`);
+        const known = top.length === 0 ? "正文里没有编号的小节" : `有的节：${top.join("、")}（小节写成 18.1 这样）`;
+        throw new CourseError("MCP_SECTION_UNKNOWN", `第 ${manifest.id} 章的正文没有第 “${raw}” 节；${known}`);
       }
       const subsections = all.filter((s) => s.number.startsWith(`${section.number}.`) && s.level > section.level).map((s) => ({ number: s.number, title: s.title }));
       const data: SectionData = { chapter: manifest.id, section: section.number, title: section.title, text: section.text, subsections };
@@ -251,7 +263,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
     },
 
     async predict(raw) {
-      const target = raw === undefined ? undefined : parseTarget(raw.trim());
+      const target = raw === undefined ? undefined : ownTarget(parseTarget(raw.trim()));
       if (target !== undefined && target.lab === undefined) throw new CourseError("USAGE", `predict 针对单个 Lab：写 ${target.chapter}.1 这样的编号`);
       const manifest = await loadManifest(root, target?.chapter ?? chapter);
       const digest = teachingDigest(root, manifest);

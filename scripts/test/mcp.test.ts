@@ -19,12 +19,13 @@ import path from "node:path";
 import test from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { parseCommand } from "../cli.js";
 import { PRACTICE_MARKER, TOOLING_BUILD } from "../lib/core/paths.js";
 import { loadManifest } from "../lib/course/manifest.js";
 import { readHintState } from "../lib/lab/hints.js";
-import { PROMPT_NAMES, TOOL_NAMES } from "../lib/mcp/server.js";
+import { createPracticeServer, PROMPT_NAMES, TOOL_NAMES, type PracticeTools } from "../lib/mcp/server.js";
 import { answerLines, findLeaks } from "../lib/practice/leak-audit.js";
 import { createMiniCourse, MINI_MANIFEST, practiceCopy, removeMiniCourse, repoRoot, runScript, type MiniCourse } from "./support/lab-fixture.js";
 import { commandArgs } from "./support/tooling.js";
@@ -116,7 +117,7 @@ async function refusal(client: Client, name: string, args: Record<string, unknow
   return result.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
-test("mcp arguments: none; --help states the tools and the exit statuses", () => {
+test("mcp arguments: none, --help is help, anything else is a usage error", () => {
   assert.deepEqual(parseCommand("mcp", []), { help: false });
   assert.equal(parseCommand("mcp", ["--help"]).help, true);
   for (const bad of [["12"], ["--stdio"]]) assert.throws(() => parseCommand("mcp", bad), { code: "USAGE" }, bad.join(" "));
@@ -194,6 +195,10 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
     assert.equal((await call(client, "chapter_section", { section: "§2.1" })).data.title, "规则");
     assert.match(await refusal(client, "chapter_section", { section: "7" }), /^错误 \[MCP_SECTION_UNKNOWN\] 第 99 章的正文没有第 “7” 节；有的节：1、2/);
     assert.match(await refusal(client, "run_lab", { lab: "99.9" }), /^错误 \[USAGE\] 没有 Lab 99\.9/);
+    // Section numbers belong to this chapter's text: another chapter's lab is not answered.
+    for (const [name, args] of [["run_lab", { lab: "12.1" }], ["next_hint", { lab: "12.1" }], ["lab_status", { chapter: "12" }]] as const) {
+      assert.match(await refusal(client, name, args), /^错误 \[MCP_OTHER_CHAPTER\] 这个练习目录是第 99 章的，不回答第 12 章/, name);
+    }
     assert.match(await refusal(client, "run_lab", { lab: "99" }), /^错误 \[USAGE\] run_lab 针对单个 Lab/);
     assert.match(await refusal(client, "run_lab", { lab: 99.1 }), /^错误 \[USAGE\] run_lab 的参数 lab 应为字符串/);
     assert.match(await refusal(client, "next_hint", { lab: "99.1", level: "4" }), /^错误 \[USAGE\] next_hint 没有参数 “level”/, "no skipping a rung");
@@ -334,4 +339,47 @@ test("mcp on chapter 12: its sections, its hints and a lab on the starter, and n
   const pair = { teachingFile: starter!.to, reference: readFileSync(path.join(repoRoot, starter!.to), "utf8"), starter: readFileSync(path.join(repoRoot, starter!.from), "utf8") };
   assert.ok(answerLines([pair]).size > 100, "the audit has answer lines to look for");
   assert.deepEqual(findLeaks([{ file: "mcp answers", text: outputs.join("\n") }], [pair]), []);
+});
+
+test("mcp: a call the client cancels while it waits its turn never runs, so a hint nobody saw is not counted as seen", async () => {
+  let release = () => {};
+  const ran: string[] = [];
+  const unused = () => Promise.reject(new Error("not called here"));
+  const tools: PracticeTools = {
+    labStatus: async () => {
+      ran.push("lab_status");
+      await new Promise<void>((resolve) => (release = resolve));
+      return { text: "表", data: {} as never };
+    },
+    runLab: unused,
+    nextHint: async () => {
+      ran.push("next_hint");
+      return { text: "提示", data: {} as never };
+    },
+    chapterSection: unused,
+    predict: unused,
+  };
+  const { server, idle } = createPracticeServer({ root: course.root, chapter: "99", tools });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "pi-course-test", version: "1.0.0" });
+  await client.connect(clientSide);
+  const status = client.callTool({ name: "lab_status", arguments: {} }).catch(() => undefined);
+  while (!ran.includes("lab_status")) await new Promise((resolve) => setImmediate(resolve));
+  const cancel = new AbortController();
+  const hint = client.callTool({ name: "next_hint", arguments: { lab: "99.1" } }, undefined, { signal: cancel.signal });
+  cancel.abort();
+  await assert.rejects(hint, "the client sees its own cancellation");
+  release();
+  await status;
+  await idle();
+  assert.deepEqual(ran, ["lab_status"], "the cancelled next_hint did not run");
+  await client.close();
+});
+
+test("mcp next_hint: aborted before it saves, the rung is neither shown nor stored", async () => {
+  const { practiceTools } = await import("../mcp.js");
+  const before = await readHintState(course.root);
+  await assert.rejects(practiceTools(course.root, "99").nextHint("99.2", AbortSignal.abort()), { code: "MCP_CALL_CANCELLED" });
+  assert.deepEqual(await readHintState(course.root), before);
 });

@@ -84,6 +84,8 @@ export const ERROR_CODES = {
   MCP_NOT_PRACTICE: "`mcp` serves a practice folder only: the folder it runs in has no readable `.pi-course/practice.json`.",
   MCP_TEXT_MISSING: "The chapter has no text, or the practice folder lacks its file.",
   MCP_SECTION_UNKNOWN: "The chapter text has no section with the number asked for.",
+  MCP_OTHER_CHAPTER: "A tool was asked about a chapter other than the one the practice folder is for.",
+  MCP_CALL_CANCELLED: "The client cancelled the call (or the server is stopping) before it ran or before it saved anything.",
 
   // Author tooling.
   CHAPTER_TEXT_INVALID: "The chapter text's `verify` markup is malformed.",

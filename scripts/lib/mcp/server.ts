@@ -12,10 +12,12 @@
  *
  * Every answer is text (what `lab` or `hint` would print, without colour) and the same as
  * `structuredContent`, described by the tool's `outputSchema` (the SDK's client checks the
- * one against the other). A refusal is a result with `isError` and one line `错误 [CODE] …`:
- * the server never answers outside a practice folder (checked again at every call), and it
- * reads nothing but that folder. Calls run one at a time: two lab runs would build into the
- * same `dist/`, and a hint is a read-modify-write of the rung state.
+ * one against the other). A tool's refusal is a result with `isError` and one line
+ * `错误 [CODE] …`; an unknown tool or prompt name, and a refusal of the `predict` prompt (which
+ * has no result to mark), are JSON-RPC errors with the same line. The server never answers
+ * outside a practice folder (checked again at every call), and it reads nothing but that
+ * folder. Calls run one at a time: two lab runs would build into the same `dist/`, and a hint
+ * is a read-modify-write of the rung state; a call cancelled while it waits does not run.
  *
  * The SDK's low-level `Server` with JSON Schemas written out, not `McpServer` with zod
  * shapes: the schemas are what goes over the wire either way, and type-checking zod's
@@ -76,7 +78,7 @@ export interface FailureData {
   rule?: string;
   /** The chapter text's section that states the rule. */
   section?: string;
-  /** `file:line:col` in the learner's code where it failed. */
+  /** `file:line:col` of the top frame in the practice folder: the learner's throw, or the test's assertion line. */
   location?: string;
   /** `file:line` where the test is declared. */
   testLocation?: string;
@@ -138,11 +140,19 @@ export interface Answer<D> {
   data: D;
 }
 
-/** What the tools do, in the practice folder the server serves. Each throws `CourseError` to refuse. */
+/**
+ * What the tools do, in the practice folder the server serves, for the chapter it is for
+ * (another chapter is refused: section numbers belong to one chapter's text). Each throws
+ * `CourseError` to refuse; an aborted `signal` ends a lab run and keeps a hint unsaved.
+ */
 export interface PracticeTools {
+  /** The chapter's lab table, run as `lab NN` runs it. */
   labStatus(chapter: string | undefined, signal: AbortSignal): Promise<Answer<LabStatusData>>;
+  /** One lab, run as `lab NN.L` runs it, with its first failure. */
   runLab(lab: string, signal: AbortSignal): Promise<Answer<RunLabData>>;
-  nextHint(lab: string): Promise<Answer<HintData>>;
+  /** The next rung of the lab's ladder, saved as `hint` saves it; nothing is saved once `signal` is aborted. */
+  nextHint(lab: string, signal: AbortSignal): Promise<Answer<HintData>>;
+  /** One numbered section of the chapter text, its subsections included. */
   chapterSection(section: string): Promise<Answer<SectionData>>;
   /** The `predict` prompt's message for `lab` (the next lab to work on when absent). */
   predict(lab: string | undefined): Promise<string>;
@@ -169,7 +179,7 @@ const object = (properties: Record<string, Schema>, optional: readonly string[] 
 const STATUS: Schema = { type: "string", enum: ["passed", "failed", "not_started"] };
 const NEXT: Schema = {
   anyOf: [object({ lab: text("the lab to work on next"), command: text("the command the learner runs for it") }), { type: "null" }],
-  description: "the next step, or null when there is none (every lab green, or the run could not judge)",
+  description: "the next step, or null when there is none: every lab is green, or (lab_status) the run could not judge; run_lab then names the lab it ran",
 };
 const PROBLEM = object(
   { kind: { type: "string", enum: ["build_failed", "timeout", "crashed", "teaching_file_missing"] }, message: text() },
@@ -181,7 +191,7 @@ const FAILURE = object(
     test: text("the failing test's name"),
     rule: text("the rule it checks, the message's first line: §x.y：…"),
     section: text("the chapter text's section stating the rule (read it with chapter_section)"),
-    location: text("file:line:col in the learner's code where it failed"),
+    location: text("file:line:col of the top frame in the practice folder: the learner's throw, or, for a wrong value, the test's assertion line"),
     testLocation: text("file:line where the test is declared"),
     excerpt: text("the first lines of the failure message"),
     notStarted: flag("true when it stopped on a lab's construction-site (scaffold) error"),
@@ -274,7 +284,7 @@ const TOOLS: Record<ToolName, ToolEntry> = {
       name: "run_lab",
       title: "运行一关",
       description:
-        "Builds and runs one lab, like `npm run lab -w @pi/course -- NN.L` (the chapter's earlier labs run too): passed/total and the first failure with the test's name, the rule it checks (`§x.y：…`), the chapter text's section number, where in the learner's code it failed (file:line:col) and an excerpt of the message.",
+        "Builds and runs one lab, like `npm run lab -w @pi/course -- NN.L` (the chapter's earlier labs run too): passed/total and the first failure with the test's name, the rule it checks (`§x.y：…`), the chapter text's section number, where it failed (file:line:col: the learner's throw, or the test's assertion for a wrong value) and an excerpt of the message.",
       inputSchema: input({ lab: 'lab id, e.g. "12.3"' }, ["lab"]),
       outputSchema: RUN_LAB_OUTPUT as Tool["outputSchema"],
       annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
@@ -291,7 +301,7 @@ const TOOLS: Record<ToolName, ToolEntry> = {
       outputSchema: NEXT_HINT_OUTPUT as Tool["outputSchema"],
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
     },
-    call: (args, tools) => tools.nextHint(args.lab!),
+    call: (args, tools, signal) => tools.nextHint(args.lab!, signal),
   },
   chapter_section: {
     definition: {
@@ -389,8 +399,11 @@ export function createPracticeServer(options: ServerOptions): PracticeServer {
     if (entry === undefined) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
     return serial(async () => {
       try {
+        const signal = callSignal(extra.signal, stop);
+        // A call cancelled while it waited its turn does nothing: a hint nobody sees must not count as seen.
+        if (signal.aborted) throw new CourseError("MCP_CALL_CANCELLED", `${request.params.name} 在轮到它之前已被取消，没有运行`);
         if (!isPracticeFolder(root)) throw notPracticeError(root);
-        const answer = await entry.call(callArguments(entry.definition, request.params.arguments), tools, callSignal(extra.signal, stop));
+        const answer = await entry.call(callArguments(entry.definition, request.params.arguments), tools, signal);
         return { content: [{ type: "text", text: answer.text }], structuredContent: answer.data as Record<string, unknown> };
       } catch (error) {
         // No data with a refusal: the output schema describes answers.
@@ -433,5 +446,6 @@ export async function serveStdio(server: Server, stop?: AbortSignal): Promise<vo
   await closed;
   process.stdin.off("end", close);
   process.stdin.off("close", close);
+  process.stdout.off("error", close);
   stop?.removeEventListener("abort", close);
 }
