@@ -149,6 +149,8 @@ test("prompt and reload calls run one after another, in call order", async (t) =
   const order: string[] = [];
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let reached!: () => void;
+  const reloadAtGate = new Promise<void>((resolve) => (reached = resolve));
   const script: ScriptStep[] = [
     () => {
       order.push("model:first");
@@ -163,13 +165,19 @@ test("prompt and reload calls run one after another, in call order", async (t) =
     options(root, script, {
       isProjectTrusted: async () => {
         order.push("trust");
-        if (order.filter((entry) => entry === "trust").length === 2) await gate;
+        if (order.filter((entry) => entry === "trust").length === 2) {
+          reached();
+          await gate;
+        }
         return true;
       },
     }),
   );
   const reloading = runtime.reload().then((report) => order.push(`reload:${report.status}`));
   const prompting = runtime.prompt("hello").then(() => order.push("prompt:done"));
+  // The reload is held at its trust question (however long it took to get there); the prompt
+  // has had time to run meanwhile, and must not have.
+  await reloadAtGate;
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.deepEqual(order, ["trust", "trust"], "the prompt waits for the reload in progress");
   release();
