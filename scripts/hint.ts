@@ -8,11 +8,9 @@
  * why and what to do.
  */
 import type { CommandContext, LabTarget } from "./lib/core/cli.js";
-import { formatWarning, isCourseError } from "./lib/core/errors.js";
-import { HINT_STATE } from "./lib/core/paths.js";
 import { paintFor } from "./lib/core/term.js";
 import { loadManifest } from "./lib/course/manifest.js";
-import { formatHint, RUNGS, readHintState, removeStaleHintTemps, resetHints, takeHint, writeHintState } from "./lib/lab/hints.js";
+import { formatHint, loadHintProgress, RUNGS, resetHints, saveShownHint, takeHint, unsavedHintWarning, writeHintState } from "./lib/lab/hints.js";
 import { learnerPreamble } from "./lib/practice/preamble.js";
 import { selectLabs } from "./lib/testing/labs.js";
 
@@ -32,11 +30,8 @@ export async function run(args: HintArgs, { root, io }: CommandContext): Promise
   for (const line of learnerPreamble(root, manifest.id)) {
     (args.json ? io.stderr : io.stdout).write(`${args.json ? line : paint.yellow(line)}\n`);
   }
-  removeStaleHintTemps(root);
-  const loaded = await readHintState(root);
-  if (loaded.problem !== undefined) {
-    io.stderr.write(`${formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`)}\n`);
-  }
+  const loaded = await loadHintProgress(root);
+  if (loaded.warning !== undefined) io.stderr.write(`${loaded.warning}\n`);
 
   if (args.reset) {
     const ids = labs.map((lab) => lab.id);
@@ -50,13 +45,7 @@ export async function run(args: HintArgs, { root, io }: CommandContext): Promise
   if (lab === undefined) return 2;
   const { state, view } = takeHint(loaded.state, lab, args.level);
   // The hint matters more than remembering it: show it whether or not the progress is saved.
-  const saved = await writeHintState(root, state).then(
-    () => undefined,
-    (error: unknown) => {
-      if (isCourseError(error, "HINT_STATE_UNWRITABLE")) return error;
-      throw error;
-    },
-  );
+  const saved = await saveShownHint(root, state);
   if (args.json) {
     const next = view.level < RUNGS ? view.level + 1 : null;
     const document: Record<string, unknown> = { lab: lab.id, title: lab.title, level: view.level, of: RUNGS, text: view.text, next };
@@ -65,8 +54,6 @@ export async function run(args: HintArgs, { root, io }: CommandContext): Promise
   } else {
     io.stdout.write(`${formatHint(view, paint)}\n`);
   }
-  if (saved !== undefined) {
-    io.stderr.write(`${formatWarning(saved.code, `${saved.message}（提示照常显示，只是下次不会记得你已看到第 ${view.level} 级）`)}\n`);
-  }
+  if (saved !== undefined) io.stderr.write(`${unsavedHintWarning(saved, view.level)}\n`);
   return 0;
 }

@@ -20,16 +20,15 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { chapterArgument, parseTarget, type CommandContext, type LabTarget } from "./lib/core/cli.js";
 import { courseCommand } from "./lib/core/command-line.js";
-import { CourseError, formatWarning, isCourseError } from "./lib/core/errors.js";
+import { CourseError } from "./lib/core/errors.js";
 import { catchInterruptions } from "./lib/core/interrupt.js";
-import { HINT_STATE } from "./lib/core/paths.js";
 import { createPaint } from "./lib/core/term.js";
 import { testBelongsToLab } from "./lib/course/lab-names.js";
 import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
 import { chapterSections, findSection, ruleOf } from "./lib/course/sections.js";
-import { missingFilesNote, missingTeachingFiles } from "./lib/lab/command.js";
+import { interruptedNote, missingFilesNote, missingTeachingFiles } from "./lib/lab/command.js";
 import { formatOutcome, totals } from "./lib/lab/format.js";
-import { formatHint, readHintState, removeStaleHintTemps, RUNG_NAMES, RUNGS, takeHint, writeHintState } from "./lib/lab/hints.js";
+import { formatHint, loadHintProgress, RUNG_NAMES, RUNGS, saveShownHint, takeHint, unsavedHintWarning } from "./lib/lab/hints.js";
 import { courseRelative, formatLocation, locateFailure } from "./lib/lab/locate.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./lib/lab/progress.js";
 import { practiceChapter } from "./lib/mcp/folder.js";
@@ -120,7 +119,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
     }
     const digest = teachingDigest(root, manifest);
     const outcome = await runLabs(root, manifest, target, { signal, timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000 });
-    if (outcome.kind === "aborted") throw new CourseError("ABORTED", `已中断：${target.lab === undefined ? `第 ${target.chapter} 章的 Lab` : `Lab ${target.lab}`} 的编译与测试进程已结束，临时文件已删除。`);
+    if (outcome.kind === "aborted") throw new CourseError("ABORTED", interruptedNote(target));
     if (outcome.kind === "tested") recordProgress(root, [...outcome.earlier, ...outcome.labs], digest);
     const progress = readProgress(root);
     const laterGreen = (id: string) => knownGreen(progress, id, digest);
@@ -212,20 +211,14 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       const manifest = await loadManifest(root, target.chapter);
       const [lab] = selectLabs(manifest, target);
       const lines = learnerPreamble(root, manifest.id);
-      removeStaleHintTemps(root);
-      const loaded = await readHintState(root);
-      if (loaded.problem !== undefined) lines.push(formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`));
+      const loaded = await loadHintProgress(root);
+      if (loaded.warning !== undefined) lines.push(loaded.warning);
       // The same climb as `hint`: the rung after the highest reached, never further.
       const { state, view } = takeHint(loaded.state, lab!);
       // Cancelled (the client gave up, the server is stopping): the rung is not shown, so it is not saved.
       if (signal.aborted) throw new CourseError("MCP_CALL_CANCELLED", `next_hint 已被取消：第 ${view.level} 级提示没有给出，也没有记下`);
-      let warning: string | undefined;
-      try {
-        await writeHintState(root, state);
-      } catch (error) {
-        if (!isCourseError(error, "HINT_STATE_UNWRITABLE")) throw error;
-        warning = formatWarning(error.code, `${error.message}（提示照常显示，只是下次不会记得你已看到第 ${view.level} 级）`);
-      }
+      const unsaved = await saveShownHint(root, state);
+      const warning = unsaved === undefined ? undefined : unsavedHintWarning(unsaved, view.level);
       const text = [...lines, formatHint(view, PLAIN), ...(warning === undefined ? [] : [warning])].join("\n");
       const data: HintData = {
         lab: lab!.id,

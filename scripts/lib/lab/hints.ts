@@ -11,7 +11,7 @@
  */
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { CourseError } from "../core/errors.js";
+import { CourseError, formatWarning, isCourseError } from "../core/errors.js";
 import { courseCommand } from "../core/command-line.js";
 import { RUNG_NAMES, RUNGS } from "../course/hint-rungs.js";
 import type { LabSpec } from "../course/manifest.js";
@@ -113,6 +113,38 @@ export function unwritable(error: unknown): CourseError {
 /** Removes temporary files a killed `hint` left beside the state file (see `removeStaleTemps`). Never throws. */
 export function removeStaleHintTemps(root: string): void {
   removeStaleTemps(path.join(root, HINT_STATE));
+}
+
+/**
+ * The rung state as every hint command reads it: a killed writer's temporary files removed
+ * first, then the state file. A file that cannot be used reads as no hint seen, with the
+ * coded `HINT_STATE_INVALID` warning line that says so; never throws.
+ */
+export async function loadHintProgress(root: string): Promise<{ state: HintState; warning?: string }> {
+  removeStaleHintTemps(root);
+  const loaded = await readHintState(root);
+  if (loaded.problem === undefined) return { state: loaded.state };
+  return { state: loaded.state, warning: formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`) };
+}
+
+/**
+ * Saves the state after a rung was shown. The hint matters more than remembering it: a state
+ * that cannot be written resolves with its `HINT_STATE_UNWRITABLE` error (for the caller to
+ * show as a warning beside the hint) instead of rejecting; any other failure rejects.
+ */
+export async function saveShownHint(root: string, state: HintState): Promise<CourseError | undefined> {
+  try {
+    await writeHintState(root, state);
+    return undefined;
+  } catch (error) {
+    if (isCourseError(error, "HINT_STATE_UNWRITABLE")) return error;
+    throw error;
+  }
+}
+
+/** The warning line for a rung shown at `level` whose progress `saveShownHint` could not save. */
+export function unsavedHintWarning(error: CourseError, level: number): string {
+  return formatWarning(error.code, `${error.message}（提示照常显示，只是下次不会记得你已看到第 ${level} 级）`);
 }
 
 export interface HintView {
