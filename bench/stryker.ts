@@ -10,7 +10,7 @@
  *   `🔨 Lab 12.N` in `starters/12-resources.ts` (discoverResources, activateSkill,
  *   renderTemplate, formatResourceContext, ExtensionHostImpl, createExtensionHost,
  *   loadExtension, hookedExecutor). `--with-helpers` adds every declaration of the
- *   reference that the starter lacks (the helpers a learner writes, the second revision's
+ *   reference that the starter lacks (the helpers a learner writes, the challenge tier's
  *   hardening and lenient discovery among them). String literals are not mutated
  *   (`StringLiteral` excluded): a message's wording is free, its code is what is taught.
  * - How: the command runner. Stryker instruments every mutant into one copy of the source
@@ -34,7 +34,7 @@
  *   hook (`node --import`) that writes the instrumented code's own coverage record during
  *   the dry run; a survivor that no lab test even reaches is counted as "no coverage".
  * - Reviewed survivors: `bench/stryker-reviewed.json` lists the survivors judged not to be
- *   gaps in the lab tests (equivalent mutants, and rules of the second revision, which the
+ *   gaps in the lab tests (equivalent mutants, and rules of the challenge tier, which the
  *   labs leave free on purpose), each with its reason; `--list-reviewed` prints them.
  *
  * Prints one row per declaration (per method for a class): killed / timeout / survived /
@@ -260,7 +260,7 @@ function coveredMutants(folder: string): Set<string> | undefined {
 
 /**
  * `bench/stryker-reviewed.json`: survivors judged not to be lab-test gaps (an equivalent
- * mutant, or a rule of the second revision, which the labs deliberately leave free), each
+ * mutant, or a rule of the challenge tier, which the labs deliberately leave free), each
  * with its reason. A mutant is matched by declaration, mutator and `mutant`, a hash of its
  * original text and replacement (see `mutantKey`), never by line, so edits elsewhere in
  * the file keep the list valid. The code itself is not stored: the file is copied into

@@ -1,190 +1,49 @@
 /**
  * Chapter 12 · resources and extensions — the practice starter.
  *
- * The public types and the six exported functions are fixed (the tests and Chapter 13
- * use them); every body is a construction site named after its lab. Build them in
- * order: Lab 12.1 catalog → 12.2 activation → 12.3 templates and context → 12.4 trust
- * and staging → 12.5 hooks. Add private helpers as you need them; keep the exports.
+ * The six exported functions are fixed (the tests and Chapter 13 use them); every body is
+ * a construction site named after its lab. Build them in order: Lab 12.1 catalog → 12.2
+ * activation → 12.3 templates and context → 12.4 trust and staging → 12.5 hooks. Add
+ * private helpers as you need them; keep the exports.
  *
  * Run one lab:  npm run build -w @pi/course, then
  *   node --test --test-name-pattern="Lab 12.1" packages/pi-course/dist/test/12-resources-extensions.test.js
  *
- * You write this file only. Three modules beside it are provided and complete, and the
- * labs do not need them: `resource-files.ts`, through which the reference reads every file
- * (proven against swaps, at most 1 MiB, text only; `RESOURCE_SIZE_LIMIT` is re-exported
- * from it below), `extension-values.ts`, with which it copies, freezes and describes
- * whatever crosses the extension boundary, and `skill-spec.ts`, the Agent Skills rules that
- * lenient discovery turns into warnings. Some
- * declarations (lenient discovery's `DiscoverOptions`, the diagnostic and warning types,
- * `factoryTimeoutMs`, the error codes of real-world files) belong to the reference's
- * second revision: they are here so the public surface matches, and no lab asks for them.
+ * You write this file only. The public types, the error codes and `ResourceError` live in
+ * `resource-types.ts` beside it (read it first: it is the chapter's contract) and are
+ * re-exported below, so callers import everything from here. Four more modules beside it
+ * are provided and complete, and the labs do not need them: `resource-files.ts` (reading
+ * files proven against swaps, at most 1 MiB, text only; `RESOURCE_SIZE_LIMIT` comes from
+ * it), `extension-values.ts` (copies, freezing, descriptions and name pinning for what
+ * crosses the extension boundary), `skill-spec.ts` (the Agent Skills rules lenient
+ * discovery warns about) and `yaml-errors.ts` (where in a file a YAML error lies). Some
+ * declarations in `resource-types.ts` (lenient discovery's `DiscoverOptions`, the
+ * diagnostic and warning types, `factoryTimeoutMs`, the error codes of real-world files)
+ * serve the challenge tier: no lab asks for them.
  */
 // The imports below are the tools the reference uses; unused ones are fine while you build.
 import { open, readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
+import {
+  ResourceError, type ActivatedSkill, type ActivatedSkillFile, type AfterToolResultHook, type BeforeToolCallHook, type CatalogResource,
+  type DiscoverOptions, type ExtensionContext, type ExtensionDiagnostic, type ExtensionHost, type ExtensionHostOptions, type ExtensionModule,
+  type ExtensionSource, type InstructionResource, type LoadExtensionOptions, type LoadExtensionResult, type ResourceCatalog, type ResourceDiagnostic,
+  type ResourceErrorCode, type SkillResource, type TemplateResource,
+} from "./resource-types.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
 
 export { RESOURCE_SIZE_LIMIT } from "./resource-files.js";
-
-// ---------------------------------------------------------------------------
-// Types
-// ---------------------------------------------------------------------------
-
-/** Where a resource came from; both paths are canonical (realpath). */
-export interface ResourceBase {
-  name: string;
-  source: string;
-  root: string;
-}
-
-export interface InstructionResource extends ResourceBase {
-  kind: "instructions";
-  body: string;
-}
-
-/** A discovered skill: metadata only. Its body is read by `activateSkill`. */
-export interface SkillResource extends ResourceBase {
-  kind: "skill";
-  description: string;
-}
-
-export interface TemplateResource extends ResourceBase {
-  kind: "template";
-  description: string;
-  body: string;
-}
-
-export type CatalogResource = InstructionResource | SkillResource | TemplateResource;
-
-/** The winners of discovery, sorted, plus three views of them by kind. */
-export interface ResourceCatalog {
-  resources: CatalogResource[];
-  instructions: InstructionResource[];
-  skills: SkillResource[];
-  templates: TemplateResource[];
-}
-
-/** Problems that never change the catalog; reported only in lenient mode. */
-export type ResourceWarningCode =
-  | "RESOURCE_SHADOWED" // a kind:name hidden by an earlier root (source = the hidden file)
-  | "SKILL_NAME_FORMAT" // not 1-64 lowercase letters or digits (any script, after NFKC) and single inner hyphens
-  | "SKILL_NAME_MISMATCH" // the name differs from its skill folder's name
-  | "SKILL_DESCRIPTION_LONG" // a description over 1024 characters
-  | "SKILL_COMPATIBILITY_LONG" // compatibility over 500 characters, or not a string
-  | "SKILL_METADATA_INVALID" // metadata that is not a map of strings to strings
-  | "SKILL_ALLOWED_TOOLS_INVALID" // allowed-tools that is not a space-separated string
-  | "SKILL_FIELD_UNKNOWN" // frontmatter fields outside the Agent Skills specification (and pi's own)
-  | "SKILL_FILE_CASE"; // a skill folder holding skill.md (another case), not SKILL.md: no skill (source = that file)
-
-/** One problem found by a lenient discovery: an error (the resource was left out) or a warning. */
-export interface ResourceDiagnostic {
-  severity: "error" | "warning";
-  code: ResourceErrorCode | ResourceWarningCode;
-  /** The file or root concerned: canonical where it resolved, else as configured. */
-  source: string;
-  /** Names the file. */
-  message: string;
-}
-
-/** With `onDiagnostic`, discovery is lenient: it reports problems instead of throwing (not part of the labs). */
-export interface DiscoverOptions {
-  onDiagnostic?(diagnostic: ResourceDiagnostic): void;
-}
-
-export interface ActivatedSkillFile {
-  /** The path exactly as the caller asked for it, relative to the skill root. */
-  request: string;
-  /** The canonical path that was read. */
-  source: string;
-  /** The file's text, untrimmed. */
-  content: string;
-}
-
-export interface ActivatedSkill extends SkillResource {
-  body: string;
-  resources: ActivatedSkillFile[];
-}
-
-export interface ExtensionSource {
-  id: string;
-  path: string;
-}
-
-export type BeforeToolDecision = { decision: "allow" } | { decision: "deny"; reason: string };
-export type BeforeToolCallHook = (
-  call: Readonly<ToolCall>,
-) => void | BeforeToolDecision | Promise<void | BeforeToolDecision>;
-export type AfterToolResultHook = (result: Readonly<ToolResultMessage>) => void | Promise<void>;
-
-/** All an extension's factory can touch: it registers, it never commits. */
-export interface ExtensionContext {
-  registerTool(tool: Tool): void;
-  on(hook: "beforeToolCall", listener: BeforeToolCallHook): void;
-  on(hook: "afterToolResult", listener: AfterToolResultHook): void;
-}
-
-export interface ExtensionModule {
-  default(context: ExtensionContext): void | Promise<void>;
-}
-
-/** One hook failure (a throw or a timeout); a deny is a decision, not a diagnostic. */
-export interface ExtensionDiagnostic {
-  extensionId: string;
-  hook: "beforeToolCall" | "afterToolResult";
-  kind: "error" | "timeout";
-  message: string;
-}
-
-export interface ExtensionHostOptions {
-  hookTimeoutMs: number;
-  onDiagnostic?(diagnostic: ExtensionDiagnostic): void;
-}
-
-/** The public face of a host: nothing but the executor wrapper. */
-export interface ExtensionHost {
-  wrapExecutor(coreExecutor: ToolExecutor): ToolExecutor;
-}
-
-export interface LoadExtensionOptions {
-  host: ExtensionHost;
-  isTrusted(source: Readonly<ExtensionSource>): boolean | Promise<boolean>;
-  importModule?(source: Readonly<ExtensionSource>): Promise<unknown>;
-  /** How long an async factory may take to settle, in ms (default 10 000; not part of the labs). */
-  factoryTimeoutMs?: number;
-}
-
-export type LoadExtensionResult = { id: string; status: "active" } | { id: string; status: "skipped_untrusted" };
-
-/** Error codes thrown on purpose by this module. */
-export type ResourceErrorCode =
-  | "RESOURCE_ROOT_MISSING" | "RESOURCE_DUPLICATE" | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
-  | "RESOURCE_TOO_LARGE" | "RESOURCE_NOT_TEXT" | "RESOURCE_UNREADABLE" // 12.1 and 12.2: files in the real world
-  | "SKILL_NOT_FOUND" | "SKILL_CHANGED" | "SKILL_PATH_INVALID" | "SKILL_PATH_ESCAPE" | "SKILL_RESOURCE_MISSING" // 12.2
-  | "TEMPLATE_ARGUMENT_MISSING" | "ACTIVATION_DUPLICATE" | "ACTIVATION_FOREIGN" // 12.3
-  | "EXTENSION_INVALID" | "EXTENSION_DUPLICATE" | "EXTENSION_FACTORY_FAILED" | "TOOL_CONFLICT" // 12.4
-  | "EXTENSION_IMPORT_FAILED" | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: import, late registration, bad options
-
-/** An error with a stable `code`; messages may change, codes do not. */
-export class ResourceError extends Error {
-  readonly code: ResourceErrorCode;
-  constructor(code: ResourceErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "ResourceError";
-    this.code = code;
-  }
-}
+export * from "./resource-types.js";
 
 /** The scaffold's "not built yet" error: its message names the lab that builds the code. */
 function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.1 · roots 顺序决定 catalog winner
-// ---------------------------------------------------------------------------
+// ── Lab 12.1 · roots 顺序决定 catalog winner ──
 
 // 🔨 Lab 12.1：先写 helper——canonical root（缺失或不是目录 → RESOURCE_ROOT_MISSING）、
 //    frontmatter 扫描（允许 BOM 与 CRLF）、只读 SKILL.md 前缀的分块读取、单个 root 的扫描。
@@ -197,8 +56,8 @@ function labError(lab: string): Error {
  * four arrays are independent deep copies. Only a missing AGENTS.md, `skills/` or
  * `templates/` means "none"; every other I/O error propagates.
  *
- * `options` (lenient mode with diagnostics) is the reference's second revision; the labs
- * never pass it, so your version may leave it unused.
+ * `options` (lenient mode with diagnostics) is the challenge tier's; the labs never pass
+ * it, so your version may leave it unused.
  */
 export async function discoverResources(roots: readonly string[], options: DiscoverOptions = {}): Promise<ResourceCatalog> {
   // 🔨 Lab 12.1：按 roots 顺序扫描，每个 root 先 realpath；第一次出现的 kind:name 胜出
@@ -208,9 +67,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
   throw labError("Lab 12.1 resource catalog");
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.2 · activation 才把 Skill 正文交给本轮
-// ---------------------------------------------------------------------------
+// ── Lab 12.2 · activation 才把 Skill 正文交给本轮 ──
 
 // 🔨 Lab 12.2：先写 containment helper——用 path.relative 判断，不要比较字符串前缀。
 
@@ -234,9 +91,7 @@ export async function activateSkill(
   throw labError("Lab 12.2 skill activation");
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.3 · 模板与 Skill 从两个入口汇入一次模型请求
-// ---------------------------------------------------------------------------
+// ── Lab 12.3 · 模板与 Skill 从两个入口汇入一次模型请求 ──
 
 /**
  * Renders `template` with `args` into a canonical `UserMessage` stamped `Date.now()`.
@@ -270,9 +125,7 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   throw labError("Lab 12.3 template and context");
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.4 · Extension 先获准，再一次性注册
-// ---------------------------------------------------------------------------
+// ── Lab 12.4 · Extension 先获准，再一次性注册 ──
 
 interface HookEntry<L> {
   extensionId: string;
@@ -369,9 +222,7 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
   throw labError("Lab 12.4 trust and staging");
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.5 · 一次工具调用怎样穿过 hooks
-// ---------------------------------------------------------------------------
+// ── Lab 12.5 · 一次工具调用怎样穿过 hooks ──
 
 // 🔨 Lab 12.5：建议的 helper——等待一个 hook 至多 hookTimeoutMs（Promise.race，结束后 clearTimeout）、
 //    深冻结、与 call 配对的 blocked result、调用 onDiagnostic（它自己抛错也不能打断调用）。

@@ -1,8 +1,8 @@
 /**
  * Chapter 12 · values that cross the extension boundary, handled so that no hostile value
  * can break the host. Provided with the chapter, complete: the labs do not ask for it, and
- * the reference (`resources.ts`) uses it where the contract's second revision asks for more
- * than the labs do.
+ * the reference (`resources.ts`) uses it where the challenge tier asks for more than the
+ * labs do.
  *
  * - Describing anything for a message (`describeValue`, `reasonOf`) without running its code
  *   or letting it throw: a hostile error or decision may have throwing getters or proxy traps.
@@ -10,9 +10,12 @@
  *   structured-clonable value (a `Buffer`, a `Map`, a `Date`), and every hook gets a copy
  *   that nothing it does can carry to core, to the caller or to another hook.
  * - A call that cannot be copied at all gets a paired error result (`uncopyableCall`).
- * - A tool's name, read once at registration, stays the name the registry sees (`fixName`).
+ * - A tool's name, read once at registration, stays the name the registry sees (`fixName`),
+ *   and a commit registers all staged tools or none (`registerPinned`).
  */
 import { inspect, types } from "node:util";
+import { ResourceError } from "./resource-types.js";
+import type { Tool, ToolRegistry } from "./tool.js";
 import { text, type ToolResultMessage } from "./types.js";
 
 /**
@@ -76,6 +79,33 @@ export function fixName(staged: { tool: object; name: string }, pin: boolean): b
   const pinnable = own === undefined ? Object.isExtensible(tool) : own.configurable === true;
   if (pinnable && pin) Object.defineProperty(tool, "name", { value: name, enumerable: true, writable: false, configurable: false });
   return pinnable;
+}
+
+/**
+ * Registers staged tools into `registry` all or nothing, each under the name read when it
+ * was staged (`fixName` pins it first). `EXTENSION_INVALID`, with nothing registered, when a
+ * name cannot be pinned (a proxy, a frozen getter). With every name a fixed data property
+ * the registry lacks (the caller has checked for conflicts), the course's `register` has
+ * nothing left to refuse; a registry that refuses anyway (a subclass with rules of its own)
+ * gets back exactly what it had before the refusal is rethrown.
+ */
+export function registerPinned(registry: ToolRegistry, tools: readonly { tool: Tool; name: string }[], extensionId: string): void {
+  const unfixable = tools.find((entry) => !fixName(entry, false));
+  if (unfixable !== undefined) {
+    const message = `extension "${extensionId}": tool "${unfixable.name}" cannot keep the name it was registered with (a proxy, or a frozen getter)`;
+    throw new ResourceError("EXTENSION_INVALID", message);
+  }
+  for (const entry of tools) fixName(entry, true);
+  const registered: Tool[] = [];
+  try {
+    for (const { tool } of tools) {
+      registry.register(tool);
+      registered.push(tool);
+    }
+  } catch (refusal) {
+    for (const tool of registered.reverse()) registry.unregister(tool.name, tool);
+    throw refusal;
+  }
 }
 
 

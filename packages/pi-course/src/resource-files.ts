@@ -17,13 +17,17 @@
  * - named: directory entries keep their raw bytes, so a name that is not valid UTF-8 is
  *   shown escaped instead of disappearing.
  *
- * Every failure is a `FileProblem` naming the file; `resources.ts` turns it into a
- * `ResourceError` whose code depends on where the read happened.
+ * Every failure is a `FileProblem` naming the file; `resourceErrorOf` turns it into the
+ * `ResourceError` whose code depends on where the read happened. The small helpers at the
+ * end (`statIfPresent`, `realpathIfPresent`, `readProvenTextIfPresent`) read "not there"
+ * as `undefined` and let every other error through.
  */
 import { isUtf8 } from "node:buffer";
 import { constants as fsConstants, type Dirent, type Stats } from "node:fs";
-import { lstat, open, readdir, realpath, type FileHandle } from "node:fs/promises";
+import { lstat, open, readdir, realpath, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { reasonOf } from "./extension-values.js";
+import { ResourceError, type ResourceErrorCode } from "./resource-types.js";
 
 /** The largest AGENTS.md, template, activated SKILL.md or requested skill file: 1 MiB. */
 export const RESOURCE_SIZE_LIMIT = 1024 * 1024;
@@ -263,4 +267,63 @@ export async function mapInOrder<T, R>(items: readonly T[], limit: number, work:
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
+}
+
+/** True when `error` is a Node system error with one of `codes` (`ENOENT`, `ENOTDIR`…). */
+export function hasErrorCode(error: unknown, ...codes: string[]): boolean {
+  const code = errorCode(error);
+  return code !== undefined && codes.includes(code);
+}
+
+/** `stat` that follows symlinks; a path that does not exist (or a dangling link) is `undefined`. */
+export function statIfPresent(file: string | Buffer): Promise<Stats | undefined> {
+  return stat(file).catch(absentAsUndefined);
+}
+
+/** `realpath`; a path that does not exist (or a dangling link) is `undefined`. */
+export function realpathIfPresent(file: string): Promise<string | undefined> {
+  return realpath(file).catch(absentAsUndefined);
+}
+
+/** A rejection handler: ENOENT becomes `undefined`, every other error is rethrown. */
+function absentAsUndefined(failure: unknown): undefined {
+  if (errorCode(failure) === "ENOENT") return undefined;
+  throw failure;
+}
+
+/** `readProvenText`, with a file that vanished after its check (`missing`) read as `undefined`. */
+export function readProvenTextIfPresent(file: string): Promise<string | undefined> {
+  return readProvenText(file).catch((failure: unknown) => {
+    if (failure instanceof FileProblem && failure.kind === "missing") return undefined;
+    throw failure;
+  });
+}
+
+/** What a `missing` and a `changed` file mean where a read happens: discovery, activation… */
+export interface ReadCodes {
+  missing: ResourceErrorCode;
+  changed: ResourceErrorCode;
+}
+
+const PROBLEM_CODES = {
+  "not-regular": "RESOURCE_INVALID",
+  "too-large": "RESOURCE_TOO_LARGE",
+  "not-text": "RESOURCE_NOT_TEXT",
+  unreadable: "RESOURCE_UNREADABLE",
+} as const satisfies Record<Exclude<FileProblemKind, "missing" | "changed">, ResourceErrorCode>;
+
+/**
+ * Anything thrown while reading `file`, as a `ResourceError` (one is returned as it is). A
+ * `FileProblem` keeps its message and cause: `missing` and `changed` take the caller's
+ * `codes`, the other kinds always the same code (`not-regular` is `RESOURCE_INVALID`,
+ * `too-large` `RESOURCE_TOO_LARGE`, `not-text` `RESOURCE_NOT_TEXT`, `unreadable`
+ * `RESOURCE_UNREADABLE`); any other error is `RESOURCE_UNREADABLE` with it as `cause`.
+ */
+export function resourceErrorOf(caught: unknown, file: string, codes: ReadCodes): ResourceError {
+  if (caught instanceof ResourceError) return caught;
+  if (caught instanceof FileProblem) {
+    const code = caught.kind === "missing" ? codes.missing : caught.kind === "changed" ? codes.changed : PROBLEM_CODES[caught.kind];
+    return new ResourceError(code, caught.message, caught.cause === undefined ? undefined : { cause: caught.cause });
+  }
+  return new ResourceError("RESOURCE_UNREADABLE", `${file}: cannot be read (${reasonOf(caught)})`, { cause: caught });
 }

@@ -1,220 +1,46 @@
 /**
- * Chapter 12 · resources and extensions.
+ * Chapter 12 · resources and extensions: two entrances into a run, kept apart on purpose.
  *
- * Two entrances into a run, kept apart on purpose:
+ * - Data. `discoverResources` lists what a workspace offers without running anything;
+ *   `activateSkill` reads one skill's body for this turn; `renderTemplate` makes a
+ *   `UserMessage`; `formatResourceContext` makes the `systemPrompt` for `buildContext`.
+ * - Code. `loadExtension` asks the trust policy before importing anything, stages what the
+ *   factory registers and commits it at once; `wrapExecutor` runs the hooks: before-hooks
+ *   fail closed, after-hooks only observe.
  *
- * - Data. `discoverResources` lists the text a workspace offers (AGENTS.md, skills,
- *   templates) without running anything; `activateSkill` reads one skill's body for this
- *   turn; `renderTemplate` turns arguments into a `UserMessage`; `formatResourceContext`
- *   turns the catalog and the activated skills into the one `systemPrompt` that
- *   Chapter 11's `buildContext` budgets.
- * - Code. `loadExtension` asks the caller's trust policy before importing anything, lets
- *   the factory register tools and hooks into a staging area only, and commits all of
- *   them at once; `ExtensionHost.wrapExecutor` runs the committed hooks around a tool
- *   executor: before-hooks fail closed, after-hooks only observe.
- *
- * The module reads in lab order: types, then Lab 12.1 (catalog), 12.2 (activation),
- * 12.3 (templates and context), 12.4 (trust and staging), 12.5 (hooks).
- *
- * Beyond the labs' rules it holds what a real host needs (the challenge tier of the chapter
- * text): discovery that reports problems instead of throwing when the host asks for
- * diagnostics (`discoverResources(roots, { onDiagnostic })`), and survival of hostile
- * files, extensions and hook values. Three provided modules carry the machinery for that:
- * `resource-files.ts` reads a file safely (proven against swaps, bounded, text only),
- * `extension-values.ts` copies, freezes and describes whatever crosses the extension
- * boundary, and `skill-spec.ts` states the Agent Skills rules a lenient discovery warns
- * about; this file decides what to read, whether it is inside the right root, and what
- * every hook's answer means.
+ * In lab order: 12.1 catalog, 12.2 activation, 12.3 templates and context, 12.4 trust and
+ * staging, 12.5 hooks. The challenge tier (lenient discovery, hostile files, extensions and
+ * hook values) leans on provided modules: `resource-types.ts` (the public types, re-exported
+ * here), `resource-files.ts` (safe reads), `extension-values.ts` (what crosses the extension
+ * boundary), `skill-spec.ts` (Agent Skills warnings) and `yaml-errors.ts`. This file decides
+ * what to read, whether it lies inside the right root, and what each hook's answer means.
  */
 import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { copyData, describeValue, fixName, hookViews, isThenable, reasonOf, uncopyableCall, type DataCopy } from "./extension-values.js";
-import { FileProblem, listDirectory, mapInOrder, readProvenPrefix, readProvenText, decodeText, type DirectoryEntry } from "./resource-files.js";
-import { misnamedSkillFiles, skillSpecWarnings } from "./skill-spec.js";
+import { copyData, describeValue, hookViews, isThenable, reasonOf, registerPinned, uncopyableCall, type DataCopy } from "./extension-values.js";
+import {
+  decodeText, FileProblem, hasErrorCode, listDirectory, mapInOrder, readProvenPrefix, readProvenText, readProvenTextIfPresent, realpathIfPresent,
+  resourceErrorOf, statIfPresent, type DirectoryEntry,
+} from "./resource-files.js";
+import { holdsSkillFile, skillFileCaseWarnings, skillSpecDiagnostics } from "./skill-spec.js";
+import { yamlErrorPlace } from "./yaml-errors.js";
+import {
+  ResourceError, type ActivatedSkill, type ActivatedSkillFile, type AfterToolResultHook, type BeforeToolCallHook, type CatalogResource,
+  type DiscoverOptions, type ExtensionContext, type ExtensionDiagnostic, type ExtensionHost, type ExtensionHostOptions, type ExtensionModule,
+  type ExtensionSource, type InstructionResource, type LoadExtensionOptions, type LoadExtensionResult, type ResourceCatalog, type ResourceDiagnostic,
+  type SkillResource, type TemplateResource,
+} from "./resource-types.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
 
 export { RESOURCE_SIZE_LIMIT } from "./resource-files.js";
-
-// ---------------------------------------------------------------------------
-// Types
-// ---------------------------------------------------------------------------
-
-/** Where a resource came from; both paths are canonical (realpath). */
-export interface ResourceBase {
-  name: string;
-  source: string;
-  root: string;
-}
-
-export interface InstructionResource extends ResourceBase {
-  kind: "instructions";
-  body: string;
-}
-
-/** A discovered skill: metadata only. Its body is read by `activateSkill`. */
-export interface SkillResource extends ResourceBase {
-  kind: "skill";
-  description: string;
-}
-
-export interface TemplateResource extends ResourceBase {
-  kind: "template";
-  description: string;
-  body: string;
-}
-
-export type CatalogResource = InstructionResource | SkillResource | TemplateResource;
-
-/** The winners of discovery, sorted, plus three views of them by kind. */
-export interface ResourceCatalog {
-  resources: CatalogResource[];
-  instructions: InstructionResource[];
-  skills: SkillResource[];
-  templates: TemplateResource[];
-}
-
-/** Problems that never change the catalog; reported only in lenient mode. */
-export type ResourceWarningCode =
-  | "RESOURCE_SHADOWED" // a kind:name hidden by an earlier root (source = the hidden file)
-  | "SKILL_NAME_FORMAT" // not 1-64 lowercase letters or digits (any script, after NFKC) and single inner hyphens
-  | "SKILL_NAME_MISMATCH" // the name differs from its skill folder's name
-  | "SKILL_DESCRIPTION_LONG" // a description over 1024 characters
-  | "SKILL_COMPATIBILITY_LONG" // compatibility over 500 characters, or not a string
-  | "SKILL_METADATA_INVALID" // metadata that is not a map of strings to strings
-  | "SKILL_ALLOWED_TOOLS_INVALID" // allowed-tools that is not a space-separated string
-  | "SKILL_FIELD_UNKNOWN" // frontmatter fields outside the Agent Skills specification (and pi's own)
-  | "SKILL_FILE_CASE"; // a skill folder holding skill.md (another case), not SKILL.md: no skill (source = that file)
-
-/** One problem found by a lenient discovery: an error (the resource was left out) or a warning. */
-export interface ResourceDiagnostic {
-  severity: "error" | "warning";
-  code: ResourceErrorCode | ResourceWarningCode;
-  /** The file or root concerned: canonical where it resolved, else as configured. */
-  source: string;
-  /** Names the file. */
-  message: string;
-}
-
-/** With `onDiagnostic`, discovery is lenient: it reports problems instead of throwing. */
-export interface DiscoverOptions {
-  onDiagnostic?(diagnostic: ResourceDiagnostic): void;
-}
-
-export interface ActivatedSkillFile {
-  /** The path exactly as the caller asked for it, relative to the skill root. */
-  request: string;
-  /** The canonical path that was read. */
-  source: string;
-  /** The file's text, untrimmed. */
-  content: string;
-}
-
-export interface ActivatedSkill extends SkillResource {
-  body: string;
-  resources: ActivatedSkillFile[];
-}
-
-export interface ExtensionSource {
-  id: string;
-  path: string;
-}
-
-export type BeforeToolDecision = { decision: "allow" } | { decision: "deny"; reason: string };
-export type BeforeToolCallHook = (
-  call: Readonly<ToolCall>,
-) => void | BeforeToolDecision | Promise<void | BeforeToolDecision>;
-export type AfterToolResultHook = (result: Readonly<ToolResultMessage>) => void | Promise<void>;
-
-/** All an extension's factory can touch: it registers, it never commits. */
-export interface ExtensionContext {
-  registerTool(tool: Tool): void;
-  on(hook: "beforeToolCall", listener: BeforeToolCallHook): void;
-  on(hook: "afterToolResult", listener: AfterToolResultHook): void;
-}
-
-export interface ExtensionModule {
-  default(context: ExtensionContext): void | Promise<void>;
-}
-
-/** One hook failure (a throw or a timeout); a deny is a decision, not a diagnostic. */
-export interface ExtensionDiagnostic {
-  extensionId: string;
-  hook: "beforeToolCall" | "afterToolResult";
-  kind: "error" | "timeout";
-  message: string;
-}
-
-export interface ExtensionHostOptions {
-  hookTimeoutMs: number;
-  onDiagnostic?(diagnostic: ExtensionDiagnostic): void;
-}
-
-/** The public face of a host: nothing but the executor wrapper. */
-export interface ExtensionHost {
-  wrapExecutor(coreExecutor: ToolExecutor): ToolExecutor;
-}
-
-export interface LoadExtensionOptions {
-  host: ExtensionHost;
-  isTrusted(source: Readonly<ExtensionSource>): boolean | Promise<boolean>;
-  importModule?(source: Readonly<ExtensionSource>): Promise<unknown>;
-  /** How long an async factory may take to settle, in ms (default 10 000, at most 2^31 − 1). */
-  factoryTimeoutMs?: number;
-}
-
-export type LoadExtensionResult = { id: string; status: "active" } | { id: string; status: "skipped_untrusted" };
-
-/** Error codes thrown on purpose by this module. */
-export type ResourceErrorCode =
-  | "RESOURCE_ROOT_MISSING" | "RESOURCE_DUPLICATE" | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
-  | "RESOURCE_TOO_LARGE" | "RESOURCE_NOT_TEXT" | "RESOURCE_UNREADABLE" // 12.1 and 12.2: files in the real world
-  | "SKILL_NOT_FOUND" | "SKILL_CHANGED" | "SKILL_PATH_INVALID" | "SKILL_PATH_ESCAPE" | "SKILL_RESOURCE_MISSING" // 12.2
-  | "TEMPLATE_ARGUMENT_MISSING" | "ACTIVATION_DUPLICATE" | "ACTIVATION_FOREIGN" // 12.3
-  | "EXTENSION_INVALID" | "EXTENSION_DUPLICATE" | "EXTENSION_FACTORY_FAILED" | "TOOL_CONFLICT" // 12.4
-  | "EXTENSION_IMPORT_FAILED" | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: import, late registration, bad options
-
-/** An error with a stable `code`; messages may change, codes do not. */
-export class ResourceError extends Error {
-  readonly code: ResourceErrorCode;
-  constructor(code: ResourceErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "ResourceError";
-    this.code = code;
-  }
-}
-
-function hasCode(error: unknown, ...codes: string[]): boolean {
-  return error instanceof Error && codes.includes((error as NodeJS.ErrnoException).code ?? "");
-}
+export * from "./resource-types.js";
 
 /** Plain code-unit order (what `<` does on strings): unlike `localeCompare`, the same on every machine. */
 function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-const PROBLEM_CODES = {
-  "not-regular": "RESOURCE_INVALID",
-  "too-large": "RESOURCE_TOO_LARGE",
-  "not-text": "RESOURCE_NOT_TEXT",
-  unreadable: "RESOURCE_UNREADABLE",
-} as const;
-
-/**
- * Anything thrown while reading `file`, as this module's error. The file layer's
- * `missing` (gone after its check) and `changed` (not the checked file any more) take the
- * codes of the place that read it; any raw I/O error is `RESOURCE_UNREADABLE` with the
- * original as `cause`.
- */
-function readError(caught: unknown, file: string, codes: { missing: ResourceErrorCode; changed: ResourceErrorCode }): ResourceError {
-  if (caught instanceof ResourceError) return caught;
-  if (caught instanceof FileProblem) {
-    const code = caught.kind === "missing" ? codes.missing : caught.kind === "changed" ? codes.changed : PROBLEM_CODES[caught.kind];
-    return new ResourceError(code, caught.message, caught.cause === undefined ? undefined : { cause: caught.cause });
-  }
-  return new ResourceError("RESOURCE_UNREADABLE", `${file}: cannot be read (${reasonOf(caught)})`, { cause: caught });
 }
 
 /** Bodies keep `\n` line ends only: a file edited on Windows renders no stray CR. */
@@ -222,9 +48,7 @@ function normalizeLineEnds(value: string): string {
   return value.replaceAll("\r\n", "\n");
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.1 · the catalog: roots in order, first kind:name wins
-// ---------------------------------------------------------------------------
+// ── Lab 12.1 · the catalog: roots in order, first kind:name wins ──
 
 /** The largest YAML block (between the `---` lines) a resource may carry. */
 const FRONTMATTER_LIMIT = 64 * 1024;
@@ -273,24 +97,8 @@ function closedFrontmatter(scan: Frontmatter, file: string): { yaml: string; bod
 }
 
 /**
- * Where in the file the parser's error in `yaml` lies (" at line L, column C", both
- * 1-based), or "" when it gave no position (an alias bomb). The block starts on the file's
- * second line, after the opening `---`. The line break that ends the block belongs to the
- * closing `---` line, so an error found at the block's end (an unclosed bracket or quote)
- * is placed at the end of the last YAML line, where the thing left open is.
- */
-function yamlErrorPlace(yaml: string, caught: unknown): string {
-  const pos: unknown = caught instanceof Error ? (caught as { pos?: unknown }).pos : undefined;
-  if (!Array.isArray(pos) || typeof pos[0] !== "number") return "";
-  const offset = Math.min(pos[0], /\r?\n$/.exec(yaml)?.index ?? yaml.length);
-  const lineStart = offset === 0 ? 0 : yaml.lastIndexOf("\n", offset - 1) + 1;
-  return ` at line ${yaml.slice(0, offset).split("\n").length + 1}, column ${offset - lineStart + 1}`;
-}
-
-/**
- * Parses a YAML block into a mapping (empty block: empty mapping), or `RESOURCE_INVALID`.
- * Whatever the parser throws (syntax, duplicate keys, an alias bomb, nesting too deep) is
- * caught, and its message says where in the file the error is; warnings are not printed.
+ * A YAML block as a mapping (an empty block: `{}`), else `RESOURCE_INVALID`; whatever the
+ * parser throws (syntax, duplicate keys, an alias bomb, deep nesting) is placed in the file.
  */
 function frontmatterFields(yaml: string, file: string): Record<string, unknown> {
   if (Buffer.byteLength(yaml) > FRONTMATTER_LIMIT) {
@@ -317,11 +125,7 @@ function textField(fields: Record<string, unknown>, key: string, file: string): 
 }
 
 /** A skill's frontmatter: its name and description, and every field (for the Agent Skills warnings). */
-interface SkillHead {
-  name: string;
-  description: string;
-  fields: Record<string, unknown>;
-}
+type SkillHead = { name: string; description: string; fields: Record<string, unknown> };
 
 function skillMetadata(yaml: string, file: string): SkillHead {
   const fields = frontmatterFields(yaml, file);
@@ -329,10 +133,9 @@ function skillMetadata(yaml: string, file: string): SkillHead {
 }
 
 /**
- * Reads a SKILL.md only up to the end of its frontmatter: chunk by chunk until the
- * closing `---` line, and never more than the 64 KiB limit plus one chunk; the body is
- * never read. What was read as frontmatter must be text (valid UTF-8, no NUL): the block
- * when it closed, else everything read (or, with no frontmatter, the first line).
+ * Reads a SKILL.md chunk by chunk up to its closing `---` line (at most the 64 KiB limit
+ * plus a chunk); the body is never read. What was read as frontmatter must be text: the
+ * block when it closed, else everything read (with no frontmatter, the first line).
  */
 async function readSkillHead(file: string): Promise<SkillHead> {
   let scan = { state: "open", yamlBytes: 0 } as Frontmatter;
@@ -357,41 +160,7 @@ async function readSkillHead(file: string): Promise<SkillHead> {
   return skillMetadata(closedFrontmatter(scan, file).yaml, file);
 }
 
-/** `stat` that follows symlinks, with a dangling link reported as `undefined`. */
-async function statOptional(file: string | Buffer) {
-  try {
-    return await stat(file);
-  } catch (caught) {
-    if (hasCode(caught, "ENOENT")) return undefined;
-    throw caught;
-  }
-}
-
-/** `realpath`, with a path that does not exist (or dangles) reported as `undefined`. */
-async function realpathOptional(file: string): Promise<string | undefined> {
-  try {
-    return await realpath(file);
-  } catch (caught) {
-    if (hasCode(caught, "ENOENT")) return undefined;
-    throw caught;
-  }
-}
-
-/** A read for discovery: a file that vanished after its check counts as absent. */
-async function readForDiscovery(file: string): Promise<string | undefined> {
-  try {
-    return await readProvenText(file);
-  } catch (caught) {
-    if (caught instanceof FileProblem && caught.kind === "missing") return undefined;
-    throw caught;
-  }
-}
-
-/**
- * One entry of a root, in diagnostic order: a resource (a skill with its folder's name and
- * its frontmatter, for the Agent Skills warnings), the problem that kept one out, or (lenient
- * discovery only) a warning about an entry that is no resource.
- */
+/** One entry of a root: a resource (a skill with its folder name and fields, for the warnings), a problem, or a warning. */
 type Finding =
   | { resource: CatalogResource; skill?: { folder: string; fields: Record<string, unknown> } }
   | { problem: ResourceError; source: string }
@@ -399,7 +168,7 @@ type Finding =
 
 /** The finding for whatever `scan` threw about `source` (canonical where it resolved). */
 function problemAt(caught: unknown, source: string): Finding {
-  return { problem: readError(caught, source, { missing: "RESOURCE_INVALID", changed: "RESOURCE_INVALID" }), source };
+  return { problem: resourceErrorOf(caught, source, { missing: "RESOURCE_INVALID", changed: "RESOURCE_INVALID" }), source };
 }
 
 /** Discovery's containment rule: a file that resolves outside its root is refused. */
@@ -410,11 +179,11 @@ function checkInside(root: string, file: string, what: string): void {
 async function discoverInstructions(root: string): Promise<Finding[]> {
   let source = path.join(root, "AGENTS.md");
   try {
-    const canonical = await realpathOptional(source);
+    const canonical = await realpathIfPresent(source);
     if (canonical === undefined) return [];
     source = canonical;
     checkInside(root, source, "AGENTS.md");
-    const content = await readForDiscovery(source);
+    const content = await readProvenTextIfPresent(source);
     if (content === undefined) return [];
     return [{ resource: { kind: "instructions", name: "AGENTS", source, root, body: normalizeLineEnds(content).trim() } }];
   } catch (caught) {
@@ -425,57 +194,27 @@ async function discoverInstructions(root: string): Promise<Finding[]> {
 /** How many skills or templates discovery reads at once; see `discoverSkills`. */
 const READS_IN_FLIGHT = 16;
 
-/** True when the entry at `entryPath` would be a skill: a folder (or a link to one) holding a SKILL.md. */
-async function holdsSkill(entryPath: string | Buffer): Promise<boolean> {
-  if (!(await statOptional(entryPath))?.isDirectory()) return false;
-  const manifest = typeof entryPath === "string" ? path.join(entryPath, "SKILL.md") : Buffer.concat([entryPath, Buffer.from(`${path.sep}SKILL.md`)]);
-  return (await statOptional(manifest)) !== undefined;
-}
-
 /**
- * A lenient discovery's word on a skill folder without SKILL.md: each file in it that spells
- * SKILL.md in another case (`skill.md`) is a `SKILL_FILE_CASE` warning; the folder stays no
- * skill. A folder that cannot be listed gets no word: it was never a skill, and a hint must
- * not become an error.
- */
-async function misnamedSkillFile(skillRoot: string): Promise<Finding[]> {
-  let names: (string | undefined)[];
-  try {
-    names = (await listDirectory(skillRoot)).map((entry) => entry.name);
-  } catch {
-    return [];
-  }
-  return misnamedSkillFiles(names).map((name) => {
-    const source = path.join(skillRoot, name);
-    const message = `${source}: a skill's file is named "SKILL.md", not ${JSON.stringify(name)}: this folder is not read as a skill`;
-    return { warning: { severity: "warning", code: "SKILL_FILE_CASE", source, message } };
-  });
-}
-
-/**
- * One entry of the canonical `skills` folder: its skill, nothing when it is not a folder
- * or holds no SKILL.md (lenient: a warning when it holds a `skill.md`), or the problem that
- * keeps it out. A plain folder's canonical path is its name joined to the canonical parent;
- * a symlinked folder is allowed and its target is the skill root. SKILL.md must resolve
- * inside that root.
+ * One entry of `skills/`: its skill, nothing (no folder, no SKILL.md; lenient: a `skill.md`
+ * warning) or a problem. A symlinked folder's target is the root SKILL.md must stay inside.
  */
 async function discoverSkill(skillsFolder: string, entry: DirectoryEntry, lenient: boolean): Promise<Finding[]> {
   let source = path.join(skillsFolder, entry.shown);
   try {
     if (entry.name === undefined) {
-      if (!(await holdsSkill(entry.path))) return [];
+      if (!(await holdsSkillFile(entry.path))) return [];
       throw new ResourceError("RESOURCE_INVALID", `${source}: skill folder name is not valid UTF-8 (shown escaped)`);
     }
     let skillRoot = path.join(skillsFolder, entry.name);
     if (entry.isSymbolicLink) {
-      if (!(await statOptional(skillRoot))?.isDirectory()) return [];
+      if (!(await statIfPresent(skillRoot))?.isDirectory()) return [];
       skillRoot = await realpath(skillRoot);
     } else if (!entry.isDirectory) {
       return [];
     }
     source = path.join(skillRoot, "SKILL.md");
-    const canonical = await realpathOptional(source);
-    if (canonical === undefined) return lenient ? await misnamedSkillFile(skillRoot) : [];
+    const canonical = await realpathIfPresent(source);
+    if (canonical === undefined) return lenient ? (await skillFileCaseWarnings(skillRoot)).map((warning) => ({ warning })) : [];
     source = canonical;
     checkInside(skillRoot, source, "SKILL.md");
     const { name, description, fields } = await readSkillHead(source);
@@ -486,15 +225,11 @@ async function discoverSkill(skillsFolder: string, entry: DirectoryEntry, lenien
   }
 }
 
-/**
- * Each skill costs a handful of filesystem round trips, and on a large tree waiting for
- * them one by one dominates; a bounded number of reads in flight overlaps that waiting
- * (see bench/discovery.ts) while `mapInOrder` keeps the output order fixed.
- */
+/** Bounded reads in flight overlap each skill's round trips (bench/discovery.ts); `mapInOrder` keeps the order. */
 async function discoverSkills(root: string, lenient: boolean): Promise<Finding[]> {
   let folder = path.join(root, "skills");
   try {
-    const canonical = await realpathOptional(folder);
+    const canonical = await realpathIfPresent(folder);
     if (canonical === undefined) return [];
     folder = canonical;
     const entries = await listDirectory(folder);
@@ -505,22 +240,21 @@ async function discoverSkills(root: string, lenient: boolean): Promise<Finding[]
 }
 
 /**
- * One entry of `templates/`: only `*.md` entries that are regular files after following
- * symlinks count; such a file must resolve inside the root. The name comes from the
- * frontmatter when present, else from the file name.
+ * One entry of `templates/`: a `*.md` that is a regular file after following symlinks and
+ * resolves inside the root. Its name is the frontmatter's, else the file name.
  */
 async function discoverTemplate(root: string, templatesFolder: string, entry: DirectoryEntry): Promise<Finding[]> {
   let source = path.join(templatesFolder, entry.shown);
   try {
     if (!entry.shown.endsWith(".md")) return [];
-    const info = await statOptional(entry.path);
+    const info = await statIfPresent(entry.path);
     if (info === undefined || !info.isFile()) return [];
     if (entry.name === undefined) {
       throw new ResourceError("RESOURCE_INVALID", `${source}: template file name is not valid UTF-8 (shown escaped)`);
     }
     source = await realpath(path.join(templatesFolder, entry.name));
     checkInside(root, source, "template");
-    const content = await readForDiscovery(source);
+    const content = await readProvenTextIfPresent(source);
     if (content === undefined) return [];
     const scan = scanFrontmatter(content, true);
     const block = scan.state === "absent" ? undefined : closedFrontmatter(scan, source);
@@ -546,9 +280,8 @@ async function discoverTemplates(root: string): Promise<Finding[]> {
 }
 
 /**
- * Everything one configured root offers, in diagnostic order: AGENTS.md, then skills by
- * folder name, then templates by file name. A root that cannot be used is one finding.
- * Only a `lenient` discovery looks for warnings about entries that are no resource.
+ * Everything one root offers, in diagnostic order: AGENTS.md, skills by folder name,
+ * templates by file name. A root that cannot be used is one finding.
  */
 async function discoverRoot(configured: string, lenient: boolean): Promise<Finding[]> {
   let root = configured;
@@ -559,20 +292,11 @@ async function discoverRoot(configured: string, lenient: boolean): Promise<Findi
       throw new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${shown} is not a directory`);
     }
   } catch (caught) {
-    if (!hasCode(caught, "ENOENT", "ENOTDIR")) return [problemAt(caught, root)];
+    if (!hasErrorCode(caught, "ENOENT", "ENOTDIR")) return [problemAt(caught, root)];
     const missing = new ResourceError("RESOURCE_ROOT_MISSING", `resource root ${configured} does not exist`, { cause: caught });
     return [problemAt(missing, root)];
   }
   return [...(await discoverInstructions(root)), ...(await discoverSkills(root, lenient)), ...(await discoverTemplates(root))];
-}
-
-/**
- * The Agent Skills warnings for a catalog skill (see `skill-spec.ts` for the rules and their
- * order): warnings, never reasons to leave a skill out. `folder` is its entry in `skills/`
- * (for a linked skill, the link's name); `fields` its whole frontmatter.
- */
-function skillWarnings(skill: SkillResource, { folder, fields }: { folder: string; fields: Record<string, unknown> }): ResourceDiagnostic[] {
-  return skillSpecWarnings(fields, folder).map(({ code, message }) => ({ severity: "warning", code, source: skill.source, message: `${skill.source}: ${message}` }));
 }
 
 function compareResources(a: CatalogResource, b: CatalogResource): number {
@@ -582,24 +306,13 @@ function compareResources(a: CatalogResource, b: CatalogResource): number {
 }
 
 /**
- * Builds the catalog of `roots`. Guarantees: roots are canonicalised and scanned in the
- * given order, and the first root to supply a `kind:name` wins (a repeat inside one root
- * is `RESOURCE_DUPLICATE`; the entry first by file or folder name is the one kept);
- * output is sorted by kind, then name by code unit, never by path; no skill body is ever
- * held (SKILL.md is read only up to its frontmatter); the four arrays are independent
- * deep copies. Only a missing AGENTS.md, `skills/` or `templates/` means "none".
- *
- * Strict (no `onDiagnostic`): the first problem, in the order below, throws.
- * Lenient (`onDiagnostic`): nothing about one root or one resource throws. Each problem
- * is reported once as an `error` diagnostic with the code strict mode would throw, and
- * that root or resource is left out; a kind:name hidden by an earlier root is a
- * `RESOURCE_SHADOWED` warning, catalog skills get the Agent Skills warnings (the rules
- * and their order are `skill-spec.ts`'), and a skill folder holding a
- * `skill.md` instead of `SKILL.md` is a `SKILL_FILE_CASE` warning. Warnings never change
- * the catalog, and strict mode does not compute them. Diagnostics come in a fixed order (roots in order; inside a
- * root AGENTS.md, skills by folder name, templates by file name), whatever order the reads
- * finish in. If `onDiagnostic` throws, or returns a promise that rejects (discovery waits
- * for a returned promise), discovery rejects with that error.
+ * Builds the catalog of `roots`. Guarantees: roots are canonicalised and scanned in order,
+ * and the first root to supply a `kind:name` wins (a repeat inside one root is
+ * `RESOURCE_DUPLICATE`); output is sorted by kind, then name by code unit; no skill body is
+ * held; the four arrays are independent deep copies; only a missing AGENTS.md, `skills/` or
+ * `templates/` means "none". Strict: the first problem throws. Lenient (`onDiagnostic`):
+ * each problem is an `error` diagnostic that leaves its root or resource out, warnings never
+ * change the catalog, the order is fixed, and a failing `onDiagnostic` rejects discovery.
  */
 export async function discoverResources(roots: readonly string[], options: DiscoverOptions = {}): Promise<ResourceCatalog> {
   if (!Array.isArray(roots) || !roots.every((root) => typeof root === "string")) {
@@ -643,7 +356,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
         const message = `${resource.source}: ${key} is hidden by ${winner.source} from an earlier root`;
         await report({ severity: "warning", code: "RESOURCE_SHADOWED", source: resource.source, message });
       } else if (resource.kind === "skill" && finding.skill !== undefined) {
-        for (const warning of skillWarnings(resource, finding.skill)) await report(warning);
+        for (const warning of skillSpecDiagnostics(resource.source, finding.skill.fields, finding.skill.folder)) await report(warning);
       }
     }
   }
@@ -656,9 +369,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
   };
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.2 · activation: the body enters only now, and only from inside the root
-// ---------------------------------------------------------------------------
+// ── Lab 12.2 · activation: the body enters only now, and only from inside the root ──
 
 /** True when `target` is `root` or below it. Compares path segments, not string prefixes. */
 function isInside(root: string, target: string): boolean {
@@ -667,15 +378,14 @@ function isInside(root: string, target: string): boolean {
 }
 
 /**
- * Reads a checked file for activation. A file that is no longer the one checked is
- * `SKILL_CHANGED`; one that vanished is `missing` (SKILL.md: the skill changed; a
- * requested file: `SKILL_RESOURCE_MISSING`). Size, text and I/O problems keep their codes.
+ * Reads a checked file for activation: one that is no longer the checked file is
+ * `SKILL_CHANGED`, one that vanished is `missing`; other problems keep their codes.
  */
 async function readForActivation(file: string, missing: "SKILL_CHANGED" | "SKILL_RESOURCE_MISSING"): Promise<string> {
   try {
     return await readProvenText(file);
   } catch (caught) {
-    throw readError(caught, file, { missing, changed: "SKILL_CHANGED" });
+    throw resourceErrorOf(caught, file, { missing, changed: "SKILL_CHANGED" });
   }
 }
 
@@ -692,7 +402,7 @@ async function readInsideSkill(root: string, request: string): Promise<Activated
   try {
     source = await realpath(candidate);
   } catch (caught) {
-    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw readError(caught, candidate, { missing: "SKILL_RESOURCE_MISSING", changed: "SKILL_CHANGED" });
+    if (!hasErrorCode(caught, "ENOENT", "ENOTDIR")) throw resourceErrorOf(caught, candidate, { missing: "SKILL_RESOURCE_MISSING", changed: "SKILL_CHANGED" });
     throw new ResourceError("SKILL_RESOURCE_MISSING", `${request} does not exist in the skill`, { cause: caught });
   }
   if (!isInside(root, source)) {
@@ -706,15 +416,14 @@ async function realpathOrChanged(file: string, skill: SkillResource): Promise<st
   try {
     return await realpath(file);
   } catch (caught) {
-    if (!hasCode(caught, "ENOENT", "ENOTDIR")) throw readError(caught, file, { missing: "SKILL_CHANGED", changed: "SKILL_CHANGED" });
+    if (!hasErrorCode(caught, "ENOENT", "ENOTDIR")) throw resourceErrorOf(caught, file, { missing: "SKILL_CHANGED", changed: "SKILL_CHANGED" });
     throw new ResourceError("SKILL_CHANGED", `skill "${skill.name}" is gone from ${skill.root}`, { cause: caught });
   }
 }
 
 /**
- * Re-reads SKILL.md through realpath, from inside the (unchanged) canonical skill root: a
- * folder that is gone is `SKILL_CHANGED`; one that now resolves elsewhere (replaced by a
- * link) is `SKILL_PATH_ESCAPE`, since its SKILL.md resolves outside the root.
+ * Re-reads SKILL.md through realpath from inside the unchanged canonical root: a folder that
+ * is gone is `SKILL_CHANGED`, one that now resolves elsewhere is `SKILL_PATH_ESCAPE`.
  */
 async function rereadSkill(skill: SkillResource): Promise<{ name: string; body: string }> {
   const rootNow = await realpathOrChanged(skill.root, skill);
@@ -734,14 +443,10 @@ async function rereadSkill(skill: SkillResource): Promise<{ name: string; body: 
 /**
  * Activates the catalog's skill `name` for this turn. Guarantees: SKILL.md is re-read
  * through realpath from inside the canonical skill root and must still declare the same
- * name (`SKILL_CHANGED`); each requested file is read only if it lies inside the root
- * both lexically and after following symlinks; duplicate requests collapse to the first.
- * Every file is read from a handle proven to be the checked file (a swap in between is
- * `SKILL_CHANGED`, so no byte from outside the root is ever returned), at most
- * `RESOURCE_SIZE_LIMIT` bytes (`RESOURCE_TOO_LARGE`), and must be text
- * (`RESOURCE_NOT_TEXT`); other I/O errors are `RESOURCE_UNREADABLE`. The body has CRLF
- * turned into LF and is trimmed; requested files come back exactly as read. The result
- * keeps the catalog's metadata and is a fresh copy: changing it never changes the catalog.
+ * name (`SKILL_CHANGED`); each requested file is read only if it lies inside the root both
+ * lexically and after following symlinks, and duplicates collapse to the first. Reads are
+ * proven, bounded and text only; the body is trimmed with LF line ends, files come back as
+ * read, and the result is a fresh copy that keeps the catalog's metadata.
  */
 export async function activateSkill(
   catalog: ResourceCatalog,
@@ -767,17 +472,14 @@ export async function activateSkill(
   return structuredClone({ kind: "skill", name, description, source, root, body: current.body, resources: files });
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.3 · templates become a UserMessage, resources become the systemPrompt
-// ---------------------------------------------------------------------------
+// ── Lab 12.3 · templates become a UserMessage, resources become the systemPrompt ──
 
 const PLACEHOLDER = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 
 /**
- * Renders `template` with `args` into a canonical `UserMessage` stamped `Date.now()`.
- * Only `{{identifier}}` is a placeholder; every occurrence is replaced in one pass, so
- * an argument's own `{{x}}`, `$&` or `$1` stays literal. A placeholder without an
- * argument throws `TEMPLATE_ARGUMENT_MISSING` naming it; extra arguments are ignored.
+ * Renders `template` with `args` into a `UserMessage` stamped `Date.now()`. Only
+ * `{{identifier}}` is a placeholder, replaced in one pass (an argument's own `{{x}}`, `$&` or
+ * `$1` stays literal); a missing argument is `TEMPLATE_ARGUMENT_MISSING`, extras are ignored.
  */
 export function renderTemplate(template: TemplateResource, args: Readonly<Record<string, string>>): UserMessage {
   const rendered = template.body.replace(PLACEHOLDER, (_placeholder, key: string) => {
@@ -807,9 +509,8 @@ const INVISIBLE = /[\u0000-\u0008\u000E-\u001F\u007F-\u0084\u0086-\u009F\u202A-\
 const WHITESPACE_RUN = /[\s\u0085]+/g;
 
 /**
- * Metadata shown on one line: control and bidi-override characters removed, every run of
- * whitespace (line breaks included) one space, trimmed. No description can start a
- * heading or a section of its own.
+ * Metadata on one line: control and bidi characters removed, each whitespace run (line
+ * breaks included) one space, trimmed; no description can start a section of its own.
  */
 function oneLine(value: string): string {
   return value.replace(INVISIBLE, "").replace(WHITESPACE_RUN, " ").trim();
@@ -826,16 +527,9 @@ function oneLine(value: string): string {
  * # Active skill: <name>    then its body, then per file "## <request>" and its content
  * ```
  *
- * Templates are not listed: a template is the user's entrance (it becomes the user's turn
- * through `renderTemplate`), not something the model chooses, so the second revision's
- * one-line rule for template metadata has nothing to apply to here.
- *
- * Names, descriptions and requests are metadata and rendered one line each (see
- * `oneLine`); instruction bodies, skill bodies and file contents are the text the host
- * chose to include and appear as they are. Active skills come sorted by name (code unit).
- * No inactive skill body can appear: only `ActivatedSkill` objects carry one. Throws
- * `ACTIVATION_DUPLICATE` / `ACTIVATION_FOREIGN`. It does not count tokens; the caller
- * hands the string to `buildContext` as `systemPrompt`.
+ * Templates, the user's entrance, are not listed. Names, descriptions and requests are one
+ * line each (`oneLine`); bodies and files appear as they are; active skills are sorted by
+ * name (code unit). Throws `ACTIVATION_DUPLICATE` / `ACTIVATION_FOREIGN`. Counts no tokens.
  */
 export function formatResourceContext(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): string {
   checkActivations(catalog, activated);
@@ -854,14 +548,9 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   return sections.join("\n\n");
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.4 · trust before import, staging before commit
-// ---------------------------------------------------------------------------
+// ── Lab 12.4 · trust before import, staging before commit ──
 
-interface HookEntry<L> {
-  extensionId: string;
-  listener: L;
-}
+interface HookEntry<L> { extensionId: string; listener: L }
 
 /** The committed hooks of one host, in registration order across extensions. */
 interface HookLists {
@@ -870,10 +559,7 @@ interface HookLists {
 }
 
 /** A staged tool with its name, read once at registration: the name commit works with. */
-interface StagedTool {
-  tool: Tool;
-  name: string;
-}
+interface StagedTool { tool: Tool; name: string }
 
 /** The loader's private channel into a host: a context for the factory, then commit. */
 interface StagedRegistration {
@@ -935,25 +621,8 @@ class ExtensionHostImpl implements ExtensionHost {
         names.add(name);
         objects.add(tool);
       }
-      const unfixable = tools.find((entry) => !fixName(entry, false));
-      if (unfixable !== undefined) {
-        throw new ResourceError("EXTENSION_INVALID", `extension "${extensionId}": tool "${unfixable.name}" cannot keep the name it was registered with (a proxy, or a frozen getter)`);
-      }
-      // Every check has passed: all of it appears at once. With every name a fixed data
-      // property that the registry lacks, the course's `register` has nothing left to refuse;
-      // a registry that refuses anyway (a subclass with rules of its own) gets back exactly
-      // what it had before the error is rethrown.
-      for (const entry of tools) fixName(entry, true);
-      const registered: Tool[] = [];
-      try {
-        for (const { tool } of tools) {
-          this.#registry.register(tool);
-          registered.push(tool);
-        }
-      } catch (refusal) {
-        for (const tool of registered.reverse()) this.#registry.unregister(tool.name, tool);
-        throw refusal;
-      }
+      // Every check has passed: all of it appears at once, each tool under the name it was staged with.
+      registerPinned(this.#registry, tools, extensionId);
       this.#hooks.before.push(...staged.before);
       this.#hooks.after.push(...staged.after);
       this.#active.add(extensionId);
@@ -976,10 +645,7 @@ function closedContext(extensionId: string): ResourceError {
 /** Each host handed out, with the implementation behind it: the loader's only way in. */
 const IMPLEMENTATIONS = new WeakMap<ExtensionHost, ExtensionHostImpl>();
 
-/**
- * The public face of `impl`: a frozen object with `wrapExecutor` and nothing else, so that
- * no code that holds the host (an extension included) can reach `stage` at run time.
- */
+/** The public face of `impl`: frozen, `wrapExecutor` only, so no holder of the host can reach `stage`. */
 function publicFace(impl: ExtensionHostImpl): ExtensionHost {
   const host: ExtensionHost = Object.freeze({ wrapExecutor: (coreExecutor: ToolExecutor) => impl.wrapExecutor(coreExecutor) });
   IMPLEMENTATIONS.set(host, impl);
@@ -1002,10 +668,8 @@ function checkTimeout(value: unknown, name: string): number {
 }
 
 /**
- * Creates a host that commits extensions' tools into `registry` and runs their hooks.
- * Its only public method is `wrapExecutor`; staging is reachable from `loadExtension`
- * alone. `hookTimeoutMs` must be a positive number of milliseconds that `setTimeout`
- * can honour (at most 2^31 − 1), else `INVALID_ARGUMENT`.
+ * A host that commits extensions' tools into `registry` and runs their hooks; its one public
+ * method is `wrapExecutor`. `hookTimeoutMs`: over 0 and up to 2^31 − 1 ms, else `INVALID_ARGUMENT`.
  */
 export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
   const timeout = checkTimeout(options.hookTimeoutMs, "hookTimeoutMs");
@@ -1043,11 +707,8 @@ function factoryOf(module: unknown, id: string): ExtensionModule["default"] {
 }
 
 /**
- * Runs the factory against the staging context, which closes the moment the factory
- * returns or (for an async factory) its promise settles, or when `timeoutMs` passes
- * first: then the load fails and whatever the factory does later is refused
- * (`EXTENSION_CONTEXT_CLOSED`). A timeout only stops the waiting; it cannot stop the
- * factory, and a synchronous factory cannot be interrupted at all.
+ * Runs the factory on the staging context, which closes when it returns, its promise settles
+ * or `timeoutMs` passes (then the load fails); a timeout stops the waiting, not the factory.
  */
 async function runFactory(factory: ExtensionModule["default"], staged: StagedRegistration, id: string, timeoutMs: number): Promise<void> {
   let outcome: Settled<unknown>;
@@ -1070,15 +731,10 @@ async function runFactory(factory: ExtensionModule["default"], staged: StagedReg
 }
 
 /**
- * Loads one extension onto `options.host`. Order, observable from outside: refuse an id
- * already active (`EXTENSION_DUPLICATE`) → `isTrusted(frozen copy)`, where only exactly
- * `true` trusts → `importModule(frozen copy)` (a failure is `EXTENSION_IMPORT_FAILED`,
- * with the id, the path and the cause) → the default export must be a function → the
- * factory registers into a staging context, within `factoryTimeoutMs` → commit.
- * Untrusted returns `skipped_untrusted` having imported nothing; a throwing policy
- * rejects and imports nothing. Commit cannot fail half-way: after any failed load the
- * registry, the hooks and the active ids are exactly as before, so the id can be loaded
- * again. A committed tool keeps the name it was registered with.
+ * Loads one extension onto `options.host`, in this order: an active id is
+ * `EXTENSION_DUPLICATE` → `isTrusted(frozen copy)`, where only `true` trusts (else
+ * `skipped_untrusted`, nothing imported) → import → a default export function → the factory
+ * stages → commit. After any failed load everything is as before, so the id can load again.
  */
 export async function loadExtension(source: ExtensionSource, options: LoadExtensionOptions): Promise<LoadExtensionResult> {
   const host = hostImplementation(options.host);
@@ -1099,9 +755,7 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
   return { id: frozen.id, status: "active" };
 }
 
-// ---------------------------------------------------------------------------
-// Lab 12.5 · before hooks decide, core runs once, after hooks only observe
-// ---------------------------------------------------------------------------
+// ── Lab 12.5 · before hooks decide, core runs once, after hooks only observe ──
 
 type Settled<T> = { kind: "value"; value: T } | { kind: "error"; error: unknown } | { kind: "timeout" };
 
@@ -1143,11 +797,8 @@ function failureOf(outcome: Exclude<Settled<unknown>, { kind: "value" }>, timeou
 }
 
 /**
- * Classifies a before hook's answer without letting it throw: `undefined` or an allow
- * continues (`null`); a deny with a non-empty string reason blocks with kind `deny`;
- * anything else is malformed, kind `error`, since the host cannot tell what was meant.
- * Each field is read once inside a `try`, so a throwing getter, a hostile proxy, a cycle
- * or a BigInt is just another malformed answer.
+ * A before hook's answer, never throwing: `undefined` or an allow continues (`null`), a deny
+ * with a non-empty reason is `deny`, anything else (a throwing getter included) is `error`.
  */
 function decisionOf(value: unknown) {
   if (value === undefined) return null;
@@ -1214,18 +865,12 @@ function reportUncopyableResult(hooks: HookLists, options: ExtensionHostOptions,
 }
 
 /**
- * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: the call is copied first
- * (one that cannot be copied gets a paired error result and nothing runs); the before
- * hooks run in registration order on deep-frozen copies, each bounded by `hookTimeoutMs`;
- * the first deny, throw, timeout or malformed answer returns a paired blocked result and
- * neither core nor any after hook runs (throw/timeout/malformed also emit one diagnostic).
- * Otherwise core runs exactly once on the wrapper's copy of the call, every after hook
- * observes a deep-frozen copy of the result (a throw or timeout is a diagnostic, then the
- * next one runs), and the caller gets the wrapper's own copy: nothing a hook or the caller
- * does reaches core's object, the caller's call or another hook. A result that cannot be
- * copied skips the after hooks (one diagnostic) and goes to the caller as core made it.
- * No hook can make the wrapper reject; a throwing core propagates with no after hook run.
- * Calls share no state, so they run concurrently.
+ * The executor behind `wrapExecutor`. Guarantees: before hooks run in registration order on
+ * deep-frozen copies of the call, each within `hookTimeoutMs`; the first deny, throw, timeout
+ * or malformed answer returns a paired blocked result (all but a deny with a diagnostic) and
+ * neither core nor an after hook runs. Otherwise core runs once on the wrapper's copy, each
+ * after hook observes a frozen copy of the result (a failure is a diagnostic), and the caller
+ * gets a copy of its own. No hook makes the wrapper reject; a throwing core propagates.
  */
 function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: ToolExecutor): ToolExecutor {
   return async (sourceCall) => {

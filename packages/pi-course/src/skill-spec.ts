@@ -12,7 +12,10 @@
  * skills-ref judges it, at most one warning per rule, in the order of `SkillSpecCode`
  * below. `misnamedSkillFiles` names the files of a folder that spell `SKILL.md` in
  * another case. Both read no file, never throw, and change nothing they are given: a
- * warning never decides whether a skill is listed.
+ * warning never decides whether a skill is listed. `skillSpecDiagnostics` and
+ * `skillFileCaseWarnings` give the same findings as lenient discovery reports them (the
+ * second lists the folder, and never throws either); `holdsSkillFile` tells whether an
+ * entry would be a skill, for one whose name cannot be read as UTF-8.
  *
  * Where these rules read the specification differently from skills-ref, on purpose:
  * - skills-ref reads YAML with strictyaml, where every scalar is a string; this course
@@ -27,6 +30,9 @@
  *   such a folder is no skill, and the file is named in a warning instead of ignored.
  * - `disable-model-invocation`, pi's own field (the course's runtime reads it), is allowed.
  */
+import path from "node:path";
+import { listDirectory, statIfPresent } from "./resource-files.js";
+import type { ResourceDiagnostic } from "./resource-types.js";
 
 /** The warning codes of these rules, in the order one skill's warnings are returned. */
 export type SkillSpecCode =
@@ -142,4 +148,43 @@ export function skillSpecWarnings(fields: Readonly<Record<string, unknown>>, fol
  */
 export function misnamedSkillFiles(names: readonly (string | undefined)[]): string[] {
   return names.filter((name): name is string => name !== undefined && name !== SKILL_FILE && name.toLowerCase() === "skill.md");
+}
+
+/**
+ * `skillSpecWarnings` as lenient discovery reports them: warnings about the catalog skill
+ * whose SKILL.md is `source`, each message starting with that file.
+ */
+export function skillSpecDiagnostics(source: string, fields: Readonly<Record<string, unknown>>, folder: string): ResourceDiagnostic[] {
+  return skillSpecWarnings(fields, folder).map(({ code, message }) => ({ severity: "warning", code, source, message: `${source}: ${message}` }));
+}
+
+/**
+ * A lenient discovery's word on a skill folder without SKILL.md: each file in `skillRoot`
+ * that spells SKILL.md in another case is a `SKILL_FILE_CASE` warning naming that file; the
+ * folder stays no skill. A folder that cannot be listed gets no word: it was never a skill,
+ * and a hint must not become an error.
+ */
+export async function skillFileCaseWarnings(skillRoot: string): Promise<ResourceDiagnostic[]> {
+  let names: (string | undefined)[];
+  try {
+    names = (await listDirectory(skillRoot)).map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+  return misnamedSkillFiles(names).map((name) => {
+    const source = path.join(skillRoot, name);
+    const message = `${source}: a skill's file is named "SKILL.md", not ${JSON.stringify(name)}: this folder is not read as a skill`;
+    return { severity: "warning", code: "SKILL_FILE_CASE", source, message };
+  });
+}
+
+/**
+ * True when the entry at `entryPath` (a path, or raw bytes for a name that is not UTF-8) would
+ * be a skill: a folder, or a link to one, that holds a SKILL.md. I/O errors other than ENOENT
+ * propagate.
+ */
+export async function holdsSkillFile(entryPath: string | Buffer): Promise<boolean> {
+  if (!(await statIfPresent(entryPath))?.isDirectory()) return false;
+  const manifest = typeof entryPath === "string" ? path.join(entryPath, SKILL_FILE) : Buffer.concat([entryPath, Buffer.from(`${path.sep}${SKILL_FILE}`)]);
+  return (await statIfPresent(manifest)) !== undefined;
 }

@@ -7,9 +7,9 @@
  * Each test checks the whole family of rules the chapter text gives its lab, one rule at a
  * time, through the public functions only: any correct way of writing the code passes. A
  * failing rule says which one it is and where the text states it (`§3.4：…`), above node's
- * own message. The first revision of the contract is what the labs ask for; where the
- * reference's second revision answers differently (another error code for an I/O error,
- * `\r\n` in bodies), the tests accept both.
+ * own message. The first revision of the contract is what the labs ask for; where its
+ * second revision (the challenge tier) answers differently (another error code for an I/O
+ * error, `\r\n` in bodies), the tests accept both.
  *
  * The chapter's fixed workspace is built in a fresh temporary directory: projectRoot and
  * userRoot both declare skill:review and template:review, and the roots are passed as
