@@ -113,11 +113,24 @@ export async function startReplayServer(t: { after(fn: () => Promise<void> | voi
   return { origin: `http://127.0.0.1:${port}`, requests, received };
 }
 
-/** A port on 127.0.0.1 where nothing listens: one the system just handed out and that was closed again. */
+/**
+ * A port on 127.0.0.1 where nothing listens: free when checked, and taken from below every
+ * system's default ephemeral range (Linux 32768–60999, macOS and Windows 49152–65535). A port
+ * the system just handed out (`listen(0)`) would not do: another test process's `listen(0)`
+ * may be given it again, and a connection whose own source port happens to equal it connects
+ * to itself, so "refused" would turn into an answer now and then on a busy machine.
+ */
 export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (!free) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+  throw new Error("no free port between 20000 and 29999 on 127.0.0.1");
 }
