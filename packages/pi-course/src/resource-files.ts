@@ -83,7 +83,7 @@ async function proveIdentity(file: string, opened: Stats): Promise<void> {
     now = await lstat(file);
   } catch (failure) {
     if (failure instanceof FileProblem) throw failure;
-    if (errorCode(failure) === "ENOENT" || errorCode(failure) === "ENOTDIR" || errorCode(failure) === "ELOOP") {
+    if (hasErrorCode(failure, "ENOENT", "ENOTDIR", "ELOOP")) {
       throw new FileProblem("changed", file, "changed while it was being opened", { cause: failure });
     }
     throw unreadable(file, failure);

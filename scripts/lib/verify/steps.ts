@@ -21,7 +21,7 @@ import type { ChapterManifest } from "../course/manifest.js";
 import { createPractice } from "../practice/folder.js";
 import { buildCourse, resolveCompiler } from "../testing/compiler.js";
 import { formatFaultResult, labsWithoutFault, runAuthorFaults } from "../testing/fault-runs.js";
-import type { TestRecord, TestRun } from "../testing/results.js";
+import type { TestRun } from "../testing/results.js";
 import { topLevelResults } from "../testing/suite.js";
 import { runTests } from "../testing/tests.js";
 import { injectExercise } from "./chapter-text.js";
@@ -38,7 +38,7 @@ import {
 } from "./evaluate.js";
 import { declaredSignatures, signatureMismatches } from "./hint-signatures.js";
 import { replayChapterText } from "./replay.js";
-import { firstLine } from "./runs.js";
+import { failureMessage, firstLine, topLevel } from "./runs.js";
 import { cloneWorkingTree, type VerifiedSource } from "./snapshot.js";
 import { evaluateStagedRed, stagedTeachingText } from "./staged.js";
 
@@ -457,22 +457,12 @@ async function buildAndTestCommit(
   const chapters = [...new Set(files.map((f) => path.posix.basename(f).slice(0, 2)))].join(" ");
   if (run.crashes.length > 0) return { name, ok: false, detail: `${run.crashes[0]!.file} 崩溃：${firstLine(run.crashes[0]!.stderr)}` };
   if (failed.length > 0) {
-    const reason = failureReason(run.records, failed[0]!);
-    return { name, ok: false, detail: `${failed.length} 项失败，第一项：“${failed[0]}”${reason === undefined ? "" : `：${reason}`}` };
+    // Its message too: a flaky failure in a long run is then diagnosable from this one line.
+    const record = topLevel(run.records).find((r) => r.path[0] === failed[0] && !r.ok);
+    const reason = record === undefined ? "" : firstLine(failureMessage(record, run.records)).slice(0, 300);
+    return { name, ok: false, detail: `${failed.length} 项失败，第一项：“${failed[0]}”${reason === "" ? "" : `：${reason}`}` };
   }
   return { name, ok: true, detail: `all pass (${tests.size} tests in ${files.length} files; chapters ${chapters})` };
-}
-
-/**
- * The first line of what the top-level test `test` failed with (from its own record or a
- * failing subtest's, whichever says more than "subtests failed"), at most 300 characters:
- * a flaky failure in a long run is then diagnosable from the one line verify prints.
- */
-function failureReason(records: readonly TestRecord[], test: string): string | undefined {
-  const failing = records.filter((r) => r.path[0] === test && !r.ok && r.error?.message);
-  const telling = failing.find((r) => r.error?.failureType !== "subtestsFailed") ?? failing[0];
-  const message = telling?.error?.message;
-  return message === undefined ? undefined : firstLine(message).slice(0, 300);
 }
 
 /** The parent as committed, with no starter: it builds and every earlier chapter's tests pass. */
