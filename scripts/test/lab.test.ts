@@ -19,7 +19,10 @@ import { createMiniCourse, miniSource, removeMiniCourse, runScript } from "./sup
 test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () => {
   assert.deepEqual(parseTarget("12"), { chapter: "12" });
   assert.deepEqual(parseTarget("12.1"), { chapter: "12", lab: "12.1" });
-  assert.deepEqual(parseTarget("3.1"), { chapter: "03", lab: "03.1" });
+  // A one-digit chapter: its manifest id has two digits, its lab ids none (`3.1`), however typed.
+  for (const typed of ["3.1", "03.1"]) assert.deepEqual(parseTarget(typed), { chapter: "03", lab: "3.1" }, typed);
+  for (const typed of ["3", "03"]) assert.deepEqual(parseTarget(typed), { chapter: "03" }, typed);
+  assert.deepEqual(parseTarget("0.12"), { chapter: "00", lab: "0.12" });
   assert.deepEqual(parseCommand("lab", ["12.1", "--watch"]), {
     help: false,
     watch: true,
@@ -104,6 +107,28 @@ test("lab command: a red lab exits 0 (a result, not a crash) unless --json; plai
     assert.equal(usage.stderr.trim().split("\n").length, 1, `one line for ${args.join(" ")}: ${usage.stderr}`);
     if (args[0] === "99.9") assert.match(usage.stderr, /99\.1, 99\.2/);
   }
+});
+
+test("a one-digit chapter answers to 3, 03, 3.1 and 03.1, and its messages print the lab as 3.1", async (t) => {
+  const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
+  t.after(() => removeMiniCourse(course));
+  for (const typed of ["3.1", "03.1"]) {
+    const red = await runScript(course.root, "lab.ts", [typed]);
+    assert.equal(red.code, 0, red.stderr);
+    assert.match(red.stdout, /Lab 3\.1 · 两数相加/, typed);
+    assert.match(red.stdout, /0\/2/);
+    assert.doesNotMatch(red.stdout, /Lab 03\./, typed);
+  }
+  for (const typed of ["3", "03"]) {
+    const table = await runScript(course.root, "lab.ts", [typed, "--json"]);
+    const document = JSON.parse(table.stdout) as { chapter: string; labs: { id: string }[] };
+    assert.deepEqual([document.chapter, document.labs.map((lab) => lab.id)], ["03", ["3.1", "3.2"]], typed);
+  }
+  const hint = await runScript(course.root, "hint.ts", ["03.2", "--json"]);
+  assert.equal((JSON.parse(hint.stdout) as { lab: string }).lab, "3.2");
+  const unknown = await runScript(course.root, "lab.ts", ["3.9"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /没有 Lab 3\.9；第 03 章的 Lab：3\.1, 3\.2/);
 });
 
 test("lab --watch reruns after each of two rename-style saves and exits cleanly on SIGINT", { skip: process.platform === "win32" && "SIGINT cannot be sent to a child on Windows" }, async (t) => {

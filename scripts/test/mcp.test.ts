@@ -200,7 +200,14 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
       assert.match(await refusal(client, name, args), /^错误 \[MCP_OTHER_CHAPTER\] 这个练习目录是第 99 章的，不回答第 12 章/, name);
     }
     assert.match(await refusal(client, "run_lab", { lab: "99" }), /^错误 \[USAGE\] run_lab 针对单个 Lab/);
-    assert.match(await refusal(client, "run_lab", { lab: 99.1 }), /^错误 \[USAGE\] run_lab 的参数 lab 应为字符串/);
+    // A form-built client sends numbers: `2` and `2.1` are the sections "2" and "2.1".
+    assert.equal((await call(client, "chapter_section", { section: 2 })).data.title, "打招呼");
+    assert.equal((await call(client, "chapter_section", { section: 2.1 })).data.title, "规则");
+    assert.match(await refusal(client, "run_lab", { lab: true }), /^错误 \[USAGE\] run_lab 的参数 lab 应为字符串或数字/);
+    assert.match(await refusal(client, "run_lab", { lab: -1 }), /^错误 \[USAGE\] run_lab 的参数 lab 应为字符串或数字/);
+    // Unknown names are protocol errors that still carry a code.
+    await assert.rejects(client.callTool({ name: "nope", arguments: {} }), /错误 \[MCP_TOOL_UNKNOWN\] 没有工具 “nope”；这里的工具：lab_status/);
+    await assert.rejects(client.getPrompt({ name: "nope" }), /错误 \[MCP_PROMPT_UNKNOWN\] 没有提示模板 “nope”/);
     assert.match(await refusal(client, "next_hint", { lab: "99.1", level: "4" }), /^错误 \[USAGE\] next_hint 没有参数 “level”/, "no skipping a rung");
 
     const { prompts } = await client.listPrompts();

@@ -74,21 +74,32 @@ export function chapterArgument(raw: string): string {
 
 /** What `lab`, `hint` and `reset` are asked about: a whole chapter, or one lab of it. */
 export interface LabTarget {
+  /** The manifest's chapter id: two digits (`03`, `12`). */
   chapter: string;
-  /** `NN.L`; absent for the whole chapter. */
+  /** The lab id as manifests write it: `<chapter number>.<n>` without leading zeros (`3.1`, `12.1`); absent for the whole chapter. */
   lab?: string;
 }
 
 /**
- * Parses a target typed by a user: `12` (a chapter) or `12.1` (a lab); a one-digit
- * chapter is padded (`3.1` → chapter `03`, lab `03.1`). Throws `USAGE` otherwise.
+ * The lab id of lab `n` of chapter `chapter`, as manifests and test names write it: the
+ * chapter's number without its leading zero (`labId("03", 1)` is `3.1`, `labId("12", 1)` is
+ * `12.1`). The one place a lab id is made from its parts.
+ */
+export function labId(chapter: string, n: number): string {
+  return `${Number(chapter)}.${n}`;
+}
+
+/**
+ * Parses a target typed by a user: a chapter (`3`, `03`, `12`) or a lab of it (`3.1`,
+ * `03.1`, `12.1`). The chapter comes back as the manifest's two-digit id, the lab as the
+ * manifest's lab id (`3.1`, whichever way it was typed). Throws `USAGE` otherwise.
  */
 export function parseTarget(text: string): LabTarget {
   const match = /^(\d{1,2})(?:\.(\d{1,2}))?$/.exec(text);
   if (match === null) throw new CourseError("USAGE", `无法识别 “${text}”：写章号（如 12）或 Lab 编号（如 12.1）`);
   const chapter = (match[1] ?? "").padStart(2, "0");
   const lab = match[2];
-  return lab === undefined ? { chapter } : { chapter, lab: `${chapter}.${Number(lab)}` };
+  return lab === undefined ? { chapter } : { chapter, lab: labId(chapter, Number(lab)) };
 }
 
 // ---------------------------------------------------------------------------------------

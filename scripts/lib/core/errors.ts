@@ -85,6 +85,8 @@ export const ERROR_CODES = {
   MCP_TEXT_MISSING: "The chapter has no text, or the practice folder lacks its file.",
   MCP_SECTION_UNKNOWN: "The chapter text has no section with the number asked for.",
   MCP_OTHER_CHAPTER: "A tool was asked about a chapter other than the one the practice folder is for.",
+  MCP_TOOL_UNKNOWN: "An MCP client called a tool the server does not have.",
+  MCP_PROMPT_UNKNOWN: "An MCP client asked for a prompt the server does not have.",
   MCP_CALL_CANCELLED: "The client cancelled the call (or the server is stopping) before it ran or before it saved anything.",
 
   // Author tooling.

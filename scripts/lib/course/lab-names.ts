@@ -36,7 +36,7 @@ export function labsNamePattern(ids: readonly string[]): string {
 
 /** The name pattern selecting every lab test of chapter `id` (`^Lab 12\.[0-9]`). */
 export function chapterNamePattern(id: string): string {
-  return `^Lab ${id}\\.[0-9]`;
+  return `^Lab ${Number(id)}\\.[0-9]`;
 }
 
 /** A `--test-name-pattern` selecting exactly the top-level tests called `names`. */

@@ -373,7 +373,12 @@ function callArguments(definition: Tool, given: Record<string, unknown> | undefi
   for (const [name, value] of Object.entries(given ?? {})) {
     if (!properties.includes(name)) throw new CourseError("USAGE", `${definition.name} 没有参数 “${name}”；它的参数：${properties.join("、") || "（无）"}`);
     if (value === undefined || value === null) continue;
-    if (typeof value !== "string") throw new CourseError("USAGE", `${definition.name} 的参数 ${name} 应为字符串，例如 "12.1"，收到 ${JSON.stringify(value)}`);
+    // Clients that build arguments from a form (the MCP Inspector) send `12.2` and `10` as JSON numbers.
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) {
+      args[name] = String(value);
+      continue;
+    }
+    if (typeof value !== "string") throw new CourseError("USAGE", `${definition.name} 的参数 ${name} 应为字符串或数字，例如 "12.1"，收到 ${JSON.stringify(value)}`);
     args[name] = value;
   }
   for (const name of definition.inputSchema.required ?? []) {
@@ -396,7 +401,10 @@ export function createPracticeServer(options: ServerOptions): PracticeServer {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_NAMES.map((name) => TOOLS[name].definition) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra): Promise<CallToolResult> => {
     const entry = (TOOLS as Partial<Record<string, ToolEntry>>)[request.params.name];
-    if (entry === undefined) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    if (entry === undefined) {
+      const known = new CourseError("MCP_TOOL_UNKNOWN", `没有工具 “${request.params.name}”；这里的工具：${TOOL_NAMES.join("、")}`);
+      throw new McpError(ErrorCode.InvalidParams, formatError(known));
+    }
     return serial(async () => {
       try {
         const signal = callSignal(extra.signal, stop);
@@ -414,7 +422,10 @@ export function createPracticeServer(options: ServerOptions): PracticeServer {
 
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [PREDICT] }));
   server.setRequestHandler(GetPromptRequestSchema, async (request): Promise<GetPromptResult> => {
-    if (request.params.name !== PREDICT.name) throw new McpError(ErrorCode.InvalidParams, `Prompt ${request.params.name} not found`);
+    if (request.params.name !== PREDICT.name) {
+      const known = new CourseError("MCP_PROMPT_UNKNOWN", `没有提示模板 “${request.params.name}”；这里只有 ${PREDICT.name}`);
+      throw new McpError(ErrorCode.InvalidParams, formatError(known));
+    }
     try {
       if (!isPracticeFolder(root)) throw notPracticeError(root);
       const text = await tools.predict(request.params.arguments?.lab);

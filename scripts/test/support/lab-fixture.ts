@@ -119,8 +119,21 @@ labs:
       - 丁：return \`hello \${name}\`;
 `;
 
+/**
+ * `text` (written for chapter 99) rewritten for chapter `id` (two digits): file names and the
+ * manifest id take `id` (`03-mini.ts`, `"03"`), lab ids and test names the chapter's number
+ * (`Lab 3.1`, `"3.1"`), as a real one-digit chapter writes them.
+ */
+export function forChapter(text: string, id: string): string {
+  if (id === "99") return text;
+  const number = String(Number(id));
+  return text.replaceAll("99-mini", `${id}-mini`).replaceAll("99.yaml", `${id}.yaml`).replaceAll('"99"', `"${id}"`).replaceAll("99.", `${number}.`);
+}
+
 export interface MiniCourse {
   root: string;
+  /** The chapter's manifest id (`99` unless `createMiniCourse` was given another). */
+  id: string;
   /** Replaces `src/mini.ts` with `variant`. */
   use(variant: MiniVariant): Promise<void>;
 }
@@ -130,7 +143,9 @@ export interface MiniCourse {
  * caller) must remove `root`. The starter is `starters/99-mini.ts`; `practice` lays it out as
  * a practice folder instead: the marker, and the starter's pristine copy in `.pi-course/starter/`.
  */
-export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean } = {}): Promise<MiniCourse> {
+export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean; chapter?: string } = {}): Promise<MiniCourse> {
+  const id = options.chapter ?? "99";
+  const text = (value: string) => forChapter(value, id);
   const root = await mkdtemp(path.join(os.tmpdir(), "pi-lab-course-"));
   const pkg = path.join(root, "packages", "pi-course");
   await mkdir(path.join(pkg, "src"), { recursive: true });
@@ -147,15 +162,15 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
   await writeFile(path.join(root, "package.json"), `${JSON.stringify({ name: "mini-course", private: true, type: "module", workspaces: ["packages/*"] }, null, 2)}\n`);
   await writeFile(path.join(pkg, "package.json"), `${JSON.stringify({ name: "@pi/course", private: true, type: "module" }, null, 2)}\n`);
-  await writeFile(path.join(pkg, "test", "99-mini.test.ts"), MINI_TEST);
-  await writeFile(path.join(root, "checkpoints", "99.yaml"), MINI_MANIFEST);
-  const starter = options.practice === true ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/")) : path.join(root, "starters", "99-mini.ts");
+  await writeFile(path.join(pkg, "test", text("99-mini.test.ts")), text(MINI_TEST));
+  await writeFile(path.join(root, "checkpoints", `${id}.yaml`), text(MINI_MANIFEST));
+  const starter = options.practice === true ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/")) : path.join(root, "starters", text("99-mini.ts"));
   await mkdir(path.dirname(starter), { recursive: true });
-  await writeFile(starter, miniSource("starter"));
-  if (options.practice === true) await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: "99" })}\n`);
-  const use = (v: MiniVariant) => writeFile(path.join(pkg, "src", "mini.ts"), miniSource(v));
+  await writeFile(starter, text(miniSource("starter")));
+  if (options.practice === true) await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id })}\n`);
+  const use = (v: MiniVariant) => writeFile(path.join(pkg, "src", "mini.ts"), text(miniSource(v)));
   await use(variant);
-  return { root, use };
+  return { root, id, use };
 }
 
 /** Removes a mini course folder. */
