@@ -102,7 +102,7 @@ const practice = defineCommand("practice", {
 });
 
 const lab = defineCommand("lab", {
-  synopsis: ["<NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]", "NN --challenge [--timeout 秒] [--json]", "NN.L --open", "NN.L --compare [--timeout 秒]"],
+  synopsis: ["<NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]", "NN --challenge [--timeout 秒] [--json]", "NN.L --where [--json]", "NN.L --open", "NN.L --compare [--timeout 秒]"],
   description: `编译课程，运行一个 Lab（或全章）的测试，给出通过数、第一处失败和下一步。在课程仓库和练习目录里都能用。
 输出里的每个位置都是 path:line:col，相对于你运行命令的目录（终端里可以点开）。
 --open 和 --compare 只在练习目录里使用。`,
@@ -114,6 +114,10 @@ const lab = defineCommand("lab", {
     challenge: {
       type: "boolean",
       help: `挑战关：在你的代码上运行本章的加固测试，按主题列表显示；每项测试有自己的时间上限\n（--timeout，默认 ${CHALLENGE_TIMEOUT_SECONDS} 秒），一项卡住只记一条红，其余照常运行；不影响 Lab 的进度`,
+    },
+    where: {
+      type: "boolean",
+      help: "不运行测试：按本章清单里这个 Lab 的地址，列出它的每个部分及其 path:line:col：\n要写的声明（和它们用到的 helper）、starter、正文的节、测试、四级提示、故障、挑战关",
     },
     open: {
       type: "boolean",
@@ -145,10 +149,16 @@ const lab = defineCommand("lab", {
       json: values.json === true,
       verbose: values.verbose === true,
       challenge: values.challenge === true,
+      where: values.where === true,
       open: values.open === true,
       compare: values.compare === true,
       timeoutSeconds: values.timeout === undefined ? DEFAULT_TIMEOUT_SECONDS : seconds(values.timeout),
     };
+    if (args.where) {
+      if (target.lab === undefined) throw new CourseError("USAGE", `--where 针对一个 Lab：写 ${target.chapter}.1 这样的编号`);
+      const other = args.watch ? "--watch" : args.verbose ? "--verbose" : args.challenge ? "--challenge" : args.open ? "--open" : args.compare ? "--compare" : values.timeout !== undefined ? "--timeout" : undefined;
+      if (other !== undefined) throw new CourseError("USAGE", `--where 和 ${other} 不能同时使用`);
+    }
     for (const [option, set] of [["--open", args.open], ["--compare", args.compare]] as const) {
       if (!set) continue;
       if (target.lab === undefined) throw new CourseError("USAGE", `${option} 针对一个 Lab：写 ${target.chapter}.1 这样的编号`);

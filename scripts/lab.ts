@@ -23,8 +23,8 @@ export type { LabArgs };
 /** Runs `lab`: starts the build at once, then loads the rest and runs the lab (see `runLabCommand`). */
 export async function run(args: LabArgs, { root, io }: CommandContext): Promise<number> {
   const interruption = catchInterruptions();
-  // Watch mode builds on each run; --open runs no test at all.
-  const build = args.watch || args.open ? undefined : startCourseBuild(root, interruption.signal);
+  // Watch mode builds on each run; --open and --where run no test at all.
+  const build = args.watch || args.open || args.where ? undefined : startCourseBuild(root, interruption.signal);
   try {
     const { runLabCommand } = await import("./lib/lab/command.js");
     return await runLabCommand(root, args, interruption.signal, build, io);

@@ -48,7 +48,7 @@ function normalizeLineEnds(value: string): string {
   return value.replaceAll("\r\n", "\n");
 }
 
-// ── Lab 12.1 · the catalog: roots in order, first kind:name wins ──
+// ── Lab 12.1 · roots 顺序决定 catalog winner ──
 
 /** The largest YAML block (between the `---` lines) a resource may carry. */
 const FRONTMATTER_LIMIT = 64 * 1024;
@@ -369,7 +369,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
   };
 }
 
-// ── Lab 12.2 · activation: the body enters only now, and only from inside the root ──
+// ── Lab 12.2 · activation 才把 Skill 正文交给本轮 ──
 
 /** True when `target` is `root` or below it. Compares path segments, not string prefixes. */
 function isInside(root: string, target: string): boolean {
@@ -472,7 +472,7 @@ export async function activateSkill(
   return structuredClone({ kind: "skill", name, description, source, root, body: current.body, resources: files });
 }
 
-// ── Lab 12.3 · templates become a UserMessage, resources become the systemPrompt ──
+// ── Lab 12.3 · 模板与 Skill 从两个入口汇入一次模型请求 ──
 
 const PLACEHOLDER = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 
@@ -548,7 +548,7 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   return sections.join("\n\n");
 }
 
-// ── Lab 12.4 · trust before import, staging before commit ──
+// ── Lab 12.4 · Extension 先获准，再一次性注册 ──
 
 interface HookEntry<L> { extensionId: string; listener: L }
 
@@ -755,7 +755,7 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
   return { id: frozen.id, status: "active" };
 }
 
-// ── Lab 12.5 · before hooks decide, core runs once, after hooks only observe ──
+// ── Lab 12.5 · 一次工具调用怎样穿过 hooks ──
 
 type Settled<T> = { kind: "value"; value: T } | { kind: "error"; error: unknown } | { kind: "timeout" };
 

@@ -394,7 +394,7 @@ function serialized(): <T>(work: () => Promise<T>) => Promise<T> {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.1 · the skill catalog: names and descriptions, within a byte budget
+// Lab 13.1 · 技能目录只给名字和描述，按字节预算
 // ---------------------------------------------------------------------------
 
 // Control characters that are not whitespace, and the bidirectional controls that can
@@ -452,7 +452,7 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.2 · load_skill: a name in, a fresh body out
+// Lab 13.2 · load_skill 只收名字，正文每次现读
 // ---------------------------------------------------------------------------
 
 /** The tool's name, as the model calls it. */
@@ -542,7 +542,7 @@ export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: str
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.3 · user commands: /skill: and /template: before the model
+// Lab 13.3 · 用户命令先于模型
 // ---------------------------------------------------------------------------
 
 const SKILL_COMMAND = "/skill:";
@@ -607,7 +607,7 @@ export async function expandInput(input: string, resources: ResourceCatalog, opt
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.4 · startup: lenient discovery, the user first, then trust, then the project
+// Lab 13.4 · 启动：先用户，再信任，后项目
 // ---------------------------------------------------------------------------
 
 /** Chapter 08's coding tools on the project: what the tools act on when the caller gives none. */
@@ -717,7 +717,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.5 · one turn: a budgeted request, tools through the host, the session keeps it
+// Lab 13.5 · 一次请求：预算之内，经扩展 host，记进 session
 // ---------------------------------------------------------------------------
 
 /** The system prompt of a state: the base prompt, the instructions, the skill catalog; empty parts left out, parts joined by a blank line. */
@@ -776,7 +776,7 @@ async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.6 · reload: new code and a new catalog, the same session
+// Lab 13.6 · reload：换掉代码与目录，留下会话
 // ---------------------------------------------------------------------------
 
 let freshImports = 0;

@@ -7,15 +7,17 @@
  * `testing/fault-runs.ts` (scratch copies of the reference) and `fault/learner.ts` (the
  * learner's own file, always restored).
  *
- * Entry format (`faults:` in `checkpoints/NN.yaml`):
+ * Entry format (`faults:` under a lab of `checkpoints/NN.yaml`, the lab's address; a
+ * top-level `faults:` list, which needs `lab`, is for fixtures):
  *
  * ```yaml
  * - id: 12.4-import-untrusted        # "<lab>-<slug>", unique in the chapter
- *   lab: "12.4"                      # a lab of this chapter, quoted
+ *   lab: "12.4"                      # implied under a lab; a lab of this chapter, quoted
  *   rule: §7 不信任就什么都不 import      # optional: the section of the chapter text and the rule broken
  *   description: 未信任分支里先 import 了模块   # one line, Chinese
  *   file: packages/pi-course/src/resources.ts   # optional when the chapter has one teaching file
- *   find: |                          # must occur exactly once in the reference
+ *   in: loadExtension                # the top-level declaration find lies in (its anchor)
+ *   find: |                          # must occur exactly once there, whitespace aside (fault-anchor.ts)
  *     ...
  *   replace: |                       # what the mistake looks like
  *     ...
@@ -41,6 +43,7 @@ import { CourseError } from "../core/errors.js";
 import { teachingFilesOf } from "./history.js";
 import type { ChapterManifest } from "./manifest.js";
 import { parseFunctionSpec, parseStatementSpec, placeLine } from "../ts/placement.js";
+import { locateFault } from "./fault-anchor.js";
 
 /** How the learner's own file is changed: one line inserted before a statement of one function (see `placement.ts`). */
 export interface LearnerPatch {
@@ -65,6 +68,8 @@ interface CommonFields {
   killedBy: string[];
   exercise: boolean;
   learner?: LearnerPatch;
+  /** The top-level declaration of `file` that `find` lies in: where the fault is anchored. */
+  in?: string;
 }
 
 /** A validated fault with every default filled in (author side: it carries the reference edit). */
@@ -78,7 +83,9 @@ export interface LearnerFault extends CommonFields {
   learner: LearnerPatch;
 }
 
-const AUTHOR_KEYS = new Set(["id", "lab", "rule", "description", "file", "find", "replace", "killedBy", "exercise", "learner"]);
+const AUTHOR_KEYS = new Set(["id", "lab", "rule", "description", "file", "in", "find", "replace", "killedBy", "exercise", "learner"]);
+/** Keys the manifest parser adds (never written by an author). */
+const PARSER_KEYS = new Set(["outsideLab"]);
 const LEARNER_KEYS = new Set(["function", "before", "insert", "explain"]);
 /** Fields a practice folder may hold (see `learnerFaultsProjection`). */
 const PROJECTED_KEYS = ["id", "lab", "rule", "description", "file", "killedBy", "exercise", "learner"] as const;
@@ -156,7 +163,9 @@ function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, f
 
   if (raw.exercise !== undefined && typeof raw.exercise !== "boolean") invalid(manifest, `${field}.exercise`, "true 或 false");
   const exercise = raw.exercise === true;
-  const common: CommonFields = { id, lab, description, file, killedBy, exercise, ...(rule === undefined ? {} : { rule }) };
+  const anchor = raw.in === undefined ? undefined : oneLine(manifest, raw.in, `${field}.in`);
+  if (anchor !== undefined && !/^[A-Za-z_$][\w$]*$/.test(anchor)) invalid(manifest, `${field}.in`, `教学文件里一个顶层声明的名字，实际为 ${JSON.stringify(anchor)}`);
+  const common: CommonFields = { id, lab, description, file, killedBy, exercise, ...(rule === undefined ? {} : { rule }), ...(anchor === undefined ? {} : { in: anchor }) };
   if (raw.learner !== undefined) common.learner = learnerPatch(manifest, raw.learner, `${field}.learner`);
   if (exercise && common.learner === undefined) invalid(manifest, `${field}.learner`, "故障实验（exercise: true）所需的 learner 补丁");
   return common;
@@ -179,7 +188,7 @@ export function authorFaults(manifest: ChapterManifest): Fault[] {
   return rawEntries(manifest).map((raw, i) => {
     const field = `faults[${i}]`;
     for (const key of Object.keys(raw)) {
-      if (!AUTHOR_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...AUTHOR_KEYS].join(", ")}（未知字段）`);
+      if (!AUTHOR_KEYS.has(key) && !PARSER_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...AUTHOR_KEYS].join(", ")}（未知字段）`);
     }
     const common = commonFields(manifest, raw, field, seen);
     if (typeof raw.find !== "string" || raw.find === "") invalid(manifest, `${field}.find`, "参考实现中的一段原文（非空字符串）");
@@ -220,14 +229,23 @@ export function learnerFaultsProjection(faults: readonly Fault[]): Record<string
 
 /**
  * The manifest text a practice folder gets: the same document (comments and layout of the
- * other fields kept) with `faults` replaced by `learnerFaultsProjection`, or removed when
- * there is no exercise. `manifest` is the parsed form of `manifestText`.
+ * other fields kept) with each `faults` list, a lab's own or the top-level one, replaced by
+ * `learnerFaultsProjection` of its faults, or removed when none of them is an exercise.
+ * `manifest` is the parsed form of `manifestText`.
  */
 export function learnerManifestText(manifestText: string, manifest: ChapterManifest): string {
-  const projection = learnerFaultsProjection(authorFaults(manifest));
+  const projected = new Map(learnerFaultsProjection(authorFaults(manifest)).map((fault) => [fault.id, fault]));
   const doc = parseDocument(manifestText);
-  if (projection.length === 0) doc.delete("faults");
-  else doc.set("faults", doc.createNode(projection));
+  const project = (path: (string | number)[]) => {
+    const entries = doc.getIn(path);
+    if (entries === undefined) return;
+    const ids = (doc.getIn(path) as { toJSON(): unknown }).toJSON() as { id?: unknown }[];
+    const kept = ids.map((entry) => projected.get(String(entry.id))).filter((entry) => entry !== undefined);
+    if (kept.length === 0) doc.deleteIn(path);
+    else doc.setIn(path, doc.createNode(kept));
+  };
+  manifest.labs.forEach((_, index) => project(["labs", index, "faults"]));
+  project(["faults"]);
   return String(doc);
 }
 
@@ -247,46 +265,48 @@ function inEolOf(file: string, text: string): string {
   return file.includes("\r\n") ? text.replace(/\r?\n/g, "\r\n") : text;
 }
 
-function excerpt(text: string): string {
-  const first = text.trim().split(/\r?\n/)[0] ?? "";
-  return first.length > 60 ? `${first.slice(0, 60)}…` : first;
+/** A fault put into a reference text, and the way to take it out again. */
+export interface InjectedFault {
+  text: string;
+  /** `patched` with the fault's replacement turned back into the reference's own text (`FAULT_DRIFTED` unless it occurs exactly once). */
+  undo(patched: string): string;
 }
 
 /**
  * Applies `fault` to the reference text. Guarantees: `find` occurs exactly once in
- * `reference` (else `FAULT_DRIFTED` naming the fault: the reference changed and the
- * catalog must follow), and `replace` occurs exactly once in the result (else
- * `FAULT_INVALID`: the edit could not be undone unambiguously). Line ends follow the file.
+ * `reference` (inside the declaration `in` names), comparing significant characters only
+ * (`fault-anchor.ts`: a reindented or rewrapped reference still matches; else
+ * `FAULT_DRIFTED` naming the fault: the code changed and the catalog must follow); the
+ * match is replaced by `replace` without its surrounding whitespace, which occurs exactly
+ * once in the result (else `FAULT_INVALID`: it could not be undone unambiguously). Line ends
+ * follow the file. `undo` restores the reference byte for byte.
  */
-export function applyFault(reference: string, fault: Pick<Fault, "id" | "file" | "find" | "replace">): string {
-  const find = inEolOf(reference, fault.find);
-  const replace = inEolOf(reference, fault.replace);
-  const at = occurrences(reference, find);
-  if (at.length !== 1) {
-    throw new CourseError(
-      "FAULT_DRIFTED",
-      `故障 ${fault.id}：find 文本（“${excerpt(fault.find)}”）应在 ${fault.file} 中恰好出现一次，实际 ${at.length} 次；参考实现改动过，请同步更新 checkpoints 里这个故障的 find/replace`,
-    );
-  }
-  const patched = reference.slice(0, at[0]) + replace + reference.slice(at[0]! + find.length);
-  if (occurrences(patched, replace).length !== 1) {
+export function injectFault(reference: string, fault: Pick<Fault, "id" | "file" | "find" | "replace"> & { in?: string }): InjectedFault {
+  const span = locateFault(reference, fault);
+  const removed = reference.slice(span.start, span.end);
+  const lineEnd = reference.indexOf("\n", span.end);
+  const restOfLine = reference.slice(span.end, lineEnd === -1 ? reference.length : lineEnd);
+  // A replacement that ends its line (a comment, say) keeps ending it when code follows on that line.
+  const replacement = inEolOf(reference, fault.replace.trim() + (/\n\s*$/.test(fault.replace) && restOfLine.trim() !== "" ? "\n" : ""));
+  const text = reference.slice(0, span.start) + replacement + reference.slice(span.end);
+  if (occurrences(text, replacement).length !== 1) {
     throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：replace 文本在注入后出现不止一次，无法唯一地撤销；请让 replace 更具体`);
   }
-  return patched;
+  return {
+    text,
+    undo(patched) {
+      const at = occurrences(patched, replacement);
+      if (at.length !== 1) {
+        throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：注入后的 ${fault.file} 中 replace 文本出现 ${at.length} 次（应为 1 次），无法撤销`);
+      }
+      return patched.slice(0, at[0]) + removed + patched.slice(at[0]! + replacement.length);
+    },
+  };
 }
 
-/**
- * Undoes `applyFault`: `replace` must occur exactly once in `patched` (else
- * `FAULT_DRIFTED`: the patched file was changed meanwhile) and is turned back into `find`.
- */
-export function unapplyFault(patched: string, fault: Pick<Fault, "id" | "file" | "find" | "replace">): string {
-  const find = inEolOf(patched, fault.find);
-  const replace = inEolOf(patched, fault.replace);
-  const at = occurrences(patched, replace);
-  if (at.length !== 1) {
-    throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：注入后的 ${fault.file} 中 replace 文本出现 ${at.length} 次（应为 1 次），无法撤销`);
-  }
-  return patched.slice(0, at[0]) + find + patched.slice(at[0]! + replace.length);
+/** `injectFault(reference, fault).text`. */
+export function applyFault(reference: string, fault: Pick<Fault, "id" | "file" | "find" | "replace"> & { in?: string }): string {
+  return injectFault(reference, fault).text;
 }
 
 /** Result of trying a learner patch on a file's text. */

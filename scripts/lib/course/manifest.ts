@@ -29,13 +29,18 @@
  *       title: 目录与宽松发现   # the theme, as the table shows it
  *   support:                   # files those tests import (in `files`), copied with them
  *     - packages/pi-course/test/fixtures/12-workspace.ts
- * labs:                        # optional, in teaching order
+ * labs:                        # optional, in teaching order; each entry is the lab's address
  *   - id: "12.1"
  *     title: roots 顺序决定 catalog winner
  *     tests: 2
  *     scaffoldError: Lab 12.1 resource catalog 尚未实现
+ *     declarations: [discoverResources]   # the starter's declarations marked 🔨 Lab 12.1
+ *     sections: ["11", "3"]        # the text's sections: the lab's own first, then the rules it checks
+ *     challenge: [packages/pi-course/test/challenge/12-catalog.test.ts]   # optional; challenge themes
  *     hints: [定位文件…, 指出签名…, 伪代码…, 局部代码…]   # exactly four rungs
- * faults: []                   # optional; see FaultSpec
+ *     faults: []                 # optional; this lab's faults, see FaultSpec (`lab` implied)
+ * faults: []                   # optional; faults outside any lab entry (fixtures only: `verify`
+ *                              # wants every fault under its lab)
  * ```
  *
  * Rules checked when a manifest is loaded (each failure is a `CourseError`
@@ -46,6 +51,9 @@
  * - every starter `from`/`to`, every focused test, every provided file and the text are
  *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
+ * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`), its
+ *   `challenge` entries files of `challenge.tests`; a fault under a lab is that lab's (a `lab`
+ *   field there must name it). Whether they name the right things is `verify`'s (`lab-address.ts`);
  * - `faults` is checked loosely here (objects with string `id` and `lab`), the fault
  *   tooling validates the rest;
  * - across chapters: no file is claimed twice; against a source commit (see
@@ -81,6 +89,12 @@ export interface LabSpec {
   scaffoldError: string;
   /** Four rungs: locate the file, name the signature, pseudocode, partial code. */
   hints: [string, string, string, string];
+  /** The top-level declarations of the teaching file(s) that the starter marks `🔨 Lab NN.L`. */
+  declarations: string[];
+  /** Sections of the chapter text: the lab's own (its heading names the lab) first, then those stating the rules it checks. */
+  sections: string[];
+  /** The challenge tier's test files (of `challenge.tests`) that go beyond this lab. */
+  challenge: string[];
 }
 
 /**
@@ -108,6 +122,10 @@ export interface FaultSpec {
   exercise?: boolean;
   /** For an exercise: how to inject it into the learner's own file without reference text. */
   learner?: { function: string; before: string; insert: string; explain: string };
+  /** The top-level declaration of the teaching file that `find` lies in (its anchor). */
+  in?: string;
+  /** Set by the parser for a fault listed in the top-level `faults`, not under its lab. */
+  outsideLab?: true;
 }
 
 /** One theme of a chapter's challenge tier: a test file and its title. */
@@ -145,7 +163,9 @@ const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "f
 const CHALLENGE_KEYS = new Set(["tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
-const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "hints"]);
+const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const SECTION_NUMBER = /^\d+(?:\.\d+)*$/;
 
 /** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
 export function manifestPathFor(id: string): string {
@@ -299,6 +319,7 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
   }
 
   const labs: LabSpec[] = [];
+  const faults: FaultSpec[] = [];
   c.array(raw.labs ?? [], "labs").forEach((entry, i) => {
     const field = `labs[${i}]`;
     const lab = c.record(entry, field);
@@ -317,16 +338,33 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
     const hintsRaw = c.array(lab.hints, `${field}.hints`);
     if (hintsRaw.length !== 4) c.fail(`${field}.hints`, `恰好 4 级提示（定位文件、签名、伪代码、局部代码），实际 ${hintsRaw.length} 级`);
     const hints = hintsRaw.map((h, j) => c.string(h, `${field}.hints[${j}]`)) as [string, string, string, string];
-    labs.push({ id: labId, title: labTitle, tests, scaffoldError, hints });
+    const names = (key: string, pattern: RegExp, expected: string): string[] =>
+      c.array(lab[key] ?? [], `${field}.${key}`).map((entry, j) => {
+        const value = c.string(entry, `${field}.${key}[${j}]`);
+        return pattern.test(value) ? value : c.fail(`${field}.${key}[${j}]`, expected, value);
+      });
+    const declarations = names("declarations", IDENTIFIER, "一个顶层声明的名字");
+    const sections = names("sections", SECTION_NUMBER, "正文的节号（如 \"11\"、\"3.4\"）");
+    const labChallenge = c.array(lab.challenge ?? [], `${field}.challenge`).map((entry, j) => {
+      const file = c.repoPath(entry, `${field}.challenge[${j}]`);
+      return challenge.some((t) => t.file === file) ? file : c.fail(`${field}.challenge[${j}]`, "challenge.tests 里的测试文件", file);
+    });
+    labs.push({ id: labId, title: labTitle, tests, scaffoldError, hints, declarations, sections, challenge: labChallenge });
+    c.array(lab.faults ?? [], `${field}.faults`).forEach((entry, j) => {
+      const f = c.record(entry, `${field}.faults[${j}]`);
+      c.string(f.id, `${field}.faults[${j}].id`);
+      if (f.lab !== undefined && f.lab !== labId) c.fail(`${field}.faults[${j}].lab`, `所在 Lab 的编号 "${labId}"（或省略）`, f.lab);
+      faults.push({ ...(f as unknown as FaultSpec), lab: labId });
+    });
   });
 
   // Faults belong to the fault tooling; here only their outline is checked, and the
-  // entries are passed through untouched.
-  const faults = c.array(raw.faults ?? [], "faults").map((entry, i) => {
+  // entries are passed through untouched. Those outside a lab entry come after the labs' own.
+  c.array(raw.faults ?? [], "faults").forEach((entry, i) => {
     const f = c.record(entry, `faults[${i}]`);
     c.string(f.id, `faults[${i}].id`);
     c.string(f.lab, `faults[${i}].lab`);
-    return f as unknown as FaultSpec;
+    faults.push({ ...(f as unknown as FaultSpec), outsideLab: true });
   });
 
   return {

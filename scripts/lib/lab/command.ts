@@ -30,6 +30,8 @@ export interface LabArgs {
   challenge: boolean;
   /** Time limit of each test run (of each test, with `challenge`), in seconds. */
   timeoutSeconds: number;
+  /** List every part of the lab (`NN.L` only) as `path:line:col` instead of running it (`where.ts`). */
+  where: boolean;
   /** Open the lab's construction site in the editor instead of running it (`NN.L` only, practice folder only). */
   open: boolean;
   /** Once the lab is green, show its declarations beside the reference's (`NN.L` only, practice folder only). */
@@ -93,6 +95,13 @@ export async function runLabCommand(
     return resultStatus(false, { json: args.json });
   }
   const [lab] = selectLabs(manifest, target);
+  if (args.where && lab !== undefined) {
+    const { formatLabParts, labParts } = await import("./where.js");
+    const parts = labParts(courseRoot, manifest, lab);
+    if (args.json) io.stdout.write(`${JSON.stringify({ lab: lab.id, title: lab.title, parts }, null, 2)}\n`);
+    else io.stdout.write(`${formatLabParts(lab, parts, courseRoot, showFrom, paint)}\n`);
+    return 0;
+  }
   if (args.open && lab !== undefined) return openSite(courseRoot, manifest, lab.id, showFrom, signal, io);
   if (args.compare && lab !== undefined) {
     const { compareLab } = await import("./compare.js");

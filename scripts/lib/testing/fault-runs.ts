@@ -22,7 +22,7 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { distPathOf, packageDirOf } from "../core/paths.js";
 import { exactNamesPattern, labsNamePattern } from "../course/lab-names.js";
-import { applyFault, type Fault, unapplyFault } from "../course/faults.js";
+import { type Fault, injectFault } from "../course/faults.js";
 import type { TestRun } from "./results.js";
 import { describeRed, runSuite, topLevelResults } from "./suite.js";
 import { buildCourse } from "./compiler.js";
@@ -196,8 +196,9 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
         originals.set(fault.file, await readFile(file, "utf8"));
       }
       const original = originals.get(fault.file)!;
-      const text = applyFault(original, fault);
-      edits.push({ fault, text, bytesBack: Buffer.from(unapplyFault(text, fault), "utf8").equals(Buffer.from(original, "utf8")) });
+      const injected = injectFault(original, fault);
+      const text = injected.text;
+      edits.push({ fault, text, bytesBack: Buffer.from(injected.undo(text), "utf8").equals(Buffer.from(original, "utf8")) });
     }
     for (const [index, edit] of edits.entries()) await writeFile(path.join(dir, ...mutantPath(edit.fault.file, index).split("/")), edit.text);
 

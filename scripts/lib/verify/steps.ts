@@ -15,8 +15,9 @@ import { packageDirOf, distPathOf } from "../core/paths.js";
 import { runProcess } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
 import { authorFaults, ruleSection, type Fault } from "../course/faults.js";
-import { listTree, readFileAt, writeFiles } from "../course/git.js";
+import { listTree, readFileAt, writeFiles, type GitOptions } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
+import { labAddressProblems } from "../course/lab-address.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { createPractice } from "../practice/folder.js";
 import { buildCourse, resolveCompiler } from "../testing/compiler.js";
@@ -173,9 +174,23 @@ const history = step({
         ok: true,
         detail: `parent ${short(chapter.parent)} -> target ${short(chapter.target)}, layer = chapter files only (${layer.length} files${note})`,
       },
+      await labAddressCheck(source.clone, chapter.target, chapter.manifest, gitSignal(env)),
     ];
   },
 });
+
+/** Every lab's address names the right declarations, sections, tests and faults (see `lab-address.ts`), read at the target. */
+async function labAddressCheck(repo: string, target: string, manifest: ChapterManifest, signal: GitOptions): Promise<CheckResult> {
+  const read = async (files: readonly string[]) => new Map(await Promise.all(files.map(async (file) => [file, await readFileAt(repo, target, file, signal)] as const)));
+  const problems = labAddressProblems(manifest, {
+    starters: await read(manifest.starters.map((s) => s.from)),
+    references: await read(manifest.starters.map((s) => s.to)),
+    ...(manifest.text === undefined ? {} : { chapterText: await readFileAt(repo, target, manifest.text, signal) }),
+    tests: await read(manifest.files.filter((file) => /\.test\.ts$/.test(file))),
+  });
+  const count = manifest.labs.length;
+  return { name: "lab addresses", ok: problems.length === 0, detail: problems.length === 0 ? `${count} labs: every declaration, section, test, banner and fault named right` : problems.join("；") };
+}
 
 const freshBuild = step({
   needs: ["course"],
@@ -351,8 +366,9 @@ async function learnerVariant(referenceDir: string, fault: Fault): Promise<Fault
   const text = await readFile(path.join(referenceDir, ...fault.file.split("/")), "utf8");
   const patched = injectExercise(text, fault);
   if (!patched.ok) return { name, ok: false, detail: patched.reason };
-  // The whole file as find/replace: exactly once by construction, and undone exactly.
-  return { ...fault, id: `${fault.id}:learner`, find: text, replace: patched.text, exercise: false };
+  // The whole file as find/replace (anchored in no declaration): exactly once by construction, and undone exactly.
+  const { in: _anchor, ...unanchored } = fault;
+  return { ...unanchored, id: `${fault.id}:learner`, find: text, replace: patched.text, exercise: false };
 }
 
 const faults = step({

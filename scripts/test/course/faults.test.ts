@@ -6,16 +6,49 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { parseDocument } from "yaml";
-import { applyFault, applyLearnerPatch, authorFaults, learnerFaults, learnerFaultsProjection, learnerManifestText, unapplyFault } from "../../lib/course/faults.js";
+import { applyFault, applyLearnerPatch, authorFaults, injectFault, learnerFaults, learnerFaultsProjection, learnerManifestText } from "../../lib/course/faults.js";
 import { parseManifest } from "../../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, miniManifest } from "../support/fault-fixture.js";
 import { fault, manifestOf } from "../support/fault-fixture.js";
 
+/** `fault` put into `text` and taken out again: the patched text, and whether the undo gave `text` back. */
+function roundTrip(text: string, f: Parameters<typeof injectFault>[1]): { patched: string; restored: boolean } {
+  const injected = injectFault(text, f);
+  return { patched: injected.text, restored: injected.undo(injected.text) === text };
+}
+
 test("a fault applies exactly once and undoes to the same text", () => {
-  const patched = applyFault(MINI_REFERENCE, fault());
+  const { patched, restored } = roundTrip(MINI_REFERENCE, fault());
   assert.notEqual(patched, MINI_REFERENCE);
   assert.ok(patched.includes("return n + 2;"));
-  assert.equal(unapplyFault(patched, fault()), MINI_REFERENCE);
+  assert.ok(restored);
+});
+
+test("a find survives a reindented, rewrapped reference: whitespace and trailing commas do not count", () => {
+  const reformatted = MINI_REFERENCE.replace(/^( +)/gm, (indent) => "\t".repeat(indent.length / 2)).replace("return n * 2;", "return n *\n\t\t2;");
+  assert.notEqual(reformatted, MINI_REFERENCE);
+  const { patched, restored } = roundTrip(reformatted, fault());
+  assert.match(patched, /\treturn n \+ 2;\n/, "the replacement takes the match's place, without the find's own indentation");
+  assert.ok(restored, "and undoes byte for byte");
+  const call = "export function twice(a: number, b: number): number {\n  return Math.max(\n    a,\n    b,\n  );\n}\n";
+  assert.match(applyFault(call, fault({ find: "return Math.max(a, b);", replace: "return Math.min(a, b);" })), /return Math\.min\(a, b\);/);
+  // What the code says still counts: another operand is another text.
+  assert.throws(() => applyFault(reformatted.replace("n *", "m *"), fault()), { code: "FAULT_DRIFTED" });
+});
+
+test("a fault anchored in a declaration is looked for there only, and a declaration gone is FAULT_DRIFTED", () => {
+  const twice = `${MINI_REFERENCE}\nfunction again(n: number) {\n  return n * 2;\n}\n`;
+  assert.throws(() => applyFault(twice, fault()), { code: "FAULT_DRIFTED" }, "two matches without an anchor");
+  const patched = applyFault(twice, fault({ in: "again" }));
+  assert.match(patched, /function again\(n: number\) \{\n {2}return n \+ 2;/);
+  assert.match(patched, /function double\(n: number\): number \{\n {2}return n \* 2;/, "the other declaration is untouched");
+  assert.throws(() => applyFault(MINI_REFERENCE, fault({ in: "gone" })), (error: Error & { code?: string }) => error.code === "FAULT_DRIFTED" && /没有顶层声明 gone/.test(error.message));
+});
+
+test("a replacement that ends its line keeps ending it when the reformatted line goes on", () => {
+  const joined = "export function f(x: number): number { if (x > 0) return 1; return 0; }\n";
+  const patched = applyFault(joined, fault({ find: "  if (x > 0) return 1;\n", replace: "  // (the positive case is forgotten)\n" }));
+  assert.equal(patched, "export function f(x: number): number { // (the positive case is forgotten)\n return 0; }\n");
 });
 
 test("a find that no longer occurs, or occurs twice, is FAULT_DRIFTED naming the fault", () => {
@@ -36,16 +69,16 @@ test("a replace that would occur twice after the edit cannot be undone: FAULT_IN
 });
 
 test("undoing a file changed since the edit is FAULT_DRIFTED", () => {
-  const patched = applyFault(MINI_REFERENCE, fault());
-  assert.throws(() => unapplyFault(patched.replace("n + 2", "n - 2"), fault()), { code: "FAULT_DRIFTED" });
+  const injected = injectFault(MINI_REFERENCE, fault());
+  assert.throws(() => injected.undo(injected.text.replace("n + 2", "n - 2")), { code: "FAULT_DRIFTED" });
 });
 
 test("faults apply to a CRLF checkout of the reference and undo to the same bytes", () => {
   const crlf = MINI_REFERENCE.replace(/\n/g, "\r\n");
   const f = fault({ find: "  if (!loader.trust()) {\n    return \"skipped\";", replace: "  if (!loader.trust()) {\n    loader.load();\n    return \"skipped\";" });
-  const patched = applyFault(crlf, f);
+  const { patched, restored } = roundTrip(crlf, f);
   assert.ok(patched.includes("    loader.load();\r\n"));
-  assert.equal(unapplyFault(patched, f), crlf);
+  assert.ok(restored);
 });
 
 test("the catalog is validated field by field with FAULT_INVALID", () => {

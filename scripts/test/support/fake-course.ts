@@ -70,11 +70,11 @@ export function betaRender(names: readonly string[]): string {
  */
 export const CHAPTER_TEXT_BETA = `# 第二章正文
 
-## 1. 目录
+## 1. Lab 2.1 · 目录去重并排序
 
 目录先去重再排序。
 
-## 2. 渲染
+## 2. Lab 2.2 · 渲染
 
 渲染用 “ | ” 连接目录里的每一项。
 
@@ -180,34 +180,39 @@ labs:
     title: 目录去重并排序
     tests: 2
     scaffoldError: ${SCAFFOLD_ERROR}
+    declarations: [betaCatalog]
+    sections: ["1"]
     hints: [打开 beta.ts, 看 betaCatalog 的签名, 先去重再排序, 用 Set]
+    faults:
+      - id: 2.1-no-sort
+        rule: §1 目录先去重再排序
+        description: 忘记排序
+        file: packages/pi-course/src/beta.ts
+        in: betaCatalog
+        find: "].sort();"
+        replace: "];"
+        killedBy: ["Lab 2.1 · catalog is sorted"]
+        exercise: true
+        learner:
+          function: betaCatalog(names)
+          before: return
+          insert: "unique.reverse(); // 故意错误"
+          explain: 反转之后顺序错了，Lab 2.1 的排序测试应当失败。
   - id: "2.2"
     title: 渲染
     tests: 1
     scaffoldError: ${SCAFFOLD_ERROR_2}
+    declarations: [betaRender]
+    sections: ["2"]
     hints: [打开 beta.ts, 看 betaRender 的签名, 连接目录, 用 join]
-faults:
-  - id: 2.1-no-sort
-    lab: "2.1"
-    rule: §1 目录先去重再排序
-    description: 忘记排序
-    file: packages/pi-course/src/beta.ts
-    find: "].sort();"
-    replace: "];"
-    killedBy: ["Lab 2.1 · catalog is sorted"]
-    exercise: true
-    learner:
-      function: betaCatalog(names)
-      before: return
-      insert: "unique.reverse(); // 故意错误"
-      explain: 反转之后顺序错了，Lab 2.1 的排序测试应当失败。
-  - id: 2.2-no-join
-    lab: "2.2"
-    rule: §2 渲染用 “ | ” 连接每一项
-    description: 忘记连接
-    find: 'join(" | ")'
-    replace: 'join("")'
-    killedBy: ["Lab 2.2"]
+    faults:
+      - id: 2.2-no-join
+        rule: §2 渲染用 “ | ” 连接每一项
+        description: 忘记连接
+        in: betaRender
+        find: 'join(" | ")'
+        replace: 'join("")'
+        killedBy: ["Lab 2.2"]
 `,
 };
 

@@ -23,6 +23,7 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
     report.checks.map((c) => c.name),
     [
       "history",
+      "lab addresses",
       "parent",
       "fresh build",
       "public surface",
@@ -48,7 +49,8 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   assert.equal(report.ok, false);
   assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", "a failing record leaves the teaching branch alone");
   assert.match(report.checks[0]!.detail, /^parent [0-9a-f]{12} -> target [0-9a-f]{12}, layer = chapter files only/);
-  assert.match(report.checks[1]!.detail, /^all pass \(\d+ tests in \d+ files; chapters 01\)$/, "the parent holds chapter 01 only");
+  assert.equal(report.checks[1]!.detail, "2 labs: every declaration, section, test, banner and fault named right");
+  assert.match(report.checks[2]!.detail, /^all pass \(\d+ tests in \d+ files; chapters 01\)$/, "the parent holds chapter 01 only");
   assert.match(report.checks.find((c) => c.name === "fault 2.1-no-sort")!.detail, /^killed by “Lab 2\.1 · catalog is sorted”; restored: Lab 2\.1 2\/2$/);
   assert.equal(report.checks.find((c) => c.name === "chapter total")!.detail, "3/3");
   assert.match(report.checks.at(-1)!.detail, /^all pass \(5 tests in 3 files; chapters 01 02\)$/);
@@ -70,7 +72,7 @@ test("a partial record runs the steps asked for and the steps they need, in reco
 test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const manifestPath = path.join(repo, "checkpoints/02.yaml");
-  const manifest = readFileSync(manifestPath, "utf8").replace(`find: 'join(" | ")'\n    replace: 'join("")'`, `find: 'join(" | ")'\n    replace: 'join(" + ")'`);
+  const manifest = readFileSync(manifestPath, "utf8").replace(`find: 'join(" | ")'\n        replace: 'join("")'`, `find: 'join(" | ")'\n        replace: 'join(" + ")'`);
   writeFileSync(manifestPath, manifest);
   writeFileSync(path.join(repo, "starters/02-beta.ts"), STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"));
   writeFileSync(
@@ -84,7 +86,7 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
 
   // A partial record: the steps these two lines need, not the whole record.
   const report = await runVerify({ repo, id: "02", only: ["public surface", "chapter text"] });
-  assert.deepEqual(report.checks.map((c) => c.name), ["history", "fresh build", "public surface", "hint signatures", "chapter text"]);
+  assert.deepEqual(report.checks.map((c) => c.name), ["history", "lab addresses", "fresh build", "public surface", "hint signatures", "chapter text"]);
   assert.deepEqual(failing(report), ["public surface", "chapter text"]);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
   assert.match(report.checks.find((c) => c.name === "chapter text")!.detail, new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`));

@@ -1,0 +1,171 @@
+/**
+ * `lab NN.L --where`: every part of one lab, each as `path:line:col`, read from the lab's
+ * address in the chapter manifest (`course/lab-address.ts`): the address itself, the
+ * declarations it names (and the helpers of the teaching file's own they use) in the
+ * teaching file and in the starter, its sections of the chapter text, its tests, its four
+ * hints, its faults (and, in the course repository, where each one edits the reference) and
+ * its challenge themes.
+ *
+ * In the course repository the teaching file is the reference and the starter is
+ * `starters/…`; in a practice folder the teaching file is the learner's and the starter is
+ * the folder's pristine copy (`.pi-course/starter/…`), and the manifest holds only the
+ * exercise's faults. A teaching file that does not parse (the learner is halfway through an
+ * edit) shows no declarations, and says so.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parseDocument } from "yaml";
+import { isCourseError } from "../core/errors.js";
+import { isPracticeFolder, starterCopyPath } from "../core/paths.js";
+import { displayWidth, padEnd, type Paint } from "../core/term.js";
+import { locateFault } from "../course/fault-anchor.js";
+import { topLevelTests } from "../course/lab-address.js";
+import { testBelongsToLab } from "../course/lab-names.js";
+import type { ChapterManifest, LabSpec } from "../course/manifest.js";
+import { chapterSections } from "../course/sections.js";
+import { parseModule, topLevelDeclarations } from "../ts/source.js";
+import { labDeclarations } from "../ts/splice.js";
+import { formatLocation, type SourceLocation } from "./locate.js";
+
+/** The kinds of part, in the order `--where` lists them. */
+export const PART_KINDS = ["address", "declaration", "helper", "starter", "section", "test", "hint", "fault", "challenge"] as const;
+export type PartKind = (typeof PART_KINDS)[number];
+
+/** One part of a lab and where it is (course-relative). */
+export interface LabPart extends SourceLocation {
+  kind: PartKind;
+  /** What it is: a declaration's name, a section's heading, a test's name, a fault's id. */
+  label: string;
+}
+
+/** 1-based line and column of `offset` in `text`. */
+function positionOf(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  return { line: before.split("\n").length, column: offset - (before.lastIndexOf("\n") + 1) + 1 };
+}
+
+function readIfPresent(root: string, file: string): string | undefined {
+  const full = path.join(root, ...file.split("/"));
+  return existsSync(full) ? readFileSync(full, "utf8") : undefined;
+}
+
+/** The lab's entry, hints and faults in the manifest's own text. */
+function manifestParts(manifestText: string, manifest: ChapterManifest, lab: LabSpec): LabPart[] {
+  const doc = parseDocument(manifestText);
+  const file = manifest.manifestPath;
+  const index = manifest.labs.indexOf(lab);
+  const at = (node: unknown, kind: PartKind, label: string): LabPart[] => {
+    const range = (node as { range?: [number, number, number] } | undefined)?.range;
+    return range === undefined ? [] : [{ kind, label, file, ...positionOf(manifestText, range[0]) }];
+  };
+  const parts = at(doc.getIn(["labs", index], true), "address", `Lab ${lab.id} 的地址`);
+  lab.hints.forEach((_, rung) => parts.push(...at(doc.getIn(["labs", index, "hints", rung], true), "hint", `提示第 ${rung + 1} 级`)));
+  const own = (doc.getIn(["labs", index, "faults"]) as { toJSON(): { id?: unknown }[] } | undefined)?.toJSON() ?? [];
+  own.forEach((fault, j) => parts.push(...at(doc.getIn(["labs", index, "faults", j], true), "fault", String(fault.id))));
+  const outside = (doc.getIn(["faults"]) as { toJSON(): { id?: unknown; lab?: unknown }[] } | undefined)?.toJSON() ?? [];
+  outside.forEach((fault, j) => {
+    if (fault.lab === lab.id) parts.push(...at(doc.getIn(["faults", j], true), "fault", String(fault.id)));
+  });
+  return parts;
+}
+
+/**
+ * Every part of lab `lab` of `manifest` in the course or practice folder at `root` (see the
+ * module comment), in `PART_KINDS` order and, within a kind, in file order.
+ */
+export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec): LabPart[] {
+  const practice = isPracticeFolder(root);
+  const labIds = manifest.labs.map((l) => l.id);
+  const manifestText = readIfPresent(root, manifest.manifestPath) ?? "";
+  const fromManifest = manifestParts(manifestText, manifest, lab);
+  const parts: LabPart[] = fromManifest.filter((part) => part.kind === "address");
+
+  for (const { from, to } of manifest.starters) {
+    const starterFile = practice ? starterCopyPath(to) : from;
+    const text = readIfPresent(root, to);
+    const starter = readIfPresent(root, starterFile);
+    if (text === undefined || starter === undefined) continue;
+    // Each declaration is shown at its code (its doc comment above it is part of it, not its place).
+    const codeAt = (source: string, fileName: string) => new Map(topLevelDeclarations(parseModule(source, fileName)).map((d) => [d.name, positionOf(source, d.codeStart)]));
+    const shown = (source: string, fileName: string, kind: (marked: boolean) => PartKind) => {
+      const places = codeAt(source, fileName);
+      return labDeclarations(source, starter, lab.id, labIds, { text: fileName, starter: starterFile }).map((d): LabPart => ({ kind: kind(d.marked), label: d.name, file: fileName, ...(places.get(d.name) ?? { line: d.line, column: d.column }) }));
+    };
+    try {
+      parts.push(...shown(text, to, (marked) => (marked ? "declaration" : "helper")));
+    } catch (error) {
+      if (!isCourseError(error, "TS_SYNTAX")) throw error;
+      parts.push({ kind: "declaration", label: "（这个文件现在无法解析，声明的位置要等它能解析之后才能给出）", file: to, line: 1, column: 1 });
+    }
+    parts.push(...shown(starter, starterFile, () => "starter"));
+  }
+
+  const chapterText = manifest.text === undefined ? undefined : readIfPresent(root, manifest.text);
+  if (chapterText !== undefined) {
+    const sections = chapterSections(chapterText);
+    for (const number of lab.sections) {
+      const section = sections.find((s) => s.number === number);
+      if (section !== undefined) parts.push({ kind: "section", label: `§${number} ${section.title}`, file: manifest.text!, line: section.line, column: 1 });
+    }
+  }
+
+  for (const file of manifest.focusedTests) {
+    const text = readIfPresent(root, file);
+    if (text === undefined) continue;
+    for (const test of topLevelTests(text, file)) {
+      if (testBelongsToLab(test.name, lab.id)) parts.push({ kind: "test", label: test.name, file, line: test.line, column: test.column });
+    }
+  }
+
+  parts.push(...fromManifest.filter((part) => part.kind === "hint"));
+  for (const part of fromManifest.filter((p) => p.kind === "fault")) {
+    parts.push(part);
+    // Where the fault edits the reference: only the course repository has both.
+    const fault = manifest.faults.find((f) => f.id === part.label);
+    const file = fault?.file ?? manifest.starters[0]?.to;
+    const reference = practice || fault?.find === undefined || file === undefined ? undefined : readIfPresent(root, file);
+    if (reference === undefined || fault?.find === undefined || file === undefined) continue;
+    try {
+      const span = locateFault(reference, { id: fault.id, file, find: fault.find, ...(fault.in === undefined ? {} : { in: fault.in }) });
+      parts.push({ kind: "fault", label: `${fault.id} 改动的代码${fault.in === undefined ? "" : `（${fault.in} 里）`}`, file, ...positionOf(reference, span.start) });
+    } catch (error) {
+      if (!isCourseError(error, "FAULT_DRIFTED")) throw error;
+      parts.push({ kind: "fault", label: `${fault.id}：find 在参考实现里找不到了（FAULT_DRIFTED）`, file, line: 1, column: 1 });
+    }
+  }
+
+  for (const file of lab.challenge) {
+    const title = manifest.challenge.find((t) => t.file === file)?.title ?? "";
+    if (readIfPresent(root, file) !== undefined) parts.push({ kind: "challenge", label: title, file, line: 1, column: 1 });
+  }
+  // Kinds in listing order; within a kind, the order they were found in (a stable sort).
+  return parts.sort((a, b) => PART_KINDS.indexOf(a.kind) - PART_KINDS.indexOf(b.kind));
+}
+
+/** What each kind is called in the listing. */
+const KIND_NAMES: Readonly<Record<PartKind, string>> = {
+  address: "地址",
+  declaration: "声明",
+  helper: "helper",
+  starter: "starter",
+  section: "正文",
+  test: "测试",
+  hint: "提示",
+  fault: "故障",
+  challenge: "挑战关",
+};
+
+/** The listing `lab NN.L --where` prints: the lab's heading, then one line per part, grouped by kind, paths relative to `showFrom`. */
+export function formatLabParts(lab: LabSpec, parts: readonly LabPart[], root: string, showFrom: string, paint: Paint): string {
+  const lines = [paint.bold(`Lab ${lab.id} · ${lab.title}`)];
+  const width = Math.max(...PART_KINDS.map((kind) => displayWidth(KIND_NAMES[kind])));
+  for (const kind of PART_KINDS) {
+    parts
+      .filter((part) => part.kind === kind)
+      .forEach((part, index) => {
+        const name = index === 0 ? KIND_NAMES[kind] : "";
+        lines.push(`  ${padEnd(name, width)}  ${paint.cyan(formatLocation(part, root, showFrom))}  ${part.label}`);
+      });
+  }
+  return lines.join("\n");
+}
