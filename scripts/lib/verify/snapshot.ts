@@ -1,7 +1,7 @@
 /**
  * What `verify` checks: the course as the author is about to commit it.
  *
- * README's workflow runs `verify` before committing, so it must see uncommitted work. The
+ * The authors' workflow (`docs/adding-a-chapter.md`) runs `verify` before committing, so it must see uncommitted work. The
  * record therefore runs on a private clone whose `main` is a snapshot of the repository's
  * working tree: HEAD plus every change `git add -A` would stage (modified, deleted and new
  * files; whatever `.gitignore` excludes stays out). Without changes the snapshot is HEAD
