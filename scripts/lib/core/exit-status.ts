@@ -1,7 +1,7 @@
 /**
  * The exit-status contract of the course commands, stated once: every command's `--help`
- * and the table in `docs/commands.md` are rendered from here (`exitStatusHelp`, `exitStatusTable`), and
- * the commands end with the statuses the functions below give.
+ * and the table in `docs/commands.md` are rendered from here (`exitStatusHelp`,
+ * `exitStatusTable`), and the commands end with the statuses the functions below give.
  *
  * - 0: the command did its work. For the learner commands, a red result — a lab that is not
  *   green, a fault the tests did not catch — is a result the learner asked for, not a
