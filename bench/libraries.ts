@@ -17,8 +17,8 @@
  * - copying: a folder shaped like the one `verify` copies (the course sources, a
  *   `node_modules` link) with `fs.promises.cp` and with fs-extra's `copy`.
  *
- * simple-git and execa are not dependencies of the course (see the README's dependency
- * table); give the folder of an installed copy (`npm install --prefix <dir> simple-git
+ * simple-git and execa are not dependencies of the course (see the dependency table in
+ * docs/dependencies.md); give the folder of an installed copy (`npm install --prefix <dir> simple-git
  * execa`, then `<dir>/node_modules/simple-git`) to measure them.
  */
 import { execFile, spawnSync } from "node:child_process";

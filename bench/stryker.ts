@@ -21,7 +21,7 @@
  * - Where: a copy of the course package in a temporary folder (src, test, tsconfig, the
  *   repo's node_modules linked), inside which Stryker makes its own sandbox; the repo's
  *   files are only read. The script checks that `resources.ts` is byte for byte unchanged.
- * - Stryker itself is not a dependency of the course (see the README's dependency table):
+ * - Stryker itself is not a dependency of the course (see the dependency table in docs/dependencies.md):
  *   the pinned version for the running Node (10.x needs Node 22; 9.6 runs on Node 20) is
  *   installed on first use into `.pi-course/stryker/<version>/` (git-ignored) with
  *   `npm install --prefix`, and reused afterwards.

@@ -6,8 +6,8 @@
  * command loads nothing of the others (rustlings declares its subcommands once in
  * `src/cli.rs`; epicshop imports each command's module inside its handler).
  *
- * `--help` of every command, its usage errors (`core/cli.ts`) and the README's table of exit
- * statuses (`core/exit-status.ts`) are rendered from here.
+ * `--help` of every command, its usage errors (`core/cli.ts`) and the table of exit statuses in
+ * `docs/commands.md` (`core/exit-status.ts`) are rendered from here.
  */
 import { chapterArgument, defineCommand, parseTarget, runMain, type Command, type CommandContext, type Parsed } from "./lib/core/cli.js";
 import { COMMAND_NAMES, courseCommand, isCommandName, type CommandName } from "./lib/core/command-line.js";
@@ -258,7 +258,7 @@ const mcp = defineCommand("mcp", {
 file:line:col）、next_hint（下一级提示，与 hint 共用进度，一次一级）、chapter_section（按节号取正文），
 以及提示词 predict（运行之前先预测结果）。只读练习目录，不读课程仓库（那里的代码就是答案）。
 stdout 只留给协议：经 npm 启动时要加 --silent，否则 npm 的 “> …” 行会混进去。
-各种 agent 的一行配置见 README 的 “Your agent and the course”。`,
+各种 agent 的一行配置见 docs/agents.md。`,
   options: {},
   exits: {
     ok: { zh: "服务运行到客户端关闭 stdin 为止", en: "it served until its client closed stdin" },

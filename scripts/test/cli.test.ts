@@ -1,7 +1,7 @@
 /**
  * `scripts/cli.ts`, the command table: every command is declared there once, its `--help`
- * and its usage errors come from that declaration, and the README's table of exit statuses
- * is the rendering of the same contract.
+ * and its usage errors come from that declaration, and the table of exit statuses in
+ * `docs/commands.md` is the rendering of the same contract.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -54,9 +54,9 @@ test("an unknown command is the launcher's usage line, exit 2", async () => {
   assert.match(LAUNCH_USAGE, /^usage: node scripts\/launch\.mjs <checkpoint\|practice\|lab\|hint\|fault\|reset\|mcp\|verify\|node-matrix> \[args\]$/);
 });
 
-test("the README's table of exit statuses is the contract's rendering", () => {
-  const readme = readFileSync(path.join(courseRoot, "README.md"), "utf8");
-  const block = /<!-- exit-statuses: begin -->\n([\s\S]*?)\n<!-- exit-statuses: end -->/.exec(readme)?.[1];
+test("the table of exit statuses in docs/commands.md is the contract's rendering", () => {
+  const doc = readFileSync(path.join(courseRoot, "docs", "commands.md"), "utf8");
+  const block = /<!-- exit-statuses: begin -->\n([\s\S]*?)\n<!-- exit-statuses: end -->/.exec(doc)?.[1];
   const expected = exitStatusTable(Object.values(COMMANDS));
-  assert.equal(block, expected, `README.md between the exit-statuses markers should read:\n${expected}`);
+  assert.equal(block, expected, `docs/commands.md between the exit-statuses markers should read:\n${expected}`);
 });

@@ -1,5 +1,5 @@
 /**
- * The layout the README states for `scripts/`, checked on the sources' imports (static,
+ * The layout `docs/layout.md` states for `scripts/`, checked on the sources' imports (static,
  * type-only and on-demand ones alike): no module imports itself back through any chain;
  * `core/` imports only itself; the shared families import only the families below them; a
  * command's family never imports another command's; nothing in `lib/` imports a command.

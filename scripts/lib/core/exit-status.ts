@@ -1,7 +1,7 @@
 /**
  * The exit-status contract of the course commands, stated once: every command's `--help`
- * and the README's table are rendered from here (`exitStatusHelp`, `exitStatusTable`), and
- * the commands end with the statuses the functions below give.
+ * and the table in `docs/commands.md` are rendered from here (`exitStatusHelp`,
+ * `exitStatusTable`), and the commands end with the statuses the functions below give.
  *
  * - 0: the command did its work. For the learner commands, a red result — a lab that is not
  *   green, a fault the tests did not catch — is a result the learner asked for, not a
@@ -16,7 +16,7 @@
  */
 import { isCourseError } from "./errors.js";
 
-/** A phrase in the learner's language (`zh`, for `--help`) and in the README's (`en`). */
+/** A phrase in the learner's language (`zh`, for `--help`) and in the docs' (`en`). */
 export interface Words {
   zh: string;
   en: string;
@@ -85,7 +85,7 @@ export function exitStatusHelp(exits: ExitStatuses): string {
   return ["退出码：", `  0     ${ok}`, `  1     ${failed}`, `  2     ${usage}`, `  中断  ${interrupted}`].join("\n");
 }
 
-/** The README's table of every command's statuses (Markdown, English), from `commands` in table order. */
+/** The table of every command's statuses in `docs/commands.md` (Markdown, English), from `commands` in table order. */
 export function exitStatusTable(commands: readonly { name: string; exits: ExitStatuses }[]): string {
   const rows = commands.map(({ name, exits }) => {
     const [ok, failed] = clauses(exits, "en");

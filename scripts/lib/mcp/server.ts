@@ -42,7 +42,7 @@ import { CourseError, formatError } from "../core/errors.js";
 import { isPracticeFolder } from "../core/paths.js";
 import { notPracticeError } from "./folder.js";
 
-/** The name the server gives itself (and the README's configuration lines use). */
+/** The name the server gives itself (and the configuration lines in docs/agents.md use). */
 export const SERVER_NAME = "pi-course";
 
 /** The tools, in the order `tools/list` gives them. */

@@ -1,7 +1,7 @@
 /**
  * The practice folder: an answer-free copy of a chapter's starting point.
  *
- * Content (decided in `plan.ts`, documented in the generated LEARNING.md and the README):
+ * Content (decided in `plan.ts`, documented in the generated LEARNING.md and docs/practice-folder.md):
  * - the chapter's parent tree (every earlier chapter finished, nothing of this chapter),
  *   written from git objects, with no `.git`;
  * - the chapter's focused test file(s), its provided files (code the learner uses but does

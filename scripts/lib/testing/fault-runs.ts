@@ -108,7 +108,7 @@ export async function prepareScratch(sourceRoot: string, manifest: ChapterManife
     for (const rel of wanted) {
       const from = path.join(sourceRoot, ...rel.split("/"));
       if (!existsSync(from)) throw new CourseError("FAULT_SOURCE_MISSING", `${sourceRoot} 中缺少 ${rel}，无法建立故障实验的副本`);
-      // fs-extra's copy, not Node 20's experimental fs.cp (see the README's dependency table).
+      // fs-extra's copy, not Node 20's experimental fs.cp (see the dependency table in docs/dependencies.md).
       await fse.copy(from, path.join(dir, ...rel.split("/")), { filter: (src) => !/[\\/](dist|node_modules)$/.test(src) });
     }
     await linkNodeModules(dir, nodeModules);

@@ -1,13 +1,14 @@
 /**
  * What `verify` checks: the course as the author is about to commit it.
  *
- * README's workflow runs `verify` before committing, so it must see uncommitted work. The
- * record therefore runs on a private clone whose `main` is a snapshot of the repository's
- * working tree: HEAD plus every change `git add -A` would stage (modified, deleted and new
- * files; whatever `.gitignore` excludes stays out). Without changes the snapshot is HEAD
- * itself. The repository is only read: its index, HEAD, branches and objects are left
- * exactly as they were (the snapshot's objects are written into the clone, which shares
- * the repository's objects read-only), and the teaching branch is generated in the clone.
+ * The authors' workflow (`docs/adding-a-chapter.md`) runs `verify` before committing, so
+ * it must see uncommitted work. The record therefore runs on a private clone whose `main`
+ * is a snapshot of the repository's working tree: HEAD plus every change `git add -A`
+ * would stage (modified, deleted and new files; whatever `.gitignore` excludes stays out).
+ * Without changes the snapshot is HEAD itself. The repository is only read: its index,
+ * HEAD, branches and objects are left exactly as they were (the snapshot's objects are
+ * written into the clone, which shares the repository's objects read-only), and the
+ * teaching branch is generated in the clone.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";

@@ -82,7 +82,7 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
   // One number of the chapter text changed: the acceptance record now claims 3/2.
   writeFileSync(path.join(repo, "chapters/02-beta.md"), CHAPTER_TEXT_BETA.replace("Lab 2.1: 2/2", "Lab 2.1: 3/2"));
   const line = CHAPTER_TEXT_BETA.split("\n").indexOf("Lab 2.1: 2/2") + 1;
-  // Nothing is committed: README's workflow runs verify before the commit.
+  // Nothing is committed: the authors' workflow (docs/adding-a-chapter.md) runs verify before the commit.
 
   // A partial record: the steps these two lines need, not the whole record.
   const report = await runVerify({ repo, id: "02", only: ["public surface", "chapter text"] });
