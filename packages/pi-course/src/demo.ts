@@ -213,7 +213,7 @@ function demoScript(file: string): ScriptStep[] {
       const skill = /^# Active skill: (.+)$/m.exec(request.systemPrompt)?.[1];
       const lines: string[] = [];
       if (shell !== undefined && isBlocked(shell)) lines.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
-      else if (shell !== undefined && shell.isError) lines.push(`清理命令没有成功：${textOf(shell).split("\n")[0]}`);
+      else if (shell?.isError) lines.push(`清理命令没有成功：${textOf(shell).split("\n")[0]}`);
       else if (shell !== undefined) lines.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
       if (read === undefined || read.isError) {
         lines.push(`没能读到 ${file}：${read ? textOf(read).split("\n")[0] : "没有结果"}`);

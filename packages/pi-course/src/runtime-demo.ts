@@ -236,7 +236,7 @@ function runtimeScript(file: string): ScriptStep[] {
       const skill = loaded === undefined ? forced : (loaded.details as { name?: string } | undefined)?.name;
       const said: string[] = [];
       if (shell !== undefined && isBlocked(shell)) said.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
-      else if (shell !== undefined && shell.isError) said.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
+      else if (shell?.isError) said.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
       else if (shell !== undefined) said.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
       if (read === undefined || read.isError) {
         said.push(`没能读到 ${file}：${read ? firstLine(textOf(read)) : "没有结果"}`);

@@ -1028,7 +1028,7 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
 
       const toolsAfter = registry.list();
       assert.equal(toolsAfter.length, toolsBefore.length, "工具数量不变（review_summary 也没有进去）");
-      toolsAfter.forEach((tool, index) => assert.equal(tool, toolsBefore[index], "原来的工具还是原来那些对象"));
+      for (const [index, tool] of toolsAfter.entries()) assert.equal(tool, toolsBefore[index], "原来的工具还是原来那些对象");
       assert.equal(registerCalls, 0, "提交先做完全部检查，通过之后才登记：失败的加载一次 register 都没调用（不是登记了再撤回）");
 
       // With no committed hook, the wrapper runs core once and passes its result through.
@@ -1307,7 +1307,7 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     release();
     await pending;
     assert.equal(seenByHook, "parser is stable");
-    assert.equal((recorded.calls[0]?.arguments as { text: string }).text, "parser is stable");
+    assert.equal((recorded.calls[0]!.arguments as { text: string }).text, "parser is stable");
   });
   await rule("§8：core 自己抛错时，错误照常传给调用者（还是那个错误），after hook 一个都不运行", async () => {
     const thrown = new Error("core exploded");

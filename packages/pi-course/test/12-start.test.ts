@@ -3,7 +3,6 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { fileURLToPath } from "node:url";
 import { runDemo, sampleWorkspace, type DemoOptions, type DemoSummary } from "../src/demo.js";
 import { failureText, main, USAGE } from "../src/start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";

@@ -1,10 +1,14 @@
 /**
  * Where a fault's `find` lies in a teaching file, found so that reformatting the file does
- * not lose it: inside the top-level declaration the fault names (`in:`), comparing only the
- * code's significant characters. Whitespace (indentation, line breaks) does not count, and
- * neither does a trailing comma before a closing bracket, which a formatter adds or removes
- * when it breaks a list over lines. So `find` still matches after the file is reindented or
- * rewrapped at another line width; it no longer matches when the code itself changed.
+ * not lose it: inside the top-level declaration the fault names (`in:`), comparing the
+ * code's significant characters only. What a formatter changes does not count:
+ * - whitespace outside string, template and regular-expression literals, and comments;
+ * - a comma or semicolon right before a closing bracket (added or dropped when a list or a
+ *   type literal is broken over lines), and a leading `|` or `&` of a union broken over lines;
+ * - the parentheses around what `return` or `throw` gives (added when it is broken over lines);
+ * - the quote character of a string.
+ * Anything else is code: `find` still matches after the file is reindented or rewrapped at
+ * another line width, and no longer matches once the code itself changed.
  */
 import { CourseError } from "../core/errors.js";
 import { parseModule, topLevelDeclarations } from "../ts/source.js";
@@ -16,23 +20,110 @@ export interface FaultSpan {
 }
 
 const CLOSERS = new Set([")", "]", "}"]);
+/** After one of these (the last significant character), a `/` starts a regular expression. */
+const BEFORE_REGEX = new Set(["(", ",", "=", ":", "[", "!", "&", "|", "?", "{", "}", ";", "+", "-", "*", "%", "<", ">", "~", "^"]);
+const WORD = /[\w$]/;
 
-/** The significant characters of `text[from, to)` and, for each, its offset in `text`. */
-function skeleton(text: string, from = 0, to = text.length): { chars: string; offsets: number[] } {
+/** The significant characters of `text[from, to)` (see the module comment) and, for each, its offset in `text`. */
+function skeleton(text: string, from = 0, to = text.length): { chars: string; offsets: number[]; droppedCloses: Map<number, number> } {
   let chars = "";
   const offsets: number[] = [];
-  for (let at = from; at < to; at++) {
-    const char = text[at]!;
-    if (/\s/.test(char)) continue;
-    if (char === ",") {
-      let next = at + 1;
-      while (next < to && /\s/.test(text[next]!)) next++;
-      if (next < to && CLOSERS.has(text[next]!)) continue;
-    }
+  const droppedCloses = new Map<number, number>(); // offset of a dropped ")" → offset of its "("
+  const emit = (char: string, at: number) => {
     chars += char;
     offsets.push(at);
+  };
+  /** Where the next significant character after `at` is (comments and whitespace skipped). */
+  const nextSignificant = (at: number): number => {
+    for (let next = at; next < to; ) {
+      if (/\s/.test(text[next]!)) next++;
+      else if (text.startsWith("//", next)) next = Math.min(to, (text.indexOf("\n", next) + 1 || to + 1) - 1);
+      else if (text.startsWith("/*", next)) next = text.indexOf("*/", next) === -1 ? to : text.indexOf("*/", next) + 2;
+      else return next;
+    }
+    return to;
+  };
+  // Each open "(": where it is, and for one right after `return`/`throw`, its index in `chars`
+  // (dropped at its ")" when that ends the statement: then it wraps the whole value).
+  const parens: { at: number; wraps?: number }[] = [];
+  let word = ""; // the identifier or keyword being read
+  let lastWord = ""; // the one just before this character, when nothing else came between
+  for (let at = from; at < to; ) {
+    const char = text[at]!;
+    if (WORD.test(char)) {
+      if (word === "") lastWord = "";
+      word += char;
+      emit(char, at++);
+      continue;
+    }
+    if (word !== "") {
+      lastWord = word;
+      word = "";
+    }
+    if (/\s/.test(char)) {
+      at++;
+      continue;
+    }
+    if (text.startsWith("//", at) || text.startsWith("/*", at)) {
+      at = text.startsWith("//", at) ? Math.min(to, (text.indexOf("\n", at) + 1 || to + 1) - 1) : text.indexOf("*/", at) === -1 ? to : text.indexOf("*/", at) + 2;
+      continue;
+    }
+    const afterWord = lastWord;
+    lastWord = "";
+    const last = chars.at(-1) ?? "";
+    if (char === '"' || char === "'" || char === "`" || (char === "/" && (BEFORE_REGEX.has(last) || last === "" || ["return", "typeof", "case"].includes(afterWord)))) {
+      // A literal: every character of it counts, whitespace included; a string's quotes are written ".
+      const close = char;
+      emit(char === "'" ? '"' : char, at++);
+      let depth = 0;
+      let inClass = false;
+      while (at < to) {
+        const inner = text[at]!;
+        if (inner === "\\") {
+          emit(inner, at++);
+          if (at < to) emit(text[at]!, at++);
+          continue;
+        }
+        if (close === "`" && inner === "$" && text[at + 1] === "{") depth++;
+        else if (close === "`" && inner === "}" && depth > 0) depth--;
+        else if (close === "/" && inner === "[") inClass = true;
+        else if (close === "/" && inner === "]") inClass = false;
+        else if (inner === close && depth === 0 && !inClass) {
+          emit(close === "'" ? '"' : inner, at++);
+          break;
+        }
+        if (close === "/" && inner === "\n") break; // not a regular expression after all
+        emit(inner, at++);
+      }
+      continue;
+    }
+    if (char === "(") {
+      const wraps = afterWord === "return" || afterWord === "throw";
+      parens.push(wraps ? { at, wraps: chars.length } : { at });
+      emit(char, at++);
+      continue;
+    }
+    if (char === ")" && parens.length > 0) {
+      const open = parens.pop()!;
+      if (open.wraps !== undefined && [";", "}", undefined].includes(text[nextSignificant(at + 1)])) {
+        chars = chars.slice(0, open.wraps) + chars.slice(open.wraps + 1);
+        offsets.splice(open.wraps, 1);
+        droppedCloses.set(at, open.at);
+        at++;
+        continue;
+      }
+    }
+    if ((char === "," || char === ";") && CLOSERS.has(text[nextSignificant(at + 1)] ?? "")) {
+      at++;
+      continue;
+    }
+    if ((char === "|" || char === "&") && "=(<,:".includes(last) && last !== "" && text[at + 1] !== char) {
+      at++;
+      continue;
+    }
+    emit(char, at++);
   }
-  return { chars, offsets };
+  return { chars, offsets, droppedCloses };
 }
 
 /** The ranges `[start, end)` of the top-level declarations called `name` in `text` (a TypeScript module). */
@@ -52,13 +143,26 @@ export function enclosingDeclaration(text: string, span: FaultSpan, fileName = "
  * the module comment), restricted to `ranges` when given. Overlapping matches count.
  */
 export function significantMatches(text: string, find: string, ranges?: readonly FaultSpan[]): FaultSpan[] {
-  const needle = skeleton(find).chars;
+  // A separator ending `find` may be one the file drops before a closing bracket: match
+  // without it, and take it into the span when the file has it right there.
+  const whole = skeleton(find).chars;
+  const needle = whole.replace(/[,;]+$/, "");
+  const separators = whole.slice(needle.length);
   if (needle === "") return [];
   const spans: FaultSpan[] = [];
   for (const range of ranges ?? [{ start: 0, end: text.length }]) {
     const hay = skeleton(text, range.start, range.end);
     for (let at = hay.chars.indexOf(needle); at !== -1; at = hay.chars.indexOf(needle, at + 1)) {
-      spans.push({ start: hay.offsets[at]!, end: hay.offsets[at + needle.length - 1]! + 1 });
+      const start = hay.offsets[at]!;
+      let end = hay.offsets[at + needle.length - 1]! + 1;
+      const nextAt = (offset: number) => offset + Math.max(0, text.slice(offset).search(/\S/));
+      // The closing parenthesis of a dropped pair opened inside the match belongs to it.
+      while ((hay.droppedCloses.get(nextAt(end)) ?? -1) >= start) end = nextAt(end) + 1;
+      for (const separator of separators) {
+        if (text[nextAt(end)] !== separator) break;
+        end = nextAt(end) + 1;
+      }
+      spans.push({ start, end });
     }
   }
   return spans;

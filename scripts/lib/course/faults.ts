@@ -237,14 +237,13 @@ export function learnerManifestText(manifestText: string, manifest: ChapterManif
   const projected = new Map(learnerFaultsProjection(authorFaults(manifest)).map((fault) => [fault.id, fault]));
   const doc = parseDocument(manifestText);
   const project = (path: (string | number)[]) => {
-    const entries = doc.getIn(path);
+    const entries = doc.getIn(path) as { toJSON(): { id?: unknown }[] } | undefined;
     if (entries === undefined) return;
-    const ids = (doc.getIn(path) as { toJSON(): unknown }).toJSON() as { id?: unknown }[];
-    const kept = ids.map((entry) => projected.get(String(entry.id))).filter((entry) => entry !== undefined);
+    const kept = entries.toJSON().map((entry) => projected.get(String(entry.id))).filter((entry) => entry !== undefined);
     if (kept.length === 0) doc.deleteIn(path);
     else doc.setIn(path, doc.createNode(kept));
   };
-  manifest.labs.forEach((_, index) => project(["labs", index, "faults"]));
+  for (const index of manifest.labs.keys()) project(["labs", index, "faults"]);
   project(["faults"]);
   return String(doc);
 }
@@ -252,13 +251,6 @@ export function learnerManifestText(manifestText: string, manifest: ChapterManif
 // ---------------------------------------------------------------------------
 // Applying and undoing an edit: exactly once, or not at all
 // ---------------------------------------------------------------------------
-
-/** Every start index of `needle` in `haystack`, overlapping matches included. */
-function occurrences(haystack: string, needle: string): number[] {
-  const found: number[] = [];
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) found.push(at);
-  return found;
-}
 
 /** `text` with its line ends written the way `file` writes them (a CRLF checkout on Windows). */
 function inEolOf(file: string, text: string): string {
@@ -277,9 +269,9 @@ export interface InjectedFault {
  * `reference` (inside the declaration `in` names), comparing significant characters only
  * (`fault-anchor.ts`: a reindented or rewrapped reference still matches; else
  * `FAULT_DRIFTED` naming the fault: the code changed and the catalog must follow); the
- * match is replaced by `replace` without its surrounding whitespace, which occurs exactly
- * once in the result (else `FAULT_INVALID`: it could not be undone unambiguously). Line ends
- * follow the file. `undo` restores the reference byte for byte.
+ * match is replaced by `replace` without its surrounding whitespace. Line ends follow the
+ * file. `undo` restores the reference byte for byte from the patched text, where the
+ * replacement was put (`FAULT_DRIFTED` when the patched text changed there).
  */
 export function injectFault(reference: string, fault: Pick<Fault, "id" | "file" | "find" | "replace"> & { in?: string }): InjectedFault {
   const span = locateFault(reference, fault);
@@ -289,17 +281,14 @@ export function injectFault(reference: string, fault: Pick<Fault, "id" | "file" 
   // A replacement that ends its line (a comment, say) keeps ending it when code follows on that line.
   const replacement = inEolOf(reference, fault.replace.trim() + (/\n\s*$/.test(fault.replace) && restOfLine.trim() !== "" ? "\n" : ""));
   const text = reference.slice(0, span.start) + replacement + reference.slice(span.end);
-  if (occurrences(text, replacement).length !== 1) {
-    throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：replace 文本在注入后出现不止一次，无法唯一地撤销；请让 replace 更具体`);
-  }
   return {
     text,
     undo(patched) {
-      const at = occurrences(patched, replacement);
-      if (at.length !== 1) {
-        throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：注入后的 ${fault.file} 中 replace 文本出现 ${at.length} 次（应为 1 次），无法撤销`);
+      // The replacement is undone where it was put, so a replacement that also occurs elsewhere is no ambiguity.
+      if (patched.slice(span.start, span.start + replacement.length) !== replacement || patched.length !== text.length) {
+        throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：注入后的 ${fault.file} 在故障的位置上已经不是 replace 的文字，无法撤销`);
       }
-      return patched.slice(0, at[0]) + removed + patched.slice(at[0]! + replacement.length);
+      return patched.slice(0, span.start) + removed + patched.slice(span.start + replacement.length);
     },
   };
 }

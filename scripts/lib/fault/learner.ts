@@ -209,7 +209,9 @@ async function runExperiment(options: LearnerRunOptions, progress: { patched: bo
     signal?.removeEventListener("abort", onOuterAbort);
     result.restored = outcome.kind === "restored" || outcome.kind === "unchanged";
     if (!result.restored) {
-      // Only possible if the file was edited while the experiment ran: keep the backup.
+      // Only possible if the file was edited while the experiment ran: keep the backup. This
+      // error wins over one from the experiment: the learner's file is what must not be lost.
+      // biome-ignore lint/correctness/noUnsafeFinally: see the comment above
       throw new CourseError("FAULT_BACKUP_CONFLICT", `实验期间 ${fault.file} 被改动过，没有自动恢复；原文件保存在 ${BACKUP_DIR}/${ORIGINAL_FILE}`);
     }
   }

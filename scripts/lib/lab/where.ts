@@ -59,13 +59,13 @@ function manifestParts(manifestText: string, manifest: ChapterManifest, lab: Lab
     return range === undefined ? [] : [{ kind, label, file, ...positionOf(manifestText, range[0]) }];
   };
   const parts = at(doc.getIn(["labs", index], true), "address", `Lab ${lab.id} 的地址`);
-  lab.hints.forEach((_, rung) => parts.push(...at(doc.getIn(["labs", index, "hints", rung], true), "hint", `提示第 ${rung + 1} 级`)));
+  for (const rung of lab.hints.keys()) parts.push(...at(doc.getIn(["labs", index, "hints", rung], true), "hint", `提示第 ${rung + 1} 级`));
   const own = (doc.getIn(["labs", index, "faults"]) as { toJSON(): { id?: unknown }[] } | undefined)?.toJSON() ?? [];
-  own.forEach((fault, j) => parts.push(...at(doc.getIn(["labs", index, "faults", j], true), "fault", String(fault.id))));
+  for (const [j, fault] of own.entries()) parts.push(...at(doc.getIn(["labs", index, "faults", j], true), "fault", String(fault.id)));
   const outside = (doc.getIn(["faults"]) as { toJSON(): { id?: unknown; lab?: unknown }[] } | undefined)?.toJSON() ?? [];
-  outside.forEach((fault, j) => {
+  for (const [j, fault] of outside.entries()) {
     if (fault.lab === lab.id) parts.push(...at(doc.getIn(["faults", j], true), "fault", String(fault.id)));
-  });
+  }
   return parts;
 }
 

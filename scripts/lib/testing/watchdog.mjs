@@ -73,7 +73,7 @@ const pause = () => {
   paused = true;
   session.post("Debugger.pause");
 };
-const alive = setInterval(() => {
+setInterval(() => {
   if (typeof triggerFile === "string" && existsSync(triggerFile)) pause();
 }, 100);
 await post("Debugger.enable");

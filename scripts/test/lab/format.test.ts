@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import test from "node:test";
-import { type LabOutcome } from "../../lib/testing/labs.js";
+import type { LabOutcome } from "../../lib/testing/labs.js";
 import { formatOutcome, outcomeJson } from "../../lib/lab/format.js";
 import { summarizeLabs, type TestRecord } from "../../lib/testing/results.js";
 import { parseManifest } from "../../lib/course/manifest.js";

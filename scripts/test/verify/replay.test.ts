@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { resolveCheckpoint } from "../../lib/course/history.js";
-import { type TextCommand } from "../../lib/verify/chapter-text.js";
+import type { TextCommand } from "../../lib/verify/chapter-text.js";
 import { judgeCommand, replayChapterText, replayEnvironment, runShellCommand } from "../../lib/verify/replay.js";
 import { makeFakeCourse, SCAFFOLD_ERROR, SCAFFOLD_ERROR_2 } from "../support/fake-course.js";
 

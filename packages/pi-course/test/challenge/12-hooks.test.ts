@@ -72,7 +72,7 @@ test("hooks: a malformed before answer fails closed as kind error with one diagn
   const malformed: unknown[] = [null, "allow", 42, {}, { decision: "maybe" }, { decision: "deny" }, { decision: "deny", reason: 7 }];
   for (const answer of malformed) {
     const label = JSON.stringify(answer);
-    await rule(`§8：格式不对的回答（${label}）同样拦下：core 不运行，结果 isError、kind \"error\"，恰好一条 beforeToolCall 诊断`, async () => {
+    await rule(`§8：格式不对的回答（${label}）同样拦下：core 不运行，结果 isError、kind "error"，恰好一条 beforeToolCall 诊断`, async () => {
       const diagnostics: ExtensionDiagnostic[] = [];
       const host = hostWith({ diagnostics });
       await load(host, "odd", (context) => context.on("beforeToolCall", () => answer as undefined));
