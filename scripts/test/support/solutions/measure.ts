@@ -16,7 +16,8 @@
  * `runtime.ts`) inside a copy of
  * the course package in a temporary folder (src, test, tsconfig.json, package.json, plus
  * the repo's tsconfig.base.json; node_modules is a symlink to the repo's), with the
- * course's own TypeScript, and then `node --test` runs the chapter's lab test file there.
+ * course's own TypeScript (the package's tsconfig narrowed to the lab test file and what it
+ * imports), and then `node --test` runs the chapter's lab test file there.
  * The public declarations it emits must equal the starter's (comments aside).
  *
  * With `--mistakes`, every mistake (one exact, single-occurrence `find` → `replace` edit of
@@ -47,6 +48,8 @@ const PACKAGE = "packages/pi-course";
 const NOCHECK = /^\/\/ @ts-nocheck[^\n]*\n/;
 /** A solution's file name: one letter, a hyphen, its style (`a-functional.ts`). */
 const SOLUTION_FILE = /^[a-z]-[a-z0-9-]+\.ts$/;
+/** The tsconfig a workspace builds with: the package's own, narrowed to the lab tests (and probes). */
+const MEASURE_TSCONFIG = "tsconfig.measure.json";
 /** A test run that takes longer than this is ended; its unfinished tests count as failed. */
 const TEST_TIMEOUT_MS = 120_000;
 
@@ -57,7 +60,8 @@ export interface ChapterSetup {
   dir: string;
   /** The teaching file a solution replaces, repo-relative. */
   target: string;
-  /** The compiled lab test file, repo-relative. */
+  /** The lab test file: its source (repo-relative) and its compiled file (repo-relative). */
+  labSource: string;
   labTests: string;
   /** The emitted declarations of the teaching file, repo-relative. */
   declarations: string;
@@ -90,6 +94,7 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
     id,
     dir,
     target: starter.to,
+    labSource: focused,
     labTests: compiled(focused),
     declarations: compiled(starter.to).replace(/\.js$/, ".d.ts"),
     starter: path.join(repo, ...starter.from.split("/")),
@@ -183,6 +188,14 @@ class Workspace {
     if (chapter.probes !== undefined) {
       writeFileSync(path.join(this.dir, ...chapter.probes.placed.split("/")), readFileSync(chapter.probes.source, "utf8").replace(NOCHECK, ""));
     }
+    // Only what the lab tests (and the probes) import is built: the package's own tsconfig,
+    // narrowed to those entry files, which cuts a full build of the package to about a third.
+    const inPackage = (file: string) => path.posix.relative(PACKAGE, file);
+    const entries = [inPackage(chapter.labSource), ...(chapter.probes === undefined ? [] : [inPackage(chapter.probes.placed)])];
+    writeFileSync(
+      path.join(pkg, MEASURE_TSCONFIG),
+      JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { tsBuildInfoFile: "dist/.measure.tsbuildinfo" }, include: entries }, null, 2),
+    );
   }
 
   /** Puts `source` in place of the teaching file, builds, and runs the lab tests when it compiled. */
@@ -193,7 +206,7 @@ class Workspace {
     // No output is deleted beforehand: an incremental build re-emits only files whose output
     // changes (a test importing the teaching file is not re-emitted when the declarations stay
     // the same), and a failed build is known by its exit status, not by missing files.
-    const build = await run(this.#compiler.command, [...this.#compiler.args, "-p", `${PACKAGE}/tsconfig.json`, "--pretty", "false"], this.dir);
+    const build = await run(this.#compiler.command, [...this.#compiler.args, "-p", `${PACKAGE}/${MEASURE_TSCONFIG}`, "--pretty", "false"], this.dir);
     const testsFile = path.join(this.dir, ...chapter.labTests.split("/"));
     if (build.code !== 0 || !existsSync(testsFile)) return { built: false, buildOutput: build.output, tests: [], hung: false };
     const declarations = readFileSync(path.join(this.dir, ...chapter.declarations.split("/")), "utf8");
