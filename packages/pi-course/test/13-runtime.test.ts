@@ -733,7 +733,7 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
   assert.equal(textOf(answer!), "Read the diff first.", "§6.1：正文作为 load_skill 的工具结果进入对话");
   assert.ok(
     refused?.isError === true && textOf(refused).startsWith("skill_hidden: "),
-    `§5.1、§3.3：运行时的 load_skill 按目录的 hidden 建出：模型要隐藏的 deploy，得到 skill_hidden（实际：${refused === undefined ? "没有结果" : textOf(refused)}）`,
+    `§5.1：运行时的 load_skill 按目录的 hidden 建出：模型要隐藏的 deploy，得到 skill_hidden（第 3.3 节）（实际：${refused === undefined ? "没有结果" : textOf(refused)}）`,
   );
   assert.deepEqual(runtime.skillLoads, [{ name: "review", by: "model", at: 101 }], "§3.4：这次加载记进 skillLoads（被拒绝的 deploy 不算）");
   assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult", "assistant"], "§6.3：prompt 的结果列出这一轮新增的消息");
