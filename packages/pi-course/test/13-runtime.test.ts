@@ -452,8 +452,12 @@ test("Lab 13.3 · /skill: 强制本轮加载一个技能，隐藏的也可以", 
   assert.equal(forced.skill, "review", "§4.1：skill 说出本轮强制加载了哪个技能");
   assert.equal(forced.template, undefined, "§4.1：/skill: 不涉及模板");
 
-  const hidden = await expandInput("/skill:deploy", ws.resources, options);
-  assert.equal(textOf(hidden.message), 'Skill "deploy" (loaded by the user for this turn):\n\nCheck the release notes.', "§4.1：隐藏的技能也能由用户强制加载；没有文字时只有说明行和正文");
+  const hidden = await expandInput("/skill:deploy \t ", ws.resources, options);
+  assert.equal(
+    textOf(hidden.message),
+    'Skill "deploy" (loaded by the user for this turn):\n\nCheck the release notes.',
+    "§4.1：隐藏的技能也能由用户强制加载；名字后面没有文字（只有空白也算没有）时只有说明行和正文",
+  );
   const spaced = await expandInput("/skill:review   two  spaces  ", ws.resources, options);
   assert.ok(textOf(spaced.message).endsWith("Read the diff first.\n\ntwo  spaces"), "§4.1：名字之后的文字只去掉首尾空白，中间原样保留");
   const tabbed = await expandInput("/skill:review\tcheck\nthe parser", ws.resources, options);
@@ -790,6 +794,7 @@ test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊
   const requests = requestEvents(events);
   assert.equal(requests.length, model.requests.length, "§6.2：每次真正发出的请求都有一个 request 事件");
   assert.deepEqual(requests.map((e) => e.systemPrompt), model.requests.map((r) => r.systemPrompt), "§6.2：request 事件带着这次请求的系统提示");
+  assert.deepEqual(requests.map((e) => e.tools), model.requests.map((r) => r.tools.map((tool) => tool.name)), "§6.2：request 事件带着这次请求的工具名");
   assert.deepEqual(
     requests.map((e) => e.turn),
     [1, 2, 3, 1],
@@ -1039,9 +1044,17 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
   const reloadEvents = () => events.filter((e): e is Extract<RuntimeEvent, { type: "reload" }> => e.type === "reload").map((e) => e.report);
   assert.deepEqual(runtime.extensions.map((e) => `${e.id}:${e.status}`), ["audit:active", "clash:failed", "guard:active"], "§5.3：（前提）clash 从启动起就加载失败");
   const reported = diagnosticEvents().length;
+  await writeFiles(project, { "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
   const again = await runtime.reload();
-  assert.equal(again.status, "reloaded", "§7.3：原本就没在运行的扩展（clash）再次失败只是一条诊断，不算 reload 失败");
-  assert.deepEqual(again.diagnostics.map((d) => [d.code, d.source]), [["TOOL_CONFLICT", "clash"]], "§7.3：这次 reload 的报告里带着 clash 的诊断");
+  assert.equal(again.status, "reloaded", "§7.3：原本就没在运行的扩展（clash）再次失败、一个写坏的 SKILL.md，都只是诊断，不算 reload 失败");
+  assert.deepEqual(
+    again.diagnostics.map((d) => [d.code, d.source]),
+    [
+      ["RESOURCE_INVALID", nodePath.join(project, "skills", "broken", "SKILL.md")],
+      ["TOOL_CONFLICT", "clash"],
+    ],
+    "§7.1：这次 reload 的报告里带着这次重建的诊断：坏文件的和 clash 的",
+  );
   assert.deepEqual(diagnosticEvents().slice(reported), again.diagnostics, "§7.1：这次重建的每条诊断作为 diagnostic 事件报告一次");
   const before = { tools: runtime.tools, catalog: runtime.catalog, extensions: runtime.extensions, diagnostics: runtime.diagnostics, resources: runtime.resources };
   await runtime.prompt("one");
