@@ -475,8 +475,8 @@ const loadSkillSchema: Schema<{ name: string }> = {
     };
     if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse("参数必须是一个对象");
     // A plain object: a Map, a class instance or an object inheriting its name is none.
-    const prototype: unknown = Object.getPrototypeOf(value);
-    if (prototype !== Object.prototype && prototype !== null) return refuse("参数必须是一个普通对象");
+    const madeFrom: unknown = Object.getPrototypeOf(value);
+    if (madeFrom !== Object.prototype && madeFrom !== null) return refuse("参数必须是一个普通对象");
     const fields = Object.keys(value);
     if (fields.some((field) => field !== "name")) return refuse("除了 name 不能有别的字段");
     const name: unknown = (value as { name?: unknown }).name;
