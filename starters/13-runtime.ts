@@ -397,8 +397,9 @@ function labError(lab: string): Error {
 // Lab 13.1 · 技能目录只给名字和描述，按字节预算
 // ---------------------------------------------------------------------------
 
-// 🔨 Lab 13.1：先写一个 helper，把一个名字或描述变成一行：去掉控制字符和双向控制符
-//    （U+200E、U+200F、U+202A–U+202E、U+2066–U+2069），每一段空白（换行也算）换成一个空格，去掉首尾空白。
+// 🔨 Lab 13.1：先写一个 helper，把一个名字或描述变成一行，按顺序三步：先去掉不是空白的控制字符
+//    （U+0000–U+001F、U+007F–U+009F 里除了换行、回车、制表符这些空白的）和双向控制符（U+200E、U+200F、
+//    U+202A–U+202E、U+2066–U+2069）；再把每一段空白（换行、制表符也算）换成一个空格；最后去掉首尾空白。
 
 /**
  * The catalog section of the system prompt: `SKILL_CATALOG_HEADER`, a blank line, then one
@@ -449,8 +450,9 @@ function skillLoadError(error: unknown, name: string): RuntimeError {
 
 /**
  * The `load_skill` tool over a catalog snapshot. Guarantees: its arguments are exactly
- * `{ name }` (a plain object with no other field; `name` a string of 1–64 letters, digits,
- * `-`, `_` or `.`, not starting with `.`), checked by its schema before any file is touched:
+ * `{ name }` (a plain object whose only field is its own `name`; `name` a string of 1–64
+ * ASCII letters, digits, `-`, `_` or `.`, not starting with `.` or `-`), checked by its
+ * schema before any file is touched:
  * the schema throws `skill_invalid_request`, whose message starts with that code;
  * the name is looked up in the snapshot (`skill_not_found`), a hidden skill is refused
  * (`skill_hidden`), and the body is read fresh by Chapter 12's `activateSkill` at every

@@ -458,7 +458,7 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 /** The tool's name, as the model calls it. */
 const LOAD_SKILL = "load_skill";
 
-/** What a skill name sent to load_skill may look like: 1–64 letters, digits, `-`, `_`, `.`, not starting with `.`. */
+/** What a skill name sent to load_skill may look like: 1–64 ASCII letters, digits, `-`, `_`, `.`, not starting with `.` or `-`. */
 const LOADABLE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
 
 /** The schema of load_skill's arguments: exactly `{ name }`, checked before anything is read. */
@@ -474,6 +474,9 @@ const loadSkillSchema: Schema<{ name: string }> = {
       throw new RuntimeError("skill_invalid_request", `skill_invalid_request: load_skill 只接受 { name }（${why}）`);
     };
     if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse("参数必须是一个对象");
+    // A plain object: a Map, a class instance or an object inheriting its name is none.
+    const madeFrom: unknown = Object.getPrototypeOf(value);
+    if (madeFrom !== Object.prototype && madeFrom !== null) return refuse("参数必须是一个普通对象");
     const fields = Object.keys(value);
     if (fields.some((field) => field !== "name")) return refuse("除了 name 不能有别的字段");
     const name: unknown = (value as { name?: unknown }).name;
@@ -504,8 +507,9 @@ function skillLoadError(error: unknown, name: string): RuntimeError {
 
 /**
  * The `load_skill` tool over a catalog snapshot. Guarantees: its arguments are exactly
- * `{ name }` (a plain object with no other field; `name` a string of 1–64 letters, digits,
- * `-`, `_` or `.`, not starting with `.`), checked by its schema before any file is touched:
+ * `{ name }` (a plain object whose only field is its own `name`; `name` a string of 1–64
+ * ASCII letters, digits, `-`, `_` or `.`, not starting with `.` or `-`), checked by its
+ * schema before any file is touched:
  * the schema throws `skill_invalid_request`, whose message starts with that code;
  * the name is looked up in the snapshot (`skill_not_found`), a hidden skill is refused
  * (`skill_hidden`), and the body is read fresh by Chapter 12's `activateSkill` at every
