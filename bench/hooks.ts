@@ -30,7 +30,15 @@ function echoTool(payload: Payload): Tool {
   const body = "x".repeat(bytes);
   const details = () =>
     payload === "rich"
-      ? { bytes: new Uint8Array(16 * 1024), index: new Map([["a", 1], ["b", 2]]), at: new Date(0), lines: [1, 2, 3] }
+      ? {
+          bytes: new Uint8Array(16 * 1024),
+          index: new Map([
+            ["a", 1],
+            ["b", 2],
+          ]),
+          at: new Date(0),
+          lines: [1, 2, 3],
+        }
       : { bytes, lines: [1, 2, 3] };
   return {
     name: "echo",
@@ -82,7 +90,9 @@ for (const label of ["small", "100 KiB", "rich"] as const) {
   for (const [name, micros] of rows) {
     const overhead = micros - bare;
     console.log(
-      `${label.padEnd(10)} ${name.padEnd(17)} ${micros.toFixed(2).padStart(7)}   ${Math.round(1e6 / micros).toString().padStart(7)}   ${name === "bare core" ? "—" : `+${overhead.toFixed(2)} µs`}`,
+      `${label.padEnd(10)} ${name.padEnd(17)} ${micros.toFixed(2).padStart(7)}   ${Math.round(1e6 / micros)
+        .toString()
+        .padStart(7)}   ${name === "bare core" ? "—" : `+${overhead.toFixed(2)} µs`}`,
     );
   }
 }

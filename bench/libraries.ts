@@ -72,7 +72,8 @@ function entryOf(exported: unknown): string | undefined {
 /** The URL of package `name`: installed in `folder` (the package's own folder) or here; undefined when absent. */
 function resolvePackage(name: string, folder: string | undefined): string | undefined {
   try {
-    const manifestPath = folder === undefined ? createRequire(import.meta.url).resolve(`${name}/package.json`) : path.join(path.resolve(folder), "package.json");
+    const manifestPath =
+      folder === undefined ? createRequire(import.meta.url).resolve(`${name}/package.json`) : path.join(path.resolve(folder), "package.json");
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { exports?: unknown; module?: string; main?: string };
     const entry = entryOf(manifest.exports) ?? manifest.module ?? manifest.main ?? "index.js";
     return pathToFileURL(path.join(path.dirname(manifestPath), entry)).href;
@@ -106,7 +107,10 @@ row("git rev-parse HEAD: tooling git() (child_process)", `${ms(tooling)}  (${rat
 if (execa !== undefined) {
   const options = { cwd: repo, env, extendEnv: false, reject: false, encoding: "buffer", stripFinalNewline: false };
   const viaExeca = median(await timeRuns(() => execa("git", ["rev-parse", "HEAD"], options), runs, 3));
-  row("git rev-parse HEAD: execa (the tooling's git() before)", `${ms(viaExeca)}  (${ratio(viaExeca / floor)} the floor, ${ratio(viaExeca / tooling)} the tooling)`);
+  row(
+    "git rev-parse HEAD: execa (the tooling's git() before)",
+    `${ms(viaExeca)}  (${ratio(viaExeca / floor)} the floor, ${ratio(viaExeca / tooling)} the tooling)`,
+  );
 } else {
   row("git rev-parse HEAD: execa", "not measured (give --execa <folder>)");
 }

@@ -54,12 +54,10 @@ try {
   run(practice, npm, ["run", "build", "-w", "@pi/course"]);
   const loops: Record<string, () => number> = {
     "manual (npm run build + node --test)": () =>
-      run(practice, npm, ["run", "build", "-w", "@pi/course"]) +
-      run(practice, process.execPath, ["--test", "--test-name-pattern=Lab 12.1", labFile]),
+      run(practice, npm, ["run", "build", "-w", "@pi/course"]) + run(practice, process.execPath, ["--test", "--test-name-pattern=Lab 12.1", labFile]),
     "npm run lab -w @pi/course -- 12.1": () => run(practice, npm, ["run", "lab", "-w", "@pi/course", "--", "12.1"]),
     "node scripts/launch.mjs lab 12.1": () => run(practice, process.execPath, ["scripts/launch.mjs", "lab", "12.1"]),
-    "node --import tsx scripts/cli.ts lab 12.1": () =>
-      run(practice, process.execPath, ["--import", "tsx", "scripts/cli.ts", "lab", "12.1"]),
+    "node --import tsx scripts/cli.ts lab 12.1": () => run(practice, process.execPath, ["--import", "tsx", "scripts/cli.ts", "lab", "12.1"]),
   };
   // The launcher compiles the tooling on its first run; that one-off cost is not the loop.
   run(practice, process.execPath, ["scripts/launch.mjs", "lab", "12.1"]);
@@ -84,7 +82,11 @@ try {
     writeFileSync(temporary, `${readFileSync(teaching, "utf8")}// save ${++edits}\n`);
     renameSync(temporary, teaching);
   };
-  const watcher = spawn(npm, ["run", "lab", "-w", "@pi/course", "--", "12.1", "--watch"], { cwd: practice, stdio: ["ignore", "pipe", "ignore"], shell: process.platform === "win32" });
+  const watcher = spawn(npm, ["run", "lab", "-w", "@pi/course", "--", "12.1", "--watch"], {
+    cwd: practice,
+    stdio: ["ignore", "pipe", "ignore"],
+    shell: process.platform === "win32",
+  });
   let printed = "";
   let wake = () => {};
   watcher.stdout.setEncoding("utf8").on("data", (chunk: string) => {

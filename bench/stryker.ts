@@ -91,12 +91,19 @@ function strykerBin(): string {
   } else {
     console.log(`installing StrykerJS ${STRYKER_VERSION} into ${path.relative(repo, install)}/ (git-ignored; not a dependency of the course) …`);
     mkdirSync(install, { recursive: true });
-    writeFileSync(path.join(install, "package.json"), `${JSON.stringify({ private: true, description: "bench/stryker.ts's own copy of StrykerJS" }, null, 2)}\n`);
+    writeFileSync(
+      path.join(install, "package.json"),
+      `${JSON.stringify({ private: true, description: "bench/stryker.ts's own copy of StrykerJS" }, null, 2)}\n`,
+    );
     const start = performance.now();
-    const result = spawnSync(npm, ["install", "--prefix", install, "--no-audit", "--no-fund", "--loglevel", "error", `@stryker-mutator/core@${STRYKER_VERSION}`], {
-      stdio: "inherit",
-      shell: process.platform === "win32",
-    });
+    const result = spawnSync(
+      npm,
+      ["install", "--prefix", install, "--no-audit", "--no-fund", "--loglevel", "error", `@stryker-mutator/core@${STRYKER_VERSION}`],
+      {
+        stdio: "inherit",
+        shell: process.platform === "win32",
+      },
+    );
     if (result.status !== 0) throw new Error(`npm install of @stryker-mutator/core@${STRYKER_VERSION} failed (${result.status})`);
     console.log(`installed in ${((performance.now() - start) / 1000).toFixed(1)} s, ${mebibytes(folderSize(path.join(install, "node_modules")))} on disk`);
   }
@@ -182,7 +189,16 @@ function selectDeclarations(reference: string, starter: string): { chosen: Decla
     if (labMarked || (values["with-helpers"] === true && inStarter === undefined)) chosen.push(declaration);
   }
   const names = chosen.map((d) => d.name);
-  for (const expected of ["discoverResources", "activateSkill", "renderTemplate", "formatResourceContext", "ExtensionHostImpl", "createExtensionHost", "loadExtension", "hookedExecutor"]) {
+  for (const expected of [
+    "discoverResources",
+    "activateSkill",
+    "renderTemplate",
+    "formatResourceContext",
+    "ExtensionHostImpl",
+    "createExtensionHost",
+    "loadExtension",
+    "hookedExecutor",
+  ]) {
     if (!names.includes(expected)) throw new Error(`${expected} was expected among the lab-marked declarations of ${STARTER}; the starter or the scan changed`);
   }
   return { chosen, helpers: values["with-helpers"] === true };
@@ -247,7 +263,10 @@ function coveredMutants(folder: string): Set<string> | undefined {
   if (!existsSync(folder)) return undefined;
   const covered = new Set<string>();
   for (const name of readdirSync(folder)) {
-    const coverage = JSON.parse(readFileSync(path.join(folder, name), "utf8")) as { static?: Record<string, number>; perTest?: Record<string, Record<string, number>> };
+    const coverage = JSON.parse(readFileSync(path.join(folder, name), "utf8")) as {
+      static?: Record<string, number>;
+      perTest?: Record<string, Record<string, number>>;
+    };
     for (const id of Object.keys(coverage.static ?? {})) covered.add(id);
     for (const perTest of Object.values(coverage.perTest ?? {})) for (const id of Object.keys(perTest)) covered.add(id);
   }
@@ -336,7 +355,9 @@ function printReport(jsonReport: string, declarations: readonly Declaration[], s
   if (file === undefined) throw new Error(`${jsonReport} holds no results for ${TARGET}`);
   const lines = source.split("\n");
   const parts = declarations.flatMap(partsOf);
-  const rows = new Map<string, Record<Column, number>>(parts.map((part) => [part.name, { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, Errors: 0, Ignored: 0 }]));
+  const rows = new Map<string, Record<Column, number>>(
+    parts.map((part) => [part.name, { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, Errors: 0, Ignored: 0 }]),
+  );
   const total: Record<Column, number> = { Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, Errors: 0, Ignored: 0 };
   const reviewed = reviewedSurvivors();
   const matched = new Set<Reviewed>();
@@ -352,7 +373,11 @@ function printReport(jsonReport: string, declarations: readonly Declaration[], s
     const original = originalText(lines, mutant);
     const declaration = part.name.split(/[. ]/)[0]!;
     const review = reviewed.find(
-      (r) => !matched.has(r) && r.declaration === declaration && r.mutator === mutant.mutatorName && r.mutant === mutantKey(original, flattened(mutant.replacement ?? "")),
+      (r) =>
+        !matched.has(r) &&
+        r.declaration === declaration &&
+        r.mutator === mutant.mutatorName &&
+        r.mutant === mutantKey(original, flattened(mutant.replacement ?? "")),
     );
     if (review !== undefined) matched.add(review);
     survivors.push({ part: part.name, mutant, column, original, review });
@@ -360,7 +385,19 @@ function printReport(jsonReport: string, declarations: readonly Declaration[], s
   const header = ["declaration", "lines", "tested", "killed", "timeout", "survived", "no cov.", "errors", "ignored", "score", "covered"];
   const cells = (name: string, range: string, c: Record<Column, number>) => {
     const detected = c.Killed + c.Timeout;
-    return [name, range, String(detected + c.Survived + c.NoCoverage + c.Errors), String(c.Killed), String(c.Timeout), String(c.Survived), String(c.NoCoverage), String(c.Errors), String(c.Ignored), percent(detected, detected + c.Survived + c.NoCoverage), percent(detected, detected + c.Survived)];
+    return [
+      name,
+      range,
+      String(detected + c.Survived + c.NoCoverage + c.Errors),
+      String(c.Killed),
+      String(c.Timeout),
+      String(c.Survived),
+      String(c.NoCoverage),
+      String(c.Errors),
+      String(c.Ignored),
+      percent(detected, detected + c.Survived + c.NoCoverage),
+      percent(detected, detected + c.Survived),
+    ];
   };
   const table = [...parts.map((part) => cells(part.name, `${part.start}-${part.end}`, rows.get(part.name)!)), cells("total", "", total)];
   const widths = header.map((h, column) => Math.max(h.length, ...table.map((row) => row[column]!.length)));
@@ -385,18 +422,25 @@ function printReport(jsonReport: string, declarations: readonly Declaration[], s
     console.log(`\nsurvivors not yet reviewed (${fresh.length}):`);
     for (const { part, mutant, column, original } of fresh) {
       const { line: at, column: col } = mutant.location.start;
-      console.log(`  #${mutant.id} ${part} ${at}:${col} ${mutant.mutatorName}${column === "NoCoverage" ? " [no coverage]" : ""}: ${shorten(original)}  →  ${shorten(flattened(mutant.replacement ?? "?"))}`);
+      console.log(
+        `  #${mutant.id} ${part} ${at}:${col} ${mutant.mutatorName}${column === "NoCoverage" ? " [no coverage]" : ""}: ${shorten(original)}  →  ${shorten(flattened(mutant.replacement ?? "?"))}`,
+      );
     }
   }
   if (values["list-reviewed"] === true && reviewedCount > 0) {
     console.log(`\nreviewed survivors (${reviewedCount}):`);
     for (const { part, mutant, column, original, review } of survivors) {
       if (review === undefined) continue;
-      console.log(`  #${mutant.id} ${part} ${mutant.location.start.line} ${mutant.mutatorName}${column === "NoCoverage" ? " [no coverage]" : ""}: ${shorten(original)}  →  ${shorten(flattened(mutant.replacement ?? "?"))}\n      ${review.reason}`);
+      console.log(
+        `  #${mutant.id} ${part} ${mutant.location.start.line} ${mutant.mutatorName}${column === "NoCoverage" ? " [no coverage]" : ""}: ${shorten(original)}  →  ${shorten(flattened(mutant.replacement ?? "?"))}\n      ${review.reason}`,
+      );
     }
   }
   const stale = reviewed.filter((r) => !matched.has(r));
-  if (stale.length > 0) console.log(`\n${stale.length} reviewed entries matched no survivor this run (killed now, or the code changed): ${stale.map((r) => `${r.declaration} ${r.mutator} ${r.mutant}`).join("; ")}`);
+  if (stale.length > 0)
+    console.log(
+      `\n${stale.length} reviewed entries matched no survivor this run (killed now, or the code changed): ${stale.map((r) => `${r.declaration} ${r.mutator} ${r.mutant}`).join("; ")}`,
+    );
 }
 
 // ---------------------------------------------------------------------------

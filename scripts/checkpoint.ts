@@ -113,7 +113,9 @@ export async function run(args: CheckpointArgs, { root, io }: CommandContext): P
       output = JSON.stringify(checkpointJson(cp, dirty), null, 2) + "\n";
     } else {
       const color = colorEnabled(io.stdout);
-      const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], { signal });
+      const diffStat = await git(repo, ["diff", color ? "--color=always" : "--no-color", "--no-renames", "--stat=100", cp.chapter.parent, cp.chapter.target], {
+        signal,
+      });
       output = formatCheckpoint(cp, { diffStat, dirty, sourceRev: args.source });
     }
     // Only a command that got this far moves the branch.

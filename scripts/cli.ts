@@ -64,7 +64,10 @@ const checkpoint = defineCommand("checkpoint", {
   },
   exits: {
     ok: { zh: "打印了本章的 parent、target 和接下来的命令", en: "printed the chapter's parent, target and next commands" },
-    failed: { zh: "命令失败（不在课程仓库里、清单有误、浅克隆、分支不能移动……），教学分支保持原样", en: "it failed (not the course repository, a bad manifest, a shallow clone, a branch it must not move); the branch stays as it was" },
+    failed: {
+      zh: "命令失败（不在课程仓库里、清单有误、浅克隆、分支不能移动……），教学分支保持原样",
+      en: "it failed (not the course repository, a bad manifest, a shallow clone, a branch it must not move); the branch stays as it was",
+    },
   },
   interpret: (values, positionals) => ({
     chapter: oneChapter(positionals, `需要恰好一个章节号，例如 ${courseCommand("checkpoint", "12")}`),
@@ -88,7 +91,10 @@ const practice = defineCommand("practice", {
   },
   exits: {
     ok: { zh: "生成了练习目录", en: "wrote the practice folder" },
-    failed: { zh: "拒绝或失败（目录已存在或在课程仓库内部、发现答案泄漏……），什么也没有留下", en: "it refused or failed (the folder exists or lies inside the repository, an answer leaked); nothing is left behind" },
+    failed: {
+      zh: "拒绝或失败（目录已存在或在课程仓库内部、发现答案泄漏……），什么也没有留下",
+      en: "it refused or failed (the folder exists or lies inside the repository, an answer leaked); nothing is left behind",
+    },
   },
   interpret(values, positionals) {
     if (positionals.length < 1 || positionals.length > 2) {
@@ -96,13 +102,25 @@ const practice = defineCommand("practice", {
     }
     const chapter = chapterArgument(positionals[0]!);
     if (positionals[1] === "") throw new CourseError("USAGE", "目录不能为空字符串");
-    return { chapter, ...(positionals[1] !== undefined ? { dest: positionals[1] } : {}), linkModules: values["link-modules"] === true, json: values.json === true, source: values.source ?? "HEAD" };
+    return {
+      chapter,
+      ...(positionals[1] !== undefined ? { dest: positionals[1] } : {}),
+      linkModules: values["link-modules"] === true,
+      json: values.json === true,
+      source: values.source ?? "HEAD",
+    };
   },
   run: async (args, context) => (await import("./practice.js")).run(args, context),
 });
 
 const lab = defineCommand("lab", {
-  synopsis: ["<NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]", "NN --challenge [--timeout 秒] [--json]", "NN.L --where [--json]", "NN.L --open", "NN.L --compare [--timeout 秒]"],
+  synopsis: [
+    "<NN.L | NN> [--watch] [--verbose] [--timeout 秒] [--json]",
+    "NN --challenge [--timeout 秒] [--json]",
+    "NN.L --where [--json]",
+    "NN.L --open",
+    "NN.L --compare [--timeout 秒]",
+  ],
   description: `编译课程，运行一个 Lab（或全章）的测试，给出通过数、第一处失败和下一步。在课程仓库和练习目录里都能用。
 输出里的每个位置都是 path:line:col，相对于你运行命令的目录（终端里可以点开）。
 --open 和 --compare 只在练习目录里使用。`,
@@ -156,13 +174,38 @@ const lab = defineCommand("lab", {
     };
     if (args.where) {
       if (target.lab === undefined) throw new CourseError("USAGE", `--where 针对一个 Lab：写 ${target.chapter}.1 这样的编号`);
-      const other = args.watch ? "--watch" : args.verbose ? "--verbose" : args.challenge ? "--challenge" : args.open ? "--open" : args.compare ? "--compare" : values.timeout !== undefined ? "--timeout" : undefined;
+      const other = args.watch
+        ? "--watch"
+        : args.verbose
+          ? "--verbose"
+          : args.challenge
+            ? "--challenge"
+            : args.open
+              ? "--open"
+              : args.compare
+                ? "--compare"
+                : values.timeout !== undefined
+                  ? "--timeout"
+                  : undefined;
       if (other !== undefined) throw new CourseError("USAGE", `--where 和 ${other} 不能同时使用`);
     }
-    for (const [option, set] of [["--open", args.open], ["--compare", args.compare]] as const) {
+    for (const [option, set] of [
+      ["--open", args.open],
+      ["--compare", args.compare],
+    ] as const) {
       if (!set) continue;
       if (target.lab === undefined) throw new CourseError("USAGE", `${option} 针对一个 Lab：写 ${target.chapter}.1 这样的编号`);
-      const other = args.watch ? "--watch" : args.json ? "--json" : args.verbose ? "--verbose" : args.challenge ? "--challenge" : option === "--open" && args.compare ? "--compare" : undefined;
+      const other = args.watch
+        ? "--watch"
+        : args.json
+          ? "--json"
+          : args.verbose
+            ? "--verbose"
+            : args.challenge
+              ? "--challenge"
+              : option === "--open" && args.compare
+                ? "--compare"
+                : undefined;
       if (other !== undefined) throw new CourseError("USAGE", `${option} 和 ${other} 不能同时使用`);
       if (option === "--open" && values.timeout !== undefined) throw new CourseError("USAGE", "--open 不运行测试，不需要 --timeout");
     }
@@ -185,7 +228,10 @@ const hint = defineCommand("hint", {
     json: { type: "boolean", help: "以 JSON 输出，给程序读" },
   },
   exits: {
-    ok: { zh: "显示了提示（或重置了进度）；进度没能保存时照常显示，另有一行警告", en: "it showed the hint (or reset the progress); progress it could not save is a warning" },
+    ok: {
+      zh: "显示了提示（或重置了进度）；进度没能保存时照常显示，另有一行警告",
+      en: "it showed the hint (or reset the progress); progress it could not save is a warning",
+    },
     failed: { zh: "重置的进度没能保存；命令本身失败", en: "a reset it could not save; the command itself failed" },
   },
   interpret(values, positionals) {
@@ -217,7 +263,10 @@ const fault = defineCommand("fault", {
     json: { type: "boolean", help: "结果输出为 JSON" },
   },
   exits: {
-    ok: { zh: "作者模式下每个故障都被抓住并恢复；学习者模式下实验做完、文件已恢复，不论结果（没抓住、还不能做、需要手动）", en: "author mode: every fault was killed and restored; learner mode: the exercise ran and the file is restored, whatever it showed" },
+    ok: {
+      zh: "作者模式下每个故障都被抓住并恢复；学习者模式下实验做完、文件已恢复，不论结果（没抓住、还不能做、需要手动）",
+      en: "author mode: every fault was killed and restored; learner mode: the exercise ran and the file is restored, whatever it showed",
+    },
     red: { zh: "学习者模式下故障没有被抓住并恢复", en: "learner mode: the fault was not caught and restored" },
     failed: { zh: "作者模式下有故障没被抓住或没恢复；命令本身失败", en: "author mode: a fault survived or was not restored; the command itself failed" },
   },
@@ -245,9 +294,14 @@ const reset = defineCommand("reset", {
   options: {},
   exits: {
     ok: { zh: "恢复完成，或者本来就不需要恢复", en: "it restored the starter, or nothing needed restoring" },
-    failed: { zh: "拒绝执行（不在练习目录里、只恢复一个 Lab 时文件有语法错误……）或失败；文件保持原样", en: "it refused (outside a practice folder, a lab reset of a file with a syntax error, …) or failed; the file stays as it was" },
+    failed: {
+      zh: "拒绝执行（不在练习目录里、只恢复一个 Lab 时文件有语法错误……）或失败；文件保持原样",
+      en: "it refused (outside a practice folder, a lab reset of a file with a syntax error, …) or failed; the file stays as it was",
+    },
   },
-  interpret: (_values, positionals) => ({ target: oneTarget(positionals, `缺少章号或 Lab 编号，例如 ${courseCommand("reset", "12")}`, "只能给一个章号或 Lab 编号") }),
+  interpret: (_values, positionals) => ({
+    target: oneTarget(positionals, `缺少章号或 Lab 编号，例如 ${courseCommand("reset", "12")}`, "只能给一个章号或 Lab 编号"),
+  }),
   run: async (args, context) => (await import("./reset.js")).run(args, context),
 });
 
@@ -262,7 +316,10 @@ stdout 只留给协议：经 npm 启动时要加 --silent，否则 npm 的 “> 
   options: {},
   exits: {
     ok: { zh: "服务运行到客户端关闭 stdin 为止", en: "it served until its client closed stdin" },
-    failed: { zh: "拒绝启动（不在练习目录里）或失败；stdout 上什么也没有写", en: "it refused to start (outside a practice folder) or failed; nothing was written to stdout" },
+    failed: {
+      zh: "拒绝启动（不在练习目录里）或失败；stdout 上什么也没有写",
+      en: "it refused to start (outside a practice folder) or failed; nothing was written to stdout",
+    },
   },
   interpret(_values, positionals) {
     if (positionals.length > 0) throw new CourseError("USAGE", `mcp 不接受参数，多了 “${positionals[0]}”`);

@@ -58,7 +58,8 @@ export function authorJson(results: readonly FaultResult[]): { faults: FaultResu
 }
 
 function listFaults(faults: readonly (Fault | LearnerFault)[], json: boolean): string {
-  if (json) return JSON.stringify({ faults: faults.map(({ id, lab, description, exercise, killedBy }) => ({ id, lab, description, exercise, killedBy })) }, null, 2);
+  if (json)
+    return JSON.stringify({ faults: faults.map(({ id, lab, description, exercise, killedBy }) => ({ id, lab, description, exercise, killedBy })) }, null, 2);
   return faults.map((f) => `${f.id}  (Lab ${f.lab})${f.exercise ? " [exercise]" : ""}  ${f.description}`).join("\n");
 }
 
@@ -173,7 +174,10 @@ export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFaul
   }
   if (result.line !== undefined) {
     const after = result.after ? `Lab ${fault.lab} ${result.after.passed}/${result.after.total}` : `Lab ${fault.lab}`;
-    lines.push("", result.restored ? `已恢复：${fault.file} 与实验前逐字节相同；${after}` : `未能恢复 ${fault.file}！原文件在 .pi-course/fault-backup/original`);
+    lines.push(
+      "",
+      result.restored ? `已恢复：${fault.file} 与实验前逐字节相同；${after}` : `未能恢复 ${fault.file}！原文件在 .pi-course/fault-backup/original`,
+    );
     lines.push(chapterNextStep(result, manifest));
   }
   return lines.join("\n");
@@ -224,7 +228,13 @@ async function learnerMode(manifest: ChapterManifest, faults: readonly LearnerFa
  * the signal arrives (by the run's own guard), the test processes are ended and their
  * folders removed, and the learner is told what state the file is in before the command ends.
  */
-async function runInterruptibly(fault: LearnerFault, manifest: ChapterManifest, args: FaultArgs, interruption: Interruption, { root, io }: CommandContext): Promise<LearnerRunResult> {
+async function runInterruptibly(
+  fault: LearnerFault,
+  manifest: ChapterManifest,
+  args: FaultArgs,
+  interruption: Interruption,
+  { root, io }: CommandContext,
+): Promise<LearnerRunResult> {
   try {
     return await runLearnerFault({
       root,

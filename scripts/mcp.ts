@@ -98,7 +98,8 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
   /** Why the outcome could not judge every test, when it could not. */
   const problemOf = (outcome: Exclude<LabOutcome, { kind: "aborted" }>): RunProblem | undefined => {
     if (outcome.kind === "build_failed") return { kind: "build_failed", message: excerpt(outcome.diagnostics.slice(0, 5).join("\n"), 30) };
-    if (outcome.timedOut !== undefined) return { kind: "timeout", message: `超过时间上限 ${outcome.timedOut.seconds} 秒：${outcome.timedOut.labs.map((id) => `Lab ${id}`).join("、")}` };
+    if (outcome.timedOut !== undefined)
+      return { kind: "timeout", message: `超过时间上限 ${outcome.timedOut.seconds} 秒：${outcome.timedOut.labs.map((id) => `Lab ${id}`).join("、")}` };
     const crash = outcome.crashes[0];
     if (crash !== undefined) return { kind: "crashed", message: excerpt(`测试文件没能运行完：${crash.file}\n${crash.stderr}`) };
     return undefined;
@@ -136,22 +137,42 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       const target: LabTarget = { chapter: raw === undefined ? chapter : ownChapter(chapterArgument(raw.trim())) };
       const ran = await run(target, signal);
       const { manifest, notes } = ran;
-      const unrun = (note: string) => ran.selected.map((lab) => ({ id: lab.id, title: lab.title, passed: 0, total: lab.tests, status: "failed" as const, note }));
+      const unrun = (note: string) =>
+        ran.selected.map((lab) => ({ id: lab.id, title: lab.title, passed: 0, total: lab.tests, status: "failed" as const, note }));
       if (ran.missing !== undefined) {
         const labs = unrun("教学文件不见了");
-        const data: LabStatusData = { chapter: manifest.id, title: manifest.title, labs, passed: 0, total: sum(labs), next: null, problem: { kind: "teaching_file_missing", message: ran.missing }, notes };
+        const data: LabStatusData = {
+          chapter: manifest.id,
+          title: manifest.title,
+          labs,
+          passed: 0,
+          total: sum(labs),
+          next: null,
+          problem: { kind: "teaching_file_missing", message: ran.missing },
+          notes,
+        };
         return { text: withNotes(notes, ran.missing), data };
       }
       const { outcome, report } = ran;
       if (outcome.kind !== "tested") {
         const labs = unrun("编译失败，测试没有运行");
-        const data: LabStatusData = { chapter: manifest.id, title: manifest.title, labs, passed: 0, total: sum(labs), next: null, ...optional(problemOf(outcome)), notes };
+        const data: LabStatusData = {
+          chapter: manifest.id,
+          title: manifest.title,
+          labs,
+          passed: 0,
+          total: sum(labs),
+          next: null,
+          ...optional(problemOf(outcome)),
+          notes,
+        };
         return { text: withNotes(notes, report), data };
       }
       const labs = outcome.labs.map((lab) => {
         const failure = lab.firstFailure;
         let note: string | undefined;
-        if (lab.status === "not_started") note = failure?.scaffoldOf !== undefined && failure.scaffoldOf !== lab.id ? `未开始 · 等待 Lab ${failure.scaffoldOf}` : "未开始";
+        if (lab.status === "not_started")
+          note = failure?.scaffoldOf !== undefined && failure.scaffoldOf !== lab.id ? `未开始 · 等待 Lab ${failure.scaffoldOf}` : "未开始";
         else if (lab.status === "failed" && failure !== undefined) note = `${failure.test}：${failure.message.split("\n")[0] ?? ""}`;
         return { id: lab.id, title: lab.title, passed: lab.passed, total: lab.total, status: lab.status, ...(note === undefined ? {} : { note }) };
       });
@@ -176,12 +197,32 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       const { manifest, notes } = ran;
       const spec = ran.selected[0]!;
       if (ran.missing !== undefined) {
-        const data: RunLabData = { lab: spec.id, title: spec.title, passed: 0, total: spec.tests, status: "failed", earlier: [], next: null, problem: { kind: "teaching_file_missing", message: ran.missing }, notes };
+        const data: RunLabData = {
+          lab: spec.id,
+          title: spec.title,
+          passed: 0,
+          total: spec.tests,
+          status: "failed",
+          earlier: [],
+          next: null,
+          problem: { kind: "teaching_file_missing", message: ran.missing },
+          notes,
+        };
         return { text: withNotes(notes, ran.missing), data };
       }
       const { outcome, report, laterGreen } = ran;
       if (outcome.kind !== "tested") {
-        const data: RunLabData = { lab: spec.id, title: spec.title, passed: 0, total: spec.tests, status: "failed", earlier: [], next: { lab: spec.id, command: courseCommand("lab", spec.id) }, ...optional(problemOf(outcome)), notes };
+        const data: RunLabData = {
+          lab: spec.id,
+          title: spec.title,
+          passed: 0,
+          total: spec.tests,
+          status: "failed",
+          earlier: [],
+          next: { lab: spec.id, command: courseCommand("lab", spec.id) },
+          ...optional(problemOf(outcome)),
+          notes,
+        };
         return { text: withNotes(notes, report), data };
       }
       const lab = outcome.labs[0]!;
@@ -241,7 +282,11 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       try {
         markdown = await readFile(path.join(root, ...manifest.text.split("/")), "utf8");
       } catch (error) {
-        throw new CourseError("MCP_TEXT_MISSING", `练习目录里没有第 ${manifest.id} 章的正文 ${manifest.text}（${(error as { code?: string }).code ?? (error as Error).message}）`, { cause: error });
+        throw new CourseError(
+          "MCP_TEXT_MISSING",
+          `练习目录里没有第 ${manifest.id} 章的正文 ${manifest.text}（${(error as { code?: string }).code ?? (error as Error).message}）`,
+          { cause: error },
+        );
       }
       const section = findSection(markdown, raw);
       const all = chapterSections(markdown);
@@ -250,7 +295,9 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
         const known = top.length === 0 ? "正文里没有编号的小节" : `有的节：${top.join("、")}（小节写成 18.1 这样）`;
         throw new CourseError("MCP_SECTION_UNKNOWN", `第 ${manifest.id} 章的正文没有第 “${raw}” 节；${known}`);
       }
-      const subsections = all.filter((s) => s.number.startsWith(`${section.number}.`) && s.level > section.level).map((s) => ({ number: s.number, title: s.title }));
+      const subsections = all
+        .filter((s) => s.number.startsWith(`${section.number}.`) && s.level > section.level)
+        .map((s) => ({ number: s.number, title: s.title }));
       const data: SectionData = { chapter: manifest.id, section: section.number, title: section.title, text: section.text, subsections };
       return { text: section.text, data };
     },
@@ -263,7 +310,8 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       const progress = readProgress(root);
       // Without a lab: the first one not known to be green on the code as it is now.
       const lab = target === undefined ? manifest.labs.find((l) => !knownGreen(progress, l.id, digest)) : selectLabs(manifest, target)[0];
-      if (lab === undefined) return `第 ${manifest.id} 章的每个 Lab 在当前代码上都已通过。请学习者预测：挑战关（${courseCommand("lab", manifest.id, "--challenge")}）里哪些主题会失败，为什么？写下预测之后再运行。`;
+      if (lab === undefined)
+        return `第 ${manifest.id} 章的每个 Lab 在当前代码上都已通过。请学习者预测：挑战关（${courseCommand("lab", manifest.id, "--challenge")}）里哪些主题会失败，为什么？写下预测之后再运行。`;
       const names = labTestNames(root, manifest, lab.id);
       const last = progress.labs[lab.id];
       const lastLine =

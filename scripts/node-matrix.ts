@@ -54,7 +54,8 @@ export interface StepOutcome {
 export function stepNote(label: string, output: string): string {
   if (label === "npm test") {
     const [course, tooling] = testCounts(output);
-    const part = (name: string, c: { tests: number; skipped: number } | undefined) => (c === undefined ? "" : `${name} ${c.tests}${c.skipped > 0 ? `（${c.skipped} skipped）` : ""}`);
+    const part = (name: string, c: { tests: number; skipped: number } | undefined) =>
+      c === undefined ? "" : `${name} ${c.tests}${c.skipped > 0 ? `（${c.skipped} skipped）` : ""}`;
     return [part("course", course), part("tooling", tooling)].filter((p) => p !== "").join(", ");
   }
   if (label.startsWith("verify")) {
@@ -142,4 +143,3 @@ export async function run(args: MatrixArgs, { root, io }: CommandContext): Promi
     return failures === 0 ? 0 : 1;
   });
 }
-

@@ -28,7 +28,11 @@ export function formatReset(results: readonly ResetResult[], target: LabTarget):
       continue;
     }
     const names = result.declarations === undefined ? "" : `（${result.declarations.join("、")}）`;
-    lines.push(target.lab === undefined ? `已把 ${result.file} 恢复成 starter。` : `已把 ${result.file} 中 Lab ${target.lab} 的代码${names}恢复成 starter，其余代码没有改动。`);
+    lines.push(
+      target.lab === undefined
+        ? `已把 ${result.file} 恢复成 starter。`
+        : `已把 ${result.file} 中 Lab ${target.lab} 的代码${names}恢复成 starter，其余代码没有改动。`,
+    );
     lines.push(result.savedAs === undefined ? "  原来没有这个文件，所以没有需要保存的内容。" : `  你原来的文件保存在 ${result.savedAs}`);
   }
   const lab = target.lab ?? `${target.chapter}.1`;

@@ -7,7 +7,7 @@
 // tooling.ts; loading each test file through tsx instead cost 0.3–0.5 s of CPU per file),
 // with source maps so that failures name TypeScript lines.
 //
-//   node scripts/run-tests.mjs                     course tests, then tooling tests
+//   node scripts/run-tests.mjs                     format and lint, course tests, then tooling tests
 //   node scripts/run-tests.mjs --course-only       only packages/pi-course/dist/test
 //   node scripts/run-tests.mjs --tooling-only      only scripts/test
 //   node scripts/run-tests.mjs --from-source       tooling tests from their sources, through tsx
@@ -78,30 +78,40 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
   process.exit(2);
 }
 
+// A hang guard, not a speed check: a test still waiting after this long fails with node's
+// own timeout message and the suite goes on, instead of `npm test` never ending. From Node
+// 24 on the limit is each test's (its after hooks run, so the processes it started are
+// ended); Node 20 and 22 apply it to each test file's process as a whole and cancel the file.
+// The slowest test file here takes well under a minute on a loaded two-core machine.
+const HANG_GUARD_MS = 300_000;
+
 const suites = [];
+// The repository's formatting and lint rules (biome.json, about a second), in the course
+// repository only: a practice folder's teaching files are the learner's own.
+const practiceFolder = existsSync(path.join(repo, ".pi-course", "practice.json"));
+if (!practiceFolder && !options["course-only"] && !options["tooling-only"]) {
+  suites.push(["format and lint", [path.join(repo, "node_modules/@biomejs/biome/bin/biome"), "check", "--reporter=summary"]]);
+}
 if (!options["tooling-only"]) {
   // Listed from the sources, not from dist/, so a deleted test never keeps running
   // from a stale compiled copy; a source without its compiled file means a stale build.
   // The challenge tier (test/challenge/) belongs to every run in the course repository, where
   // the reference must pass it; in a practice folder it is the learner's optional next step
   // (`lab NN --challenge`), not part of the chapters' tests.
-  const practice = existsSync(path.join(repo, ".pi-course", "practice.json"));
   const test = path.join(repo, "packages/pi-course/test");
-  const sources = [...testFiles(test, ".test.ts"), ...(practice ? [] : testFiles(path.join(test, "challenge"), ".test.ts"))];
-  const files = sources.map((source) =>
-    path.join(repo, "packages/pi-course/dist/test", path.relative(test, source).replace(/\.ts$/, ".js")),
-  );
+  const sources = [...testFiles(test, ".test.ts"), ...(practiceFolder ? [] : testFiles(path.join(test, "challenge"), ".test.ts"))];
+  const files = sources.map((source) => path.join(repo, "packages/pi-course/dist/test", path.relative(test, source).replace(/\.ts$/, ".js")));
   const missing = files.filter((file) => !existsSync(file));
   if (files.length === 0 || missing.length > 0) {
     console.error(`compiled course tests missing (${missing.map((f) => path.basename(f)).join(", ") || "none found"}): run \`npm run build\` first`);
     process.exit(1);
   }
-  suites.push(["course tests", ["--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
+  suites.push(["course tests", [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
 }
 if (!options["course-only"]) {
   const files = largestFirst(testFilesBelow(path.join(repo, "scripts/test"), ".test.ts"));
   if (files.length > 0 && options["from-source"]) {
-    suites.push(["tooling tests", ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
+    suites.push(["tooling tests", [`--test-timeout=${HANG_GUARD_MS}`, "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
   } else if (files.length > 0) {
     const compiled = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts/test/support/tooling.ts")], { cwd: repo, encoding: "utf8" });
     if (compiled.status !== 0) {
@@ -109,17 +119,13 @@ if (!options["course-only"]) {
       process.exit(1);
     }
     const build = compiled.stdout.trim();
-    const compiledFiles = files.map((f) => path.relative(repo, path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"))));
-    suites.push(["tooling tests", ["--enable-source-maps", "--test", `--test-concurrency=${concurrency}`, ...compiledFiles]]);
+    const compiledFiles = files.map((f) =>
+      path.relative(repo, path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"))),
+    );
+    suites.push(["tooling tests", [`--test-timeout=${HANG_GUARD_MS}`, "--enable-source-maps", "--test", `--test-concurrency=${concurrency}`, ...compiledFiles]]);
   }
 }
 
-// A hang guard, not a speed check: a test still waiting after this long fails with node's
-// own timeout message and the suite goes on, instead of `npm test` never ending. From Node
-// 24 on the limit is each test's (its after hooks run, so the processes it started are
-// ended); Node 20 and 22 apply it to each test file's process as a whole and cancel the file.
-// The slowest test file here takes well under a minute on a loaded two-core machine.
-const HANG_GUARD_MS = 300_000;
 let ok = true;
-for (const [label, args] of suites) ok = run(label, [`--test-timeout=${HANG_GUARD_MS}`, ...args]) && ok;
+for (const [label, args] of suites) ok = run(label, args) && ok;
 process.exitCode = ok ? 0 : 1;

@@ -68,11 +68,13 @@ export async function run(args: VerifyArgs, { root, io }: CommandContext): Promi
     } else {
       const failed = report.checks.filter((c) => !c.ok).length;
       const partial = args.only === undefined ? "" : `（部分记录：${args.only.join("、")}）`;
-      const summary = failed === 0 ? `verify ${report.chapter}: all ${report.checks.length} checks pass${partial}` : `verify ${report.chapter}: ${failed} of ${report.checks.length} checks FAIL${partial}`;
+      const summary =
+        failed === 0
+          ? `verify ${report.chapter}: all ${report.checks.length} checks pass${partial}`
+          : `verify ${report.chapter}: ${failed} of ${report.checks.length} checks FAIL${partial}`;
       io.stdout.write(`${failed === 0 ? paint.green(summary) : paint.red(summary)}\n`);
     }
     io.stderr.write(`用时 ${report.seconds.toFixed(1)} 秒\n`);
     return report.ok ? 0 : 1;
   });
 }
-

@@ -27,10 +27,27 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import {
-  ResourceError, type ActivatedSkill, type ActivatedSkillFile, type AfterToolResultHook, type BeforeToolCallHook, type CatalogResource,
-  type DiscoverOptions, type ExtensionContext, type ExtensionDiagnostic, type ExtensionHost, type ExtensionHostOptions, type ExtensionModule,
-  type ExtensionSource, type InstructionResource, type LoadExtensionOptions, type LoadExtensionResult, type ResourceCatalog, type ResourceDiagnostic,
-  type ResourceErrorCode, type SkillResource, type TemplateResource,
+  ResourceError,
+  type ActivatedSkill,
+  type ActivatedSkillFile,
+  type AfterToolResultHook,
+  type BeforeToolCallHook,
+  type CatalogResource,
+  type DiscoverOptions,
+  type ExtensionContext,
+  type ExtensionDiagnostic,
+  type ExtensionHost,
+  type ExtensionHostOptions,
+  type ExtensionModule,
+  type ExtensionSource,
+  type InstructionResource,
+  type LoadExtensionOptions,
+  type LoadExtensionResult,
+  type ResourceCatalog,
+  type ResourceDiagnostic,
+  type ResourceErrorCode,
+  type SkillResource,
+  type TemplateResource,
 } from "./resource-types.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
@@ -79,11 +96,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
  * The result keeps the catalog's metadata and is a fresh copy: changing it never
  * changes the catalog.
  */
-export async function activateSkill(
-  catalog: ResourceCatalog,
-  name: string,
-  options: { resources?: readonly string[] } = {},
-): Promise<ActivatedSkill> {
+export async function activateSkill(catalog: ResourceCatalog, name: string, options: { resources?: readonly string[] } = {}): Promise<ActivatedSkill> {
   // 🔨 Lab 12.2：按 name 在 catalog 中查找（找不到 → SKILL_NOT_FOUND）
   // 🔨 Lab 12.2：经 realpath 重新读取 SKILL.md：必须仍在 canonical root 内，name 必须不变（SKILL_CHANGED）
   // 🔨 Lab 12.2：每个 request：拒绝空串/绝对路径/NUL → resolve → lexical containment → realpath → canonical containment → 读取

@@ -295,7 +295,10 @@ const FLAG_READ_LIMIT = 64 * 1024;
 
 /** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
 function frontmatterOf(content: string): string | undefined {
-  const lines = content.replace(/^\uFEFF/, "").split("\n").map((line) => line.replace(/\r$/, ""));
+  const lines = content
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .map((line) => line.replace(/\r$/, ""));
   if (lines[0] !== "---") return undefined;
   const end = lines.indexOf("---", 1);
   return end === -1 ? undefined : lines.slice(1, end).join("\n");
@@ -340,7 +343,13 @@ async function extensionSourcesOf(root: string): Promise<ExtensionSource[]> {
   for (const name of names) {
     if (name.startsWith(".") || !name.endsWith(".mjs")) continue;
     const file = path.join(dir, name);
-    if (!(await stat(file).then((info) => info.isFile(), () => false))) continue;
+    if (
+      !(await stat(file).then(
+        (info) => info.isFile(),
+        () => false,
+      ))
+    )
+      continue;
     sources.push({ id: name.slice(0, -".mjs".length), path: file });
   }
   return sources.sort((a, b) => compareNames(a.id, b.id));

@@ -47,25 +47,34 @@ const skip = !chapter12 && "chapter 12 is not in this tree";
 const env = () => ({ ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1", CI: "", INIT_CWD: root });
 const write = (text: string) => writeFileSync(path.join(root, TEACHING), text);
 /** A command of the folder, started the way npm's scripts start it (without npm's own start-up). */
-const launch = (...args: string[]) => spawnSync(process.execPath, [path.join(root, "scripts", "launch.mjs"), ...args], { cwd: path.join(root, "packages/pi-course"), env: env(), encoding: "utf8" });
+const launch = (...args: string[]) =>
+  spawnSync(process.execPath, [path.join(root, "scripts", "launch.mjs"), ...args], {
+    cwd: path.join(root, "packages/pi-course"),
+    env: env(),
+    encoding: "utf8",
+  });
 
 test("chapter 12 practice: a red lab through npm is a result on Lab 12.1's own scaffold, and every lab is not started", { skip }, async () => {
-  const npm = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "lab", "-w", "@pi/course", "--", "12.1"], { cwd: root, env: env(), encoding: "utf8" });
+  const npm = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "lab", "-w", "@pi/course", "--", "12.1"], {
+    cwd: root,
+    env: env(),
+    encoding: "utf8",
+  });
   assert.equal(npm.status, 0, npm.stderr);
   assert.doesNotMatch(`${npm.stdout}${npm.stderr}`, /npm (error|ERR!)/);
   assert.doesNotMatch(npm.stdout, /课程仓库本身/, "a practice folder is not the reference");
-  assert.match(npm.stdout, /Lab 12\.1 · roots 顺序决定 catalog winner {2}0\/2\n✗ [^\n]+\n {2}Lab 12\.1 resource catalog 尚未实现\n {2}施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+:\d+\n {2}测试 packages\/pi-course\/test\/12-resources-extensions\.test\.ts:\d+:\d+\n/);
+  assert.match(
+    npm.stdout,
+    /Lab 12\.1 · roots 顺序决定 catalog winner {2}0\/2\n✗ [^\n]+\n {2}Lab 12\.1 resource catalog 尚未实现\n {2}施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+:\d+\n {2}测试 packages\/pi-course\/test\/12-resources-extensions\.test\.ts:\d+:\d+\n/,
+  );
 
   const manifest = await loadManifest(root, "12");
   const table = await runLab(root, manifest, { chapter: "12" });
   assert.ok(table.kind === "tested");
-  assert.deepEqual(table.labs.map((l) => `${l.id} ${l.passed}/${l.total} ${l.status}`), [
-    "12.1 0/2 not_started",
-    "12.2 0/3 not_started",
-    "12.3 0/2 not_started",
-    "12.4 0/2 not_started",
-    "12.5 0/3 not_started",
-  ]);
+  assert.deepEqual(
+    table.labs.map((l) => `${l.id} ${l.passed}/${l.total} ${l.status}`),
+    ["12.1 0/2 not_started", "12.2 0/3 not_started", "12.3 0/2 not_started", "12.4 0/2 not_started", "12.5 0/3 not_started"],
+  );
   assert.deepEqual([table.strays, table.crashes], [[], []]);
 });
 
@@ -74,14 +83,27 @@ test("chapter 12 practice: a lab stuck in for (;;) {} ends at the time limit, wh
   const run = launch("lab", "12.1", "--timeout", "3");
   assert.equal(run.status, 0, run.stderr);
   // Said once: the limit, the test that was running and where in the learner's code it was.
-  assert.match(run.stdout, /✗ Lab 12\.1 · roots 顺序决定同名资源的 winner\n {2}超过时间上限 3 秒，测试进程已被结束：测试 “Lab 12\.1 · roots 顺序决定同名资源的 winner”里，正在执行 discoverResources（packages\/pi-course\/src\/resources\.ts:\d+:\d+）/);
+  assert.match(
+    run.stdout,
+    /✗ Lab 12\.1 · roots 顺序决定同名资源的 winner\n {2}超过时间上限 3 秒，测试进程已被结束：测试 “Lab 12\.1 · roots 顺序决定同名资源的 winner”里，正在执行 discoverResources（packages\/pi-course\/src\/resources\.ts:\d+:\d+）/,
+  );
   assert.equal(run.stdout.match(/超过时间上限/g)?.length, 1, "the limit is named once");
-  assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")), [], "no temp folder left");
+  assert.deepEqual(
+    readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
+    [],
+    "no temp folder left",
+  );
 });
 
-test("chapter 12 practice: watch mode reruns after each of two rename-style saves in a row", { skip: skip || (process.platform === "win32" && "SIGINT") }, async (t) => {
+test("chapter 12 practice: watch mode reruns after each of two rename-style saves in a row", {
+  skip: skip || (process.platform === "win32" && "SIGINT"),
+}, async (t) => {
   write(STARTER);
-  const child = spawn(process.execPath, [path.join(root, "scripts", "launch.mjs"), "lab", "12.1", "--watch"], { cwd: root, env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [path.join(root, "scripts", "launch.mjs"), "lab", "12.1", "--watch"], {
+    cwd: root,
+    env: env(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   // A failed assertion must not leave the watcher running: it would keep this file's process alive.
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -148,7 +170,10 @@ test("chapter 12 practice: fault 12 on a solution with a one-line trust branch i
   assert.match(run.stdout, /已恢复：packages\/pi-course\/src\/resources\.ts 与实验前逐字节相同；Lab 12\.4 2\/2/);
   assert.match(run.stdout, /本章全量应仍为全绿/);
   assert.equal(readFileSync(path.join(root, TEACHING), "utf8"), solution);
-  assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")), []);
+  assert.deepEqual(
+    readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
+    [],
+  );
 });
 
 test("chapter 12 practice: npm start runs the learner's resources.ts and stops at its first unfinished lab, a result", { skip }, () => {
@@ -162,7 +187,11 @@ test("chapter 12 practice: npm start runs the learner's resources.ts and stops a
     const run = spawnSync(process.execPath, [path.join(root, "scripts", "start.mjs")], { cwd: root, env: env(), encoding: "utf8" });
     const lab = labIds[done]!;
     assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
-    assert.match(run.stderr, new RegExp(`^未完成  Lab ${lab.replace(".", "\\.")} [^\\n]*尚未实现\\n[^\\n]*完成 Lab ${lab.replace(".", "\\.")} 及之后的 Lab`, "m"), `${run.stdout}${run.stderr}`);
+    assert.match(
+      run.stderr,
+      new RegExp(`^未完成  Lab ${lab.replace(".", "\\.")} [^\\n]*尚未实现\\n[^\\n]*完成 Lab ${lab.replace(".", "\\.")} 及之后的 Lab`, "m"),
+      `${run.stdout}${run.stderr}`,
+    );
     assert.doesNotMatch(run.stdout, /结束  /, "the session does not pretend to have run to its end");
   }
 });

@@ -64,4 +64,3 @@ export const INLINE_REST = `export async function loadExtension(s: ExtensionSour
   staged.commit();
   return { id: frozen.id, status: "active" };
 }`;
-

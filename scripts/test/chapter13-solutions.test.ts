@@ -18,7 +18,9 @@ import { chapterSetup, measureSolutions } from "./support/solutions/measure.js";
 
 const here = existsSync(path.join(repoRoot, "scripts", "test", "support", "solutions", "13")) && existsSync(path.join(repoRoot, "checkpoints", "13.yaml"));
 
-test("chapter 13's blind solutions pass every lab test and keep the starter's public surface", { skip: !here && "chapter 13 is not in this tree" }, async () => {
+test("chapter 13's blind solutions pass every lab test and keep the starter's public surface", {
+  skip: !here && "chapter 13 is not in this tree",
+}, async () => {
   const expected = chapterSetup("13").expectedTests;
   const runs = await measureSolutions("13", { jobs: 1 });
   assert.ok(runs.length >= 2, `at least two solutions (found ${runs.map((run) => run.name).join(", ")})`);

@@ -1,4 +1,3 @@
-
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
@@ -15,7 +14,10 @@ import { cloneOf, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-c
 async function run(argv: string[], repo: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = await runCommandLine(["checkpoint", ...argv], { root: repo, io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } } });
+  const code = await runCommandLine(["checkpoint", ...argv], {
+    root: repo,
+    io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
+  });
   return { code, stdout, stderr };
 }
 
@@ -33,7 +35,11 @@ test("parseArgs: one chapter id, options, and one-line USAGE errors", () => {
   assert.equal(parseCommand("checkpoint", ["--help"]).help, true);
   assert.equal(parseCommand("checkpoint", ["-h"]).help, true);
   for (const bad of [[], ["12", "13"], ["twelve"], ["12", "--nope"], ["123"], ["12", "--source"]]) {
-    assert.throws(() => parseCommand("checkpoint", bad), (e: unknown) => e instanceof CourseError && e.code === "USAGE" && !e.message.includes("\n"), JSON.stringify(bad));
+    assert.throws(
+      () => parseCommand("checkpoint", bad),
+      (e: unknown) => e instanceof CourseError && e.code === "USAGE" && !e.message.includes("\n"),
+      JSON.stringify(bad),
+    );
   }
 });
 
@@ -89,12 +95,22 @@ test("with uncommitted changes it uses committed HEAD, says so, and leaves statu
   const repo = makeFakeCourse(t);
   writeFileSync(path.join(repo, "packages/pi-course/src/beta.ts"), "// half-written\n");
   const index = path.join(repo, ".git", "index");
-  const before = [createHash("sha256").update(readFileSync(index)).digest("hex"), statSync(index).mtimeMs, sh(repo, ["rev-parse", "HEAD"]), sh(repo, ["symbolic-ref", "HEAD"])];
+  const before = [
+    createHash("sha256").update(readFileSync(index)).digest("hex"),
+    statSync(index).mtimeMs,
+    sh(repo, ["rev-parse", "HEAD"]),
+    sh(repo, ["symbolic-ref", "HEAD"]),
+  ];
   const status = sh(repo, ["--no-optional-locks", "status", "--porcelain"]);
   const { code, stdout } = await run(["02"], repo);
   assert.equal(code, 0);
   assert.match(stdout, /未提交的改动/);
-  const after = [createHash("sha256").update(readFileSync(index)).digest("hex"), statSync(index).mtimeMs, sh(repo, ["rev-parse", "HEAD"]), sh(repo, ["symbolic-ref", "HEAD"])];
+  const after = [
+    createHash("sha256").update(readFileSync(index)).digest("hex"),
+    statSync(index).mtimeMs,
+    sh(repo, ["rev-parse", "HEAD"]),
+    sh(repo, ["symbolic-ref", "HEAD"]),
+  ];
   assert.deepEqual(after, before);
   assert.equal(sh(repo, ["--no-optional-locks", "status", "--porcelain"]), status);
   assert.equal(readFileSync(path.join(repo, "packages/pi-course/src/beta.ts"), "utf8"), "// half-written\n");
@@ -111,7 +127,14 @@ test("failures are one line with a stable code: unknown chapter (listing known o
   assert.equal(notRepo.code, 1);
   assert.match(notRepo.stderr, /^错误 \[NOT_A_GIT_REPO\] [^\n]*\n$/);
 
-  const bad = makeFakeCourse(t, { overrides: { "checkpoints/02.yaml": readFileSync(path.join(repo, "checkpoints/02.yaml"), "utf8").replace("hints: [打开 beta.ts, 看 betaRender 的签名, 连接目录, 用 join]", "hints: [只有一级]") } });
+  const bad = makeFakeCourse(t, {
+    overrides: {
+      "checkpoints/02.yaml": readFileSync(path.join(repo, "checkpoints/02.yaml"), "utf8").replace(
+        "hints: [打开 beta.ts, 看 betaRender 的签名, 连接目录, 用 join]",
+        "hints: [只有一级]",
+      ),
+    },
+  });
   const malformed = await run(["02"], bad);
   assert.equal(malformed.code, 1);
   assert.match(malformed.stderr, /^错误 \[MANIFEST_INVALID\] checkpoints\/02\.yaml: 字段 labs\[1\]\.hints [^\n]*\n$/);

@@ -16,7 +16,10 @@ import { courseRoot } from "../lib/core/paths.js";
 async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = await runCommandLine(argv, { root: courseRoot, io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } } });
+  const code = await runCommandLine(argv, {
+    root: courseRoot,
+    io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
+  });
   return { code, stdout, stderr };
 }
 
@@ -30,7 +33,8 @@ test("every --help is rendered from its declaration: usage, options with -h, exi
     const { code, stdout, stderr } = await run([name, "--help"]);
     assert.equal(code, 0, `${name}: ${stderr}`);
     assert.ok(stdout.startsWith(`用法：${courseCommand(name)} `), `${name}: ${stdout.split("\n")[0]}`);
-    for (const part of ["\n选项：\n", "  -h, --help", "\n退出码：\n", "\n  0  ", "\n  1  ", "\n  2  ", "\n  中断  "]) assert.ok(stdout.includes(part), `${name} --help has ${JSON.stringify(part)}`);
+    for (const part of ["\n选项：\n", "  -h, --help", "\n退出码：\n", "\n  0  ", "\n  1  ", "\n  2  ", "\n  中断  "])
+      assert.ok(stdout.includes(part), `${name} --help has ${JSON.stringify(part)}`);
     assert.equal((await run([name, "-h"])).stdout, stdout);
   }
 });

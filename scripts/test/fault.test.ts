@@ -18,9 +18,18 @@ test("command line: chapter, optional id, --all, --list, --json; usage errors", 
   for (const argv of [[], ["x"], ["12", "a", "b"], ["12", "--bogus"], ["12", "a", "--all"]]) {
     assert.throws(() => parseCommand("fault", argv), { code: "USAGE" }, argv.join(" "));
   }
-  const faults = [{ id: "a", exercise: false }, { id: "b", exercise: true }];
-  assert.deepEqual(selectFaults(faults, { all: false }, "98").map((f) => f.id), ["b"]);
-  assert.deepEqual(selectFaults(faults, { all: true }, "98").map((f) => f.id), ["a", "b"]);
+  const faults = [
+    { id: "a", exercise: false },
+    { id: "b", exercise: true },
+  ];
+  assert.deepEqual(
+    selectFaults(faults, { all: false }, "98").map((f) => f.id),
+    ["b"],
+  );
+  assert.deepEqual(
+    selectFaults(faults, { all: true }, "98").map((f) => f.id),
+    ["a", "b"],
+  );
   assert.throws(() => selectFaults(faults, { id: "c", all: false }, "98"), { code: "USAGE" });
   assert.throws(() => selectFaults([{ id: "a", exercise: false }], { all: false }, "98"), { code: "FAULT_NONE" });
 });
@@ -30,7 +39,14 @@ test("the learner's report names the catching test, the manual edit, or what to 
   const [exercise] = learnerFaults(manifest);
   const base = { fault: exercise!.id, lab: "98.2", file: MINI_FILE, caughtBy: [], restored: true };
   const killed = formatLearnerResult(
-    { ...base, status: "killed", line: 14, caughtBy: ["Lab 98.2 · untrusted code is never loaded"], firstFailure: { test: "t", message: "+ actual - expected\n+   'load'" }, after: { passed: 2, total: 2 } },
+    {
+      ...base,
+      status: "killed",
+      line: 14,
+      caughtBy: ["Lab 98.2 · untrusted code is never loaded"],
+      firstFailure: { test: "t", message: "+ actual - expected\n+   'load'" },
+      after: { passed: 2, total: 2 },
+    },
     exercise!,
     manifest,
   );
@@ -38,7 +54,10 @@ test("the learner's report names the catching test, the manual edit, or what to 
   assert.match(killed, /\+   'load'/);
   assert.match(killed, /已恢复：.*逐字节相同；Lab 98\.2 2\/2/);
   assert.doesNotMatch(killed, /全绿/, "without the chapter's state, nothing is claimed about it");
-  const chapterGreen = [{ id: "98.1", passed: 2, total: 2 }, { id: "98.2", passed: 2, total: 2 }];
+  const chapterGreen = [
+    { id: "98.1", passed: 2, total: 2 },
+    { id: "98.2", passed: 2, total: 2 },
+  ];
   const killedBase = { ...base, status: "killed" as const, line: 14, caughtBy: ["Lab 98.2 · untrusted code is never loaded"], after: { passed: 2, total: 2 } };
   assert.match(formatLearnerResult({ ...killedBase, chapterAfter: chapterGreen }, exercise!, manifest), /本章全量应仍为全绿/);
   const earlierRed = formatLearnerResult({ ...killedBase, chapterAfter: [{ id: "98.1", passed: 1, total: 2 }, chapterGreen[1]!] }, exercise!, manifest);
@@ -52,4 +71,3 @@ test("the learner's report names the catching test, the manual edit, or what to 
   assert.match(formatLearnerResult({ ...base, status: "not_ready", before: { passed: 0, total: 2 } }, exercise!, manifest), /Lab 98\.2 现在是 0\/2/);
   assert.match(formatLearnerResult({ ...base, status: "survived", line: 14, after: { passed: 2, total: 2 } }, exercise!, manifest), /没有抓住/);
 });
-

@@ -17,7 +17,18 @@ test("hint arguments: a lab, --level 1-4, --reset for a lab or a chapter; everyt
   assert.equal(parseCommand("hint", ["12.2", "--level=4"]).level, 4);
   assert.equal(parseCommand("hint", ["12", "--reset"]).reset, true);
   assert.equal(parseCommand("hint", ["-h"]).help, true);
-  const bad = [[], ["12"], ["12.2", "--level"], ["12.2", "--level", "0"], ["12.2", "--level", "5"], ["12.2", "--level", "two"], ["12.2", "--level", "1.5"], ["12.2", "--reset", "--level", "2"], ["12.2", "12.3"], ["12.2", "--more"]];
+  const bad = [
+    [],
+    ["12"],
+    ["12.2", "--level"],
+    ["12.2", "--level", "0"],
+    ["12.2", "--level", "5"],
+    ["12.2", "--level", "two"],
+    ["12.2", "--level", "1.5"],
+    ["12.2", "--reset", "--level", "2"],
+    ["12.2", "12.3"],
+    ["12.2", "--more"],
+  ];
   for (const args of bad) assert.throws(() => parseCommand("hint", args), { code: "USAGE" }, args.join(" "));
 });
 
@@ -41,7 +52,7 @@ test("hint command: walks four rungs, remembers them, resets, and survives a cor
   const jump = await runScript(course.root, "hint.ts", ["99.1", "--level", "3", "--json"]);
   assert.deepEqual(JSON.parse(jump.stdout), { lab: "99.1", title: "两数相加", level: 3, of: 4, text: lab1.hints[2], next: 4 });
 
-  await writeFile(path.join(course.root, HINT_STATE), "{\"format\":1,");
+  await writeFile(path.join(course.root, HINT_STATE), '{"format":1,');
   const recovered = await runScript(course.root, "hint.ts", ["99.1"]);
   assert.equal(recovered.code, 0);
   assert.match(recovered.stderr, /^警告 \[HINT_STATE_INVALID\] 提示进度文件 \.pi-course\/hints\.json 无法使用（不是合法的 JSON）/);

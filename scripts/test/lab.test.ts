@@ -29,25 +29,59 @@ test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () =
     json: false,
     verbose: false,
     challenge: false,
+    where: false,
     open: false,
     compare: false,
     timeoutSeconds: DEFAULT_TIMEOUT_SECONDS,
     target: { chapter: "12", lab: "12.1" },
   });
-  assert.deepEqual([parseCommand("lab", ["12.3", "--open"]).open, parseCommand("lab", ["12.3", "--compare"]).compare, parseCommand("lab", ["12.3", "--compare", "--timeout", "60"]).timeoutSeconds], [true, true, 60]);
+  assert.deepEqual(
+    [
+      parseCommand("lab", ["12.3", "--open"]).open,
+      parseCommand("lab", ["12.3", "--compare"]).compare,
+      parseCommand("lab", ["12.3", "--compare", "--timeout", "60"]).timeoutSeconds,
+    ],
+    [true, true, 60],
+  );
   assert.equal(DEFAULT_TIMEOUT_SECONDS, 30);
   // The challenge tier is a chapter's, with each test's own limit (10 s unless --timeout says).
   assert.deepEqual(
-    [parseCommand("lab", ["12", "--challenge"]).challenge, parseCommand("lab", ["12", "--challenge"]).timeoutSeconds, parseCommand("lab", ["12", "--challenge", "--timeout", "3"]).timeoutSeconds],
+    [
+      parseCommand("lab", ["12", "--challenge"]).challenge,
+      parseCommand("lab", ["12", "--challenge"]).timeoutSeconds,
+      parseCommand("lab", ["12", "--challenge", "--timeout", "3"]).timeoutSeconds,
+    ],
     [true, CHALLENGE_TIMEOUT_SECONDS, 3],
   );
   assert.equal(parseCommand("lab", ["12", "--timeout", "1.5"]).timeoutSeconds, 1.5);
   assert.equal(parseCommand("lab", ["12", "--timeout=90", "--verbose"]).timeoutSeconds, 90);
   assert.equal(parseCommand("lab", ["12", "--verbose"]).verbose, true);
   assert.equal(parseCommand("lab", ["--help"]).help, true);
-  const bad = [[], ["12", "13"], ["12.x"], ["abc"], ["12", "--nope"], ["12", "--watch", "--json"], ["123"], ["12", "--timeout"], ["12", "--timeout", "0"], ["12", "--timeout", "-1"], ["12", "--timeout", "soon"], ["12", "--timeout", "86401"], ["12.1", "--challenge"], ["12", "--challenge", "--watch"],
+  const bad = [
+    [],
+    ["12", "13"],
+    ["12.x"],
+    ["abc"],
+    ["12", "--nope"],
+    ["12", "--watch", "--json"],
+    ["123"],
+    ["12", "--timeout"],
+    ["12", "--timeout", "0"],
+    ["12", "--timeout", "-1"],
+    ["12", "--timeout", "soon"],
+    ["12", "--timeout", "86401"],
+    ["12.1", "--challenge"],
+    ["12", "--challenge", "--watch"],
     // --open and --compare are about one lab, and run alone.
-    ["12", "--open"], ["12", "--compare"], ["12.1", "--open", "--watch"], ["12.1", "--open", "--json"], ["12.1", "--compare", "--watch"], ["12.1", "--compare", "--verbose"], ["12.1", "--open", "--compare"], ["12.1", "--open", "--timeout", "5"]];
+    ["12", "--open"],
+    ["12", "--compare"],
+    ["12.1", "--open", "--watch"],
+    ["12.1", "--open", "--json"],
+    ["12.1", "--compare", "--watch"],
+    ["12.1", "--compare", "--verbose"],
+    ["12.1", "--open", "--compare"],
+    ["12.1", "--open", "--timeout", "5"],
+  ];
   for (const args of bad) {
     assert.throws(() => parseCommand("lab", args), { code: "USAGE" }, args.join(" "));
   }
@@ -67,7 +101,19 @@ test("lab after a killed fault exercise runs on the restored file, not on a buil
   const original = await readFile(file);
   // The exercise's patch breaks Lab 99.2; its process was killed before it could restore.
   const patched = Buffer.from(miniSource("broken"));
-  writeBackupSync(practice.root, { format: 1, fault: "99.2-x", file: "packages/pi-course/src/mini.ts", sha256: sha256(original), patchedSha256: sha256(patched), pid: 1073741824, startedAt: "" }, original);
+  writeBackupSync(
+    practice.root,
+    {
+      format: 1,
+      fault: "99.2-x",
+      file: "packages/pi-course/src/mini.ts",
+      sha256: sha256(original),
+      patchedSha256: sha256(patched),
+      pid: 1073741824,
+      startedAt: "",
+    },
+    original,
+  );
   await writeFile(file, patched);
   const run = await runScript(practice.root, "lab.ts", ["99.2"]);
   assert.match(run.stdout, /被强行中断.*已从 \.pi-course\/fault-backup 把它逐字节恢复/);
@@ -131,7 +177,9 @@ test("a one-digit chapter answers to 3, 03, 3.1 and 03.1, and its messages print
   assert.match(unknown.stderr, /没有 Lab 3\.9；第 03 章的 Lab：3\.1, 3\.2/);
 });
 
-test("lab --watch reruns after each of two rename-style saves and exits cleanly on SIGINT", { skip: process.platform === "win32" && "SIGINT cannot be sent to a child on Windows" }, async (t) => {
+test("lab --watch reruns after each of two rename-style saves and exits cleanly on SIGINT", {
+  skip: process.platform === "win32" && "SIGINT cannot be sent to a child on Windows",
+}, async (t) => {
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
   const child = spawn(process.execPath, [...commandArgs(course.root, "lab"), "99.1", "--watch"], {

@@ -38,7 +38,9 @@ function startNpm(cwd: string, args: string[], tmp: string) {
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited, output: () => output };
 }
 
@@ -106,14 +108,24 @@ for (const [how, signal, toGroup] of [
     const exit = await run.exited;
     assert.equal(exit.signal, signal, `npm ends by the signal (${JSON.stringify(exit)}): ${run.output()}`);
     assert.doesNotMatch(run.output(), /超过时间上限|Lab 99\.1 · 两数相加/, "the command was interrupted, not left to run into its time limit");
-    assert.equal(run.output().match(/已中断：Lab 99\.1 的编译与测试进程已结束，临时文件已删除。/g)?.length, 1, `one line says what was stopped and cleaned up: ${run.output()}`);
-    assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")), [], "no temp folder left");
+    assert.equal(
+      run.output().match(/已中断：Lab 99\.1 的编译与测试进程已结束，临时文件已删除。/g)?.length,
+      1,
+      `one line says what was stopped and cleaned up: ${run.output()}`,
+    );
+    assert.deepEqual(
+      readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
+      [],
+      "no temp folder left",
+    );
     assert.deepEqual(processesMentioning(course.root) ?? [], [], "no process of the command left");
     assert.doesNotMatch(run.output(), /npm (error|ERR!)/);
   });
 }
 
-test("through npm: SIGINT to the npm process during the fault exercise restores the file, says so, leaves nothing", { skip: !posix && "POSIX signals" }, async (t) => {
+test("through npm: SIGINT to the npm process during the fault exercise restores the file, says so, leaves nothing", {
+  skip: !posix && "POSIX signals",
+}, async (t) => {
   await course.use("reference");
   const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-npm-tmp-"));
   t.after(() => rm(tmp, { recursive: true, force: true }));
@@ -148,6 +160,9 @@ test("through npm: SIGINT to the npm process during the fault exercise restores 
   assert.match(run.output(), /已中断：packages\/pi-course\/src\/mini\.ts 已逐字节恢复成实验前的内容；测试进程已结束，临时文件已删除/);
   assert.deepEqual(await readFile(file), before, "the learner's file is back, byte for byte");
   assert.ok(!existsSync(path.join(course.root, ".pi-course/fault-backup")));
-  assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")), []);
+  assert.deepEqual(
+    readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
+    [],
+  );
   assert.deepEqual(processesMentioning(course.root) ?? [], []);
 });

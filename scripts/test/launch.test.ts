@@ -80,7 +80,9 @@ test("launch: tooling that does not compile runs from source; an unknown command
   assert.match(unknown.stderr, /usage: node scripts\/launch\.mjs/);
 });
 
-test("launch: Ctrl-C during the first compile stops it and leaves no partial build; a killed launcher's partial build is removed next time", { skip: process.platform === "win32" && "POSIX signals" }, async (t) => {
+test("launch: Ctrl-C during the first compile stops it and leaves no partial build; a killed launcher's partial build is removed next time", {
+  skip: process.platform === "win32" && "POSIX signals",
+}, async (t) => {
   const root = courseCopy(t);
   const state = path.join(root, ".pi-course");
   mkdirSync(state);

@@ -83,7 +83,10 @@ test("every module the tooling imports exists (the graph below is complete)", ()
 });
 
 test("no module imports itself back, directly or through others", () => {
-  assert.deepEqual(cycles(importGraph()).map((chain) => chain.join(" → ")), []);
+  assert.deepEqual(
+    cycles(importGraph()).map((chain) => chain.join(" → ")),
+    [],
+  );
 });
 
 test("each family imports only the families below it; no command's family imports another's; lib/ imports no command", () => {

@@ -70,9 +70,21 @@ test.before(async () => {
   // A chapter text, and a rule (`§2.1：…`) on the first line of one test's failure.
   await mkdir(path.join(course.root, "chapters"));
   await writeFile(path.join(course.root, "chapters", "99-mini.md"), MINI_TEXT);
-  await writeFile(path.join(course.root, "checkpoints", "99.yaml"), MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - chapters/99-mini.md\n").replace("focusedTests:", "text: chapters/99-mini.md\nfocusedTests:"));
+  await writeFile(
+    path.join(course.root, "checkpoints", "99.yaml"),
+    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - chapters/99-mini.md\n").replace(
+      "focusedTests:",
+      "text: chapters/99-mini.md\nfocusedTests:",
+    ),
+  );
   const testFile = path.join(course.root, "packages/pi-course/test/99-mini.test.ts");
-  await writeFile(testFile, (await readFile(testFile, "utf8")).replace('assert.equal(greet("pi"), "hello pi");', 'assert.equal(greet("pi"), "hello pi", "§2.1：greet 返回 hello 加名字");'));
+  await writeFile(
+    testFile,
+    (await readFile(testFile, "utf8")).replace(
+      'assert.equal(greet("pi"), "hello pi");',
+      'assert.equal(greet("pi"), "hello pi", "§2.1：greet 返回 hello 加名字");',
+    ),
+  );
 });
 test.after(async () => {
   if (course !== undefined) await removeMiniCourse(course);
@@ -83,7 +95,13 @@ const env = (): Record<string, string> => ({ TMPDIR: tmp, TEMP: tmp, TMP: tmp, N
 
 /** The SDK's client, connected over stdio to the server it spawns in `root` (as npm would start it, from the package folder). */
 async function connect(root: string): Promise<{ client: Client; stderr: () => string; close: () => Promise<void> }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: commandArgs(root, "mcp"), cwd: path.join(root, "packages", "pi-course"), env: env(), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: commandArgs(root, "mcp"),
+    cwd: path.join(root, "packages", "pi-course"),
+    env: env(),
+    stderr: "pipe",
+  });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: "pi-course-test", version: "1.0.0" });
@@ -127,7 +145,10 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
   const { client, close } = await connect(course.root);
   try {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((tool) => tool.name), [...TOOL_NAMES]);
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      [...TOOL_NAMES],
+    );
     for (const tool of tools) assert.equal(tool.outputSchema?.type, "object", `${tool.name} has an output schema`);
 
     const status = await call(client, "lab_status");
@@ -135,11 +156,17 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
       { id: "99.1", title: "两数相加", passed: 0, total: 2, status: "not_started", note: "未开始" },
       { id: "99.2", title: "打招呼", passed: 0, total: 3, status: "not_started", note: "未开始" },
     ]);
-    assert.deepEqual([status.data.chapter, status.data.passed, status.data.total, status.data.next], ["99", 0, 5, { lab: "99.1", command: "npm run lab -w @pi/course -- 99.1" }]);
+    assert.deepEqual(
+      [status.data.chapter, status.data.passed, status.data.total, status.data.next],
+      ["99", 0, 5, { lab: "99.1", command: "npm run lab -w @pi/course -- 99.1" }],
+    );
     assert.match(status.text, /^第 99 章 · 迷你章节\n {2}· Lab 99\.1 {2}两数相加 +0\/2 +未开始\n/, "the text is the table lab 99 prints");
 
     const starter = await call(client, "run_lab", { lab: "99.1" });
-    const throwLine = readFileSync(path.join(course.root, "packages/pi-course/src/mini.ts"), "utf8").split("\n").findIndex((line) => line.includes('labError("Lab 99.1')) + 1;
+    const throwLine =
+      readFileSync(path.join(course.root, "packages/pi-course/src/mini.ts"), "utf8")
+        .split("\n")
+        .findIndex((line) => line.includes('labError("Lab 99.1')) + 1;
     assert.deepEqual(starter.data.firstFailure, {
       test: "Lab 99.1 · adds two numbers",
       location: `packages/pi-course/src/mini.ts:${throwLine}:9`,
@@ -147,14 +174,20 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
       excerpt: "Lab 99.1 mini add 尚未实现",
       notStarted: true,
     });
-    assert.deepEqual([starter.data.passed, starter.data.total, starter.data.status, starter.data.next], [0, 2, "not_started", { lab: "99.1", command: "npm run lab -w @pi/course -- 99.1" }]);
+    assert.deepEqual(
+      [starter.data.passed, starter.data.total, starter.data.status, starter.data.next],
+      [0, 2, "not_started", { lab: "99.1", command: "npm run lab -w @pi/course -- 99.1" }],
+    );
 
     // A wrong answer: the first failure names its rule, the rule's section, and where it failed.
     await course.use("broken");
     const broken = await call(client, "run_lab", { lab: "99.2" });
     const failure = broken.data.firstFailure as Record<string, unknown>;
     assert.deepEqual([broken.data.passed, broken.data.total, broken.data.status, broken.data.earlier], [0, 3, "failed", []]);
-    assert.deepEqual([failure.test, failure.rule, failure.section, failure.notStarted], ["Lab 99.2 · greets by name", "§2.1：greet 返回 hello 加名字", "2.1", false]);
+    assert.deepEqual(
+      [failure.test, failure.rule, failure.section, failure.notStarted],
+      ["Lab 99.2 · greets by name", "§2.1：greet 返回 hello 加名字", "2.1", false],
+    );
     assert.match(String(failure.location), /^packages\/pi-course\/test\/99-mini\.test\.ts:14:\d+$/);
     assert.match(String(failure.excerpt), /^§2\.1：greet 返回 hello 加名字\n/);
     assert.match(broken.text, /^Lab 99\.2 · 打招呼 {2}0\/3\n✗ Lab 99\.2 · greets by name\n {2}§2\.1：greet/, "the text is what lab 99.2 prints");
@@ -163,7 +196,10 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
     await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), "export function add(a: number, b: number): number {\n  return a +;\n}\n");
     const unbuilt = await call(client, "lab_status");
     const problem = unbuilt.data.problem as { kind: string; message: string };
-    assert.deepEqual([problem.kind, unbuilt.data.next, (unbuilt.data.labs as { status: string }[]).map((lab) => lab.status)], ["build_failed", null, ["failed", "failed"]]);
+    assert.deepEqual(
+      [problem.kind, unbuilt.data.next, (unbuilt.data.labs as { status: string }[]).map((lab) => lab.status)],
+      ["build_failed", null, ["failed", "failed"]],
+    );
     assert.match(problem.message, /src\/mini\.ts/);
     assert.match(unbuilt.text, /^编译失败（\d+ 处错误），测试没有运行：/);
     await course.use("broken");
@@ -183,20 +219,35 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
     assert.equal((JSON.parse(byHint.stdout) as { level: number }).level, 3, "hint goes on from the rung next_hint reached");
     const fourth = await call(client, "next_hint", { lab: "99.2" });
     const again = await call(client, "next_hint", { lab: "99.2" });
-    assert.deepEqual([fourth.data.level, fourth.data.atTop, fourth.data.next, again.data.level, again.data.atTop], [4, true, null, 4, true], "never past the top");
+    assert.deepEqual(
+      [fourth.data.level, fourth.data.atTop, fourth.data.next, again.data.level, again.data.atTop],
+      [4, true, null, 4, true],
+      "never past the top",
+    );
     assert.match(fourth.text, /这是最后一级，没有更多提示了/);
     assert.match(again.text, /已经到顶，这是最后一级/);
 
     const section = await call(client, "chapter_section", { section: "2" });
     assert.deepEqual([section.data.section, section.data.title, section.data.subsections], ["2", "打招呼", [{ number: "2.1", title: "规则" }]]);
-    assert.equal(section.text, "## 2. 打招呼\n\n打招呼的规则在下一小节。\n\n```text\n## 这不是标题\n<!-- verify: 代码块里的示例，照原样保留 -->\n```\n\n### 2.1 规则\n\ngreet 返回 hello 加名字。");
+    assert.equal(
+      section.text,
+      "## 2. 打招呼\n\n打招呼的规则在下一小节。\n\n```text\n## 这不是标题\n<!-- verify: 代码块里的示例，照原样保留 -->\n```\n\n### 2.1 规则\n\ngreet 返回 hello 加名字。",
+    );
     const one = await call(client, "chapter_section", { section: "1" });
-    assert.equal(one.text, "## 1. 加法\n\n两个数相加。\n\n```sh\nnpm run lab -w @pi/course -- 99.1\n```\n\n```text\n0/2\n```", "the replay's markup is left out");
+    assert.equal(
+      one.text,
+      "## 1. 加法\n\n两个数相加。\n\n```sh\nnpm run lab -w @pi/course -- 99.1\n```\n\n```text\n0/2\n```",
+      "the replay's markup is left out",
+    );
     assert.equal((await call(client, "chapter_section", { section: "§2.1" })).data.title, "规则");
     assert.match(await refusal(client, "chapter_section", { section: "7" }), /^错误 \[MCP_SECTION_UNKNOWN\] 第 99 章的正文没有第 “7” 节；有的节：1、2/);
     assert.match(await refusal(client, "run_lab", { lab: "99.9" }), /^错误 \[USAGE\] 没有 Lab 99\.9/);
     // Section numbers belong to this chapter's text: another chapter's lab is not answered.
-    for (const [name, args] of [["run_lab", { lab: "12.1" }], ["next_hint", { lab: "12.1" }], ["lab_status", { chapter: "12" }]] as const) {
+    for (const [name, args] of [
+      ["run_lab", { lab: "12.1" }],
+      ["next_hint", { lab: "12.1" }],
+      ["lab_status", { chapter: "12" }],
+    ] as const) {
       assert.match(await refusal(client, name, args), /^错误 \[MCP_OTHER_CHAPTER\] 这个练习目录是第 99 章的，不回答第 12 章/, name);
     }
     assert.match(await refusal(client, "run_lab", { lab: "99" }), /^错误 \[USAGE\] run_lab 针对单个 Lab/);
@@ -211,20 +262,31 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
     assert.match(await refusal(client, "next_hint", { lab: "99.1", level: "4" }), /^错误 \[USAGE\] next_hint 没有参数 “level”/, "no skipping a rung");
 
     const { prompts } = await client.listPrompts();
-    assert.deepEqual(prompts.map((prompt) => prompt.name), [...PROMPT_NAMES]);
+    assert.deepEqual(
+      prompts.map((prompt) => prompt.name),
+      [...PROMPT_NAMES],
+    );
     const predict = await client.getPrompt({ name: "predict", arguments: { lab: "99.2" } });
     const asked = predict.messages.map((message) => (message.content.type === "text" ? message.content.text : "")).join("");
     assert.match(asked, /^在运行 Lab 99\.2（打招呼）之前，先请学习者预测结果/);
     assert.match(asked, /Lab 99\.2 有 3 项测试：\n {2}1\. Lab 99\.2 · greets by name\n {2}2\. Lab 99\.2 · greets the sum\n/);
     assert.match(asked, /上一次运行：0\/3（失败），之后教学文件没有改过。/);
     const next = await client.getPrompt({ name: "predict" });
-    assert.match(next.messages[0]?.content.type === "text" ? next.messages[0].content.text : "", /^在运行 Lab 99\.2（打招呼）之前/, "without a lab: the next one not green (99.1 passed with 99.2)");
+    assert.match(
+      next.messages[0]?.content.type === "text" ? next.messages[0].content.text : "",
+      /^在运行 Lab 99\.2（打招呼）之前/,
+      "without a lab: the next one not green (99.1 passed with 99.2)",
+    );
 
     // The marker gone meanwhile: every call refuses, as the start would have.
     const marker = path.join(course.root, ...PRACTICE_MARKER.split("/"));
     renameSync(marker, `${marker}.away`);
     try {
-      for (const [name, args] of [["lab_status", {}], ["next_hint", { lab: "99.1" }], ["chapter_section", { section: "1" }]] as const) {
+      for (const [name, args] of [
+        ["lab_status", {}],
+        ["next_hint", { lab: "99.1" }],
+        ["chapter_section", { section: "1" }],
+      ] as const) {
         assert.match(await refusal(client, name, args), /^错误 \[MCP_NOT_PRACTICE\] 这里不是练习目录/, name);
       }
       await assert.rejects(client.getPrompt({ name: "predict" }), /MCP_NOT_PRACTICE|这里不是练习目录/);
@@ -240,7 +302,12 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
 test("mcp outside a practice folder: refuses at start with a coded line on stderr, nothing on stdout, exit 1", async (t) => {
   const repoLike = await createMiniCourse("reference");
   t.after(() => removeMiniCourse(repoLike));
-  const run = spawnSync(process.execPath, commandArgs(repoLike.root, "mcp"), { cwd: repoLike.root, env: { ...process.env, ...env() }, input: "", encoding: "utf8" });
+  const run = spawnSync(process.execPath, commandArgs(repoLike.root, "mcp"), {
+    cwd: repoLike.root,
+    env: { ...process.env, ...env() },
+    input: "",
+    encoding: "utf8",
+  });
   assert.equal(run.status, 1, run.stderr);
   assert.equal(run.stdout, "");
   assert.match(run.stderr, /^错误 \[MCP_NOT_PRACTICE\] 这里不是练习目录（[^\n]+ 没有 \.pi-course\/practice\.json）：课程的 MCP 服务只在练习目录里运行/);
@@ -253,7 +320,12 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
   const pkg = path.join(course.root, "packages/pi-course/package.json");
   writeFileSync(pkg, `${JSON.stringify({ ...JSON.parse(readFileSync(pkg, "utf8")), scripts: real.scripts }, null, 2)}\n`);
   stampTooling(course.root);
-  const npm = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "mcp", "-w", "@pi/course"], { cwd: course.root, env: { ...process.env, ...env() }, stdio: ["pipe", "pipe", "pipe"], shell: process.platform === "win32" });
+  const npm = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "mcp", "-w", "@pi/course"], {
+    cwd: course.root,
+    env: { ...process.env, ...env() },
+    stdio: ["pipe", "pipe", "pipe"],
+    shell: process.platform === "win32",
+  });
   let stdout = "";
   let stderr = "";
   npm.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -264,7 +336,9 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
     });
   });
   const exited = new Promise<number | null>((resolve) => npm.on("close", (code) => resolve(code)));
-  npm.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } })}\n`);
+  npm.stdin.write(
+    `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } })}\n`,
+  );
   const first = await firstLine;
   assert.ok(first.startsWith('{"'), `stdout starts with the protocol, not ${JSON.stringify(first.slice(0, 40))}`);
   const answer = JSON.parse(first.split("\n")[0]!) as { id: number; result: { serverInfo: { name: string }; instructions: string } };
@@ -304,7 +378,9 @@ function stampTooling(root: string): void {
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
 
-test("mcp on chapter 12: its sections, its hints and a lab on the starter, and no answer carries a line of the reference the starter lacks", { skip: !chapter12 && "chapter 12 is not in this tree" }, async (t) => {
+test("mcp on chapter 12: its sections, its hints and a lab on the starter, and no answer carries a line of the reference the starter lacks", {
+  skip: !chapter12 && "chapter 12 is not in this tree",
+}, async (t) => {
   const root = await practiceCopy(repoRoot, "12");
   t.after(() => rm(root, { recursive: true, force: true }));
   const manifest = await loadManifest(repoRoot, "12");
@@ -318,7 +394,10 @@ test("mcp on chapter 12: its sections, its hints and a lab on the starter, and n
     const challenge = await call(client, "chapter_section", { section: "18.1" });
     assert.equal(challenge.data.title, "目录：一个坏文件不能让用户什么都拿不到");
     const whole = await call(client, "chapter_section", { section: "18" });
-    assert.deepEqual((whole.data.subsections as { number: string }[]).map((s) => s.number), ["18.1", "18.2", "18.3", "18.4", "18.5"]);
+    assert.deepEqual(
+      (whole.data.subsections as { number: string }[]).map((s) => s.number),
+      ["18.1", "18.2", "18.3", "18.4", "18.5"],
+    );
     for (const number of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19"]) {
       const section = await call(client, "chapter_section", { section: number });
       assert.doesNotMatch(section.text, /<!--\s*verify/, `§${number} without the replay's markup`);
@@ -343,7 +422,11 @@ test("mcp on chapter 12: its sections, its hints and a lab on the starter, and n
     await close();
   }
   const [starter] = manifest.starters;
-  const pair = { teachingFile: starter!.to, reference: readFileSync(path.join(repoRoot, starter!.to), "utf8"), starter: readFileSync(path.join(repoRoot, starter!.from), "utf8") };
+  const pair = {
+    teachingFile: starter!.to,
+    reference: readFileSync(path.join(repoRoot, starter!.to), "utf8"),
+    starter: readFileSync(path.join(repoRoot, starter!.from), "utf8"),
+  };
   assert.ok(answerLines([pair]).size > 100, "the audit has answer lines to look for");
   assert.deepEqual(findLeaks([{ file: "mcp answers", text: outputs.join("\n") }], [pair]), []);
 });

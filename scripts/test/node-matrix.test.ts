@@ -23,7 +23,14 @@ test("matrix lines: test counts from TAP and spec summaries, verify's summary, f
   assert.equal(stepNote("npm test", TAP_RUN + SPEC_RUN), "course 254（2 skipped）, tooling 236（1 skipped）");
   assert.equal(stepNote("verify 12", "…\nverify 12: all 34 checks pass\n"), "all 34 checks pass");
   assert.equal(stepNote("verify 12", "verify 12: 1 of 34 checks FAIL\n"), "1 of 34 checks FAIL");
-  const ok = matrixLine("24.22.3", [{ label: "npm ci", ok: true, seconds: 3.2, note: "" }, { label: "npm test", ok: true, seconds: 58.6, note: "course 254" }], "x.log");
+  const ok = matrixLine(
+    "24.22.3",
+    [
+      { label: "npm ci", ok: true, seconds: 3.2, note: "" },
+      { label: "npm test", ok: true, seconds: 58.6, note: "course 254" },
+    ],
+    "x.log",
+  );
   assert.equal(ok, "node 24.22.3: ✔ npm ci 3 s · ✔ npm test 59 s (course 254)");
   const failed = matrixLine("26.12.1", [{ label: "npm test", ok: false, seconds: 70, note: "" }], ".pi-course/node-matrix/node-26.12.1.log");
   assert.equal(failed, "node 26.12.1: ✖ npm test 70 s — 见 .pi-course/node-matrix/node-26.12.1.log");

@@ -38,13 +38,18 @@ test("placement: three differently written solutions get the line in their untru
 
   const arrow = applyLearnerPatch(withLoadExtension(ARROW_ELSE), patch);
   assert.ok(arrow.ok, arrow.ok ? "" : arrow.reason);
-  assert.match(arrow.text, /\n  \} else \{\n    await opts\.importModule\?\.\(extension\); \/\/ 故意错误\n    return \{\n      id: frozen\.id,\n      status: 'skipped_untrusted',\n    \};\n  \}\n/);
+  assert.match(
+    arrow.text,
+    /\n  \} else \{\n    await opts\.importModule\?\.\(extension\); \/\/ 故意错误\n    return \{\n      id: frozen\.id,\n      status: 'skipped_untrusted',\n    \};\n  \}\n/,
+  );
   assert.equal(arrow.text.split("\n")[arrow.line - 1], "    await opts.importModule?.(extension); // 故意错误");
 
   const inline = applyLearnerPatch(withLoadExtension(INLINE_REST), patch);
   assert.ok(inline.ok, inline.ok ? "" : inline.reason);
   assert.ok(
-    inline.text.includes('if (!trusted) { void frozen; await rest.importModule?.(s); /* 故意错误 */ return { id: frozen.id, status: "skipped_untrusted" as const }; }'),
+    inline.text.includes(
+      'if (!trusted) { void frozen; await rest.importModule?.(s); /* 故意错误 */ return { id: frozen.id, status: "skipped_untrusted" as const }; }',
+    ),
     "inlined before the return, its line comment turned into a block comment",
   );
 
@@ -56,7 +61,10 @@ test("placement: three differently written solutions get the line in their untru
   writeFileSync(path.join(dir, "src", "variant-arrow.ts"), arrow.text);
   writeFileSync(path.join(dir, "src", "variant-inline.ts"), inline.text);
   writeFileSync(path.join(dir, "package.json"), '{ "type": "module" }\n');
-  writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ extends: path.join(repoRoot, "tsconfig.base.json"), compilerOptions: { noEmit: true }, include: ["src/*.ts"] }));
+  writeFileSync(
+    path.join(dir, "tsconfig.json"),
+    JSON.stringify({ extends: path.join(repoRoot, "tsconfig.base.json"), compilerOptions: { noEmit: true }, include: ["src/*.ts"] }),
+  );
   symlinkSync(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"), "junction");
   const compiler = resolveCompiler(path.join(repoRoot, "packages/pi-course"));
   const compiled = await runProcess(compiler.command, [...compiler.args, "-p", "tsconfig.json", "--pretty", "false"], { cwd: dir });
@@ -82,8 +90,16 @@ test("placement: code it cannot place is reported with the reason, and the text 
       ),
       /没有直接返回 "skipped_untrusted" 的 return 语句/,
     ],
-    ["options destructured without importModule", ONE_LINE.replace("importModule: load = importFromPath", "").replace("await load(frozen)", "await importFromPath(frozen)"), /没有取出 importModule/],
-    ["a function that is not async", "export function loadExtension(source: ExtensionSource, options: LoadExtensionOptions): Promise<LoadExtensionResult> {\n  void options;\n  return Promise.resolve({ id: source.id, status: \"skipped_untrusted\" });\n}", /不是 async/],
+    [
+      "options destructured without importModule",
+      ONE_LINE.replace("importModule: load = importFromPath", "").replace("await load(frozen)", "await importFromPath(frozen)"),
+      /没有取出 importModule/,
+    ],
+    [
+      "a function that is not async",
+      'export function loadExtension(source: ExtensionSource, options: LoadExtensionOptions): Promise<LoadExtensionResult> {\n  void options;\n  return Promise.resolve({ id: source.id, status: "skipped_untrusted" });\n}',
+      /不是 async/,
+    ],
     ["no function of that name", "export const somethingElse = 1;", /没有找到带函数体的 loadExtension/],
   ];
   for (const [label, replacement, reason] of cases) {
@@ -102,5 +118,5 @@ test("placement: specs are parsed strictly", () => {
   for (const bad of ["loadExtension", "a(b, b)", "a(b c)", "1a(b)"]) assert.equal(parseFunctionSpec(bad), undefined, bad);
   assert.deepEqual(parseStatementSpec("return 'x'"), { kind: "return", literal: "x" });
   assert.deepEqual(parseStatementSpec("return"), { kind: "return" });
-  for (const bad of ["return x", 'return "a\'', "if (x)"]) assert.equal(parseStatementSpec(bad), undefined, bad);
+  for (const bad of ["return x", "return \"a'", "if (x)"]) assert.equal(parseStatementSpec(bad), undefined, bad);
 });

@@ -19,7 +19,10 @@ async function runMain(argv: string[], repo: string, cwd: string): Promise<{ cod
   const saved = process.env.INIT_CWD;
   process.env.INIT_CWD = cwd;
   try {
-    const code = await runCommandLine(["practice", ...argv], { root: repo, io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } } });
+    const code = await runCommandLine(["practice", ...argv], {
+      root: repo,
+      io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
+    });
     return { code, stdout, stderr };
   } finally {
     if (saved === undefined) delete process.env.INIT_CWD;
@@ -127,7 +130,9 @@ test("rough edges: a parent that is a file, or lies below one, is named as a fil
   assert.deepEqual(leftovers(root), []);
 });
 
-test("rough edges: a parent that cannot be written is DEST_PARENT_READONLY, not a raw EACCES, and nothing is left", { skip: process.platform === "win32" && "POSIX permissions" }, async (t) => {
+test("rough edges: a parent that cannot be written is DEST_PARENT_READONLY, not a raw EACCES, and nothing is left", {
+  skip: process.platform === "win32" && "POSIX permissions",
+}, async (t) => {
   const repo = makeFakeCourse(t);
   // root may write anywhere a mode allows nothing; /sys refuses even root.
   const asRoot = process.getuid?.() === 0;
@@ -164,10 +169,18 @@ test("rough edges: the cd hint reaches folders whose names hold spaces, quotes, 
   const name = "it's $HOME `x` here";
   const r = await runMain(["02", name], repo, work);
   assert.equal(r.code, 0, r.stderr);
-  const cd = r.stdout.split("\n").find((line) => line.trimStart().startsWith("cd "))!.trim();
+  const cd = r.stdout
+    .split("\n")
+    .find((line) => line.trimStart().startsWith("cd "))!
+    .trim();
   const landed = spawnSync("sh", ["-c", `${cd} && pwd -P`], { cwd: work, encoding: "utf8" });
   assert.equal(landed.status, 0, landed.stderr);
   assert.equal(landed.stdout.trim(), realpathSync(path.join(work, name)));
-  const absolute = formatResult({ dest: "/a b/it's", chapter: "02", title: "t", parent: "p", target: "t", source: "s", files: 1, audited: 1 }, "/elsewhere", false, "linux");
+  const absolute = formatResult(
+    { dest: "/a b/it's", chapter: "02", title: "t", parent: "p", target: "t", source: "s", files: 1, audited: 1 },
+    "/elsewhere",
+    false,
+    "linux",
+  );
   assert.ok(absolute.includes("  cd '/a b/it'\\''s'\n"), absolute);
 });

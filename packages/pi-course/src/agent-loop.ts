@@ -115,7 +115,12 @@ function pairedError(call: ToolCall, message: string): ToolResultMessage {
 }
 
 /** Streams one turn, reporting its events; a model that breaks its contract (throws, fails) gives an error turn. */
-async function streamTurn(model: Model, request: ModelRequest, signal: AbortSignal | undefined, onEvent: (event: AssistantEvent) => void): Promise<AssistantTurn> {
+async function streamTurn(
+  model: Model,
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+  onEvent: (event: AssistantEvent) => void,
+): Promise<AssistantTurn> {
   let stream;
   try {
     stream = model.stream(request, signal ? { signal } : {});
@@ -237,7 +242,12 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
     }
     for (const call of calls) {
       if (stop === "length") {
-        add(pairedError(call, `tool "${call.name}" was not run: the model's output was cut off at its token limit (stopReason length), so this call may be incomplete`));
+        add(
+          pairedError(
+            call,
+            `tool "${call.name}" was not run: the model's output was cut off at its token limit (stopReason length), so this call may be incomplete`,
+          ),
+        );
         continue;
       }
       if (signal?.aborted) {

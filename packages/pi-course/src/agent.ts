@@ -128,7 +128,11 @@ export class Agent {
 
   /** Resolves when no run is busy (at once if none is). Never rejects. */
   async idle(): Promise<void> {
-    while (this.#run !== undefined) await this.#run.done.then(() => {}, () => {});
+    while (this.#run !== undefined)
+      await this.#run.done.then(
+        () => {},
+        () => {},
+      );
   }
 
   async #execute(first: UserMessage[], signal: AbortSignal): Promise<LoopResult> {

@@ -148,7 +148,10 @@ export function anthropicRequestBody(request: ModelRequest, options: { model: st
 }
 
 /** The URL and `fetch` options of the request (the API key goes in `x-api-key`). */
-export function anthropicRequest(request: ModelRequest, options: AnthropicModelOptions): { url: string; init: RequestInit & { body: string; headers: Record<string, string> } } {
+export function anthropicRequest(
+  request: ModelRequest,
+  options: AnthropicModelOptions,
+): { url: string; init: RequestInit & { body: string; headers: Record<string, string> } } {
   const base = (options.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, "");
   return {
     url: `${base}/v1/messages`,
@@ -193,8 +196,13 @@ const RETRYABLE_STREAM_ERRORS: ReadonlySet<string> = new Set(["overloaded_error"
 /** The coded error of an `error` event; `early`: it came before any part of the answer. */
 function streamError(data: Record<string, unknown>, facts: Omit<ProviderErrorFacts, "detail">, early: boolean): ProviderError {
   const type = apiErrorType(data);
-  const code: ProviderErrorCode = type === "overloaded_error" ? "PROVIDER_OVERLOADED" : type === "rate_limit_error" ? "PROVIDER_RATE_LIMITED" : "PROVIDER_STREAM_ERROR";
-  return new ProviderError(code, { ...facts, detail: `provider error: ${describeApiError(data)}` }, { retryable: early && type !== undefined && RETRYABLE_STREAM_ERRORS.has(type) });
+  const code: ProviderErrorCode =
+    type === "overloaded_error" ? "PROVIDER_OVERLOADED" : type === "rate_limit_error" ? "PROVIDER_RATE_LIMITED" : "PROVIDER_STREAM_ERROR";
+  return new ProviderError(
+    code,
+    { ...facts, detail: `provider error: ${describeApiError(data)}` },
+    { retryable: early && type !== undefined && RETRYABLE_STREAM_ERRORS.has(type) },
+  );
 }
 
 function parseObject(data: string): Record<string, unknown> | undefined {
@@ -215,12 +223,19 @@ function parseObject(data: string): Record<string, unknown> | undefined {
  * failure named after `facts` (`PROVIDER_RESPONSE_INVALID` for what does not follow the wire
  * format, `PROVIDER_STREAM_ENDED` for a body cut short, the `error` event's own kind).
  */
-export async function readAnthropicEvents(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts = anthropicFacts("unknown")): Promise<void> {
+export async function readAnthropicEvents(
+  events: AsyncIterable<SseEvent>,
+  builder: TurnBuilder,
+  facts: ProviderFacts = anthropicFacts("unknown"),
+): Promise<void> {
   try {
     await translate(events, builder, facts);
   } catch (error) {
     // A body that broke off mid-read (already a ProviderError), or arguments that are not JSON when their block ends.
-    failTurn(builder, error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }));
+    failTurn(
+      builder,
+      error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }),
+    );
   }
 }
 
@@ -260,7 +275,10 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
       case "content_block_delta": {
         const delta = isPlainObject(data.delta) ? data.delta : {};
         if (open === undefined || open.apiIndex !== data.index) {
-          stop("PROVIDER_RESPONSE_INVALID", `protocol error: a delta for block ${String(data.index)} arrived while ${open ? `block ${open.apiIndex}` : "no block"} is open`);
+          stop(
+            "PROVIDER_RESPONSE_INVALID",
+            `protocol error: a delta for block ${String(data.index)} arrived while ${open ? `block ${open.apiIndex}` : "no block"} is open`,
+          );
           return;
         }
         if (open.kind === "text" && delta.type === "text_delta" && typeof delta.text === "string") builder.appendText(delta.text);
@@ -361,7 +379,11 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
       const merged = mergeSignals(options.signal, streamOptions.signal);
       const signal = merged.signal;
       const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
-      const transport: TransportOptions = { signal, ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) };
+      const transport: TransportOptions = {
+        signal,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      };
       void (async () => {
         const { url, init } = anthropicRequest(request, options);
         const http: HttpRequest = { url, headers: init.headers, body: init.body, facts };

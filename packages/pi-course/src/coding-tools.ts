@@ -112,7 +112,10 @@ export function createReadTool(workspace: Workspace, options: CodingToolsOptions
       if (cut.truncated || last < lines.length) {
         body += `\n\n[showing lines ${offset}-${last} of ${lines.length}${cut.partialLine ? " (line cut to fit)" : ""}; continue with offset=${last + 1}]`;
       }
-      return { content: [text(body)], details: { path: workspace.display(file), totalLines: lines.length, firstLine: offset, lastLine: last, truncated: cut.truncated } };
+      return {
+        content: [text(body)],
+        details: { path: workspace.display(file), totalLines: lines.length, firstLine: offset, lastLine: last, truncated: cut.truncated },
+      };
     },
   };
 }
@@ -133,7 +136,10 @@ export function createWriteTool(workspace: Workspace): Tool<{ path: string; cont
       await writeAtomically(file, content);
       const bytes = Buffer.byteLength(content, "utf8");
       const verb = existing === undefined ? "created" : "overwrote";
-      return { content: [text(`${verb} ${workspace.display(file)} (${bytes} bytes)`)], details: { path: workspace.display(file), bytes, created: existing === undefined } };
+      return {
+        content: [text(`${verb} ${workspace.display(file)} (${bytes} bytes)`)],
+        details: { path: workspace.display(file), bytes, created: existing === undefined },
+      };
     },
   };
 }

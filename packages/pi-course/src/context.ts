@@ -50,11 +50,7 @@ export interface ContextProjection {
 }
 
 /** Error codes thrown on purpose by this module. */
-export type ContextErrorCode =
-  | "CONTEXT_BUDGET_INVALID"
-  | "CONTEXT_ESTIMATE_INVALID"
-  | "CONTEXT_UNPAIRED_TOOL_CALL"
-  | "CONTEXT_UNPAIRED_TOOL_RESULT";
+export type ContextErrorCode = "CONTEXT_BUDGET_INVALID" | "CONTEXT_ESTIMATE_INVALID" | "CONTEXT_UNPAIRED_TOOL_CALL" | "CONTEXT_UNPAIRED_TOOL_RESULT";
 
 /** An error with a stable `code`; messages may change, codes do not. */
 export class ContextError extends Error {
@@ -139,10 +135,7 @@ function checkPairing(entries: readonly SessionEntry[]): void {
       }
     } else if (message.role === "toolResult") {
       if (!open.delete(message.toolCallId)) {
-        throw new ContextError(
-          "CONTEXT_UNPAIRED_TOOL_RESULT",
-          `tool result "${message.toolCallId}" answers no earlier, unanswered call in its interaction`,
-        );
+        throw new ContextError("CONTEXT_UNPAIRED_TOOL_RESULT", `tool result "${message.toolCallId}" answers no earlier, unanswered call in its interaction`);
       }
     }
   }

@@ -38,7 +38,12 @@ import { textOf, userMessage, type AgentMessage, type ToolResultMessage, type Us
 import { openWorkspace } from "./workspace.js";
 
 /** Error codes thrown on purpose by the demo. */
-export type DemoErrorCode = "DEMO_WORKSPACE_MISSING" | "DEMO_WORKSPACE_NOT_DIRECTORY" | "DEMO_WORKSPACE_TOO_LARGE" | "DEMO_TEMPLATE_NOT_FOUND" | "DEMO_SKILL_NOT_FOUND";
+export type DemoErrorCode =
+  | "DEMO_WORKSPACE_MISSING"
+  | "DEMO_WORKSPACE_NOT_DIRECTORY"
+  | "DEMO_WORKSPACE_TOO_LARGE"
+  | "DEMO_TEMPLATE_NOT_FOUND"
+  | "DEMO_SKILL_NOT_FOUND";
 
 /** An error with a stable `code`; messages may change, codes do not. */
 export class DemoError extends Error {
@@ -122,7 +127,11 @@ async function checkWorkspace(dir: string): Promise<void> {
  * as links, unchanged. Counted first, without following links, so an oversized workspace is
  * refused (`DEMO_WORKSPACE_TOO_LARGE`) before anything is written.
  */
-async function copyWorkspace(source: string, scratchParent: string, limits: { maxFiles: number; maxBytes: number }): Promise<{ scratch: string; copy: string }> {
+async function copyWorkspace(
+  source: string,
+  scratchParent: string,
+  limits: { maxFiles: number; maxBytes: number },
+): Promise<{ scratch: string; copy: string }> {
   let files = 0;
   let bytes = 0;
   const walk = async (dir: string): Promise<void> => {
@@ -135,7 +144,10 @@ async function copyWorkspace(source: string, scratchParent: string, limits: { ma
         bytes += (await lstat(full)).size;
       }
       if (files > limits.maxFiles || bytes > limits.maxBytes) {
-        throw new DemoError("DEMO_WORKSPACE_TOO_LARGE", `工作区 ${source} 超过演示的上限（${limits.maxFiles} 个文件或 ${limits.maxBytes} 字节）；请换一个小一些的目录`);
+        throw new DemoError(
+          "DEMO_WORKSPACE_TOO_LARGE",
+          `工作区 ${source} 超过演示的上限（${limits.maxFiles} 个文件或 ${limits.maxBytes} 字节）；请换一个小一些的目录`,
+        );
       }
     }
   };
@@ -212,7 +224,8 @@ function demoScript(file: string): ScriptStep[] {
       const shell = results.find((r) => r.toolName === "shell");
       const skill = /^# Active skill: (.+)$/m.exec(request.systemPrompt)?.[1];
       const lines: string[] = [];
-      if (shell !== undefined && isBlocked(shell)) lines.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
+      if (shell !== undefined && isBlocked(shell))
+        lines.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
       else if (shell?.isError) lines.push(`清理命令没有成功：${textOf(shell).split("\n")[0]}`);
       else if (shell !== undefined) lines.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
       if (read === undefined || read.isError) {
@@ -245,22 +258,31 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   await checkWorkspace(source);
   const sample = await (async () => realpath(sampleWorkspace()))().catch(() => undefined);
   const isSample = (await realpath(source)) === sample;
-  const { scratch, copy } = await copyWorkspace(source, options.scratchParent ?? os.tmpdir(), { maxFiles: options.limits?.maxFiles ?? 2000, maxBytes: options.limits?.maxBytes ?? 20 * 1024 * 1024 });
+  const { scratch, copy } = await copyWorkspace(source, options.scratchParent ?? os.tmpdir(), {
+    maxFiles: options.limits?.maxFiles ?? 2000,
+    maxBytes: options.limits?.maxBytes ?? 20 * 1024 * 1024,
+  });
   try {
     write(`目录  ${options.workspaceLabel ?? source} · 工具只在它的副本里运行，原目录不会被改动`);
 
     // Lenient discovery, as a real host runs it: a broken skill or template is left out and
     // reported as a "诊断" line; the rest of the workspace still serves the session.
     const catalog = await discoverResources([copy], {
-      onDiagnostic: (d) => write(`诊断  ${d.severity === "error" ? "跳过" : "提醒"} ${path.relative(copy, d.source) || "."} [${d.code}] ${oneLine(d.message.split(copy + path.sep).join(""))}`),
+      onDiagnostic: (d) =>
+        write(
+          `诊断  ${d.severity === "error" ? "跳过" : "提醒"} ${path.relative(copy, d.source) || "."} [${d.code}] ${oneLine(d.message.split(copy + path.sep).join(""))}`,
+        ),
     });
     const names = (list: { name: string }[]) => (list.length > 0 ? list.map((r) => r.name).join("、") : "无");
-    write(`资源  指令 ${catalog.instructions.length} · 技能 ${catalog.skills.length}（${names(catalog.skills)}）· 模板 ${catalog.templates.length}（${names(catalog.templates)}）`);
+    write(
+      `资源  指令 ${catalog.instructions.length} · 技能 ${catalog.skills.length}（${names(catalog.skills)}）· 模板 ${catalog.templates.length}（${names(catalog.templates)}）`,
+    );
 
     let activated: ActivatedSkill | undefined;
     const skillName = options.skill ?? catalog.skills[0]?.name;
     if (skillName !== undefined) {
-      if (!catalog.skills.some((s) => s.name === skillName)) throw new DemoError("DEMO_SKILL_NOT_FOUND", `工作区里没有技能 ${skillName}；可用：${names(catalog.skills)}`);
+      if (!catalog.skills.some((s) => s.name === skillName))
+        throw new DemoError("DEMO_SKILL_NOT_FOUND", `工作区里没有技能 ${skillName}；可用：${names(catalog.skills)}`);
       activated = await activateSkill(catalog, skillName);
     }
     const systemPrompt = formatResourceContext(catalog, activated ? [activated] : []);
@@ -345,7 +367,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         const output = textOf(message);
         const lines = output.split("\n");
         // A listing reads best on one line; anything else shows its first line and its length.
-        const shown = message.toolName === "list" && !message.isError ? firstLine(lines.join("  "), 120) : `${firstLine(output)}${lines.length > 1 ? ` …（共 ${lines.length} 行）` : ""}`;
+        const shown =
+          message.toolName === "list" && !message.isError
+            ? firstLine(lines.join("  "), 120)
+            : `${firstLine(output)}${lines.length > 1 ? ` …（共 ${lines.length} 行）` : ""}`;
         write(`结果  ${message.isError ? "✗" : "✓"} ${shown}`);
       }
     });

@@ -24,7 +24,15 @@ import { text, type ToolResultMessage } from "./types.js";
  */
 export function describeValue(value: unknown): string {
   try {
-    const shown = inspect(value, { depth: 2, customInspect: false, getters: false, showProxy: true, maxArrayLength: 10, maxStringLength: 200, breakLength: Infinity });
+    const shown = inspect(value, {
+      depth: 2,
+      customInspect: false,
+      getters: false,
+      showProxy: true,
+      maxArrayLength: 10,
+      maxStringLength: 200,
+      breakLength: Infinity,
+    });
     return shown.length > 300 ? `${shown.slice(0, 300)}…` : shown;
   } catch {
     return "(a value that cannot be described)";
@@ -42,12 +50,10 @@ export function reasonOf(thrown: unknown): string {
   return describeValue(thrown);
 }
 
-
 /** True for a promise or any other object with a callable `then`. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
-
 
 /**
  * Where a tool's `name` comes from, found without running any of the tool's code: the
@@ -108,7 +114,6 @@ export function registerPinned(registry: ToolRegistry, tools: readonly { tool: T
   }
 }
 
-
 /** A copy of hook data, and whether `deepFreeze` can lock all of it. */
 export interface DataCopy<T> {
   copy: T;
@@ -118,11 +123,21 @@ export interface DataCopy<T> {
 // The intrinsic typed-array constructors by name, and the intrinsic getter of that name:
 // asking it runs no code of the array's owner (a subclass may override the public one).
 const TYPED_ARRAYS = {
-  Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
-  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
 } as const;
-const typedArrayName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype) as object, Symbol.toStringTag)!
-  .get as (this: ArrayBufferView) => string | undefined;
+const typedArrayName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype) as object, Symbol.toStringTag)!.get as (
+  this: ArrayBufferView,
+) => string | undefined;
 
 /**
  * A copy of just a typed array's own elements in a buffer of its own; a `Buffer` stays a
@@ -232,7 +247,6 @@ export function hookViews<T>(data: DataCopy<T>): () => T {
   const shared = deepFreeze(copyData(data.copy).copy);
   return () => shared;
 }
-
 
 /**
  * The answer to a call that cannot be copied (a function, a proxy, a throwing getter…):

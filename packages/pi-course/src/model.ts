@@ -104,9 +104,7 @@ export class ModelError extends Error {
   }
 }
 
-type OpenBlock =
-  | { kind: "text"; index: number; text: string }
-  | { kind: "toolCall"; index: number; id: string; name: string; json: string };
+type OpenBlock = { kind: "text"; index: number; text: string } | { kind: "toolCall"; index: number; id: string; name: string; json: string };
 
 export interface TurnBuilderOptions {
   signal?: AbortSignal;

@@ -146,7 +146,10 @@ export function openAIRequestBody(request: ModelRequest, options: { model: strin
 }
 
 /** The URL and `fetch` options of the request; `authorization` only when there is a key. */
-export function openAIRequest(request: ModelRequest, options: OpenAIModelOptions): { url: string; init: RequestInit & { body: string; headers: Record<string, string> } } {
+export function openAIRequest(
+  request: ModelRequest,
+  options: OpenAIModelOptions,
+): { url: string; init: RequestInit & { body: string; headers: Record<string, string> } } {
   const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
   if (options.apiKey !== undefined && options.apiKey !== "") headers.authorization = `Bearer ${options.apiKey}`;
   return {
@@ -178,7 +181,11 @@ export function openAIFacts(model: string): ProviderFacts {
 /** The coded error of an `{ error: … }` object sent inside the stream. */
 function streamError(data: Record<string, unknown>, facts: ProviderFacts): ProviderError {
   const type = apiErrorType(data) ?? "";
-  const code: ProviderErrorCode = /overloaded/i.test(type) ? "PROVIDER_OVERLOADED" : /rate_limit/i.test(type) ? "PROVIDER_RATE_LIMITED" : "PROVIDER_STREAM_ERROR";
+  const code: ProviderErrorCode = /overloaded/i.test(type)
+    ? "PROVIDER_OVERLOADED"
+    : /rate_limit/i.test(type)
+      ? "PROVIDER_RATE_LIMITED"
+      : "PROVIDER_STREAM_ERROR";
   return new ProviderError(code, { ...facts, detail: `provider error: ${describeApiError(data)}` });
 }
 
@@ -194,7 +201,10 @@ export async function readOpenAIEvents(events: AsyncIterable<SseEvent>, builder:
   try {
     await translate(events, builder, facts);
   } catch (error) {
-    failTurn(builder, error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }));
+    failTurn(
+      builder,
+      error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }),
+    );
   }
 }
 
@@ -283,7 +293,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       const merged = mergeSignals(options.signal, streamOptions.signal);
       const signal = merged.signal;
       const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
-      const transport: TransportOptions = { signal, ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) };
+      const transport: TransportOptions = {
+        signal,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      };
       void (async () => {
         const { url, init } = openAIRequest(request, options);
         const http: HttpRequest = { url, headers: init.headers, body: init.body, facts };

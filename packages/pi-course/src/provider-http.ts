@@ -180,8 +180,12 @@ export async function openStream(request: HttpRequest, options: TransportOptions
   const doFetch = options.fetch ?? fetch;
   const secrets = secretsOf(request.headers);
   const base: Omit<ProviderErrorFacts, "detail"> = { ...request.facts, origin: originOf(request.url), attempts: attempt };
-  const error = (code: ProviderErrorCode, detail: string, extra: Partial<ProviderErrorFacts> = {}, more: { cause?: unknown; retryable?: boolean; retryAfterMs?: number } = {}) =>
-    new ProviderError(code, { ...base, ...extra, detail: redact(detail, secrets) }, more);
+  const error = (
+    code: ProviderErrorCode,
+    detail: string,
+    extra: Partial<ProviderErrorFacts> = {},
+    more: { cause?: unknown; retryable?: boolean; retryAfterMs?: number } = {},
+  ) => new ProviderError(code, { ...base, ...extra, detail: redact(detail, secrets) }, more);
   const watchdog = new Watchdog(options.signal, timeoutMs);
   /** The error of an abort or of the silence limit, if that is what stopped `cause`. */
   const interruption = (cause: unknown, phase: string): ProviderError | undefined => {
@@ -192,7 +196,10 @@ export async function openStream(request: HttpRequest, options: TransportOptions
 
   let response: Response;
   try {
-    response = await abortable(doFetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal: watchdog.signal }), watchdog.signal);
+    response = await abortable(
+      doFetch(request.url, { method: "POST", headers: request.headers, body: request.body, signal: watchdog.signal }),
+      watchdog.signal,
+    );
   } catch (cause) {
     watchdog.dispose();
     throw interruption(cause, "before the response began") ?? error("PROVIDER_UNREACHABLE", networkDetail(cause), {}, { cause });
@@ -218,7 +225,10 @@ export async function openStream(request: HttpRequest, options: TransportOptions
   if (response.body === null || (contentType !== null && !/text\/event-stream/i.test(contentType))) {
     const text = await readText(response.body, watchdog, 500).catch(() => "");
     watchdog.dispose();
-    throw error("PROVIDER_RESPONSE_INVALID", response.body === null ? "the response has no body" : `expected a text/event-stream response, got ${contentType}: ${text.trim().slice(0, 200)}`);
+    throw error(
+      "PROVIDER_RESPONSE_INVALID",
+      response.body === null ? "the response has no body" : `expected a text/event-stream response, got ${contentType}: ${text.trim().slice(0, 200)}`,
+    );
   }
 
   watchdog.reset();
@@ -237,7 +247,10 @@ export async function openStream(request: HttpRequest, options: TransportOptions
         try {
           next = await abortable(reader.read(), watchdog.signal);
         } catch (cause) {
-          throw interruption(cause, "while the answer was streaming") ?? error("PROVIDER_STREAM_ENDED", `the response broke off: ${networkDetail(cause)}`, {}, { cause });
+          throw (
+            interruption(cause, "while the answer was streaming") ??
+            error("PROVIDER_STREAM_ENDED", `the response broke off: ${networkDetail(cause)}`, {}, { cause })
+          );
         }
         if (next.done) return;
         watchdog.reset();

@@ -73,7 +73,11 @@ export type RetryDecision =
  * Whether attempt number `attempt` (1-based), which failed with `failure`, is followed by
  * another, and after how long. See `DEFAULT_RETRY_POLICY` for the rules.
  */
-export function decideRetry(failure: { readonly retryable: boolean; readonly retryAfterMs?: number | undefined }, attempt: number, policy: RetryPolicy): RetryDecision {
+export function decideRetry(
+  failure: { readonly retryable: boolean; readonly retryAfterMs?: number | undefined },
+  attempt: number,
+  policy: RetryPolicy,
+): RetryDecision {
   if (!failure.retryable || attempt > policy.maxRetries) return { retry: false };
   if (failure.retryAfterMs !== undefined) {
     return failure.retryAfterMs <= policy.maxDelayMs ? { retry: true, delayMs: failure.retryAfterMs } : { retry: false, refusedWaitMs: failure.retryAfterMs };
@@ -123,7 +127,8 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, options
       if (!(error instanceof ProviderError)) throw error;
       const decision = decideRetry(error, n, policy);
       if (!decision.retry) {
-        const facts = decision.refusedWaitMs === undefined ? { attempts: n } : { attempts: n, refusedWaitMs: decision.refusedWaitMs, maxDelayMs: policy.maxDelayMs };
+        const facts =
+          decision.refusedWaitMs === undefined ? { attempts: n } : { attempts: n, refusedWaitMs: decision.refusedWaitMs, maxDelayMs: policy.maxDelayMs };
         throw error.with(facts);
       }
       const info: RetryInfo = { attempt: n, delayMs: decision.delayMs, code: error.code, detail: error.detail };

@@ -80,7 +80,8 @@ function shown(value: unknown, secrets: readonly string[]): string {
  * and printed where a header is not) and without a query or fragment.
  */
 function checkBaseUrl(value: string, facts: Omit<ProviderErrorFacts, "detail">, secrets: readonly string[]): string {
-  const refuse = (expected: string) => new ProviderError("PROVIDER_BASE_URL_INVALID", { ...facts, detail: `invalid base URL: ${expected}`, value: shown(value, secrets), expected });
+  const refuse = (expected: string) =>
+    new ProviderError("PROVIDER_BASE_URL_INVALID", { ...facts, detail: `invalid base URL: ${expected}`, value: shown(value, secrets), expected });
   let url: URL;
   try {
     url = new URL(value);
@@ -110,20 +111,33 @@ export function createProviderModel(options: ProviderModelOptions): ProviderMode
   const env = options.env;
   const secrets = secretsOf(env);
   if (!(PROVIDER_NAMES as readonly string[]).includes(options.provider)) {
-    throw new ProviderError("PROVIDER_UNKNOWN", { provider: "provider", detail: `unknown provider ${shown(options.provider, secrets)}`, value: shown(options.provider, secrets) });
+    throw new ProviderError("PROVIDER_UNKNOWN", {
+      provider: "provider",
+      detail: `unknown provider ${shown(options.provider, secrets)}`,
+      value: shown(options.provider, secrets),
+    });
   }
   const provider = options.provider as ProviderName;
   const label = LABELS[provider];
   const invalid = (option: string, value: unknown, expected: string) =>
-    new ProviderError("PROVIDER_OPTIONS_INVALID", { provider: label, detail: `invalid ${option}: ${shown(value, secrets)}`, option, value: shown(value, secrets), expected });
+    new ProviderError("PROVIDER_OPTIONS_INVALID", {
+      provider: label,
+      detail: `invalid ${option}: ${shown(value, secrets)}`,
+      option,
+      value: shown(value, secrets),
+      expected,
+    });
 
   const model = options.model ?? (provider === "anthropic" ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_OPENAI_MODEL);
-  if (typeof model !== "string" || model.trim() === "" || /\s/.test(model)) throw invalid("--model", model, "模型 id 是一个不含空白的非空字符串，例如 " + (provider === "anthropic" ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_OPENAI_MODEL));
+  if (typeof model !== "string" || model.trim() === "" || /\s/.test(model))
+    throw invalid("--model", model, "模型 id 是一个不含空白的非空字符串，例如 " + (provider === "anthropic" ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_OPENAI_MODEL));
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw invalid("timeoutMs", timeoutMs, "超时是一个正的毫秒数");
   const maxRetries = options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries;
-  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > MAX_RETRIES_LIMIT) throw invalid("maxRetries", maxRetries, `重试次数是 0 到 ${MAX_RETRIES_LIMIT} 之间的整数`);
-  if (options.maxTokens !== undefined && (!Number.isInteger(options.maxTokens) || options.maxTokens < 1)) throw invalid("maxTokens", options.maxTokens, "输出 token 上限是正整数");
+  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > MAX_RETRIES_LIMIT)
+    throw invalid("maxRetries", maxRetries, `重试次数是 0 到 ${MAX_RETRIES_LIMIT} 之间的整数`);
+  if (options.maxTokens !== undefined && (!Number.isInteger(options.maxTokens) || options.maxTokens < 1))
+    throw invalid("maxTokens", options.maxTokens, "输出 token 上限是正整数");
 
   const common = {
     model,
@@ -148,7 +162,8 @@ export function createProviderModel(options: ProviderModelOptions): ProviderMode
   }
 
   const facts = { provider: label, model, keyEnv: OPENAI_KEY_ENV, baseUrlFrom: "--base-url" };
-  if (options.baseUrl === undefined || options.baseUrl.trim() === "") throw new ProviderError("PROVIDER_BASE_URL_MISSING", { ...facts, detail: "no base URL given" });
+  if (options.baseUrl === undefined || options.baseUrl.trim() === "")
+    throw new ProviderError("PROVIDER_BASE_URL_MISSING", { ...facts, detail: "no base URL given" });
   const baseUrl = checkBaseUrl(options.baseUrl.trim(), facts, secrets);
   const apiKey = env[OPENAI_KEY_ENV]?.trim() ?? "";
   const inner = createOpenAIModel({ ...common, baseUrl, ...(apiKey !== "" ? { apiKey } : {}) });

@@ -184,11 +184,7 @@ export async function readProvenText(file: string, limit = RESOURCE_SIZE_LIMIT):
  * bytes at a time, until `enough(prefix, atEnd)` returns true or the file ends, and
  * returns the bytes read. `enough` bounds the read (it may also throw to stop it).
  */
-export async function readProvenPrefix(
-  file: string,
-  enough: (prefix: Buffer, atEnd: boolean) => boolean,
-  chunkSize = 4 * 1024,
-): Promise<Buffer> {
+export async function readProvenPrefix(file: string, enough: (prefix: Buffer, atEnd: boolean) => boolean, chunkSize = 4 * 1024): Promise<Buffer> {
   const { handle } = await openProven(file);
   try {
     let prefix: Buffer = Buffer.alloc(0);

@@ -96,9 +96,7 @@ export interface ExtensionSource {
 }
 
 export type BeforeToolDecision = { decision: "allow" } | { decision: "deny"; reason: string };
-export type BeforeToolCallHook = (
-  call: Readonly<ToolCall>,
-) => void | BeforeToolDecision | Promise<void | BeforeToolDecision>;
+export type BeforeToolCallHook = (call: Readonly<ToolCall>) => void | BeforeToolDecision | Promise<void | BeforeToolDecision>;
 export type AfterToolResultHook = (result: Readonly<ToolResultMessage>) => void | Promise<void>;
 
 /** All an extension's factory can touch: it registers, it never commits. */
@@ -142,12 +140,27 @@ export type LoadExtensionResult = { id: string; status: "active" } | { id: strin
 
 /** Error codes `resources.ts` throws on purpose, by the lab that introduces them. */
 export type ResourceErrorCode =
-  | "RESOURCE_ROOT_MISSING" | "RESOURCE_DUPLICATE" | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
-  | "RESOURCE_TOO_LARGE" | "RESOURCE_NOT_TEXT" | "RESOURCE_UNREADABLE" // 12.1 and 12.2: files in the real world
-  | "SKILL_NOT_FOUND" | "SKILL_CHANGED" | "SKILL_PATH_INVALID" | "SKILL_PATH_ESCAPE" | "SKILL_RESOURCE_MISSING" // 12.2
-  | "TEMPLATE_ARGUMENT_MISSING" | "ACTIVATION_DUPLICATE" | "ACTIVATION_FOREIGN" // 12.3
-  | "EXTENSION_INVALID" | "EXTENSION_DUPLICATE" | "EXTENSION_FACTORY_FAILED" | "TOOL_CONFLICT" // 12.4
-  | "EXTENSION_IMPORT_FAILED" | "EXTENSION_CONTEXT_CLOSED" | "INVALID_ARGUMENT"; // 12.4: import, late registration, bad options
+  | "RESOURCE_ROOT_MISSING"
+  | "RESOURCE_DUPLICATE"
+  | "RESOURCE_INVALID" // Lab 12.1 (and 12.2)
+  | "RESOURCE_TOO_LARGE"
+  | "RESOURCE_NOT_TEXT"
+  | "RESOURCE_UNREADABLE" // 12.1 and 12.2: files in the real world
+  | "SKILL_NOT_FOUND"
+  | "SKILL_CHANGED"
+  | "SKILL_PATH_INVALID"
+  | "SKILL_PATH_ESCAPE"
+  | "SKILL_RESOURCE_MISSING" // 12.2
+  | "TEMPLATE_ARGUMENT_MISSING"
+  | "ACTIVATION_DUPLICATE"
+  | "ACTIVATION_FOREIGN" // 12.3
+  | "EXTENSION_INVALID"
+  | "EXTENSION_DUPLICATE"
+  | "EXTENSION_FACTORY_FAILED"
+  | "TOOL_CONFLICT" // 12.4
+  | "EXTENSION_IMPORT_FAILED"
+  | "EXTENSION_CONTEXT_CLOSED"
+  | "INVALID_ARGUMENT"; // 12.4: import, late registration, bad options
 
 /** Every error `resources.ts` throws on purpose: a stable `code`; messages may change, codes do not. */
 export class ResourceError extends Error {

@@ -21,16 +21,42 @@ import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { copyData, describeValue, hookViews, isThenable, reasonOf, registerPinned, uncopyableCall, type DataCopy } from "./extension-values.js";
 import {
-  decodeText, FileProblem, hasErrorCode, listDirectory, mapInOrder, readProvenPrefix, readProvenText, readProvenTextIfPresent, realpathIfPresent,
-  resourceErrorOf, statIfPresent, type DirectoryEntry,
+  decodeText,
+  FileProblem,
+  hasErrorCode,
+  listDirectory,
+  mapInOrder,
+  readProvenPrefix,
+  readProvenText,
+  readProvenTextIfPresent,
+  realpathIfPresent,
+  resourceErrorOf,
+  statIfPresent,
+  type DirectoryEntry,
 } from "./resource-files.js";
 import { holdsSkillFile, skillFileCaseWarnings, skillSpecDiagnostics } from "./skill-spec.js";
 import { yamlErrorPlace } from "./yaml-errors.js";
 import {
-  ResourceError, type ActivatedSkill, type ActivatedSkillFile, type AfterToolResultHook, type BeforeToolCallHook, type CatalogResource,
-  type DiscoverOptions, type ExtensionContext, type ExtensionDiagnostic, type ExtensionHost, type ExtensionHostOptions, type ExtensionModule,
-  type ExtensionSource, type InstructionResource, type LoadExtensionOptions, type LoadExtensionResult, type ResourceCatalog, type ResourceDiagnostic,
-  type SkillResource, type TemplateResource,
+  ResourceError,
+  type ActivatedSkill,
+  type ActivatedSkillFile,
+  type AfterToolResultHook,
+  type BeforeToolCallHook,
+  type CatalogResource,
+  type DiscoverOptions,
+  type ExtensionContext,
+  type ExtensionDiagnostic,
+  type ExtensionHost,
+  type ExtensionHostOptions,
+  type ExtensionModule,
+  type ExtensionSource,
+  type InstructionResource,
+  type LoadExtensionOptions,
+  type LoadExtensionResult,
+  type ResourceCatalog,
+  type ResourceDiagnostic,
+  type SkillResource,
+  type TemplateResource,
 } from "./resource-types.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
@@ -54,10 +80,7 @@ function normalizeLineEnds(value: string): string {
 const FRONTMATTER_LIMIT = 64 * 1024;
 const KIND_ORDER = { instructions: 0, skill: 1, template: 2 } as const;
 
-type Frontmatter =
-  | { state: "absent" }
-  | { state: "open"; yamlBytes: number }
-  | { state: "closed"; yaml: string; body: string };
+type Frontmatter = { state: "absent" } | { state: "open"; yamlBytes: number } | { state: "closed"; yaml: string; body: string };
 
 /**
  * Finds the frontmatter in `content` (possibly only a prefix of a file). `open` means
@@ -448,11 +471,7 @@ async function rereadSkill(skill: SkillResource): Promise<{ name: string; body: 
  * proven, bounded and text only; the body is trimmed with LF line ends, files come back as
  * read, and the result is a fresh copy that keeps the catalog's metadata.
  */
-export async function activateSkill(
-  catalog: ResourceCatalog,
-  name: string,
-  options: { resources?: readonly string[] } = {},
-): Promise<ActivatedSkill> {
+export async function activateSkill(catalog: ResourceCatalog, name: string, options: { resources?: readonly string[] } = {}): Promise<ActivatedSkill> {
   const skill = catalog.skills.find((candidate) => candidate.name === name);
   if (skill === undefined) throw new ResourceError("SKILL_NOT_FOUND", `no skill named "${name}" in the catalog`);
   const requests = options?.resources ?? [];
@@ -550,7 +569,10 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
 
 // ── Lab 12.4 · Extension 先获准，再一次性注册 ──
 
-interface HookEntry<L> { extensionId: string; listener: L }
+interface HookEntry<L> {
+  extensionId: string;
+  listener: L;
+}
 
 /** The committed hooks of one host, in registration order across extensions. */
 interface HookLists {
@@ -559,7 +581,10 @@ interface HookLists {
 }
 
 /** A staged tool with its name, read once at registration: the name commit works with. */
-interface StagedTool { tool: Tool; name: string }
+interface StagedTool {
+  tool: Tool;
+  name: string;
+}
 
 /** The loader's private channel into a host: a context for the factory, then commit. */
 interface StagedRegistration {

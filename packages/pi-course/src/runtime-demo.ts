@@ -153,7 +153,10 @@ async function checkSize(source: string, limits: { maxFiles: number; maxBytes: n
         bytes += (await lstat(full)).size;
       }
       if (files > limits.maxFiles || bytes > limits.maxBytes) {
-        throw new RuntimeDemoError("DEMO_WORKSPACE_TOO_LARGE", `工作区 ${source} 超过演示的上限（${limits.maxFiles} 个文件或 ${limits.maxBytes} 字节）；请换一个小一些的目录`);
+        throw new RuntimeDemoError(
+          "DEMO_WORKSPACE_TOO_LARGE",
+          `工作区 ${source} 超过演示的上限（${limits.maxFiles} 个文件或 ${limits.maxBytes} 字节）；请换一个小一些的目录`,
+        );
       }
     }
   };
@@ -235,7 +238,8 @@ function runtimeScript(file: string): ScriptStep[] {
       const forced = user === undefined ? undefined : /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(user))?.[1];
       const skill = loaded === undefined ? forced : (loaded.details as { name?: string } | undefined)?.name;
       const said: string[] = [];
-      if (shell !== undefined && isBlocked(shell)) said.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
+      if (shell !== undefined && isBlocked(shell))
+        said.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
       else if (shell?.isError) said.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
       else if (shell !== undefined) said.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
       if (read === undefined || read.isError) {
@@ -243,7 +247,8 @@ function runtimeScript(file: string): ScriptStep[] {
       } else {
         const body = textOf(read).split("\n");
         const marks = body.flatMap((line, i) => (/\b(TODO|FIXME)\b/.test(line) ? [`第 ${i + 1} 行：${line.trim()}`] : []));
-        const how = skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `按用户给的技能 ${skill} ` : `按 load_skill 拿到的技能 ${skill} 的清单`;
+        const how =
+          skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `按用户给的技能 ${skill} ` : `按 load_skill 拿到的技能 ${skill} 的清单`;
         said.push(`${how}审查了 ${file}（${body.length} 行）：`);
         said.push(...(marks.length > 0 ? marks.map((mark) => `- ${mark}`) : ["- 没有找到留下的 TODO / FIXME。"]));
       }
@@ -308,7 +313,8 @@ export interface RuntimeSessionOptions extends Omit<RuntimeDemoOptions, "input" 
 function failureOf(result: TurnResult, last: AssistantTurn | undefined, aborted: boolean): TurnFailure | undefined {
   if (result.stopReason === "stop") return undefined;
   if (aborted) return { code: "TURN_ABORTED", message: "这一轮被中断了（Ctrl-C）：已经完成的消息留在会话里，可以接着说下一句" };
-  if (result.stopReason === "length") return { code: "TURN_CUT_OFF", message: "模型的回答到了输出 token 上限被截断；截断的工具调用一个都没有运行（每个都配了一个错误结果）" };
+  if (result.stopReason === "length")
+    return { code: "TURN_CUT_OFF", message: "模型的回答到了输出 token 上限被截断；截断的工具调用一个都没有运行（每个都配了一个错误结果）" };
   if (result.stopReason === "turn_limit") return { code: "TURN_LIMIT", message: `这一轮已经调用模型 ${result.turns} 次，到了上限，停在这里` };
   if (last?.failure !== undefined) return last.failure;
   if (last !== undefined && last.stopReason === "toolUse" && !last.message.content.some((block) => block.type === "toolCall")) return TOOL_CALLS_MISSING;
@@ -327,7 +333,8 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
   await checkFolder(project);
   const sample = await realpath(sampleProject()).catch(() => undefined);
   const isSample = (await realpath(project)) === sample;
-  const userSource = options.userRoot === null ? undefined : options.userRoot !== undefined ? path.resolve(options.userRoot) : isSample ? sampleUserFolder() : undefined;
+  const userSource =
+    options.userRoot === null ? undefined : options.userRoot !== undefined ? path.resolve(options.userRoot) : isSample ? sampleUserFolder() : undefined;
   if (userSource !== undefined) await checkFolder(userSource);
   const limits = { maxFiles: options.limits?.maxFiles ?? 2000, maxBytes: options.limits?.maxBytes ?? 20 * 1024 * 1024 };
   await checkSize(project, limits);
@@ -344,7 +351,14 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
   const userCopy = path.join(scratch, "user");
   const projectLabel = options.workspaceLabel ?? project;
   const userLabel = options.userLabel ?? userSource ?? "";
-  const relabel = relabeler(userSource === undefined ? [[projectCopy, projectLabel]] : [[projectCopy, projectLabel], [userCopy, userLabel]]);
+  const relabel = relabeler(
+    userSource === undefined
+      ? [[projectCopy, projectLabel]]
+      : [
+          [projectCopy, projectLabel],
+          [userCopy, userLabel],
+        ],
+  );
   // A message about a file names the folder the user gave, never the scratch copy.
   const relabeled = (error: unknown): unknown => {
     if (error instanceof Error) error.message = relabel(error.message);
@@ -406,7 +420,10 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         const signals = [streamOptions.signal, turnSignal].filter((signal): signal is AbortSignal => signal !== undefined);
         const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
         const stream = current.stream(request, signal === undefined ? {} : { signal });
-        stream.result().then((turn) => (lastTurn = turn), () => {});
+        stream.result().then(
+          (turn) => (lastTurn = turn),
+          () => {},
+        );
         return stream;
       },
     };
@@ -448,7 +465,12 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
           counts.turns += result.turns;
           const failure = failureOf(result, lastTurn, turnOptions.signal?.aborted === true);
           if (failure !== undefined) transcript.failure(failure);
-          lastCounts = { turns: result.turns, toolCalls: counts.toolCalls - before.toolCalls, blocked: counts.blocked - before.blocked, skillLoads: counts.skillLoads - before.skillLoads };
+          lastCounts = {
+            turns: result.turns,
+            toolCalls: counts.toolCalls - before.toolCalls,
+            blocked: counts.blocked - before.blocked,
+            skillLoads: counts.skillLoads - before.skillLoads,
+          };
           return failure === undefined ? result : { ...result, failure };
         } catch (error) {
           throw relabeled(error);

@@ -131,7 +131,8 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
     }
     if (values["max-catalog-bytes"] !== undefined) maxCatalogBytes = wholeNumber("max-catalog-bytes", values["max-catalog-bytes"], 0);
     if (values.timeout !== undefined) timeoutSeconds = wholeNumber("timeout", values.timeout, 1);
-    if (values["context-tokens"] !== undefined) contextTokens = wholeNumber("context-tokens", values["context-tokens"], 2 * (values.provider === undefined ? 1024 : 4096));
+    if (values["context-tokens"] !== undefined)
+      contextTokens = wholeNumber("context-tokens", values["context-tokens"], 2 * (values.provider === undefined ? 1024 : 4096));
   } catch (error) {
     io.err(`用法错误：${errorMessage(error)}（npm start -- --help 查看用法）\n`);
     return 2;
@@ -144,7 +145,10 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
   const env = io.env ?? process.env;
   const report = (error: unknown) => {
     io.err(failureText(error));
-    if (json) io.out(`${JSON.stringify({ type: "error", code: codeOf(error) ?? (unfinishedLab(error) !== undefined ? "LAB_UNFINISHED" : "ERROR"), message: errorMessage(error) })}\n`);
+    if (json)
+      io.out(
+        `${JSON.stringify({ type: "error", code: codeOf(error) ?? (unfinishedLab(error) !== undefined ? "LAB_UNFINISHED" : "ERROR"), message: errorMessage(error) })}\n`,
+      );
     // An unfinished lab is a result, like a red lab (see the course's exit-status rule): no
     // npm error block after it, except in CI, which needs the failing status.
     return unfinishedLab(error) !== undefined && !inCi(env) ? 0 : 1;
@@ -166,8 +170,14 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
 
   try {
     const session: RuntimeSessionOptions = {
-      ...(values.workspace !== undefined ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace } : { workspaceLabel: "examples/workspace" }),
-      ...(values["no-user"] ? { userRoot: null } : values.user !== undefined ? { userRoot: path.resolve(io.cwd, values.user), userLabel: values.user } : { userLabel: "examples/user" }),
+      ...(values.workspace !== undefined
+        ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace }
+        : { workspaceLabel: "examples/workspace" }),
+      ...(values["no-user"]
+        ? { userRoot: null }
+        : values.user !== undefined
+          ? { userRoot: path.resolve(io.cwd, values.user), userLabel: values.user }
+          : { userLabel: "examples/user" }),
       ...(values["trust-project"] || values["trust-extensions"] ? { trustProject: true } : {}),
       ...(maxCatalogBytes !== undefined ? { maxCatalogBytes } : {}),
       format: json ? "json" : "text",

@@ -96,10 +96,17 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       const catalog = runtime.catalog;
       const origin = (source: string) => (source.startsWith(`${projectCopy}${path.sep}`) ? "项目" : "个人");
       const names = (list: { name: string; source: string }[]) => (list.length > 0 ? list.map((r) => `${r.name}（${origin(r.source)}）`).join("、") : "无");
-      write(`资源  指令 ${resources.instructions.length} · 技能 ${resources.skills.length}：${names(resources.skills)} · 模板 ${resources.templates.length}：${names(resources.templates)}`);
+      write(
+        `资源  指令 ${resources.instructions.length} · 技能 ${resources.skills.length}：${names(resources.skills)} · 模板 ${resources.templates.length}：${names(resources.templates)}`,
+      );
       for (const extension of runtime.extensions) {
         const where = extension.origin === "user" ? "个人" : "项目";
-        const status = extension.status === "active" ? "已加载" : extension.status === "skipped_untrusted" ? "项目未受信任，没有 import（信任它：--trust-project）" : `加载失败 [${extension.code ?? "ERROR"}]，会话照常开始`;
+        const status =
+          extension.status === "active"
+            ? "已加载"
+            : extension.status === "skipped_untrusted"
+              ? "项目未受信任，没有 import（信任它：--trust-project）"
+              : `加载失败 [${extension.code ?? "ERROR"}]，会话照常开始`;
         write(`扩展  ${extension.id}（${where}）：${status}`);
       }
       if (runtime.extensions.length === 0) write("扩展  无（extensions/*.mjs）");
@@ -141,7 +148,10 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
         } else {
           const output = relabel(textOf(message));
           const lines = output.split("\n");
-          const shown = message.toolName === "list" && !message.isError ? firstLine(lines.join("  "), 120) : `${firstLine(output)}${lines.length > 1 ? ` …（共 ${lines.length} 行）` : ""}`;
+          const shown =
+            message.toolName === "list" && !message.isError
+              ? firstLine(lines.join("  "), 120)
+              : `${firstLine(output)}${lines.length > 1 ? ` …（共 ${lines.length} 行）` : ""}`;
           write(`结果  ${message.isError ? "✗" : "✓"} ${shown}`);
         }
       }
@@ -166,7 +176,9 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       );
     },
     end(stopReason, counts, scope) {
-      write(`${scope === "turn" ? "本轮" : "结束"}  ${stopReason} · 模型调用 ${counts.turns} 次 · 工具调用 ${counts.toolCalls} 次（被拦截 ${counts.blocked} 次）· 加载技能 ${counts.skillLoads} 次`);
+      write(
+        `${scope === "turn" ? "本轮" : "结束"}  ${stopReason} · 模型调用 ${counts.turns} 次 · 工具调用 ${counts.toolCalls} 次（被拦截 ${counts.blocked} 次）· 加载技能 ${counts.skillLoads} 次`,
+      );
     },
     note(text) {
       write(text);
@@ -186,7 +198,17 @@ function jsonTranscript({ write, relabel }: TranscriptOptions): Transcript {
     },
     started(runtime) {
       const catalog = runtime.catalog;
-      write(jsonLine({ type: "catalog", text: catalog.text, bytes: catalog.bytes, maxBytes: catalog.maxBytes, listed: catalog.listed, dropped: catalog.dropped, hidden: catalog.hidden }));
+      write(
+        jsonLine({
+          type: "catalog",
+          text: catalog.text,
+          bytes: catalog.bytes,
+          maxBytes: catalog.maxBytes,
+          listed: catalog.listed,
+          dropped: catalog.dropped,
+          hidden: catalog.hidden,
+        }),
+      );
       write(jsonLine({ type: "extensions", extensions: runtime.extensions, tools: runtime.tools }));
     },
     event(event) {
@@ -196,9 +218,19 @@ function jsonTranscript({ write, relabel }: TranscriptOptions): Transcript {
         else if (message.role === "assistant") {
           const said = textOf(message);
           if (said !== "") write(jsonLine({ type: "assistant", text: said }));
-          for (const block of message.content) if (block.type === "toolCall") write(jsonLine({ type: "tool_call", id: block.id, name: block.name, arguments: block.arguments }));
+          for (const block of message.content)
+            if (block.type === "toolCall") write(jsonLine({ type: "tool_call", id: block.id, name: block.name, arguments: block.arguments }));
         } else {
-          write(jsonLine({ type: "tool_result", toolCallId: message.toolCallId, toolName: message.toolName, isError: message.isError, text: relabel(textOf(message)), details: message.details }));
+          write(
+            jsonLine({
+              type: "tool_result",
+              toolCallId: message.toolCallId,
+              toolName: message.toolName,
+              isError: message.isError,
+              text: relabel(textOf(message)),
+              details: message.details,
+            }),
+          );
         }
       } else if (event.type === "diagnostic") {
         const d = event.diagnostic;

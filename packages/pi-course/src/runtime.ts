@@ -300,7 +300,10 @@ const FLAG_READ_LIMIT = 64 * 1024;
 
 /** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
 function frontmatterOf(content: string): string | undefined {
-  const lines = content.replace(/^\uFEFF/, "").split("\n").map((line) => line.replace(/\r$/, ""));
+  const lines = content
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .map((line) => line.replace(/\r$/, ""));
   if (lines[0] !== "---") return undefined;
   const end = lines.indexOf("---", 1);
   return end === -1 ? undefined : lines.slice(1, end).join("\n");
@@ -345,7 +348,13 @@ async function extensionSourcesOf(root: string): Promise<ExtensionSource[]> {
   for (const name of names) {
     if (name.startsWith(".") || !name.endsWith(".mjs")) continue;
     const file = path.join(dir, name);
-    if (!(await stat(file).then((info) => info.isFile(), () => false))) continue;
+    if (
+      !(await stat(file).then(
+        (info) => info.isFile(),
+        () => false,
+      ))
+    )
+      continue;
     sources.push({ id: name.slice(0, -".mjs".length), path: file });
   }
   return sources.sort((a, b) => compareNames(a.id, b.id));
@@ -580,7 +589,8 @@ function applyTemplate(rest: string, resources: ResourceCatalog): ExpandedInput 
   const values: Record<string, string> = {};
   for (const token of (shape[2] ?? "").split(/\s+/).filter((part) => part !== "")) {
     const argument = ARGUMENT_SHAPE.exec(token);
-    if (argument === null) throw new RuntimeError("COMMAND_INVALID", `模板参数要写成 key=value（key 是字母、数字或下划线，不以数字开头），实际是 ${JSON.stringify(token)}`);
+    if (argument === null)
+      throw new RuntimeError("COMMAND_INVALID", `模板参数要写成 key=value（key 是字母、数字或下划线，不以数字开头），实际是 ${JSON.stringify(token)}`);
     if (Object.hasOwn(values, argument[1]!)) throw new RuntimeError("COMMAND_INVALID", `模板参数 ${argument[1]} 写了两次`);
     values[argument[1]!] = argument[2]!;
   }

@@ -134,9 +134,14 @@ export function skillSpecWarnings(fields: Readonly<Record<string, unknown>>, fol
     warn("SKILL_ALLOWED_TOOLS_INVALID", `allowed-tools is ${kindOf(tools)}, not a space-separated string of tools`);
   }
 
-  const unknown = Object.keys(fields).filter((key) => !SKILL_FIELDS.includes(key)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const unknown = Object.keys(fields)
+    .filter((key) => !SKILL_FIELDS.includes(key))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (unknown.length > 0) {
-    warn("SKILL_FIELD_UNKNOWN", `${unknown.map((key) => JSON.stringify(key)).join(", ")} ${unknown.length === 1 ? "is not a field" : "are not fields"} of the Agent Skills specification`);
+    warn(
+      "SKILL_FIELD_UNKNOWN",
+      `${unknown.map((key) => JSON.stringify(key)).join(", ")} ${unknown.length === 1 ? "is not a field" : "are not fields"} of the Agent Skills specification`,
+    );
   }
   return warnings;
 }

@@ -51,7 +51,8 @@ export class SseParser {
       if (char !== "\n" && char !== "\r") continue;
       const line = this.#buffer.slice(start, i);
       if (char === "\r") {
-        if (i + 1 === this.#buffer.length) this.#skipLineFeed = true; // a "\n" may start the next chunk
+        if (i + 1 === this.#buffer.length)
+          this.#skipLineFeed = true; // a "\n" may start the next chunk
         else if (this.#buffer[i + 1] === "\n") i++;
       }
       start = i + 1;

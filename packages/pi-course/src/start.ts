@@ -84,7 +84,9 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
   }
   try {
     const summary = await (io.run ?? runDemo)({
-      ...(values.workspace !== undefined ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace } : { workspaceLabel: "examples/workspace（示例）" }),
+      ...(values.workspace !== undefined
+        ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace }
+        : { workspaceLabel: "examples/workspace（示例）" }),
       ...(values["trust-extensions"] ? { trustExtensions: true } : {}),
       ...(values.template !== undefined ? { template: values.template } : {}),
       ...(values.skill !== undefined ? { skill: values.skill } : {}),

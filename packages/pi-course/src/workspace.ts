@@ -94,7 +94,12 @@ export async function openWorkspace(root: string): Promise<Workspace> {
         }
         // Present to lstat but not to realpath: a symlink to nothing. Writing through it
         // would create its target, wherever that is.
-        if (await lstat(current).then(() => true, () => false)) {
+        if (
+          await lstat(current).then(
+            () => true,
+            () => false,
+          )
+        ) {
           throw new WorkspaceError("PATH_INVALID", `${display(current)} is a symlink to a path that does not exist`);
         }
         missing.push(path.basename(current));

@@ -24,7 +24,10 @@ test("Lab 0.1 · 没有表达式时模型直接回答，不调用工具", () => 
 });
 
 test("Lab 0.2 · 未知工具和抛错的工具都变成结果，模型能看到并收尾", () => {
-  const askFor = (tool: string): ToyModel => (conversation) => (conversation.at(-1)?.role === "tool" ? { answer: `saw: ${(conversation.at(-1) as { text: string }).text}` } : { tool, input: "x" });
+  const askFor =
+    (tool: string): ToyModel =>
+    (conversation) =>
+      conversation.at(-1)?.role === "tool" ? { answer: `saw: ${(conversation.at(-1) as { text: string }).text}` } : { tool, input: "x" };
   const unknown = runToyAgent("q", askFor("nope"), { calculator });
   assert.equal(unknown.answer, 'saw: error: unknown tool "nope"');
   const inherited = runToyAgent("q", askFor("toString"), { calculator });
@@ -76,10 +79,16 @@ test("Lab 0.3 · 对话按角色打上中文标签，main 打印并以 0 退出"
   ];
   assert.equal(formatConversation(lines), "用户  q\n调用  calculator(1 + 1)\n结果  calculator → 2\n助手  a");
   let printed = "";
-  assert.equal(main([], (t) => (printed += t)), 0);
+  assert.equal(
+    main([], (t) => (printed += t)),
+    0,
+  );
   assert.match(printed, /^用户  12 \* 7 等于多少？\n调用  calculator\(12 \* 7\)\n结果  calculator → 84\n助手  答案是 84。\n$/);
   printed = "";
-  assert.equal(main(["3", "+", "4"], (t) => (printed += t)), 0);
+  assert.equal(
+    main(["3", "+", "4"], (t) => (printed += t)),
+    0,
+  );
   assert.match(printed, /答案是 7。/);
 });
 

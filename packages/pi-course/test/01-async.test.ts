@@ -22,7 +22,14 @@ test("Lab 1.1 · errorMessage 接受任何被抛出的值", () => {
     ["plain", "plain"],
     [42, "42"],
     [undefined, "undefined"],
-    [{ toString: () => { throw new Error("x"); } }, "unprintable error"],
+    [
+      {
+        toString: () => {
+          throw new Error("x");
+        },
+      },
+      "unprintable error",
+    ],
   ];
   for (const [value, expected] of cases) assert.equal(errorMessage(value), expected);
 });

@@ -55,7 +55,18 @@ test("Lab 4.1 · TurnBuilder：事件与最终消息出自同一组调用，二�
   const list = await seen;
   assert.deepEqual(
     list.map((e) => e.type),
-    ["text_start", "text_delta", "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_delta", "toolcall_end", "toolcall_start", "toolcall_end"],
+    [
+      "text_start",
+      "text_delta",
+      "text_delta",
+      "text_end",
+      "toolcall_start",
+      "toolcall_delta",
+      "toolcall_delta",
+      "toolcall_end",
+      "toolcall_start",
+      "toolcall_end",
+    ],
     "空 delta 不产生事件",
   );
   assert.deepEqual(replay(list), result.message.content);
@@ -142,7 +153,15 @@ test("Lab 4.3 · 函数回合根据请求写出回合（能对工具结果作出
 test("Lab 4.3 · 失败都变成 error 回合而不是抛出：脚本用完、函数回合抛错、脚本声明的错误、参数不是 JSON", async () => {
   const cases: { name: string; model: ScriptedModel; message: RegExp; text?: string }[] = [
     { name: "脚本用完", model: new ScriptedModel([]), message: /no turn left/ },
-    { name: "函数回合抛错", model: new ScriptedModel([() => { throw new Error("script bug"); }]), message: /script bug/ },
+    {
+      name: "函数回合抛错",
+      model: new ScriptedModel([
+        () => {
+          throw new Error("script bug");
+        },
+      ]),
+      message: /script bug/,
+    },
     { name: "声明的错误", model: new ScriptedModel([{ ...turn("半句"), error: "overloaded" }]), message: /overloaded/, text: "半句" },
     { name: "参数不是 JSON", model: new ScriptedModel([turn(toolCall("read", { n: 1n } as never))]), message: /BigInt|serialize/i },
   ];
@@ -181,5 +200,8 @@ test("Lab 4.3 · stopReason 默认按内容推断，也可以由脚本指定", a
   for (let i = 0; i < 3; i++) reasons.push((await finalTurn(model.stream(request()))).stopReason);
   assert.deepEqual(reasons, ["stop", "toolUse", "length"]);
   const calls = (await finalTurn(new ScriptedModel([turn(toolCall("a"), toolCall("b", {}, "mine"))]).stream(request()))).message.content as ToolCall[];
-  assert.deepEqual(calls.map((c) => c.id), ["call-1-1", "mine"]);
+  assert.deepEqual(
+    calls.map((c) => c.id),
+    ["call-1-1", "mine"],
+  );
 });

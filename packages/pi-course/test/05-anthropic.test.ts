@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import test from "node:test";
-import {
-  anthropicRequestBody,
-  createAnthropicModel,
-  mapStopReason,
-  toAnthropicMessages,
-  type AnthropicModelOptions,
-} from "../src/anthropic.js";
+import { anthropicRequestBody, createAnthropicModel, mapStopReason, toAnthropicMessages, type AnthropicModelOptions } from "../src/anthropic.js";
 import { finalTurn, type AssistantEvent, type AssistantTurn, type ModelRequest } from "../src/model.js";
 import type { AgentMessage } from "../src/types.js";
 import { testSourcePath } from "./support/files.js";
@@ -65,8 +59,22 @@ const conversation: AgentMessage[] = [
     ],
     timestamp: 2,
   },
-  { role: "toolResult", toolCallId: "toolu_1", toolName: "read", content: [{ type: "text", text: 'function greet(name) {\n  return "Hello, " + nmae;\n}\n' }], isError: false, timestamp: 3 },
-  { role: "toolResult", toolCallId: "toolu_2", toolName: "list", content: [{ type: "text", text: "PATH_OUTSIDE_WORKSPACE: ../ is outside the workspace" }], isError: true, timestamp: 4 },
+  {
+    role: "toolResult",
+    toolCallId: "toolu_1",
+    toolName: "read",
+    content: [{ type: "text", text: 'function greet(name) {\n  return "Hello, " + nmae;\n}\n' }],
+    isError: false,
+    timestamp: 3,
+  },
+  {
+    role: "toolResult",
+    toolCallId: "toolu_2",
+    toolName: "list",
+    content: [{ type: "text", text: "PATH_OUTSIDE_WORKSPACE: ../ is outside the workspace" }],
+    isError: true,
+    timestamp: 4,
+  },
   { role: "user", content: [{ type: "text", text: "Also keep the tests green." }], timestamp: 5 },
 ];
 
@@ -93,7 +101,14 @@ test("Lab 5.2 · 请求：系统提示放顶层，工具结果进 user 消息，
 test("Lab 5.2 · 消息转换规则：同角色合并、结果排在文本前、空文本与空消息丢弃、无系统提示与工具时不发送字段", () => {
   const text = (t: string) => ({ type: "text" as const, text: t });
   const cases: { name: string; input: AgentMessage[]; expected: unknown }[] = [
-    { name: "空文本块与空消息被丢弃", input: [{ role: "user", content: [text(""), text("a")], timestamp: 0 }, { role: "assistant", content: [text("")], timestamp: 0 }], expected: [{ role: "user", content: [text("a")] }] },
+    {
+      name: "空文本块与空消息被丢弃",
+      input: [
+        { role: "user", content: [text(""), text("a")], timestamp: 0 },
+        { role: "assistant", content: [text("")], timestamp: 0 },
+      ],
+      expected: [{ role: "user", content: [text("a")] }],
+    },
     {
       name: "用户文本之后再来的工具结果也排在文本前面",
       input: [
@@ -117,10 +132,9 @@ test("Lab 5.2 · 消息转换规则：同角色合并、结果排在文本前、
   assert.equal("system" in bare, false);
   assert.equal("tools" in bare, false);
   assert.equal(bare.max_tokens, 4096);
-  assert.throws(
-    () => toAnthropicMessages([{ role: "assistant", content: [{ type: "toolCall", id: "t", name: "x", arguments: "raw" }], timestamp: 0 }]),
-    { code: "TOOL_ARGUMENTS_INVALID" },
-  );
+  assert.throws(() => toAnthropicMessages([{ role: "assistant", content: [{ type: "toolCall", id: "t", name: "x", arguments: "raw" }], timestamp: 0 }]), {
+    code: "TOOL_ARGUMENTS_INVALID",
+  });
 });
 
 test("Lab 5.3 · 文本回合：事件、最终消息、用量与停止原因", async () => {
@@ -130,7 +144,10 @@ test("Lab 5.3 · 文本回合：事件、最终消息、用量与停止原因", 
     stopReason: "stop",
     usage: { inputTokens: 25, outputTokens: 12 },
   });
-  assert.deepEqual(events.map((e) => e.type), ["text_start", "text_delta", "text_delta", "text_end"]);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ["text_start", "text_delta", "text_delta", "text_end"],
+  );
 });
 
 test("Lab 5.3 · 工具回合：跳过 thinking 块，参数分片拼成对象，索引换成我们的位置", async () => {
@@ -142,7 +159,16 @@ test("Lab 5.3 · 工具回合：跳过 thinking 块，参数分片拼成对象�
     { type: "toolCall", id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "read", arguments: { path: "src/greet.js", limit: 40 } },
   ]);
   const toolEvents = events.filter((e) => e.type.startsWith("toolcall"));
-  assert.deepEqual(toolEvents.map((e) => [e.type, e.index]), [["toolcall_start", 1], ["toolcall_delta", 1], ["toolcall_delta", 1], ["toolcall_delta", 1], ["toolcall_end", 1]]);
+  assert.deepEqual(
+    toolEvents.map((e) => [e.type, e.index]),
+    [
+      ["toolcall_start", 1],
+      ["toolcall_delta", 1],
+      ["toolcall_delta", 1],
+      ["toolcall_delta", 1],
+      ["toolcall_end", 1],
+    ],
+  );
 });
 
 test("Lab 5.3 · 同一份录制，无论整块、逐字节还是 7 字节一块，LF 还是 CRLF，结果都相同", async () => {
@@ -182,7 +208,8 @@ test("Lab 5.4 · HTTP 错误、网络错误、非法 JSON、未知停止原因�
   assert.equal((await finalTurn(createAnthropicModel(options(offline)).stream(simpleRequest))).errorMessage, "fetch failed");
 
   const start = 'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
-  const stop = (reason: string) => `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"${reason}"},"usage":{"output_tokens":2}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
+  const stop = (reason: string) =>
+    `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"${reason}"},"usage":{"output_tokens":2}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
   const badJson = `${start}event: content_block_delta\ndata: {oops\n\n`;
   assert.match((await play(badJson)).turn.errorMessage ?? "", /invalid JSON/);
   assert.match((await play(start + stop("refusal"))).turn.errorMessage ?? "", /refusal/);

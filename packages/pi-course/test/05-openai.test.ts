@@ -63,8 +63,22 @@ const conversation: AgentMessage[] = [
     ],
     timestamp: 2,
   },
-  { role: "toolResult", toolCallId: "call_1", toolName: "read", content: [{ type: "text", text: 'function greet(name) {\n  return "Hello, " + nmae;\n}\n' }], isError: false, timestamp: 3 },
-  { role: "toolResult", toolCallId: "call_2", toolName: "list", content: [{ type: "text", text: "PATH_OUTSIDE_WORKSPACE: ../ is outside the workspace" }], isError: true, timestamp: 4 },
+  {
+    role: "toolResult",
+    toolCallId: "call_1",
+    toolName: "read",
+    content: [{ type: "text", text: 'function greet(name) {\n  return "Hello, " + nmae;\n}\n' }],
+    isError: false,
+    timestamp: 3,
+  },
+  {
+    role: "toolResult",
+    toolCallId: "call_2",
+    toolName: "list",
+    content: [{ type: "text", text: "PATH_OUTSIDE_WORKSPACE: ../ is outside the workspace" }],
+    isError: true,
+    timestamp: 4,
+  },
   { role: "user", content: [{ type: "text", text: "Also keep the tests green." }], timestamp: 5 },
 ];
 
@@ -132,7 +146,10 @@ test("Lab 5.6 · 文本回合：content 片段拼成文本，最后一块带用�
     stopReason: "stop",
     usage: { inputTokens: 25, outputTokens: 12 },
   });
-  assert.deepEqual(events.map((e) => e.type), ["text_start", "text_delta", "text_delta", "text_end"]);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ["text_start", "text_delta", "text_delta", "text_end"],
+  );
 });
 
 test("Lab 5.6 · 工具回合：delta.tool_calls 的片段按 index 拼成调用，跳过 reasoning_content", LIMITS, async (t) => {
@@ -145,16 +162,19 @@ test("Lab 5.6 · 工具回合：delta.tool_calls 的片段按 index 拼成调用
     { type: "toolCall", id: "call_3Vn8pLs1Yd6E", name: "list", arguments: { path: "src" } },
   ]);
   const toolEvents = events.filter((e) => e.type.startsWith("toolcall"));
-  assert.deepEqual(toolEvents.map((e) => [e.type, e.index]), [
-    ["toolcall_start", 1],
-    ["toolcall_delta", 1],
-    ["toolcall_delta", 1],
-    ["toolcall_delta", 1],
-    ["toolcall_end", 1],
-    ["toolcall_start", 2],
-    ["toolcall_delta", 2],
-    ["toolcall_end", 2],
-  ]);
+  assert.deepEqual(
+    toolEvents.map((e) => [e.type, e.index]),
+    [
+      ["toolcall_start", 1],
+      ["toolcall_delta", 1],
+      ["toolcall_delta", 1],
+      ["toolcall_delta", 1],
+      ["toolcall_end", 1],
+      ["toolcall_start", 2],
+      ["toolcall_delta", 2],
+      ["toolcall_end", 2],
+    ],
+  );
 });
 
 test("Lab 5.6 · 同一份录制，整块、逐字节还是 7 字节一块，LF 还是 CRLF，结果都相同", LIMITS, async (t) => {
@@ -181,7 +201,9 @@ test("Lab 5.6 · finish_reason 映射", () => {
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const callFragment = (index: number, fn: Record<string, unknown>, id?: string) => ({ tool_calls: [{ index, ...(id ? { id, type: "function" } : {}), function: fn }] });
+const callFragment = (index: number, fn: Record<string, unknown>, id?: string) => ({
+  tool_calls: [{ index, ...(id ? { id, type: "function" } : {}), function: fn }],
+});
 
 test("Lab 5.6 · 兼容服务的宽松之处：带调用却说 stop 的回合是 toolUse；有 finish_reason 而缺 [DONE] 的回合是完整的；length 照实报告", LIMITS, async (t) => {
   const stopWithCall = chunk(callFragment(0, { name: "read", arguments: '{"path":"a"}' }, "call_a")) + chunk({}, "stop") + "data: [DONE]\n\n";
@@ -198,7 +220,11 @@ test("Lab 5.6 · 兼容服务的宽松之处：带调用却说 stop 的回合是
   assert.equal((await play(t, { body: cut })).turn.stopReason, "length");
 
   const noId = chunk(callFragment(0, { name: "list", arguments: "{}" })) + chunk({}, "tool_calls") + "data: [DONE]\n\n";
-  assert.deepEqual((await play(t, { body: noId })).turn.message.content, [{ type: "toolCall", id: "call_0", name: "list", arguments: {} }], "缺 id 的调用得到确定的 id");
+  assert.deepEqual(
+    (await play(t, { body: noId })).turn.message.content,
+    [{ type: "toolCall", id: "call_0", name: "list", arguments: {} }],
+    "缺 id 的调用得到确定的 id",
+  );
 });
 
 test("Lab 5.6 · 出错都是带代码的 error 回合，保留已到达的文本：流中的 error、截断、非法 JSON、交错或无名的调用片段、未知的结束原因", LIMITS, async (t) => {
@@ -218,12 +244,18 @@ test("Lab 5.6 · 出错都是带代码的 error 回合，保留已到达的文�
     ["invalid JSON", "data: {oops\n\n", /invalid JSON/],
     [
       "interleaved fragments",
-      chunk(callFragment(0, { name: "a", arguments: "{}" }, "c0")) + chunk(callFragment(1, { name: "b", arguments: "{}" }, "c1")) + chunk(callFragment(0, { arguments: " " })),
+      chunk(callFragment(0, { name: "a", arguments: "{}" }, "c0")) +
+        chunk(callFragment(1, { name: "b", arguments: "{}" }, "c1")) +
+        chunk(callFragment(0, { arguments: " " })),
       /protocol error: a fragment of tool call 0/,
     ],
     ["a call without a name", chunk(callFragment(0, { arguments: "{}" }, "c0")), /began without a function name/],
     ["unknown finish reason", chunk({ content: "x" }, "content_filter") + "data: [DONE]\n\n", /content_filter/],
-    ["arguments that are not JSON", chunk(callFragment(0, { name: "a", arguments: '{"path": ' }, "c0")) + chunk({}, "tool_calls") + "data: [DONE]\n\n", /not valid JSON/],
+    [
+      "arguments that are not JSON",
+      chunk(callFragment(0, { name: "a", arguments: '{"path": ' }, "c0")) + chunk({}, "tool_calls") + "data: [DONE]\n\n",
+      /not valid JSON/,
+    ],
   ];
   for (const [label, body, pattern] of cases) {
     const turn = (await play(t, { body })).turn;

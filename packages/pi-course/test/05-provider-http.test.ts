@@ -67,11 +67,15 @@ test("Lab 5.5 · 重试策略：retry-after 的三种写法；哪些失败重试
 
   const p = policy(3, 100, 250);
   const retryable = { retryable: true };
-  assert.deepEqual([1, 2, 3].map((n) => decideRetry(retryable, n, p)), [
-    { retry: true, delayMs: 100 },
-    { retry: true, delayMs: 200 },
-    { retry: true, delayMs: 250 },
-  ], "指数退避，封顶 maxDelayMs");
+  assert.deepEqual(
+    [1, 2, 3].map((n) => decideRetry(retryable, n, p)),
+    [
+      { retry: true, delayMs: 100 },
+      { retry: true, delayMs: 200 },
+      { retry: true, delayMs: 250 },
+    ],
+    "指数退避，封顶 maxDelayMs",
+  );
   assert.deepEqual(decideRetry(retryable, 4, p), { retry: false }, "最多 1 + maxRetries 次");
   assert.deepEqual(decideRetry({ retryable: false }, 1, p), { retry: false });
   assert.deepEqual(decideRetry({ retryable: true, retryAfterMs: 240 }, 1, p), { retry: true, delayMs: 240 }, "服务要求的等待照办");
@@ -89,7 +93,15 @@ test("Lab 5.5 · 429 带 retry-after：按服务要求的时间等一次，第�
   assert.equal(await readAll(opened.body), fixture("anthropic", "text.sse"));
   assert.equal(server.requests.length, 2);
   assert.deepEqual(waits, [2000], "等的正是 retry-after 说的 2 秒");
-  assert.deepEqual(retries, [{ attempt: 1, delayMs: 2000, code: "PROVIDER_RATE_LIMITED", status: 429, detail: "HTTP 429 rate_limit_error: This request would exceed your organization's rate limit of 50 requests per minute." }]);
+  assert.deepEqual(retries, [
+    {
+      attempt: 1,
+      delayMs: 2000,
+      code: "PROVIDER_RATE_LIMITED",
+      status: 429,
+      detail: "HTTP 429 rate_limit_error: This request would exceed your organization's rate limit of 50 requests per minute.",
+    },
+  ]);
 });
 
 test("Lab 5.5 · 一直过载：最多尝试 1 + maxRetries 次，退避逐次翻倍并封顶，最后是 PROVIDER_OVERLOADED", LIMITS, async (t) => {
@@ -110,7 +122,10 @@ test("Lab 5.5 · 一直过载：最多尝试 1 + maxRetries 次，退避逐次�
 });
 
 test("Lab 5.5 · 服务要求等得比上限还久：不缩短等待，立刻失败并说明要等多久", LIMITS, async (t) => {
-  const server = await startReplayServer(t, [{ status: 429, headers: { "retry-after": "120" }, body: fixture("anthropic", "http-429.json") }, { body: fixture("anthropic", "text.sse") }]);
+  const server = await startReplayServer(t, [
+    { status: 429, headers: { "retry-after": "120" }, body: fixture("anthropic", "http-429.json") },
+    { body: fixture("anthropic", "text.sse") },
+  ]);
   const { sleep, waits } = recordingSleep();
   await assert.rejects(open(`${server.origin}/v1/messages`, policy(3, 100, 30_000), { sleep }), (error: unknown) => {
     assert.ok(error instanceof ProviderError);

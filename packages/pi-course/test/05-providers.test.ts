@@ -70,8 +70,15 @@ async function turnOf(t: TestContext, wire: Wire, steps: ReplayStep[], extra: Pa
 
 test("Lab 5.7 · 工厂：默认的模型 id 与地址；选项不能用时立刻给出带代码的错误，一个请求也不发", () => {
   const anthropic = createProviderModel({ provider: "anthropic", env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY } });
-  assert.deepEqual([anthropic.name, anthropic.provider, anthropic.model, anthropic.origin], ["anthropic:claude-sonnet-4-5", "anthropic", DEFAULT_ANTHROPIC_MODEL, "https://api.anthropic.com"]);
-  const viaEnv = createProviderModel({ provider: "anthropic", model: "claude-haiku-4-5", env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: "http://127.0.0.1:8787/" } });
+  assert.deepEqual(
+    [anthropic.name, anthropic.provider, anthropic.model, anthropic.origin],
+    ["anthropic:claude-sonnet-4-5", "anthropic", DEFAULT_ANTHROPIC_MODEL, "https://api.anthropic.com"],
+  );
+  const viaEnv = createProviderModel({
+    provider: "anthropic",
+    model: "claude-haiku-4-5",
+    env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: "http://127.0.0.1:8787/" },
+  });
   assert.deepEqual([viaEnv.model, viaEnv.origin], ["claude-haiku-4-5", "http://127.0.0.1:8787"]);
   const local = createProviderModel({ provider: "openai-compatible", baseUrl: "http://127.0.0.1:11434/v1", env: {} });
   assert.deepEqual([local.name, local.model, local.origin], [`openai-compatible:${DEFAULT_OPENAI_MODEL}`, "gpt-oss:20b", "http://127.0.0.1:11434"]);
@@ -86,9 +93,19 @@ test("Lab 5.7 · 工厂：默认的模型 id 与地址；选项不能用时立�
     ["no Anthropic key", { provider: "anthropic", env: {} }, "PROVIDER_KEY_MISSING", /ANTHROPIC_API_KEY/],
     ["a blank Anthropic key", { provider: "anthropic", env: { ANTHROPIC_API_KEY: "  " } }, "PROVIDER_KEY_MISSING", /export ANTHROPIC_API_KEY=/],
     ["no base URL", { provider: "openai-compatible", env: {} }, "PROVIDER_BASE_URL_MISSING", /--base-url.*11434\/v1/],
-    ["a base URL without scheme", { provider: "openai-compatible", baseUrl: "localhost:11434/v1", env: {} }, "PROVIDER_BASE_URL_INVALID", /http:\/\/ 或 https:\/\//],
+    [
+      "a base URL without scheme",
+      { provider: "openai-compatible", baseUrl: "localhost:11434/v1", env: {} },
+      "PROVIDER_BASE_URL_INVALID",
+      /http:\/\/ 或 https:\/\//,
+    ],
     ["a base URL with a query", { provider: "openai-compatible", baseUrl: "http://127.0.0.1/v1?x=1", env: {} }, "PROVIDER_BASE_URL_INVALID", /查询参数/],
-    ["a bad ANTHROPIC_BASE_URL", { provider: "anthropic", env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: "api.anthropic.com" } }, "PROVIDER_BASE_URL_INVALID", /ANTHROPIC_BASE_URL/],
+    [
+      "a bad ANTHROPIC_BASE_URL",
+      { provider: "anthropic", env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: "api.anthropic.com" } },
+      "PROVIDER_BASE_URL_INVALID",
+      /ANTHROPIC_BASE_URL/,
+    ],
     ["an empty model id", { provider: "anthropic", model: "", env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY } }, "PROVIDER_OPTIONS_INVALID", /--model/],
     ["a zero timeout", { provider: "anthropic", timeoutMs: 0, env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY } }, "PROVIDER_OPTIONS_INVALID", /timeoutMs/],
     ["fractional retries", { provider: "anthropic", maxRetries: 1.5, env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY } }, "PROVIDER_OPTIONS_INVALID", /0 到 10/],
@@ -96,12 +113,15 @@ test("Lab 5.7 · 工厂：默认的模型 id 与地址；选项不能用时立�
     ["zero output tokens", { provider: "openai-compatible", baseUrl: "http://127.0.0.1/v1", maxTokens: 0, env: {} }, "PROVIDER_OPTIONS_INVALID", /maxTokens/],
   ];
   for (const [label, options, code, message] of cases) {
-    assert.throws(() => createProviderModel({ ...options, fetch: counting }), (error: unknown) => {
-      assert.ok(error instanceof ProviderError, label);
-      assert.equal(error.code, code, label);
-      assert.match(error.message, message, label);
-      return true;
-    });
+    assert.throws(
+      () => createProviderModel({ ...options, fetch: counting }),
+      (error: unknown) => {
+        assert.ok(error instanceof ProviderError, label);
+        assert.equal(error.code, code, label);
+        assert.match(error.message, message, label);
+        return true;
+      },
+    );
   }
   const credentials = (() => {
     try {
@@ -122,15 +142,26 @@ test("Lab 5.7 · 两种协议经本机回放服务器：正常回合与工具回
     const server = await startReplayServer(t, [{ body: fixture(wire, "text.sse") }, { body: fixture(wire, wire.toolFixture) }]);
     const model = providerModel(wire, server.origin);
     const text = await finalTurn(model.stream(request));
-    assert.deepEqual(text, { message: { role: "assistant", content: [{ type: "text", text: "你好，我在。😀" }], timestamp: 5 }, stopReason: "stop", usage: { inputTokens: 25, outputTokens: 12 } }, wire.provider);
+    assert.deepEqual(
+      text,
+      {
+        message: { role: "assistant", content: [{ type: "text", text: "你好，我在。😀" }], timestamp: 5 },
+        stopReason: "stop",
+        usage: { inputTokens: 25, outputTokens: 12 },
+      },
+      wire.provider,
+    );
     const tool = await finalTurn(model.stream(request));
     assert.equal(tool.stopReason, "toolUse", wire.provider);
-    assert.deepEqual(tool.message.content.find((block) => block.type === "toolCall"), {
-      type: "toolCall",
-      id: wire.provider === "anthropic" ? "toolu_01T1x1fJ34qAmk2tNTrN7Up6" : "call_9Jk2mQ7rXw4T",
-      name: "read",
-      arguments: { path: "src/greet.js", limit: 40 },
-    });
+    assert.deepEqual(
+      tool.message.content.find((block) => block.type === "toolCall"),
+      {
+        type: "toolCall",
+        id: wire.provider === "anthropic" ? "toolu_01T1x1fJ34qAmk2tNTrN7Up6" : "call_9Jk2mQ7rXw4T",
+        name: "read",
+        arguments: { path: "src/greet.js", limit: 40 },
+      },
+    );
     const sent = server.requests[0]!;
     assert.equal(sent.url, wire.path, wire.provider);
     assert.equal(JSON.parse(sent.body).model, wire.provider === "anthropic" ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_OPENAI_MODEL);
@@ -149,14 +180,23 @@ test("Lab 5.7 · 429 带 retry-after（两种协议）：按它等一次再发�
   for (const wire of WIRES) {
     const { sleep, waits } = recordingSleep();
     const retries: RetryInfo[] = [];
-    const { turn, server } = await turnOf(t, wire, [{ status: 429, headers: { "retry-after": "3" }, body: fixture(wire, "http-429.json") }, { body: fixture(wire, "text.sse") }], {
-      sleep,
-      onRetry: (info) => retries.push(info),
-    });
+    const { turn, server } = await turnOf(
+      t,
+      wire,
+      [{ status: 429, headers: { "retry-after": "3" }, body: fixture(wire, "http-429.json") }, { body: fixture(wire, "text.sse") }],
+      {
+        sleep,
+        onRetry: (info) => retries.push(info),
+      },
+    );
     assert.equal(turn.stopReason, "stop", wire.provider);
     assert.equal(server.requests.length, 2, wire.provider);
     assert.deepEqual(waits, [3000], wire.provider);
-    assert.deepEqual(retries.map((r) => [r.attempt, r.code, r.status, r.delayMs]), [[1, "PROVIDER_RATE_LIMITED", 429, 3000]], wire.provider);
+    assert.deepEqual(
+      retries.map((r) => [r.attempt, r.code, r.status, r.delayMs]),
+      [[1, "PROVIDER_RATE_LIMITED", 429, 3000]],
+      wire.provider,
+    );
   }
 });
 
@@ -173,35 +213,47 @@ test("Lab 5.7 · 401（两种协议）：不重试，failure 是 PROVIDER_UNAUTH
   }
 });
 
-test("Lab 5.7 · 过载：529 与回答开始前的 overloaded_error 事件都会重试，回答途中的不重试；OpenAI 兼容服务的 503 也重试；重试用完是 PROVIDER_OVERLOADED", LIMITS, async (t) => {
-  const [anthropic, openai] = WIRES as [Wire, Wire];
-  const http529: ReplayStep = { status: 529, body: fixture(anthropic, "http-529.json") };
+test(
+  "Lab 5.7 · 过载：529 与回答开始前的 overloaded_error 事件都会重试，回答途中的不重试；OpenAI 兼容服务的 503 也重试；重试用完是 PROVIDER_OVERLOADED",
+  LIMITS,
+  async (t) => {
+    const [anthropic, openai] = WIRES as [Wire, Wire];
+    const http529: ReplayStep = { status: 529, body: fixture(anthropic, "http-529.json") };
 
-  const recovered = recordingSleep();
-  const { turn, server } = await turnOf(t, anthropic, [http529, { body: fixture(anthropic, "overloaded-early.sse") }, { body: fixture(anthropic, "text.sse") }], { sleep: recovered.sleep, maxRetries: 2 });
-  assert.equal(turn.stopReason, "stop");
-  assert.equal(server.requests.length, 3);
-  assert.deepEqual(recovered.waits, [1000, 2000], "没有 retry-after 时按默认策略退避：1 秒、2 秒");
+    const recovered = recordingSleep();
+    const { turn, server } = await turnOf(
+      t,
+      anthropic,
+      [http529, { body: fixture(anthropic, "overloaded-early.sse") }, { body: fixture(anthropic, "text.sse") }],
+      { sleep: recovered.sleep, maxRetries: 2 },
+    );
+    assert.equal(turn.stopReason, "stop");
+    assert.equal(server.requests.length, 3);
+    assert.deepEqual(recovered.waits, [1000, 2000], "没有 retry-after 时按默认策略退避：1 秒、2 秒");
 
-  const exhausted = await turnOf(t, anthropic, [http529, http529, http529, { body: fixture(anthropic, "text.sse") }], { maxRetries: 2 });
-  assert.equal(exhausted.turn.failure?.code, "PROVIDER_OVERLOADED");
-  assert.equal(exhausted.turn.errorMessage, "HTTP 529 overloaded_error: Overloaded");
-  assert.match(exhausted.turn.failure?.message ?? "", /共尝试 3 次/);
-  assert.equal(exhausted.server.requests.length, 3);
+    const exhausted = await turnOf(t, anthropic, [http529, http529, http529, { body: fixture(anthropic, "text.sse") }], { maxRetries: 2 });
+    assert.equal(exhausted.turn.failure?.code, "PROVIDER_OVERLOADED");
+    assert.equal(exhausted.turn.errorMessage, "HTTP 529 overloaded_error: Overloaded");
+    assert.match(exhausted.turn.failure?.message ?? "", /共尝试 3 次/);
+    assert.equal(exhausted.server.requests.length, 3);
 
-  const midstream = await turnOf(t, anthropic, [{ body: fixture(anthropic, "overloaded-midstream.sse") }, { body: fixture(anthropic, "text.sse") }]);
-  assert.equal(midstream.turn.failure?.code, "PROVIDER_OVERLOADED");
-  assert.deepEqual(midstream.turn.message.content, [{ type: "text", text: "Let me" }], "已经交出去的文字不会因为重试而重复");
-  assert.equal(midstream.server.requests.length, 1);
+    const midstream = await turnOf(t, anthropic, [{ body: fixture(anthropic, "overloaded-midstream.sse") }, { body: fixture(anthropic, "text.sse") }]);
+    assert.equal(midstream.turn.failure?.code, "PROVIDER_OVERLOADED");
+    assert.deepEqual(midstream.turn.message.content, [{ type: "text", text: "Let me" }], "已经交出去的文字不会因为重试而重复");
+    assert.equal(midstream.server.requests.length, 1);
 
-  const busy = await turnOf(t, openai, [{ status: 503, body: fixture(openai, "http-503.json") }, { body: fixture(openai, "text.sse") }]);
-  assert.equal(busy.turn.stopReason, "stop");
-  assert.equal(busy.server.requests.length, 2);
-});
+    const busy = await turnOf(t, openai, [{ status: 503, body: fixture(openai, "http-503.json") }, { body: fixture(openai, "text.sse") }]);
+    assert.equal(busy.turn.stopReason, "stop");
+    assert.equal(busy.server.requests.length, 2);
+  },
+);
 
 test("Lab 5.7 · 连接在回答途中断开（两种协议）：PROVIDER_STREAM_ENDED，已到达的文字保留，不重试", LIMITS, async (t) => {
   for (const wire of WIRES) {
-    const { turn, server } = await turnOf(t, wire, [{ body: firstEvents(fixture(wire, "text.sse"), wire.textEvents), drop: true }, { body: fixture(wire, "text.sse") }]);
+    const { turn, server } = await turnOf(t, wire, [
+      { body: firstEvents(fixture(wire, "text.sse"), wire.textEvents), drop: true },
+      { body: fixture(wire, "text.sse") },
+    ]);
     assert.equal(turn.stopReason, "error", wire.provider);
     assert.equal(turn.failure?.code, "PROVIDER_STREAM_ENDED", wire.provider);
     assert.match(turn.errorMessage ?? "", /^the response broke off: /);
@@ -218,7 +270,10 @@ test("Lab 5.7 · 连接被拒（两种协议）：PROVIDER_UNREACHABLE，说明�
     assert.equal(turn.stopReason, "error");
     assert.equal(turn.failure?.code, "PROVIDER_UNREACHABLE", wire.provider);
     assert.match(turn.errorMessage ?? "", /ECONNREFUSED/);
-    assert.match(turn.failure?.message ?? "", wire.provider === "anthropic" ? /连不上 http:\/\/127\.0\.0\.1:\d+.*ANTHROPIC_BASE_URL/ : /连不上 http:\/\/127\.0\.0\.1:\d+.*--base-url/);
+    assert.match(
+      turn.failure?.message ?? "",
+      wire.provider === "anthropic" ? /连不上 http:\/\/127\.0\.0\.1:\d+.*ANTHROPIC_BASE_URL/ : /连不上 http:\/\/127\.0\.0\.1:\d+.*--base-url/,
+    );
     assert.deepEqual(waits, []);
   }
 });
@@ -249,7 +304,8 @@ test("Lab 5.7 · 沉默的服务是 PROVIDER_TIMEOUT；Ctrl-C（工厂的 signal
 test("Lab 5.7 · 密钥从不出现：错误消息、错误的属性、回合、onRetry 和打印出来的内容里都没有 key", LIMITS, async (t) => {
   const keys = [ANTHROPIC_KEY, OPENAI_KEY];
   const printed: string[] = [];
-  for (const method of ["log", "error", "warn", "info", "debug"] as const) t.mock.method(console, method, (...args: unknown[]) => void printed.push(args.map((a) => inspect(a)).join(" ")));
+  for (const method of ["log", "error", "warn", "info", "debug"] as const)
+    t.mock.method(console, method, (...args: unknown[]) => void printed.push(args.map((a) => inspect(a)).join(" ")));
   const seen: unknown[] = [];
   const record = (value: unknown) => {
     seen.push(value);
@@ -270,17 +326,23 @@ test("Lab 5.7 · 密钥从不出现：错误消息、错误的属性、回合、
     const model = record(providerModel(wire, server.origin, { maxRetries: 1, onRetry: record })) as ProviderModel;
     for (let i = 0; i < 3; i++) record(await finalTurn(model.stream(request)));
     record(await finalTurn(providerModel(wire, `http://127.0.0.1:${port}`).stream(request)));
-    assert.ok(server.requests.every((r) => r.headers["x-api-key"] === key || r.headers.authorization === `Bearer ${key}`), "the key was sent, so the test can catch a leak");
+    assert.ok(
+      server.requests.every((r) => r.headers["x-api-key"] === key || r.headers.authorization === `Bearer ${key}`),
+      "the key was sent, so the test can catch a leak",
+    );
   }
   for (const options of [
     { provider: ANTHROPIC_KEY, env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY } },
     { provider: "openai-compatible", baseUrl: `http://127.0.0.1/v1?key=${OPENAI_KEY}`, env: { OPENAI_API_KEY: OPENAI_KEY } },
     { provider: "anthropic", model: ANTHROPIC_KEY + " x", env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY } },
   ]) {
-    assert.throws(() => createProviderModel(options), (error: unknown) => {
-      record(error);
-      return error instanceof ProviderError;
-    });
+    assert.throws(
+      () => createProviderModel(options),
+      (error: unknown) => {
+        record(error);
+        return error instanceof ProviderError;
+      },
+    );
   }
 
   const failures = seen.filter((v): v is AssistantTurn => typeof v === "object" && v !== null && "stopReason" in v);
@@ -289,7 +351,9 @@ test("Lab 5.7 · 密钥从不出现：错误消息、错误的属性、回合、
     ["PROVIDER_RATE_LIMITED", "PROVIDER_STREAM_ENDED", "PROVIDER_UNAUTHORIZED", "PROVIDER_UNREACHABLE"],
     "each failure path was taken",
   );
-  const everything = [...seen.map((value) => `${inspect(value, { depth: Infinity, showHidden: true })}\n${JSON.stringify(value) ?? ""}`), ...printed].join("\n");
+  const everything = [...seen.map((value) => `${inspect(value, { depth: Infinity, showHidden: true })}\n${JSON.stringify(value) ?? ""}`), ...printed].join(
+    "\n",
+  );
   for (const error of seen.filter((v) => v instanceof ProviderError)) assert.ok(everything.includes(error.message));
   for (const key of keys) assert.equal(everything.includes(key), false, `the key ${key.slice(0, 8)}… never appears`);
   assert.match(everything, /invalid key: \*\*\*/, "the provider's echo of the key is redacted");

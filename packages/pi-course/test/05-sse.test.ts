@@ -25,8 +25,23 @@ test("Lab 5.1 · SSE 字段规则：事件名、多行 data、注释、冒号后
     { name: "没有 data 的事件不派发，事件名也随之重置", input: "event: lonely\n\ndata: y\n\n", expected: [{ event: "message", data: "y" }] },
     { name: "没有冒号的字段值为空", input: "data\n\n", expected: [{ event: "message", data: "" }] },
     { name: "未知字段与 retry 被忽略", input: "retry: 10\nfoo: bar\ndata: z\n\n", expected: [{ event: "message", data: "z" }] },
-    { name: "id 一直保留到被改写", input: "id: 1\ndata: a\n\ndata: b\n\nid: 2\ndata: c\n\n", expected: [{ event: "message", data: "a", id: "1" }, { event: "message", data: "b", id: "1" }, { event: "message", data: "c", id: "2" }] },
-    { name: "CRLF 与单独的 CR 都是行尾", input: "event: a\r\ndata: 1\r\n\r\nevent: b\rdata: 2\r\r", expected: [{ event: "a", data: "1" }, { event: "b", data: "2" }] },
+    {
+      name: "id 一直保留到被改写",
+      input: "id: 1\ndata: a\n\ndata: b\n\nid: 2\ndata: c\n\n",
+      expected: [
+        { event: "message", data: "a", id: "1" },
+        { event: "message", data: "b", id: "1" },
+        { event: "message", data: "c", id: "2" },
+      ],
+    },
+    {
+      name: "CRLF 与单独的 CR 都是行尾",
+      input: "event: a\r\ndata: 1\r\n\r\nevent: b\rdata: 2\r\r",
+      expected: [
+        { event: "a", data: "1" },
+        { event: "b", data: "2" },
+      ],
+    },
     { name: "开头的 BOM 被丢弃", input: "\uFEFFdata: x\n\n", expected: [{ event: "message", data: "x" }] },
     { name: "结尾没有空行的事件不派发", input: "data: done\n\ndata: cut", expected: [{ event: "message", data: "done" }] },
   ];

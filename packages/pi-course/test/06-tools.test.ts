@@ -1,16 +1,6 @@
 import assert from "node:assert/strict";
 import test from "node:test";
-import {
-  ToolRegistry,
-  booleanValue,
-  createToolExecutor,
-  numberValue,
-  objectSchema,
-  optional,
-  stringValue,
-  type Tool,
-  type ToolContext,
-} from "../src/tool.js";
+import { ToolRegistry, booleanValue, createToolExecutor, numberValue, objectSchema, optional, stringValue, type Tool, type ToolContext } from "../src/tool.js";
 import { text, textOf, type ToolCall } from "../src/types.js";
 
 const readSchema = objectSchema({ path: stringValue(), limit: optional(numberValue()), verbose: optional(booleanValue()) });
@@ -77,7 +67,10 @@ test("Lab 6.1 · objectSchema 拒绝错误类型、缺少字段和未知字段",
 test("Lab 6.2 · ToolRegistry 按注册顺序列出工具", () => {
   const registry = new ToolRegistry([namedTool("b"), namedTool("a")]);
   registry.register(namedTool("c"));
-  assert.deepEqual(registry.list().map((tool) => tool.name), ["b", "a", "c"]);
+  assert.deepEqual(
+    registry.list().map((tool) => tool.name),
+    ["b", "a", "c"],
+  );
   assert.equal(registry.get("a")?.name, "a");
   assert.equal(registry.get("missing"), undefined);
   registry.list().pop();
@@ -89,7 +82,10 @@ test("Lab 6.2 · 重名工具抛出 TOOL_CONFLICT，注册表保持不变", () =
   const registry = new ToolRegistry([first, namedTool("write")]);
   assert.throws(() => registry.register(namedTool("read")), { code: "TOOL_CONFLICT" });
   assert.equal(registry.get("read"), first, "原来的工具没有被替换");
-  assert.deepEqual(registry.list().map((tool) => tool.name), ["read", "write"]);
+  assert.deepEqual(
+    registry.list().map((tool) => tool.name),
+    ["read", "write"],
+  );
   assert.throws(() => new ToolRegistry([namedTool("x"), namedTool("x")]), { code: "TOOL_CONFLICT" });
 });
 
@@ -101,9 +97,15 @@ test("Lab 6.2 · unregister 只移除登记在这个名字下的同一个工具�
   assert.equal(registry.get("read"), read);
   assert.equal(registry.unregister("read", read), true);
   assert.equal(registry.get("read"), undefined);
-  assert.deepEqual(registry.list().map((tool) => tool.name), ["write", "list"]);
+  assert.deepEqual(
+    registry.list().map((tool) => tool.name),
+    ["write", "list"],
+  );
   registry.register(read);
-  assert.deepEqual(registry.list().map((tool) => tool.name), ["write", "list", "read"]);
+  assert.deepEqual(
+    registry.list().map((tool) => tool.name),
+    ["write", "list", "read"],
+  );
 });
 
 test("Lab 6.3 · 成功的调用得到配对的结果", async () => {
@@ -123,10 +125,37 @@ test("Lab 6.3 · 成功的调用得到配对的结果", async () => {
 test("Lab 6.3 · 未知工具、非法参数和抛错的工具都变成配对的错误结果", async () => {
   let executed = 0;
   const registry = new ToolRegistry([
-    { ...readTool(), execute: async () => { executed += 1; return { content: [text("never")] }; } },
-    { name: "boom", description: "throws synchronously", schema: objectSchema({}), execute: () => { throw new Error("sync boom"); } },
-    { name: "reject", description: "rejects", schema: objectSchema({}), execute: async () => { throw new Error("async boom"); } },
-    { name: "throwString", description: "throws a non-Error", schema: objectSchema({}), execute: async () => { throw "plain"; } },
+    {
+      ...readTool(),
+      execute: async () => {
+        executed += 1;
+        return { content: [text("never")] };
+      },
+    },
+    {
+      name: "boom",
+      description: "throws synchronously",
+      schema: objectSchema({}),
+      execute: () => {
+        throw new Error("sync boom");
+      },
+    },
+    {
+      name: "reject",
+      description: "rejects",
+      schema: objectSchema({}),
+      execute: async () => {
+        throw new Error("async boom");
+      },
+    },
+    {
+      name: "throwString",
+      description: "throws a non-Error",
+      schema: objectSchema({}),
+      execute: async () => {
+        throw "plain";
+      },
+    },
   ]);
   const execute = createToolExecutor(registry);
   const cases: { name: string; call: ToolCall }[] = [

@@ -35,7 +35,11 @@ function assertPaired(messages: readonly AgentMessage[]): void {
     if (message.role !== "assistant") continue;
     const calls = message.content.filter((b) => b.type === "toolCall");
     const results = messages.slice(i + 1, i + 1 + calls.length) as ToolResultMessage[];
-    assert.deepEqual(results.map((r) => r.role === "toolResult" && r.toolCallId), calls.map((c) => c.id), `calls of message ${i} are answered in order`);
+    assert.deepEqual(
+      results.map((r) => r.role === "toolResult" && r.toolCallId),
+      calls.map((c) => c.id),
+      `calls of message ${i} are answered in order`,
+    );
   }
 }
 
@@ -46,14 +50,25 @@ test("Lab 7.1 · 模型请求工具、结果交回模型，直到模型不再调
   assert.equal(result.stopReason, "stop");
   assert.equal(result.turns, 2);
   assert.deepEqual(ran, ["a", "b"]);
-  assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult", "assistant"]);
+  assert.deepEqual(
+    result.messages.map((m) => m.role),
+    ["user", "assistant", "toolResult", "toolResult", "assistant"],
+  );
   assertPaired(result.messages);
   assert.equal(textOf(result.messages.at(-1)!), "都好了");
   // The second request carries everything, including both results, and offers the tool.
   const second = model.requests[1]!;
-  assert.deepEqual(second.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult"]);
+  assert.deepEqual(
+    second.messages.map((m) => m.role),
+    ["user", "assistant", "toolResult", "toolResult"],
+  );
   assert.deepEqual(second.tools, [toolSpec(echoTool())]);
-  assert.deepEqual(second.tools[0]!.parameters, { type: "object", properties: { value: { type: "string" } }, required: ["value"], additionalProperties: false });
+  assert.deepEqual(second.tools[0]!.parameters, {
+    type: "object",
+    properties: { value: { type: "string" } },
+    required: ["value"],
+    additionalProperties: false,
+  });
 });
 
 test("Lab 7.1 · 事件顺序：回合开始、流式事件、消息、工具开始与结束、回合结束", async () => {
@@ -72,7 +87,10 @@ test("Lab 7.1 · 事件顺序：回合开始、流式事件、消息、工具开
     "message:assistant",
     "turn_end",
   ]);
-  assert.ok(events.some((e) => e.type === "assistant" && e.event.type === "text_delta"), "流式事件被转发");
+  assert.ok(
+    events.some((e) => e.type === "assistant" && e.event.type === "text_delta"),
+    "流式事件被转发",
+  );
 });
 
 test("Lab 7.1 · 历史与输入不被改动；prepareContext 决定每次请求看到什么", async () => {
@@ -84,9 +102,16 @@ test("Lab 7.1 · 历史与输入不被改动；prepareContext 决定每次请求
   const input = [userMessage("new", 3)];
   const result = await runAgentLoop(history, input, config);
   assert.deepEqual(history, before);
-  assert.deepEqual(result.messages.map((m) => textOf(m)), ["new", "ok"], "只返回本次运行新增的消息");
+  assert.deepEqual(
+    result.messages.map((m) => textOf(m)),
+    ["new", "ok"],
+    "只返回本次运行新增的消息",
+  );
   assert.equal(model.requests[0]!.systemPrompt, "你看到 3 条");
-  assert.deepEqual(model.requests[0]!.messages.map((m) => textOf(m)), ["new"]);
+  assert.deepEqual(
+    model.requests[0]!.messages.map((m) => textOf(m)),
+    ["new"],
+  );
 });
 
 test("Lab 7.2 · 执行器拒绝、答非所问：循环自己补上配对的错误结果", async () => {
@@ -94,7 +119,10 @@ test("Lab 7.2 · 执行器拒绝、答非所问：循环自己补上配对的错
     throw new Error("host crashed");
   };
   const wrongId: ToolExecutor = async (call) => ({ role: "toolResult", toolCallId: "other", toolName: call.name, content: [], isError: false, timestamp: 0 });
-  for (const [name, executor, pattern] of [["rejecting", rejecting, /host crashed/], ["wrong id", wrongId, /did not answer this call/]] as const) {
+  for (const [name, executor, pattern] of [
+    ["rejecting", rejecting, /host crashed/],
+    ["wrong id", wrongId, /did not answer this call/],
+  ] as const) {
     const { config } = setup([turn(toolCall("echo", { value: "v" })), turn("done")], undefined, { executor });
     const result = await runAgentLoop([], [userMessage("go", 1)], config);
     assertPaired(result.messages);
@@ -138,7 +166,11 @@ test("Lab 7.3 · 失败的回合结束运行：保留文字，不运行任何工
   assert.deepEqual(ran, []);
   const [assistant, answer] = result.messages.slice(-2);
   assert.equal(assistant?.role, "assistant");
-  assert.deepEqual(assistant.role === "assistant" ? assistant.content.map((block) => block.type) : [], ["text", "toolCall"], "the call the model made stays, with the text");
+  assert.deepEqual(
+    assistant.role === "assistant" ? assistant.content.map((block) => block.type) : [],
+    ["text", "toolCall"],
+    "the call the model made stays, with the text",
+  );
   assert.ok(answer?.role === "toolResult" && answer.isError, "the call is answered, right after its message");
   assert.match(answer.role === "toolResult" ? textOf(answer) : "", /^tool "echo" was not run: the model's turn failed before it finished \(overloaded\)$/);
   assertPaired(result.messages);
@@ -152,7 +184,11 @@ test("Lab 7.3 · 失败的回合结束运行：保留文字，不运行任何工
   const crashed = await runAgentLoop([], [userMessage("go", 1)], { ...config, model: broken });
   assert.equal(crashed.stopReason, "error");
   assert.match(crashed.errorMessage ?? "", /bug in model/);
-  assert.deepEqual(crashed.messages.map((m) => m.role), ["user"], "没有内容的失败回合不留下空消息");
+  assert.deepEqual(
+    crashed.messages.map((m) => m.role),
+    ["user"],
+    "没有内容的失败回合不留下空消息",
+  );
 });
 
 test("Lab 7.4 · 中止：流式输出途中中止，运行以 aborted 结束", async () => {
@@ -167,7 +203,10 @@ test("Lab 7.4 · 中止：流式输出途中中止，运行以 aborted 结束", 
   assert.equal(result.stopReason, "aborted");
   assert.equal(result.errorMessage, "stop", "the abort's reason, as for an abort during a tool");
   assertPaired(result.messages);
-  assert.equal(result.messages.some((m) => m.role === "toolResult"), false);
+  assert.equal(
+    result.messages.some((m) => m.role === "toolResult"),
+    false,
+  );
 });
 
 test("Lab 7.4 · 中止：不再等待不理会 signal 的工具，剩下的调用都配上“未运行”的结果", async () => {
@@ -220,7 +259,10 @@ test("Lab 7.5 · takeInput：回合边界送入排队的输入；模型收尾时
   });
   const result = await runAgentLoop([], [userMessage("看看 a", 1)], config);
   assert.equal(result.stopReason, "stop");
-  assert.deepEqual(result.messages.map((m) => (m.role === "user" ? `user:${textOf(m)}` : m.role)), ["user:看看 a", "assistant", "toolResult", "assistant", "user:顺便看看 b", "assistant"]);
+  assert.deepEqual(
+    result.messages.map((m) => (m.role === "user" ? `user:${textOf(m)}` : m.role)),
+    ["user:看看 a", "assistant", "toolResult", "assistant", "user:顺便看看 b", "assistant"],
+  );
   assert.equal(model.requests.length, 3);
   assert.equal(textOf(model.requests[2]!.messages.at(-1)!), "顺便看看 b");
 });
@@ -267,13 +309,20 @@ test("Lab 7.5 · length 回合里的调用一个都不运行：每个都配上�
   assert.equal(result.stopReason, "length");
   assert.deepEqual(ran, [], "截断回合的调用一个都没有运行");
   assert.equal(model.requests.length, 1, "运行在截断的回合之后结束");
-  assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult"]);
+  assert.deepEqual(
+    result.messages.map((m) => m.role),
+    ["user", "assistant", "toolResult", "toolResult"],
+  );
   assertEveryCallAnswered(result.messages, "length");
   for (const answer of result.messages.slice(2) as ToolResultMessage[]) {
     assert.equal(answer.isError, true);
     assert.match(textOf(answer), /was not run: the model's output was cut off/);
   }
-  assert.equal(events.some((e) => e.type === "tool_start"), false, "没有工具开始运行");
+  assert.equal(
+    events.some((e) => e.type === "tool_start"),
+    false,
+    "没有工具开始运行",
+  );
 });
 
 test("Lab 7.5 · length 回合之后有排队的输入：运行继续，模型看到未运行调用的错误结果", async () => {
@@ -303,7 +352,11 @@ test("Lab 7.3 · 说要用工具却一个调用都没有：运行以 error 结�
   assert.equal(result.failure?.code, "LOOP_TOOL_CALLS_MISSING");
   assert.match(result.failure?.message ?? "", /工具/);
   assert.equal(model.requests.length, 1, "不再调用模型");
-  assert.deepEqual(result.messages.map((m) => textOf(m)), ["go", "我来调用工具"], "回合的文字保留");
+  assert.deepEqual(
+    result.messages.map((m) => textOf(m)),
+    ["go", "我来调用工具"],
+    "回合的文字保留",
+  );
   const end = events.find((e) => e.type === "turn_end");
   assert.equal(end?.type === "turn_end" && end.stopReason, "toolUse");
 });

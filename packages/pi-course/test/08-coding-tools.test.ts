@@ -54,18 +54,46 @@ test("Lab 8.1 · 越界的路径被拒绝：..、绝对路径、同名前缀的�
   const workspace = await openWorkspace(root);
   const outsideCases = ["../outside/secret.txt", "../ws-evil/x", "/etc/passwd", "sub/../../outside", "link-out/secret.txt", "link-out/new.txt", "link-out"];
   for (const requested of outsideCases) await assert.rejects(workspace.resolve(requested), { code: "PATH_OUTSIDE_WORKSPACE" }, requested);
-  for (const requested of ["", "a\0b", "dangling", "dangling/child"]) await assert.rejects(workspace.resolve(requested), { code: "PATH_INVALID" }, JSON.stringify(requested));
+  for (const requested of ["", "a\0b", "dangling", "dangling/child"])
+    await assert.rejects(workspace.resolve(requested), { code: "PATH_INVALID" }, JSON.stringify(requested));
   await assert.rejects(openWorkspace(path.join(base, "missing")), { code: "WORKSPACE_MISSING" });
   await assert.rejects(openWorkspace(path.join(root, "a.txt")), { code: "WORKSPACE_MISSING" });
-  const lexical: [string, boolean][] = [["/w/app", true], ["/w/app/x", true], ["/w/app-old", false], ["/w", false], ["/w/app/../b", false]];
+  const lexical: [string, boolean][] = [
+    ["/w/app", true],
+    ["/w/app/x", true],
+    ["/w/app-old", false],
+    ["/w", false],
+    ["/w/app/../b", false],
+  ];
   for (const [candidate, inside] of lexical) assert.equal(isInside("/w/app", path.resolve(candidate)), inside, candidate);
 });
 
 test("Lab 8.2 · 截断：保留整行，按行数和字节数两个上限，报告总量", () => {
   const text = "a\nbb\nccc\ndddd\n";
-  assert.deepEqual(truncateHead(text, { maxLines: 10, maxBytes: 100 }), { text, truncated: false, totalLines: 4, totalBytes: 14, keptLines: 4, partialLine: false });
-  assert.deepEqual(truncateHead(text, { maxLines: 2, maxBytes: 100 }), { text: "a\nbb", truncated: true, totalLines: 4, totalBytes: 14, keptLines: 2, partialLine: false });
-  assert.deepEqual(truncateTail(text, { maxLines: 2, maxBytes: 100 }), { text: "ccc\ndddd", truncated: true, totalLines: 4, totalBytes: 14, keptLines: 2, partialLine: false });
+  assert.deepEqual(truncateHead(text, { maxLines: 10, maxBytes: 100 }), {
+    text,
+    truncated: false,
+    totalLines: 4,
+    totalBytes: 14,
+    keptLines: 4,
+    partialLine: false,
+  });
+  assert.deepEqual(truncateHead(text, { maxLines: 2, maxBytes: 100 }), {
+    text: "a\nbb",
+    truncated: true,
+    totalLines: 4,
+    totalBytes: 14,
+    keptLines: 2,
+    partialLine: false,
+  });
+  assert.deepEqual(truncateTail(text, { maxLines: 2, maxBytes: 100 }), {
+    text: "ccc\ndddd",
+    truncated: true,
+    totalLines: 4,
+    totalBytes: 14,
+    keptLines: 2,
+    partialLine: false,
+  });
   assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 5 }).text, "a\nbb", "字节上限含换行符");
   assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 4 }).text, "a\nbb", "恰好等于上限时保留");
   assert.equal(truncateHead(text, { maxLines: 10, maxBytes: 3 }).text, "a", "多一个字节都不行");
@@ -122,7 +150,10 @@ test("Lab 8.3 · list：按码元排序，目录带 /、符号链接带 @；过�
   assert.equal(textOf(await run("list", { path: "sub/empty" })), "(empty directory)");
   const cut = await run("list", {}, { maxLines: 2 });
   assert.equal(textOf(cut), "a.txt\nbig.txt\n\n[5 more entries not shown]");
-  for (const [args, pattern] of [[{ path: "a.txt" }, /not a directory/], [{ path: "link-out" }, /PATH_OUTSIDE_WORKSPACE/]] as const) {
+  for (const [args, pattern] of [
+    [{ path: "a.txt" }, /not a directory/],
+    [{ path: "link-out" }, /PATH_OUTSIDE_WORKSPACE/],
+  ] as const) {
     assert.match(textOf(await run("list", args)), pattern);
   }
 });
@@ -228,7 +259,10 @@ test("Lab 8.5 · shell：中止杀掉整个进程组，结果说明已中止", p
       }
     });
   });
-  const running = shell.execute({ command: `(sleep 0.3; echo alive > ${marker}) & touch ${path.join(dir, "ready")}; sleep 30` }, { callId: "s", signal: controller.signal });
+  const running = shell.execute(
+    { command: `(sleep 0.3; echo alive > ${marker}) & touch ${path.join(dir, "ready")}; sleep 30` },
+    { callId: "s", signal: controller.signal },
+  );
   await ready;
   controller.abort();
   const result = await running;

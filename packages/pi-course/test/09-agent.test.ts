@@ -67,7 +67,10 @@ test("Lab 9.2 · 运行中的输入进入队列，在当前工具结果之后、
   const first = agent.prompt("开始");
   await gate.started;
   const second = agent.prompt("再加一件事");
-  assert.deepEqual(agent.queued.map((m) => textOf(m)), ["再加一件事"]);
+  assert.deepEqual(
+    agent.queued.map((m) => textOf(m)),
+    ["再加一件事"],
+  );
   assert.ok(events.some((e) => e.type === "queued"));
   gate.release();
   const [a, b] = await Promise.all([first, second]);
@@ -100,7 +103,10 @@ test("Lab 9.2 · 输入恰好在循环返回的那一刻到达：运行继续处
   const result = await agent.prompt("开始");
   assert.deepEqual(roles(result.messages), ["user:开始", "assistant", "user:迟到的输入", "assistant"]);
   assert.equal(model.requests.length, 2);
-  assert.equal(events.some((e) => e.type === "dropped"), false);
+  assert.equal(
+    events.some((e) => e.type === "dropped"),
+    false,
+  );
 });
 
 test("Lab 9.3 · abort：工具通过 signal 停下，运行以 aborted 结束，排队的输入被丢弃并报告", async () => {
@@ -117,7 +123,10 @@ test("Lab 9.3 · abort：工具通过 signal 停下，运行以 aborted 结束�
   assert.equal(answer.isError, true, "被中止的调用也有配对的结果");
   const dropped = events.find((e) => e.type === "dropped");
   assert.deepEqual(dropped && dropped.type === "dropped" ? [dropped.reason, dropped.messages.map((m) => textOf(m))] : undefined, ["aborted", ["排队中"]]);
-  assert.equal(agent.messages.some((m) => m.role === "user" && textOf(m) === "排队中"), false);
+  assert.equal(
+    agent.messages.some((m) => m.role === "user" && textOf(m) === "排队中"),
+    false,
+  );
   assert.equal(agent.abort(), false, "空闲时没有可中止的运行");
 });
 
@@ -135,7 +144,9 @@ test("Lab 9.3 · 中止之后可以开始新的运行，新运行有自己的 si
 
 test("Lab 9.4 · 订阅者抛错不影响运行，错误交给 onListenerError；退订之后不再收到事件", async () => {
   const failures: string[] = [];
-  const { agent } = agentWith([turn("ok"), turn("again")], [], { onListenerError: (error, event) => failures.push(`${event.type}: ${(error as Error).message}`) });
+  const { agent } = agentWith([turn("ok"), turn("again")], [], {
+    onListenerError: (error, event) => failures.push(`${event.type}: ${(error as Error).message}`),
+  });
   const seen: string[] = [];
   const off = agent.subscribe((event) => {
     seen.push(event.type);
@@ -171,7 +182,14 @@ test("Lab 9.4 · idle 在空闲时立即完成，运行中则等到结束", asyn
 
 test("Lab 9.5 · wrapExecutor 包住每次运行的执行器；prepareContext 与 maxTurns 交给循环", async () => {
   const { agent, model, events } = agentWith([turn(toolCall("wait")), turn(toolCall("wait"))], [], {
-    wrapExecutor: () => async (call) => ({ role: "toolResult", toolCallId: call.id, toolName: call.name, content: [text("wrapped")], isError: false, timestamp: 0 }),
+    wrapExecutor: () => async (call) => ({
+      role: "toolResult",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: [text("wrapped")],
+      isError: false,
+      timestamp: 0,
+    }),
     prepareContext: (messages) => ({ systemPrompt: "budgeted", messages }),
     maxTurns: 1,
   });
@@ -183,7 +201,10 @@ test("Lab 9.5 · wrapExecutor 包住每次运行的执行器；prepareContext �
   assert.equal(textOf(agent.messages[2]!), "wrapped");
   // The queued input was delivered at the boundary before the limit stopped the run.
   assert.deepEqual(roles(agent.messages), ["user:go", "assistant", "toolResult", "user:too late"]);
-  assert.equal(events.some((e) => e.type === "dropped"), false);
+  assert.equal(
+    events.some((e) => e.type === "dropped"),
+    false,
+  );
 });
 
 test("Lab 9.1 · 运行以失败结束时带着失败的 failure，运行因迟到的输入继续过一次也是如此", async () => {

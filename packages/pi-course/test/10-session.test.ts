@@ -60,7 +60,11 @@ test("Lab 10.2 · 从较早的条目分支，新消息成为它的子节点，�
   const retry = session.append(reply("second answer")); // e4
   assert.equal(retry.parentId, "e1");
   assert.deepEqual(texts(session.activePath()), ["question", "second answer"]);
-  assert.deepEqual(session.entries().map((entry) => entry.id), ["e1", "e2", "e3", "e4"], "没有删除任何条目");
+  assert.deepEqual(
+    session.entries().map((entry) => entry.id),
+    ["e1", "e2", "e3", "e4"],
+    "没有删除任何条目",
+  );
   session.branch("e3");
   assert.deepEqual(texts(session.activePath()), ["question", "first answer", "follow-up"]);
 });
@@ -110,7 +114,5 @@ test("Lab 10.3 · 会话保存副本：修改传入或取出的对象不会改�
   assert.ok(fetched);
   fetched.message.role = "assistant";
 
-  assert.deepEqual(session.activePath(), [
-    { type: "message", id: "e1", parentId: null, timestamp: 1000, message: userMessage("original", 0) },
-  ]);
+  assert.deepEqual(session.activePath(), [{ type: "message", id: "e1", parentId: null, timestamp: 1000, message: userMessage("original", 0) }]);
 });

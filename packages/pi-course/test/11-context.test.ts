@@ -38,8 +38,7 @@ const chars = (value: string | AgentMessage) => (typeof value === "string" ? val
  * Three interactions, 8 messages (cost 8 with `one`):
  *   I1 = e1..e2 (2), I2 = e3..e6 (4: a tool call and its result), I3 = e7..e8 (2).
  */
-const conversation = () =>
-  pathOf(user("u1"), reply("a1"), user("u2"), calls("c1"), result("c1"), reply("a2"), user("u3"), reply("a3"));
+const conversation = () => pathOf(user("u1"), reply("a1"), user("u2"), calls("c1"), result("c1"), reply("a2"), user("u3"), reply("a3"));
 
 const I1 = ["e1", "e2"];
 const I2 = ["e3", "e4", "e5", "e6"];
@@ -140,7 +139,10 @@ test("Lab 11.2 · 保留的是连续后缀：放不下的交互之前的更小�
   const projection = buildContext(path, { maxTokens: 5, estimateTokens: chars });
   assert.equal(projection.reason, "trimmed");
   assert.deepEqual(projection.keptEntryIds, ["e3"]);
-  assert.deepEqual(projection.messages.map((message) => textOf(message)), ["cc"]);
+  assert.deepEqual(
+    projection.messages.map((message) => textOf(message)),
+    ["cc"],
+  );
 });
 
 test("Lab 11.2 · 第一条用户消息之前的消息自成最旧的交互", () => {
@@ -161,7 +163,11 @@ test("Lab 11.3 · 最新交互单独超预算时仍然保留，原因是 single_
     const projection = buildContext(conversation(), options);
     assert.equal(projection.reason, "single_interaction_overflow", name);
     assert.deepEqual(projection.keptEntryIds, I3, name);
-    assert.deepEqual(projection.messages.map((message) => textOf(message)), ["u3", "a3"], name);
+    assert.deepEqual(
+      projection.messages.map((message) => textOf(message)),
+      ["u3", "a3"],
+      name,
+    );
     assert.equal(projection.tokens.availableForMessages, available, name);
     assert.equal(projection.tokens.total, total, name);
   }
@@ -203,7 +209,11 @@ test("Lab 11.4 · 负数、非有限或非数字的估算被拒绝，包括将�
       `system ${String(bad)}`,
     );
     const onOldest = (value: string | AgentMessage) => (typeof value !== "string" && textOf(value) === "u1" ? (bad as number) : 1);
-    assert.throws(() => buildContext(conversation(), { maxTokens: 2, estimateTokens: onOldest }), { code: "CONTEXT_ESTIMATE_INVALID" }, `oldest ${String(bad)}`);
+    assert.throws(
+      () => buildContext(conversation(), { maxTokens: 2, estimateTokens: onOldest }),
+      { code: "CONTEXT_ESTIMATE_INVALID" },
+      `oldest ${String(bad)}`,
+    );
   }
 });
 
@@ -230,7 +240,11 @@ test("Lab 11.5 · 投影是深副本，修改它不会改动输入", () => {
   const path = conversation();
   const before = structuredClone(path);
   const projection = buildContext(path, { maxTokens: 100, estimateTokens: one });
-  assert.deepEqual(projection.messages, path.map((entry) => entry.message), "消息按从旧到新的顺序");
+  assert.deepEqual(
+    projection.messages,
+    path.map((entry) => entry.message),
+    "消息按从旧到新的顺序",
+  );
   for (let i = 0; i < path.length; i++) assert.notEqual(projection.messages[i], path[i]!.message);
 
   projection.messages[0]!.content[0] = text("rewritten");

@@ -40,8 +40,6 @@ import { ToolRegistry, objectSchema, stringValue, type Tool, type ToolExecutor }
 import { text, textOf, type ToolCall, type ToolResultMessage } from "../src/types.js";
 import { isScaffold, rule } from "./support/rules.js";
 
-
-
 /**
  * Expects `run()` to throw or reject with the contract error `code`. An error without a
  * `code` (a starter's scaffold error, a TypeError) is no contract error: it fails as itself.
@@ -61,10 +59,14 @@ async function failsWith(code: string, run: () => unknown, why?: string): Promis
 
 /** Expects `run()` to throw or reject with any error at all: the rule is "never swallowed". */
 async function failsSomehow(run: () => unknown, why: string): Promise<void> {
-  await assert.rejects(async () => run(), (error: unknown) => {
-    if (isScaffold(error)) throw error;
-    return true;
-  }, `${why}：应当报错，实际得到了结果`);
+  await assert.rejects(
+    async () => run(),
+    (error: unknown) => {
+      if (isScaffold(error)) throw error;
+      return true;
+    },
+    `${why}：应当报错，实际得到了结果`,
+  );
 }
 
 /** Every property name reachable on `value` (own and inherited, up to `Object.prototype`), without `constructor`. */
@@ -190,7 +192,9 @@ function recordingCore() {
   const core: ToolExecutor = async (received) => {
     calls.push(received);
     const answer: ToolResultMessage = {
-      role: "toolResult", toolCallId: received.id, toolName: received.name,
+      role: "toolResult",
+      toolCallId: received.id,
+      toolName: received.name,
       content: [text("note stored")],
       details: { stored: { count: 1 } },
       isError: false,
@@ -204,10 +208,7 @@ function recordingCore() {
 
 /** Loads an extension whose module is `{ default: factory }`, trusting it. */
 function loadTrusted(host: ExtensionHost, id: string, factory: (context: ExtensionContext) => void | Promise<void>) {
-  return loadExtension(
-    { id, path: `extensions/${id}.js` },
-    { host, isTrusted: () => true, importModule: async () => ({ default: factory }) },
-  );
+  return loadExtension({ id, path: `extensions/${id}.js` }, { host, isTrusted: () => true, importModule: async () => ({ default: factory }) });
 }
 
 /** A host over a fresh registry that collects its diagnostics. */
@@ -252,7 +253,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     });
     assert.equal(catalog.skills[0]?.root, nodePath.join(user, "skills", "lint"));
   });
-  await rule("§3.1：没有 frontmatter 的模板，name 取去掉 .md 的文件名，description 是 \"\"，body 是整个文件去掉首尾空白，root 是配置的 root", () => {
+  await rule('§3.1：没有 frontmatter 的模板，name 取去掉 .md 的文件名，description 是 ""，body 是整个文件去掉首尾空白，root 是配置的 root', () => {
     assert.deepEqual(catalog.templates, [
       {
         kind: "template",
@@ -331,7 +332,11 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       ["templates 是一个文件", { templates: "not a folder" }, async () => {}],
       ["一个 Skill 目录里的 SKILL.md 是一个目录", { "skills/odd/SKILL.md/x": "x" }, async () => {}],
       ["AGENTS.md 是一个指向自己的 symlink（ELOOP）", {}, async (root) => void (await fsp.symlink("AGENTS.md", nodePath.join(root, "AGENTS.md")))],
-      ["templates 里的 loop.md 是一个指向自己的 symlink（ELOOP）", { "templates/ok.md": "x" }, async (root) => void (await fsp.symlink("loop.md", nodePath.join(root, "templates", "loop.md")))],
+      [
+        "templates 里的 loop.md 是一个指向自己的 symlink（ELOOP）",
+        { "templates/ok.md": "x" },
+        async (root) => void (await fsp.symlink("loop.md", nodePath.join(root, "templates", "loop.md"))),
+      ],
     ];
     for (const [why, files, extra] of cases) {
       const root = await makeRoot(t, files);
@@ -347,8 +352,17 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       "templates/crlf.md": "---\r\nname: win\r\ndescription: windows template\r\n---\r\nHello {{who}}\r\n",
     });
     const found = await discoverResources([root]);
-    assert.deepEqual(found.skills.map((s) => [s.name, s.description]), [["bom", "after a byte order mark"], ["crlf", "windows line ends"]]);
-    assert.deepEqual(found.templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["win", "windows template", "Hello {{who}}"]]);
+    assert.deepEqual(
+      found.skills.map((s) => [s.name, s.description]),
+      [
+        ["bom", "after a byte order mark"],
+        ["crlf", "windows line ends"],
+      ],
+    );
+    assert.deepEqual(
+      found.templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
+      [["win", "windows template", "Hello {{who}}"]],
+    );
     // For a template a first line that is not exactly --- means no frontmatter: the whole file is its body.
     const loose = await makeRoot(t, {
       "templates/spaced.md": "--- \nname: other\n---\nSpaced {{x}}\n",
@@ -356,21 +370,33 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     });
     assert.deepEqual(
       (await discoverResources([loose])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
-      [["spaced", "", "--- \nname: other\n---\nSpaced {{x}}"], ["wide", "", "----\nname: wider\n----\nWide {{x}}"]],
+      [
+        ["spaced", "", "--- \nname: other\n---\nSpaced {{x}}"],
+        ["wide", "", "----\nname: wider\n----\nWide {{x}}"],
+      ],
       "第一行是 “--- ” 或 “----” 的模板没有 frontmatter：name 取文件名，整个文件都是正文",
     );
   });
   await rule("§3.2：模板的 name、description 有就取 frontmatter 的，body 是结束的 --- 之后的文字去掉首尾空白", async () => {
     const root = await makeRoot(t, { "templates/file-name.md": "---\nname: from-frontmatter\ndescription: a described template\n---\n\n  Body {{x}}\n\n" });
-    assert.deepEqual((await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["from-frontmatter", "a described template", "Body {{x}}"]]);
+    assert.deepEqual(
+      (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
+      [["from-frontmatter", "a described template", "Body {{x}}"]],
+    );
   });
   await rule("§3.2：frontmatter 到下一个恰好是 --- 的行为止：以 --- 开头的别的行（如 YAML 的键 ---x）不会结束它", async () => {
     const root = await makeRoot(t, { "templates/dash.md": "---\nname: dash\n---x: 1\n---\nBody" });
-    assert.deepEqual((await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.body]), [["dash", "Body"]]);
+    assert.deepEqual(
+      (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.body]),
+      [["dash", "Body"]],
+    );
   });
-  await rule("§3.2：空的 frontmatter 是空映射：这样的模板是合法的，name 取文件名，description 是 \"\"", async () => {
+  await rule('§3.2：空的 frontmatter 是空映射：这样的模板是合法的，name 取文件名，description 是 ""', async () => {
     const root = await makeRoot(t, { "templates/bare.md": "---\n---\nHello {{who}}\n" });
-    assert.deepEqual((await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]), [["bare", "", "Hello {{who}}"]]);
+    assert.deepEqual(
+      (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
+      [["bare", "", "Hello {{who}}"]],
+    );
   });
   await rule("§3.1：AGENTS.md 没有 frontmatter 一说：它的 body 就是整个文件去掉首尾空白", async () => {
     const root = await makeRoot(t, { "AGENTS.md": "---\nlooks: like frontmatter\n---\nRULES\n" });
@@ -437,7 +463,7 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
   });
 
   let catalog!: ResourceCatalog;
-  await rule("§3.4：先按种类（instructions、skill、template），再按 name 的 code unit 比较排序（\"B\" 在 \"a\" 之前），与目录名、路径无关", async () => {
+  await rule('§3.4：先按种类（instructions、skill、template），再按 name 的 code unit 比较排序（"B" 在 "a" 之前），与目录名、路径无关', async () => {
     catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
     assert.deepEqual(identities(catalog), [
       "instructions:AGENTS",
@@ -450,22 +476,34 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
       "template:review",
     ]);
   });
-  await rule("§3.4：code unit 比较不是 localeCompare：\"Z\" 在 \"a\" 之前，\"é\" 在 \"z\" 之后", async () => {
+  await rule('§3.4：code unit 比较不是 localeCompare："Z" 在 "a" 之前，"é" 在 "z" 之后', async () => {
     const root = await makeRoot(t, {
       "skills/1/SKILL.md": skillMarkdown("z", "z", "x"),
       "skills/2/SKILL.md": skillMarkdown("é", "accented", "x"),
       "skills/3/SKILL.md": skillMarkdown("a", "a", "x"),
       "skills/4/SKILL.md": skillMarkdown("Z", "Z", "x"),
     });
-    assert.deepEqual((await discoverResources([root])).skills.map((s) => s.name), ["Z", "a", "z", "é"]);
+    assert.deepEqual(
+      (await discoverResources([root])).skills.map((s) => s.name),
+      ["Z", "a", "z", "é"],
+    );
   });
   await rule("§3.4：同一棵目录树发现两次，结果 deepEqual", async () => {
     assert.deepEqual(await discoverResources([ws.projectRoot, ws.userRoot]), catalog);
   });
   await rule("§3.4：instructions、skills、templates 是 resources 里同一批 winner 按种类分出的视图", () => {
-    assert.deepEqual(catalog.instructions, catalog.resources.filter((r) => r.kind === "instructions"));
-    assert.deepEqual(catalog.skills, catalog.resources.filter((r) => r.kind === "skill"));
-    assert.deepEqual(catalog.templates, catalog.resources.filter((r) => r.kind === "template"));
+    assert.deepEqual(
+      catalog.instructions,
+      catalog.resources.filter((r) => r.kind === "instructions"),
+    );
+    assert.deepEqual(
+      catalog.skills,
+      catalog.resources.filter((r) => r.kind === "skill"),
+    );
+    assert.deepEqual(
+      catalog.templates,
+      catalog.resources.filter((r) => r.kind === "template"),
+    );
   });
   await rule("§3.4：四个数组各是一份独立的深副本：改其中一个，另一个不变", async () => {
     const fresh = await discoverResources([ws.projectRoot, ws.userRoot]);
@@ -491,7 +529,10 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
     await rule("§3.3：发现只读 SKILL.md 到 frontmatter 结束为止（分块读，不要 readFile 整个文件）：正文有 2.5 GiB 也照常发现", async () => {
       const root = await makeRoot(t, { "skills/huge/SKILL.md": skillMarkdown("huge", "a body of 2.5 GiB", "") });
       await fsp.truncate(nodePath.join(root, "skills", "huge", "SKILL.md"), 2.5 * 1024 ** 3);
-      assert.deepEqual((await discoverResources([root])).skills.map((s) => [s.name, s.description]), [["huge", "a body of 2.5 GiB"]]);
+      assert.deepEqual(
+        (await discoverResources([root])).skills.map((s) => [s.name, s.description]),
+        [["huge", "a body of 2.5 GiB"]],
+      );
     });
   }
 });
@@ -589,16 +630,24 @@ test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原
   });
   await rule("§4：结果按请求第一次出现的顺序排列，不排序", async () => {
     const review = await activateSkill(catalog, "review", { resources: ["references/style.md", "references/checklist.md", "references/style.md"] });
-    assert.deepEqual(review.resources.map((file) => file.request), ["references/style.md", "references/checklist.md"]);
+    assert.deepEqual(
+      review.resources.map((file) => file.request),
+      ["references/style.md", "references/checklist.md"],
+    );
   });
   await rule("§4：去重看的是 request 字符串本身：写法不同的两个请求即使指向同一个文件，也各占一项，request 各自原样保留", async () => {
     const requests = ["references/checklist.md", "./references/checklist.md", "references/nested/../checklist.md"];
     const review = await activateSkill(catalog, "review", { resources: requests });
-    assert.deepEqual(review.resources, requests.map((request) => ({ ...checklist, request })));
+    assert.deepEqual(
+      review.resources,
+      requests.map((request) => ({ ...checklist, request })),
+    );
   });
   await rule("§4：先解析再做字面检查：绕出去又回到 Skill 目录里的请求仍在目录之内，可以读", async () => {
     const review = await activateSkill(catalog, "review", { resources: ["../review/references/nested/deep.md"] });
-    assert.deepEqual(review.resources, [{ request: "../review/references/nested/deep.md", source: nodePath.join(skillRoot, "references", "nested", "deep.md"), content: "DEEP" }]);
+    assert.deepEqual(review.resources, [
+      { request: "../review/references/nested/deep.md", source: nodePath.join(skillRoot, "references", "nested", "deep.md"), content: "DEEP" },
+    ]);
   });
   await rule("§4：Skill 目录里指向目录之内的 symlink 可以读，source 是它指向的 canonical 文件", async () => {
     if (!(await linkOrSkip(t, nodePath.join(skillRoot, "references", "checklist.md"), nodePath.join(skillRoot, "alias.md")))) return;
@@ -658,7 +707,7 @@ test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", asy
   const withBody = (body: string): TemplateResource => ({ ...template, body });
   const render = (body: string, args: Record<string, string>) => textOf(renderTemplate(withBody(body), args));
 
-  await rule("§5：结果是第 03 章的用户消息 { role: \"user\", content: [{ type: \"text\", text }], timestamp }，时间戳取渲染的那一刻", () => {
+  await rule('§5：结果是第 03 章的用户消息 { role: "user", content: [{ type: "text", text }], timestamp }，时间戳取渲染的那一刻', () => {
     const earliest = Date.now();
     const message = renderTemplate(template, { target: "src/parser.ts", owner: "runtime", ignored: "extra" });
     const latest = Date.now();
@@ -673,12 +722,15 @@ test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", asy
     assert.equal(render("{{a}}-{{a}}-{{a}}", { a: "x" }), "x-x-x");
   });
   await rule("§5：模板需要而参数里没有的名字是 TEMPLATE_ARGUMENT_MISSING，错误信息写出缺的是哪个", () => {
-    assert.throws(() => renderTemplate(template, { target: "src/parser.ts" }), (error: Error & { code?: unknown }) => {
-      if (error.code === undefined) throw error;
-      assert.equal(error.code, "TEMPLATE_ARGUMENT_MISSING");
-      assert.ok(error.message.includes("owner"), `错误信息应写出缺的 owner：${error.message}`);
-      return true;
-    });
+    assert.throws(
+      () => renderTemplate(template, { target: "src/parser.ts" }),
+      (error: Error & { code?: unknown }) => {
+        if (error.code === undefined) throw error;
+        assert.equal(error.code, "TEMPLATE_ARGUMENT_MISSING");
+        assert.ok(error.message.includes("owner"), `错误信息应写出缺的 owner：${error.message}`);
+        return true;
+      },
+    );
   });
   await rule("§5：只看参数对象自己的属性：{{toString}}、{{constructor}} 在空参数里也是缺的", () => {
     for (const name of ["toString", "constructor", "hasOwnProperty"]) {
@@ -725,8 +777,14 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
   });
   await rule("§6：目录里每个 Skill 一行，名字和描述在同一行，激活与否都列出", () => {
     const lines = systemPrompt.split("\n");
-    for (const [name, description] of [["review", "project review"], ["lint", "user lint"]] as const) {
-      assert.ok(lines.some((line) => line.includes(name) && line.includes(description)), `应有一行同时写着 ${name} 和 ${description}`);
+    for (const [name, description] of [
+      ["review", "project review"],
+      ["lint", "user lint"],
+    ] as const) {
+      assert.ok(
+        lines.some((line) => line.includes(name) && line.includes(description)),
+        `应有一行同时写着 ${name} 和 ${description}`,
+      );
     }
   });
   await rule("§6：未激活的 Skill 只露出名字和描述；被挡住的资源（用户的 AGENTS.md 与 review）一个字也不出现", () => {
@@ -734,10 +792,13 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
       assert.ok(!systemPrompt.includes(hidden), `"${hidden}" 不能进入系统提示`);
     }
   });
-  await rule("§6：每个标题、每段正文各是单独的一段，段与段之间用一个空行（\"\\n\\n\"）连接", () => {
+  await rule('§6：每个标题、每段正文各是单独的一段，段与段之间用一个空行（"\\n\\n"）连接', () => {
     assert.ok(systemPrompt.startsWith("PROJECT RULES\n\n") || systemPrompt.includes("\n\nPROJECT RULES\n\n"), "instructions 正文自成一段");
     assert.ok(systemPrompt.includes("\n\nRead the diff first.\n\n"), "激活的正文自成一段");
-    assert.ok(systemPrompt.includes("\n\n# Active skill: review\n\nRead the diff first.\n\n"), "激活的 Skill 以它自己的一段标题 # Active skill: review 开头，正文紧随其后");
+    assert.ok(
+      systemPrompt.includes("\n\n# Active skill: review\n\nRead the diff first.\n\n"),
+      "激活的 Skill 以它自己的一段标题 # Active skill: review 开头，正文紧随其后",
+    );
     assert.ok(systemPrompt.endsWith("\n\ntests\nsecurity\n"), "附加文件的原文自成一段，原样结尾");
   });
   await rule("§6：附加文件以调用者写的 request 为标题；系统提示里没有文件的 canonical 路径", () => {
@@ -755,23 +816,34 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
     const prompt = formatResourceContext(catalog, given);
     assert.ok(prompt.indexOf("LINT BODY MARKER") < prompt.indexOf("Read the diff first."), "lint 排在 review 前面");
     assert.ok(prompt.indexOf("Read the diff first.") < prompt.indexOf("tests\nsecurity"), "附加文件跟在它自己的 Skill 后面");
-    assert.deepEqual(given.map((s) => s.name), ["review", "lint"]);
+    assert.deepEqual(
+      given.map((s) => s.name),
+      ["review", "lint"],
+    );
   });
-  await rule("§6：没有内容的段整段省略：空的 AGENTS.md 和没有 AGENTS.md 得到同一个系统提示，正文为空的已激活 Skill 不留空段；什么都没有时是空字符串", async () => {
-    const skillFile = { "skills/one/SKILL.md": skillMarkdown("one", "only skill", "ONE BODY") };
-    const withEmpty = await discoverResources([await makeRoot(t, { ...skillFile, "AGENTS.md": "\n  \n" })]);
-    const without = await discoverResources([await makeRoot(t, skillFile)]);
-    assert.equal(formatResourceContext(withEmpty, []), formatResourceContext(without, []));
-    assert.equal(formatResourceContext(await discoverResources([await makeRoot(t, {})]), []), "");
-    const bodyless = await discoverResources([await makeRoot(t, {
-      "skills/blank/SKILL.md": skillMarkdown("blank", "a skill without a body", "  \n"),
-      "skills/full/SKILL.md": skillMarkdown("full", "a skill with a body", "FULL BODY"),
-    })]);
-    const active = [await activateSkill(bodyless, "blank"), await activateSkill(bodyless, "full")];
-    const prompt = formatResourceContext(bodyless, active);
-    assert.ok(prompt.includes("FULL BODY"), "有正文的 Skill 照常出现");
-    assert.ok(!prompt.startsWith("\n") && !prompt.endsWith("\n") && !prompt.split("\n\n").includes(""), `正文为空的已激活 Skill 不留下空段：${JSON.stringify(prompt)}`);
-  });
+  await rule(
+    "§6：没有内容的段整段省略：空的 AGENTS.md 和没有 AGENTS.md 得到同一个系统提示，正文为空的已激活 Skill 不留空段；什么都没有时是空字符串",
+    async () => {
+      const skillFile = { "skills/one/SKILL.md": skillMarkdown("one", "only skill", "ONE BODY") };
+      const withEmpty = await discoverResources([await makeRoot(t, { ...skillFile, "AGENTS.md": "\n  \n" })]);
+      const without = await discoverResources([await makeRoot(t, skillFile)]);
+      assert.equal(formatResourceContext(withEmpty, []), formatResourceContext(without, []));
+      assert.equal(formatResourceContext(await discoverResources([await makeRoot(t, {})]), []), "");
+      const bodyless = await discoverResources([
+        await makeRoot(t, {
+          "skills/blank/SKILL.md": skillMarkdown("blank", "a skill without a body", "  \n"),
+          "skills/full/SKILL.md": skillMarkdown("full", "a skill with a body", "FULL BODY"),
+        }),
+      ]);
+      const active = [await activateSkill(bodyless, "blank"), await activateSkill(bodyless, "full")];
+      const prompt = formatResourceContext(bodyless, active);
+      assert.ok(prompt.includes("FULL BODY"), "有正文的 Skill 照常出现");
+      assert.ok(
+        !prompt.startsWith("\n") && !prompt.endsWith("\n") && !prompt.split("\n\n").includes(""),
+        `正文为空的已激活 Skill 不留下空段：${JSON.stringify(prompt)}`,
+      );
+    },
+  );
   await rule("§6：同一个 Skill 名字激活两次是 ACTIVATION_DUPLICATE（同一个对象传两次，或者分别激活两次）", async () => {
     await failsWith("ACTIVATION_DUPLICATE", () => formatResourceContext(catalog, [review, review]), "同一个对象传两次");
     await failsWith("ACTIVATION_DUPLICATE", async () => formatResourceContext(catalog, [review, await activateSkill(catalog, "review")]), "分别激活两次");
@@ -827,7 +899,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
   const source = { id: "review-extension", path: "extensions/review-extension.js" };
   const handed: unknown[] = [];
 
-  await rule("§7：顺序恰好是 trust → import → factory → commit，结果是 { id, status: \"active\" }，工厂运行时 Registry 里还没有它的工具", async () => {
+  await rule('§7：顺序恰好是 trust → import → factory → commit，结果是 { id, status: "active" }，工厂运行时 Registry 里还没有它的工具', async () => {
     const loaded = await loadExtension(source, {
       host,
       isTrusted: (given) => {
@@ -867,7 +939,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     assert.equal(asked, 0, "isTrusted 与 importModule 都不该被调用");
   });
 
-  await rule("§7：不信任时结果恰好是 { id, status: \"skipped_untrusted\" }，记录里只有 trust，Registry 仍是空的", async () => {
+  await rule('§7：不信任时结果恰好是 { id, status: "skipped_untrusted" }，记录里只有 trust，Registry 仍是空的', async () => {
     const untrusted: string[] = [];
     const otherRegistry = new ToolRegistry();
     const skipped = await loadExtension(source, {
@@ -885,41 +957,52 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     assert.deepEqual(untrusted, ["trust"]);
     assert.deepEqual(otherRegistry.list(), []);
   });
-  await rule("§7：只有 isTrusted 的结果恰好是 true（也可以是 resolve 成 true 的 promise）才算信任；\"yes\"、1、{} 之类的真值都不算", async () => {
+  await rule('§7：只有 isTrusted 的结果恰好是 true（也可以是 resolve 成 true 的 promise）才算信任；"yes"、1、{} 之类的真值都不算', async () => {
     const verdicts: [string, unknown, boolean][] = [
       ["true", true, true],
       ["Promise<true>", Promise.resolve(true), true],
-      ["\"true\"", "true", false],
-      ["\"yes\"", "yes", false],
+      ['"true"', "true", false],
+      ['"yes"', "yes", false],
       ["1", 1, false],
       ["{}", {}, false],
       ["[]", [], false],
       ["undefined", undefined, false],
-      ["Promise<\"yes\">", Promise.resolve("yes"), false],
+      ['Promise<"yes">', Promise.resolve("yes"), false],
     ];
     for (const [label, verdict, trusts] of verdicts) {
       let imported = 0;
-      const loaded = await loadExtension({ id: `verdict-${label}`, path: "x.js" }, {
-        host: createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 }),
-        isTrusted: () => verdict as boolean,
-        importModule: async () => (imported++, { default: () => {} }),
-      });
+      const loaded = await loadExtension(
+        { id: `verdict-${label}`, path: "x.js" },
+        {
+          host: createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 }),
+          isTrusted: () => verdict as boolean,
+          importModule: async () => (imported++, { default: () => {} }),
+        },
+      );
       assert.deepEqual(loaded, { id: `verdict-${label}`, status: trusts ? "active" : "skipped_untrusted" }, `isTrusted 返回 ${label}`);
       assert.equal(imported, trusts ? 1 : 0, `isTrusted 返回 ${label} 时 import 的次数`);
     }
   });
   await rule("§7：isTrusted 自己抛错（或返回被拒绝的 promise），loadExtension 就以这个错误拒绝，什么都不 import", async () => {
     for (const [label, policy] of [
-      ["同步抛错", () => { throw new Error("policy exploded"); }],
+      [
+        "同步抛错",
+        () => {
+          throw new Error("policy exploded");
+        },
+      ],
       ["promise 被拒绝", () => Promise.reject(new Error("policy exploded"))],
     ] as const) {
       let imported = 0;
       await assert.rejects(
-        loadExtension({ id: "throwing-policy", path: "x.js" }, {
-          host: createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 }),
-          isTrusted: policy as () => boolean,
-          importModule: async () => (imported++, { default: () => {} }),
-        }),
+        loadExtension(
+          { id: "throwing-policy", path: "x.js" },
+          {
+            host: createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 }),
+            isTrusted: policy as () => boolean,
+            importModule: async () => (imported++, { default: () => {} }),
+          },
+        ),
         (error: Error) => {
           if (isScaffold(error)) throw error;
           assert.equal(error.message, "policy exploded", `${label}：应是 isTrusted 抛出的那个错误`);
@@ -933,18 +1016,33 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
   await rule("§7：没有给 importModule 时，用 pathToFileURL(path) 动态 import", async () => {
     const dir = await tempDir(t);
     const file = nodePath.join(dir, "on-disk.mjs");
-    await fsp.writeFile(file, 'export default (context) => context.registerTool({ name: "disk_tool", description: "d", schema: { parse: (v) => v }, execute: async () => ({ content: [] }) });\n');
+    await fsp.writeFile(
+      file,
+      'export default (context) => context.registerTool({ name: "disk_tool", description: "d", schema: { parse: (v) => v }, execute: async () => ({ content: [] }) });\n',
+    );
     const diskRegistry = new ToolRegistry();
-    const loaded = await loadExtension({ id: "on-disk", path: file }, { host: createExtensionHost(diskRegistry, { hookTimeoutMs: 1000 }), isTrusted: () => true });
+    const loaded = await loadExtension(
+      { id: "on-disk", path: file },
+      { host: createExtensionHost(diskRegistry, { hookTimeoutMs: 1000 }), isTrusted: () => true },
+    );
     assert.deepEqual(loaded, { id: "on-disk", status: "active" });
     assert.equal(diskRegistry.get("disk_tool")?.name, "disk_tool");
   });
   await rule("§7：模块的 default 必须是函数，否则 EXTENSION_INVALID，什么都不登记", async () => {
-    for (const [label, module] of [["{}", {}], ["default: 42", { default: 42 }], ["default: {}", { default: {} }], ["null", null]] as const) {
+    for (const [label, module] of [
+      ["{}", {}],
+      ["default: 42", { default: 42 }],
+      ["default: {}", { default: {} }],
+      ["null", null],
+    ] as const) {
       const invalidRegistry = new ToolRegistry();
       await failsWith(
         "EXTENSION_INVALID",
-        () => loadExtension({ id: "invalid", path: "x.js" }, { host: createExtensionHost(invalidRegistry, { hookTimeoutMs: 1000 }), isTrusted: () => true, importModule: async () => module }),
+        () =>
+          loadExtension(
+            { id: "invalid", path: "x.js" },
+            { host: createExtensionHost(invalidRegistry, { hookTimeoutMs: 1000 }), isTrusted: () => true, importModule: async () => module },
+          ),
         `模块是 ${label}`,
       );
       assert.deepEqual(invalidRegistry.list(), []);
@@ -959,7 +1057,10 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
       context.registerTool(reviewNoteTool("second"));
       assert.equal(asyncRegistry.get("first"), undefined, "工厂还没结束，什么都没有登记");
     });
-    assert.deepEqual(asyncRegistry.list().map((tool) => tool.name), ["existing", "first", "second"]);
+    assert.deepEqual(
+      asyncRegistry.list().map((tool) => tool.name),
+      ["existing", "first", "second"],
+    );
   });
   await rule("§7：提交时再查一次 id：同一个 id 的两次加载同时进行，只有一次成功，另一次是 EXTENSION_DUPLICATE", async () => {
     const raceRegistry = new ToolRegistry();
@@ -974,7 +1075,11 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
   });
   await rule("§7：hookTimeoutMs 必须是正数且不超过 2^31 − 1，否则 createExtensionHost 抛 INVALID_ARGUMENT", async () => {
     for (const value of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, "20"]) {
-      await failsWith("INVALID_ARGUMENT", () => createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value as number }), `hookTimeoutMs = ${String(value)}`);
+      await failsWith(
+        "INVALID_ARGUMENT",
+        () => createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value as number }),
+        `hookTimeoutMs = ${String(value)}`,
+      );
     }
     for (const value of [1, 2 ** 31 - 1]) createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value });
   });
@@ -1043,47 +1148,66 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
   await rule("§7：加载失败（工厂抛错、工具重名）不会记下这个 id：修好之后同一个 id 可以再加载", async () => {
     const registry = new ToolRegistry([reviewNoteTool("taken")]);
     const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
-    await failsWith("EXTENSION_FACTORY_FAILED", () => loadTrusted(host, "retry", () => { throw new Error("first attempt fails"); }), "第一次：工厂抛错");
+    await failsWith(
+      "EXTENSION_FACTORY_FAILED",
+      () =>
+        loadTrusted(host, "retry", () => {
+          throw new Error("first attempt fails");
+        }),
+      "第一次：工厂抛错",
+    );
     await failsWith("TOOL_CONFLICT", () => loadTrusted(host, "retry", (context) => context.registerTool(reviewNoteTool("taken"))), "第二次：工具重名");
     assert.deepEqual(await loadTrusted(host, "retry", (context) => context.registerTool(reviewNoteTool())), { id: "retry", status: "active" });
-    assert.deepEqual(registry.list().map((tool) => tool.name), ["taken", "review_note"]);
+    assert.deepEqual(
+      registry.list().map((tool) => tool.name),
+      ["taken", "review_note"],
+    );
   });
-  await rule("§7：工厂一返回（或它的 promise 一结束）上下文就关闭：之后再调用 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED，迟到的注册到不了 Registry", async () => {
-    const registry = new ToolRegistry();
-    const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
-    const kept: ExtensionContext[] = [];
-    await loadTrusted(host, "sync-keeper", (context) => void kept.push(context));
-    // A synchronous factory's context is closed the moment it returns, before any microtask it queued runs.
-    let queued: unknown = "not run";
-    await loadTrusted(host, "microtask-keeper", (context) => {
-      void Promise.resolve().then(() => {
-        try {
-          context.registerTool(reviewNoteTool("queued"));
-          queued = "accepted";
-        } catch (error) {
-          queued = error;
-        }
+  await rule(
+    "§7：工厂一返回（或它的 promise 一结束）上下文就关闭：之后再调用 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED，迟到的注册到不了 Registry",
+    async () => {
+      const registry = new ToolRegistry();
+      const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
+      const kept: ExtensionContext[] = [];
+      await loadTrusted(host, "sync-keeper", (context) => void kept.push(context));
+      // A synchronous factory's context is closed the moment it returns, before any microtask it queued runs.
+      let queued: unknown = "not run";
+      await loadTrusted(host, "microtask-keeper", (context) => {
+        void Promise.resolve().then(() => {
+          try {
+            context.registerTool(reviewNoteTool("queued"));
+            queued = "accepted";
+          } catch (error) {
+            queued = error;
+          }
+        });
       });
-    });
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal((queued as { code?: unknown }).code, "EXTENSION_CONTEXT_CLOSED", "同步工厂排进微任务的注册也被拒绝");
-    await loadTrusted(host, "async-keeper", async (context) => {
-      kept.push(context);
-      await Promise.resolve();
-    });
-    await failsWith("EXTENSION_FACTORY_FAILED", () => loadTrusted(host, "failed-keeper", (context) => {
-      kept.push(context);
-      throw new Error("fails");
-    }));
-    let lateHookCalls = 0;
-    for (const [index, context] of kept.entries()) {
-      assert.throws(() => context.registerTool(reviewNoteTool(`late_${index}`)), { code: "EXTENSION_CONTEXT_CLOSED" }, `第 ${index + 1} 个上下文的 registerTool`);
-      assert.throws(() => context.on("beforeToolCall", () => void lateHookCalls++), { code: "EXTENSION_CONTEXT_CLOSED" }, `第 ${index + 1} 个上下文的 on`);
-    }
-    assert.deepEqual(registry.list(), []);
-    await host.wrapExecutor(recordingCore().core)(noteCall());
-    assert.equal(lateHookCalls, 0, "迟到的 hook 永远不运行");
-  });
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal((queued as { code?: unknown }).code, "EXTENSION_CONTEXT_CLOSED", "同步工厂排进微任务的注册也被拒绝");
+      await loadTrusted(host, "async-keeper", async (context) => {
+        kept.push(context);
+        await Promise.resolve();
+      });
+      await failsWith("EXTENSION_FACTORY_FAILED", () =>
+        loadTrusted(host, "failed-keeper", (context) => {
+          kept.push(context);
+          throw new Error("fails");
+        }),
+      );
+      let lateHookCalls = 0;
+      for (const [index, context] of kept.entries()) {
+        assert.throws(
+          () => context.registerTool(reviewNoteTool(`late_${index}`)),
+          { code: "EXTENSION_CONTEXT_CLOSED" },
+          `第 ${index + 1} 个上下文的 registerTool`,
+        );
+        assert.throws(() => context.on("beforeToolCall", () => void lateHookCalls++), { code: "EXTENSION_CONTEXT_CLOSED" }, `第 ${index + 1} 个上下文的 on`);
+      }
+      assert.deepEqual(registry.list(), []);
+      await host.wrapExecutor(recordingCore().core)(noteCall());
+      assert.equal(lateHookCalls, 0, "迟到的 hook 永远不运行");
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -1127,15 +1251,18 @@ test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结
   const startedAt = Date.now();
   const result = await host.wrapExecutor(core)(call);
 
-  await rule("§8：deny 的结果与调用配对：role toolResult，toolCallId、toolName 取自调用，isError: true，details 恰好是 { blockedByExtension, kind: \"deny\", reason }", () => {
-    assert.equal(result.role, "toolResult");
-    assert.equal(result.toolCallId, "note-1");
-    assert.equal(result.toolName, "review_note");
-    assert.equal(result.isError, true);
-    assert.deepEqual(result.details, { blockedByExtension: "note-policy", kind: "deny", reason: "notes are frozen" });
-    assert.equal(typeof result.timestamp, "number");
-    assert.ok(result.timestamp >= startedAt, "timestamp 是拦下的那一刻");
-  });
+  await rule(
+    '§8：deny 的结果与调用配对：role toolResult，toolCallId、toolName 取自调用，isError: true，details 恰好是 { blockedByExtension, kind: "deny", reason }',
+    () => {
+      assert.equal(result.role, "toolResult");
+      assert.equal(result.toolCallId, "note-1");
+      assert.equal(result.toolName, "review_note");
+      assert.equal(result.isError, true);
+      assert.deepEqual(result.details, { blockedByExtension: "note-policy", kind: "deny", reason: "notes are frozen" });
+      assert.equal(typeof result.timestamp, "number");
+      assert.ok(result.timestamp >= startedAt, "timestamp 是拦下的那一刻");
+    },
+  );
   await rule("§8：content 至少有一个 text 块，说明被谁（Extension 的 id）、为什么（reason）拦下", () => {
     assert.ok(result.content.length > 0 && result.content.every((block) => block.type === "text"));
     const said = textOf(result);
@@ -1149,7 +1276,7 @@ test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结
   await rule("§8：before hook 按注册顺序运行（先按 Extension 的加载顺序，同一个 Extension 内按 on 的先后），第一个拦下的让后面的 before 都不再运行", () => {
     assert.deepEqual(seen, ["first-policy:1", "first-policy:2", "note-policy"]);
   });
-  await rule("§8：返回 undefined 或 { decision: \"allow\" }（同步或异步）就放行，轮到下一个", () => {
+  await rule('§8：返回 undefined 或 { decision: "allow" }（同步或异步）就放行，轮到下一个', () => {
     assert.equal(received.length, 3, "前两个放行之后才轮到第三个");
   });
   await rule("§8：每个 before hook 收到调用的一份深度冻结的副本：不是调用者的对象，arguments 及其里面的对象都冻结", () => {
@@ -1165,10 +1292,16 @@ test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结
 
 test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async () => {
   const failures: { kind: "error" | "timeout"; label: string; hook: () => unknown }[] = [
-    { kind: "error", label: "同步抛错", hook: () => { throw new Error("policy crashed"); } },
+    {
+      kind: "error",
+      label: "同步抛错",
+      hook: () => {
+        throw new Error("policy crashed");
+      },
+    },
     { kind: "timeout", label: "永远不回答", hook: () => new Promise<never>(() => {}) },
     { kind: "error", label: "返回被拒绝的 promise", hook: () => Promise.reject(new Error("policy rejected")) },
-    { kind: "error", label: "返回字符串 \"allow\"（格式不对）", hook: () => "allow" },
+    { kind: "error", label: '返回字符串 "allow"（格式不对）', hook: () => "allow" },
     { kind: "error", label: "返回 null（格式不对）", hook: () => null },
     { kind: "error", label: "返回 42（格式不对）", hook: () => 42 },
     { kind: "error", label: "decision 是 maybe（格式不对）", hook: () => ({ decision: "maybe" }) },
@@ -1203,8 +1336,17 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
     });
   }
   await rule("§8：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到 blocked result", async () => {
-    const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 20, onDiagnostic: () => { throw new Error("reporting failed"); } });
-    await loadTrusted(host, "flaky-policy", (context) => context.on("beforeToolCall", () => { throw new Error("policy crashed"); }));
+    const host = createExtensionHost(new ToolRegistry(), {
+      hookTimeoutMs: 20,
+      onDiagnostic: () => {
+        throw new Error("reporting failed");
+      },
+    });
+    await loadTrusted(host, "flaky-policy", (context) =>
+      context.on("beforeToolCall", () => {
+        throw new Error("policy crashed");
+      }),
+    );
     const result = await host.wrapExecutor(recordingCore().core)(noteCall());
     assert.equal(result.isError, true);
     assert.equal((result.details as { kind?: string }).kind, "error");
@@ -1312,11 +1454,16 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
   await rule("§8：core 自己抛错时，错误照常传给调用者（还是那个错误），after hook 一个都不运行", async () => {
     const thrown = new Error("core exploded");
     order.length = 0;
-    await assert.rejects(host.wrapExecutor(async () => { throw thrown; })(noteCall("note-2")), (error: unknown) => {
-      if (isScaffold(error)) throw error;
-      assert.equal(error, thrown);
-      return true;
-    });
+    await assert.rejects(
+      host.wrapExecutor(async () => {
+        throw thrown;
+      })(noteCall("note-2")),
+      (error: unknown) => {
+        if (isScaffold(error)) throw error;
+        assert.equal(error, thrown);
+        return true;
+      },
+    );
     assert.deepEqual(order, []);
   });
   await rule("§8：没有任何 hook 时也一样：core 拿到调用的副本，调用者拿到结果的副本", async () => {
@@ -1343,6 +1490,13 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     );
     const wrapped = concurrent.wrapExecutor(recordingCore().core);
     const results = await Promise.all([wrapped(noteCall("a")), wrapped(noteCall("b"))]);
-    assert.deepEqual(results.map((r) => [r.toolCallId, r.isError]), [["a", false], ["b", false]], "两次调用都放行：第二次没有排在第一次后面等");
+    assert.deepEqual(
+      results.map((r) => [r.toolCallId, r.isError]),
+      [
+        ["a", false],
+        ["b", false],
+      ],
+      "两次调用都放行：第二次没有排在第一次后面等",
+    );
   });
 });

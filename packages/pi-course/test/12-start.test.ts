@@ -49,7 +49,15 @@ test("npm start: the sample session activates a skill, renders a template, and a
   const before = snapshot(sampleWorkspace());
   const { lines, summary } = await demo({ scratchParent });
   assert.deepEqual(
-    { stopReason: summary.stopReason, turns: summary.turns, toolCalls: summary.toolCalls, blocked: summary.blocked, skill: summary.skill, template: summary.template, extensions: summary.extensions },
+    {
+      stopReason: summary.stopReason,
+      turns: summary.turns,
+      toolCalls: summary.toolCalls,
+      blocked: summary.blocked,
+      skill: summary.skill,
+      template: summary.template,
+      extensions: summary.extensions,
+    },
     { stopReason: "stop", turns: 4, toolCalls: 3, blocked: 1, skill: "code-review", template: "review", extensions: [{ id: "guard", status: "active" }] },
   );
 
@@ -59,7 +67,10 @@ test("npm start: the sample session activates a skill, renders a template, and a
   assert.match(first!.systemPrompt, /# 代码审查清单/, "the activated skill's body");
   assert.match(first!.systemPrompt, /release-notes: Use when drafting release notes/, "the other skill's name and description");
   assert.doesNotMatch(first!.systemPrompt, /发布说明写法/, "never the body of a skill that was not activated");
-  assert.deepEqual(first!.messages.map((m) => textOf(m)), ["请按项目约定审查 src/greet.js，列出你发现的问题，但先不要修改任何文件。"]);
+  assert.deepEqual(
+    first!.messages.map((m) => textOf(m)),
+    ["请按项目约定审查 src/greet.js，列出你发现的问题，但先不要修改任何文件。"],
+  );
 
   // The blocked call was answered with a paired error result, and the loop handed it back to the model.
   const last = summary.requests.at(-1)!;
@@ -70,9 +81,15 @@ test("npm start: the sample session activates a skill, renders a template, and a
   assert.equal(answer.isError, true);
   assert.deepEqual(answer.details, { blockedByExtension: "guard", kind: "deny", reason: "递归或强制删除（rm -r / rm -f）必须先征得用户同意" });
 
-  assert.ok(lines.some((l) => l.startsWith("技能  激活 code-review")), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.startsWith("技能  激活 code-review")),
+    lines.join("\n"),
+  );
   assert.ok(lines.some((l) => l.startsWith("拦截  ✗ 扩展 guard 拒绝了 shell")));
-  assert.ok(lines.some((l) => l.includes("第 3 行：// TODO")), "the final answer reports what the tools returned");
+  assert.ok(
+    lines.some((l) => l.includes("第 3 行：// TODO")),
+    "the final answer reports what the tools returned",
+  );
   assert.match(lines.at(-1)!, /^结束  stop · 模型调用 4 次 · 工具调用 3 次（被拦截 1 次）$/);
 
   assert.deepEqual((await demo({ scratchParent })).lines, lines, "the same transcript every run");
@@ -86,7 +103,10 @@ test("npm start: tools act on a copy, so an unguarded workspace keeps its files"
   const { lines, summary } = await demo({ workspace: root, scratchParent: tempDir(t) });
   assert.equal(summary.blocked, 0);
   assert.ok(lines.includes("扩展  无（extensions/*.mjs）"));
-  assert.ok(lines.some((l) => l.startsWith("结果  ✓ (no output)")), "rm -rf build ran, in the copy");
+  assert.ok(
+    lines.some((l) => l.startsWith("结果  ✓ (no output)")),
+    "rm -rf build ran, in the copy",
+  );
   assert.deepEqual(snapshot(root), before);
   assert.ok(lines.some((l) => l.includes("第 2 行：TODO: write more")));
 });
@@ -176,7 +196,11 @@ test("npm start runs the compiled command: transcript on stdout, exit 0, paths r
   // What the root package's start script runs after the build.
   const script = path.join(repoRoot, "scripts", "start.mjs");
   // npm runs the script in the package folder and says where the user was in INIT_CWD.
-  const run = spawnSync(process.execPath, [script, "--workspace", "examples/workspace"], { cwd: tempDir(t), encoding: "utf8", env: { ...process.env, INIT_CWD: repoRoot } });
+  const run = spawnSync(process.execPath, [script, "--workspace", "examples/workspace"], {
+    cwd: tempDir(t),
+    encoding: "utf8",
+    env: { ...process.env, INIT_CWD: repoRoot },
+  });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stderr, "");
   assert.match(run.stdout, /^目录  examples\/workspace · /);
@@ -206,7 +230,10 @@ test("npm start: discovery is lenient, so a broken skill is reported and skipped
     ],
     diagnostics.join("\n"),
   );
-  assert.ok(lines.some((l) => l.startsWith("资源") && l.includes("技能 2（Loud、good）")), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.startsWith("资源") && l.includes("技能 2（Loud、good）")),
+    lines.join("\n"),
+  );
 });
 
 test("npm start where the demo is not built or not finished says what to do instead of crashing", async (t) => {

@@ -56,7 +56,8 @@ function options(projectRoot: string, script: ScriptStep[], extra: Partial<Runti
   } as RuntimeOptions & { model: ScriptedModel };
 }
 
-const denyShell = (context: ExtensionContext) => context.on("beforeToolCall", (call) => (call.name === "shell" ? { decision: "deny", reason: "no shell" } : undefined));
+const denyShell = (context: ExtensionContext) =>
+  context.on("beforeToolCall", (call) => (call.name === "shell" ? { decision: "deny", reason: "no shell" } : undefined));
 
 test("createRuntime refuses options that cannot work before loading anything", async (t) => {
   const root = tempDir(t);
@@ -238,7 +239,10 @@ test("a hook that throws blocks the call and is reported as a hook diagnostic", 
   const blocked = result.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
   assert.deepEqual((blocked.details as { kind?: unknown }).kind, "error");
   const reported = events.filter((e): e is Extract<RuntimeEvent, { type: "hook_diagnostic" }> => e.type === "hook_diagnostic");
-  assert.deepEqual(reported.map((e) => [e.diagnostic.extensionId, e.diagnostic.hook, e.diagnostic.kind]), [["flaky", "beforeToolCall", "error"]]);
+  assert.deepEqual(
+    reported.map((e) => [e.diagnostic.extensionId, e.diagnostic.hook, e.diagnostic.kind]),
+    [["flaky", "beforeToolCall", "error"]],
+  );
 });
 
 test("reload: a trust decision that turns to false drops the project's code; a new extension that fails is only a diagnostic", async (t) => {
@@ -259,13 +263,19 @@ test("reload: a trust decision that turns to false drops the project's code; a n
   await writeFiles(root, { "extensions/newcomer.mjs": "export default () => {};\n" });
   const withNewcomer = await runtime.reload();
   assert.equal(withNewcomer.status, "reloaded", "an extension that never ran cannot be lost");
-  assert.deepEqual(withNewcomer.diagnostics.map((d) => d.code), ["EXTENSION_IMPORT_FAILED"]);
+  assert.deepEqual(
+    withNewcomer.diagnostics.map((d) => d.code),
+    ["EXTENSION_IMPORT_FAILED"],
+  );
 
   trusted = false;
   const report = await runtime.reload();
   assert.equal(report.status, "reloaded", "not trusting the project is a decision, not a failure");
   if (report.status === "reloaded") assert.deepEqual(report.changes.extensionsRemoved, ["guard"]);
-  assert.deepEqual(runtime.extensions.map((e) => e.status), ["skipped_untrusted", "skipped_untrusted"]);
+  assert.deepEqual(
+    runtime.extensions.map((e) => e.status),
+    ["skipped_untrusted", "skipped_untrusted"],
+  );
   await runtime.prompt("go");
   assert.deepEqual(runs, ["shell"], "the project's hook is gone with its trust");
 });
@@ -292,7 +302,11 @@ test("reload imports a fresh instance for every runtime in the process, not one 
   });
   const first = await createRuntime(options(root, []));
   const second = await createRuntime(options(root, []));
-  assert.deepEqual([first.tools.at(-1), second.tools.at(-1)], ["count_1", "count_2"], "the start imports the module once per process (the default import is cached)");
+  assert.deepEqual(
+    [first.tools.at(-1), second.tools.at(-1)],
+    ["count_1", "count_2"],
+    "the start imports the module once per process (the default import is cached)",
+  );
   await first.reload();
   await second.reload();
   assert.deepEqual([first.tools.at(-1), second.tools.at(-1)], ["count_1", "count_1"], "each reload evaluates the file again");
@@ -300,7 +314,9 @@ test("reload imports a fresh instance for every runtime in the process, not one 
 
 test("a request that overflows names every part of the sum", async (t) => {
   const root = tempDir(t);
-  const runtime = await createRuntime(options(root, [turn("x")], { baseSystemPrompt: "s".repeat(400), context: { maxTokens: 110, reservedOutput: 10, safetyMargin: 5 } }));
+  const runtime = await createRuntime(
+    options(root, [turn("x")], { baseSystemPrompt: "s".repeat(400), context: { maxTokens: 110, reservedOutput: 10, safetyMargin: 5 } }),
+  );
   await assert.rejects(runtime.prompt("hello"), (error: Error & { code?: string }) => {
     assert.equal(error.code, "RUNTIME_CONTEXT_OVERFLOW");
     for (const part of ["100", "2", "10", "5", "117", "110"]) assert.match(error.message, new RegExp(`\\b${part}\\b`), part);

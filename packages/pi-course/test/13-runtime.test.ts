@@ -145,13 +145,16 @@ function moduleOf(register: (context: ExtensionContext) => void) {
 function denyRm(context: ExtensionContext): void {
   context.on("beforeToolCall", (call) => {
     const command = (call.arguments as { command?: unknown } | null)?.command;
-    return call.name === "shell" && typeof command === "string" && command.includes("rm") ? { decision: "deny", reason: "rm needs the user's consent" } : undefined;
+    return call.name === "shell" && typeof command === "string" && command.includes("rm")
+      ? { decision: "deny", reason: "rm needs the user's consent" }
+      : undefined;
   });
 }
 
 const requestEvents = (events: readonly RuntimeEvent[]) => events.filter((e): e is Extract<RuntimeEvent, { type: "request" }> => e.type === "request");
 const toolResults = (messages: readonly AgentMessage[]) => messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
-const toolCalls = (messages: readonly AgentMessage[]) => messages.flatMap((m) => (m.role === "assistant" ? m.content.filter((b): b is ToolCall => b.type === "toolCall") : []));
+const toolCalls = (messages: readonly AgentMessage[]) =>
+  messages.flatMap((m) => (m.role === "assistant" ? m.content.filter((b): b is ToolCall => b.type === "toolCall") : []));
 
 // ---------------------------------------------------------------------------
 // Lab 13.1 · 技能目录只给名字和描述，按字节预算
@@ -170,7 +173,11 @@ test("Lab 13.1 · 目录只列名字和描述，顺序稳定，描述开不了�
     "skills/shown-string/SKILL.md": skillFile("shown-string", "the flag is a string", "STRING BODY", ['disable-model-invocation: "true"']),
     // A name with whitespace around it and a tab inside; a description with every kind of control.
     "skills/spaced/SKILL.md": skillFile('"  Spaced\\tName  "', "a name with spaces around and a tab inside", "SPACED BODY MARKER"),
-    "skills/a-marks/SKILL.md": skillFile("marks", '"left\\u200E\\u200Fright \\u2066isolated\\u2069 c1\\u0085\\u009B gone a \\u0007 b\\r\\nend\\v\\fdone"', "MARKS BODY MARKER"),
+    "skills/a-marks/SKILL.md": skillFile(
+      "marks",
+      '"left\\u200E\\u200Fright \\u2066isolated\\u2069 c1\\u0085\\u009B gone a \\u0007 b\\r\\nend\\v\\fdone"',
+      "MARKS BODY MARKER",
+    ),
   });
   const resources = await discoverResources([project]);
   const catalog = await buildSkillCatalog(resources, { maxCatalogBytes: 4096 });
@@ -208,10 +215,18 @@ test("Lab 13.1 · 目录只列名字和描述，顺序稳定，描述开不了�
     ["# Skills"],
     "§2.1：描述开不了新段：目录里以 # 开头的行只有标题本身",
   );
-  for (const marker of ["ZETA BODY MARKER", "OMEGA BODY MARKER", "REVIEW BODY MARKER", "EVIL BODY MARKER", "DEPLOY BODY MARKER", "SPACED BODY MARKER", "MARKS BODY MARKER"]) {
+  for (const marker of [
+    "ZETA BODY MARKER",
+    "OMEGA BODY MARKER",
+    "REVIEW BODY MARKER",
+    "EVIL BODY MARKER",
+    "DEPLOY BODY MARKER",
+    "SPACED BODY MARKER",
+    "MARKS BODY MARKER",
+  ]) {
     assert.ok(!catalog.text.includes(marker), `§2.1：目录里没有任何技能的正文（出现了 ${marker}）`);
   }
-  assert.deepEqual(catalog.hidden, ["deploy"], "§2.3：只有 disable-model-invocation 恰好是布尔值 true 的技能被隐藏（false 和字符串 \"true\" 都照常列出）");
+  assert.deepEqual(catalog.hidden, ["deploy"], '§2.3：只有 disable-model-invocation 恰好是布尔值 true 的技能被隐藏（false 和字符串 "true" 都照常列出）');
   assert.ok(!catalog.text.includes("deploy"), "§2.3：隐藏的技能不出现在目录里");
   assert.deepEqual(
     catalog.listed,
@@ -238,7 +253,11 @@ test("Lab 13.1 · 字节预算整条丢弃，并说出丢了哪些", async (t) =
   });
   const resources = await discoverResources([project]);
   const lines = { alpha: "- alpha: 审查代码时使用", bravo: `- bravo: ${"x".repeat(40)}`, charlie: "- charlie: c" };
-  assert.deepEqual([lines.alpha, lines.bravo, lines.charlie].map((line) => Buffer.byteLength(line, "utf8")), [30, 49, 12], "§2.2：（前提）三行的 UTF-8 字节数");
+  assert.deepEqual(
+    [lines.alpha, lines.bravo, lines.charlie].map((line) => Buffer.byteLength(line, "utf8")),
+    [30, 49, 12],
+    "§2.2：（前提）三行的 UTF-8 字节数",
+  );
 
   // [budget, names kept]: in name order, each entry that still fits is kept, each one that does not is dropped.
   const cases: [number, (keyof typeof lines)[]][] = [
@@ -253,9 +272,17 @@ test("Lab 13.1 · 字节预算整条丢弃，并说出丢了哪些", async (t) =
     const catalog = await buildSkillCatalog(resources, { maxCatalogBytes: budget });
     const names = ["alpha", "bravo", "charlie"] as const;
     const expectedText = kept.length === 0 ? "" : `${SKILL_CATALOG_HEADER}\n\n${kept.map((name) => lines[name]).join("\n")}`;
-    assert.equal(catalog.text, expectedText, `§2.2：预算 ${budget} 字节：按名字顺序，放得下的条目留下，放不下的整条丢弃（后面更短的条目仍然可以放进来）；一条都没有时目录是 ""`);
+    assert.equal(
+      catalog.text,
+      expectedText,
+      `§2.2：预算 ${budget} 字节：按名字顺序，放得下的条目留下，放不下的整条丢弃（后面更短的条目仍然可以放进来）；一条都没有时目录是 ""`,
+    );
     assert.deepEqual(catalog.listed, kept, `§2.2：预算 ${budget} 字节时 listed 是留下的名字`);
-    assert.deepEqual(catalog.dropped, names.filter((name) => !kept.includes(name)), `§2.2：预算 ${budget} 字节时 dropped 按名字顺序说出丢了哪些`);
+    assert.deepEqual(
+      catalog.dropped,
+      names.filter((name) => !kept.includes(name)),
+      `§2.2：预算 ${budget} 字节时 dropped 按名字顺序说出丢了哪些`,
+    );
     assert.deepEqual(catalog.hidden, ["secret"], "§2.3：隐藏的技能不占预算，也不算被丢弃");
     assert.ok(catalog.bytes <= budget, `§2.2：整个目录（含标题）不超过预算 ${budget} 字节，实际 ${catalog.bytes}`);
     assert.equal(catalog.bytes, Buffer.byteLength(catalog.text, "utf8"), "§2.2：预算按 UTF-8 字节计，不按字符数");
@@ -323,7 +350,7 @@ test("Lab 13.2 · 按名字加载：正文每次现读，被预算丢掉的也�
       { name: "review", by: "model", at: 2 },
       { name: "long-one", by: "model", at: 3 },
     ],
-    "§3.4：每次成功的加载都调用 onLoad 记下一条 { name, by: \"model\", at }，at 取自 now()",
+    '§3.4：每次成功的加载都调用 onLoad 记下一条 { name, by: "model", at }，at 取自 now()',
   );
 });
 
@@ -348,9 +375,12 @@ test("Lab 13.2 · 参数先过 schema，再碰磁盘", async (t) => {
     ["不是英文字母的名字", { name: "审查" }],
     ["带 name 属性的 Map", Object.assign(new Map(), { name: "review" })],
     ["name 是从原型继承来的", Object.create({ name: "review" })],
-    ["一个类的实例", new (class LoadRequest {
-      name = "review";
-    })()],
+    [
+      "一个类的实例",
+      new (class LoadRequest {
+        name = "review";
+      })(),
+    ],
   ];
   for (const [label, args] of invalid) {
     const { id, result } = await ws.call(args);
@@ -360,7 +390,11 @@ test("Lab 13.2 · 参数先过 schema，再碰磁盘", async (t) => {
   }
   assert.deepEqual(ws.loads, [], "§3.4：被拒绝的请求不算加载");
   const longest = await ws.call({ name: "r".repeat(64) });
-  assert.match(textOf(longest.result), /^skill_not_found: /, `§3.1：恰好 64 个字符的名字是合格的：它过了 schema，去快照里查（实际：${textOf(longest.result)}）`);
+  assert.match(
+    textOf(longest.result),
+    /^skill_not_found: /,
+    `§3.1：恰好 64 个字符的名字是合格的：它过了 schema，去快照里查（实际：${textOf(longest.result)}）`,
+  );
   const valid = await ws.call({ name: "review" });
   assert.match(textOf(valid.result), /^skill_changed: /, "§3.3：（对照）合法的请求确实会去读盘，读到 SKILL.md 已经没了");
 });
@@ -379,7 +413,9 @@ test("Lab 13.2 · 错误码稳定，消息只说技能名，不说路径", async
   const resources = await discoverResources([project]);
   const catalog = await buildSkillCatalog(resources, { maxCatalogBytes: 4096 });
   const loads: SkillLoad[] = [];
-  const execute = createToolExecutor(new ToolRegistry([createLoadSkillTool({ resources, hidden: catalog.hidden, onLoad: (load) => loads.push(load) }) as Tool]));
+  const execute = createToolExecutor(
+    new ToolRegistry([createLoadSkillTool({ resources, hidden: catalog.hidden, onLoad: (load) => loads.push(load) }) as Tool]),
+  );
 
   // The disk changes after the snapshot was taken.
   const skills = nodePath.join(project, "skills");
@@ -479,7 +515,7 @@ test("Lab 13.3 · /skill: 强制本轮加载一个技能，隐藏的也可以", 
       { name: "review", by: "user", at: 42 },
       { name: "review", by: "user", at: 42 },
     ],
-    "§3.4：/skill: 的每次加载都记一条 { name, by: \"user\", at }",
+    '§3.4：/skill: 的每次加载都记一条 { name, by: "user", at }',
   );
 
   await rejectsWithCode(expandInput("/skill:nope", ws.resources, options), "skill_not_found", "§4.1：目录里没有的技能是 skill_not_found");
@@ -501,7 +537,11 @@ test("Lab 13.3 · /template: 把 key=value 渲染成用户这一轮", async (t) 
   const before = Date.now();
   const rendered = await expandInput("/template:review target=src/a.ts owner=me", ws.resources);
   const after = Date.now();
-  assert.deepEqual(rendered.message.content, [{ type: "text", text: "Review src/a.ts for me." }], "§4.2：/template:<name> key=value … 经第 12 章的 renderTemplate 渲染成用户这一轮");
+  assert.deepEqual(
+    rendered.message.content,
+    [{ type: "text", text: "Review src/a.ts for me." }],
+    "§4.2：/template:<name> key=value … 经第 12 章的 renderTemplate 渲染成用户这一轮",
+  );
   assert.equal(rendered.message.role, "user", "§4.2：结果是一条用户消息");
   assert.ok(rendered.message.timestamp >= before && rendered.message.timestamp <= after, "§4.2：时间戳取渲染的那一刻");
   assert.equal(rendered.template, "review", "§4.2：template 说出渲染了哪个模板");
@@ -515,7 +555,11 @@ test("Lab 13.3 · /template: 把 key=value 渲染成用户这一轮", async (t) 
   ];
   for (const [command, expected] of table) {
     const result = await expandInput(command, ws.resources);
-    assert.equal(textOf(result.message), expected, `§4.2：${JSON.stringify(command)}：参数之间是空白（制表符、换行也算），值是第一个 = 之后的全部（可以为空、可以含 =），多余的参数忽略`);
+    assert.equal(
+      textOf(result.message),
+      expected,
+      `§4.2：${JSON.stringify(command)}：参数之间是空白（制表符、换行也算），值是第一个 = 之后的全部（可以为空、可以含 =），多余的参数忽略`,
+    );
   }
 
   const failures: [string, string, string][] = [
@@ -546,10 +590,14 @@ test("Lab 13.4 · 先用户、再信任、后项目：不受信任的项目不�
     ["返回 true", () => true, true],
     ["异步返回 true", async () => true, true],
     ["返回 false", () => false, false],
-    ["返回真值 \"yes\"（不是 true）", () => "yes" as unknown as boolean, false],
-    ["抛错", () => {
-      throw new Error("policy unavailable");
-    }, false],
+    ['返回真值 "yes"（不是 true）', () => "yes" as unknown as boolean, false],
+    [
+      "抛错",
+      () => {
+        throw new Error("policy unavailable");
+      },
+      false,
+    ],
   ];
   for (const [label, policy, trusted] of policies) {
     const log: string[] = [];
@@ -567,12 +615,21 @@ test("Lab 13.4 · 先用户、再信任、后项目：不受信任的项目不�
         log.push(`import:${source.id}`);
         return moduleOf((context) => {
           log.push(`factory:${source.id}`);
-          context.registerTool({ name: `${source.id}_tool`, description: source.id, schema: { parse: (v: unknown) => v }, execute: async () => ({ content: [text(source.id)] }) });
+          context.registerTool({
+            name: `${source.id}_tool`,
+            description: source.id,
+            schema: { parse: (v: unknown) => v },
+            execute: async () => ({ content: [text(source.id)] }),
+          });
         });
       },
     });
     const projectCode = trusted ? ["import:guard", "factory:guard", "import:notes", "factory:notes"] : [];
-    assert.deepEqual(log, ["import:audit", "factory:audit", "trust", ...projectCode], `§5.2：信任策略${label}：先加载用户级扩展，再问一次项目信任，${trusted ? "之后才加载项目的扩展" : "项目的代码一行都不 import"}`);
+    assert.deepEqual(
+      log,
+      ["import:audit", "factory:audit", "trust", ...projectCode],
+      `§5.2：信任策略${label}：先加载用户级扩展，再问一次项目信任，${trusted ? "之后才加载项目的扩展" : "项目的代码一行都不 import"}`,
+    );
     assert.deepEqual(asked, [project], `§5.2：信任策略${label}：每次启动恰好问一次，参数是项目 root 的 canonical 路径（不是调用者写的 projectRoot）`);
     assert.deepEqual(
       runtime.extensions,
@@ -626,9 +683,20 @@ test("Lab 13.4 · 宽松发现与扩展失败都成为启动诊断，会话照�
     "extensions/broken-import.mjs": placeholder,
   });
   const factories: Record<string, (context: ExtensionContext) => void> = {
-    clash: (context) => context.registerTool({ name: "read", description: "a second read", schema: { parse: (v: unknown) => v }, execute: async () => ({ content: [text("mine")] }) }),
+    clash: (context) =>
+      context.registerTool({
+        name: "read",
+        description: "a second read",
+        schema: { parse: (v: unknown) => v },
+        execute: async () => ({ content: [text("mine")] }),
+      }),
     crash: (context) => {
-      context.registerTool({ name: "crash_tool", description: "never registered", schema: { parse: (v: unknown) => v }, execute: async () => ({ content: [text("x")] }) });
+      context.registerTool({
+        name: "crash_tool",
+        description: "never registered",
+        schema: { parse: (v: unknown) => v },
+        execute: async () => ({ content: [text("x")] }),
+      });
       throw new Error("factory crashed");
     },
     guard: denyRm,
@@ -714,7 +782,11 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
   });
   let clock = 100;
   const { runtime, model } = await startRuntime(
-    [turn("先加载审查技能。", toolCall("load_skill", { name: "review" }), toolCall("load_skill", { name: "deploy" })), turn("审查完了。"), turn("部署清单收到。")],
+    [
+      turn("先加载审查技能。", toolCall("load_skill", { name: "review" }), toolCall("load_skill", { name: "deploy" })),
+      turn("审查完了。"),
+      turn("部署清单收到。"),
+    ],
     { projectRoot: project, baseSystemPrompt: "You are a test agent.", now: () => ++clock },
   );
 
@@ -725,11 +797,17 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
   assert.ok(first !== undefined && second !== undefined, "§6.1：模型收到了两次请求");
   const expectedPrompt = `You are a test agent.\n\n# Instructions\n\nPROJECT RULES\n\n${runtime.catalog.text}`;
   assert.equal(first.systemPrompt, expectedPrompt, "§6.1：系统提示 = 基础提示、“# Instructions” 段（AGENTS.md 正文）、技能目录，各部分之间空一行");
-  assert.ok(runtime.catalog.text.includes("- review: Use when reviewing a diff") && !runtime.catalog.text.includes("deploy"), "§6.1：系统提示里的目录就是第 2 节的目录（隐藏的 deploy 不在其中）");
+  assert.ok(
+    runtime.catalog.text.includes("- review: Use when reviewing a diff") && !runtime.catalog.text.includes("deploy"),
+    "§6.1：系统提示里的目录就是第 2 节的目录（隐藏的 deploy 不在其中）",
+  );
   for (const body of ["Read the diff first.", "LINT BODY", "DEPLOY BODY"]) {
     assert.ok(!first.systemPrompt.includes(body), `§6.1：技能正文从不进入系统提示（出现了 ${body}）`);
   }
-  assert.ok(first.tools.some((tool) => tool.name === "load_skill"), "§6.1：模型可以调用 load_skill");
+  assert.ok(
+    first.tools.some((tool) => tool.name === "load_skill"),
+    "§6.1：模型可以调用 load_skill",
+  );
   assert.equal(second.systemPrompt, first.systemPrompt, "§6.1：加载技能不改变系统提示");
   const [call] = toolCalls(second.messages);
   const [answer, refused] = toolResults(second.messages);
@@ -740,21 +818,33 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
     `§5.1：运行时的 load_skill 按目录的 hidden 建出：模型要隐藏的 deploy，得到 skill_hidden（第 3.3 节）（实际：${refused === undefined ? "没有结果" : textOf(refused)}）`,
   );
   assert.deepEqual(runtime.skillLoads, [{ name: "review", by: "model", at: 101 }], "§3.4：这次加载记进 skillLoads（被拒绝的 deploy 不算）");
-  assert.deepEqual(result.messages.map((m) => m.role), ["user", "assistant", "toolResult", "toolResult", "assistant"], "§6.3：prompt 的结果列出这一轮新增的消息");
+  assert.deepEqual(
+    result.messages.map((m) => m.role),
+    ["user", "assistant", "toolResult", "toolResult", "assistant"],
+    "§6.3：prompt 的结果列出这一轮新增的消息",
+  );
 
   const forced = await runtime.prompt("/skill:deploy ship 1.2");
   assert.equal(forced.skill, "deploy", "§6.1：/skill: 在这一轮强制加载了 deploy（隐藏的也可以）");
   const third = model.requests[2]!;
   assert.equal(third.systemPrompt, first.systemPrompt, "§6.1：/skill: 的正文进入用户这一轮，系统提示不变");
   assert.ok(textOf(third.messages.at(-1)!).includes("DEPLOY BODY"), "§6.1：/skill: 的正文在这一轮的用户消息里");
-  assert.deepEqual(runtime.skillLoads.map((load) => `${load.name}/${load.by}`), ["review/model", "deploy/user"], "§3.4：用户强制的加载也记下来");
+  assert.deepEqual(
+    runtime.skillLoads.map((load) => `${load.name}/${load.by}`),
+    ["review/model", "deploy/user"],
+    "§3.4：用户强制的加载也记下来",
+  );
 
   // An AGENTS.md without text adds nothing, not even its heading.
   const { project: quiet } = await makeBase(t);
   await writeFiles(quiet, { "AGENTS.md": "\n   \n", "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first.") });
   const silent = await startRuntime([turn("好的。")], { projectRoot: quiet });
   await silent.runtime.prompt("hello");
-  assert.equal(silent.model.requests[0]?.systemPrompt, silent.runtime.catalog.text, "§6.1：空的 AGENTS.md 不要：没有正文就没有 “# Instructions” 这一段；没有基础提示时，系统提示就是技能目录");
+  assert.equal(
+    silent.model.requests[0]?.systemPrompt,
+    silent.runtime.catalog.text,
+    "§6.1：空的 AGENTS.md 不要：没有正文就没有 “# Instructions” 这一段；没有基础提示时，系统提示就是技能目录",
+  );
 });
 
 test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊断不再重复", async (t) => {
@@ -764,7 +854,12 @@ test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊
     "extensions/guard.mjs": "export default () => {};\n",
   });
   const { runtime, model, events, toolRuns } = await startRuntime(
-    [turn("清理一下。", toolCall("shell", { command: "rm -rf build" })), turn("不删了，先读文件。", toolCall("read", { path: "a.ts" })), turn("读完了。"), turn("第二轮的回答。")],
+    [
+      turn("清理一下。", toolCall("shell", { command: "rm -rf build" })),
+      turn("不删了，先读文件。", toolCall("read", { path: "a.ts" })),
+      turn("读完了。"),
+      turn("第二轮的回答。"),
+    ],
     { projectRoot: project, importModule: async () => moduleOf(denyRm) },
   );
   const diagnosticsAtStart = events.filter((e) => e.type === "diagnostic").length;
@@ -774,7 +869,11 @@ test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊
   assert.deepEqual(toolRuns, [{ name: "read", parameters: { path: "a.ts" } }], "§6.3：被扩展拦下的 shell 没有运行，放行的 read 运行了一次");
   const blocked = toolResults(first.messages).find((m) => m.toolName === "shell");
   assert.equal(blocked?.isError, true, "§6.3：被拦下的调用得到一条错误结果");
-  assert.equal((blocked?.details as { blockedByExtension?: unknown } | undefined)?.blockedByExtension, "guard", "§6.3：结果说明是扩展 guard 拦下的（执行器经扩展 host 包装）");
+  assert.equal(
+    (blocked?.details as { blockedByExtension?: unknown } | undefined)?.blockedByExtension,
+    "guard",
+    "§6.3：结果说明是扩展 guard 拦下的（执行器经扩展 host 包装）",
+  );
   assert.equal(blocked?.toolCallId, toolCalls(first.messages)[0]?.id, "§6.3：错误结果与调用配对，循环照常把它交回模型");
 
   const transcript = runtime.messages;
@@ -783,7 +882,11 @@ test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊
   const last = model.requests.at(-1)!;
   assert.deepEqual(last.messages.slice(0, transcript.length), transcript, "§6.3：下一轮的请求带着 session 里此前的整段对话");
   assert.equal(textOf(last.messages.at(-1)!), "and now?", "§6.3：最后是这一轮的用户消息");
-  assert.deepEqual(runtime.messages.map((m) => m.role), ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant", "user", "assistant"], "§6.3：session 依次记下两轮的每一条消息");
+  assert.deepEqual(
+    runtime.messages.map((m) => m.role),
+    ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant", "user", "assistant"],
+    "§6.3：session 依次记下两轮的每一条消息",
+  );
 
   assert.equal(events.filter((e) => e.type === "diagnostic").length, diagnosticsAtStart, "§5.1：启动诊断只报告一次，之后的每一轮都不再重复");
   assert.deepEqual(
@@ -793,8 +896,16 @@ test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊
   );
   const requests = requestEvents(events);
   assert.equal(requests.length, model.requests.length, "§6.2：每次真正发出的请求都有一个 request 事件");
-  assert.deepEqual(requests.map((e) => e.systemPrompt), model.requests.map((r) => r.systemPrompt), "§6.2：request 事件带着这次请求的系统提示");
-  assert.deepEqual(requests.map((e) => e.tools), model.requests.map((r) => r.tools.map((tool) => tool.name)), "§6.2：request 事件带着这次请求的工具名");
+  assert.deepEqual(
+    requests.map((e) => e.systemPrompt),
+    model.requests.map((r) => r.systemPrompt),
+    "§6.2：request 事件带着这次请求的系统提示",
+  );
+  assert.deepEqual(
+    requests.map((e) => e.tools),
+    model.requests.map((r) => r.tools.map((tool) => tool.name)),
+    "§6.2：request 事件带着这次请求的工具名",
+  );
   assert.deepEqual(
     requests.map((e) => e.turn),
     [1, 2, 3, 1],
@@ -811,19 +922,30 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
 
   // The system prompt alone does not fit.
   const tooBig = await startRuntime([turn("never sent")], { projectRoot: project, baseSystemPrompt: "x".repeat(4000), context: { maxTokens: 500 } });
-  const error = await rejectsWithCode(tooBig.runtime.prompt("hello"), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：系统提示本身就超过窗口时，这一轮以 RUNTIME_CONTEXT_OVERFLOW 结束");
+  const error = await rejectsWithCode(
+    tooBig.runtime.prompt("hello"),
+    "RUNTIME_CONTEXT_OVERFLOW",
+    "§6.2：系统提示本身就超过窗口时，这一轮以 RUNTIME_CONTEXT_OVERFLOW 结束",
+  );
   assert.equal(tooBig.model.requests.length, 0, "§6.2：放不下的请求一次都不发给模型");
   assert.equal(requestEvents(tooBig.events).length, 0, "§6.2：没有发送的请求不报告 request 事件");
   const numbers = (error.message.match(/\d+/g) ?? []).map(Number);
   assert.ok(numbers.includes(500), `§6.2：错误信息写出上限 500（实际：${error.message}）`);
-  assert.ok(numbers.some((n) => n > 500), `§6.2：错误信息写出这次请求总共要多少 tokens（实际：${error.message}）`);
+  assert.ok(
+    numbers.some((n) => n > 500),
+    `§6.2：错误信息写出这次请求总共要多少 tokens（实际：${error.message}）`,
+  );
 
   // The first request fits; the skill body the model then loads does not.
   const midTurn = await startRuntime([turn(toolCall("load_skill", { name: "huge" })), turn("never sent")], {
     projectRoot: project,
     context: { maxTokens: 1000 },
   });
-  await rejectsWithCode(midTurn.runtime.prompt("load the huge skill"), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：工具结果让下一次请求放不下时，这一轮同样以 RUNTIME_CONTEXT_OVERFLOW 结束");
+  await rejectsWithCode(
+    midTurn.runtime.prompt("load the huge skill"),
+    "RUNTIME_CONTEXT_OVERFLOW",
+    "§6.2：工具结果让下一次请求放不下时，这一轮同样以 RUNTIME_CONTEXT_OVERFLOW 结束",
+  );
   assert.equal(midTurn.model.requests.length, 1, "§6.2：放得下的第一次请求发出了，放不下的第二次没有发");
   assert.equal(requestEvents(midTurn.events).length, 1, "§6.2：只有真正发出的那次请求有 request 事件，放不下的第二次没有");
   assert.deepEqual(
@@ -853,14 +975,21 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
   );
 
   // The reserved output and the safety margin count towards the window too.
-  for (const [label, budget] of [["预留输出", { reservedOutput: 25 }], ["安全余量", { safetyMargin: 25 }]] as const) {
+  for (const [label, budget] of [
+    ["预留输出", { reservedOutput: 25 }],
+    ["安全余量", { safetyMargin: 25 }],
+  ] as const) {
     const tight = await startRuntime([turn("never sent")], {
       projectRoot: project,
       maxCatalogBytes: 0,
       baseSystemPrompt: "base",
       context: { maxTokens: 40, estimateTokens: () => 10, ...budget },
     });
-    await rejectsWithCode(tight.runtime.prompt("hello"), "RUNTIME_CONTEXT_OVERFLOW", `§6.2：${label}来自 options.context，也算进这次请求：系统提示 10 + 消息 10 + ${label} 25 超过 40`);
+    await rejectsWithCode(
+      tight.runtime.prompt("hello"),
+      "RUNTIME_CONTEXT_OVERFLOW",
+      `§6.2：${label}来自 options.context，也算进这次请求：系统提示 10 + 消息 10 + ${label} 25 超过 40`,
+    );
     assert.equal(tight.model.requests.length, 0, `§6.2：${label}让请求放不下时，它不发送`);
   }
 });
@@ -928,7 +1057,11 @@ test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报
     },
     "§7.1：reload 报告变化：新增、删除、描述或来源或可见性变了的技能（按名字顺序；shared 现在来自用户目录），以及工具和扩展的变化",
   );
-  assert.deepEqual(events.filter((e) => e.type === "reload").map((e) => (e as Extract<RuntimeEvent, { type: "reload" }>).report), [report], "§7.1：reload 以一个 reload 事件报告一次");
+  assert.deepEqual(
+    events.filter((e) => e.type === "reload").map((e) => (e as Extract<RuntimeEvent, { type: "reload" }>).report),
+    [report],
+    "§7.1：reload 以一个 reload 事件报告一次",
+  );
   assert.deepEqual([runtime.catalog.listed, runtime.catalog.hidden], [["fresh", "review", "shared"], ["lint"]], "§7.1：reload 之后目录是新的快照");
   assert.deepEqual(runtime.messages, transcript, "§7.1：reload 保留 session：对话一条不少");
 
@@ -1002,7 +1135,11 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
   assert.equal(afterSwap[0]!.isError, true, "§7.2：旧工具 counter 调不到了");
   assert.equal(textOf(afterSwap[1]!), "version 2", "§7.2：新工具来自改过的文件");
   assert.equal(afterSwap[2]!.isError, false, "§7.2：旧版本的 hook 不在了：shell 不再被拦");
-  assert.deepEqual(toolRuns.map((run) => run.name), ["shell"], "§7.2：shell 只在 hook 消失之后运行了一次");
+  assert.deepEqual(
+    toolRuns.map((run) => run.name),
+    ["shell"],
+    "§7.2：shell 只在 hook 消失之后运行了一次",
+  );
 });
 
 test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
@@ -1032,7 +1169,10 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
         });
       }
       // clash fails at every load: its read collides with the core tool's.
-      if (source.id === "clash") return moduleOf((context) => context.registerTool({ name: "read", description: "x", schema: { parse: (v: unknown) => v }, execute: async () => ({ content: [text("x")] }) }));
+      if (source.id === "clash")
+        return moduleOf((context) =>
+          context.registerTool({ name: "read", description: "x", schema: { parse: (v: unknown) => v }, execute: async () => ({ content: [text("x")] }) }),
+        );
       if (mode === "import-fails") throw new SyntaxError("Unexpected token");
       return moduleOf((context) => {
         if (mode === "factory-throws") throw new Error("guard is broken");
@@ -1042,7 +1182,11 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
   });
   const diagnosticEvents = () => events.filter((e): e is Extract<RuntimeEvent, { type: "diagnostic" }> => e.type === "diagnostic").map((e) => e.diagnostic);
   const reloadEvents = () => events.filter((e): e is Extract<RuntimeEvent, { type: "reload" }> => e.type === "reload").map((e) => e.report);
-  assert.deepEqual(runtime.extensions.map((e) => `${e.id}:${e.status}`), ["audit:active", "clash:failed", "guard:active"], "§5.3：（前提）clash 从启动起就加载失败");
+  assert.deepEqual(
+    runtime.extensions.map((e) => `${e.id}:${e.status}`),
+    ["audit:active", "clash:failed", "guard:active"],
+    "§5.3：（前提）clash 从启动起就加载失败",
+  );
   const reported = diagnosticEvents().length;
   await writeFiles(project, { "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
   const again = await runtime.reload();
@@ -1056,7 +1200,13 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
     "§7.1：这次 reload 的报告里带着这次重建的诊断：坏文件的和 clash 的",
   );
   assert.deepEqual(diagnosticEvents().slice(reported), again.diagnostics, "§7.1：这次重建的每条诊断作为 diagnostic 事件报告一次");
-  const before = { tools: runtime.tools, catalog: runtime.catalog, extensions: runtime.extensions, diagnostics: runtime.diagnostics, resources: runtime.resources };
+  const before = {
+    tools: runtime.tools,
+    catalog: runtime.catalog,
+    extensions: runtime.extensions,
+    diagnostics: runtime.diagnostics,
+    resources: runtime.resources,
+  };
   await runtime.prompt("one");
   // A new skill appears at the same time as the extension breaks: nothing may be half applied.
   await writeFiles(project, { "skills/fresh/SKILL.md": skillFile("fresh", "added with the broken guard", "FRESH") });
@@ -1078,7 +1228,10 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
       assert.equal(report.error.code, code, `§7.3：${label}：报告带着失败的错误码`);
       if (named !== undefined) {
         assert.match(report.error.message, named, `§7.3：${label}：报告说出是哪里失败的`);
-        assert.ok(report.diagnostics.some((d) => d.code === code), `§7.1：${label}：失败的报告也带着这次重建的诊断`);
+        assert.ok(
+          report.diagnostics.some((d) => d.code === code),
+          `§7.1：${label}：失败的报告也带着这次重建的诊断`,
+        );
       }
     }
     assert.deepEqual(reloadEvents().at(-1), report, `§7.1：${label}：失败的 reload 也发出一个 reload 事件`);

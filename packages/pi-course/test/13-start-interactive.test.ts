@@ -29,8 +29,9 @@ function session(t: TestContext, argv: string[] = [], env: NodeJS.ProcessEnv = {
   const status = main(["--interactive", ...argv], {
     out: (s) => {
       out += s;
-      for (const waiter of waiters.splice(0)) if (waiter.pattern.test(out)) waiter.resolve();
-      else waiters.push(waiter);
+      for (const waiter of waiters.splice(0))
+        if (waiter.pattern.test(out)) waiter.resolve();
+        else waiters.push(waiter);
     },
     err: (s) => (err += s),
     cwd: repoRoot,
@@ -99,29 +100,33 @@ test("npm start --interactive: the end of the input ends the session (0); --inpu
   assert.match(s.out, /\n结束  exit /);
 });
 
-test("npm start --interactive --provider: Ctrl-C stops the running request, the session goes on; at the prompt Ctrl-C twice ends it with 130", LIMITS, async (t) => {
-  const text = readFileSync(testSourcePath("fixtures", "openai", "text.sse"), "utf8");
-  const server = await startReplayServer(t, [{ hang: true }, { body: text }]);
-  const s = session(t, ["--provider", "openai-compatible", "--base-url", `${server.origin}/v1`]);
-  await s.until(/命令  /);
-  s.send("你好");
-  await server.received(1);
-  await s.interrupt();
-  await s.until(/本轮  /);
-  assert.match(s.out, /\n中断  正在停下这一轮/);
-  assert.match(lines(s.out, "失败  ")[0] ?? "", /^失败  \[TURN_ABORTED\] /);
-  assert.match(lines(s.out, "本轮  ")[0] ?? "", /^本轮  aborted /);
+test(
+  "npm start --interactive --provider: Ctrl-C stops the running request, the session goes on; at the prompt Ctrl-C twice ends it with 130",
+  LIMITS,
+  async (t) => {
+    const text = readFileSync(testSourcePath("fixtures", "openai", "text.sse"), "utf8");
+    const server = await startReplayServer(t, [{ hang: true }, { body: text }]);
+    const s = session(t, ["--provider", "openai-compatible", "--base-url", `${server.origin}/v1`]);
+    await s.until(/命令  /);
+    s.send("你好");
+    await server.received(1);
+    await s.interrupt();
+    await s.until(/本轮  /);
+    assert.match(s.out, /\n中断  正在停下这一轮/);
+    assert.match(lines(s.out, "失败  ")[0] ?? "", /^失败  \[TURN_ABORTED\] /);
+    assert.match(lines(s.out, "本轮  ")[0] ?? "", /^本轮  aborted /);
 
-  s.send("再说一次");
-  await s.until(/助手  你好，我在/);
-  await s.until(/本轮  stop/);
-  await s.interrupt();
-  await s.until(/提示  再按一次 Ctrl-C/);
-  await s.interrupt();
-  assert.equal(await s.status, 130);
-  assert.match(s.out, /\n退出  Ctrl-C：会话结束\n结束  interrupted /);
-  assert.equal(server.requests.length, 2);
-});
+    s.send("再说一次");
+    await s.until(/助手  你好，我在/);
+    await s.until(/本轮  stop/);
+    await s.interrupt();
+    await s.until(/提示  再按一次 Ctrl-C/);
+    await s.interrupt();
+    assert.equal(await s.status, 130);
+    assert.match(s.out, /\n退出  Ctrl-C：会话结束\n结束  interrupted /);
+    assert.equal(server.requests.length, 2);
+  },
+);
 
 test("npm start --interactive as a process: real SIGINTs, and the scratch copies are gone afterwards", LIMITS, async (t) => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), "pi-interactive-"));

@@ -73,38 +73,48 @@ async function start(t: TestContext, wire: Wire, steps: ReplayStep[], extra: str
 
 const line = (run: Run, prefix: string) => run.lines.find((l) => l.startsWith(prefix));
 
-test("npm start --provider (both wire formats): the model calls read, the tool runs on the copy, its result goes back, the answer ends the session", LIMITS, async (t) => {
-  for (const wire of WIRES) {
-    const run = await start(t, wire, [{ body: fixture(wire, wire.toolFixture) }, { body: fixture(wire, "text.sse") }]);
-    assert.equal(run.status, 0, `${wire.provider}\n${run.out}${run.err}`);
-    assert.equal(run.err, "");
-    const model = wire.provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-oss:20b";
-    assert.equal(line(run, "模型  "), `模型  ${wire.provider} · ${model} · ${run.server.origin}（key 只从环境变量读取，不会打印）`);
-    assert.ok(line(run, '调用  read {"path":"src/greet.js","limit":40}'), run.out);
-    assert.match(line(run, "结果  ✓ ") ?? "", /^结果  ✓ \/\/ Greets a person by name\./, "the file's content came back");
-    assert.equal(line(run, "助手  你好，"), "助手  你好，我在。😀");
-    assert.match(line(run, "结束  ") ?? "", /^结束  stop · 模型调用 2 次/);
+test(
+  "npm start --provider (both wire formats): the model calls read, the tool runs on the copy, its result goes back, the answer ends the session",
+  LIMITS,
+  async (t) => {
+    for (const wire of WIRES) {
+      const run = await start(t, wire, [{ body: fixture(wire, wire.toolFixture) }, { body: fixture(wire, "text.sse") }]);
+      assert.equal(run.status, 0, `${wire.provider}\n${run.out}${run.err}`);
+      assert.equal(run.err, "");
+      const model = wire.provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-oss:20b";
+      assert.equal(line(run, "模型  "), `模型  ${wire.provider} · ${model} · ${run.server.origin}（key 只从环境变量读取，不会打印）`);
+      assert.ok(line(run, '调用  read {"path":"src/greet.js","limit":40}'), run.out);
+      assert.match(line(run, "结果  ✓ ") ?? "", /^结果  ✓ \/\/ Greets a person by name\./, "the file's content came back");
+      assert.equal(line(run, "助手  你好，"), "助手  你好，我在。😀");
+      assert.match(line(run, "结束  ") ?? "", /^结束  stop · 模型调用 2 次/);
 
-    assert.equal(run.server.requests.length, 2, wire.provider);
-    for (const request of run.server.requests) assert.equal(request.url, wire.path);
-    const [first, second] = run.server.requests.map((r) => JSON.parse(r.body) as Record<string, unknown>);
-    const firstText = JSON.stringify(first);
-    assert.match(firstText, /# Skills/, "the skill catalog is in the system prompt");
-    assert.match(firstText, /load_skill/, "load_skill is offered as a tool");
-    assert.doesNotMatch(firstText, /代码审查清单/, "no skill body before the model asks for it");
-    assert.match(JSON.stringify(second), /greet/, "the second request carries the tool result");
-    const auth = wire.provider === "anthropic" ? run.server.requests[0]!.headers["x-api-key"] : run.server.requests[0]!.headers.authorization;
-    assert.equal(auth, wire.provider === "anthropic" ? ANTHROPIC_KEY : `Bearer ${OPENAI_KEY}`, "the key goes in the header, and only there");
-  }
-});
+      assert.equal(run.server.requests.length, 2, wire.provider);
+      for (const request of run.server.requests) assert.equal(request.url, wire.path);
+      const [first, second] = run.server.requests.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+      const firstText = JSON.stringify(first);
+      assert.match(firstText, /# Skills/, "the skill catalog is in the system prompt");
+      assert.match(firstText, /load_skill/, "load_skill is offered as a tool");
+      assert.doesNotMatch(firstText, /代码审查清单/, "no skill body before the model asks for it");
+      assert.match(JSON.stringify(second), /greet/, "the second request carries the tool result");
+      const auth = wire.provider === "anthropic" ? run.server.requests[0]!.headers["x-api-key"] : run.server.requests[0]!.headers.authorization;
+      assert.equal(auth, wire.provider === "anthropic" ? ANTHROPIC_KEY : `Bearer ${OPENAI_KEY}`, "the key goes in the header, and only there");
+    }
+  },
+);
 
 test("npm start --provider --json: the model, the calls, the results and the end as JSON lines", LIMITS, async (t) => {
   const wire = WIRES[1]!;
   const run = await start(t, wire, [{ body: fixture(wire, wire.toolFixture) }, { body: fixture(wire, "text.sse") }], [...INPUT, "--json"]);
   assert.equal(run.status, 0, run.out + run.err);
   const events = run.lines.filter((l) => l !== "").map((l) => JSON.parse(l) as { type: string; [key: string]: unknown });
-  assert.deepEqual(events.find((e) => e.type === "model"), { type: "model", provider: "openai-compatible", model: "gpt-oss:20b", origin: run.server.origin });
-  assert.deepEqual(events.filter((e) => e.type === "tool_call").map((e) => e.name), ["read", "list"]);
+  assert.deepEqual(
+    events.find((e) => e.type === "model"),
+    { type: "model", provider: "openai-compatible", model: "gpt-oss:20b", origin: run.server.origin },
+  );
+  assert.deepEqual(
+    events.filter((e) => e.type === "tool_call").map((e) => e.name),
+    ["read", "list"],
+  );
   assert.equal(events.filter((e) => e.type === "tool_result").length, 2, "every call is answered");
   assert.deepEqual(events.at(-1), { type: "end", stopReason: "stop", turns: 2, toolCalls: 2, blocked: 0, skillLoads: 0 });
 });
@@ -130,7 +140,10 @@ test("npm start --provider: a 401 is PROVIDER_UNAUTHORIZED at once, naming the v
   for (const wire of WIRES) {
     const run = await start(t, wire, [{ status: 401, body: fixture(wire, "http-401.json") }]);
     assert.equal(run.status, 1);
-    assert.match(line(run, "失败  ") ?? "", wire.provider === "anthropic" ? /^失败  \[PROVIDER_UNAUTHORIZED\] .*ANTHROPIC_API_KEY/ : /^失败  \[PROVIDER_UNAUTHORIZED\] .*OPENAI_API_KEY/);
+    assert.match(
+      line(run, "失败  ") ?? "",
+      wire.provider === "anthropic" ? /^失败  \[PROVIDER_UNAUTHORIZED\] .*ANTHROPIC_API_KEY/ : /^失败  \[PROVIDER_UNAUTHORIZED\] .*OPENAI_API_KEY/,
+    );
     assert.equal(run.server.requests.length, 1, "not retried");
     assert.equal(line(run, "重载  "), undefined, "no reload after a failed turn");
   }
@@ -150,59 +163,72 @@ test("npm start --provider: overloaded (529 until the retries run out, or an err
   assert.equal(midstream.server.requests.length, 1, "an answer already begun is not sent again");
 
   const openai = WIRES[1]!;
-  const busy = await start(t, openai, Array.from({ length: 4 }, () => ({ status: 503, body: fixture(openai, "http-503.json") })));
+  const busy = await start(
+    t,
+    openai,
+    Array.from({ length: 4 }, () => ({ status: 503, body: fixture(openai, "http-503.json") })),
+  );
   assert.equal(busy.status, 1);
   assert.match(line(busy, "失败  ") ?? "", /^失败  \[PROVIDER_OVERLOADED\] /);
 });
 
-test("npm start --provider: a connection dropped mid-answer is PROVIDER_STREAM_ENDED, a call it completed is answered, not run; a refused one PROVIDER_UNREACHABLE; exit 1", LIMITS, async (t) => {
-  for (const wire of WIRES) {
-    const body = fixture(wire, "text.sse");
-    const dropped = await start(t, wire, [{ body: body.slice(0, body.indexOf("\n\n", body.indexOf("我在")) + 2), drop: true }]);
-    assert.equal(dropped.status, 1, dropped.out);
-    assert.match(line(dropped, "失败  ") ?? "", /^失败  \[PROVIDER_STREAM_ENDED\] /);
+test(
+  "npm start --provider: a connection dropped mid-answer is PROVIDER_STREAM_ENDED, a call it completed is answered, not run; a refused one PROVIDER_UNREACHABLE; exit 1",
+  LIMITS,
+  async (t) => {
+    for (const wire of WIRES) {
+      const body = fixture(wire, "text.sse");
+      const dropped = await start(t, wire, [{ body: body.slice(0, body.indexOf("\n\n", body.indexOf("我在")) + 2), drop: true }]);
+      assert.equal(dropped.status, 1, dropped.out);
+      assert.match(line(dropped, "失败  ") ?? "", /^失败  \[PROVIDER_STREAM_ENDED\] /);
 
-    // Cut after the first call was complete: it stays, is not run, and is answered.
-    const tools = fixture(wire, wire.toolFixture);
-    const afterCall = wire.provider === "anthropic" ? tools.indexOf('"content_block_stop","index":2') : tools.indexOf('"index":1,"id":"call_3Vn8pLs1Yd6E"');
-    const cutAfterCall = await start(t, wire, [{ body: tools.slice(0, tools.indexOf("\n\n", afterCall) + 2), drop: true }]);
-    assert.equal(cutAfterCall.status, 1, cutAfterCall.out);
-    assert.match(line(cutAfterCall, "结果  ") ?? "", /^结果  ✗ tool "read" was not run: the model's turn failed before it finished/);
-    assert.match(line(cutAfterCall, "失败  ") ?? "", /^失败  \[PROVIDER_STREAM_ENDED\] /);
+      // Cut after the first call was complete: it stays, is not run, and is answered.
+      const tools = fixture(wire, wire.toolFixture);
+      const afterCall = wire.provider === "anthropic" ? tools.indexOf('"content_block_stop","index":2') : tools.indexOf('"index":1,"id":"call_3Vn8pLs1Yd6E"');
+      const cutAfterCall = await start(t, wire, [{ body: tools.slice(0, tools.indexOf("\n\n", afterCall) + 2), drop: true }]);
+      assert.equal(cutAfterCall.status, 1, cutAfterCall.out);
+      assert.match(line(cutAfterCall, "结果  ") ?? "", /^结果  ✗ tool "read" was not run: the model's turn failed before it finished/);
+      assert.match(line(cutAfterCall, "失败  ") ?? "", /^失败  \[PROVIDER_STREAM_ENDED\] /);
 
-    const port = await closedPort();
-    const args = wire.args(`http://127.0.0.1:${port}`);
-    let out = "";
-    const status = await main([...args.argv, ...INPUT], { out: (s) => (out += s), err: () => {}, cwd: repoRoot, env: args.env, sleep: async () => {} });
-    assert.equal(status, 1);
-    assert.match(out, /\n失败  \[PROVIDER_UNREACHABLE\] 连不上 http:\/\/127\.0\.0\.1:\d+/);
-  }
-});
+      const port = await closedPort();
+      const args = wire.args(`http://127.0.0.1:${port}`);
+      let out = "";
+      const status = await main([...args.argv, ...INPUT], { out: (s) => (out += s), err: () => {}, cwd: repoRoot, env: args.env, sleep: async () => {} });
+      assert.equal(status, 1);
+      assert.match(out, /\n失败  \[PROVIDER_UNREACHABLE\] 连不上 http:\/\/127\.0\.0\.1:\d+/);
+    }
+  },
+);
 
-test("npm start --provider: the loop's end states — calls cut off at the token limit run none and are each answered; toolUse with no call is LOOP_TOOL_CALLS_MISSING", LIMITS, async (t) => {
-  for (const wire of WIRES) {
-    const cut = await start(t, wire, [{ body: wire.cutOff(fixture(wire, wire.toolFixture)) }]);
-    assert.equal(cut.status, 1);
-    const results = cut.lines.filter((l) => l.startsWith("结果  "));
-    assert.ok(results.length >= 1 && results.every((l) => l.startsWith("结果  ✗ tool \"")), cut.out);
-    assert.match(results[0]!, /was not run: the model's output was cut off/);
-    assert.match(line(cut, "失败  ") ?? "", /^失败  \[TURN_CUT_OFF\] /);
-    assert.match(line(cut, "结束  ") ?? "", /^结束  length · 模型调用 1 次/);
-    assert.equal(cut.server.requests.length, 1);
-  }
-  const anthropic = WIRES[0]!;
-  const noCall = [
-    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_01NoCall","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"usage":{"input_tokens":40,"output_tokens":1}}}',
-    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
-    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Let me check."}}',
-    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}',
-    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":6}}',
-    'event: message_stop\ndata: {"type":"message_stop"}',
-  ].join("\n\n") + "\n\n";
-  const missing = await start(t, anthropic, [{ body: noCall }]);
-  assert.equal(missing.status, 1);
-  assert.match(line(missing, "失败  ") ?? "", /^失败  \[LOOP_TOOL_CALLS_MISSING\] /);
-});
+test(
+  "npm start --provider: the loop's end states — calls cut off at the token limit run none and are each answered; toolUse with no call is LOOP_TOOL_CALLS_MISSING",
+  LIMITS,
+  async (t) => {
+    for (const wire of WIRES) {
+      const cut = await start(t, wire, [{ body: wire.cutOff(fixture(wire, wire.toolFixture)) }]);
+      assert.equal(cut.status, 1);
+      const results = cut.lines.filter((l) => l.startsWith("结果  "));
+      assert.ok(results.length >= 1 && results.every((l) => l.startsWith('结果  ✗ tool "')), cut.out);
+      assert.match(results[0]!, /was not run: the model's output was cut off/);
+      assert.match(line(cut, "失败  ") ?? "", /^失败  \[TURN_CUT_OFF\] /);
+      assert.match(line(cut, "结束  ") ?? "", /^结束  length · 模型调用 1 次/);
+      assert.equal(cut.server.requests.length, 1);
+    }
+    const anthropic = WIRES[0]!;
+    const noCall =
+      [
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_01NoCall","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"usage":{"input_tokens":40,"output_tokens":1}}}',
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Let me check."}}',
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}',
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":6}}',
+        'event: message_stop\ndata: {"type":"message_stop"}',
+      ].join("\n\n") + "\n\n";
+    const missing = await start(t, anthropic, [{ body: noCall }]);
+    assert.equal(missing.status, 1);
+    assert.match(line(missing, "失败  ") ?? "", /^失败  \[LOOP_TOOL_CALLS_MISSING\] /);
+  },
+);
 
 test("npm start --provider: options that cannot work are refused before anything is copied or sent, with their code", LIMITS, async () => {
   const run = async (argv: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -227,7 +253,13 @@ test("npm start --provider: options that cannot work are refused before anything
     assert.match(result.err, new RegExp(`^错误  \\[${code}\\] `), argv.join(" "));
     assert.ok(!result.err.includes(ANTHROPIC_KEY) && !result.err.includes(OPENAI_KEY), result.err);
   }
-  for (const argv of [["--model", "x"], ["--base-url", "http://127.0.0.1/v1"], ["--timeout", "5"], ["--provider", "anthropic", "--timeout", "0"], ["--context-tokens", "100"]]) {
+  for (const argv of [
+    ["--model", "x"],
+    ["--base-url", "http://127.0.0.1/v1"],
+    ["--timeout", "5"],
+    ["--provider", "anthropic", "--timeout", "0"],
+    ["--context-tokens", "100"],
+  ]) {
     const result = await run(argv, { ANTHROPIC_API_KEY: ANTHROPIC_KEY });
     assert.equal(result.status, 2, argv.join(" "));
     assert.match(result.err, /^用法错误：/);

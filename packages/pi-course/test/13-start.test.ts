@@ -42,10 +42,17 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
   );
   assert.deepEqual(
     summary.diagnostics.map((d) => [d.area, d.code]),
-    [["resources", "RESOURCE_INVALID"], ["resources", "RESOURCE_SHADOWED"], ["extensions", "TOOL_CONFLICT"]],
+    [
+      ["resources", "RESOURCE_INVALID"],
+      ["resources", "RESOURCE_SHADOWED"],
+      ["extensions", "TOOL_CONFLICT"],
+    ],
     "a refused file, a shadowed duplicate, a tool conflict",
   );
-  assert.deepEqual(summary.extensions.map((e) => `${e.origin}:${e.id}:${e.status}`), ["user:audit:active", "user:legacy-read:failed", "project:guard:active"]);
+  assert.deepEqual(
+    summary.extensions.map((e) => `${e.origin}:${e.id}:${e.status}`),
+    ["user:audit:active", "user:legacy-read:failed", "project:guard:active"],
+  );
   assert.deepEqual([summary.catalog.listed, summary.catalog.hidden], [["code-review", "release-notes"], ["deploy"]]);
 
   const [first, second] = summary.requests;
@@ -55,8 +62,20 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
   assert.match(textOf(load!), /^# 代码审查清单/, "the body arrives as the load_skill result");
   assert.equal(summary.reload?.status, "reloaded");
 
-  for (const prefix of ["目录  examples/workspace · ", "诊断  跳过 [RESOURCE_INVALID] examples/user/skills/broken/SKILL.md", "清单  系统提示里的技能目录", "      - code-review: ", "调用  load_skill {\"name\":\"code-review\"}", "技能  激活 code-review", "拦截  ✗ 扩展 guard 拒绝了 shell", "重载  没有变化"]) {
-    assert.ok(lines.some((line) => line.startsWith(prefix)), `${prefix}\n${lines.join("\n")}`);
+  for (const prefix of [
+    "目录  examples/workspace · ",
+    "诊断  跳过 [RESOURCE_INVALID] examples/user/skills/broken/SKILL.md",
+    "清单  系统提示里的技能目录",
+    "      - code-review: ",
+    '调用  load_skill {"name":"code-review"}',
+    "技能  激活 code-review",
+    "拦截  ✗ 扩展 guard 拒绝了 shell",
+    "重载  没有变化",
+  ]) {
+    assert.ok(
+      lines.some((line) => line.startsWith(prefix)),
+      `${prefix}\n${lines.join("\n")}`,
+    );
   }
   assert.match(lines.at(-1)!, /^结束  stop · 模型调用 4 次 · 工具调用 3 次（被拦截 1 次）· 加载技能 1 次$/);
   assert.ok(!lines.some((line) => line.includes(scratchParent) || line.includes(os.tmpdir())), "no line names a scratch copy");
@@ -70,7 +89,8 @@ test("npm start -- --json: one event a line, the same session", async (t) => {
   const { lines } = await demo({ scratchParent, format: "json" });
   const events = lines.map((line) => JSON.parse(line) as { type: string } & Record<string, unknown>);
   const types = new Set(events.map((e) => e.type));
-  for (const type of ["session", "diagnostic", "catalog", "request", "tool_call", "tool_result", "skill_load", "reload", "end"]) assert.ok(types.has(type), type);
+  for (const type of ["session", "diagnostic", "catalog", "request", "tool_call", "tool_result", "skill_load", "reload", "end"])
+    assert.ok(types.has(type), type);
   const request = events.find((e) => e.type === "request")!;
   assert.match(String(request.systemPrompt), /# Skills\n\n/);
   const call = events.find((e) => e.type === "tool_call" && e.name === "load_skill")!;
@@ -85,8 +105,14 @@ test("npm start: an untrusted project runs none of its code; /skill: forces a hi
   mkdirSync(path.join(root, "extensions"), { recursive: true });
   mkdirSync(path.join(root, "skills", "secret"), { recursive: true });
   const marker = path.join(root, "..", "imported");
-  writeFileSync(path.join(root, "extensions", "deny.mjs"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "yes");\nexport default () => {};\n`);
-  writeFileSync(path.join(root, "skills", "secret", "SKILL.md"), "---\nname: secret\ndescription: only for the user\ndisable-model-invocation: true\n---\nSECRET STEPS\n");
+  writeFileSync(
+    path.join(root, "extensions", "deny.mjs"),
+    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "yes");\nexport default () => {};\n`,
+  );
+  writeFileSync(
+    path.join(root, "skills", "secret", "SKILL.md"),
+    "---\nname: secret\ndescription: only for the user\ndisable-model-invocation: true\n---\nSECRET STEPS\n",
+  );
   writeFileSync(path.join(root, "app.txt"), "hello\n");
   const { lines, summary } = await demo({ workspace: root, workspaceLabel: "project", input: "/skill:secret 照做" });
   assert.deepEqual(summary.extensions, [{ id: "deny", origin: "project", status: "skipped_untrusted" }]);
@@ -121,7 +147,10 @@ test("npm start command line (chapter 13): help, usage mistakes, failures", asyn
     failureText(new Error("Lab 13.2 load_skill 尚未实现")),
     "未完成  Lab 13.2 load_skill 尚未实现\n      npm start 用的是你写的 packages/pi-course/src/runtime.ts：完成 Lab 13.2 及之后的 Lab，再来看整次会话\n",
   );
-  assert.match(failureText(Object.assign(new Error("examples/user/skills/broken/SKILL.md: invalid YAML"), { code: "RESOURCE_INVALID" })), /^错误  \[RESOURCE_INVALID\] examples\/user[^\n]*\n .*宽松/);
+  assert.match(
+    failureText(Object.assign(new Error("examples/user/skills/broken/SKILL.md: invalid YAML"), { code: "RESOURCE_INVALID" })),
+    /^错误  \[RESOURCE_INVALID\] examples\/user[^\n]*\n .*宽松/,
+  );
   const failing = (error: Error) => async (): Promise<RuntimeDemoSummary> => {
     throw error;
   };
@@ -145,7 +174,10 @@ test("scripts/start.mjs runs the runtime's session where its source is, and chap
   mkdirSync(path.join(tree, "packages", "pi-course", "dist", "src"), { recursive: true });
   writeFileSync(path.join(tree, "packages", "pi-course", "src", "start.ts"), "");
   for (const name of ["start", "runtime-start"]) {
-    writeFileSync(path.join(tree, "packages", "pi-course", "dist", "src", `${name}.js`), `export async function main() { console.log(${JSON.stringify(name)}); return 0; }\n`);
+    writeFileSync(
+      path.join(tree, "packages", "pi-course", "dist", "src", `${name}.js`),
+      `export async function main() { console.log(${JSON.stringify(name)}); return 0; }\n`,
+    );
   }
   const twelve = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
   assert.equal(twelve.stdout, "start\n");

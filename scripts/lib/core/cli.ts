@@ -45,7 +45,11 @@ export function usageMessage(error: unknown): string {
   if (quoted !== undefined && code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `未知选项 ${quoted}（见 --help）`;
   if (quoted !== undefined && code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     // node names the option as `--source <value>` or `-h, --help`.
-    const option = quoted.replace(/ <value>$/, "").split(", ").pop() ?? quoted;
+    const option =
+      quoted
+        .replace(/ <value>$/, "")
+        .split(", ")
+        .pop() ?? quoted;
     if (text.endsWith("argument missing")) return `选项 ${option} 需要一个值（见 --help）`;
     if (text.endsWith("does not take an argument")) return `选项 ${option} 不接受值（见 --help）`;
     if (/argument is ambiguous/.test(text)) return `选项 ${option} 的值以 - 开头时要写成 ${option}=<值>（见 --help）`;

@@ -25,7 +25,8 @@ export function isCommandName(name: string): name is CommandName {
  * invocation the usage line starts with.
  */
 export function courseCommand(name: CommandName, ...args: string[]): string {
-  const invocation = name === "node-matrix" ? "npm run test:node --" : name === "mcp" ? "npm run --silent mcp -w @pi/course --" : `npm run ${name} -w @pi/course --`;
+  const invocation =
+    name === "node-matrix" ? "npm run test:node --" : name === "mcp" ? "npm run --silent mcp -w @pi/course --" : `npm run ${name} -w @pi/course --`;
   return [invocation, ...args].join(" ");
 }
 

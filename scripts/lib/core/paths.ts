@@ -97,6 +97,10 @@ export function packageDirOf(sourcePath: string): string {
  */
 export function distPathOf(sourcePath: string): string {
   const pkg = packageDirOf(sourcePath);
-  const rest = sourcePath.slice(pkg.length + 1).replace(/\.mts$/, ".mjs").replace(/\.cts$/, ".cjs").replace(/\.tsx?$/, ".js");
+  const rest = sourcePath
+    .slice(pkg.length + 1)
+    .replace(/\.mts$/, ".mjs")
+    .replace(/\.cts$/, ".cjs")
+    .replace(/\.tsx?$/, ".js");
   return `${pkg}/dist/${rest}`;
 }

@@ -297,4 +297,3 @@ export function sweepStaleScratch(): string[] {
 export async function linkNodeModules(dir: string, nodeModules: string): Promise<void> {
   await symlink(path.resolve(nodeModules), path.join(dir, "node_modules"), "junction");
 }
-

@@ -32,8 +32,7 @@ export interface Paint {
 
 /** Colour functions that wrap text in ANSI codes when `enabled`, and return it unchanged otherwise. */
 export function createPaint(enabled: boolean): Paint {
-  const wrap = (open: number, close: number) => (text: string) =>
-    enabled && text !== "" ? `\u001b[${open}m${text}\u001b[${close}m` : text;
+  const wrap = (open: number, close: number) => (text: string) => (enabled && text !== "" ? `\u001b[${open}m${text}\u001b[${close}m` : text);
   return {
     enabled,
     red: wrap(31, 39),

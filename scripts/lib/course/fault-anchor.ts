@@ -65,13 +65,22 @@ function skeleton(text: string, from = 0, to = text.length): { chars: string; of
       continue;
     }
     if (text.startsWith("//", at) || text.startsWith("/*", at)) {
-      at = text.startsWith("//", at) ? Math.min(to, (text.indexOf("\n", at) + 1 || to + 1) - 1) : text.indexOf("*/", at) === -1 ? to : text.indexOf("*/", at) + 2;
+      at = text.startsWith("//", at)
+        ? Math.min(to, (text.indexOf("\n", at) + 1 || to + 1) - 1)
+        : text.indexOf("*/", at) === -1
+          ? to
+          : text.indexOf("*/", at) + 2;
       continue;
     }
     const afterWord = lastWord;
     lastWord = "";
     const last = chars.at(-1) ?? "";
-    if (char === '"' || char === "'" || char === "`" || (char === "/" && (BEFORE_REGEX.has(last) || last === "" || ["return", "typeof", "case"].includes(afterWord)))) {
+    if (
+      char === '"' ||
+      char === "'" ||
+      char === "`" ||
+      (char === "/" && (BEFORE_REGEX.has(last) || last === "" || ["return", "typeof", "case"].includes(afterWord)))
+    ) {
       // A literal: every character of it counts, whitespace included; a string's quotes are written ".
       const close = char;
       emit(char === "'" ? '"' : char, at++);
@@ -177,7 +186,8 @@ export function locateFault(text: string, fault: { id: string; file: string; fin
   let ranges: FaultSpan[] | undefined;
   if (fault.in !== undefined) {
     ranges = declarationRanges(text, fault.in, fault.file);
-    if (ranges.length === 0) throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：${fault.file} 里已经没有顶层声明 ${fault.in}（in: 指向它）；请同步更新 checkpoints 里这个故障`);
+    if (ranges.length === 0)
+      throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：${fault.file} 里已经没有顶层声明 ${fault.in}（in: 指向它）；请同步更新 checkpoints 里这个故障`);
   }
   const found = significantMatches(text, fault.find, ranges);
   if (found.length !== 1) {

@@ -121,9 +121,11 @@ function learnerPatch(manifest: ChapterManifest, value: unknown, field: string):
     if (!LEARNER_KEYS.has(key)) invalid(manifest, `${field}.${key}`, `以下之一：${[...LEARNER_KEYS].join(", ")}（未知字段）`);
   }
   const fn = oneLine(manifest, value.function, `${field}.function`);
-  if (parseFunctionSpec(fn) === undefined) invalid(manifest, `${field}.function`, `“函数名(参数名, …)” 形式，例如 loadExtension(source, options)，实际为 ${JSON.stringify(fn)}`);
+  if (parseFunctionSpec(fn) === undefined)
+    invalid(manifest, `${field}.function`, `“函数名(参数名, …)” 形式，例如 loadExtension(source, options)，实际为 ${JSON.stringify(fn)}`);
   const before = oneLine(manifest, value.before, `${field}.before`);
-  if (parseStatementSpec(before) === undefined) invalid(manifest, `${field}.before`, `“return "<字符串>"” 或 “return” 形式，例如 return "skipped_untrusted"，实际为 ${JSON.stringify(before)}`);
+  if (parseStatementSpec(before) === undefined)
+    invalid(manifest, `${field}.before`, `“return "<字符串>"” 或 “return” 形式，例如 return "skipped_untrusted"，实际为 ${JSON.stringify(before)}`);
   const insert = oneLine(manifest, value.insert, `${field}.insert`);
   const explain = nonEmpty(manifest, value.explain, `${field}.explain`).trim();
   return { function: fn, before, insert, explain };
@@ -142,7 +144,12 @@ function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, f
   seen.add(id);
   const description = oneLine(manifest, raw.description, `${field}.description`);
   const rule = raw.rule === undefined ? undefined : oneLine(manifest, raw.rule, `${field}.rule`);
-  if (rule !== undefined && !RULE.test(rule)) invalid(manifest, `${field}.rule`, `“§<节号> <规则>” 形式，例如 “§3.4 同一个 root 里重复的 kind:name 是 RESOURCE_DUPLICATE”，实际为 ${JSON.stringify(rule)}`);
+  if (rule !== undefined && !RULE.test(rule))
+    invalid(
+      manifest,
+      `${field}.rule`,
+      `“§<节号> <规则>” 形式，例如 “§3.4 同一个 root 里重复的 kind:name 是 RESOURCE_DUPLICATE”，实际为 ${JSON.stringify(rule)}`,
+    );
 
   let file: string;
   if (raw.file === undefined) {
@@ -157,15 +164,26 @@ function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, f
   if (!Array.isArray(raw.killedBy) || raw.killedBy.length === 0) invalid(manifest, `${field}.killedBy`, "至少一个测试名（或唯一前缀）的数组");
   const killedBy = raw.killedBy.map((name, i) => {
     const text = oneLine(manifest, name, `${field}.killedBy[${i}]`);
-    if (!testBelongsToLab(text, lab)) invalid(manifest, `${field}.killedBy[${i}]`, `Lab ${lab} 的测试名（以 “Lab ${lab}” 开头），实际为 ${JSON.stringify(text)}`);
+    if (!testBelongsToLab(text, lab))
+      invalid(manifest, `${field}.killedBy[${i}]`, `Lab ${lab} 的测试名（以 “Lab ${lab}” 开头），实际为 ${JSON.stringify(text)}`);
     return text;
   });
 
   if (raw.exercise !== undefined && typeof raw.exercise !== "boolean") invalid(manifest, `${field}.exercise`, "true 或 false");
   const exercise = raw.exercise === true;
   const anchor = raw.in === undefined ? undefined : oneLine(manifest, raw.in, `${field}.in`);
-  if (anchor !== undefined && !/^[A-Za-z_$][\w$]*$/.test(anchor)) invalid(manifest, `${field}.in`, `教学文件里一个顶层声明的名字，实际为 ${JSON.stringify(anchor)}`);
-  const common: CommonFields = { id, lab, description, file, killedBy, exercise, ...(rule === undefined ? {} : { rule }), ...(anchor === undefined ? {} : { in: anchor }) };
+  if (anchor !== undefined && !/^[A-Za-z_$][\w$]*$/.test(anchor))
+    invalid(manifest, `${field}.in`, `教学文件里一个顶层声明的名字，实际为 ${JSON.stringify(anchor)}`);
+  const common: CommonFields = {
+    id,
+    lab,
+    description,
+    file,
+    killedBy,
+    exercise,
+    ...(rule === undefined ? {} : { rule }),
+    ...(anchor === undefined ? {} : { in: anchor }),
+  };
   if (raw.learner !== undefined) common.learner = learnerPatch(manifest, raw.learner, `${field}.learner`);
   if (exercise && common.learner === undefined) invalid(manifest, `${field}.learner`, "故障实验（exercise: true）所需的 learner 补丁");
   return common;
@@ -239,7 +257,10 @@ export function learnerManifestText(manifestText: string, manifest: ChapterManif
   const project = (path: (string | number)[]) => {
     const entries = doc.getIn(path) as { toJSON(): { id?: unknown }[] } | undefined;
     if (entries === undefined) return;
-    const kept = entries.toJSON().map((entry) => projected.get(String(entry.id))).filter((entry) => entry !== undefined);
+    const kept = entries
+      .toJSON()
+      .map((entry) => projected.get(String(entry.id)))
+      .filter((entry) => entry !== undefined);
     if (kept.length === 0) doc.deleteIn(path);
     else doc.setIn(path, doc.createNode(kept));
   };
@@ -314,7 +335,8 @@ export type LearnerPatchResult =
 export function applyLearnerPatch(text: string, patch: LearnerPatch, fileName?: string): LearnerPatchResult {
   const fn = parseFunctionSpec(patch.function);
   const at = parseStatementSpec(patch.before);
-  if (fn === undefined || at === undefined) return { ok: false, lines: [], reason: `故障实验的 function/before 写法无效（${patch.function} / ${patch.before}）` };
+  if (fn === undefined || at === undefined)
+    return { ok: false, lines: [], reason: `故障实验的 function/before 写法无效（${patch.function} / ${patch.before}）` };
   const placed = placeLine(text, fn, at, patch.insert, fileName);
   return placed.ok ? { ok: true, text: placed.text, line: placed.lines[0]!, lines: placed.lines } : { ok: false, lines: placed.lines, reason: placed.reason };
 }

@@ -104,10 +104,7 @@ export async function requireRepoRoot(dir: string, options: GitOptions = {}): Pr
   const { ok, stdout } = await gitOk(canonical, ["rev-parse", "--show-toplevel"], options);
   const top = ok ? await realpath(stdout).catch(() => stdout) : undefined;
   if (top !== canonical) {
-    throw new CourseError(
-      "NOT_A_GIT_REPO",
-      `${canonical} 不是 git 仓库的根目录：这个命令要在课程仓库（git clone 得到的目录）里运行，练习目录里没有 git 历史`,
-    );
+    throw new CourseError("NOT_A_GIT_REPO", `${canonical} 不是 git 仓库的根目录：这个命令要在课程仓库（git clone 得到的目录）里运行，练习目录里没有 git 历史`);
   }
   return canonical;
 }
@@ -140,10 +137,7 @@ export async function resolveCommit(repo: string, rev: string, options: GitOptio
   const { ok, stdout } = await gitOk(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`], options);
   if (ok) return stdout.trim();
   if (await isShallow(repo, options)) {
-    throw new CourseError(
-      "HISTORY_INCOMPLETE",
-      `在浅克隆中找不到提交 ${rev}：运行 git fetch --unshallow 取回完整历史后再试`,
-    );
+    throw new CourseError("HISTORY_INCOMPLETE", `在浅克隆中找不到提交 ${rev}：运行 git fetch --unshallow 取回完整历史后再试`);
   }
   if (rev === "HEAD") throw new CourseError("GIT_FAILED", "HEAD 还没有指向任何提交：先提交一次再运行");
   throw new CourseError("SOURCE_UNKNOWN", `找不到提交 ${JSON.stringify(rev)}：--source 要写这个仓库里的分支名、标签或提交 id（见 git log --oneline）`);
@@ -189,10 +183,7 @@ export async function readObjects(repo: string, oids: readonly string[], options
     const eol = out.indexOf(0x0a, pos);
     const header = out.subarray(pos, eol).toString("utf8");
     if (header.endsWith(" missing") || header.endsWith(" ambiguous")) {
-      throw new CourseError(
-        "HISTORY_INCOMPLETE",
-        `仓库缺少对象 ${oid}（浅克隆或部分克隆？）：运行 git fetch --unshallow，或重新完整 clone 课程仓库`,
-      );
+      throw new CourseError("HISTORY_INCOMPLETE", `仓库缺少对象 ${oid}（浅克隆或部分克隆？）：运行 git fetch --unshallow，或重新完整 clone 课程仓库`);
     }
     const size = Number(header.split(" ")[2]);
     result.set(oid, out.subarray(eol + 1, eol + 1 + size));
@@ -225,9 +216,7 @@ export async function readFileAt(repo: string, commit: string, file: string, opt
 }
 
 /** A file to write: either a git object or literal content. */
-export type OutputFile =
-  | { path: string; mode: string; oid: string; type?: TreeEntry["type"] }
-  | { path: string; mode?: string; content: string | Buffer };
+export type OutputFile = { path: string; mode: string; oid: string; type?: TreeEntry["type"] } | { path: string; mode?: string; content: string | Buffer };
 
 /**
  * Writes `files` under `dest` (which must exist), keeping git's modes: executables get

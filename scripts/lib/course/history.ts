@@ -101,8 +101,14 @@ export interface BuildHistoryOptions {
  * course order, and checks the course-wide rules against that commit's files.
  */
 export async function readManifestsAt(repo: string, commit: string, entries: readonly TreeEntry[], options: GitOptions = {}): Promise<ChapterManifest[]> {
-  const manifestEntries = entries.filter((e) => e.type === "blob" && path.posix.dirname(e.path) === MANIFEST_DIR && /^\d{2}\.yaml$/.test(path.posix.basename(e.path)));
-  const objects = await readObjects(repo, manifestEntries.map((e) => e.oid), options);
+  const manifestEntries = entries.filter(
+    (e) => e.type === "blob" && path.posix.dirname(e.path) === MANIFEST_DIR && /^\d{2}\.yaml$/.test(path.posix.basename(e.path)),
+  );
+  const objects = await readObjects(
+    repo,
+    manifestEntries.map((e) => e.oid),
+    options,
+  );
   const manifests = manifestEntries.map((e) => parseManifest(objects.get(e.oid)!.toString("utf8"), e.path)).sort(byCourseOrder);
   validateCourse(manifests, new Set(entries.map((e) => e.path)), `源提交 ${commit.slice(0, 12)} `);
   return manifests;
@@ -216,7 +222,12 @@ async function writeObjects(repo: string, objects: readonly GitObject[], options
   const unique = [...new Map(objects.map((o) => [o.oid, o])).values()];
   if (unique.length === 0) return;
   const present = await git(repo, ["cat-file", "--batch-check"], { ...options, input: `${unique.map((o) => o.oid).join("\n")}\n` });
-  const missing = new Set(present.split("\n").filter((line) => line.endsWith(" missing")).map((line) => line.split(" ")[0]!));
+  const missing = new Set(
+    present
+      .split("\n")
+      .filter((line) => line.endsWith(" missing"))
+      .map((line) => line.split(" ")[0]!),
+  );
   const toWrite = unique.filter((o) => missing.has(o.oid));
   if (toWrite.length === 0) return;
   await withScratchDir(os.tmpdir(), "pi-course-objects-", async (dir) => {
@@ -228,7 +239,10 @@ async function writeObjects(repo: string, objects: readonly GitObject[], options
       const written = (await git(repo, ["hash-object", "-w", "-t", type, "--stdin-paths"], { ...options, input: `${files.join("\n")}\n` })).split("\n");
       const wrong = ofType.findIndex((o, i) => written[i] !== o.oid);
       if (wrong !== -1) {
-        throw new CourseError("HISTORY_MISMATCH", `生成的 ${type} 对象 ${ofType[wrong]!.oid} 与 git 计算的 ${written[wrong] ?? "（无）"} 不同：课程工具的对象编码有误`);
+        throw new CourseError(
+          "HISTORY_MISMATCH",
+          `生成的 ${type} 对象 ${ofType[wrong]!.oid} 与 git 计算的 ${written[wrong] ?? "（无）"} 不同：课程工具的对象编码有误`,
+        );
       }
     }
   });
@@ -261,7 +275,12 @@ async function proveGenerated(repo: string, branch: string, tip: string, options
   let manifests: ChapterManifest[];
   try {
     const entries = await listTree(repo, sourceTree, { ...options, withTrees: true });
-    manifests = await readManifestsAt(repo, sourceTree, entries.filter((e) => e.type !== "tree"), options);
+    manifests = await readManifestsAt(
+      repo,
+      sourceTree,
+      entries.filter((e) => e.type !== "tree"),
+      options,
+    );
     again = await generateHistory(repo, sourceTree, entries, manifests, options, false);
   } catch (error) {
     if (error instanceof CourseError && error.code === "ABORTED") throw error;
@@ -275,10 +294,7 @@ async function proveGenerated(repo: string, branch: string, tip: string, options
 async function refuseCheckedOut(repo: string, branch: string, options: GitOptions): Promise<void> {
   const out = await git(repo, ["worktree", "list", "--porcelain"], options);
   if (out.split("\n").includes(`branch refs/heads/${branch}`)) {
-    throw new CourseError(
-      "HISTORY_BRANCH_BUSY",
-      `分支 ${branch} 正被检出，无法更新它：先切回 main（git switch main）再重试`,
-    );
+    throw new CourseError("HISTORY_BRANCH_BUSY", `分支 ${branch} 正被检出，无法更新它：先切回 main（git switch main）再重试`);
   }
 }
 
@@ -313,10 +329,17 @@ export async function planHistory(repo: string, options: BuildHistoryOptions = {
   const sourceTree = await git(repo, ["rev-parse", `${source}^{tree}`], gitOptions);
   const listing = await listTree(repo, source, { ...gitOptions, withTrees: true });
   const entries = listing.filter((e) => e.type !== "tree");
-  await requireObjects(repo, entries.filter((e) => e.type === "blob").map((e) => e.oid), gitOptions);
+  await requireObjects(
+    repo,
+    entries.filter((e) => e.type === "blob").map((e) => e.oid),
+    gitOptions,
+  );
   const manifests = await readManifestsAt(repo, source, entries, gitOptions);
   if (options.chapter !== undefined && !manifests.some((m) => m.id === options.chapter)) {
-    throw unknownChapter(options.chapter, manifests.map((m) => m.id));
+    throw unknownChapter(
+      options.chapter,
+      manifests.map((m) => m.id),
+    );
   }
   const ref = `refs/heads/${branch}`;
   const current = await gitOk(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], gitOptions);
@@ -410,7 +433,11 @@ export function teachingFilesOf(manifest: ChapterManifest): string[] {
 /** The chapter `id` of `history`, or `CHAPTER_UNKNOWN` listing the known ones. */
 export function findChapter(history: CourseHistory, id: string): ChapterCommit {
   const chapter = history.chapters.find((c) => c.id === id);
-  if (!chapter) throw unknownChapter(id, history.chapters.map((c) => c.id));
+  if (!chapter)
+    throw unknownChapter(
+      id,
+      history.chapters.map((c) => c.id),
+    );
   return chapter;
 }
 
@@ -425,15 +452,15 @@ export async function verifyLayer(repo: string, chapter: ChapterCommit, options:
     throw new CourseError("HISTORY_MISMATCH", `第 ${chapter.id} 章：target^ 是 ${parent}，不是记录的 parent ${chapter.parent}`);
   }
   const out = await git(repo, ["diff", "--no-renames", "--name-only", "-z", chapter.parent, chapter.target], options);
-  const layer = out.split("\0").filter((f) => f !== "").sort();
+  const layer = out
+    .split("\0")
+    .filter((f) => f !== "")
+    .sort();
   const claimed = [...chapter.manifest.files].sort();
   if (layer.join("\n") !== claimed.join("\n")) {
     const extra = layer.filter((f) => !claimed.includes(f));
     const missing = claimed.filter((f) => !layer.includes(f));
-    throw new CourseError(
-      "HISTORY_MISMATCH",
-      `第 ${chapter.id} 章的 diff 与清单不一致：多出 ${extra.join(", ") || "无"}；缺少 ${missing.join(", ") || "无"}`,
-    );
+    throw new CourseError("HISTORY_MISMATCH", `第 ${chapter.id} 章的 diff 与清单不一致：多出 ${extra.join(", ") || "无"}；缺少 ${missing.join(", ") || "无"}`);
   }
   return layer;
 }

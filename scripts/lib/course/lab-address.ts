@@ -38,7 +38,10 @@ export function topLevelTests(text: string, fileName = "test.ts"): TestCall[] {
   const calls: TestCall[] = [];
   for (const statement of tree.statements) {
     if (statement.kind !== SyntaxKind.ExpressionStatement) continue;
-    const call = (statement as unknown as { expression: Node }).expression as Node & { expression?: Node & { text?: string }; arguments?: readonly (Node & { text?: string })[] };
+    const call = (statement as unknown as { expression: Node }).expression as Node & {
+      expression?: Node & { text?: string };
+      arguments?: readonly (Node & { text?: string })[];
+    };
     if (call.kind !== SyntaxKind.CallExpression || call.expression?.kind !== SyntaxKind.Identifier) continue;
     if (call.expression.text !== "test" && call.expression.text !== "it") continue;
     const first = call.arguments?.[0];
@@ -65,7 +68,11 @@ export function markedDeclarations(manifest: ChapterManifest, starters: Readonly
   for (const { from } of manifest.starters) {
     const text = starters.get(from);
     if (text === undefined) continue;
-    for (const [key, lab] of labOwnership(text, manifest.labs.map((l) => l.id), from)) {
+    for (const [key, lab] of labOwnership(
+      text,
+      manifest.labs.map((l) => l.id),
+      from,
+    )) {
       marked.set(lab, [...(marked.get(lab) ?? []), key.slice(key.indexOf(":") + 1)]);
     }
   }
@@ -91,7 +98,9 @@ function ownSectionProblem(lab: LabSpec, sections: ReturnType<typeof chapterSect
   const section = sections.find((s) => s.number === own);
   if (section === undefined) return `Lab ${lab.id} 的地址写了第 ${own} 节，正文没有这一节`;
   const expected = `Lab ${lab.id} · ${lab.title}`;
-  return section.title === expected ? undefined : `Lab ${lab.id} 的地址把第 ${own} 节当作它自己的一节，那一节的标题应为 “${expected}”，实际是 “${section.title}”`;
+  return section.title === expected
+    ? undefined
+    : `Lab ${lab.id} 的地址把第 ${own} 节当作它自己的一节，那一节的标题应为 “${expected}”，实际是 “${section.title}”`;
 }
 
 /**
@@ -110,7 +119,8 @@ export function labAddressProblems(manifest: ChapterManifest, texts: AddressText
   const referenceNames = new Set<string>();
   for (const text of texts.references.values()) for (const declaration of topLevelDeclarations(parseModule(text))) referenceNames.add(declaration.name);
   for (const lab of manifest.labs) {
-    if (manifest.starters.length > 0 && lab.declarations.length === 0) problems.push(`Lab ${lab.id} 的地址没有 declarations：写上 starter 里标着 🔨 Lab ${lab.id} 的声明`);
+    if (manifest.starters.length > 0 && lab.declarations.length === 0)
+      problems.push(`Lab ${lab.id} 的地址没有 declarations：写上 starter 里标着 🔨 Lab ${lab.id} 的声明`);
     for (const name of lab.declarations) {
       const markedFor = owner.get(name);
       if (markedFor === undefined) problems.push(`Lab ${lab.id} 的地址写了 ${name}，starter 里没有带 🔨 Lab ${lab.id} 标记的 ${name}`);
@@ -138,13 +148,21 @@ export function labAddressProblems(manifest: ChapterManifest, texts: AddressText
   for (const [file, text] of texts.tests) {
     for (const test of topLevelTests(text, file)) {
       const lab = labIdOfTestName(test.name);
-      if (lab !== undefined && !labIds.includes(lab)) problems.push(`${file}:${test.line}:${test.column} 的测试 “${test.name}” 以 Lab ${lab} 开头，本章没有这个 Lab`);
-      else if (lab === undefined && manifest.focusedTests.includes(file)) problems.push(`${file}:${test.line}:${test.column} 的测试 “${test.name}” 在聚焦测试里，却不属于任何 Lab（名字应以 “Lab ${labIds[0] ?? "NN.L"} · ” 这样开头）`);
+      if (lab !== undefined && !labIds.includes(lab))
+        problems.push(`${file}:${test.line}:${test.column} 的测试 “${test.name}” 以 Lab ${lab} 开头，本章没有这个 Lab`);
+      else if (lab === undefined && manifest.focusedTests.includes(file))
+        problems.push(
+          `${file}:${test.line}:${test.column} 的测试 “${test.name}” 在聚焦测试里，却不属于任何 Lab（名字应以 “Lab ${labIds[0] ?? "NN.L"} · ” 这样开头）`,
+        );
     }
   }
 
   // Banners carry the lab's own title.
-  const bannered = new Map<string, string>([...texts.starters, ...texts.references, ...[...texts.tests].filter(([file]) => manifest.focusedTests.includes(file))]);
+  const bannered = new Map<string, string>([
+    ...texts.starters,
+    ...texts.references,
+    ...[...texts.tests].filter(([file]) => manifest.focusedTests.includes(file)),
+  ]);
   for (const [file, text] of bannered) {
     for (const banner of labBanners(text)) {
       const lab = labOf.get(banner.lab);
@@ -155,7 +173,8 @@ export function labAddressProblems(manifest: ChapterManifest, texts: AddressText
 
   // Challenge themes belong to some lab.
   for (const theme of manifest.challenge) {
-    if (!manifest.labs.some((lab) => lab.challenge.includes(theme.file))) problems.push(`挑战关的主题 ${theme.file}（${theme.title}）不在任何 Lab 的地址（challenge）里`);
+    if (!manifest.labs.some((lab) => lab.challenge.includes(theme.file)))
+      problems.push(`挑战关的主题 ${theme.file}（${theme.title}）不在任何 Lab 的地址（challenge）里`);
   }
 
   // Faults sit under their lab and are anchored in a declaration of the reference.

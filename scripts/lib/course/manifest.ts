@@ -344,7 +344,7 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
         return pattern.test(value) ? value : c.fail(`${field}.${key}[${j}]`, expected, value);
       });
     const declarations = names("declarations", IDENTIFIER, "一个顶层声明的名字");
-    const sections = names("sections", SECTION_NUMBER, "正文的节号（如 \"11\"、\"3.4\"）");
+    const sections = names("sections", SECTION_NUMBER, '正文的节号（如 "11"、"3.4"）');
     const labChallenge = c.array(lab.challenge ?? [], `${field}.challenge`).map((entry, j) => {
       const file = c.repoPath(entry, `${field}.challenge[${j}]`);
       return challenge.some((t) => t.file === file) ? file : c.fail(`${field}.challenge[${j}]`, "challenge.tests 里的测试文件", file);
@@ -368,10 +368,19 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
   });
 
   return {
-    format: MANIFEST_FORMAT, id, title, files, starters, focusedTests, provided,
+    format: MANIFEST_FORMAT,
+    id,
+    title,
+    files,
+    starters,
+    focusedTests,
+    provided,
     ...(chapterText === undefined ? {} : { text: chapterText }),
-    challenge, challengeSupport,
-    labs, faults, manifestPath,
+    challenge,
+    challengeSupport,
+    labs,
+    faults,
+    manifestPath,
   };
 }
 
@@ -389,10 +398,7 @@ export function validateCourse(manifests: readonly ChapterManifest[], sourceFile
     m.files.forEach((file, i) => {
       const other = owner.get(file);
       if (other) {
-        throw new CourseError(
-          "MANIFEST_INVALID",
-          `${m.manifestPath}: 字段 files[${i}] 应为只属于一章的文件，但 ${file} 已由 ${other.manifestPath} 声明`,
-        );
+        throw new CourseError("MANIFEST_INVALID", `${m.manifestPath}: 字段 files[${i}] 应为只属于一章的文件，但 ${file} 已由 ${other.manifestPath} 声明`);
       }
       owner.set(file, m);
       if (sourceFiles && !sourceFiles.has(file)) {

@@ -13,7 +13,6 @@ import { NODE_BUILDS } from "../core/paths.js";
 import { runProcess } from "../core/process.js";
 import { handOverScratchDir, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
-
 /**
  * The registry package holding the official Node build for a platform and CPU, or undefined
  * where the registry has none (`darwin` builds stop at Node 18, so macOS has none for 20+:
@@ -77,7 +76,8 @@ export async function resolveNodeBuild(courseRoot: string, major: number, option
   const signal = options.signal === undefined ? {} : { signal: options.signal };
   const viewed = await runProcess(NPM, ["view", `${pkg}@${major}`, "version", "--json"], { cwd: courseRoot, ...signal });
   const version = viewed.code === 0 ? newestVersion(viewed.stdout.toString("utf8"), major) : undefined;
-  if (version === undefined) throw new CourseError("NODE_BUILD_UNAVAILABLE", `npm 仓库里没有 ${pkg}@${major}（${viewed.stderr.toString("utf8").split("\n")[0] || "没有这个主版本"}）`);
+  if (version === undefined)
+    throw new CourseError("NODE_BUILD_UNAVAILABLE", `npm 仓库里没有 ${pkg}@${major}（${viewed.stderr.toString("utf8").split("\n")[0] || "没有这个主版本"}）`);
   const builds = path.join(courseRoot, ...NODE_BUILDS.split("/"));
   const dir = path.join(builds, `${pkg}@${version}`);
   const cached = executableIn(dir);

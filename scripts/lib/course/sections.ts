@@ -73,7 +73,10 @@ function withoutVerifyComments(lines: readonly { text: string; fenced: boolean }
     if (rest.trim() === "" && text.trim() !== "") continue; // a line that held only a comment
     kept.push(rest.trimEnd());
   }
-  return kept.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+  return kept
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }
 
 /** Every numbered section of `markdown`, in order (a section's text includes its subsections). */
@@ -92,7 +95,13 @@ export function chapterSections(markdown: string): TextSection[] {
     if (heading.number === undefined) return;
     const next = headings.slice(at + 1).find((other) => other.level <= heading.level);
     const end = next?.index ?? lines.length;
-    sections.push({ number: heading.number, title: heading.title, level: heading.level, line: heading.index + 1, text: withoutVerifyComments(lines.slice(heading.index, end)) });
+    sections.push({
+      number: heading.number,
+      title: heading.title,
+      level: heading.level,
+      line: heading.index + 1,
+      text: withoutVerifyComments(lines.slice(heading.index, end)),
+    });
   });
   return sections;
 }

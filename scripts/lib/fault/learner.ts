@@ -19,7 +19,18 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CourseError, isCourseError } from "../core/errors.js";
 import { runSuite, type SuiteRun } from "../testing/suite.js";
-import { BACKUP_DIR, type BackupState, backupWriter, guardRestore, ORIGINAL_FILE, recoverFaultBackup, restoreFromBackupSync, type RestoreOutcome, sha256, writeBackupSync } from "../practice/backup.js";
+import {
+  BACKUP_DIR,
+  type BackupState,
+  backupWriter,
+  guardRestore,
+  ORIGINAL_FILE,
+  recoverFaultBackup,
+  restoreFromBackupSync,
+  type RestoreOutcome,
+  sha256,
+  writeBackupSync,
+} from "../practice/backup.js";
 import { resolveKilledBy } from "../testing/fault-runs.js";
 import { writeAtomicSync } from "../core/files.js";
 import { applyLearnerPatch, type LearnerFault } from "../course/faults.js";

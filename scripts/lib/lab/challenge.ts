@@ -69,7 +69,11 @@ export function topLevelTestNames(source: string): string[] {
  * Runs `test` to the end, resuming after every stall (see the module comment): its records,
  * and one failure per test that hung (or never ran because its process ended early).
  */
-async function runTheme(courseRoot: string, test: ChallengeTest, options: Required<Pick<ChallengeOptions, "testTimeoutMs">> & ChallengeOptions): Promise<{ records: TestRecord[]; hangs: FirstFailure[] } | "aborted"> {
+async function runTheme(
+  courseRoot: string,
+  test: ChallengeTest,
+  options: Required<Pick<ChallengeOptions, "testTimeoutMs">> & ChallengeOptions,
+): Promise<{ records: TestRecord[]; hangs: FirstFailure[] } | "aborted"> {
   const records: TestRecord[] = [];
   const hangs: FirstFailure[] = [];
   const file = distPathOf(test.file);
@@ -99,7 +103,11 @@ async function runTheme(courseRoot: string, test: ChallengeTest, options: Requir
     }
     // The process ended without reporting the rest: a crash, or tests whose names the source does not give as written.
     const crash = run.crashes[0];
-    for (const name of remaining) hangs.push({ test: name, message: crash === undefined ? "没有运行：测试进程在它之前就结束了" : `没有运行：测试进程崩溃了（${crash.stderr.trim().split("\n")[0] ?? ""}）` });
+    for (const name of remaining)
+      hangs.push({
+        test: name,
+        message: crash === undefined ? "没有运行：测试进程在它之前就结束了" : `没有运行：测试进程崩溃了（${crash.stderr.trim().split("\n")[0] ?? ""}）`,
+      });
     break;
   }
   return { records, hangs };

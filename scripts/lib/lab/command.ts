@@ -47,13 +47,7 @@ export interface LabArgs {
  * (`LAB_NEEDS_PRACTICE` outside a practice folder, and the codes of `site.ts`, `open.ts` and
  * `compare.ts`).
  */
-export async function runLabCommand(
-  courseRoot: string,
-  args: LabArgs,
-  signal: AbortSignal,
-  build: StartedBuild | undefined,
-  io: Io,
-): Promise<number> {
+export async function runLabCommand(courseRoot: string, args: LabArgs, signal: AbortSignal, build: StartedBuild | undefined, io: Io): Promise<number> {
   const { target } = args;
   let manifest: ChapterManifest;
   try {
@@ -90,7 +84,10 @@ export async function runLabCommand(
   if (missing.length > 0) {
     await build?.stop();
     const note = missingFilesNote(missing, manifest, isPracticeFolder(courseRoot));
-    if (args.json) io.stdout.write(`${JSON.stringify({ chapter: manifest.id, labs: [], passed: 0, total: 0, error: { kind: "teaching_file_missing", files: missing, message: note } }, null, 2)}\n`);
+    if (args.json)
+      io.stdout.write(
+        `${JSON.stringify({ chapter: manifest.id, labs: [], passed: 0, total: 0, error: { kind: "teaching_file_missing", files: missing, message: note } }, null, 2)}\n`,
+      );
     else io.stdout.write(`${paint.red(note)}\n`);
     return resultStatus(false, { json: args.json });
   }
@@ -106,7 +103,9 @@ export async function runLabCommand(
   if (args.compare && lab !== undefined) {
     const { compareLab } = await import("./compare.js");
     const running = runningLine(io.stdout, target, args);
-    const shown = await compareLab(courseRoot, manifest, lab, { paint, showFrom, signal, timeoutMs, ...(build === undefined ? {} : { build }) }).finally(() => running.clear());
+    const shown = await compareLab(courseRoot, manifest, lab, { paint, showFrom, signal, timeoutMs, ...(build === undefined ? {} : { build }) }).finally(() =>
+      running.clear(),
+    );
     if (shown === "aborted") {
       io.stderr.write(`${interruptedNote(target)}\n`);
       return 130;
@@ -225,7 +224,9 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
       }
       if (outcome.kind === "aborted") return;
       const elapsed = ((Date.now() - started) / 1000).toFixed(1);
-      io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom: options.showFrom, watch: true, verbose: options.verbose })}\n`);
+      io.stdout.write(
+        `${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom: options.showFrom, watch: true, verbose: options.verbose })}\n`,
+      );
       io.stdout.write(`${paint.dim(`用时 ${elapsed} 秒 · 监视 ${shown} · 保存即重跑 · Ctrl-C 退出`)}\n`);
     },
     (error) => io.stderr.write(`${formatError(error)}\n`),

@@ -46,11 +46,17 @@ export async function referenceSource(root: string, manifest: ChapterManifest, s
   const marker = readPracticeMarker(root);
   const again = `在课程仓库里重新生成练习目录（${courseCommand("practice", manifest.id, "<新目录>")}），把你的 ${manifest.starters.map((s) => s.to).join("、")} 复制过去`;
   if (marker?.course === undefined || marker.target === undefined) {
-    throw new CourseError("COMPARE_COURSE_UNREACHABLE", `.pi-course/practice.json 没有记录生成这个目录的课程仓库和 target 提交（较早的工具生成的目录），无法读取参考实现：${again}`);
+    throw new CourseError(
+      "COMPARE_COURSE_UNREACHABLE",
+      `.pi-course/practice.json 没有记录生成这个目录的课程仓库和 target 提交（较早的工具生成的目录），无法读取参考实现：${again}`,
+    );
   }
   const { course, target } = marker;
   if (!existsSync(course)) {
-    throw new CourseError("COMPARE_COURSE_UNREACHABLE", `生成这个目录的课程仓库 ${course} 不在了（被移动或删除？），无法读取参考实现：把仓库放回原处，或者${again}`);
+    throw new CourseError(
+      "COMPARE_COURSE_UNREACHABLE",
+      `生成这个目录的课程仓库 ${course} 不在了（被移动或删除？），无法读取参考实现：把仓库放回原处，或者${again}`,
+    );
   }
   let found: boolean;
   try {
@@ -79,13 +85,23 @@ export interface CompareOptions {
 }
 
 /** The lab's result on the current code: recorded, or run now (and recorded); "aborted" when interrupted. */
-async function currentResult(root: string, manifest: ChapterManifest, lab: LabSpec, options: CompareOptions): Promise<{ green: boolean; detail: string } | "aborted"> {
+async function currentResult(
+  root: string,
+  manifest: ChapterManifest,
+  lab: LabSpec,
+  options: CompareOptions,
+): Promise<{ green: boolean; detail: string } | "aborted"> {
   const digest = teachingDigest(root, manifest);
   if (knownGreen(readProgress(root), lab.id, digest)) {
     await options.build?.stop();
     return { green: true, detail: "" };
   }
-  const outcome = await runLab(root, manifest, { chapter: manifest.id, lab: lab.id }, { signal: options.signal, timeoutMs: options.timeoutMs, showFrom: options.showFrom, ...(options.build === undefined ? {} : { started: options.build }) });
+  const outcome = await runLab(
+    root,
+    manifest,
+    { chapter: manifest.id, lab: lab.id },
+    { signal: options.signal, timeoutMs: options.timeoutMs, showFrom: options.showFrom, ...(options.build === undefined ? {} : { started: options.build }) },
+  );
   if (outcome.kind === "aborted") return "aborted";
   if (outcome.kind === "build_failed") return { green: false, detail: `编译失败（${outcome.diagnostics.length} 处错误）` };
   recordProgress(root, [...outcome.earlier, ...outcome.labs], digest);
@@ -132,7 +148,10 @@ export async function compareLab(root: string, manifest: ChapterManifest, lab: L
     );
   }
   const labIds = manifest.labs.map((l) => l.id);
-  const lines = [paint.bold(`Lab ${lab.id} · ${lab.title}  ✓ 已通过 · 对照参考实现`), paint.dim(`参考实现读自课程仓库 ${source.course} 的 target ${source.target.slice(0, 12)}（只显示，不写进练习目录）`)];
+  const lines = [
+    paint.bold(`Lab ${lab.id} · ${lab.title}  ✓ 已通过 · 对照参考实现`),
+    paint.dim(`参考实现读自课程仓库 ${source.course} 的 target ${source.target.slice(0, 12)}（只显示，不写进练习目录）`),
+  ];
   for (const { from, to } of manifest.starters) {
     const file = path.join(root, ...to.split("/"));
     if (!existsSync(file)) continue;
@@ -144,7 +163,9 @@ export async function compareLab(root: string, manifest: ChapterManifest, lab: L
       referenceText = await readFileAt(source.course, source.target, to, { signal: options.signal });
     } catch (error) {
       if (isCourseError(error, "ABORTED")) throw error;
-      throw new CourseError("COMPARE_COURSE_UNREACHABLE", `读不到 target ${source.target.slice(0, 12)} 里的 ${to}：${(error as Error).message}`, { cause: error });
+      throw new CourseError("COMPARE_COURSE_UNREACHABLE", `读不到 target ${source.target.slice(0, 12)} 里的 ${to}：${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const names = { starter: `${to} (starter)` };
     const mine = labDeclarations(learnerText, starterText, lab.id, labIds, { ...names, text: to });
@@ -162,7 +183,9 @@ export async function compareLab(root: string, manifest: ChapterManifest, lab: L
   lines.push(
     "",
     "两边都通过了同样的测试：写法不同不等于错。看看参考实现在哪些地方和你不同（边界情况、错误码、副本与顺序），想一想为什么。",
-    next === undefined ? `下一步：${courseCommand("lab", manifest.id)} 看全章进度` : `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(courseCommand("lab", next.id))}`,
+    next === undefined
+      ? `下一步：${courseCommand("lab", manifest.id)} 看全章进度`
+      : `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(courseCommand("lab", next.id))}`,
   );
   return lines.join("\n");
 }

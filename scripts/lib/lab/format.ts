@@ -63,7 +63,8 @@ export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, ta
   if (outcome.kind === "aborted") return paint.dim("已中断。");
   if (outcome.kind === "build_failed") {
     const lines = [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），测试没有运行：`)];
-    for (const diagnostic of outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN)) lines.push(...excerpt(showDiagnostic(diagnostic, ctx.courseRoot, ctx.showFrom), DIAGNOSTIC_LINES));
+    for (const diagnostic of outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN))
+      lines.push(...excerpt(showDiagnostic(diagnostic, ctx.courseRoot, ctx.showFrom), DIAGNOSTIC_LINES));
     if (outcome.diagnostics.length > DIAGNOSTICS_SHOWN) {
       lines.push(paint.dim(`  …还有 ${outcome.diagnostics.length - DIAGNOSTICS_SHOWN} 处错误（完整输出：${BUILD_COMMAND}）`));
     }
@@ -86,7 +87,10 @@ export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, ta
   }
   if (ctx.verbose) {
     for (const { file, stdout, stderr } of outcome.output) {
-      for (const [name, text] of [["stdout", stdout], ["stderr", stderr]] as const) {
+      for (const [name, text] of [
+        ["stdout", stdout],
+        ["stderr", stderr],
+      ] as const) {
         if (text.trim() !== "") lines.push(paint.dim(`── ${file} 的 ${name} ──`), ...excerpt(text, undefined, "  "));
       }
     }
@@ -177,7 +181,9 @@ function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: F
     lines.push(...failureLines);
     if (ctx.verbose) for (const other of lab.failures.slice(1)) lines.push(...describeFailure(other, ctx).lines);
     if (failure.scaffoldOf !== undefined && failure.scaffoldOf !== lab.id) {
-      lines.push(`这项测试先用到了 Lab ${failure.scaffoldOf} 的函数，它还是施工位。先完成 Lab ${failure.scaffoldOf}：${paint.cyan(courseCommand("lab", failure.scaffoldOf))}`);
+      lines.push(
+        `这项测试先用到了 Lab ${failure.scaffoldOf} 的函数，它还是施工位。先完成 Lab ${failure.scaffoldOf}：${paint.cyan(courseCommand("lab", failure.scaffoldOf))}`,
+      );
     } else if (failure.scaffoldOf !== undefined) {
       lines.push(nextStep(ctx, `实现 Lab ${lab.id} 的施工位${where === undefined ? "" : `（${where}）`}`, courseCommand("lab", lab.id)));
     } else if (failure.timedOut === true) {
@@ -203,8 +209,7 @@ function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx
     if (lab.status === "not_started") {
       const waiting = lab.firstFailure?.scaffoldOf;
       note = paint.dim(waiting !== undefined && waiting !== lab.id ? `未开始 · 等待 Lab ${waiting}` : "未开始");
-    }
-    else if (lab.status === "failed" && lab.firstFailure !== undefined) {
+    } else if (lab.status === "failed" && lab.firstFailure !== undefined) {
       const f = lab.firstFailure;
       note =
         f.scaffoldOf !== undefined && f.scaffoldOf !== lab.id
@@ -237,12 +242,20 @@ function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx
  * whole message, `location` (where it was thrown) and `testLocation` (where the test is), both
  * `path:line:col` relative to `showFrom` (default the course root), as the report shows them.
  */
-export function outcomeJson(outcome: LabOutcome, manifest: ChapterManifest, target: LabTarget, courseRoot: string, showFrom: string = courseRoot): Record<string, unknown> {
+export function outcomeJson(
+  outcome: LabOutcome,
+  manifest: ChapterManifest,
+  target: LabTarget,
+  courseRoot: string,
+  showFrom: string = courseRoot,
+): Record<string, unknown> {
   const selected = target.lab === undefined ? manifest.labs : manifest.labs.filter((lab) => lab.id === target.lab);
   const expected = selected.reduce((sum, lab) => sum + lab.tests, 0);
   if (outcome.kind !== "tested") {
     const error =
-      outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics.map((d) => showDiagnostic(d, courseRoot, showFrom)) } : { kind: "aborted" };
+      outcome.kind === "build_failed"
+        ? { kind: "build", diagnostics: outcome.diagnostics.map((d) => showDiagnostic(d, courseRoot, showFrom)) }
+        : { kind: "aborted" };
     return { chapter: manifest.id, labs: [], passed: 0, total: expected, error };
   }
   const labs = outcome.labs.map((lab) => {
@@ -288,7 +301,10 @@ export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterMani
   const { paint } = ctx;
   if (outcome.kind === "aborted") return paint.dim("已中断。");
   if (outcome.kind === "build_failed") {
-    return [paint.red(`编译失败（${outcome.diagnostics.length} 处错误），挑战关没有运行：`), ...outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN).flatMap((d) => excerpt(showDiagnostic(d, ctx.courseRoot, ctx.showFrom), DIAGNOSTIC_LINES))].join("\n");
+    return [
+      paint.red(`编译失败（${outcome.diagnostics.length} 处错误），挑战关没有运行：`),
+      ...outcome.diagnostics.slice(0, DIAGNOSTICS_SHOWN).flatMap((d) => excerpt(showDiagnostic(d, ctx.courseRoot, ctx.showFrom), DIAGNOSTIC_LINES)),
+    ].join("\n");
   }
   const lines = [paint.bold(`第 ${manifest.id} 章 · 挑战关（加固测试，在你的代码上运行；不影响 Lab 的进度）`)];
   const titleWidth = Math.min(TITLE_WIDTH, Math.max(...outcome.themes.map((theme) => displayWidth(theme.title))));
@@ -314,9 +330,30 @@ export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterMani
 }
 
 /** The `--json` document of the challenge tier: `{ chapter, challenge: true, themes: [{ file, title, passed, total, skipped, failures }], passed, total }`. */
-export function challengeJson(outcome: ChallengeOutcome, manifest: ChapterManifest, courseRoot: string, showFrom: string = courseRoot): Record<string, unknown> {
-  if (outcome.kind !== "tested") return { chapter: manifest.id, challenge: true, themes: [], error: outcome.kind === "build_failed" ? { kind: "build", diagnostics: outcome.diagnostics.map((d) => showDiagnostic(d, courseRoot, showFrom)) } : { kind: "aborted" } };
-  const themes = outcome.themes.map((theme) => ({ file: theme.file, title: theme.title, passed: theme.passed, total: theme.total, skipped: theme.skipped, failures: theme.failures.map((f) => failureJson(f, courseRoot, showFrom)) }));
+export function challengeJson(
+  outcome: ChallengeOutcome,
+  manifest: ChapterManifest,
+  courseRoot: string,
+  showFrom: string = courseRoot,
+): Record<string, unknown> {
+  if (outcome.kind !== "tested")
+    return {
+      chapter: manifest.id,
+      challenge: true,
+      themes: [],
+      error:
+        outcome.kind === "build_failed"
+          ? { kind: "build", diagnostics: outcome.diagnostics.map((d) => showDiagnostic(d, courseRoot, showFrom)) }
+          : { kind: "aborted" },
+    };
+  const themes = outcome.themes.map((theme) => ({
+    file: theme.file,
+    title: theme.title,
+    passed: theme.passed,
+    total: theme.total,
+    skipped: theme.skipped,
+    failures: theme.failures.map((f) => failureJson(f, courseRoot, showFrom)),
+  }));
   return {
     chapter: manifest.id,
     challenge: true,

@@ -124,7 +124,10 @@ export async function loadHintProgress(root: string): Promise<{ state: HintState
   removeStaleHintTemps(root);
   const loaded = await readHintState(root);
   if (loaded.problem === undefined) return { state: loaded.state };
-  return { state: loaded.state, warning: formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`) };
+  return {
+    state: loaded.state,
+    warning: formatWarning("HINT_STATE_INVALID", `提示进度文件 ${HINT_STATE} 无法使用（${loaded.problem}），这次按没有看过任何提示处理。`),
+  };
 }
 
 /**
@@ -184,7 +187,10 @@ export function formatHint(view: HintView, paint: Paint): string {
   const { lab, level } = view;
   const lines = [
     `${paint.bold(`Lab ${lab.id} · ${lab.title}`)} · 提示 第 ${level}/${RUNGS} 级：${RUNG_NAMES[level - 1] ?? ""}`,
-    ...view.text.replace(/\s+$/, "").split("\n").map((line) => `  ${line}`),
+    ...view.text
+      .replace(/\s+$/, "")
+      .split("\n")
+      .map((line) => `  ${line}`),
   ];
   if (level < RUNGS) {
     lines.push(paint.dim(`下一次 ${courseCommand("hint", lab.id)} 会显示第 ${level + 1}/${RUNGS} 级：${RUNG_NAMES[level] ?? ""}。`));

@@ -105,5 +105,8 @@ export function formatLocation(location: SourceLocation, courseRoot: string, sho
  * pretty form) with the path relative to `showFrom`. Other diagnostics are returned as they are.
  */
 export function showDiagnostic(diagnostic: string, courseRoot: string, showFrom: string = courseRoot): string {
-  return diagnostic.replace(/^(.+?)\((\d+),(\d+)\): (?=(?:error|warning|message) )/, (_whole, file: string, line: string, column: string) => `${shownPath(path.resolve(courseRoot, file), showFrom)}:${line}:${column} - `);
+  return diagnostic.replace(
+    /^(.+?)\((\d+),(\d+)\): (?=(?:error|warning|message) )/,
+    (_whole, file: string, line: string, column: string) => `${shownPath(path.resolve(courseRoot, file), showFrom)}:${line}:${column} - `,
+  );
 }

@@ -56,25 +56,74 @@ export function splitCommandLine(text: string, platform: NodeJS.Platform = proce
 
 const GOTO = new Set(["code", "code-insiders", "codium", "vscodium", "cursor", "windsurf"]);
 const SUFFIX = new Set(["subl", "sublime_text", "zed", "hx", "helix", "micro"]);
-const PLUS_LINE = new Set(["vi", "vim", "nvim", "gvim", "mvim", "view", "vimx", "nvi", "elvis", "joe", "jed", "jmacs", "jpico", "jstar", "rjoe", "ne", "mcedit", "mg", "ed", "ex"]);
+const PLUS_LINE = new Set([
+  "vi",
+  "vim",
+  "nvim",
+  "gvim",
+  "mvim",
+  "view",
+  "vimx",
+  "nvi",
+  "elvis",
+  "joe",
+  "jed",
+  "jmacs",
+  "jpico",
+  "jstar",
+  "rjoe",
+  "ne",
+  "mcedit",
+  "mg",
+  "ed",
+  "ex",
+]);
 const PLUS_LINE_COMMA_COLUMN = new Set(["nano", "pico", "rnano"]);
 const PLUS_LINE_COLON_COLUMN = new Set(["emacs", "emacsclient", "kak"]);
-const JETBRAINS = new Set(["idea", "idea64", "webstorm", "webstorm64", "pycharm", "pycharm64", "phpstorm", "goland", "clion", "rider", "rubymine", "rustrover", "fleet"]);
+const JETBRAINS = new Set([
+  "idea",
+  "idea64",
+  "webstorm",
+  "webstorm64",
+  "pycharm",
+  "pycharm64",
+  "phpstorm",
+  "goland",
+  "clion",
+  "rider",
+  "rubymine",
+  "rustrover",
+  "fleet",
+]);
 
 /** The editor's name as the table above knows it: base name, lower case, without a Windows extension. */
 export function editorName(command: string): string {
-  return path.basename(command.replace(/\\/g, "/")).toLowerCase().replace(/\.(exe|cmd|bat)$/, "");
+  return path
+    .basename(command.replace(/\\/g, "/"))
+    .toLowerCase()
+    .replace(/\.(exe|cmd|bat)$/, "");
 }
 
 /**
  * The command that opens `file` (as the editor should receive it) at `line`:`column` with the
  * editor `env` names (see the module comment). Pure.
  */
-export function editorCommand(file: string, line: number, column: number, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): EditorCommand {
+export function editorCommand(
+  file: string,
+  line: number,
+  column: number,
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): EditorCommand {
   const visual = (env.VISUAL ?? "").trim();
   const editor = (env.EDITOR ?? "").trim();
   const from = visual !== "" ? "VISUAL" : editor !== "" ? "EDITOR" : "default";
-  const words = from === "VISUAL" ? splitCommandLine(visual, platform) : from === "EDITOR" ? splitCommandLine(editor, platform) : [platform === "win32" ? "code.cmd" : "code", "-g"];
+  const words =
+    from === "VISUAL"
+      ? splitCommandLine(visual, platform)
+      : from === "EDITOR"
+        ? splitCommandLine(editor, platform)
+        : [platform === "win32" ? "code.cmd" : "code", "-g"];
   const [command, ...given] = words.length > 0 ? words : ["code"];
   const name = editorName(command!);
   const at = `${file}:${line}:${column}`;
@@ -103,7 +152,11 @@ export function showCommand(editor: Pick<EditorCommand, "command" | "args">): st
  * command was typed), and returns the lines to print: what it ran, and where the site is when
  * the editor takes no position. Throws `EDITOR_NOT_FOUND` or `EDITOR_FAILED` (see the module comment).
  */
-export async function openInEditor(root: string, site: SourceLocation, options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal }): Promise<string[]> {
+export async function openInEditor(
+  root: string,
+  site: SourceLocation,
+  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal },
+): Promise<string[]> {
   const env = options.env ?? process.env;
   const file = shownPath(path.join(root, ...site.file.split("/")), options.cwd);
   const editor = editorCommand(file, site.line, site.column, env);
@@ -111,15 +164,24 @@ export async function openInEditor(root: string, site: SourceLocation, options: 
   const variable = editor.from === "default" ? "（没有设置 VISUAL 或 EDITOR，用 VS Code）" : `（来自 $${editor.from}）`;
   let result;
   try {
-    result = await runProcess(editor.command, editor.args, { cwd: options.cwd, output: "terminal", ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    result = await runProcess(editor.command, editor.args, {
+      cwd: options.cwd,
+      output: "terminal",
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const advice =
       editor.from === "default"
         ? "设置环境变量 VISUAL 或 EDITOR（例如 EDITOR=vim，或 EDITOR=\"code -w\"），或者在 VS Code 里运行命令 “Shell Command: Install 'code' command in PATH”"
         : `检查 $${editor.from} 写的程序是否已安装、在 PATH 里`;
-    if (code === "ENOENT") throw new CourseError("EDITOR_NOT_FOUND", `找不到编辑器 ${editor.command}${variable}：${advice}。施工位在 ${file}:${site.line}:${site.column}`, { cause: error });
-    throw new CourseError("EDITOR_FAILED", `编辑器 ${shown} 无法启动（${(error as Error).message}）。施工位在 ${file}:${site.line}:${site.column}`, { cause: error });
+    if (code === "ENOENT")
+      throw new CourseError("EDITOR_NOT_FOUND", `找不到编辑器 ${editor.command}${variable}：${advice}。施工位在 ${file}:${site.line}:${site.column}`, {
+        cause: error,
+      });
+    throw new CourseError("EDITOR_FAILED", `编辑器 ${shown} 无法启动（${(error as Error).message}）。施工位在 ${file}:${site.line}:${site.column}`, {
+      cause: error,
+    });
   }
   if (options.signal?.aborted === true) return [`已运行：${shown}${variable}`];
   if (result.code !== 0) {
@@ -127,6 +189,9 @@ export async function openInEditor(root: string, site: SourceLocation, options: 
     throw new CourseError("EDITOR_FAILED", `编辑器 ${shown}${variable} ${how}。施工位在 ${file}:${site.line}:${site.column}`);
   }
   const lines = [`已运行：${shown}${variable}`];
-  if (!editor.positioned) lines.push(`不知道 ${editorName(editor.command)} 怎样跳到指定的行，只打开了文件：施工位在第 ${site.line} 行第 ${site.column} 列（${file}:${site.line}:${site.column}）`);
+  if (!editor.positioned)
+    lines.push(
+      `不知道 ${editorName(editor.command)} 怎样跳到指定的行，只打开了文件：施工位在第 ${site.line} 行第 ${site.column} 列（${file}:${site.line}:${site.column}）`,
+    );
   return lines;
 }

@@ -48,11 +48,21 @@ function firstMatchingLine(text: string, pattern: RegExp, from = 0, to = text.le
 }
 
 /** Rule 1 of the module comment for one file, or undefined (the file does not parse, or has none of the lab's declarations). */
-function inMarkedDeclarations(text: string, starterText: string, manifest: ChapterManifest, lab: string, file: string): { line: number; column: number } | undefined {
+function inMarkedDeclarations(
+  text: string,
+  starterText: string,
+  manifest: ChapterManifest,
+  lab: string,
+  file: string,
+): { line: number; column: number } | undefined {
   let owners: Map<string, string>;
   let declarations;
   try {
-    owners = labOwnership(starterText, manifest.labs.map((l) => l.id), `${file} (starter)`);
+    owners = labOwnership(
+      starterText,
+      manifest.labs.map((l) => l.id),
+      `${file} (starter)`,
+    );
     declarations = topLevelDeclarations(parseModules({ [file]: text }).get(file)!);
   } catch (error) {
     if (isCourseError(error, "TS_SYNTAX") || isCourseError(error, "TS_UNAVAILABLE")) return undefined;

@@ -86,10 +86,13 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
     const starter = readIfPresent(root, starterFile);
     if (text === undefined || starter === undefined) continue;
     // Each declaration is shown at its code (its doc comment above it is part of it, not its place).
-    const codeAt = (source: string, fileName: string) => new Map(topLevelDeclarations(parseModule(source, fileName)).map((d) => [d.name, positionOf(source, d.codeStart)]));
+    const codeAt = (source: string, fileName: string) =>
+      new Map(topLevelDeclarations(parseModule(source, fileName)).map((d) => [d.name, positionOf(source, d.codeStart)]));
     const shown = (source: string, fileName: string, kind: (marked: boolean) => PartKind) => {
       const places = codeAt(source, fileName);
-      return labDeclarations(source, starter, lab.id, labIds, { text: fileName, starter: starterFile }).map((d): LabPart => ({ kind: kind(d.marked), label: d.name, file: fileName, ...(places.get(d.name) ?? { line: d.line, column: d.column }) }));
+      return labDeclarations(source, starter, lab.id, labIds, { text: fileName, starter: starterFile }).map(
+        (d): LabPart => ({ kind: kind(d.marked), label: d.name, file: fileName, ...(places.get(d.name) ?? { line: d.line, column: d.column }) }),
+      );
     };
     try {
       parts.push(...shown(text, to, (marked) => (marked ? "declaration" : "helper")));
@@ -127,7 +130,12 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
     if (reference === undefined || fault?.find === undefined || file === undefined) continue;
     try {
       const span = locateFault(reference, { id: fault.id, file, find: fault.find, ...(fault.in === undefined ? {} : { in: fault.in }) });
-      parts.push({ kind: "fault", label: `${fault.id} 改动的代码${fault.in === undefined ? "" : `（${fault.in} 里）`}`, file, ...positionOf(reference, span.start) });
+      parts.push({
+        kind: "fault",
+        label: `${fault.id} 改动的代码${fault.in === undefined ? "" : `（${fault.in} 里）`}`,
+        file,
+        ...positionOf(reference, span.start),
+      });
     } catch (error) {
       if (!isCourseError(error, "FAULT_DRIFTED")) throw error;
       parts.push({ kind: "fault", label: `${fault.id}：find 在参考实现里找不到了（FAULT_DRIFTED）`, file, line: 1, column: 1 });

@@ -24,7 +24,10 @@ export function practiceChapter(root: string): string {
   const marker = readPracticeMarker(root);
   const chapter = marker?.chapter === undefined ? undefined : normalizeChapterId(marker.chapter);
   if (chapter === undefined) {
-    throw new CourseError("MCP_NOT_PRACTICE", `${PRACTICE_MARKER} ${marker === undefined ? "读不出来" : "没有写明章号"}：它由 practice 生成，说明这是哪一章的练习目录（"chapter": "12" 这样）；重新生成练习目录`);
+    throw new CourseError(
+      "MCP_NOT_PRACTICE",
+      `${PRACTICE_MARKER} ${marker === undefined ? "读不出来" : "没有写明章号"}：它由 practice 生成，说明这是哪一章的练习目录（"chapter": "12" 这样）；重新生成练习目录`,
+    );
   }
   return chapter;
 }

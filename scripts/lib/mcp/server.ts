@@ -206,7 +206,12 @@ const LAB_STATUS_OUTPUT = object(
   {
     chapter: text(),
     title: text(),
-    labs: list(object({ id: text(), title: text(), passed: count(), total: count(), status: STATUS, note: text("未开始 · 等待 Lab x, or the first failure in one line") }, ["note"])),
+    labs: list(
+      object(
+        { id: text(), title: text(), passed: count(), total: count(), status: STATUS, note: text("未开始 · 等待 Lab x, or the first failure in one line") },
+        ["note"],
+      ),
+    ),
     passed: count(),
     total: count(),
     next: NEXT,
@@ -224,7 +229,10 @@ const RUN_LAB_OUTPUT = object(
     total: count(),
     status: STATUS,
     firstFailure: FAILURE,
-    earlier: list(object({ id: text(), passed: count(), total: count(), status: STATUS }), "the chapter's earlier labs that are not green (they run too: a later lab stands on them)"),
+    earlier: list(
+      object({ id: text(), passed: count(), total: count(), status: STATUS }),
+      "the chapter's earlier labs that are not green (they run too: a later lab stands on them)",
+    ),
     next: NEXT,
     problem: PROBLEM,
     notes: NOTES,
@@ -263,7 +271,11 @@ interface ToolEntry {
 
 /** A tool's input: string arguments only, `required` among them. */
 function input(properties: Record<string, string>, required: readonly string[]): Tool["inputSchema"] {
-  return { type: "object", properties: Object.fromEntries(Object.entries(properties).map(([name, description]) => [name, text(description)])), required: [...required] };
+  return {
+    type: "object",
+    properties: Object.fromEntries(Object.entries(properties).map(([name, description]) => [name, text(description)])),
+    required: [...required],
+  };
 }
 
 const TOOLS: Record<ToolName, ToolEntry> = {
@@ -378,7 +390,8 @@ function callArguments(definition: Tool, given: Record<string, unknown> | undefi
       args[name] = String(value);
       continue;
     }
-    if (typeof value !== "string") throw new CourseError("USAGE", `${definition.name} 的参数 ${name} 应为字符串或数字，例如 "12.1"，收到 ${JSON.stringify(value)}`);
+    if (typeof value !== "string")
+      throw new CourseError("USAGE", `${definition.name} 的参数 ${name} 应为字符串或数字，例如 "12.1"，收到 ${JSON.stringify(value)}`);
     args[name] = value;
   }
   for (const name of definition.inputSchema.required ?? []) {
@@ -395,7 +408,10 @@ function callSignal(request: AbortSignal, stop: AbortSignal | undefined): AbortS
 /** The course's MCP server with its four tools and its prompt (not yet connected). */
 export function createPracticeServer(options: ServerOptions): PracticeServer {
   const { root, tools, stop } = options;
-  const server = new Server({ name: SERVER_NAME, version: options.version ?? "1.0.0" }, { capabilities: { tools: {}, prompts: {} }, instructions: instructions(options.chapter) });
+  const server = new Server(
+    { name: SERVER_NAME, version: options.version ?? "1.0.0" },
+    { capabilities: { tools: {}, prompts: {} }, instructions: instructions(options.chapter) },
+  );
   const serial = serializer();
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_NAMES.map((name) => TOOLS[name].definition) }));

@@ -66,7 +66,10 @@ export function readOnlyParent(parent: string, error: unknown): CourseError | un
  * (`DEST_PARENT_READONLY`). Changes nothing.
  */
 export async function checkDestination(repo: string, dest: string, id: string): Promise<void> {
-  const exists = await lstat(dest).then(() => true, () => false);
+  const exists = await lstat(dest).then(
+    () => true,
+    () => false,
+  );
   if (isInside(await realpath(repo), await canonicalise(dest)) || isInside(path.resolve(repo), path.resolve(dest))) {
     throw new CourseError("DEST_INSIDE_REPO", `${dest} 在课程仓库内部；练习目录要放在仓库之外，例如 ${defaultPracticeDir(repo, id)}`);
   }
@@ -74,7 +77,10 @@ export async function checkDestination(repo: string, dest: string, id: string): 
   const parent = path.dirname(dest);
   const existing = await nearestExisting(parent);
   if (!existing.isDirectory) {
-    throw new CourseError("DEST_PARENT_NOT_DIR", `${existing.path} 是一个文件，不是目录，不能在它${existing.path === parent ? "" : "下面"}创建练习目录；换一个位置`);
+    throw new CourseError(
+      "DEST_PARENT_NOT_DIR",
+      `${existing.path} 是一个文件，不是目录，不能在它${existing.path === parent ? "" : "下面"}创建练习目录；换一个位置`,
+    );
   }
   if (existing.path !== parent) throw new CourseError("DEST_PARENT_MISSING", `${parent} 不存在；请先创建它，或换一个位置`);
   try {

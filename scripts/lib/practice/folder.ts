@@ -127,7 +127,12 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     if (options.linkModules) await linkNodeModules(temp, repoModules);
     await step("modules", temp);
     await chmod(temp, 0o755); // mkdtemp makes it private; the result is an ordinary folder
-    if (await lstat(dest).then(() => true, () => false)) {
+    if (
+      await lstat(dest).then(
+        () => true,
+        () => false,
+      )
+    ) {
       throw new CourseError("DEST_EXISTS", `${dest} 在生成期间被创建了；没有改动它`);
     }
     // The teaching branch moves only with a folder to show for it.
@@ -159,7 +164,11 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
 }
 
 async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitOptions: GitOptions): Promise<Leak[]> {
-  const objects = await readObjects(repo, plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]), gitOptions);
+  const objects = await readObjects(
+    repo,
+    plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]),
+    gitOptions,
+  );
   const pairs: LeakPair[] = plan.pairs.map((p) => ({
     teachingFile: p.teachingFile,
     starterFile: p.starterFile,
@@ -171,4 +180,3 @@ async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitO
   // The starter's own leaks come first: they are the cause to fix.
   return [...findStarterLeaks(pairs, plan.labIds), ...leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file))];
 }
-

@@ -37,7 +37,9 @@ export function renderTemplate(template: string, values: TemplateValues): string
   // Sections on lines of their own first (they take their marker lines along), then those inside a line.
   for (let previous = ""; previous !== text; ) {
     previous = text;
-    text = text.replace(/^\{\{([#^])(\w+)\}\}\n([\s\S]*?)^\{\{\/\2\}\}\n/m, (_whole, marker: string, name: string, body: string) => section(marker, name, body));
+    text = text.replace(/^\{\{([#^])(\w+)\}\}\n([\s\S]*?)^\{\{\/\2\}\}\n/m, (_whole, marker: string, name: string, body: string) =>
+      section(marker, name, body),
+    );
   }
   text = text.replace(/\{\{([#^])(\w+)\}\}([\s\S]*?)\{\{\/\2\}\}/g, (_whole, marker: string, name: string, body: string) => section(marker, name, body));
   return text.replace(/\{\{(\w+)\}\}/g, (_whole, name: string) => String(value(name)));
@@ -102,6 +104,9 @@ export function guideValues(input: GuideInput): TemplateValues {
 }
 
 /** The chapter's `LEARNING.md` (Chinese): the template filled in from the manifest. */
-export function renderLearningGuide(input: GuideInput, template: string = readFileSync(path.join(courseRoot, ...LEARNING_TEMPLATE.split("/")), "utf8")): string {
+export function renderLearningGuide(
+  input: GuideInput,
+  template: string = readFileSync(path.join(courseRoot, ...LEARNING_TEMPLATE.split("/")), "utf8"),
+): string {
   return renderTemplate(template, guideValues(input));
 }

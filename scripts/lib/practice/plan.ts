@@ -92,7 +92,14 @@ export function planPractice(input: {
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: starterCopyPath(s.to) });
   files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });
-  const marker: PracticeMarker = { chapter: m.id, parent: chapter.parent, target: chapter.target, source: history.source, course: input.course, createdBy: "practice" };
+  const marker: PracticeMarker = {
+    chapter: m.id,
+    parent: chapter.parent,
+    target: chapter.target,
+    source: history.source,
+    course: input.course,
+    createdBy: "practice",
+  };
   files.push({ path: PRACTICE_MARKER, content: JSON.stringify(marker, null, 2) + "\n" });
   const throughChapters = history.chapters.map((c) => c.id).filter((id) => Number(id) <= Number(m.id));
   files.push({

@@ -28,7 +28,17 @@
  * helper of the reference copied into the starter therefore passes this audit (it is
  * visible in review, and `verify`'s first red fails when it turns a lab green).
  */
-import { FUNCTION_KINDS, SyntaxKind, allComments, lineAndColumn, literalRanges, parseModules, type Node, type SourceFile, type TextRange } from "../ts/source.js";
+import {
+  FUNCTION_KINDS,
+  SyntaxKind,
+  allComments,
+  lineAndColumn,
+  literalRanges,
+  parseModules,
+  type Node,
+  type SourceFile,
+  type TextRange,
+} from "../ts/source.js";
 
 /** How many consecutive tokens of the answer make a leak. */
 export const ANSWER_RUN_TOKENS = 8;
@@ -87,7 +97,6 @@ function commentTokens(text: string, pos: number): Token[] {
     .replace(/(^|\n)([ \t]*)\*(?!\/)/g, (_all, start: string, indent: string) => `${start}${indent} `);
   return tokenize(stripped, pos);
 }
-
 
 type AnyNode = Node & {
   body?: Node;
@@ -268,7 +277,10 @@ export function auditStarter(referenceText: string, starterText: string, labIds?
       const end = tokens[to]!;
       const { line } = lineAndColumn(starter, start.pos);
       if (!leaks.has(line)) {
-        const text = starterText.slice(start.pos, end.pos + end.text.length).split(/\r?\n/)[0]!.trim();
+        const text = starterText
+          .slice(start.pos, end.pos + end.text.length)
+          .split(/\r?\n/)[0]!
+          .trim();
         leaks.set(line, { line, where, text, referenceLine: lineAndColumn(reference, origin.tokens[refFrom]!.pos).line });
       }
       i = j + 1;

@@ -96,7 +96,11 @@ export function tutorValues(manifest: ChapterManifest, teachingFiles: readonly s
 }
 
 /** The three files (path and content) for chapter `manifest`'s practice folder. */
-export function renderTutorFiles(manifest: ChapterManifest, teachingFiles: readonly string[], templates: TutorTemplates = defaultTutorTemplates()): { path: string; content: string }[] {
+export function renderTutorFiles(
+  manifest: ChapterManifest,
+  teachingFiles: readonly string[],
+  templates: TutorTemplates = defaultTutorTemplates(),
+): { path: string; content: string }[] {
   const values = tutorValues(manifest, teachingFiles);
   return [
     { path: TUTOR_FILES.agents, content: renderTemplate(templates.agents, values) },

@@ -144,7 +144,11 @@ export function resetTeachingFiles(options: ResetOptions): ResetResult[] {
   try {
     marker = JSON.parse(readFileSync(path.join(root, ...PRACTICE_MARKER.split("/")), "utf8")) as { chapter?: unknown };
   } catch (error) {
-    throw new CourseError("RESET_MARKER_INVALID", `${PRACTICE_MARKER} 读不出来（${(error as Error).message}）：这个文件由 practice 生成，说明这是哪一章的练习目录；重新生成练习目录，或把它改回 { "chapter": "${manifest.id}" }`, { cause: error });
+    throw new CourseError(
+      "RESET_MARKER_INVALID",
+      `${PRACTICE_MARKER} 读不出来（${(error as Error).message}）：这个文件由 practice 生成，说明这是哪一章的练习目录；重新生成练习目录，或把它改回 { "chapter": "${manifest.id}" }`,
+      { cause: error },
+    );
   }
   if (typeof marker.chapter === "string" && marker.chapter !== manifest.id) {
     throw new CourseError("RESET_OTHER_CHAPTER", `这个练习目录是第 ${marker.chapter} 章的，不能恢复第 ${manifest.id} 章的 starter`);
@@ -168,7 +172,13 @@ export function resetTeachingFiles(options: ResetOptions): ResetResult[] {
       if (current === undefined) {
         throw new CourseError("RESET_NO_FILE", `${to} 不存在，没法只恢复 Lab ${lab}；用 reset ${manifest.id} 恢复整个文件`);
       }
-      const spliced = resetLabText(current.toString("utf8"), starter, lab, manifest.labs.map((l) => l.id), to);
+      const spliced = resetLabText(
+        current.toString("utf8"),
+        starter,
+        lab,
+        manifest.labs.map((l) => l.id),
+        to,
+      );
       next = spliced.text;
       declarations = spliced.declarations;
       refuseIfItBreaksTheBuild(root, to, current.toString("utf8"), next, lab, manifest.id);

@@ -53,7 +53,10 @@ export function splitDiagnostics(output: string): string[] {
  */
 export async function buildCourse(courseRoot: string, tsconfig: string, signal?: AbortSignal): Promise<BuildResult> {
   const compiler = resolveCompiler(path.join(courseRoot, path.dirname(tsconfig)));
-  const result = await runProcess(compiler.command, [...compiler.args, "-p", tsconfig, "--pretty", "false"], { cwd: courseRoot, ...(signal === undefined ? {} : { signal }) });
+  const result = await runProcess(compiler.command, [...compiler.args, "-p", tsconfig, "--pretty", "false"], {
+    cwd: courseRoot,
+    ...(signal === undefined ? {} : { signal }),
+  });
   const output = `${result.stdout.toString("utf8")}${result.stderr.toString("utf8")}`;
   return { ok: result.code === 0, diagnostics: result.code === 0 ? [] : splitDiagnostics(output), output };
 }

@@ -157,7 +157,13 @@ function failedTests(run: TestRun, expected: readonly string[]): string[] {
 }
 
 /** One run of a fault's compiled tests for `pattern`, which selects `expected` top-level tests (when known). */
-async function runFaultTests(dir: string, tests: readonly string[], pattern: string, expected: number | undefined, options: { signal?: AbortSignal; timeoutMs: number }): Promise<TestRun> {
+async function runFaultTests(
+  dir: string,
+  tests: readonly string[],
+  pattern: string,
+  expected: number | undefined,
+  options: { signal?: AbortSignal; timeoutMs: number },
+): Promise<TestRun> {
   const prepared = await prepareTests(dir, tests, { ...options, namePattern: pattern, ...(expected === undefined ? {} : { expectedTests: expected }) });
   return prepared.run();
 }
@@ -215,7 +221,10 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
 
     const baseline = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
     if (!baseline.ok) {
-      throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就没有全部通过（${describeRed(baseline)}）；先让 ${manifest.focusedTests.join("、")} 全绿`);
+      throw new CourseError(
+        "FAULT_BASELINE_RED",
+        `注入故障之前参考实现就没有全部通过（${describeRed(baseline)}）；先让 ${manifest.focusedTests.join("、")} 全绿`,
+      );
     }
     const names = [...baseline.tests.keys()];
 
@@ -242,7 +251,9 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
         // of the lab run too, to say which other test does.
         const named = await runFaultTests(dir, tests, exactNamesPattern(expected), expected.length, runOptions);
         const decided = named.crashes.length > 0 || named.timedOut !== undefined || expected.every((name) => failedTests(named, expected).includes(name));
-        const run = decided ? named : await runFaultTests(dir, tests, labsNamePattern([fault.lab]), baseline.labs.find((l) => l.id === fault.lab)?.total, runOptions);
+        const run = decided
+          ? named
+          : await runFaultTests(dir, tests, labsNamePattern([fault.lab]), baseline.labs.find((l) => l.id === fault.lab)?.total, runOptions);
         await Promise.all(tests.map((copy) => rm(path.join(dir, ...copy.split("/")), { force: true })));
         if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
         if (run.crashes.length > 0) {
@@ -253,7 +264,10 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
           result.alsoFailed = failed.filter((name) => !expected.includes(name));
           result.status = result.killedBy.length === expected.length ? "killed" : "survived";
           if (result.status === "survived") {
-            const missed = expected.filter((name) => !failed.includes(name)).map((n) => `“${n}”`).join("、");
+            const missed = expected
+              .filter((name) => !failed.includes(name))
+              .map((n) => `“${n}”`)
+              .join("、");
             result.detail = failed.length === 0 ? `没有任何测试失败（${missed} 仍通过）` : `${missed} 仍通过`;
           } else if (run.timedOut !== undefined) {
             result.detail = `超过 ${run.timedOut.seconds} 秒的时间上限，测试进程被结束`;

@@ -91,7 +91,9 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
     earlier: cutShort(summarizeLabs(before, manifest.labs, records)),
     strays: strayFailures(records),
     // Every lab's processes load the same file: a file that cannot load crashes each of them alike.
-    crashes: runs.flatMap(({ run }) => run.crashes).filter((crash, index, all) => all.findIndex((c) => c.file === crash.file && c.stderr === crash.stderr) === index),
+    crashes: runs
+      .flatMap(({ run }) => run.crashes)
+      .filter((crash, index, all) => all.findIndex((c) => c.file === crash.file && c.stderr === crash.stderr) === index),
     output: runs.flatMap(({ run }) => run.output),
   };
   const first = [...timedOut.values()][0];

@@ -102,8 +102,7 @@ export function parseReport(text: string): Report {
     if (isRecord(value)) report.records.push(value);
     else if (typeof value === "object" && value !== null && typeof (value as { started?: unknown }).started === "string") {
       report.started.push((value as { started: string }).started);
-    }
-    else if (typeof value === "object" && value !== null && typeof (value as { diagnostic?: unknown }).diagnostic === "string") {
+    } else if (typeof value === "object" && value !== null && typeof (value as { diagnostic?: unknown }).diagnostic === "string") {
       report.diagnostics.push((value as { diagnostic: string }).diagnostic);
     }
   }
@@ -135,8 +134,7 @@ export function scaffoldLabOf(message: string, labs: readonly LabSpec[]): string
   return best?.id;
 }
 
-const startsWith = (path: readonly string[], prefix: readonly string[]) =>
-  path.length >= prefix.length && prefix.every((name, i) => path[i] === name);
+const startsWith = (path: readonly string[], prefix: readonly string[]) => path.length >= prefix.length && prefix.every((name, i) => path[i] === name);
 
 /**
  * The failure to show for failing test `test`: its first failing descendant that failed on
@@ -144,9 +142,7 @@ const startsWith = (path: readonly string[], prefix: readonly string[]) =>
  */
 function failureOf(test: TestRecord, records: readonly TestRecord[], labs: readonly LabSpec[]): FirstFailure {
   const leaf =
-    records.find(
-      (r) => !r.ok && r.path.length > test.path.length && startsWith(r.path, test.path) && r.error?.failureType !== "subtestsFailed",
-    ) ?? test;
+    records.find((r) => !r.ok && r.path.length > test.path.length && startsWith(r.path, test.path) && r.error?.failureType !== "subtestsFailed") ?? test;
   return describeFailure(leaf, leaf.path.slice(test.path.length - 1).join(" › "), labs);
 }
 

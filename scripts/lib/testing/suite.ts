@@ -34,7 +34,11 @@ export interface SuiteRun {
  * focused tests; never throws for red results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
  * after the test processes have ended and their temporary folder is gone.
  */
-export async function runSuite(dir: string, manifest: ChapterManifest, options: { signal?: AbortSignal; timeoutMs?: number; prebuilt?: boolean } = {}): Promise<SuiteRun> {
+export async function runSuite(
+  dir: string,
+  manifest: ChapterManifest,
+  options: { signal?: AbortSignal; timeoutMs?: number; prebuilt?: boolean } = {},
+): Promise<SuiteRun> {
   const { signal } = options;
   // The test processes start first, so node's start-up overlaps the build.
   const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), options);
@@ -54,7 +58,8 @@ export async function runSuite(dir: string, manifest: ChapterManifest, options: 
   if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
   const tests = topLevelResults(run.records);
   const labs = summarizeLabs(manifest.labs, manifest.labs, run.records);
-  const ok = run.crashes.length === 0 && run.timedOut === undefined && tests.size > 0 && [...tests.values()].every(Boolean) && labs.every((l) => l.status === "passed");
+  const ok =
+    run.crashes.length === 0 && run.timedOut === undefined && tests.size > 0 && [...tests.values()].every(Boolean) && labs.every((l) => l.status === "passed");
   return { ok, run, tests, labs };
 }
 

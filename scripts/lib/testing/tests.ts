@@ -121,7 +121,13 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
     if (options.testTimeoutMs !== undefined) args.push(`--test-timeout=${Math.round(options.testTimeoutMs)}`);
     args.push(LAUNCHER_PATH, path.join(courseRoot, file));
     // Killed at once (SIGKILL), with whatever the learner's tests started: a time limit is no time for a grace period.
-    const processOptions: ProcessOptions = { cwd: courseRoot, stdin: true, group: true, kill: { signal: "SIGKILL" }, env: childEnv({ set: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } }) };
+    const processOptions: ProcessOptions = {
+      cwd: courseRoot,
+      stdin: true,
+      group: true,
+      kill: { signal: "SIGKILL" },
+      env: childEnv({ set: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } }),
+    };
     if (options.signal !== undefined) processOptions.signal = options.signal;
     return { file, destination, process: startProcess(process.execPath, args, processOptions) };
   });
@@ -270,7 +276,11 @@ async function readSample(file: string): Promise<RawSample | undefined> {
  * `timedOut` with where the run was stuck: the watchdog's test and frames when it caught the
  * code computing; otherwise the last outermost test that started and did not report.
  */
-function stuckAt(timedOut: TimedOut, runs: readonly { records: TestRecord[]; started: string[]; sample: RawSample | undefined }[], courseRoot: string): TimedOut {
+function stuckAt(
+  timedOut: TimedOut,
+  runs: readonly { records: TestRecord[]; started: string[]; sample: RawSample | undefined }[],
+  courseRoot: string,
+): TimedOut {
   for (const { records, started, sample } of runs) {
     if (sample !== undefined) {
       const frames = sample.frames.map(mapFrame);

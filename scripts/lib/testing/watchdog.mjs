@@ -28,8 +28,7 @@ session.connectToMainThread();
 const urls = new Map();
 session.on("Debugger.scriptParsed", (message) => urls.set(message.params.scriptId, message.params.url));
 
-const post = (method, params = {}) =>
-  new Promise((resolve) => session.post(method, params, (error, result) => resolve(error ? undefined : result)));
+const post = (method, params = {}) => new Promise((resolve) => session.post(method, params, (error, result) => resolve(error ? undefined : result)));
 
 /** The name path of the node:test test whose code a paused frame belongs to, from its `this`. */
 async function testPathAt(frames) {

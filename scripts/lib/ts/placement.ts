@@ -67,7 +67,10 @@ export interface StatementSpec {
 export function parseFunctionSpec(text: string): FunctionSpec | undefined {
   const match = /^\s*([A-Za-z_$][\w$]*)\s*\(\s*((?:[A-Za-z_$][\w$]*\s*(?:,\s*[A-Za-z_$][\w$]*\s*)*)?)\)\s*$/.exec(text);
   if (match === null) return undefined;
-  const parameters = match[2]!.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const parameters = match[2]!
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
   return new Set(parameters).size === parameters.length ? { name: match[1]!, parameters } : undefined;
 }
 
@@ -97,7 +100,13 @@ function functionsNamed(tree: SourceFile, name: string): FunctionLike[] {
     return current;
   };
   walk(tree, (node) => {
-    if ((isFunctionDeclaration(node) || isMethodDeclaration(node)) && node.body !== undefined && node.name !== undefined && isIdentifier(node.name) && node.name.text === name) {
+    if (
+      (isFunctionDeclaration(node) || isMethodDeclaration(node)) &&
+      node.body !== undefined &&
+      node.name !== undefined &&
+      isIdentifier(node.name) &&
+      node.name.text === name
+    ) {
       found.push(node as FunctionLike);
       return;
     }
@@ -165,7 +174,12 @@ function shapeOf(parameter: ParameterDeclaration | undefined): ParameterShape {
     if (!isBindingElement(element) || element.name === undefined || !isIdentifier(element.name)) continue;
     if (element.dotDotDotToken !== undefined) rest = element.name.text;
     else {
-      const key = element.propertyName === undefined ? element.name.text : isIdentifier(element.propertyName) || isStringLiteral(element.propertyName) ? element.propertyName.text : undefined;
+      const key =
+        element.propertyName === undefined
+          ? element.name.text
+          : isIdentifier(element.propertyName) || isStringLiteral(element.propertyName)
+            ? element.propertyName.text
+            : undefined;
       if (key !== undefined) properties.set(key, element.name.text);
     }
   }
@@ -193,7 +207,8 @@ function rewriteInsert(insert: string, tree: SourceFile, spec: FunctionSpec, fn:
     const shape = shapes.get(node.text)!;
     const described = `${spec.name} 的第 ${spec.parameters.indexOf(node.text) + 1} 个参数（${node.text}）`;
     const start = node.getStart(tree);
-    if (shape.kind === "missing" || shape.kind === "other") unplaceable(`你的 ${described} ${shape.kind === "missing" ? "不存在" : "写法不是普通参数或对象解构"}`);
+    if (shape.kind === "missing" || shape.kind === "other")
+      unplaceable(`你的 ${described} ${shape.kind === "missing" ? "不存在" : "写法不是普通参数或对象解构"}`);
     if (shape.kind === "name") {
       const text = isShorthandPropertyAssignment(parent) ? `${node.text}: ${shape.name}` : shape.name;
       edits.push({ start, end: node.end, text });

@@ -112,7 +112,8 @@ export function projectErrors(tsconfig: string, overlay: { file: string; text: s
       if (diagnostic.category !== DiagnosticCategory.Error) continue;
       const file = diagnostic.fileName;
       const tree = file === undefined ? undefined : program.getSourceFile(file);
-      const where = file === undefined ? "" : `${path.relative(projectDir, file).split(path.sep).join("/")}${tree ? `:${lineAndColumn(tree, diagnostic.pos).line}` : ""}: `;
+      const where =
+        file === undefined ? "" : `${path.relative(projectDir, file).split(path.sep).join("/")}${tree ? `:${lineAndColumn(tree, diagnostic.pos).line}` : ""}: `;
       errors.push(`${where}${diagnostic.text}`);
     }
     return errors;

@@ -64,7 +64,12 @@ function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Un
  * type space (an interface, a type alias); other statements by kind.
  */
 export const declarationKey = (unit: Pick<Unit, "name" | "kind">): string => {
-  const space = unit.kind === "function" || unit.kind === "variable" || unit.kind === "class" || unit.kind === "enum" ? "value" : unit.kind === "interface" || unit.kind === "type" ? "type" : unit.kind;
+  const space =
+    unit.kind === "function" || unit.kind === "variable" || unit.kind === "class" || unit.kind === "enum"
+      ? "value"
+      : unit.kind === "interface" || unit.kind === "type"
+        ? "type"
+        : unit.kind;
   return `${space}:${unit.name}`;
 };
 
@@ -221,9 +226,17 @@ export interface LabDeclaration {
  * and of the reference alike. Throws what `labOwnership` throws, and `TS_SYNTAX` naming the
  * text that does not parse.
  */
-export function labDeclarations(text: string, starterText: string, lab: string, labIds: readonly string[], names: { text: string; starter: string }): LabDeclaration[] {
+export function labDeclarations(
+  text: string,
+  starterText: string,
+  lab: string,
+  labIds: readonly string[],
+  names: { text: string; starter: string },
+): LabDeclaration[] {
   const trees = parseModules({ [names.text]: text, [names.starter]: starterText });
-  const own = unitsOf(topLevelDeclarations(trees.get(names.text)!), text).filter((unit) => unit.name !== "" && unit.kind !== "import" && unit.kind !== "export");
+  const own = unitsOf(topLevelDeclarations(trees.get(names.text)!), text).filter(
+    (unit) => unit.name !== "" && unit.kind !== "import" && unit.kind !== "export",
+  );
   const starter = unitsOf(topLevelDeclarations(trees.get(names.starter)!), starterText);
   const owners = ownersOf(starter, labIds, names.starter);
   const inStarter = new Set(starter.filter((unit) => unit.name !== "").map(declarationKey));
@@ -246,5 +259,12 @@ export function labDeclarations(text: string, starterText: string, lab: string, 
   };
   return own
     .filter((unit) => taken.has(declarationKey(unit)))
-    .map((unit) => ({ name: unit.name, kind: unit.kind, text: unit.text, ...position(unit.start), endLine: position(unit.end).line, marked: marked.has(declarationKey(unit)) }));
+    .map((unit) => ({
+      name: unit.name,
+      kind: unit.kind,
+      text: unit.text,
+      ...position(unit.start),
+      endLine: position(unit.end).line,
+      marked: marked.has(declarationKey(unit)),
+    }));
 }

@@ -57,11 +57,7 @@ import type { ChapterManifest } from "../course/manifest.js";
 import { applyLearnerPatch, authorFaults, type Fault } from "../course/faults.js";
 
 /** When, in a learner's progress, a practice-folder command runs. */
-export type Stage =
-  | { kind: "starter" }
-  | { kind: "after"; lab: string }
-  | { kind: "reference" }
-  | { kind: "fault"; fault: string };
+export type Stage = { kind: "starter" } | { kind: "after"; lab: string } | { kind: "reference" } | { kind: "fault"; fault: string };
 
 /** A line of text with the 1-based line number it has in the chapter file. */
 export interface NumberedLine {
@@ -179,10 +175,15 @@ function tableAt(lines: readonly string[], at: number, file: string, directiveLi
   while (i < lines.length && lines[i]!.trim() === "") i++;
   const rows: { line: number; cells: string[] }[] = [];
   for (; i < lines.length && lines[i]!.trim().startsWith("|"); i++) {
-    const cells = lines[i]!.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+    const cells = lines[i]!.trim()
+      .replace(/^\|/, "")
+      .replace(/\|$/, "")
+      .split("|")
+      .map((c) => c.trim());
     rows.push({ line: i + 1, cells });
   }
-  if (rows.length < 3 || !rows[1]!.cells.every((c) => /^:?-+:?$/.test(c))) invalid(file, directiveLine, "verify: labs 之后应紧跟一张 Markdown 表格（表头、分隔行、每个 Lab 一行）");
+  if (rows.length < 3 || !rows[1]!.cells.every((c) => /^:?-+:?$/.test(c)))
+    invalid(file, directiveLine, "verify: labs 之后应紧跟一张 Markdown 表格（表头、分隔行、每个 Lab 一行）");
   return { table: { line: rows[0]!.line, rows: rows.slice(2) }, next: i };
 }
 
@@ -420,7 +421,13 @@ export function recordLineProblem(text: string, manifest: ChapterManifest, fault
     return counts(restored[2]!, restored[3]!, lab.tests, `恢复后的 Lab ${lab.id} `);
   }
   m = /^chapter total: (\d+)\/(\d+)$/.exec(text);
-  if (m) return counts(m[1]!, m[2]!, manifest.labs.reduce((n, lab) => n + lab.tests, 0), "chapter total ");
+  if (m)
+    return counts(
+      m[1]!,
+      m[2]!,
+      manifest.labs.reduce((n, lab) => n + lab.tests, 0),
+      "chapter total ",
+    );
   m = /^through chapter (\S+): all pass$/.exec(text);
   if (m) return m[1] === manifest.id ? undefined : `应是 through chapter ${manifest.id}`;
   return `验收记录里不认识的一行（可用的写法见 scripts/lib/verify/chapter-text.ts）`;

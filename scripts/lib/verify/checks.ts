@@ -27,7 +27,8 @@ export type StepTitle = (typeof STEP_TITLES)[number];
 /** `titles` as step titles; throws `USAGE` naming the first that is none (and listing the steps). */
 export function stepTitles(titles: readonly string[]): StepTitle[] {
   return titles.map((title) => {
-    if (!(STEP_TITLES as readonly string[]).includes(title)) throw new CourseError("USAGE", `verify 没有名为 “${title}” 的步骤；步骤：${STEP_TITLES.join("、")}`);
+    if (!(STEP_TITLES as readonly string[]).includes(title))
+      throw new CourseError("USAGE", `verify 没有名为 “${title}” 的步骤；步骤：${STEP_TITLES.join("、")}`);
     return title as StepTitle;
   });
 }

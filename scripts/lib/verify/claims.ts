@@ -14,7 +14,9 @@ import type { NumberedLine } from "./chapter-text.js";
 
 /** The words of one output or claim line, colours removed. */
 export function wordsOf(line: string): string[] {
-  return stripVTControlCharacters(line).split(/\s+/).filter((word) => word !== "");
+  return stripVTControlCharacters(line)
+    .split(/\s+/)
+    .filter((word) => word !== "");
 }
 
 /** True when `needle` occurs as a contiguous run inside `haystack`. */

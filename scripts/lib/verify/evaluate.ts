@@ -61,7 +61,13 @@ export function evaluateChapterTotal(manifest: ChapterManifest, run: Pick<TestRu
   const tests = topLevelResults(run.records);
   const passed = [...tests.values()].filter(Boolean).length;
   const ok = run.crashes.length === 0 && tests.size === expected && passed === expected;
-  const why = ok ? "" : tests.size !== expected ? `（各 Lab 合计应为 ${expected} 项，聚焦测试有 ${tests.size} 项）` : run.crashes.length > 0 ? "（有测试文件崩溃）" : "";
+  const why = ok
+    ? ""
+    : tests.size !== expected
+      ? `（各 Lab 合计应为 ${expected} 项，聚焦测试有 ${tests.size} 项）`
+      : run.crashes.length > 0
+        ? "（有测试文件崩溃）"
+        : "";
   return { name: "chapter total", ok, detail: `${passed}/${tests.size}${why}` };
 }
 
@@ -74,15 +80,22 @@ export function textSections(text: string): Set<string> {
 
 /** The compiled test files of chapters up to `id` (`NN-*.test.js`, NN ≤ id) among `names`, sorted. */
 export function throughChapterFiles(names: readonly string[], id: string): string[] {
-  return names.filter((name) => {
-    const m = /^(\d{2})-.+\.test\.js$/.exec(name);
-    return m !== null && Number(m[1]) <= Number(id);
-  }).sort();
+  return names
+    .filter((name) => {
+      const m = /^(\d{2})-.+\.test\.js$/.exec(name);
+      return m !== null && Number(m[1]) <= Number(id);
+    })
+    .sort();
 }
 
 /** Compares two declaration texts line by line; returns the first difference, or undefined. */
 export function firstDeclarationDifference(starter: string, reference: string): string | undefined {
-  const lines = (text: string) => text.replace(/\r\n/g, "\n").split("\n").map((l) => l.trimEnd()).filter((l) => l !== "");
+  const lines = (text: string) =>
+    text
+      .replace(/\r\n/g, "\n")
+      .split("\n")
+      .map((l) => l.trimEnd())
+      .filter((l) => l !== "");
   const a = lines(starter);
   const b = lines(reference);
   for (let i = 0; i < Math.max(a.length, b.length); i++) {

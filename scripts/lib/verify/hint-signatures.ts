@@ -32,7 +32,13 @@ export function parameterNames(list: string): string[] {
     if (")}]>".includes(char)) depth--;
     if (char === "," && depth === 0) {
       const trimmed = current.trim();
-      if (trimmed !== "") names.push(trimmed.replace(/^\.\.\./, "").split(/[?:=]/)[0]!.trim());
+      if (trimmed !== "")
+        names.push(
+          trimmed
+            .replace(/^\.\.\./, "")
+            .split(/[?:=]/)[0]!
+            .trim(),
+        );
       current = "";
       continue;
     }

@@ -81,7 +81,10 @@ const NODE_TEST_COMMAND = /(?:^|[;&|]\s*)node\s(?:[^;&|]*\s)?--test(?:\s|$)/;
  */
 export function replayEnvironment(command: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return childEnv(
-    { without: [...NPM_SCRIPT_VARIABLES, "FORCE_COLOR"], set: { NO_COLOR: "1", ...(NODE_TEST_COMMAND.test(command) ? { NODE_OPTIONS: "--test-reporter=spec" } : {}) } },
+    {
+      without: [...NPM_SCRIPT_VARIABLES, "FORCE_COLOR"],
+      set: { NO_COLOR: "1", ...(NODE_TEST_COMMAND.test(command) ? { NODE_OPTIONS: "--test-reporter=spec" } : {}) },
+    },
     base,
   );
 }
@@ -135,7 +138,11 @@ export function judgeCommand(file: string, command: TextCommand, outcome: Comman
 
 /** The last few non-blank lines of an output (where a failure usually says why). */
 function lastLines(output: string): string {
-  return output.split(/\r?\n/).filter((line) => line.trim() !== "").slice(-1).join("\n");
+  return output
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== "")
+    .slice(-1)
+    .join("\n");
 }
 
 /** The practice-folder teaching files of `stage`: path → content. */
@@ -209,7 +216,12 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
     options.onProgress?.(`${whereOf(command)}: ${command.command}`);
     let outcome: CommandOutcome;
     try {
-      outcome = await runShellCommand(command.command, { cwd, shell: command.shell, timeoutMs: timeLimit, ...(options.signal ? { signal: options.signal } : {}) });
+      outcome = await runShellCommand(command.command, {
+        cwd,
+        shell: command.shell,
+        timeoutMs: timeLimit,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     } catch (error) {
       problems.push(`${plan.file}:${command.line}: 命令 “${command.command}” 无法启动（${command.shell}）：${(error as Error).message}`);
       return;
@@ -236,7 +248,8 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
     const made = (await readdir(options.dir, { withFileTypes: true })).filter((e) => e.isDirectory() && e.name !== REPLAY_COURSE_DIR);
     let practice: string | undefined;
     if (made.length === 1) practice = path.join(options.dir, made[0]!.name);
-    else if (made.length > 1) problems.push(`${plan.file}: 正文在课程仓库旁边生成了 ${made.length} 个目录（${made.map((e) => e.name).join("、")}），练习目录应只有一个`);
+    else if (made.length > 1)
+      problems.push(`${plan.file}: 正文在课程仓库旁边生成了 ${made.length} 个目录（${made.map((e) => e.name).join("、")}），练习目录应只有一个`);
     else {
       const dest = path.join(options.dir, `pi-practice-${manifest.id}`);
       await createPractice({ repo: course, id: manifest.id, dest, linkModules: true, ...gitOptions });

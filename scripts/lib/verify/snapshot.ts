@@ -55,8 +55,15 @@ export async function cloneWorkingTree(repo: string, dest: string, options: GitO
   let changed: string[] = [];
   if (tree !== (await git(dest, ["rev-parse", `${head}^{tree}`], options))) {
     const message = `verify: working tree of ${head.slice(0, 12)} with its uncommitted changes\n`;
-    commit = await git(dest, ["commit-tree", "--no-gpg-sign", tree, "-p", head, "-F", "-"], { ...options, env: { ...options.env, ...SNAPSHOT_ENV }, input: message });
-    changed = (await git(dest, ["diff", "--no-renames", "--name-only", "-z", head, commit], options)).split("\0").filter((f) => f !== "").sort();
+    commit = await git(dest, ["commit-tree", "--no-gpg-sign", tree, "-p", head, "-F", "-"], {
+      ...options,
+      env: { ...options.env, ...SNAPSHOT_ENV },
+      input: message,
+    });
+    changed = (await git(dest, ["diff", "--no-renames", "--name-only", "-z", head, commit], options))
+      .split("\0")
+      .filter((f) => f !== "")
+      .sort();
   }
   await git(dest, ["checkout", "--quiet", "-B", "main", commit], options);
   const modules = path.join(repo, "node_modules");

@@ -181,7 +181,8 @@ const history = step({
 
 /** Every lab's address names the right declarations, sections, tests and faults (see `lab-address.ts`), read at the target. */
 async function labAddressCheck(repo: string, target: string, manifest: ChapterManifest, signal: GitOptions): Promise<CheckResult> {
-  const read = async (files: readonly string[]) => new Map(await Promise.all(files.map(async (file) => [file, await readFileAt(repo, target, file, signal)] as const)));
+  const read = async (files: readonly string[]) =>
+    new Map(await Promise.all(files.map(async (file) => [file, await readFileAt(repo, target, file, signal)] as const)));
   const problems = labAddressProblems(manifest, {
     starters: await read(manifest.starters.map((s) => s.from)),
     references: await read(manifest.starters.map((s) => s.to)),
@@ -189,7 +190,11 @@ async function labAddressCheck(repo: string, target: string, manifest: ChapterMa
     tests: await read(manifest.files.filter((file) => /\.test\.ts$/.test(file))),
   });
   const count = manifest.labs.length;
-  return { name: "lab addresses", ok: problems.length === 0, detail: problems.length === 0 ? `${count} labs: every declaration, section, test, banner and fault named right` : problems.join("；") };
+  return {
+    name: "lab addresses",
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? `${count} labs: every declaration, section, test, banner and fault named right` : problems.join("；"),
+  };
 }
 
 const freshBuild = step({
@@ -220,7 +225,11 @@ async function hintSignatureCheck(repo: string, target: string, manifest: Chapte
     for (const [fn, params] of declaredSignatures(await readFileAt(repo, target, starter.from))) if (!declared.has(fn)) declared.set(fn, params);
   }
   const problems = manifest.labs.flatMap((lab) => signatureMismatches(lab.hints[1], declared).map((p) => `Lab ${lab.id}：${p}`));
-  return { name: "hint signatures", ok: problems.length === 0, detail: problems.length === 0 ? "every rung 2 signature matches the starter" : problems.join("；") };
+  return {
+    name: "hint signatures",
+    ok: problems.length === 0,
+    detail: problems.length === 0 ? "every rung 2 signature matches the starter" : problems.join("；"),
+  };
 }
 
 const publicSurface = step({
@@ -248,7 +257,10 @@ const publicSurface = step({
       const tsconfig = `${pkg}/tsconfig.json`;
       const declaration = starter.to.slice(pkg.length + 1).replace(/\.ts$/, ".d.ts");
       const texts: string[] = [];
-      for (const [label, dir] of [["starter", practice.dir], ["target", referenceDir]] as const) {
+      for (const [label, dir] of [
+        ["starter", practice.dir],
+        ["target", referenceDir],
+      ] as const) {
         const out = path.join(env.scratch, `declarations-${label}`);
         const emitted = await emitDeclarations(dir, tsconfig, out, env.signal);
         if (!emitted.ok) return [{ name, ok: false, detail: `${label} 的声明无法生成：${firstLine(emitted.output)}` }];
@@ -401,7 +413,10 @@ const faults = step({
       {
         name: "fault catalog",
         ok: problems.length === 0,
-        detail: problems.length > 0 ? problems.join("；") : `${catalog.length} faults, every lab covered (${perLab}); exercise: ${exercises.map((f) => f.id).join(", ")}`,
+        detail:
+          problems.length > 0
+            ? problems.join("；")
+            : `${catalog.length} faults, every lab covered (${perLab}); exercise: ${exercises.map((f) => f.id).join(", ")}`,
       },
     ];
     const toRun: Fault[] = [...catalog];
@@ -495,7 +510,11 @@ const throughChapter = step({
   needs: ["course"],
   makes: [],
   async run(env, { course }) {
-    return [await buildAndTestCommit(env, course.repo, stepName("through chapter", env.id), course.checkpoint.chapter.target, "target", (names) => throughChapterFiles(names, env.id))];
+    return [
+      await buildAndTestCommit(env, course.repo, stepName("through chapter", env.id), course.checkpoint.chapter.target, "target", (names) =>
+        throughChapterFiles(names, env.id),
+      ),
+    ];
   },
 });
 

@@ -28,11 +28,14 @@ test("every parser mistake is one USAGE line in Chinese naming the option", () =
     [["--help=1"], "选项 --help 不接受值（见 --help）"],
   ];
   for (const [argv, message] of cases) {
-    assert.throws(() => parseCommandLine(argv, OPTIONS), (error: unknown) => {
-      assert.ok(error instanceof CourseError && error.code === "USAGE", argv.join(" "));
-      assert.equal(error.message, message);
-      return true;
-    });
+    assert.throws(
+      () => parseCommandLine(argv, OPTIONS),
+      (error: unknown) => {
+        assert.ok(error instanceof CourseError && error.code === "USAGE", argv.join(" "));
+        assert.equal(error.message, message);
+        return true;
+      },
+    );
   }
 });
 

@@ -35,17 +35,28 @@ function codesIn(text: string): string[] {
 }
 
 test("every code the tooling throws, tests for or prints is listed", () => {
-  const unlisted = toolingSources().flatMap(({ file, text }) => codesIn(text).filter((code) => !(code in ERROR_CODES)).map((code) => `${file}: ${code}`));
+  const unlisted = toolingSources().flatMap(({ file, text }) =>
+    codesIn(text)
+      .filter((code) => !(code in ERROR_CODES))
+      .map((code) => `${file}: ${code}`),
+  );
   assert.deepEqual(unlisted, []);
 });
 
 test("every listed code is thrown or printed somewhere", () => {
   const used = new Set(toolingSources().flatMap(({ text }) => codesIn(text)));
-  assert.deepEqual(Object.keys(ERROR_CODES).filter((code) => !used.has(code)), []);
+  assert.deepEqual(
+    Object.keys(ERROR_CODES).filter((code) => !used.has(code)),
+    [],
+  );
 });
 
 test("the scan sees codes across line breaks and in every form", () => {
-  assert.deepEqual(codesIn('new CourseError(\n  "FAULT_INVALID",\n  `x`)\nisCourseError(error, "TS_SYNTAX")\nformatWarning("HINT_STATE_INVALID", m)'), ["FAULT_INVALID", "HINT_STATE_INVALID", "TS_SYNTAX"]);
+  assert.deepEqual(codesIn('new CourseError(\n  "FAULT_INVALID",\n  `x`)\nisCourseError(error, "TS_SYNTAX")\nformatWarning("HINT_STATE_INVALID", m)'), [
+    "FAULT_INVALID",
+    "HINT_STATE_INVALID",
+    "TS_SYNTAX",
+  ]);
 });
 
 test("an error and a warning are one line each, with their code", () => {

@@ -34,7 +34,9 @@ function partials(dir: string): string[] {
   return readdirSync(dir).filter((name) => name.includes(".partial-"));
 }
 
-test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the history is written leaves no temporary files and no branch", { skip: !posix && posix }, async (t) => {
+test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the history is written leaves no temporary files and no branch", {
+  skip: !posix && posix,
+}, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   for (const [signal, to, pause] of [
     // hash-object: 1 the trees, 2 the commits
@@ -54,7 +56,9 @@ test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the hist
   }
 });
 
-test("practice: SIGINT while the folder is written, SIGHUP to the group while the history is written: no folder, no partial, no branch", { skip: !posix && posix }, async (t) => {
+test("practice: SIGINT while the folder is written, SIGHUP to the group while the history is written: no folder, no partial, no branch", {
+  skip: !posix && posix,
+}, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const parent = path.dirname(repo);
   for (const [signal, to, pause] of [
@@ -79,7 +83,9 @@ test("practice: SIGINT while the folder is written, SIGHUP to the group while th
   }
 });
 
-test("verify: SIGTERM to the group in the parent step and SIGINT in the fresh build remove the scratch copy and every process", { skip: !posix && posix }, async (t) => {
+test("verify: SIGTERM to the group in the parent step and SIGINT in the fresh build remove the scratch copy and every process", {
+  skip: !posix && posix,
+}, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   for (const [signal, to, pause] of [
     // ls-tree: 1 the source (history), 2 the parent tree (parent step), 3 and 4 the parent and target trees (fresh build)
@@ -99,7 +105,9 @@ test("verify: SIGTERM to the group in the parent step and SIGINT in the fresh bu
   }
 });
 
-test("after SIGKILL in practice, the next command removes the half-built folder it can prove is a leftover, and nothing else", { skip: !posix && posix }, async (t) => {
+test("after SIGKILL in practice, the next command removes the half-built folder it can prove is a leftover, and nothing else", {
+  skip: !posix && posix,
+}, async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const parent = path.dirname(repo);
   const run = startPaused(t, repo, "practice", ["02", path.join(parent, "killed")], { subcommand: "cat-file", at: 5 });
@@ -124,7 +132,9 @@ test("after SIGKILL in practice, the next command removes the half-built folder 
   assert.equal(existsSync(path.join(parent, "killed")), false);
 });
 
-test("Ctrl-C reaching a command twice at once (the group's copy and npm's) is one interruption: the cleanup runs to its end", { skip: !posix && posix }, async () => {
+test("Ctrl-C reaching a command twice at once (the group's copy and npm's) is one interruption: the cleanup runs to its end", {
+  skip: !posix && posix,
+}, async () => {
   // A command that needs a moment to clean up after the first signal, then says so.
   const script = `import { catchInterruptions } from ${JSON.stringify(path.join(compiledTooling(), "lib", "core", "interrupt.js"))};
 const interruption = catchInterruptions();

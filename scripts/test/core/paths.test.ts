@@ -8,4 +8,3 @@ test("compiled test paths are derived per package, without globs", () => {
   assert.equal(distPathOf("packages/other/test/a.test.mts"), "packages/other/dist/test/a.test.mjs");
   assert.throws(() => distPathOf("test/loose.test.ts"), { code: "MANIFEST_INVALID" });
 });
-

@@ -21,14 +21,20 @@ test("a child's environment: ours without NODE_TEST_CONTEXT and what the caller 
 });
 
 test("output is kept apart and interleaved, input reaches stdin, a non-zero exit is a result", async () => {
-  const script = "process.stdin.setEncoding('utf8'); let s = ''; process.stdin.on('data', (c) => (s += c)); process.stdin.on('end', () => { process.stdout.write('out:' + s); process.stderr.write('err'); process.exitCode = 3; });";
+  const script =
+    "process.stdin.setEncoding('utf8'); let s = ''; process.stdin.on('data', (c) => (s += c)); process.stdin.on('end', () => { process.stdout.write('out:' + s); process.stderr.write('err'); process.exitCode = 3; });";
   const result = await runProcess(node, ["-e", script], { cwd: process.cwd(), input: "hello" });
-  assert.deepEqual({ code: result.code, stdout: result.stdout.toString(), stderr: result.stderr.toString(), timedOut: result.timedOut }, { code: 3, stdout: "out:hello", stderr: "err", timedOut: false });
+  assert.deepEqual(
+    { code: result.code, stdout: result.stdout.toString(), stderr: result.stderr.toString(), timedOut: result.timedOut },
+    { code: 3, stdout: "out:hello", stderr: "err", timedOut: false },
+  );
   assert.deepEqual(result.all.split(/(?<=hello)/), ["out:hello", "err"]);
   await assert.rejects(runProcess("pi-course-no-such-program", [], { cwd: process.cwd() }), { code: "ENOENT" });
 });
 
-test("the time limit and an abort end a program by the kill sequence: a signal, then SIGKILL after the grace period", { skip: !posix && "POSIX signals" }, async () => {
+test("the time limit and an abort end a program by the kill sequence: a signal, then SIGKILL after the grace period", {
+  skip: !posix && "POSIX signals",
+}, async () => {
   const cwd = process.cwd();
   // SIGTERM is ignored from the first instruction on (an ignored signal stays ignored across
   // exec), so no start-up delay of a loaded machine can let the first signal end it.
@@ -42,10 +48,13 @@ test("the time limit and an abort end a program by the kill sequence: a signal, 
   assert.equal((await running).signal, "SIGTERM", "an abort sends the first signal of the sequence (default SIGTERM)");
 });
 
-test("a process group ends with its leader: a grandchild left running is killed, and kill() ends the whole group", { skip: !posix && "process groups" }, async () => {
+test("a process group ends with its leader: a grandchild left running is killed, and kill() ends the whole group", {
+  skip: !posix && "process groups",
+}, async () => {
   const cwd = process.cwd();
   // The grandchild is unref'd: the leader exits at once and leaves it running, as a learner's stray process would.
-  const orphan = "const c = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); c.unref(); console.log(c.pid);";
+  const orphan =
+    "const c = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }); c.unref(); console.log(c.pid);";
   const left = await runProcess(node, ["-e", orphan], { cwd, group: true });
   const grandchild = Number(left.stdout.toString().trim());
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -41,10 +41,13 @@ test("withScratchDir removes its folder when the work resolves and when it throw
   let seen = "";
   assert.equal(await withScratchDir(parent, "ok-", async (dir) => ((seen = dir), await writeFile(path.join(dir, "f"), "x"), 7)), 7);
   assert.ok(seen.startsWith(path.join(parent, "ok-")));
-  await assert.rejects(withScratchDir(parent, "fail-", async (dir) => {
-    await writeFile(path.join(dir, "f"), "x");
-    throw new Error("boom");
-  }), /boom/);
+  await assert.rejects(
+    withScratchDir(parent, "fail-", async (dir) => {
+      await writeFile(path.join(dir, "f"), "x");
+      throw new Error("boom");
+    }),
+    /boom/,
+  );
   assert.deepEqual(readdirSync(parent), []);
 });
 
@@ -140,7 +143,9 @@ test("a scratch folder never exists without its owner file, not even before make
   await removeScratchDir(path.join(parent, name));
 });
 
-test("a zombie (ended, not reaped) is not alive: a killed command's leftovers are its to clear", { skip: process.platform !== "linux" && "zombies are read from /proc" }, async (t) => {
+test("a zombie (ended, not reaped) is not alive: a killed command's leftovers are its to clear", {
+  skip: process.platform !== "linux" && "zombies are read from /proc",
+}, async (t) => {
   // `sh` starts a short `sleep` in the background, then becomes a long `sleep`, which never
   // reaps it: the short one, still running when `sh` is replaced, ends as a zombie.
   const parent = spawn("sh", ["-c", "sleep 0.5 & echo $!; exec sleep 5"], { stdio: ["ignore", "pipe", "ignore"] });

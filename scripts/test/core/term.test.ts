@@ -14,4 +14,3 @@ test("colour only on a TTY and never with NO_COLOR; CJK counts two columns", () 
   assert.equal(displayWidth(createPaint(true).green("✓ 2/2")), 5);
   assert.equal(padEnd("两数", 6), "两数  ");
 });
-

@@ -6,7 +6,15 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { parseDocument } from "yaml";
-import { applyFault, applyLearnerPatch, authorFaults, injectFault, learnerFaults, learnerFaultsProjection, learnerManifestText } from "../../lib/course/faults.js";
+import {
+  applyFault,
+  applyLearnerPatch,
+  authorFaults,
+  injectFault,
+  learnerFaults,
+  learnerFaultsProjection,
+  learnerManifestText,
+} from "../../lib/course/faults.js";
 import { parseManifest } from "../../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, miniManifest } from "../support/fault-fixture.js";
 import { fault, manifestOf } from "../support/fault-fixture.js";
@@ -42,7 +50,10 @@ test("a fault anchored in a declaration is looked for there only, and a declarat
   const patched = applyFault(twice, fault({ in: "again" }));
   assert.match(patched, /function again\(n: number\) \{\n {2}return n \+ 2;/);
   assert.match(patched, /function double\(n: number\): number \{\n {2}return n \* 2;/, "the other declaration is untouched");
-  assert.throws(() => applyFault(MINI_REFERENCE, fault({ in: "gone" })), (error: Error & { code?: string }) => error.code === "FAULT_DRIFTED" && /没有顶层声明 gone/.test(error.message));
+  assert.throws(
+    () => applyFault(MINI_REFERENCE, fault({ in: "gone" })),
+    (error: Error & { code?: string }) => error.code === "FAULT_DRIFTED" && /没有顶层声明 gone/.test(error.message),
+  );
 });
 
 test("a replacement that ends its line keeps ending it when the reformatted line goes on", () => {
@@ -52,12 +63,15 @@ test("a replacement that ends its line keeps ending it when the reformatted line
 });
 
 test("a find that no longer occurs, or occurs twice, is FAULT_DRIFTED naming the fault", () => {
-  assert.throws(() => applyFault(MINI_REFERENCE.replace("n * 2", "2 * n"), fault({ id: "98.1-gone" })), (error: Error & { code?: string }) => {
-    assert.equal(error.code, "FAULT_DRIFTED");
-    assert.match(error.message, /98\.1-gone/);
-    assert.match(error.message, /0 次/);
-    return true;
-  });
+  assert.throws(
+    () => applyFault(MINI_REFERENCE.replace("n * 2", "2 * n"), fault({ id: "98.1-gone" })),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, "FAULT_DRIFTED");
+      assert.match(error.message, /98\.1-gone/);
+      assert.match(error.message, /0 次/);
+      return true;
+    },
+  );
   const twice = `${MINI_REFERENCE}\nfunction again(n: number) {\n  return n * 2;\n}\n`;
   assert.throws(() => applyFault(twice, fault()), { code: "FAULT_DRIFTED" });
   // Overlapping occurrences count too.
@@ -65,7 +79,7 @@ test("a find that no longer occurs, or occurs twice, is FAULT_DRIFTED naming the
 });
 
 test("a replacement that also occurs elsewhere in the file is undone where it was put", () => {
-  const { patched, restored } = roundTrip(MINI_REFERENCE, fault({ find: "  return n * 2;", replace: "  return \"skipped\";" }));
+  const { patched, restored } = roundTrip(MINI_REFERENCE, fault({ find: "  return n * 2;", replace: '  return "skipped";' }));
   assert.equal(patched.split('return "skipped";').length, 3, "the replacement now occurs twice");
   assert.ok(restored);
 });
@@ -77,7 +91,7 @@ test("undoing a file changed since the edit is FAULT_DRIFTED", () => {
 
 test("faults apply to a CRLF checkout of the reference and undo to the same bytes", () => {
   const crlf = MINI_REFERENCE.replace(/\n/g, "\r\n");
-  const f = fault({ find: "  if (!loader.trust()) {\n    return \"skipped\";", replace: "  if (!loader.trust()) {\n    loader.load();\n    return \"skipped\";" });
+  const f = fault({ find: '  if (!loader.trust()) {\n    return "skipped";', replace: '  if (!loader.trust()) {\n    loader.load();\n    return "skipped";' });
   const { patched, restored } = roundTrip(crlf, f);
   assert.ok(patched.includes("    loader.load();\r\n"));
   assert.ok(restored);
@@ -113,7 +127,10 @@ test("the catalog is validated field by field with FAULT_INVALID", () => {
 test("the practice copy of a manifest keeps exercise faults without reference text", () => {
   const manifest = manifestOf();
   const projection = learnerFaultsProjection(authorFaults(manifest));
-  assert.deepEqual(projection.map((f) => f.id), ["98.2-load-untrusted"]);
+  assert.deepEqual(
+    projection.map((f) => f.id),
+    ["98.2-load-untrusted"],
+  );
   for (const entry of projection) {
     assert.ok(!("find" in entry) && !("replace" in entry));
   }
@@ -146,4 +163,3 @@ test("a learner patch goes before the return it names, with the learner's indent
   assert.ok(!missing.ok);
   assert.match(missing.reason, /gate/);
 });
-

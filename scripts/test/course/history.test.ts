@@ -39,21 +39,33 @@ test("the history is base + one commit per chapter; each layer is exactly the ch
   const source = files(repo, "HEAD");
   assert.equal(h.source, sh(repo, ["rev-parse", "HEAD"]));
   assert.equal(h.reused, false);
-  assert.deepEqual(h.chapters.map((c) => c.id), ["01", "02"]);
+  assert.deepEqual(
+    h.chapters.map((c) => c.id),
+    ["01", "02"],
+  );
   for (const sha of shas(h)) assert.match(sha, HEX40);
   assert.equal(sh(repo, ["rev-parse", `refs/heads/${COURSE_BRANCH}`]), h.tip);
   assert.equal(h.tip, h.chapters[1]!.target);
 
   const subjects = sh(repo, ["log", "--format=%s", "--reverse", COURSE_BRANCH]).split("\n");
   assert.deepEqual(subjects, [BASE_SUBJECT, "course(01): 第一章", "course(02): 第二章"]);
-  assert.equal(sh(repo, ["log", "-1", "--format=%an <%ae> %aI %cn %cI", COURSE_BRANCH]), "pi-course <course@pi-course.invalid> 2026-01-01T00:00:00+00:00 pi-course 2026-01-01T00:00:00+00:00");
+  assert.equal(
+    sh(repo, ["log", "-1", "--format=%an <%ae> %aI %cn %cI", COURSE_BRANCH]),
+    "pi-course <course@pi-course.invalid> 2026-01-01T00:00:00+00:00 pi-course 2026-01-01T00:00:00+00:00",
+  );
   assert.match(sh(repo, ["log", "-1", "--format=%B", COURSE_BRANCH]), new RegExp(`Course-Source-Tree: ${h.sourceTree}`));
 
   const [one, two] = h.chapters as [CourseHistory["chapters"][0], CourseHistory["chapters"][0]];
   const claimed = [...one.manifest.files, ...two.manifest.files];
   // The base is the source minus every claimed file; the last chapter is the source itself.
-  assert.deepEqual(files(repo, h.base), source.filter((f) => !claimed.includes(f)));
-  assert.deepEqual(files(repo, one.target), source.filter((f) => !two.manifest.files.includes(f)));
+  assert.deepEqual(
+    files(repo, h.base),
+    source.filter((f) => !claimed.includes(f)),
+  );
+  assert.deepEqual(
+    files(repo, one.target),
+    source.filter((f) => !two.manifest.files.includes(f)),
+  );
   assert.equal(sh(repo, ["rev-parse", `${two.target}^{tree}`]), h.sourceTree);
   // Verified with git itself.
   for (const c of h.chapters) {
@@ -209,10 +221,18 @@ test("outside a repository, or below its top level, is NOT_A_GIT_REPO", async (t
 });
 
 test("a malformed or inconsistent committed manifest stops the build with MANIFEST_INVALID", async (t) => {
-  const missing = makeFakeCourse(t, { overrides: { "checkpoints/01.yaml": 'format: 1\nid: "01"\ntitle: t\nfiles: [packages/pi-course/src/nope.ts, checkpoints/01.yaml]\nfocusedTests: [packages/pi-course/src/nope.ts]\n' } });
+  const missing = makeFakeCourse(t, {
+    overrides: {
+      "checkpoints/01.yaml":
+        'format: 1\nid: "01"\ntitle: t\nfiles: [packages/pi-course/src/nope.ts, checkpoints/01.yaml]\nfocusedTests: [packages/pi-course/src/nope.ts]\n',
+    },
+  });
   await assert.rejects(buildHistory(missing), (e: unknown) => isCode("MANIFEST_INVALID")(e) && (e as Error).message.includes("nope.ts"));
   const twice = makeFakeCourse(t, {
-    overrides: { "checkpoints/01.yaml": 'format: 1\nid: "01"\ntitle: t\nfiles: [packages/pi-course/src/beta.ts, checkpoints/01.yaml]\nfocusedTests: [packages/pi-course/src/beta.ts]\n' },
+    overrides: {
+      "checkpoints/01.yaml":
+        'format: 1\nid: "01"\ntitle: t\nfiles: [packages/pi-course/src/beta.ts, checkpoints/01.yaml]\nfocusedTests: [packages/pi-course/src/beta.ts]\n',
+    },
   });
   await assert.rejects(buildHistory(twice), (e: unknown) => isCode("MANIFEST_INVALID")(e) && (e as Error).message.includes("beta.ts"));
   assert.equal(sh(twice, ["branch", "--list", COURSE_BRANCH]), "");
@@ -256,7 +276,10 @@ test("a tip amended by hand with the tooling's author and trailers is neither re
   const amended = sh(repo, ["commit-tree", `${h.tip}^{tree}`, "-p", `${h.tip}^`, "-m", message], AS_TOOLING);
   assert.notEqual(amended, h.tip);
   sh(repo, ["update-ref", `refs/heads/${COURSE_BRANCH}`, amended]);
-  await assert.rejects(buildHistory(repo), (e: unknown) => isCode("HISTORY_BRANCH_BUSY")(e) && /git branch -m course\/build-your-own-pi/.test((e as Error).message));
+  await assert.rejects(
+    buildHistory(repo),
+    (e: unknown) => isCode("HISTORY_BRANCH_BUSY")(e) && /git branch -m course\/build-your-own-pi/.test((e as Error).message),
+  );
   await assert.rejects(buildHistory(repo, { force: true }), isCode("HISTORY_BRANCH_BUSY"));
   writeFileSync(path.join(repo, "README.md"), "new content\n");
   sh(repo, ["add", "README.md"]);
@@ -280,12 +303,26 @@ test("a history with fewer chapters never replaces a generated one unless forced
   const repo = makeFakeCourse(t);
   const full = await buildHistory(repo);
   // An older state of the course: chapter 02 not there yet.
-  sh(repo, ["rm", "-q", "-r", "checkpoints/02.yaml", "packages/pi-course/src/beta.ts", "packages/pi-course/src/beta-sep.ts", "packages/pi-course/test/02-beta.test.ts", "packages/pi-course/test/02-beta-hardening.test.ts", "starters/02-beta.ts", "chapters/02-beta.md"]);
+  sh(repo, [
+    "rm",
+    "-q",
+    "-r",
+    "checkpoints/02.yaml",
+    "packages/pi-course/src/beta.ts",
+    "packages/pi-course/src/beta-sep.ts",
+    "packages/pi-course/test/02-beta.test.ts",
+    "packages/pi-course/test/02-beta-hardening.test.ts",
+    "starters/02-beta.ts",
+    "chapters/02-beta.md",
+  ]);
   sh(repo, ["commit", "-q", "-m", "before chapter 02"]);
   const older = await buildHistory(repo);
   assert.equal(older.branchAction, "keep");
   assert.deepEqual(older.newerChapters, ["02"]);
-  assert.deepEqual(older.chapters.map((c) => c.id), ["01"]);
+  assert.deepEqual(
+    older.chapters.map((c) => c.id),
+    ["01"],
+  );
   assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), full.tip, "the longer history stays");
   assert.equal(sh(repo, ["rev-parse", `${older.chapters[0]!.target}^`]), older.chapters[0]!.parent, "the shorter one exists, unreferenced");
   const forced = await buildHistory(repo, { force: true });
@@ -300,7 +337,9 @@ test("a history with fewer chapters never replaces a generated one unless forced
   }
 });
 
-test("a git process ended by an interruption signal (a terminal's Ctrl-C reaches the whole group) is ABORTED, not GIT_FAILED", { skip: process.platform === "win32" && "POSIX signals" }, async (t) => {
+test("a git process ended by an interruption signal (a terminal's Ctrl-C reaches the whole group) is ABORTED, not GIT_FAILED", {
+  skip: process.platform === "win32" && "POSIX signals",
+}, async (t) => {
   const repo = makeFakeCourse(t);
   const bin = path.join(tempDir(t), "bin");
   mkdirSync(bin);
@@ -333,10 +372,18 @@ test("the trees and commits computed in memory are byte for byte what git's own 
     GIT_COMMITTER_EMAIL: COURSE_IDENTITY.email,
     GIT_COMMITTER_DATE: COURSE_IDENTITY.date,
   };
-  for (const [commit, parent] of [[h.base, undefined], [one.target, one.parent], [two.target, two.parent]] as const) {
+  for (const [commit, parent] of [
+    [h.base, undefined],
+    [one.target, one.parent],
+    [two.target, two.parent],
+  ] as const) {
     const message = `${sh(repo, ["cat-file", "commit", commit]).split("\n\n").slice(1).join("\n\n")}\n`;
     const tree = sh(repo, ["rev-parse", `${commit}^{tree}`]);
-    const again = sh(repo, ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree, ...(parent ? ["-p", parent] : []), "-m", message.replace(/\n$/, "")], identity);
+    const again = sh(
+      repo,
+      ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree, ...(parent ? ["-p", parent] : []), "-m", message.replace(/\n$/, "")],
+      identity,
+    );
     assert.equal(again, commit, `commit-tree gives ${commit}`);
   }
 });

@@ -102,30 +102,67 @@ test("right addresses have no problem; the parts are found where they are", () =
     { name: "Lab 4.1 · adds", line: 2, column: 6 },
     { name: "Lab 4.2 · greets", line: 3, column: 6 },
   ]);
-  assert.deepEqual(labBanners(REFERENCE).map((b) => [b.lab, b.title, b.line]), [["4.1", "求和", 1], ["4.2", "问候", 6]]);
+  assert.deepEqual(
+    labBanners(REFERENCE).map((b) => [b.lab, b.title, b.line]),
+    [
+      ["4.1", "求和", 1],
+      ["4.2", "问候", 6],
+    ],
+  );
   const lab = manifest().labs[0]!;
   assert.deepEqual([lab.declarations, lab.sections, lab.challenge], [["sum"], ["2", "1"], ["packages/pi-course/test/challenge/04-edges.test.ts"]]);
-  assert.deepEqual(manifest().faults.map((f) => [f.id, f.lab, f.in]), [["4.1-minus", "4.1", "sum"]], "a fault under a lab is that lab's");
+  assert.deepEqual(
+    manifest().faults.map((f) => [f.id, f.lab, f.in]),
+    [["4.1-minus", "4.1", "sum"]],
+    "a fault under a lab is that lab's",
+  );
 });
 
 test("a declaration named wrongly, or marked for a lab that does not name it, is a problem", () => {
   const cases: [string, ChapterManifest, AddressTexts, RegExp][] = [
-    ["named, not marked", manifest(MANIFEST.replace("declarations: [sum]", "declarations: [sum, total]")), texts(), /Lab 4\.1 的地址写了 total，starter 里没有带 🔨 Lab 4\.1 标记的 total/],
-    ["named by the other lab", manifest(MANIFEST.replace("declarations: [greet]", "declarations: [greet, sum]")), texts(), /Lab 4\.2 的地址写了 sum，但 starter 里 sum 标的是 🔨 Lab 4\.1/],
-    ["not in the reference", manifest(), texts({ reference: REFERENCE.replace("function greet", "function welcome") }), /Lab 4\.2 的地址写了 greet，参考实现里没有这个顶层声明/],
-    ["marked, named by no lab", manifest(MANIFEST.replace("declarations: [greet]", "declarations: []")), texts(), /greet 带着 🔨 Lab 4\.2 标记，却不在 Lab 4\.2 的地址（declarations）里/],
+    [
+      "named, not marked",
+      manifest(MANIFEST.replace("declarations: [sum]", "declarations: [sum, total]")),
+      texts(),
+      /Lab 4\.1 的地址写了 total，starter 里没有带 🔨 Lab 4\.1 标记的 total/,
+    ],
+    [
+      "named by the other lab",
+      manifest(MANIFEST.replace("declarations: [greet]", "declarations: [greet, sum]")),
+      texts(),
+      /Lab 4\.2 的地址写了 sum，但 starter 里 sum 标的是 🔨 Lab 4\.1/,
+    ],
+    [
+      "not in the reference",
+      manifest(),
+      texts({ reference: REFERENCE.replace("function greet", "function welcome") }),
+      /Lab 4\.2 的地址写了 greet，参考实现里没有这个顶层声明/,
+    ],
+    [
+      "marked, named by no lab",
+      manifest(MANIFEST.replace("declarations: [greet]", "declarations: []")),
+      texts(),
+      /greet 带着 🔨 Lab 4\.2 标记，却不在 Lab 4\.2 的地址（declarations）里/,
+    ],
   ];
   for (const [what, m, t, expected] of cases) {
     const problems = labAddressProblems(m, t);
-    assert.ok(problems.some((p) => expected.test(p)), `${what}: ${problems.join(" | ")}`);
+    assert.ok(
+      problems.some((p) => expected.test(p)),
+      `${what}: ${problems.join(" | ")}`,
+    );
   }
 });
 
 test("a section that is missing, or is not the lab's own, is a problem", () => {
   const wrongOwn = labAddressProblems(manifest(MANIFEST.replace('sections: ["3"]', 'sections: ["1"]')), texts());
   assert.deepEqual(wrongOwn, ["Lab 4.2 的地址把第 1 节当作它自己的一节，那一节的标题应为 “Lab 4.2 · 问候”，实际是 “概念”"]);
-  assert.deepEqual(labAddressProblems(manifest(MANIFEST.replace('sections: ["2", "1"]', 'sections: ["2", "9"]')), texts()), ["Lab 4.1 的地址写了第 9 节，正文没有这一节"]);
-  assert.deepEqual(labAddressProblems(manifest(), texts({ text: TEXT.replace("Lab 4.1 · 求和", "Lab 4.1 · 加法") })), ["Lab 4.1 的地址把第 2 节当作它自己的一节，那一节的标题应为 “Lab 4.1 · 求和”，实际是 “Lab 4.1 · 加法”"]);
+  assert.deepEqual(labAddressProblems(manifest(MANIFEST.replace('sections: ["2", "1"]', 'sections: ["2", "9"]')), texts()), [
+    "Lab 4.1 的地址写了第 9 节，正文没有这一节",
+  ]);
+  assert.deepEqual(labAddressProblems(manifest(), texts({ text: TEXT.replace("Lab 4.1 · 求和", "Lab 4.1 · 加法") })), [
+    "Lab 4.1 的地址把第 2 节当作它自己的一节，那一节的标题应为 “Lab 4.1 · 求和”，实际是 “Lab 4.1 · 加法”",
+  ]);
   assert.match(labAddressProblems(manifest(MANIFEST.replace('sections: ["3"]', "sections: []")), texts()).join(), /Lab 4\.2 的地址没有 sections/);
 });
 
@@ -148,9 +185,16 @@ test("a banner with another title, a challenge theme of no lab and a fault outsi
   assert.deepEqual(labAddressProblems(manifest(MANIFEST.replace("    challenge: [packages/pi-course/test/challenge/04-edges.test.ts]\n", "")), texts()), [
     "挑战关的主题 packages/pi-course/test/challenge/04-edges.test.ts（边界）不在任何 Lab 的地址（challenge）里",
   ]);
-  const outside = MANIFEST.replace(/    faults:\n.*\n/, "").concat('faults:\n  - { id: 4.1-minus, lab: "4.1", description: 减法, find: "a + b", replace: "a - b", killedBy: ["Lab 4.1"] }\n');
-  assert.deepEqual(labAddressProblems(manifest(outside), texts()), ["故障 4.1-minus 写在顶层 faults 里：把它移到 Lab 4.1 的条目下（labs[].faults）", "故障 4.1-minus 没有 in：写上 find 所在的顶层声明"]);
-  assert.deepEqual(labAddressProblems(manifest(MANIFEST.replace("in: sum", "in: add")), texts()), ["故障 4.1-minus 的 in 写的是 add，参考实现里没有这个顶层声明"]);
+  const outside = MANIFEST.replace(/    faults:\n.*\n/, "").concat(
+    'faults:\n  - { id: 4.1-minus, lab: "4.1", description: 减法, find: "a + b", replace: "a - b", killedBy: ["Lab 4.1"] }\n',
+  );
+  assert.deepEqual(labAddressProblems(manifest(outside), texts()), [
+    "故障 4.1-minus 写在顶层 faults 里：把它移到 Lab 4.1 的条目下（labs[].faults）",
+    "故障 4.1-minus 没有 in：写上 find 所在的顶层声明",
+  ]);
+  assert.deepEqual(labAddressProblems(manifest(MANIFEST.replace("in: sum", "in: add")), texts()), [
+    "故障 4.1-minus 的 in 写的是 add，参考实现里没有这个顶层声明",
+  ]);
 });
 
 test("the manifest refuses an address that is not one: a name that is no identifier, a section that is no number, a theme outside the tier, a fault of another lab", () => {

@@ -29,4 +29,3 @@ test("lab ids are read from the start of a test name only", () => {
   assert.equal(labIdOfTestName("not Lab 12.3"), undefined);
   assert.equal(labIdOfTestName("Lab 12 · chapter"), undefined);
 });
-

@@ -68,16 +68,41 @@ const BAD: { name: string; edit: (s: string) => string; field: string; file?: st
   { name: "empty hint", edit: (s) => s.replace("hints: [a, b, c, d]", 'hints: [a, b, c, ""]'), field: "labs[0].hints[3]" },
   { name: "tests not a positive integer", edit: (s) => s.replace("tests: 2", "tests: 0"), field: "labs[0].tests" },
   { name: "lab id of another chapter", edit: (s) => s.replace('id: "12.1"', 'id: "11.1"'), field: "labs[0].id" },
-  { name: "starter to not in files", edit: (s) => s.replace("    to: packages/pi-course/src/resources.ts", "    to: packages/pi-course/src/other.ts"), field: "starters[0].to" },
-  { name: "focused test not in files", edit: (s) => s.replace("focusedTests:\n  - packages/pi-course/test/12-resources-extensions.test.ts", "focusedTests:\n  - packages/pi-course/test/12-x.test.ts"), field: "focusedTests[0]" },
-  { name: "provided file not in files", edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/src/x.ts"), field: "provided[0]" },
-  { name: "provided file that is the teaching file", edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/src/resources.ts"), field: "provided[0]" },
-  { name: "provided file that is a focused test", edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/test/12-resources-extensions.test.ts"), field: "provided[0]" },
+  {
+    name: "starter to not in files",
+    edit: (s) => s.replace("    to: packages/pi-course/src/resources.ts", "    to: packages/pi-course/src/other.ts"),
+    field: "starters[0].to",
+  },
+  {
+    name: "focused test not in files",
+    edit: (s) =>
+      s.replace("focusedTests:\n  - packages/pi-course/test/12-resources-extensions.test.ts", "focusedTests:\n  - packages/pi-course/test/12-x.test.ts"),
+    field: "focusedTests[0]",
+  },
+  {
+    name: "provided file not in files",
+    edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/src/x.ts"),
+    field: "provided[0]",
+  },
+  {
+    name: "provided file that is the teaching file",
+    edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/src/resources.ts"),
+    field: "provided[0]",
+  },
+  {
+    name: "provided file that is a focused test",
+    edit: (s) => s.replace("provided:\n  - packages/pi-course/src/resource-files.ts", "provided:\n  - packages/pi-course/test/12-resources-extensions.test.ts"),
+    field: "provided[0]",
+  },
   { name: "text not in files", edit: (s) => s.replace("text: chapters/12.md", "text: chapters/13.md"), field: "text" },
   { name: "text not a path", edit: (s) => s.replace("text: chapters/12.md", "text: [chapters/12.md]"), field: "text" },
   { name: "manifest not claimed", edit: (s) => s.replace("  - checkpoints/12.yaml\n", ""), field: "files" },
   { name: "path escaping the repo", edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - ../outside.ts\n"), field: "files[6]" },
-  { name: "file listed twice", edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - starters/12-resources.ts\n"), field: "files[6]" },
+  {
+    name: "file listed twice",
+    edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - starters/12-resources.ts\n"),
+    field: "files[6]",
+  },
   { name: "unknown top-level field", edit: (s) => s + "focussedTests: []\n", field: "focussedTests" },
   { name: "fault without lab", edit: (s) => s.replace('    lab: "12.4"\n', ""), field: "faults[0].lab" },
   { name: "YAML syntax error", edit: (s) => s.replace("title: 资源与扩展", "title: [unclosed"), field: "YAML" },
@@ -110,23 +135,36 @@ test("a file claimed by two chapters is MANIFEST_INVALID naming both manifests",
   const a = parseManifest(`format: 1\nid: "03"\ntitle: a\nfiles: [x.ts, checkpoints/03.yaml]\nfocusedTests: [x.ts]\n`, "checkpoints/03.yaml");
   const b = parseManifest(`format: 1\nid: "06"\ntitle: b\nfiles: [x.ts, checkpoints/06.yaml]\nfocusedTests: [x.ts]\n`, "checkpoints/06.yaml");
   assert.doesNotThrow(() => validateCourse([a]));
-  assert.throws(() => validateCourse([a, b]), (e: unknown) => e instanceof CourseError && e.code === "MANIFEST_INVALID" && e.message.includes("checkpoints/03.yaml") && e.message.includes("checkpoints/06.yaml"));
+  assert.throws(
+    () => validateCourse([a, b]),
+    (e: unknown) =>
+      e instanceof CourseError && e.code === "MANIFEST_INVALID" && e.message.includes("checkpoints/03.yaml") && e.message.includes("checkpoints/06.yaml"),
+  );
 });
 
 test("a claimed file missing from the source commit is MANIFEST_INVALID naming it", () => {
   const a = parseManifest(`format: 1\nid: "03"\ntitle: a\nfiles: [x.ts, checkpoints/03.yaml]\nfocusedTests: [x.ts]\n`, "checkpoints/03.yaml");
   assert.doesNotThrow(() => validateCourse([a], new Set(["x.ts", "checkpoints/03.yaml"])));
-  assert.throws(() => validateCourse([a], new Set(["checkpoints/03.yaml"])), (e: unknown) => e instanceof CourseError && e.code === "MANIFEST_INVALID" && e.message.includes("x.ts"));
+  assert.throws(
+    () => validateCourse([a], new Set(["checkpoints/03.yaml"])),
+    (e: unknown) => e instanceof CourseError && e.code === "MANIFEST_INVALID" && e.message.includes("x.ts"),
+  );
 });
 
 test("loadManifests returns chapters in numeric order; loadManifest of an unknown chapter lists the known ones", async (t) => {
   const dir = tempDir(t);
   mkdirSync(path.join(dir, "checkpoints"));
   for (const id of ["10", "03", "06"]) {
-    writeFileSync(path.join(dir, "checkpoints", `${id}.yaml`), `format: 1\nid: "${id}"\ntitle: t${id}\nfiles: [f${id}.ts, checkpoints/${id}.yaml]\nfocusedTests: [f${id}.ts]\n`);
+    writeFileSync(
+      path.join(dir, "checkpoints", `${id}.yaml`),
+      `format: 1\nid: "${id}"\ntitle: t${id}\nfiles: [f${id}.ts, checkpoints/${id}.yaml]\nfocusedTests: [f${id}.ts]\n`,
+    );
   }
   writeFileSync(path.join(dir, "checkpoints", "README.md"), "not a manifest");
-  assert.deepEqual((await loadManifests(dir)).map((m) => m.id), ["03", "06", "10"]);
+  assert.deepEqual(
+    (await loadManifests(dir)).map((m) => m.id),
+    ["03", "06", "10"],
+  );
   assert.equal((await loadManifest(dir, "6")).id, "06");
   await assert.rejects(loadManifest(dir, "12"), (e: unknown) => e instanceof CourseError && e.code === "CHAPTER_UNKNOWN" && e.message.includes("03, 06, 10"));
 });

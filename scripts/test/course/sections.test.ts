@@ -54,7 +54,10 @@ test("numbered headings outside code blocks are the sections; each runs to the n
     ],
   );
   assert.equal(findSection(TEXT, "2.2")?.text, "### 2.2 第二条", "an unnumbered heading of a higher level ends it");
-  assert.match(findSection(TEXT, "2")!.text, /^## 2\. 规则\n\n````md\n## 3\. 代码块里的不是标题\n```\n仍在代码块里\n````\n\n### 2\.1 第一条[\s\S]*### 2\.2 第二条$/);
+  assert.match(
+    findSection(TEXT, "2")!.text,
+    /^## 2\. 规则\n\n````md\n## 3\. 代码块里的不是标题\n```\n仍在代码块里\n````\n\n### 2\.1 第一条[\s\S]*### 2\.2 第二条$/,
+  );
   assert.equal(findSection(TEXT, "3"), undefined, "a heading inside a fence is none");
 });
 

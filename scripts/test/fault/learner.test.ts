@@ -86,10 +86,9 @@ test("learner mode: a lab that is not green yet is not experimented on", async (
 
 test("learner mode: a line landing in code the tests never reach survives, and is still restored", async (t) => {
   // The real untrusted path returns a constant; the only literal return is unreachable.
-  const dead = LEARNER_SOLUTION.replace("      return 'skipped';", "      return SKIPPED;").replace(
-    "  loader.load();\n",
-    '  if (Number.isNaN(1)) return "skipped";\n  loader.load();\n',
-  ).replace("export function gate", 'const SKIPPED = "skipped";\nexport function gate');
+  const dead = LEARNER_SOLUTION.replace("      return 'skipped';", "      return SKIPPED;")
+    .replace("  loader.load();\n", '  if (Number.isNaN(1)) return "skipped";\n  loader.load();\n')
+    .replace("export function gate", 'const SKIPPED = "skipped";\nexport function gate');
   const root = await practiceFolder(t, dead);
   const before = await readFile(path.join(root, MINI_FILE));
   const result = await learnerRun(root);
@@ -131,7 +130,9 @@ function startChild(root: string, mode: "hang" | "throw" | "run", env: NodeJS.Pr
   });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal })),
+  );
   const patched = new Promise<void>((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -192,7 +193,11 @@ test("learner mode: SIGTERM while the patched code's tests run ends them, restor
   assert.equal(exit.signal, "SIGTERM", run.stderr());
   assert.match(run.stderr(), /已逐字节恢复成实验前的内容；测试进程已结束，临时文件已删除/);
   assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before);
-  assert.deepEqual((await readdir(tmp)).filter((name) => name.startsWith("pi-lab-")), [], "no pi-lab folder left");
+  assert.deepEqual(
+    (await readdir(tmp)).filter((name) => name.startsWith("pi-lab-")),
+    [],
+    "no pi-lab folder left",
+  );
   assert.deepEqual(processesMentioning(root) ?? [], [], "no test process left");
 });
 

@@ -58,7 +58,10 @@ test("lab --challenge: pass, fail, skip, a wait and a computation that never end
   await writeFile(path.join(course.root, "packages/pi-course/test/challenge/99-edge.test.ts"), EDGE_TEST);
   await writeFile(
     path.join(course.root, "checkpoints/99.yaml"),
-    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - packages/pi-course/test/challenge/99-edge.test.ts\n").replace("labs:\n", `${CHALLENGE_BLOCK}labs:\n`),
+    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - packages/pi-course/test/challenge/99-edge.test.ts\n").replace(
+      "labs:\n",
+      `${CHALLENGE_BLOCK}labs:\n`,
+    ),
   );
   const manifest = await loadManifest(course.root, "99");
 

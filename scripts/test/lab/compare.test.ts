@@ -16,7 +16,10 @@ import { createMiniCourse, miniSource, removeMiniCourse, runScript } from "../su
 const TEACHING = "packages/pi-course/src/mini.ts";
 
 /** The learner's file: Lab 99.1 done their own way (`b + a`), Lab 99.2 still the starter. */
-const LEARNER = miniSource("starter").replace(/(\/\/ 🔨 Lab 99\.1：[^\n]*\n)[\s\S]*?throw labError\("Lab 99\.1 mini add"\);/, "$1  const sum = b + a;\n  return sum;");
+const LEARNER = miniSource("starter").replace(
+  /(\/\/ 🔨 Lab 99\.1：[^\n]*\n)[\s\S]*?throw labError\("Lab 99\.1 mini add"\);/,
+  "$1  const sum = b + a;\n  return sum;",
+);
 
 /** A line only the reference has (its doc comment of `add`). */
 const DOC = "/** The sum of both numbers (the reference's words). */";
@@ -44,7 +47,10 @@ test("lab NN.L --compare, once the lab is green, shows the learner's declaration
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
   const { course: repo, target } = referenceRepo(t);
-  writeFileSync(path.join(course.root, ...PRACTICE_MARKER.split("/")), `${JSON.stringify({ chapter: "99", target, source: "s".repeat(40), course: repo, createdBy: "practice" })}\n`);
+  writeFileSync(
+    path.join(course.root, ...PRACTICE_MARKER.split("/")),
+    `${JSON.stringify({ chapter: "99", target, source: "s".repeat(40), course: repo, createdBy: "practice" })}\n`,
+  );
   writeFileSync(path.join(course.root, TEACHING), LEARNER);
 
   const run = await runScript(course.root, "lab.ts", ["99.1", "--compare"]);
@@ -52,9 +58,15 @@ test("lab NN.L --compare, once the lab is green, shows the learner's declaration
   const [mine = "", theirs = ""] = run.stdout.split(/^── 参考实现 · .*$/m);
   assert.match(mine, /^Lab 99\.1 · 两数相加 {2}✓ 已通过 · 对照参考实现$/m);
   assert.match(mine, new RegExp(`参考实现读自课程仓库 ${repo.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} 的 target ${target.slice(0, 12)}`));
-  assert.match(mine, /── 你的代码 · src\/mini\.ts ──\n\nadd · src\/mini\.ts:\d+:1\nexport function add\(a: number, b: number\): number \{\n {2}\/\/ 🔨 Lab 99\.1：返回两数之和\n {2}const sum = b \+ a;\n {2}return sum;\n\}/);
+  assert.match(
+    mine,
+    /── 你的代码 · src\/mini\.ts ──\n\nadd · src\/mini\.ts:\d+:1\nexport function add\(a: number, b: number\): number \{\n {2}\/\/ 🔨 Lab 99\.1：返回两数之和\n {2}const sum = b \+ a;\n {2}return sum;\n\}/,
+  );
   assert.doesNotMatch(mine, /greet/, "only the lab's declarations");
-  assert.match(theirs, /^\n\nadd · 第 1–4 行\n\/\*\* The sum of both numbers \(the reference's words\)\. \*\/\nexport function add\(a: number, b: number\): number \{\n {2}return a \+ b;\n\}\n/);
+  assert.match(
+    theirs,
+    /^\n\nadd · 第 1–4 行\n\/\*\* The sum of both numbers \(the reference's words\)\. \*\/\nexport function add\(a: number, b: number\): number \{\n {2}return a \+ b;\n\}\n/,
+  );
   assert.doesNotMatch(theirs, /greet|hello/, "the reference's other labs are not shown");
   assert.match(run.stdout, /下一步：Lab 99\.2 · 打招呼，运行 npm run lab -w @pi\/course -- 99\.2\n$/);
   assert.deepEqual(filesContaining(course.root, "the reference's words"), [], "nothing of the reference is in the folder");

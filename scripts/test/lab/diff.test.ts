@@ -8,4 +8,3 @@ test("the whole line diff keeps every line and marks only what differs", () => {
   assert.deepEqual(lineDiff("same", "same"), ["  same"]);
   assert.deepEqual(lineDiff("", "new"), ["+ new", "- "]);
 });
-

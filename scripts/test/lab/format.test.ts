@@ -25,18 +25,36 @@ test("every failure names its test's file:line, in the report, the chapter table
   const testFile = path.join(root, "packages", "pi-course", "test", "99-mini.test.ts");
   const expected = Array.from({ length: 30 }, (_, i) => `  'item ${i}',`).join("\n");
   const actual = expected.replace("'item 17'", "'item seventeen'");
-  const record = rec(["Lab 99.1 · deep"], false, "Expected values to be strictly deep-equal:\n+ actual - expected ... Lines skipped\n\n  [\n...\n+   'item seventeen',\n-   'item 17',\n...", {
-    file: testFile,
-    line: 12,
-    error: {
-      message: "",
-      // Frames only: a long diff in the message no longer pushes them out of the stack.
-      stack: `    at TestContext.<anonymous> (${testFile}:15:10)`,
-      compared: { actual: `[\n${actual}\n]`, expected: `[\n${expected}\n]` },
+  const record = rec(
+    ["Lab 99.1 · deep"],
+    false,
+    "Expected values to be strictly deep-equal:\n+ actual - expected ... Lines skipped\n\n  [\n...\n+   'item seventeen',\n-   'item 17',\n...",
+    {
+      file: testFile,
+      line: 12,
+      error: {
+        message: "",
+        // Frames only: a long diff in the message no longer pushes them out of the stack.
+        stack: `    at TestContext.<anonymous> (${testFile}:15:10)`,
+        compared: { actual: `[\n${actual}\n]`, expected: `[\n${expected}\n]` },
+      },
     },
-  });
-  const labs = summarizeLabs(mini.labs, mini.labs, [record, rec(["Lab 99.1 · b"], true), rec(["Lab 99.2 · a"], true), rec(["Lab 99.2 · b"], true), rec(["Lab 99.2 · c"], true)]);
-  const outcome: LabOutcome = { kind: "tested", labs: labs.slice(0, 1), earlier: [], strays: [], crashes: [], output: [{ file: "x.js", stdout: "printed by the learner\n", stderr: "" }] };
+  );
+  const labs = summarizeLabs(mini.labs, mini.labs, [
+    record,
+    rec(["Lab 99.1 · b"], true),
+    rec(["Lab 99.2 · a"], true),
+    rec(["Lab 99.2 · b"], true),
+    rec(["Lab 99.2 · c"], true),
+  ]);
+  const outcome: LabOutcome = {
+    kind: "tested",
+    labs: labs.slice(0, 1),
+    earlier: [],
+    strays: [],
+    crashes: [],
+    output: [{ file: "x.js", stdout: "printed by the learner\n", stderr: "" }],
+  };
   const ctx = { paint: plain, courseRoot: root, watch: false };
   const text = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, ctx);
   assert.match(text, /测试 packages\/pi-course\/test\/99-mini\.test\.ts:12:1\n  在 packages\/pi-course\/test\/99-mini\.test\.ts:15:10/);
@@ -59,16 +77,29 @@ test("every failure names its test's file:line, in the report, the chapter table
   const besides = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { ...ctx, showFrom: path.join(path.sep, "elsewhere") });
   assert.match(besides, /测试 \.\.\/course with space\/packages\/pi-course\/test\/99-mini\.test\.ts:12:1/);
   const jsonFromPackage = outcomeJson(outcome, mini, { chapter: "99", lab: "99.1" }, root, pkg) as { labs: { firstFailure: Record<string, unknown> }[] };
-  assert.deepEqual([jsonFromPackage.labs[0]?.firstFailure.testLocation, jsonFromPackage.labs[0]?.firstFailure.location], ["test/99-mini.test.ts:12:1", "test/99-mini.test.ts:15:10"]);
+  assert.deepEqual(
+    [jsonFromPackage.labs[0]?.firstFailure.testLocation, jsonFromPackage.labs[0]?.firstFailure.location],
+    ["test/99-mini.test.ts:12:1", "test/99-mini.test.ts:15:10"],
+  );
 });
 
 test("a compiler diagnostic is shown as path:line:col relative to where the command was typed", () => {
   const root = path.join(path.sep, "course");
-  const outcome: LabOutcome = { kind: "build_failed", diagnostics: ["packages/pi-course/src/mini.ts(3,14): error TS2322: Type 'string' is not assignable to type 'number'.", "error TS5083: Cannot read file 'x'."] };
-  const text = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { paint: plain, courseRoot: root, showFrom: path.join(root, "packages", "pi-course"), watch: false });
+  const outcome: LabOutcome = {
+    kind: "build_failed",
+    diagnostics: [
+      "packages/pi-course/src/mini.ts(3,14): error TS2322: Type 'string' is not assignable to type 'number'.",
+      "error TS5083: Cannot read file 'x'.",
+    ],
+  };
+  const text = formatOutcome(
+    outcome,
+    mini,
+    { chapter: "99", lab: "99.1" },
+    { paint: plain, courseRoot: root, showFrom: path.join(root, "packages", "pi-course"), watch: false },
+  );
   assert.match(text, /\n  src\/mini\.ts:3:14 - error TS2322: Type 'string'/);
   assert.match(text, /\n  error TS5083: Cannot read file 'x'\./, "a diagnostic without a file stays as it is");
   const json = outcomeJson(outcome, mini, { chapter: "99", lab: "99.1" }, root) as { error: { diagnostics: string[] } };
   assert.equal(json.error.diagnostics[0], "packages/pi-course/src/mini.ts:3:14 - error TS2322: Type 'string' is not assignable to type 'number'.");
 });
-

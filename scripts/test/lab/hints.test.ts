@@ -89,7 +89,18 @@ test("the text says which rung this is and what the next call shows, and when th
 
 test("state files: valid shapes pass, anything else names its problem", () => {
   assert.equal(hintStateProblem({ format: 1, labs: { "12.1": 1, "03.2": 4 } }), undefined);
-  for (const bad of [null, [], "x", { format: 2, labs: {} }, { format: 1 }, { format: 1, labs: [] }, { format: 1, labs: { "12.1": 5 } }, { format: 1, labs: { "12.1": 1.5 } }, { format: 1, labs: { "12.1": "2" } }, { format: 1, labs: { lab: 1 } }]) {
+  for (const bad of [
+    null,
+    [],
+    "x",
+    { format: 2, labs: {} },
+    { format: 1 },
+    { format: 1, labs: [] },
+    { format: 1, labs: { "12.1": 5 } },
+    { format: 1, labs: { "12.1": 1.5 } },
+    { format: 1, labs: { "12.1": "2" } },
+    { format: 1, labs: { lab: 1 } },
+  ]) {
     assert.equal(typeof hintStateProblem(bad), "string", JSON.stringify(bad));
   }
 });
@@ -118,7 +129,9 @@ test("a failed write leaves the previous state file intact and cleans up", async
   assert.match(saved, /"99\.1": 2/);
 });
 
-test("a state that cannot be saved is HINT_STATE_UNWRITABLE, with no temporary file left", { skip: (process.getuid?.() === 0 || process.platform === "win32") && "permissions do not bind here" }, async (t) => {
+test("a state that cannot be saved is HINT_STATE_UNWRITABLE, with no temporary file left", {
+  skip: (process.getuid?.() === 0 || process.platform === "win32") && "permissions do not bind here",
+}, async (t) => {
   const root = await tempRoot(t);
   await mkdir(path.join(root, ".pi-course"));
   await chmod(path.join(root, ".pi-course"), 0o555);
@@ -152,7 +165,12 @@ test("temporary state files of a killed hint are removed; a live writer's and an
   const root = await tempRoot(t);
   const dir = path.join(root, ".pi-course");
   await mkdir(dir);
-  const names = ["hints.json.pi-course-1073741824-deadbeef.tmp", `hints.json.pi-course-${process.ppid}-0badcafe.tmp`, "notes.pi-course-1073741824-deadbeef.tmp", "hints.json"];
+  const names = [
+    "hints.json.pi-course-1073741824-deadbeef.tmp",
+    `hints.json.pi-course-${process.ppid}-0badcafe.tmp`,
+    "notes.pi-course-1073741824-deadbeef.tmp",
+    "hints.json",
+  ];
   for (const name of names) await writeFile(path.join(dir, name), "{}");
   removeStaleHintTemps(root);
   assert.deepEqual((await readdir(dir)).sort(), names.slice(1).sort());

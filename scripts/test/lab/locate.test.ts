@@ -33,4 +33,3 @@ test("failure locations point into the course, skipping node internals and node_
     ["packages/pi-course/src/resources.ts:163", "packages/pi-course/test/12-x.test.ts:141"],
   );
 });
-

@@ -30,7 +30,11 @@ test("the editor is $VISUAL, else $EDITOR, else code -g; the position is passed 
   assert.deepEqual(at({ EDITOR: "emacsclient -t" }), ["emacsclient -t +12:5 src/x.ts", "EDITOR", true]);
   assert.deepEqual(at({ EDITOR: "subl -w" }), ["subl -w src/x.ts:12:5", "EDITOR", true]);
   assert.deepEqual(at({ EDITOR: "C:\\Tools\\Cursor.exe" }, "win32"), ["'C:\\Tools\\Cursor.exe' -g src/x.ts:12:5", "EDITOR", true]);
-  assert.deepEqual(at({ EDITOR: '"C:\\Program Files\\Notepad++\\notepad++.exe"' }, "win32"), ["'C:\\Program Files\\Notepad++\\notepad++.exe' src/x.ts", "EDITOR", false]);
+  assert.deepEqual(at({ EDITOR: '"C:\\Program Files\\Notepad++\\notepad++.exe"' }, "win32"), [
+    "'C:\\Program Files\\Notepad++\\notepad++.exe' src/x.ts",
+    "EDITOR",
+    false,
+  ]);
   assert.deepEqual(at({ EDITOR: "idea" }), ["idea --line 12 src/x.ts", "EDITOR", true]);
   assert.deepEqual(at({ EDITOR: "notepad" }), ["notepad src/x.ts", "EDITOR", false], "an editor not known to take a position gets the file only");
   assert.deepEqual(splitCommandLine(`"/Applications/My Editor/bin/ed" --flag 'a b' c\\ d`), ["/Applications/My Editor/bin/ed", "--flag", "a b", "c d"]);
@@ -50,7 +54,10 @@ async function fakeEditor(t: test.TestContext, name: string, status = 0): Promis
     command,
     calls: () => {
       try {
-        return readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { argv: string[]; cwd: string });
+        return readFileSync(log, "utf8")
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line) as { argv: string[]; cwd: string });
       } catch {
         return [];
       }
@@ -58,7 +65,9 @@ async function fakeEditor(t: test.TestContext, name: string, status = 0): Promis
   };
 }
 
-test("lab NN.L --open opens the lab's 🔨 construction site from where the command was typed, says what it ran, exit 0", { skip: !posix && "fake editors are shell-script executables" }, async (t) => {
+test("lab NN.L --open opens the lab's 🔨 construction site from where the command was typed, says what it ran, exit 0", {
+  skip: !posix && "fake editors are shell-script executables",
+}, async (t) => {
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
   const teaching = "packages/pi-course/src/mini.ts";
@@ -77,13 +86,18 @@ test("lab NN.L --open opens the lab's 🔨 construction site from where the comm
   writeFileSync(path.join(course.root, teaching), miniSource("reference"));
   const done = await runScript(course.root, "lab.ts", ["99.1", "--open"], { VISUAL: vim.command, EDITOR: code.command, INIT_CWD: course.root });
   assert.equal(done.code, 0, done.stderr);
-  const add = miniSource("reference").split("\n").findIndex((line) => line.startsWith("export function add")) + 1;
+  const add =
+    miniSource("reference")
+      .split("\n")
+      .findIndex((line) => line.startsWith("export function add")) + 1;
   assert.deepEqual(vim.calls(), [{ argv: [`+${add}`, teaching], cwd: course.root }]);
   assert.match(done.stdout, /^已运行：.*vim \+\d+ packages\/pi-course\/src\/mini\.ts（来自 \$VISUAL）$/m);
   assert.equal(code.calls().length, 1, "$VISUAL wins over $EDITOR");
 });
 
-test("lab --open refuses outside a practice folder, and names a missing or failing editor, exit 1", { skip: !posix && "fake editors are shell-script executables" }, async (t) => {
+test("lab --open refuses outside a practice folder, and names a missing or failing editor, exit 1", {
+  skip: !posix && "fake editors are shell-script executables",
+}, async (t) => {
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
   const missing = await runScript(course.root, "lab.ts", ["99.1", "--open"], { EDITOR: path.join(course.root, "no-such-editor"), VISUAL: "" });

@@ -20,7 +20,10 @@ const TEACHING = "packages/pi-course/src/mini.ts";
 /** A folder with `learner` as the teaching file and `starter` as its pristine copy. */
 function folder(t: test.TestContext, learner: string, starter: string, teaching = TEACHING): string {
   const root = tempDir(t, "pi-site-");
-  for (const [file, text] of [[teaching, learner], [starterCopyPath(teaching), starter]] as const) {
+  for (const [file, text] of [
+    [teaching, learner],
+    [starterCopyPath(teaching), starter],
+  ] as const) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), text);
   }
@@ -44,13 +47,18 @@ test("a file halfway through an edit (a syntax error) is searched by text; a lab
   const starter = miniSource("starter");
   const broken = starter.replace("void b;", "void b; if (");
   assert.deepEqual(constructionSite(folder(t, broken, starter), mini, "99.1"), { file: TEACHING, line: lineOf(broken, "🔨 Lab 99.1"), column: 3 });
-  const renamed = starter.replace("🔨 Lab 99.2：拼出问候语；空名字 → GREET_EMPTY", "todo").replace('"Lab 99.2 mini greet"', '"hello"').replace("function greet", "function hello");
+  const renamed = starter
+    .replace("🔨 Lab 99.2：拼出问候语；空名字 → GREET_EMPTY", "todo")
+    .replace('"Lab 99.2 mini greet"', '"hello"')
+    .replace("function greet", "function hello");
   assert.throws(() => constructionSite(folder(t, renamed, starter), mini, "99.2"), isCode("LAB_SITE_NOT_FOUND"));
 });
 
 const chapter12 = existsSync(path.join(realRepo, "starters", "12-resources.ts")) && existsSync(path.join(realRepo, "checkpoints", "12.yaml"));
 
-test("chapter 12's starter: each lab opens at the first 🔨 line inside a declaration the starter marks for it", { skip: !chapter12 && "chapter 12 is not in this tree" }, async (t) => {
+test("chapter 12's starter: each lab opens at the first 🔨 line inside a declaration the starter marks for it", {
+  skip: !chapter12 && "chapter 12 is not in this tree",
+}, async (t) => {
   const manifest = await loadManifest(realRepo, "12");
   const starter = readFileSync(path.join(realRepo, "starters", "12-resources.ts"), "utf8");
   const root = folder(t, starter, starter, "packages/pi-course/src/resources.ts");

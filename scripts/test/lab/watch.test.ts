@@ -11,15 +11,18 @@ test("a rerun aborts the run in progress, and of queued reruns only the last one
   const log: string[] = [];
   const gates: (() => void)[] = [];
   let n = 0;
-  const rerunner = createRerunner(async (signal) => {
-    const id = ++n;
-    log.push(`start ${id}`);
-    await new Promise<void>((resolve) => {
-      gates.push(resolve);
-      signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-    log.push(`${signal.aborted ? "aborted" : "done"} ${id}`);
-  }, (error) => log.push(`error ${String(error)}`));
+  const rerunner = createRerunner(
+    async (signal) => {
+      const id = ++n;
+      log.push(`start ${id}`);
+      await new Promise<void>((resolve) => {
+        gates.push(resolve);
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+      log.push(`${signal.aborted ? "aborted" : "done"} ${id}`);
+    },
+    (error) => log.push(`error ${String(error)}`),
+  );
   const first = rerunner.trigger();
   const second = rerunner.trigger(); // aborts 1
   const third = rerunner.trigger(); // supersedes 2 before it starts
@@ -37,10 +40,13 @@ test("a rerun aborts the run in progress, and of queued reruns only the last one
 test("a failing run is reported and the loop goes on", async () => {
   const errors: unknown[] = [];
   let runs = 0;
-  const rerunner = createRerunner(async () => {
-    runs++;
-    if (runs === 1) throw new Error("first fails");
-  }, (error) => errors.push(error));
+  const rerunner = createRerunner(
+    async () => {
+      runs++;
+      if (runs === 1) throw new Error("first fails");
+    },
+    (error) => errors.push(error),
+  );
   await rerunner.trigger();
   await rerunner.trigger();
   assert.equal(runs, 2);
@@ -77,7 +83,12 @@ test("watching, a rerun sees every save: in-place, rename-over saves in a row, d
   mkdirSync(tests);
   for (const name of ["a.ts", "b.ts", "c.ts"]) writeFileSync(path.join(src, name), "0");
   // A "run" reads the tree, as a lab rerun would; runs are debounced exactly like lab's.
-  const snapshot = (dir: string) => readdirSync(dir).filter((n) => n.endsWith(".ts")).sort().map((n) => `${n}=${readFileSync(path.join(dir, n), "utf8")}`).join(" ");
+  const snapshot = (dir: string) =>
+    readdirSync(dir)
+      .filter((n) => n.endsWith(".ts"))
+      .sort()
+      .map((n) => `${n}=${readFileSync(path.join(dir, n), "utf8")}`)
+      .join(" ");
   let runs: string[] = [];
   let wake = () => {};
   const rerun = debounce(() => {
@@ -114,4 +125,3 @@ test("watching, a rerun sees every save: in-place, rename-over saves in a row, d
   await expect("b.ts=4", () => renameSave(path.join(src, "b.ts"), "4"));
   await expect("x.test.ts=1", () => writeFileSync(path.join(tests, "x.test.ts"), "1"));
 });
-

@@ -25,15 +25,28 @@ test("in the course repository, Lab 13.2's parts are all listed, each where it i
   const lab = manifest.labs.find((l) => l.id === "13.2")!;
   const parts = labParts(repoRoot, manifest, lab);
   const of = (kind: LabPart["kind"]) => parts.filter((part) => part.kind === kind);
-  assert.deepEqual([...new Set(parts.map((part) => part.kind))], PART_KINDS.filter((kind) => kind !== "challenge"), "every kind but the challenge tier, which chapter 13 does not have yet");
+  assert.deepEqual(
+    [...new Set(parts.map((part) => part.kind))],
+    PART_KINDS.filter((kind) => kind !== "challenge"),
+    "every kind but the challenge tier, which chapter 13 does not have yet",
+  );
   assert.match(at(repoRoot, of("address")[0]!), /^id: "13\.2"/);
-  assert.deepEqual(of("declaration").map((part) => part.label), lab.declarations);
+  assert.deepEqual(
+    of("declaration").map((part) => part.label),
+    lab.declarations,
+  );
   for (const part of [...of("declaration"), ...of("helper"), ...of("starter")]) {
     assert.match(at(repoRoot, part), new RegExp(`\\b${part.label}\\b|^//`), `${part.file}:${part.line} starts ${part.label} (or its comments)`);
   }
-  assert.ok(of("helper").some((part) => part.label === "loadSkillSchema"), "the reference's own helper of the lab");
+  assert.ok(
+    of("helper").some((part) => part.label === "loadSkillSchema"),
+    "the reference's own helper of the lab",
+  );
   assert.ok(of("starter").every((part) => part.file === "starters/13-runtime.ts"));
-  assert.deepEqual(of("section").map((part) => part.label.split(" ")[0]), lab.sections.map((number) => `§${number}`));
+  assert.deepEqual(
+    of("section").map((part) => part.label.split(" ")[0]),
+    lab.sections.map((number) => `§${number}`),
+  );
   for (const part of of("section")) assert.match(at(repoRoot, part), /^#{2,3} \d/);
   assert.equal(of("test").length, lab.tests);
   for (const part of of("test")) assert.ok(at(repoRoot, part).startsWith(`"${part.label}"`), part.label);
@@ -56,8 +69,16 @@ test("in a practice folder the parts are the learner's: their file, the folder's
   const parts = labParts(root, manifest, lab);
   const starter = starterCopyPath("packages/pi-course/src/resources.ts");
   assert.ok(parts.filter((part) => part.kind === "starter").every((part) => part.file === starter));
-  assert.deepEqual(parts.filter((part) => part.kind === "declaration").map((part) => part.label), lab.declarations, "the learner's file is the starter, so far");
-  assert.deepEqual(parts.filter((part) => part.kind === "fault").map((part) => part.label), ["12.4-import-untrusted"], "the exercise, and nowhere in a reference the folder does not have");
+  assert.deepEqual(
+    parts.filter((part) => part.kind === "declaration").map((part) => part.label),
+    lab.declarations,
+    "the learner's file is the starter, so far",
+  );
+  assert.deepEqual(
+    parts.filter((part) => part.kind === "fault").map((part) => part.label),
+    ["12.4-import-untrusted"],
+    "the exercise, and nowhere in a reference the folder does not have",
+  );
 });
 
 test("lab NN.L --where prints one path:line:col per part; --json gives the parts; a chapter or another option is a usage error", async (t) => {
@@ -74,8 +95,16 @@ test("lab NN.L --where prints one path:line:col per part; --json gives the parts
   assert.equal(lines.filter((line) => /提示第 \d 级$/.test(line)).length, 4);
   const json = JSON.parse((await runScript(course.root, "lab.ts", ["3.2", "--where", "--json"])).stdout) as { lab: string; parts: LabPart[] };
   assert.equal(json.lab, "3.2");
-  assert.deepEqual(json.parts.filter((part) => part.kind === "test").map((part) => part.label), ["Lab 3.2 · greets by name", "Lab 3.2 · greets the sum", "Lab 3.2 · greeting starts with hello, and nobody is not greeted"]);
-  for (const args of [["3", "--where"], ["3.2", "--where", "--watch"], ["3.2", "--where", "--open"], ["3.2", "--where", "--timeout", "5"]]) {
+  assert.deepEqual(
+    json.parts.filter((part) => part.kind === "test").map((part) => part.label),
+    ["Lab 3.2 · greets by name", "Lab 3.2 · greets the sum", "Lab 3.2 · greeting starts with hello, and nobody is not greeted"],
+  );
+  for (const args of [
+    ["3", "--where"],
+    ["3.2", "--where", "--watch"],
+    ["3.2", "--where", "--open"],
+    ["3.2", "--where", "--timeout", "5"],
+  ]) {
     const usage = await runScript(course.root, "lab.ts", args);
     assert.equal(usage.code, 2, args.join(" "));
     assert.match(usage.stderr, /--where/, args.join(" "));

@@ -17,7 +17,15 @@ test("a backup write that fails leaves no temporary file behind", async (t) => {
   // A non-empty folder where the backup's `original` goes: the rename onto it fails.
   await mkdir(path.join(dir, "original", "occupied"), { recursive: true });
   const original = await readFile(path.join(root, MINI_FILE));
-  const state = { format: 1 as const, fault: "98.2-x", file: MINI_FILE, sha256: sha256(original), patchedSha256: sha256(original), pid: process.pid, startedAt: "" };
+  const state = {
+    format: 1 as const,
+    fault: "98.2-x",
+    file: MINI_FILE,
+    sha256: sha256(original),
+    patchedSha256: sha256(original),
+    pid: process.pid,
+    startedAt: "",
+  };
   assert.throws(() => writeBackupSync(root, state, original));
   assert.deepEqual((await readdir(dir)).sort(), ["original"]);
 });
@@ -26,7 +34,14 @@ test("recovery never overwrites a file edited after the crash, and refuses while
   const root = await practiceFolder(t, LEARNER_SOLUTION);
   const file = path.join(root, MINI_FILE);
   const original = await readFile(file);
-  const state = { format: 1 as const, fault: "98.2-load-untrusted", file: MINI_FILE, sha256: sha256(original), patchedSha256: sha256(Buffer.from("patched")), startedAt: "" };
+  const state = {
+    format: 1 as const,
+    fault: "98.2-load-untrusted",
+    file: MINI_FILE,
+    sha256: sha256(original),
+    patchedSha256: sha256(Buffer.from("patched")),
+    startedAt: "",
+  };
 
   writeBackupSync(root, { ...state, pid: process.ppid, start: processStart(process.ppid) }, original);
   await writeFile(file, "patched");

@@ -40,13 +40,23 @@ test("practice writes the parent tree, the focused test, the starter over the te
   const manifest = await loadManifest(dest, "02");
   assert.equal(manifest.labs.length, 2);
   // Only the exercise fault, without the reference edit it is written against.
-  assert.deepEqual(manifest.faults.map((f) => f.id), ["2.1-no-sort"]);
+  assert.deepEqual(
+    manifest.faults.map((f) => f.id),
+    ["2.1-no-sort"],
+  );
   assert.equal(manifest.faults[0]?.learner?.insert, "unique.reverse(); // 故意错误");
   assert.ok(!read("checkpoints/02.yaml").includes("find:"));
   assert.ok(!read("checkpoints/02.yaml").includes("replace:"));
   assert.ok(read("checkpoints/02.yaml").startsWith("# chapter 02 (synthetic)"), "comments are kept");
 
-  assert.deepEqual(JSON.parse(read(PRACTICE_MARKER)), { chapter: "02", parent, target, source: sh(repo, ["rev-parse", "HEAD"]), course: repo, createdBy: "practice" });
+  assert.deepEqual(JSON.parse(read(PRACTICE_MARKER)), {
+    chapter: "02",
+    parent,
+    target,
+    source: sh(repo, ["rev-parse", "HEAD"]),
+    course: repo,
+    createdBy: "practice",
+  });
 
   const guide = read("LEARNING.md");
   for (const needle of [
@@ -90,7 +100,10 @@ test("practice writes the parent tree, the focused test, the starter over the te
     "CLAUDE.md",
     ".agents/skills/pi-course-tutor/SKILL.md",
   ].sort();
-  const actual = fingerprint(dest).filter((l) => !l.endsWith("/")).map((l) => l.split(" ")[0]!).sort();
+  const actual = fingerprint(dest)
+    .filter((l) => !l.endsWith("/"))
+    .map((l) => l.split(" ")[0]!)
+    .sort();
   assert.deepEqual(actual, expected);
 });
 
@@ -152,7 +165,12 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
   }
   // The hooks really ran inside the temporary folder (so the checks above were meaningful).
   let tempSeen = "";
-  await createPractice({ repo, id: "02", dest: path.join(root, "ok"), hooks: { afterStep: (step, temp) => void (step === "files" && (tempSeen = temp ?? "")) } });
+  await createPractice({
+    repo,
+    id: "02",
+    dest: path.join(root, "ok"),
+    hooks: { afterStep: (step, temp) => void (step === "files" && (tempSeen = temp ?? "")) },
+  });
   assert.match(path.basename(tempSeen), /^\.ok\.partial-/);
   assert.equal(path.dirname(tempSeen), root);
   assert.match(sh(repo, ["rev-parse", "course/build-your-own-pi"]), /^[0-9a-f]{40}$/, "a successful practice publishes the branch");
@@ -162,7 +180,9 @@ test("a reference line in any file of the folder is LEAK_DETECTED (file, line, t
   const fake = makeFakeCourse(t);
   const testFile = readFileSync(path.join(fake, "packages/pi-course/test/02-beta.test.ts"), "utf8");
   const repo = makeFakeCourse(t, {
-    overrides: { "packages/pi-course/test/02-beta.test.ts": testFile.replace("test(\"Lab 2.2", "// hint:\n//   const unique = [...new Set(names)].sort();\ntest(\"Lab 2.2") },
+    overrides: {
+      "packages/pi-course/test/02-beta.test.ts": testFile.replace('test("Lab 2.2', '// hint:\n//   const unique = [...new Set(names)].sort();\ntest("Lab 2.2'),
+    },
   });
   const dest = path.join(path.dirname(repo), "leaky");
   await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
@@ -182,7 +202,12 @@ test("a starter carrying reference code in a comment is LEAK_DETECTED naming the
   const line = starter.split("\n").indexOf(pasted) + 1;
   await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
     assert.ok(isCode("LEAK_DETECTED")(e));
-    assert.match((e as Error).message, new RegExp(`starters/02-beta\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码「const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);」`));
+    assert.match(
+      (e as Error).message,
+      new RegExp(
+        `starters/02-beta\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码「const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);」`,
+      ),
+    );
     return true;
   });
   assert.equal(existsSync(dest), false);

@@ -20,10 +20,23 @@ test("placeholders are replaced; a section is kept or dropped with its marker li
 
 test("the guide's template leaves no placeholder behind and names the chapter's commands", () => {
   const manifest = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
-  const guide = renderLearningGuide({ manifest, parent: "p".repeat(40), target: "t".repeat(40), source: "s".repeat(40), teachingFiles: ["packages/pi-course/src/mini.ts"], throughChapters: ["98", "99"], linkedModules: false });
+  const guide = renderLearningGuide({
+    manifest,
+    parent: "p".repeat(40),
+    target: "t".repeat(40),
+    source: "s".repeat(40),
+    teachingFiles: ["packages/pi-course/src/mini.ts"],
+    throughChapters: ["98", "99"],
+    linkedModules: false,
+  });
   assert.doesNotMatch(guide, /\{\{|\}\}/);
   assert.ok(guide.startsWith(`# 第 99 章练习：${manifest.title}\n`));
-  for (const line of ["npm install", "npm run lab -w @pi/course -- 99.1     # 编译并只运行这个 Lab，给出通过数和第一处失败", "npm run hint -w @pi/course -- 99.1", "本章没有登记故障实验。"]) {
+  for (const line of [
+    "npm install",
+    "npm run lab -w @pi/course -- 99.1     # 编译并只运行这个 Lab，给出通过数和第一处失败",
+    "npm run hint -w @pi/course -- 99.1",
+    "本章没有登记故障实验。",
+  ]) {
     assert.ok(guide.split("\n").includes(line), line);
   }
   assert.ok(readFileSync(path.join(courseRoot, ...LEARNING_TEMPLATE.split("/")), "utf8").includes("{{labRows}}"));

@@ -8,10 +8,16 @@ const PAIR: LeakPair = { teachingFile: "src/beta.ts", reference: REFERENCE_BETA,
 
 test("leak audit: a planted reference line is caught with file and line number", () => {
   const planted = `const x = 1;\n  return betaCatalog(names).join(" | ");\n`;
-  const leaks = findLeaks([{ file: "notes.md", text: "nothing here\n" }, { file: "test/a.ts", text: planted }], [PAIR]);
+  const leaks = findLeaks(
+    [
+      { file: "notes.md", text: "nothing here\n" },
+      { file: "test/a.ts", text: planted },
+    ],
+    [PAIR],
+  );
   assert.deepEqual(leaks, [{ file: "test/a.ts", line: 2, text: 'return betaCatalog(names).join(" | ");', teachingFile: "src/beta.ts" }]);
   // CRLF line ends and different indentation do not hide a leak.
-  assert.equal(findLeaks([{ file: "b", text: "x\r\n\t\treturn betaCatalog(names).join(\" | \");\r\n" }], [PAIR]).length, 1);
+  assert.equal(findLeaks([{ file: "b", text: 'x\r\n\t\treturn betaCatalog(names).join(" | ");\r\n' }], [PAIR]).length, 1);
 });
 
 test("leak audit: lines the starter also has, short lines and punctuation-only lines are ignored", () => {
@@ -42,5 +48,8 @@ test("leak audit: files inherited from the parent are checked for distinctive an
     ],
     [pair],
   );
-  assert.deepEqual(leaks.map((l) => `${l.file}:${l.line}`), ["bench.ts:2", "test.ts:1"]);
+  assert.deepEqual(
+    leaks.map((l) => `${l.file}:${l.line}`),
+    ["bench.ts:2", "test.ts:1"],
+  );
 });

@@ -23,7 +23,14 @@ test("learner commands say first that the repo is the reference, and restore a f
   const file = path.join(practice.root, "packages/pi-course/src/mini.ts");
   const original = await readFile(file);
   const patched = Buffer.from(`${original.toString("utf8")}// injected\n`);
-  const state = { format: 1 as const, fault: "99.1-x", file: "packages/pi-course/src/mini.ts", sha256: sha256(original), patchedSha256: sha256(patched), startedAt: "" };
+  const state = {
+    format: 1 as const,
+    fault: "99.1-x",
+    file: "packages/pi-course/src/mini.ts",
+    sha256: sha256(original),
+    patchedSha256: sha256(patched),
+    startedAt: "",
+  };
   // A fault run still going on (its process lives): only a note, nothing touched.
   writeBackupSync(practice.root, { ...state, pid: process.ppid }, original);
   await writeFile(file, patched);
@@ -35,4 +42,3 @@ test("learner commands say first that the repo is the reference, and restore a f
   assert.deepEqual(await readFile(file), original);
   assert.ok(!existsSync(path.join(practice.root, BACKUP_DIR)));
 });
-

@@ -108,7 +108,11 @@ test("a reference line pasted into a comment is caught, also abridged, naming th
     const starter = withInList(comment);
     const leaks = auditStarter(REFERENCE, starter, LABS);
     assert.equal(leaks.length, 1, comment);
-    assert.deepEqual([leaks[0]!.line, leaks[0]!.where, leaks[0]!.referenceLine], [lineOf(starter, comment), "comment", lineOf(REFERENCE, "[...names].sort()")], comment);
+    assert.deepEqual(
+      [leaks[0]!.line, leaks[0]!.where, leaks[0]!.referenceLine],
+      [lineOf(starter, comment), "comment", lineOf(REFERENCE, "[...names].sort()")],
+      comment,
+    );
     assert.match(leaks[0]!.text, /^return \[\.\.\.names\]\.sort\(\)/);
   }
 });
@@ -118,11 +122,19 @@ test("the answer is caught in block comments, in a line split over two comments,
     [withInList("/*", " * const joined = joinNames(things);", " * return options.upper === true ? …", " */"), "const joined", "comment"],
     [withInList("// return options.upper === true", "//   ? joined.toUpperCase() : joined;"), "return options.upper", "comment"],
     [`${STARTER}\nexport const HINT = "return options.upper === true ? joined.toUpperCase() : joined;";\n`, "export const HINT", "code"],
-    [STARTER.replace("return new Error(`${lab} 尚未实现`);", "return new Error(`${lab} 尚未实现：things.map((thing) => thing.name).join(SEPARATOR)`);"), "尚未实现：things", "code"],
+    [
+      STARTER.replace("return new Error(`${lab} 尚未实现`);", "return new Error(`${lab} 尚未实现：things.map((thing) => thing.name).join(SEPARATOR)`);"),
+      "尚未实现：things",
+      "code",
+    ],
   ];
   for (const [starter, needle, where] of cases) {
     const leaks = auditStarter(REFERENCE, starter, LABS);
-    assert.deepEqual(leaks.map((l) => [l.line, l.where]), [[lineOf(starter, needle), where]], needle);
+    assert.deepEqual(
+      leaks.map((l) => [l.line, l.where]),
+      [[lineOf(starter, needle), where]],
+      needle,
+    );
   }
 });
 
@@ -130,12 +142,24 @@ test("code in a construction site is searched, and given code must be the refere
   // A construction site holds only its throw, void statements and comments: a reference
   // statement there is a leak even in its own function.
   const inSite = withInList("const sorted = [...names].sort().map((name) => ({ name: path.basename(name) }));");
-  assert.deepEqual(auditStarter(REFERENCE, inSite, LABS).map((l) => [l.line, l.where]), [[lineOf(inSite, "const sorted"), "code"]]);
+  assert.deepEqual(
+    auditStarter(REFERENCE, inSite, LABS).map((l) => [l.line, l.where]),
+    [[lineOf(inSite, "const sorted"), "code"]],
+  );
   // Given code (the constructor) may not grow a statement taken from another declaration.
-  const grown = STARTER.replace("    this.#things.push(structuredClone(first));", "    this.#things.push(structuredClone(first));\n    const joined = joinNames(things);");
-  assert.deepEqual(auditStarter(REFERENCE, grown, LABS).map((l) => l.line), [lineOf(grown, "const joined")]);
+  const grown = STARTER.replace(
+    "    this.#things.push(structuredClone(first));",
+    "    this.#things.push(structuredClone(first));\n    const joined = joinNames(things);",
+  );
+  assert.deepEqual(
+    auditStarter(REFERENCE, grown, LABS).map((l) => l.line),
+    [lineOf(grown, "const joined")],
+  );
   // A given statement repeated in another declaration is not given there, but quotes given code.
-  const moved = STARTER.replace("function labError(lab: string): Error {\n", "function labError(lab: string): Error {\n  this.#things.push(structuredClone(first));\n");
+  const moved = STARTER.replace(
+    "function labError(lab: string): Error {\n",
+    "function labError(lab: string): Error {\n  this.#things.push(structuredClone(first));\n",
+  );
   assert.equal(auditStarter(REFERENCE, moved, LABS).length, 0, "code the starter already gives gives nothing new away");
   // Without the lab ids, any `Lab N.M` throw is a scaffold throw.
   assert.deepEqual(auditStarter(REFERENCE, STARTER), []);
@@ -148,22 +172,41 @@ test("runs shorter than the threshold, and quotes of the starter's own surface o
   const quotesGiven = withInList("// 构造函数里已经有 this.#things.push(structuredClone(first)); 不用改");
   assert.deepEqual(auditStarter(REFERENCE, quotesGiven, LABS), []);
   // A doc comment of the reference's surface that shares its words with a body's message.
-  const documented = REFERENCE.replace("/** Shared type. */", "/** Shared type: its name is not one of the names we sort and strip folders from. */")
-    .replace("// sort first, then strip folders", 'if (names.length === 0) throw new Error("not one of the names we sort and strip folders from");');
+  const documented = REFERENCE.replace("/** Shared type. */", "/** Shared type: its name is not one of the names we sort and strip folders from. */").replace(
+    "// sort first, then strip folders",
+    'if (names.length === 0) throw new Error("not one of the names we sort and strip folders from");',
+  );
   const starterDocumented = STARTER.replace("/** Shared type. */", "/** Shared type: its name is not one of the names we sort and strip folders from. */");
   assert.deepEqual(auditStarter(documented, starterDocumented, LABS), []);
-  assert.notDeepEqual(auditStarter(REFERENCE.replace("// sort first, then strip folders", 'if (names.length === 0) throw new Error("not one of the names we sort and strip folders from");'), starterDocumented, LABS), [], "without the reference's own doc comment the same words are a leak");
+  assert.notDeepEqual(
+    auditStarter(
+      REFERENCE.replace("// sort first, then strip folders", 'if (names.length === 0) throw new Error("not one of the names we sort and strip folders from");'),
+      starterDocumented,
+      LABS,
+    ),
+    [],
+    "without the reference's own doc comment the same words are a leak",
+  );
 });
 
 test("findStarterLeaks names the starter's own path, and the practice error says where and what", () => {
   const starter = withInList("// 参考：return [...names].sort().map((name) => ({ name: …");
   const leaks = findStarterLeaks([{ teachingFile: "src/shelf.ts", starterFile: "starters/01-shelf.ts", reference: REFERENCE, starter }], LABS);
-  assert.deepEqual(leaks.map((l) => `${l.file}:${l.line}`), [`starters/01-shelf.ts:${lineOf(starter, "参考")}`]);
-  assert.throws(() => assertNoLeaks(leaks), (error: Error & { code?: string }) => {
-    assert.equal(error.code, "LEAK_DETECTED");
-    assert.match(error.message, new RegExp(`starters/01-shelf\\.ts:${lineOf(starter, "参考")} 的注释含有 src/shelf\\.ts 参考实现函数体中的代码「return \\[\\.\\.\\.names\\]`));
-    return true;
-  });
+  assert.deepEqual(
+    leaks.map((l) => `${l.file}:${l.line}`),
+    [`starters/01-shelf.ts:${lineOf(starter, "参考")}`],
+  );
+  assert.throws(
+    () => assertNoLeaks(leaks),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, "LEAK_DETECTED");
+      assert.match(
+        error.message,
+        new RegExp(`starters/01-shelf\\.ts:${lineOf(starter, "参考")} 的注释含有 src/shelf\\.ts 参考实现函数体中的代码「return \\[\\.\\.\\.names\\]`),
+      );
+      return true;
+    },
+  );
 });
 
 test("every starter of this repository passes; the same starter with a reference line pasted into a comment fails naming it", async () => {

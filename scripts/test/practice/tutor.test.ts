@@ -29,7 +29,10 @@ function splitSkill(text: string): { frontmatter: Record<string, unknown>; body:
 
 test("the three files are rendered from the manifest: no placeholder left, the protocol and the chapter's commands stated", () => {
   const files = renderTutorFiles(mini, ["packages/pi-course/src/mini.ts"]);
-  assert.deepEqual(files.map((f) => f.path), ["AGENTS.md", "CLAUDE.md", `.agents/skills/${TUTOR_SKILL}/SKILL.md`]);
+  assert.deepEqual(
+    files.map((f) => f.path),
+    ["AGENTS.md", "CLAUDE.md", `.agents/skills/${TUTOR_SKILL}/SKILL.md`],
+  );
   const [agents, claude, skill] = files.map((f) => f.content) as [string, string, string];
   for (const text of [agents, skill]) assert.doesNotMatch(text, /\{\{[#^/]?\w+\}\}/);
   assert.equal(claude, "@AGENTS.md\n");
@@ -96,7 +99,10 @@ test("a reference line planted in either template is LEAK_DETECTED, naming the g
     const dest = path.join(path.dirname(repo), `leaky-${path.basename(file, ".md")}`);
     await assert.rejects(createPractice({ repo, id: "02", dest, tutorTemplates }), (error: unknown) => {
       assert.ok(isCode("LEAK_DETECTED")(error), String(error));
-      assert.match((error as Error).message, new RegExp(`^答案泄漏：${file.replace(/[.]/g, "\\.")}:\\d+ 含有 packages/pi-course/src/beta\\.ts 参考实现中的一行`));
+      assert.match(
+        (error as Error).message,
+        new RegExp(`^答案泄漏：${file.replace(/[.]/g, "\\.")}:\\d+ 含有 packages/pi-course/src/beta\\.ts 参考实现中的一行`),
+      );
       return true;
     });
     assert.equal(existsSync(dest), false);
@@ -106,32 +112,36 @@ test("a reference line planted in either template is LEAK_DETECTED, naming the g
 
 /** What the test reads of chapter 12's `discoverResources` (the compiled reference of this working tree). */
 interface Discovery {
-  discoverResources(roots: readonly string[], options?: { onDiagnostic?(diagnostic: { code: string; message: string }): void }): Promise<{ skills: { name: string; description: string }[] }>;
+  discoverResources(
+    roots: readonly string[],
+    options?: { onDiagnostic?(diagnostic: { code: string; message: string }): void },
+  ): Promise<{ skills: { name: string; description: string }[] }>;
 }
 
 const chapter12 = existsSync(path.join(realRepo, "checkpoints", "12.yaml")) && existsSync(path.join(realRepo, "starters", "12-resources.ts"));
 const compiledResources = path.join(realRepo, "packages", "pi-course", "dist", "src", "resources.js");
 
-test(
-  "chapter 12's practice folder holds the three files, and chapter 12's own discoverResources lists the skill without a warning",
-  { skip: (!chapter12 && "chapter 12 is not in this tree") || (!existsSync(compiledResources) && "the course package is not built (npm run build)") },
-  async (t) => {
-    const headFiles = new Set((await listTree(realRepo, "HEAD")).map((e) => e.path));
-    if (!headFiles.has("checkpoints/12.yaml")) return t.skip("chapter 12 is not committed yet");
-    const repo = cloneOf(t, realRepo);
-    symlinkSync(path.join(realRepo, "node_modules"), path.join(repo, "node_modules"), "junction");
-    const dest = path.join(path.dirname(repo), "practice-12");
-    await createPractice({ repo, id: "12", dest, linkModules: true });
-    for (const file of Object.values(TUTOR_FILES)) assert.ok(existsSync(path.join(dest, ...file.split("/"))), file);
-    assert.match(readFileSync(path.join(dest, "AGENTS.md"), "utf8"), /`packages\/pi-course\/src\/resources\.ts`/);
-    assert.match(readFileSync(path.join(dest, "AGENTS.md"), "utf8"), /npm run lab -w @pi\/course -- 12 --challenge/, "chapter 12 has a challenge tier");
+test("chapter 12's practice folder holds the three files, and chapter 12's own discoverResources lists the skill without a warning", {
+  skip: (!chapter12 && "chapter 12 is not in this tree") || (!existsSync(compiledResources) && "the course package is not built (npm run build)"),
+}, async (t) => {
+  const headFiles = new Set((await listTree(realRepo, "HEAD")).map((e) => e.path));
+  if (!headFiles.has("checkpoints/12.yaml")) return t.skip("chapter 12 is not committed yet");
+  const repo = cloneOf(t, realRepo);
+  symlinkSync(path.join(realRepo, "node_modules"), path.join(repo, "node_modules"), "junction");
+  const dest = path.join(path.dirname(repo), "practice-12");
+  await createPractice({ repo, id: "12", dest, linkModules: true });
+  for (const file of Object.values(TUTOR_FILES)) assert.ok(existsSync(path.join(dest, ...file.split("/"))), file);
+  assert.match(readFileSync(path.join(dest, "AGENTS.md"), "utf8"), /`packages\/pi-course\/src\/resources\.ts`/);
+  assert.match(readFileSync(path.join(dest, "AGENTS.md"), "utf8"), /npm run lab -w @pi\/course -- 12 --challenge/, "chapter 12 has a challenge tier");
 
-    // The reference's discovery (the learner's own is a starter in the folder), in lenient mode.
-    const { discoverResources } = (await import(pathToFileURL(compiledResources).href)) as Discovery;
-    const diagnostics: unknown[] = [];
-    const catalog = await discoverResources([path.join(dest, ".agents")], { onDiagnostic: (d) => void diagnostics.push(d) });
-    assert.deepEqual(diagnostics, []);
-    assert.deepEqual(catalog.skills.map((s) => s.name), [TUTOR_SKILL]);
-    assert.match(catalog.skills[0]!.description, /第 12 章的练习目录里陪学习者做 Lab 时使用/);
-  },
-);
+  // The reference's discovery (the learner's own is a starter in the folder), in lenient mode.
+  const { discoverResources } = (await import(pathToFileURL(compiledResources).href)) as Discovery;
+  const diagnostics: unknown[] = [];
+  const catalog = await discoverResources([path.join(dest, ".agents")], { onDiagnostic: (d) => void diagnostics.push(d) });
+  assert.deepEqual(diagnostics, []);
+  assert.deepEqual(
+    catalog.skills.map((s) => s.name),
+    [TUTOR_SKILL],
+  );
+  assert.match(catalog.skills[0]!.description, /第 12 章的练习目录里陪学习者做 Lab 时使用/);
+});

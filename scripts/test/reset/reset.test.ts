@@ -54,19 +54,30 @@ test("reset of a lab puts back that lab's starter declarations, keeps the rest, 
   assert.deepEqual(result?.declarations, ["gate", "labError"]);
   assert.equal(await readFile(path.join(root, result!.savedAs!), "utf8"), SOLVED, "the learner's file, whole, beside it");
   const text = await readFile(file, "utf8");
-  assert.ok(text.includes('/** Loads what the loader holds, only when it is trusted. */\nexport function gate(loader: Loader): "loaded" | "skipped" {\n  // 🔨 Lab 98.2'), "the starter's gate, its doc comment and marker with it");
+  assert.ok(
+    text.includes(
+      '/** Loads what the loader holds, only when it is trusted. */\nexport function gate(loader: Loader): "loaded" | "skipped" {\n  // 🔨 Lab 98.2',
+    ),
+    "the starter's gate, its doc comment and marker with it",
+  );
   for (const kept of ["/** My chapter 98. */", "const TWICE = 2;", "return n * TWICE;", 'return "kept";']) assert.ok(text.includes(kept), kept);
   // The result builds: Lab 98.2 is back on its own scaffold, Lab 98.1 still green.
   const outcome = await runLab(root, manifest, { chapter: "98", lab: "98.2" });
   assert.ok(outcome.kind === "tested", outcome.kind);
   assert.deepEqual([outcome.labs[0]?.status, outcome.labs[0]?.firstFailure?.message], ["not_started", "Lab 98.2 trust gate 尚未实现"]);
-  assert.deepEqual(outcome.earlier.map((lab) => lab.status), ["passed"]);
+  assert.deepEqual(
+    outcome.earlier.map((lab) => lab.status),
+    ["passed"],
+  );
   assert.match(formatReset([result!], { chapter: "98", lab: "98.2" }), /你原来的文件保存在 packages\/pi-course\/src\/mini\.ts\.reset-20261130-142233\.bak/);
 });
 
 test("reset of a lab matches the learner's declaration by name whatever its shape, and refuses a result that would not compile", async (t) => {
   // The learner wrote Lab 98.1 as an arrow function with an extra parameter, used elsewhere.
-  const reshaped = SOLVED.replace("export function double(n: number): number {\n  return n * TWICE;\n}", "export const double = (n: number, by = TWICE): number => n * by;");
+  const reshaped = SOLVED.replace(
+    "export function double(n: number): number {\n  return n * TWICE;\n}",
+    "export const double = (n: number, by = TWICE): number => n * by;",
+  );
   const { root, manifest, file } = await practice(t, reshaped);
   const [result] = resetTeachingFiles({ root, manifest, lab: "98.1", now: NOW });
   assert.deepEqual(result?.declarations, ["double", "labError"]);
@@ -77,15 +88,18 @@ test("reset of a lab matches the learner's declaration by name whatever its shap
 
   // Now the learner's own code calls double with the extra argument: the starter's double
   // would not compile there, so the lab reset is refused and nothing is written.
-  const calling = reshaped.replace('return "kept";', 'return String(double(1, 3));');
+  const calling = reshaped.replace('return "kept";', "return String(double(1, 3));");
   await writeFile(file, calling);
   const saved = readdirSync(path.dirname(file)).length;
-  assert.throws(() => resetTeachingFiles({ root, manifest, lab: "98.1", now: NOW }), (error: Error & { code?: string }) => {
-    assert.equal(error.code, "RESET_LAB_BREAKS_BUILD");
-    assert.match(error.message, /src\/mini\.ts:\d+: Expected 1 arguments, but got 2/);
-    assert.match(error.message, /reset -w @pi\/course -- 98/);
-    return true;
-  });
+  assert.throws(
+    () => resetTeachingFiles({ root, manifest, lab: "98.1", now: NOW }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, "RESET_LAB_BREAKS_BUILD");
+      assert.match(error.message, /src\/mini\.ts:\d+: Expected 1 arguments, but got 2/);
+      assert.match(error.message, /reset -w @pi\/course -- 98/);
+      return true;
+    },
+  );
   assert.equal(await readFile(file, "utf8"), calling);
   assert.equal(readdirSync(path.dirname(file)).length, saved, "no backup written for a refused reset");
 });
@@ -105,7 +119,11 @@ test("reset of the chapter gives the starter back; a second reset in the same se
   await rm(file);
   assert.deepEqual(resetTeachingFiles({ root, manifest, now: NOW }), [{ file: MINI_FILE, status: "restored" }]);
   assert.equal(await readFile(file, "utf8"), STARTER);
-  assert.deepEqual(readdirSync(path.dirname(file)).filter((name) => name.includes(".pi-course-")), [], "no temporary file left");
+  assert.deepEqual(
+    readdirSync(path.dirname(file)).filter((name) => name.includes(".pi-course-")),
+    [],
+    "no temporary file left",
+  );
 });
 
 test("reset refuses outside a practice folder, for another chapter, with an unreadable marker, without a starter copy, and leaves the file alone", async (t) => {
@@ -121,7 +139,11 @@ test("reset refuses outside a practice folder, for another chapter, with an unre
   await writeFile(path.join(root, ".pi-course/practice.json"), JSON.stringify({ chapter: "98" }));
   // A fault exercise in progress: its restore would find the file changed.
   const original = await readFile(file);
-  writeBackupSync(root, { format: 1, fault: "98.2-x", file: MINI_FILE, sha256: sha256(original), patchedSha256: sha256(original), pid: process.ppid, startedAt: "" }, original);
+  writeBackupSync(
+    root,
+    { format: 1, fault: "98.2-x", file: MINI_FILE, sha256: sha256(original), patchedSha256: sha256(original), pid: process.ppid, startedAt: "" },
+    original,
+  );
   assert.throws(() => resetTeachingFiles({ root, manifest }), { code: "RESET_FAULT_PENDING" });
   await rm(path.join(root, BACKUP_DIR), { recursive: true });
   await rm(path.join(root, COPY));
@@ -132,11 +154,14 @@ test("reset refuses outside a practice folder, for another chapter, with an unre
 test("a lab reset of a file with a syntax error, or of a missing file, is refused with what to do instead", async (t) => {
   const broken = "export function double(n: number): number {\n  return n *;\n";
   const { root, manifest, file } = await practice(t, broken);
-  assert.throws(() => resetTeachingFiles({ root, manifest, lab: "98.1" }), (error: Error & { code?: string }) => {
-    assert.equal(error.code, "RESET_UNPARSABLE");
-    assert.match(error.message, /reset 98/);
-    return true;
-  });
+  assert.throws(
+    () => resetTeachingFiles({ root, manifest, lab: "98.1" }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, "RESET_UNPARSABLE");
+      assert.match(error.message, /reset 98/);
+      return true;
+    },
+  );
   assert.equal(await readFile(file, "utf8"), broken);
   assert.ok(!readdirSync(path.dirname(file)).some((name) => name.endsWith(".bak")), "nothing saved when nothing changed");
   await rm(file);

@@ -179,7 +179,8 @@ export async function miniCourseFiles(options: MiniCourseOptions = {}): Promise<
   };
   if (options.starter) files["starters/98-mini.ts"] = MINI_STARTER;
   if (options.practice) {
-    files[".pi-course/practice.json"] = `${JSON.stringify({ chapter: "98", parent: "0".repeat(40), target: "1".repeat(40), source: "2".repeat(40), createdBy: "practice" })}\n`;
+    files[".pi-course/practice.json"] =
+      `${JSON.stringify({ chapter: "98", parent: "0".repeat(40), target: "1".repeat(40), source: "2".repeat(40), createdBy: "practice" })}\n`;
   }
   return files;
 }

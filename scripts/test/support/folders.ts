@@ -22,7 +22,16 @@ export function fingerprint(dir: string): string[] {
       if (st.isDirectory()) {
         out.push(`${child}/`);
         walk(child);
-      } else out.push(`${child} ${st.isFile() ? createHash("sha256").update(readFileSync(path.join(dir, child))).digest("hex") : "link"}`);
+      } else
+        out.push(
+          `${child} ${
+            st.isFile()
+              ? createHash("sha256")
+                  .update(readFileSync(path.join(dir, child)))
+                  .digest("hex")
+              : "link"
+          }`,
+        );
     }
   };
   walk("");

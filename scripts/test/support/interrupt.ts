@@ -67,7 +67,14 @@ exec ${JSON.stringify(git)} "$@"
  * Starts the compiled course `command` of the course at `root` (in its own process group)
  * and pauses it at `pause`. The process group is killed after the test, whatever happened.
  */
-export function startPaused(t: TestContext, root: string, command: string, args: readonly string[], pause: PausePoint, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): PausedRun {
+export function startPaused(
+  t: TestContext,
+  root: string,
+  command: string,
+  args: readonly string[],
+  pause: PausePoint,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): PausedRun {
   const dir = tempDir(t, "pi-interrupt-");
   const bin = path.join(dir, "bin");
   const tmp = path.join(dir, "tmp");

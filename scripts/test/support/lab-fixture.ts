@@ -160,11 +160,17 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await writeFile(path.join(root, NODE_TEST_TYPES), NODE_TEST_TYPINGS);
   // A junction needs no privilege on Windows; elsewhere the type is ignored.
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");
-  await writeFile(path.join(root, "package.json"), `${JSON.stringify({ name: "mini-course", private: true, type: "module", workspaces: ["packages/*"] }, null, 2)}\n`);
+  await writeFile(
+    path.join(root, "package.json"),
+    `${JSON.stringify({ name: "mini-course", private: true, type: "module", workspaces: ["packages/*"] }, null, 2)}\n`,
+  );
   await writeFile(path.join(pkg, "package.json"), `${JSON.stringify({ name: "@pi/course", private: true, type: "module" }, null, 2)}\n`);
   await writeFile(path.join(pkg, "test", text("99-mini.test.ts")), text(MINI_TEST));
   await writeFile(path.join(root, "checkpoints", `${id}.yaml`), text(MINI_MANIFEST));
-  const starter = options.practice === true ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/")) : path.join(root, "starters", text("99-mini.ts"));
+  const starter =
+    options.practice === true
+      ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/"))
+      : path.join(root, "starters", text("99-mini.ts"));
   await mkdir(path.dirname(starter), { recursive: true });
   await writeFile(starter, text(miniSource("starter")));
   if (options.practice === true) await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id })}\n`);
@@ -197,7 +203,14 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   const root = await mkdtemp(path.join(os.tmpdir(), `pi practice${id} (copy)-`));
   const pkg = path.join("packages", "pi-course");
   // The focused tests, and what the chapter provides as it is (a test support module outside src/ too).
-  for (const file of ["package.json", "tsconfig.base.json", path.join(pkg, "package.json"), path.join(pkg, "tsconfig.json"), ...manifest.focusedTests, ...manifest.provided]) {
+  for (const file of [
+    "package.json",
+    "tsconfig.base.json",
+    path.join(pkg, "package.json"),
+    path.join(pkg, "tsconfig.json"),
+    ...manifest.focusedTests,
+    ...manifest.provided,
+  ]) {
     await mkdir(path.dirname(path.join(root, file)), { recursive: true });
     await fse.copy(path.join(sourceRoot, file), path.join(root, file));
   }
@@ -208,7 +221,9 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   }
   await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { filter: (source) => !later.has(source) });
   await fse.copy(path.join(sourceRoot, "examples"), path.join(root, "examples")); // npm start's sample workspace
-  await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), { filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")) });
+  await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), {
+    filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")),
+  });
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
   await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));

@@ -63,7 +63,11 @@ export function compiledTooling(): string {
   if (built !== undefined) return built;
   const files = sourceFiles();
   const hash = createHash("sha256");
-  for (const file of files) hash.update(`${path.relative(courseRoot, file)}\0`).update(readFileSync(file)).update("\0");
+  for (const file of files)
+    hash
+      .update(`${path.relative(courseRoot, file)}\0`)
+      .update(readFileSync(file))
+      .update("\0");
   const dir = path.join(CACHE, hash.digest("hex").slice(0, 16));
   if (!existsSync(path.join(dir, COMPLETE))) {
     mkdirSync(CACHE, { recursive: true });
@@ -167,7 +171,12 @@ export function runCommandSync(root: string, command: string, args: readonly str
 }
 
 /** Runs `command` of the course at `root` as a process, with piped output. */
-export function runCommand(root: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CommandResult> {
+export function runCommand(
+  root: string,
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...commandArgs(root, command), ...args], {
       cwd: options.cwd ?? root,

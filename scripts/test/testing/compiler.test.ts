@@ -15,4 +15,3 @@ test("tsc output is split into diagnostics with their continuation lines", () =>
   assert.equal(diagnostics.length, 2);
   assert.match(diagnostics[1] ?? "", /TS2345[\s\S]*'x' is not assignable/);
 });
-

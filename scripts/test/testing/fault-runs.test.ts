@@ -53,10 +53,13 @@ test("author mode: a fault the named test cannot see survives", async (t) => {
   // An edit with no observable effect at all: nothing can kill it.
   const invisible = fault({ id: "98.1-invisible", replace: "  return n + n;", killedBy: ["Lab 98.1 · doubles"] });
   const results = await runAuthorFaults({ sourceRoot: root, manifest, faults: [blind, invisible], nodeModules: NODE_MODULES });
-  assert.deepEqual(results.map((r) => [r.id, r.status, r.restored]), [
-    ["98.1-blind", "survived", true],
-    ["98.1-invisible", "survived", true],
-  ]);
+  assert.deepEqual(
+    results.map((r) => [r.id, r.status, r.restored]),
+    [
+      ["98.1-blind", "survived", true],
+      ["98.1-invisible", "survived", true],
+    ],
+  );
   assert.deepEqual(results[0]?.alsoFailed, ["Lab 98.1 · doubles negatives"], "another test saw it");
   assert.deepEqual(results[1]?.alsoFailed, []);
   assert.ok(!allKilledAndRestored(results));
@@ -108,4 +111,3 @@ test("author mode: scratch folders are removed when copying the source fails and
   });
   assert.deepEqual(await readdir(scratchParent), []);
 });
-

@@ -42,10 +42,13 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
   await t.test("the chapter table of the starter lists every lab as not started", async () => {
     const outcome = await runLab(course.root, manifest, { chapter: "99" });
     assert.ok(outcome.kind === "tested");
-    assert.deepEqual(outcome.labs.map((l) => [l.id, l.passed, l.total, l.status]), [
-      ["99.1", 0, 2, "not_started"],
-      ["99.2", 0, 3, "not_started"],
-    ]);
+    assert.deepEqual(
+      outcome.labs.map((l) => [l.id, l.passed, l.total, l.status]),
+      [
+        ["99.1", 0, 2, "not_started"],
+        ["99.2", 0, 3, "not_started"],
+      ],
+    );
     const text = report(outcome);
     assert.match(text, /本章 0\/5/);
     assert.match(text, /开始 Lab 99\.1/);
@@ -55,7 +58,10 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     await course.use("reference");
     const outcome = await runLab(course.root, manifest, { chapter: "99" });
     assert.ok(outcome.kind === "tested");
-    assert.deepEqual(outcome.labs.map((l) => l.status), ["passed", "passed"]);
+    assert.deepEqual(
+      outcome.labs.map((l) => l.status),
+      ["passed", "passed"],
+    );
     assert.equal(outcomeOk(outcome), true);
     assert.deepEqual(outcomeJson(outcome, manifest, { chapter: "99" }, course.root), {
       chapter: "99",
@@ -89,8 +95,14 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     );
     const outcome = await runLab(course.root, manifest, { chapter: "99", lab: "99.2" });
     assert.ok(outcome.kind === "tested");
-    assert.deepEqual(outcome.labs.map((l) => `${l.id} ${l.passed}/${l.total}`), ["99.2 2/3"]);
-    assert.deepEqual(outcome.earlier.map((l) => `${l.id} ${l.status} ${l.passed}/${l.total}`), ["99.1 failed 1/2"]);
+    assert.deepEqual(
+      outcome.labs.map((l) => `${l.id} ${l.passed}/${l.total}`),
+      ["99.2 2/3"],
+    );
+    assert.deepEqual(
+      outcome.earlier.map((l) => `${l.id} ${l.status} ${l.passed}/${l.total}`),
+      ["99.1 failed 1/2"],
+    );
     assert.match(report(outcome, "99.2"), /^⚠ 之前的 Lab 99\.1 现在没有通过：1\/2[^\n]*npm run lab -w @pi\/course -- 99\.1\nLab 99\.2/);
     assert.deepEqual((outcomeJson(outcome, manifest, { chapter: "99", lab: "99.2" }, course.root) as { regressions?: unknown }).regressions, [
       { id: "99.1", passed: 1, total: 2, status: "failed" },
@@ -115,16 +127,29 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     assert.equal(outcomeOk(outcome), false);
     // Said once, by the lab's own failure: the limit, the test that was running, and the function it was in.
     const shown = report(outcome, "99.1");
-    assert.match(shown, /✗ Lab 99\.1 · adds two numbers\n {2}超过时间上限 1\.5 秒，测试进程已被结束：测试 “Lab 99\.1 · adds two numbers”里，正在执行 add（packages\/pi-course\/src\/mini\.ts:\d+:\d+）[\s\S]*--timeout/);
+    assert.match(
+      shown,
+      /✗ Lab 99\.1 · adds two numbers\n {2}超过时间上限 1\.5 秒，测试进程已被结束：测试 “Lab 99\.1 · adds two numbers”里，正在执行 add（packages\/pi-course\/src\/mini\.ts:\d+:\d+）[\s\S]*--timeout/,
+    );
     assert.equal(shown.match(/超过时间上限/g)?.length, 1);
-    assert.deepEqual((outcomeJson(outcome, manifest, { chapter: "99", lab: "99.1" }, course.root) as { error?: unknown }).error, { kind: "timeout", seconds: 1.5 });
+    assert.deepEqual((outcomeJson(outcome, manifest, { chapter: "99", lab: "99.1" }, course.root) as { error?: unknown }).error, {
+      kind: "timeout",
+      seconds: 1.5,
+    });
     assert.deepEqual(ours(), [], "the run's temp folder is gone");
-    assert.deepEqual(readdirSync(os.tmpdir()).filter((name) => name.startsWith(own)), [], "and the one the learner's code made in it");
+    assert.deepEqual(
+      readdirSync(os.tmpdir()).filter((name) => name.startsWith(own)),
+      [],
+      "and the one the learner's code made in it",
+    );
     assert.deepEqual(processesMentioning(course.root) ?? [], [], "the test process and the one it started are gone");
   });
 
   await t.test("a compile error stops before the tests and names the file", async () => {
-    await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), 'export function add(a: number, b: number): number {\n  return "nope";\n}\nexport function greet(n: string): string { return n; }\n');
+    await writeFile(
+      path.join(course.root, "packages/pi-course/src/mini.ts"),
+      'export function add(a: number, b: number): number {\n  return "nope";\n}\nexport function greet(n: string): string { return n; }\n',
+    );
     const outcome = await runLab(course.root, manifest, { chapter: "99", lab: "99.1" });
     assert.equal(outcome.kind, "build_failed");
     assert.ok(outcome.kind === "build_failed");
@@ -148,7 +173,10 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
   });
 
   await t.test("a test file that crashes while loading is reported with its stderr", async () => {
-    await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), 'throw new Error("module top-level boom");\nexport function add(a: number, b: number): number { return a + b; }\nexport function greet(n: string): string { return n; }\n');
+    await writeFile(
+      path.join(course.root, "packages/pi-course/src/mini.ts"),
+      'throw new Error("module top-level boom");\nexport function add(a: number, b: number): number { return a + b; }\nexport function greet(n: string): string { return n; }\n',
+    );
     const outcome = await runLab(course.root, manifest, { chapter: "99" });
     assert.ok(outcome.kind === "tested");
     assert.equal(outcome.crashes.length, 1);
@@ -158,4 +186,3 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     assert.match(report(outcome), /测试文件没能运行完：packages\/pi-course\/dist\/test\/99-mini\.test\.js/);
   });
 });
-

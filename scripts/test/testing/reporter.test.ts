@@ -12,19 +12,31 @@ test("the reporter keeps a long diff's stack frames, the error an assertion rece
   };
   const fail = (name: string, thrown: unknown) => ({
     type: "test:fail",
-    data: { name, nesting: 0, file: "/c/test/x.test.ts", line: 7, details: { error: Object.assign(new Error("wrapped"), { code: "ERR_TEST_FAILURE", failureType: "testCodeFailure", cause: thrown }) } },
+    data: {
+      name,
+      nesting: 0,
+      file: "/c/test/x.test.ts",
+      line: 7,
+      details: { error: Object.assign(new Error("wrapped"), { code: "ERR_TEST_FAILURE", failureType: "testCodeFailure", cause: thrown }) },
+    },
   });
   let deep: unknown;
   try {
-    assert.deepStrictEqual(Array.from({ length: 40 }, (_, i) => i), Array.from({ length: 40 }, (_, i) => (i === 20 ? -1 : i)));
+    assert.deepStrictEqual(
+      Array.from({ length: 40 }, (_, i) => i),
+      Array.from({ length: 40 }, (_, i) => (i === 20 ? -1 : i)),
+    );
   } catch (error) {
     deep = error;
   }
   let received: unknown;
   try {
-    assert.throws(() => {
-      throw new Error("Lab 99.2 mini greet 尚未实现");
-    }, { code: "GREET_EMPTY" });
+    assert.throws(
+      () => {
+        throw new Error("Lab 99.2 mini greet 尚未实现");
+      },
+      { code: "GREET_EMPTY" },
+    );
   } catch (error) {
     received = error;
   }
@@ -42,4 +54,3 @@ test("the reporter keeps a long diff's stack frames, the error an assertion rece
   assert.equal(second?.error?.actual?.message, "Lab 99.2 mini greet 尚未实现");
   assert.match(second?.error?.actual?.stack ?? "", /^ {4}at /);
 });
-

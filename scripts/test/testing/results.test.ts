@@ -22,7 +22,10 @@ function rec(path: string[], ok: boolean, message?: string, extra: Partial<TestR
 test("reporter lines that are not records are skipped", () => {
   const good = JSON.stringify(rec(["Lab 99.1 · a"], true));
   const records = parseRecords(`${good}\nnoise\n{"ok":true}\n{"ok":false,"path":["Lab 99.1 · b"],"skip":false,"todo":false}\n{"ok":tr`);
-  assert.deepEqual(records.map((r) => r.path[0]), ["Lab 99.1 · a", "Lab 99.1 · b"]);
+  assert.deepEqual(
+    records.map((r) => r.path[0]),
+    ["Lab 99.1 · a", "Lab 99.1 · b"],
+  );
 });
 
 test("a lab whose every test fails on its own scaffold error is not started", () => {
@@ -39,7 +42,11 @@ test("a lab whose every test fails on its own scaffold error is not started", ()
 });
 
 test("a later lab blocked only by an earlier lab's scaffold is not started; the reverse is a failure", () => {
-  const blocked = [rec(["Lab 99.2 · a"], false, lab1.scaffoldError), rec(["Lab 99.2 · b"], false, lab2.scaffoldError), rec(["Lab 99.2 · c"], false, lab2.scaffoldError)];
+  const blocked = [
+    rec(["Lab 99.2 · a"], false, lab1.scaffoldError),
+    rec(["Lab 99.2 · b"], false, lab2.scaffoldError),
+    rec(["Lab 99.2 · c"], false, lab2.scaffoldError),
+  ];
   assert.equal(summarizeLabs([lab2], mini.labs, blocked)[0]?.status, "not_started");
   // Lab 99.1 failing on Lab 99.2's scaffold means 99.1's code reached a later lab's site: a real failure.
   const reversed = [rec(["Lab 99.1 · a"], false, lab2.scaffoldError), rec(["Lab 99.1 · b"], false, lab1.scaffoldError)];
@@ -104,4 +111,3 @@ test("nested tests count once, under the outermost lab name, and the failure sho
   assert.equal(result?.firstFailure?.test, "Lab 99.1 · suite › inner bad");
   assert.equal(result?.firstFailure?.message, "inner message");
 });
-

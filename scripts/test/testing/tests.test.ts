@@ -28,7 +28,6 @@ test("a lab run's temp folder is a scratch folder of this process: owned, journa
   await removeScratchDir(mine);
 });
 
-
 test("where a stuck run was is path:line:col relative to where the command was typed, skipping frames outside the course", () => {
   const root = path.join(path.sep, "course");
   const frames = [
@@ -37,5 +36,8 @@ test("where a stuck run was is path:line:col relative to where the command was t
   ];
   const stuck = { seconds: 3, test: ["Lab 12.1 · x"], frames };
   assert.equal(describeStuck(stuck, root), "测试 “Lab 12.1 · x”里，正在执行 discoverResources（packages/pi-course/src/resources.ts:204:11）");
-  assert.equal(describeStuck(stuck, root, path.join(root, "packages", "pi-course")), "测试 “Lab 12.1 · x”里，正在执行 discoverResources（src/resources.ts:204:11）");
+  assert.equal(
+    describeStuck(stuck, root, path.join(root, "packages", "pi-course")),
+    "测试 “Lab 12.1 · x”里，正在执行 discoverResources（src/resources.ts:204:11）",
+  );
 });

@@ -1,7 +1,17 @@
 /** `ts/source.ts`: syntax trees of the course's TypeScript: declarations, comments, literals, positions. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { allComments, leadingComments, lineAndColumn, literalRanges, parseModule, parseModules, SyntaxKind, topLevelDeclarations, walk } from "../../lib/ts/source.js";
+import {
+  allComments,
+  leadingComments,
+  lineAndColumn,
+  literalRanges,
+  parseModule,
+  parseModules,
+  SyntaxKind,
+  topLevelDeclarations,
+  walk,
+} from "../../lib/ts/source.js";
 import { STARTER } from "../support/ts-texts.js";
 
 test("topLevelDeclarations: names, kinds, export flags and attached versus detached comments", () => {
@@ -30,11 +40,14 @@ test("topLevelDeclarations: names, kinds, export flags and attached versus detac
 });
 
 test("parse errors are TS_SYNTAX naming the file and the line", () => {
-  assert.throws(() => parseModules({ "ok.ts": "export const a = 1;\n", "bad.ts": "const a = 1;\nfunction (\n" }), (error: unknown) => {
-    assert.equal((error as { code?: string }).code, "TS_SYNTAX");
-    assert.match((error as Error).message, /^bad\.ts:2: /);
-    return true;
-  });
+  assert.throws(
+    () => parseModules({ "ok.ts": "export const a = 1;\n", "bad.ts": "const a = 1;\nfunction (\n" }),
+    (error: unknown) => {
+      assert.equal((error as { code?: string }).code, "TS_SYNTAX");
+      assert.match((error as Error).message, /^bad\.ts:2: /);
+      return true;
+    },
+  );
 });
 
 test("lineAndColumn, walk and leadingComments agree with the text", () => {
@@ -46,7 +59,13 @@ test("lineAndColumn, walk and leadingComments agree with the text", () => {
   });
   assert.deepEqual(strings, ["'x'"]);
   assert.deepEqual(lineAndColumn(tree, text.indexOf("return")), { line: 4, column: 3 });
-  assert.deepEqual(leadingComments(text, 0).map((c) => [c.kind, c.text]), [["line", "// a"], ["block", "/* b */"]]);
+  assert.deepEqual(
+    leadingComments(text, 0).map((c) => [c.kind, c.text]),
+    [
+      ["line", "// a"],
+      ["block", "/* b */"],
+    ],
+  );
 });
 
 test("allComments finds every comment, none inside a string, template or regular expression; literalRanges lists those", () => {
@@ -61,7 +80,10 @@ test("allComments finds every comment, none inside a string, template or regular
     "",
   ].join("\n");
   const tree = parseModule(text);
-  assert.deepEqual(allComments(tree).map((c) => c.text), ["// one", "/* two */", "/* three */", "// four, alone before the brace"]);
+  assert.deepEqual(
+    allComments(tree).map((c) => c.text),
+    ["// one", "/* two */", "/* three */", "// four, alone before the brace"],
+  );
   assert.deepEqual(
     literalRanges(tree).map((r) => text.slice(r.pos, r.end)),
     ['"// not a comment"', "`/* nor ${", "} this */`", "/\\/\\/x/g"],

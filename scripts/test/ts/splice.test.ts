@@ -7,7 +7,14 @@ import { REFERENCE, STARTER } from "../support/ts-texts.js";
 
 test("labOwnership: the 🔨 markers inside a declaration name its lab; unmarked declarations belong to none", () => {
   const owners = labOwnership(STARTER, ["1.1", "1.2"]);
-  assert.deepEqual([...owners], [["value:list", "1.1"], ["value:render", "1.2"], ["value:Box", "1.2"]]);
+  assert.deepEqual(
+    [...owners],
+    [
+      ["value:list", "1.1"],
+      ["value:render", "1.2"],
+      ["value:Box", "1.2"],
+    ],
+  );
 });
 
 test("labOwnership refuses a declaration marked for two labs, or for a lab the chapter lacks", () => {
@@ -34,7 +41,7 @@ test("spliceDeclarations: reference with the later lab from the starter keeps ev
 });
 
 test("spliceDeclarations: a lab's declarations go back into a learner's file, even one the learner deleted", () => {
-  const learner = REFERENCE.replace(/\/\*\* Renders things\. \*\/\n[\s\S]*?\n}\n\n/, "").replace("return \"open\";", "return 'learner';");
+  const learner = REFERENCE.replace(/\/\*\* Renders things\. \*\/\n[\s\S]*?\n}\n\n/, "").replace('return "open";', "return 'learner';");
   const reset = spliceDeclarations(learner, STARTER, (d) => d.name === "render" || d.name === "Box" || d.name === "labError");
   assert.deepEqual(reset.replaced, ["Box"]);
   assert.deepEqual(reset.inserted.sort(), ["labError", "render"]);
@@ -44,8 +51,10 @@ test("spliceDeclarations: a lab's declarations go back into a learner's file, ev
 });
 
 test("spliceDeclarations treats overload signatures and their implementation as one declaration", () => {
-  const base = "export function f(a: string): string;\nexport function f(a: number): number;\nexport function f(a: unknown): unknown {\n  return a;\n}\n\nexport const g = 1;\n";
-  const donor = "export function f(a: string): string;\nexport function f(a: number): number;\nexport function f(a: unknown): unknown {\n  throw new Error(\"x\");\n}\n";
+  const base =
+    "export function f(a: string): string;\nexport function f(a: number): number;\nexport function f(a: unknown): unknown {\n  return a;\n}\n\nexport const g = 1;\n";
+  const donor =
+    'export function f(a: string): string;\nexport function f(a: number): number;\nexport function f(a: unknown): unknown {\n  throw new Error("x");\n}\n';
   const result = spliceDeclarations(base, donor, (d) => d.name === "f");
   assert.equal(result.text, donor + "\nexport const g = 1;\n");
   assert.deepEqual(result.replaced, ["f"]);
@@ -60,10 +69,16 @@ test("spliceDeclarations inserts several missing declarations at one place in th
 
 test("spliceLabs: the starter's declarations of the given labs, plus the unmarked helpers the base lacks, in one parse", () => {
   const staged = spliceLabs(REFERENCE, STARTER, new Set(["1.2"]), ["1.1", "1.2"], { base: "reference.ts", starter: "starter.ts" });
-  assert.deepEqual(staged, spliceDeclarations(REFERENCE, STARTER, (d) => d.name === "render" || d.name === "Box" || d.name === "labError"));
-  assert.throws(() => spliceLabs("function (", STARTER, new Set(["1.2"]), ["1.1", "1.2"], { base: "learner.ts", starter: "starter.ts" }), (error: Error & { code?: string }) => {
-    assert.equal(error.code, "TS_SYNTAX");
-    assert.match(error.message, /^learner\.ts:1: /);
-    return true;
-  });
+  assert.deepEqual(
+    staged,
+    spliceDeclarations(REFERENCE, STARTER, (d) => d.name === "render" || d.name === "Box" || d.name === "labError"),
+  );
+  assert.throws(
+    () => spliceLabs("function (", STARTER, new Set(["1.2"]), ["1.1", "1.2"], { base: "learner.ts", starter: "starter.ts" }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, "TS_SYNTAX");
+      assert.match(error.message, /^learner\.ts:1: /);
+      return true;
+    },
+  );
 });

@@ -117,22 +117,55 @@ test("markup: commands with place, stage, shell and line; an expect block claims
   ]);
   assert.deepEqual(plan.skipped, [{ line: 33, reason: "需要网络" }]);
   assert.deepEqual(plan.injections, [{ line: 43, fault: "2.1-no-sort", text: "unique.reverse(); // 故意错误" }]);
-  assert.deepEqual(plan.labsTables.map((t) => [t.line, t.rows.map((r) => r.cells[0])]), [[47, ["2.1", "2.2", "合计"]]]);
-  assert.deepEqual(plan.records, [[{ line: 55, text: "Lab 2.1: 2/2" }, { line: 56, text: "chapter total: 3/3" }]]);
+  assert.deepEqual(
+    plan.labsTables.map((t) => [t.line, t.rows.map((r) => r.cells[0])]),
+    [[47, ["2.1", "2.2", "合计"]]],
+  );
+  assert.deepEqual(plan.records, [
+    [
+      { line: 55, text: "Lab 2.1: 2/2" },
+      { line: 56, text: "chapter total: 3/3" },
+    ],
+  ]);
   assert.deepEqual(checkPlanAgainstManifest(plan, MANIFEST), [], "everything the manifest can confirm holds");
 });
 
 test("markup: what the parser refuses, naming the file and line", () => {
   const refusals: [string, string, RegExp][] = [
     ["a command block without a verify directive", lines("text", `${FENCE}sh`, "npm test", FENCE), /^c\.md:2: 命令块前没有 verify 标记/],
-    ["an expect block with no run block before it", lines("<!-- verify: expect -->", `${FENCE}text`, "x", FENCE), /^c\.md:1: verify: expect 之前没有被运行的命令块/],
+    [
+      "an expect block with no run block before it",
+      lines("<!-- verify: expect -->", `${FENCE}text`, "x", FENCE),
+      /^c\.md:1: verify: expect 之前没有被运行的命令块/,
+    ],
     [
       "an expect block after another code block",
       lines("<!-- verify: repo -->", `${FENCE}sh`, "npm test", FENCE, `${FENCE}ts`, "x", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "y", FENCE),
       /^c\.md:8: verify: expect 之前没有被运行的命令块/,
     ],
-    ["two expect blocks for one command", lines("<!-- verify: repo -->", `${FENCE}sh`, "a", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "x", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "y", FENCE), /^c\.md:9: 第 3 行的命令已经有一个 expect 块/],
-    ["an empty expect block", lines("<!-- verify: repo -->", `${FENCE}sh`, "a", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "…", FENCE), /^c\.md:6: expect 块是空的/],
+    [
+      "two expect blocks for one command",
+      lines(
+        "<!-- verify: repo -->",
+        `${FENCE}sh`,
+        "a",
+        FENCE,
+        "<!-- verify: expect -->",
+        `${FENCE}text`,
+        "x",
+        FENCE,
+        "<!-- verify: expect -->",
+        `${FENCE}text`,
+        "y",
+        FENCE,
+      ),
+      /^c\.md:9: 第 3 行的命令已经有一个 expect 块/,
+    ],
+    [
+      "an empty expect block",
+      lines("<!-- verify: repo -->", `${FENCE}sh`, "a", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "…", FENCE),
+      /^c\.md:6: expect 块是空的/,
+    ],
     ["a skip without a reason", lines("<!-- verify: skip -->", `${FENCE}sh`, "npm install", FENCE), /^c\.md:1: verify: skip 要写明理由/],
     ["cd inside a run block", lines("<!-- verify: repo -->", `${FENCE}sh`, "cd ../pi-practice-02", FENCE), /^c\.md:3: 命令块里不能有 cd/],
     ["a practice block without a stage", lines("<!-- verify: practice -->", `${FENCE}sh`, "npm test", FENCE), /^c\.md:1: 练习目录命令需要阶段/],
@@ -145,16 +178,29 @@ test("markup: what the parser refuses, naming the file and line", () => {
     ["a labs directive without a table", lines("<!-- verify: labs -->", "", "prose"), /^c\.md:1: verify: labs 之后应紧跟一张 Markdown 表格/],
     [
       "a count of a filtered node --test run that differs between Node versions",
-      lines("<!-- verify: practice starter -->", `${FENCE}sh`, 'node --test --test-name-pattern="Lab 2.1" t.js', FENCE, "<!-- verify: expect -->", `${FENCE}text`, "ℹ pass 0", "ℹ skipped 1", FENCE),
+      lines(
+        "<!-- verify: practice starter -->",
+        `${FENCE}sh`,
+        'node --test --test-name-pattern="Lab 2.1" t.js',
+        FENCE,
+        "<!-- verify: expect -->",
+        `${FENCE}text`,
+        "ℹ pass 0",
+        "ℹ skipped 1",
+        FENCE,
+      ),
       /^c\.md:8: “ℹ skipped 1” 随 Node 版本而变/,
     ],
   ];
   for (const [label, text, message] of refusals) {
-    assert.throws(() => parseChapterText(text, "c.md"), (error: Error & { code?: string }) => {
-      assert.equal(error.code, "CHAPTER_TEXT_INVALID", label);
-      assert.match(error.message, message, label);
-      return true;
-    });
+    assert.throws(
+      () => parseChapterText(text, "c.md"),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, "CHAPTER_TEXT_INVALID", label);
+        assert.match(error.message, message, label);
+        return true;
+      },
+    );
   }
 });
 
@@ -196,4 +242,3 @@ test("the manifest confirms the labs table, the exercise line and the acceptance
   ];
   for (const [line, message] of wrong) assert.match(recordLineProblem(line, MANIFEST, faults) ?? "(accepted)", message, line);
 });
-

@@ -19,7 +19,10 @@ test("a claim is an ordered excerpt of the output, matched on whole words: paddi
   assert.equal(firstMissingClaim(output, claim("Lab 2.2 · 渲染 0/1")), undefined, "column padding and a suffix do not matter");
   assert.deepEqual(firstMissingClaim(output, claim("ℹ pass 3")), { line: 1, text: "ℹ pass 3" }, "3 is not 30");
   assert.deepEqual(firstMissingClaim(output, claim("Lab 2.2 · 渲染 1/1")), { line: 1, text: "Lab 2.2 · 渲染 1/1" });
-  assert.deepEqual(firstMissingClaim(output, claim("ℹ fail 2", "✖ Lab 2.1 · catalog is sorted")), { line: 2, text: "✖ Lab 2.1 · catalog is sorted" }, "order counts");
+  assert.deepEqual(
+    firstMissingClaim(output, claim("ℹ fail 2", "✖ Lab 2.1 · catalog is sorted")),
+    { line: 2, text: "✖ Lab 2.1 · catalog is sorted" },
+    "order counts",
+  );
   assert.deepEqual(firstMissingClaim(output, claim("ℹ fail 2", "ℹ fail 2")), { line: 2, text: "ℹ fail 2" }, "one output line backs one claimed line");
 });
-

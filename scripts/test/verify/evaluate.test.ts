@@ -35,7 +35,10 @@ test("reference labs and the chapter total are green only at N/N with the manife
   assert.deepEqual(evaluateChapterTotal(MANIFEST, { records: green, crashes: [] }), { name: "chapter total", ok: true, detail: "3/3" });
 
   const red = [green[0]!, record("Lab 12.1 · b", false, "expected 2"), green[2]!];
-  assert.deepEqual(evaluateReferenceLabs(MANIFEST, { records: red, crashes: [] }).map((c) => c.ok), [false, true]);
+  assert.deepEqual(
+    evaluateReferenceLabs(MANIFEST, { records: red, crashes: [] }).map((c) => c.ok),
+    [false, true],
+  );
   assert.equal(evaluateChapterTotal(MANIFEST, { records: red, crashes: [] }).ok, false);
   const extra = [...green, record("Lab 12.2 · d", true)];
   assert.equal(evaluateChapterTotal(MANIFEST, { records: extra, crashes: [] }).ok, false, "more tests than the labs add up to");
@@ -43,7 +46,14 @@ test("reference labs and the chapter total are green only at N/N with the manife
 });
 
 test("through chapter NN selects NN-*.test.js of chapters up to NN only", () => {
-  const names = ["03-messages.test.js", "12-resources-hardening.test.js", "12-resources-extensions.test.js", "13-runtime.test.js", "helpers.js", "12-x.test.js.map"];
+  const names = [
+    "03-messages.test.js",
+    "12-resources-hardening.test.js",
+    "12-resources-extensions.test.js",
+    "13-runtime.test.js",
+    "helpers.js",
+    "12-x.test.js.map",
+  ];
   assert.deepEqual(throughChapterFiles(names, "12"), ["03-messages.test.js", "12-resources-extensions.test.js", "12-resources-hardening.test.js"]);
   assert.deepEqual(throughChapterFiles(names, "03"), ["03-messages.test.js"]);
 });
@@ -53,4 +63,3 @@ test("declarations are compared line by line, ignoring blank lines and trailing 
   assert.match(firstDeclarationDifference("export declare function a(): void;\n", "export declare function a(x: string): void;\n") ?? "", /第 1 行/);
   assert.match(firstDeclarationDifference("a;\n", "a;\nb;\n") ?? "", /第 2 行：starter「（没有）」/);
 });
-

@@ -57,14 +57,23 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   const detail = (name: string) => report.checks.find((c) => c.name === name)!.detail;
   assert.equal(detail("staged first red: Lab 2.1"), `starter → Lab 2.1 0/2 "Lab 2.1 beta catalog 尚未实现"`);
   assert.equal(detail("staged first red: Lab 2.2"), `reference for Lab 2.1 2/2 → Lab 2.2 0/1 "Lab 2.2 beta render 尚未实现"`);
-  assert.match(detail("chapter text"), /^chapters\/02-beta\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/);
+  assert.match(
+    detail("chapter text"),
+    /^chapters\/02-beta\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/,
+  );
   assert.match(detail("history"), /verified: HEAD [0-9a-f]{12}\)$/);
   assert.equal(sh(repo, ["branch", "--list", "course/*"]), "", "verify only reads the repository: the teaching branch is made in its clone");
 });
 
 test("a partial record runs the steps asked for and the steps they need, in record order", () => {
-  assert.deepEqual(selectSteps(["chapter total"]).map((s) => s.title), ["history", "fresh build", "public surface", "reference labs", "chapter total"]);
-  assert.deepEqual(selectSteps(["parent"]).map((s) => s.title), ["history", "parent"]);
+  assert.deepEqual(
+    selectSteps(["chapter total"]).map((s) => s.title),
+    ["history", "fresh build", "public surface", "reference labs", "chapter total"],
+  );
+  assert.deepEqual(
+    selectSteps(["parent"]).map((s) => s.title),
+    ["history", "parent"],
+  );
   assert.equal(selectSteps(undefined).length, selectSteps(selectSteps(undefined).map((s) => s.title)).length);
   assert.throws(() => selectSteps(["nope"]), { code: "USAGE" });
 });
@@ -72,12 +81,21 @@ test("a partial record runs the steps asked for and the steps they need, in reco
 test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const manifestPath = path.join(repo, "checkpoints/02.yaml");
-  const manifest = readFileSync(manifestPath, "utf8").replace(`find: 'join(" | ")'\n        replace: 'join("")'`, `find: 'join(" | ")'\n        replace: 'join(" + ")'`);
+  const manifest = readFileSync(manifestPath, "utf8").replace(
+    `find: 'join(" | ")'\n        replace: 'join("")'`,
+    `find: 'join(" | ")'\n        replace: 'join(" + ")'`,
+  );
   writeFileSync(manifestPath, manifest);
-  writeFileSync(path.join(repo, "starters/02-beta.ts"), STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"));
+  writeFileSync(
+    path.join(repo, "starters/02-beta.ts"),
+    STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"),
+  );
   writeFileSync(
     path.join(repo, "packages/pi-course/test/02-beta.test.ts"),
-    readFileSync(path.join(repo, "packages/pi-course/test/02-beta.test.ts"), "utf8").replace('betaRender(["a"]), "alpha:a"', 'betaRender(["a", "b"]), "alpha:a | alpha:b"'),
+    readFileSync(path.join(repo, "packages/pi-course/test/02-beta.test.ts"), "utf8").replace(
+      'betaRender(["a"]), "alpha:a"',
+      'betaRender(["a", "b"]), "alpha:a | alpha:b"',
+    ),
   );
   // One number of the chapter text changed: the acceptance record now claims 3/2.
   writeFileSync(path.join(repo, "chapters/02-beta.md"), CHAPTER_TEXT_BETA.replace("Lab 2.1: 2/2", "Lab 2.1: 3/2"));
@@ -86,17 +104,26 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
 
   // A partial record: the steps these two lines need, not the whole record.
   const report = await runVerify({ repo, id: "02", only: ["public surface", "chapter text"] });
-  assert.deepEqual(report.checks.map((c) => c.name), ["history", "lab addresses", "fresh build", "public surface", "hint signatures", "chapter text"]);
+  assert.deepEqual(
+    report.checks.map((c) => c.name),
+    ["history", "lab addresses", "fresh build", "public surface", "hint signatures", "chapter text"],
+  );
   assert.deepEqual(failing(report), ["public surface", "chapter text"]);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
-  assert.match(report.checks.find((c) => c.name === "chapter text")!.detail, new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`));
+  assert.match(
+    report.checks.find((c) => c.name === "chapter text")!.detail,
+    new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`),
+  );
   assert.match(report.checks[0]!.detail, /verified: working tree = HEAD [0-9a-f]{12} \+ 4 uncommitted changes/);
 });
 
 test("verify end to end: a hint quoting the reference is a leak; practice refuses the folder and both lines say so", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const manifestPath = path.join(repo, "checkpoints/02.yaml");
-  writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", "先去重再排序, \"const unique = [...new Set(names)].sort();\"]"));
+  writeFileSync(
+    manifestPath,
+    readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", '先去重再排序, "const unique = [...new Set(names)].sort();"]'),
+  );
   sh(repo, ["commit", "-q", "-am", "a hint that gives the answer away"]);
 
   const report = await runVerify({ repo, id: "02", only: ["public surface", "leak audit", "through chapter"] });
@@ -114,7 +141,10 @@ test("verify: a starter carrying reference code in a comment fails fresh build a
 
   const report = await runVerify({ repo, id: "02", only: ["leak audit"] });
   assert.deepEqual(failing(report), ["fresh build", "leak audit"]);
-  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, new RegExp(`starters/02-beta\\.ts:${line} 的注释含有.*const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);`));
+  assert.match(
+    report.checks.find((c) => c.name === "leak audit")!.detail,
+    new RegExp(`starters/02-beta\\.ts:${line} 的注释含有.*const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);`),
+  );
 });
 
 test("verify: a parent that needs a file of a later chapter fails the parent line", async (t) => {

@@ -21,15 +21,30 @@ const lineOf = (text: string, needle: string) => text.split("\n").findIndex((l) 
 test("a command without a claim must exit 0; a command with one is judged by its output", () => {
   const plain: TextCommand = { line: 7, command: "npm test", place: "practice", stage: { kind: "reference" }, shell: "sh" };
   assert.equal(judgeCommand("c.md", plain, { code: 0, output: "", timedOut: false }), undefined);
-  assert.equal(judgeCommand("c.md", plain, { code: 1, output: "a\nnpm error code 1\n", timedOut: false }), "c.md:7: 命令 “npm test”（练习目录，reference）退出码 1：npm error code 1");
+  assert.equal(
+    judgeCommand("c.md", plain, { code: 1, output: "a\nnpm error code 1\n", timedOut: false }),
+    "c.md:7: 命令 “npm test”（练习目录，reference）退出码 1：npm error code 1",
+  );
   assert.match(judgeCommand("c.md", plain, { code: null, output: "", timedOut: true }, 60_000) ?? "", /^c\.md:7: .*超过 60 秒没有结束$/);
   const claimed: TextCommand = { ...plain, place: "repo", expect: [{ line: 9, text: "ℹ fail 1" }] };
   assert.equal(judgeCommand("c.md", claimed, { code: 1, output: "ℹ fail 1", timedOut: false }), undefined, "a red run exits 1 and is what the text says");
-  assert.equal(judgeCommand("c.md", claimed, { code: 0, output: "ℹ fail 0", timedOut: false }), "c.md:9: 命令 “npm test”（课程仓库）的输出里没有 “ℹ fail 1”（按正文的顺序）");
+  assert.equal(
+    judgeCommand("c.md", claimed, { code: 0, output: "ℹ fail 0", timedOut: false }),
+    "c.md:9: 命令 “npm test”（课程仓库）的输出里没有 “ℹ fail 1”（按正文的顺序）",
+  );
 });
 
 test("commands run with a clean environment; node --test gets the spec reporter a terminal shows", () => {
-  const base = { PATH: "/bin", npm_config_cache: "x", npm_lifecycle_event: "verify", INIT_CWD: "/repo", NODE_OPTIONS: "--inspect", NODE_TEST_CONTEXT: "child-v8", FORCE_COLOR: "1", HOME: "/h" };
+  const base = {
+    PATH: "/bin",
+    npm_config_cache: "x",
+    npm_lifecycle_event: "verify",
+    INIT_CWD: "/repo",
+    NODE_OPTIONS: "--inspect",
+    NODE_TEST_CONTEXT: "child-v8",
+    FORCE_COLOR: "1",
+    HOME: "/h",
+  };
   assert.deepEqual(replayEnvironment("npm run lab -w @pi/course -- 2.1", base), { PATH: "/bin", HOME: "/h", NO_COLOR: "1" });
   assert.equal(replayEnvironment('node --test --test-name-pattern="Lab 2.1" x.test.js', base).NODE_OPTIONS, "--test-reporter=spec");
   assert.equal(replayEnvironment("npm run build -w @pi/course && node --test x.test.js", base).NODE_OPTIONS, "--test-reporter=spec");
@@ -37,7 +52,9 @@ test("commands run with a clean environment; node --test gets the spec reporter 
   assert.equal(replayEnvironment("npm test -w @pi/course", base).NODE_OPTIONS, undefined);
 });
 
-test("a command runs through the shell, stdout and stderr together; a time limit ends it", { skip: process.platform === "win32" && "POSIX shells" }, async () => {
+test("a command runs through the shell, stdout and stderr together; a time limit ends it", {
+  skip: process.platform === "win32" && "POSIX shells",
+}, async () => {
   const cwd = os.tmpdir();
   const done = await runShellCommand("echo out; echo err 1>&2; exit 3", { cwd, shell: "sh" });
   assert.deepEqual({ code: done.code, timedOut: done.timedOut }, { code: 3, timedOut: false });

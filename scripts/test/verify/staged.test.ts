@@ -48,7 +48,7 @@ test("staged teaching text: the starter, the reference, and in between the refer
   assert.ok(staged.text.includes('return a() + "first answer";'), "Lab 12.1 comes from the reference");
   assert.ok(staged.text.includes('throw todo("Lab 12.2 activation");'), "Lab 12.2 comes from the starter");
   assert.ok(!staged.text.includes("return joinAll();"), "the reference's Lab 12.2 body is gone");
-  assert.ok(staged.text.includes('') && staged.text.includes("function joinAll"), "the reference's imports and helpers stay");
+  assert.ok(staged.text.includes("") && staged.text.includes("function joinAll"), "the reference's imports and helpers stay");
   assert.ok(staged.text.includes("function todo(lab: string)"), "the starter-only helper its stubs call is added");
 
   const ambiguous = STAGED_STARTER.replace("// 🔨 Lab 12.1：first", "// 🔨 Lab 12.1：first\n  // 🔨 Lab 12.2：and more");
@@ -80,4 +80,3 @@ test("staged first red: earlier labs green and lab k 0/N on exactly its own scaf
     /Lab 12\.2 应恰好以自己的施工位错误 “Lab 12\.2 activation 尚未实现” 失败，实际：“Lab 12\.1 catalog 尚未实现”/,
   );
 });
-

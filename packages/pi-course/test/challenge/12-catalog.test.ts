@@ -90,7 +90,10 @@ test("discovery: the same kind:name twice inside one root is RESOURCE_DUPLICATE"
   });
   await rule("§3.4：不同 root 里的同一个 kind:name 不是错误：第一个 root 胜出", async () => {
     const catalog = await discoverResources([path.join(base, "ok-a"), path.join(base, "ok-b")]);
-    assert.deepEqual(catalog.skills.map((s) => s.description), ["a"]);
+    assert.deepEqual(
+      catalog.skills.map((s) => s.description),
+      ["a"],
+    );
   });
 });
 
@@ -119,9 +122,12 @@ test("discovery: dotfiles, loose files, directories without SKILL.md and non-.md
     "templates/kept.md": "Kept",
   });
   await mkdir(path.join(base, "templates", "folder.md"));
-  await rule("§3.1：只认约定的布局：以 . 开头的、直接放在 skills/ 里的文件、没有 SKILL.md 的目录、两层深的 SKILL.md、不是 .md 的、子目录里的、名叫 x.md 的目录都不算", async () => {
-    assert.deepEqual(identities(await discoverResources([base])), ["skill:real", "template:kept"]);
-  });
+  await rule(
+    "§3.1：只认约定的布局：以 . 开头的、直接放在 skills/ 里的文件、没有 SKILL.md 的目录、两层深的 SKILL.md、不是 .md 的、子目录里的、名叫 x.md 的目录都不算",
+    async () => {
+      assert.deepEqual(identities(await discoverResources([base])), ["skill:real", "template:kept"]);
+    },
+  );
 });
 
 test("discovery: templates take their name from frontmatter, else from the file name", async (t) => {
@@ -132,18 +138,21 @@ test("discovery: templates take their name from frontmatter, else from the file 
     "templates/only-description.md": "---\ndescription: just a description\n---\nBody two",
     "templates/empty-block.md": "---\n---\nEmpty block body",
   });
-  await rule("§3.1、§3.2：模板的 name 取 frontmatter 的，没有就用去掉 .md 的文件名；description 没有就是 \"\"；空的 YAML 块是空映射；body 去掉首尾空白", async () => {
-    const catalog = await discoverResources([base]);
-    assert.deepEqual(
-      catalog.templates.map(({ name, description, body }) => ({ name, description, body })),
-      [
-        { name: "empty-block", description: "", body: "Empty block body" },
-        { name: "from-frontmatter", description: "described", body: "Body" },
-        { name: "only-description", description: "just a description", body: "Body two" },
-        { name: "plain", description: "", body: "Plain {{x}}" },
-      ],
-    );
-  });
+  await rule(
+    '§3.1、§3.2：模板的 name 取 frontmatter 的，没有就用去掉 .md 的文件名；description 没有就是 ""；空的 YAML 块是空映射；body 去掉首尾空白',
+    async () => {
+      const catalog = await discoverResources([base]);
+      assert.deepEqual(
+        catalog.templates.map(({ name, description, body }) => ({ name, description, body })),
+        [
+          { name: "empty-block", description: "", body: "Empty block body" },
+          { name: "from-frontmatter", description: "described", body: "Body" },
+          { name: "only-description", description: "just a description", body: "Body two" },
+          { name: "plain", description: "", body: "Plain {{x}}" },
+        ],
+      );
+    },
+  );
 });
 
 test("discovery: broken template frontmatter or a present-but-invalid name/description is RESOURCE_INVALID", async (t) => {
@@ -158,11 +167,14 @@ test("discovery: broken template frontmatter or a present-but-invalid name/descr
   ];
   const base = await tempDir(t);
   for (const [index, content] of broken.entries()) await put(path.join(base, String(index)), { "templates/t.md": content });
-  await rule("§3.2：模板的 frontmatter 有的话必须完整（有结尾、YAML 正确、是映射），写出来的 name、description 必须是非空字符串，否则 RESOURCE_INVALID", async () => {
-    for (const [index, content] of broken.entries()) {
-      await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, String(index))]), JSON.stringify(content));
-    }
-  });
+  await rule(
+    "§3.2：模板的 frontmatter 有的话必须完整（有结尾、YAML 正确、是映射），写出来的 name、description 必须是非空字符串，否则 RESOURCE_INVALID",
+    async () => {
+      for (const [index, content] of broken.entries()) {
+        await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, String(index))]), JSON.stringify(content));
+      }
+    },
+  );
 });
 
 test("discovery: template symlinks are followed; links to directories or nowhere are ignored", async (t) => {
@@ -195,7 +207,10 @@ test("discovery: names sort by code unit, not locale, whatever the directory nam
     "skills/6/SKILL.md": skill("é", "d"),
   });
   await rule("§3.4：name 按 code unit 比较排序（不是 localeCompare），与目录名无关", async () => {
-    assert.deepEqual((await discoverResources([base])).skills.map((s) => s.name), ["B", "Z", "_", "a", "b", "é"]);
+    assert.deepEqual(
+      (await discoverResources([base])).skills.map((s) => s.name),
+      ["B", "Z", "_", "a", "b", "é"],
+    );
   });
 });
 
@@ -207,7 +222,10 @@ test("discovery: many skills read at once still give every skill, and a fixed er
   await rule("§3.1、§3.4：60 个 Skill 一个不少地进入目录，按 name 排序", async () => {
     const catalog = await discoverResources([base]);
     assert.equal(catalog.skills.length, 60);
-    assert.deepEqual(catalog.skills.map((s) => s.name), Array.from({ length: 60 }, (_, i) => `n${59 - i}`).sort());
+    assert.deepEqual(
+      catalog.skills.map((s) => s.name),
+      Array.from({ length: 60 }, (_, i) => `n${59 - i}`).sort(),
+    );
   });
 
   // Two broken skills with different failures: the first in folder order decides the error,
@@ -233,7 +251,10 @@ test("discovery: the four arrays are independent deep copies", async (t) => {
   await rule("§3.4：四个数组各是一份独立的深副本：改其中一个里的对象、删掉一项，别的数组不变；再发现一次，结果与原来的 deepEqual", async () => {
     const catalog = await discoverResources([root]);
     const pristine = structuredClone(catalog);
-    assert.deepEqual(catalog.skills, catalog.resources.filter((r) => r.kind === "skill"));
+    assert.deepEqual(
+      catalog.skills,
+      catalog.resources.filter((r) => r.kind === "skill"),
+    );
 
     catalog.resources[1]!.name = "mutated";
     catalog.instructions[0]!.body = "mutated";
@@ -312,9 +333,12 @@ test("discovery: every broken SKILL.md frontmatter is RESOURCE_INVALID", async (
   ];
   const base = await tempDir(t);
   for (const [label, content] of [...stated, ...added]) await put(path.join(base, label), { "skills/s/SKILL.md": content });
-  await rule("§3.2：SKILL.md 必须有完整的 frontmatter（第一行恰好是 ---，有恰好是 --- 的结束行，YAML 正确且是映射），name 与 description 都是非空字符串，否则 RESOURCE_INVALID", async () => {
-    for (const [label] of stated) await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, label)]), label);
-  });
+  await rule(
+    "§3.2：SKILL.md 必须有完整的 frontmatter（第一行恰好是 ---，有恰好是 --- 的结束行，YAML 正确且是映射），name 与 description 都是非空字符串，否则 RESOURCE_INVALID",
+    async () => {
+      for (const [label] of stated) await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, label)]), label);
+    },
+  );
   await rule("§18.1：只有空白的 name 或 description 也算空；YAML 里重复的键也是写错了的 YAML：都是 RESOURCE_INVALID", async () => {
     for (const [label] of added) await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, label)]), label);
   });
@@ -330,19 +354,22 @@ test("discovery: an invalid YAML message gives the error's own line and column i
     ["an unclosed quote in a template", { "templates/t.md": '---\ndescription: "open\n---\nbody' }, "line 2, column 19"],
   ];
   for (const [index, [, files]] of cases.entries()) await put(path.join(base, String(index)), files);
-  await rule("§18.1：YAML 写错时 message 写出错误在文件里的位置 line L, column C：行号从文件的第一行（开头的 ---）数起；没闭合的括号、引号停在它所在那一行的末尾，不是下面那行 ---（严格模式抛出的错误和宽松模式的诊断都一样）", async () => {
-    for (const [index, [label, , place]] of cases.entries()) {
-      const root = path.join(base, String(index));
-      const at = new RegExp(`\\b${place}\\b`);
-      await assert.rejects(discoverResources([root]), (error: Error & { code?: string }) => {
-        assert.equal(error.code, "RESOURCE_INVALID", label);
-        assert.match(error.message, at, `${label}: the message gives ${place}`);
-        return true;
-      });
-      const { diagnostics } = await lenient([root]);
-      assert.match(diagnostics[0]?.message ?? "", at, `${label}: the diagnostic gives ${place}`);
-    }
-  });
+  await rule(
+    "§18.1：YAML 写错时 message 写出错误在文件里的位置 line L, column C：行号从文件的第一行（开头的 ---）数起；没闭合的括号、引号停在它所在那一行的末尾，不是下面那行 ---（严格模式抛出的错误和宽松模式的诊断都一样）",
+    async () => {
+      for (const [index, [label, , place]] of cases.entries()) {
+        const root = path.join(base, String(index));
+        const at = new RegExp(`\\b${place}\\b`);
+        await assert.rejects(discoverResources([root]), (error: Error & { code?: string }) => {
+          assert.equal(error.code, "RESOURCE_INVALID", label);
+          assert.match(error.message, at, `${label}: the message gives ${place}`);
+          return true;
+        });
+        const { diagnostics } = await lenient([root]);
+        assert.match(diagnostics[0]?.message ?? "", at, `${label}: the diagnostic gives ${place}`);
+      }
+    },
+  );
 });
 
 test("discovery: a UTF-8 BOM and CRLF line ends are accepted", async (t) => {
@@ -356,7 +383,10 @@ test("discovery: a UTF-8 BOM and CRLF line ends are accepted", async (t) => {
   await rule("§3.2、§18.1：frontmatter 前面可以有一个 UTF-8 BOM，\\r\\n 换行也接受；AGENTS.md 开头的 BOM 和末尾的换行在去掉首尾空白时一起去掉", async () => {
     catalog = await discoverResources([base]);
     assert.equal(catalog.instructions[0]?.body, "RULES");
-    assert.deepEqual(catalog.skills.map(({ name, description }) => ({ name, description })), [{ name: "crlf", description: "with CRLF" }]);
+    assert.deepEqual(
+      catalog.skills.map(({ name, description }) => ({ name, description })),
+      [{ name: "crlf", description: "with CRLF" }],
+    );
     assert.equal(catalog.templates[0]?.name, "crlf-template");
     assert.equal(catalog.templates[0]?.body, "Hello {{who}}");
   });
@@ -410,7 +440,10 @@ test("discovery: SKILL.md is read only up to its frontmatter (cost independent o
     const catalog = await discoverResources([base]);
     const after = await bytesRead();
     assert.ok(!JSON.stringify(catalog).includes(marker));
-    assert.deepEqual(catalog.skills.map((s) => s.name), ["huge"]);
+    assert.deepEqual(
+      catalog.skills.map((s) => s.name),
+      ["huge"],
+    );
     read = before === undefined || after === undefined ? undefined : after - before;
   });
   if (read === undefined) return t.skip("no /proc/self/io to count bytes read");
@@ -437,44 +470,65 @@ test("lenient: every problem strict mode throws is reported once, with its code,
   const base = await tempDir(t);
   const cases: [string, Record<string, string>, string, string][] = [
     ["no frontmatter", { "skills/s/SKILL.md": "# Just markdown\n" }, "RESOURCE_INVALID", "skills/s/SKILL.md"],
-    ["an unquoted colon in a description", { "skills/s/SKILL.md": "---\nname: s\ndescription: Use when: asked\n---\n" }, "RESOURCE_INVALID", "skills/s/SKILL.md"],
+    [
+      "an unquoted colon in a description",
+      { "skills/s/SKILL.md": "---\nname: s\ndescription: Use when: asked\n---\n" },
+      "RESOURCE_INVALID",
+      "skills/s/SKILL.md",
+    ],
     ["a broken template", { "templates/t.md": "---\nname: [x\n---\n" }, "RESOURCE_INVALID", "templates/t.md"],
     ["a binary AGENTS.md", { "AGENTS.md": "rules\0" }, "RESOURCE_NOT_TEXT", "AGENTS.md"],
     ["a duplicate skill", { "skills/a/SKILL.md": skill("same", "a"), "skills/b/SKILL.md": skill("same", "b") }, "RESOURCE_DUPLICATE", "skills/b/SKILL.md"],
   ];
-  for (const [index, [, files]] of cases.entries()) await put(path.join(base, String(index)), { ...files, "skills/good/SKILL.md": skill("good", "survives its neighbour") });
+  for (const [index, [, files]] of cases.entries())
+    await put(path.join(base, String(index)), { ...files, "skills/good/SKILL.md": skill("good", "survives its neighbour") });
   for (const [index, [label, , code, source]] of cases.entries()) {
     const root = path.join(base, String(index));
     await rule(`§18.1：严格模式（不传 onDiagnostic）遇到第一个问题就抛错（${label}）`, async () => {
       await failsWith(code, () => discoverResources([root]), `strict: ${label}`);
     });
     let diagnostics: ResourceDiagnostic[] = [];
-    await rule(`§18.1：宽松模式里严格模式会抛的每个问题报告一次（severity error，同样的 code，source 是那个文件），只有那一个资源被排除（${label}）`, async () => {
-      const found = await lenient([root]);
-      diagnostics = found.diagnostics;
-      assert.deepEqual(brief(diagnostics.filter((d) => d.severity === "error")), [["error", code, path.join(root, source)]], label);
-      assert.ok(found.catalog.skills.some((s) => s.name === "good"), `${label}: the rest of the root is kept`);
-    });
+    await rule(
+      `§18.1：宽松模式里严格模式会抛的每个问题报告一次（severity error，同样的 code，source 是那个文件），只有那一个资源被排除（${label}）`,
+      async () => {
+        const found = await lenient([root]);
+        diagnostics = found.diagnostics;
+        assert.deepEqual(brief(diagnostics.filter((d) => d.severity === "error")), [["error", code, path.join(root, source)]], label);
+        assert.ok(
+          found.catalog.skills.some((s) => s.name === "good"),
+          `${label}: the rest of the root is kept`,
+        );
+      },
+    );
     await rule(`§18.1：每条诊断的 message 都写出它的 source（${label}）`, () => {
-      assert.ok(diagnostics.every((d) => d.message.includes(d.source)), `${label}: messages name the file`);
+      assert.ok(
+        diagnostics.every((d) => d.message.includes(d.source)),
+        `${label}: messages name the file`,
+      );
     });
   }
 });
 
 test("lenient: a missing root is reported as configured and skipped; the other roots still count", async (t) => {
   const base = await tempDir(t);
-  await put(base, { "a/skills/one/SKILL.md": skill("one", "from a"), "file": "not a directory", "b/templates/t.md": "T" });
+  await put(base, { "a/skills/one/SKILL.md": skill("one", "from a"), file: "not a directory", "b/templates/t.md": "T" });
   const missing = path.join(base, "nowhere");
   const notDirectory = path.join(base, "file");
-  await rule("§18.1：宽松模式里不存在或不是目录的 root 报告为 RESOURCE_ROOT_MISSING（source 是配置的路径，message 写出它）后跳过，别的 root 照常发现", async () => {
-    const { catalog, diagnostics } = await lenient([path.join(base, "a"), missing, notDirectory, path.join(base, "b")]);
-    assert.deepEqual(identities(catalog), ["skill:one", "template:t"]);
-    assert.deepEqual(brief(diagnostics), [
-      ["error", "RESOURCE_ROOT_MISSING", missing],
-      ["error", "RESOURCE_ROOT_MISSING", notDirectory],
-    ]);
-    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the root");
-  });
+  await rule(
+    "§18.1：宽松模式里不存在或不是目录的 root 报告为 RESOURCE_ROOT_MISSING（source 是配置的路径，message 写出它）后跳过，别的 root 照常发现",
+    async () => {
+      const { catalog, diagnostics } = await lenient([path.join(base, "a"), missing, notDirectory, path.join(base, "b")]);
+      assert.deepEqual(identities(catalog), ["skill:one", "template:t"]);
+      assert.deepEqual(brief(diagnostics), [
+        ["error", "RESOURCE_ROOT_MISSING", missing],
+        ["error", "RESOURCE_ROOT_MISSING", notDirectory],
+      ]);
+      assert.ok(
+        diagnostics.every((d) => d.message.includes(d.source)),
+        "messages name the root",
+      );
+    },
+  );
   await rule("§3.1：严格模式里不存在的 root 是 RESOURCE_ROOT_MISSING", async () => {
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([path.join(base, "a"), missing]));
   });
@@ -483,11 +537,14 @@ test("lenient: a missing root is reported as configured and skipped; the other r
 test("lenient: an unreadable skills/ or templates/ folder is one error; the rest of the root is kept", async (t) => {
   const base = await tempDir(t);
   await put(base, { "AGENTS.md": "Rules", skills: "a file where a folder should be", "templates/t.md": "T" });
-  await rule("§18.1：skills/（或 templates/）读不了（比如它是一个文件）是一条 RESOURCE_UNREADABLE 诊断，source 是那个路径；同一个 root 的其余资源照常进入目录", async () => {
-    const { catalog, diagnostics } = await lenient([base]);
-    assert.deepEqual(identities(catalog), ["instructions:AGENTS", "template:t"]);
-    assert.deepEqual(brief(diagnostics), [["error", "RESOURCE_UNREADABLE", path.join(base, "skills")]]);
-  });
+  await rule(
+    "§18.1：skills/（或 templates/）读不了（比如它是一个文件）是一条 RESOURCE_UNREADABLE 诊断，source 是那个路径；同一个 root 的其余资源照常进入目录",
+    async () => {
+      const { catalog, diagnostics } = await lenient([base]);
+      assert.deepEqual(identities(catalog), ["instructions:AGENTS", "template:t"]);
+      assert.deepEqual(brief(diagnostics), [["error", "RESOURCE_UNREADABLE", path.join(base, "skills")]]);
+    },
+  );
   await rule("§18.3：其他 I/O 错误是 RESOURCE_UNREADABLE，cause 是原来的错误（skills 是文件：ENOTDIR）", async () => {
     await assert.rejects(discoverResources([base]), (error) => {
       assert.deepEqual(codes(error), { code: "RESOURCE_UNREADABLE", cause: "ENOTDIR" });
@@ -537,17 +594,26 @@ test("lenient: of two entries with one kind:name in a root, the first by file or
   await put(base, { "skills/z-first/SKILL.md": skill("twin", "from z-first") });
   await put(base, { "skills/a-second/SKILL.md": skill("twin", "from a-second") });
   await put(base, { "templates/x.md": "named by its file", "templates/a.md": "---\nname: x\n---\nnamed in frontmatter" });
-  await rule("§18.1：宽松模式里同一个 root 的重复：按文件名或目录名的 code unit 顺序，第一个留下，后面的各是一条 RESOURCE_DUPLICATE（source 是被排除的文件，message 写出留下的那个）", async () => {
-    const { catalog, diagnostics } = await lenient([base]);
-    assert.deepEqual(catalog.skills.map((s) => s.description), ["from a-second"]);
-    assert.deepEqual(catalog.templates.map((tpl) => tpl.body), ["named in frontmatter"]);
-    const duplicates = diagnostics.filter((d) => d.code === "RESOURCE_DUPLICATE");
-    assert.deepEqual(brief(duplicates), [
-      ["error", "RESOURCE_DUPLICATE", path.join(base, "skills", "z-first", "SKILL.md")],
-      ["error", "RESOURCE_DUPLICATE", path.join(base, "templates", "x.md")],
-    ]);
-    assert.ok(duplicates[0]!.message.includes(path.join(base, "skills", "a-second", "SKILL.md")), "names the entry kept");
-  });
+  await rule(
+    "§18.1：宽松模式里同一个 root 的重复：按文件名或目录名的 code unit 顺序，第一个留下，后面的各是一条 RESOURCE_DUPLICATE（source 是被排除的文件，message 写出留下的那个）",
+    async () => {
+      const { catalog, diagnostics } = await lenient([base]);
+      assert.deepEqual(
+        catalog.skills.map((s) => s.description),
+        ["from a-second"],
+      );
+      assert.deepEqual(
+        catalog.templates.map((tpl) => tpl.body),
+        ["named in frontmatter"],
+      );
+      const duplicates = diagnostics.filter((d) => d.code === "RESOURCE_DUPLICATE");
+      assert.deepEqual(brief(duplicates), [
+        ["error", "RESOURCE_DUPLICATE", path.join(base, "skills", "z-first", "SKILL.md")],
+        ["error", "RESOURCE_DUPLICATE", path.join(base, "templates", "x.md")],
+      ]);
+      assert.ok(duplicates[0]!.message.includes(path.join(base, "skills", "a-second", "SKILL.md")), "names the entry kept");
+    },
+  );
 });
 
 test("lenient: a kind:name hidden by an earlier root is a RESOURCE_SHADOWED warning naming the winner", async (t) => {
@@ -589,7 +655,10 @@ test("lenient: skill names over 64 characters, not lowercase, with other charact
     assert.equal(catalog.skills.length, accepted.length + refused.length, "warnings keep every skill");
     const flagged = diagnostics.filter((d) => d.code === "SKILL_NAME_FORMAT").map((d) => path.basename(path.dirname(d.source)));
     assert.deepEqual(flagged.sort(), [...refused].sort());
-    assert.deepEqual(diagnostics.filter((d) => d.code !== "SKILL_NAME_FORMAT"), []);
+    assert.deepEqual(
+      diagnostics.filter((d) => d.code !== "SKILL_NAME_FORMAT"),
+      [],
+    );
   });
 });
 
@@ -602,17 +671,29 @@ test("lenient: a lowercase name in any script (café, 技能, мой-навык)
   // "café" written with a combining accent (e + U+0301) in a folder spelt with "é" (U+00E9).
   files["skills/caf\u00e9-nfkc/SKILL.md"] = skill(JSON.stringify("cafe\u0301-nfkc"), "d");
   await put(base, files);
-  await rule("§18.1：名字可以是任何文字的小写字母和数字（café、技能、мой-навык），不是 SKILL_NAME_FORMAT；大写字母（任何文字的）、超过 64 个字符、首尾或连续的连字符、字母数字以外的字符仍然是", async () => {
-    const { catalog, diagnostics } = await lenient([base]);
-    assert.equal(catalog.skills.length, accepted.length + refused.length + 1, "warnings keep every skill");
-    const flagged = diagnostics.filter((d) => d.code === "SKILL_NAME_FORMAT").map((d) => path.basename(path.dirname(d.source)));
-    assert.deepEqual(flagged.sort(), [...refused].sort());
-    assert.deepEqual(diagnostics.filter((d) => d.code !== "SKILL_NAME_FORMAT"), []);
-  });
-  await rule("§18.1：名字和目录名先做 NFKC 规范化再判断：组合字符写的 café 与预组合的目录名 café 相同，不是 SKILL_NAME_MISMATCH，也不是 SKILL_NAME_FORMAT", async () => {
-    const { diagnostics } = await lenient([base]);
-    assert.deepEqual(diagnostics.filter((d) => d.source.includes("nfkc")), []);
-  });
+  await rule(
+    "§18.1：名字可以是任何文字的小写字母和数字（café、技能、мой-навык），不是 SKILL_NAME_FORMAT；大写字母（任何文字的）、超过 64 个字符、首尾或连续的连字符、字母数字以外的字符仍然是",
+    async () => {
+      const { catalog, diagnostics } = await lenient([base]);
+      assert.equal(catalog.skills.length, accepted.length + refused.length + 1, "warnings keep every skill");
+      const flagged = diagnostics.filter((d) => d.code === "SKILL_NAME_FORMAT").map((d) => path.basename(path.dirname(d.source)));
+      assert.deepEqual(flagged.sort(), [...refused].sort());
+      assert.deepEqual(
+        diagnostics.filter((d) => d.code !== "SKILL_NAME_FORMAT"),
+        [],
+      );
+    },
+  );
+  await rule(
+    "§18.1：名字和目录名先做 NFKC 规范化再判断：组合字符写的 café 与预组合的目录名 café 相同，不是 SKILL_NAME_MISMATCH，也不是 SKILL_NAME_FORMAT",
+    async () => {
+      const { diagnostics } = await lenient([base]);
+      assert.deepEqual(
+        diagnostics.filter((d) => d.source.includes("nfkc")),
+        [],
+      );
+    },
+  );
 });
 
 test("lenient: a name that differs from its folder is SKILL_NAME_MISMATCH; a description over 1024 characters is SKILL_DESCRIPTION_LONG", async (t) => {
@@ -624,13 +705,16 @@ test("lenient: a name that differs from its folder is SKILL_NAME_MISMATCH; a des
     // 1024 characters that take 2048 UTF-16 units: characters are counted, not units.
     "skills/wide/SKILL.md": skill("wide", "😀".repeat(1024)),
   });
-  await rule("§18.1：name 与它的目录名不同是 SKILL_NAME_MISMATCH；description 超过 1024 个字符（按字符数，不按 UTF-16 单元）是 SKILL_DESCRIPTION_LONG", async () => {
-    const { diagnostics } = await lenient([base]);
-    assert.deepEqual(brief(diagnostics), [
-      ["warning", "SKILL_NAME_MISMATCH", path.join(base, "skills", "folder", "SKILL.md")],
-      ["warning", "SKILL_DESCRIPTION_LONG", path.join(base, "skills", "over", "SKILL.md")],
-    ]);
-  });
+  await rule(
+    "§18.1：name 与它的目录名不同是 SKILL_NAME_MISMATCH；description 超过 1024 个字符（按字符数，不按 UTF-16 单元）是 SKILL_DESCRIPTION_LONG",
+    async () => {
+      const { diagnostics } = await lenient([base]);
+      assert.deepEqual(brief(diagnostics), [
+        ["warning", "SKILL_NAME_MISMATCH", path.join(base, "skills", "folder", "SKILL.md")],
+        ["warning", "SKILL_DESCRIPTION_LONG", path.join(base, "skills", "over", "SKILL.md")],
+      ]);
+    },
+  );
 });
 
 /** A SKILL.md whose frontmatter is `lines`. */
@@ -645,15 +729,21 @@ test("lenient: compatibility over 500 characters, or not a string, is SKILL_COMP
     // 500 characters that take 1000 UTF-16 units: characters are counted, not units.
     "skills/wide/SKILL.md": frontmatter("name: wide", "description: d", `compatibility: ${"😀".repeat(500)}`),
   });
-  await rule("§18.1：compatibility 超过 500 个字符（按字符数，不按 UTF-16 单元），或者根本不是字符串（比如一个列表）：SKILL_COMPATIBILITY_LONG 警告，message 写出文件", async () => {
-    const { catalog, diagnostics } = await lenient([base]);
-    assert.equal(catalog.skills.length, 4, "warnings keep every skill");
-    assert.deepEqual(brief(diagnostics), [
-      ["warning", "SKILL_COMPATIBILITY_LONG", path.join(base, "skills", "list", "SKILL.md")],
-      ["warning", "SKILL_COMPATIBILITY_LONG", path.join(base, "skills", "over", "SKILL.md")],
-    ]);
-    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
-  });
+  await rule(
+    "§18.1：compatibility 超过 500 个字符（按字符数，不按 UTF-16 单元），或者根本不是字符串（比如一个列表）：SKILL_COMPATIBILITY_LONG 警告，message 写出文件",
+    async () => {
+      const { catalog, diagnostics } = await lenient([base]);
+      assert.equal(catalog.skills.length, 4, "warnings keep every skill");
+      assert.deepEqual(brief(diagnostics), [
+        ["warning", "SKILL_COMPATIBILITY_LONG", path.join(base, "skills", "list", "SKILL.md")],
+        ["warning", "SKILL_COMPATIBILITY_LONG", path.join(base, "skills", "over", "SKILL.md")],
+      ]);
+      assert.ok(
+        diagnostics.every((d) => d.message.includes(d.source)),
+        "messages name the file",
+      );
+    },
+  );
 });
 
 test("lenient: fields outside the Agent Skills specification are one SKILL_FIELD_UNKNOWN naming them all; the spec's fields and disable-model-invocation are none", async (t) => {
@@ -673,14 +763,20 @@ test("lenient: fields outside the Agent Skills specification are one SKILL_FIELD
     "skills/extra/SKILL.md": frontmatter("name: extra", "description: d", "version: 2", "author: me", "requires:", "  - git"),
     "skills/hidden/SKILL.md": frontmatter("name: hidden", "description: d", "disable-model-invocation: true"),
   });
-  await rule("§18.1：frontmatter 里规范之外的字段是一条 SKILL_FIELD_UNKNOWN 警告，message 写出文件和每一个这样的字段；规范的六个字段和 pi 自己的 disable-model-invocation 都不算", async () => {
-    const { catalog, diagnostics } = await lenient([base]);
-    assert.deepEqual(catalog.skills.map((s) => s.name), ["complete", "extra", "hidden"]);
-    assert.deepEqual(brief(diagnostics), [["warning", "SKILL_FIELD_UNKNOWN", path.join(base, "skills", "extra", "SKILL.md")]]);
-    for (const field of ["version", "author", "requires", path.join(base, "skills", "extra", "SKILL.md")]) {
-      assert.ok(diagnostics[0]!.message.includes(field), `the message names ${field}`);
-    }
-  });
+  await rule(
+    "§18.1：frontmatter 里规范之外的字段是一条 SKILL_FIELD_UNKNOWN 警告，message 写出文件和每一个这样的字段；规范的六个字段和 pi 自己的 disable-model-invocation 都不算",
+    async () => {
+      const { catalog, diagnostics } = await lenient([base]);
+      assert.deepEqual(
+        catalog.skills.map((s) => s.name),
+        ["complete", "extra", "hidden"],
+      );
+      assert.deepEqual(brief(diagnostics), [["warning", "SKILL_FIELD_UNKNOWN", path.join(base, "skills", "extra", "SKILL.md")]]);
+      for (const field of ["version", "author", "requires", path.join(base, "skills", "extra", "SKILL.md")]) {
+        assert.ok(diagnostics[0]!.message.includes(field), `the message names ${field}`);
+      }
+    },
+  );
 });
 
 test("lenient: metadata that is not a map of strings to strings is SKILL_METADATA_INVALID", async (t) => {
@@ -698,12 +794,21 @@ test("lenient: metadata that is not a map of strings to strings is SKILL_METADAT
   };
   for (const [folder, lines] of refused) files[`skills/${folder}/SKILL.md`] = frontmatter(`name: ${folder}`, "description: d", ...lines);
   await put(base, files);
-  await rule("§18.1：metadata 不是“字符串到字符串”的映射（是一段文字、一个列表、空的，或者某个值是数字、映射）：SKILL_METADATA_INVALID 警告；空映射和全是字符串的映射都不算", async () => {
-    const { catalog, diagnostics } = await lenient([base]);
-    assert.equal(catalog.skills.length, refused.length + 2, "warnings keep every skill");
-    assert.deepEqual(brief(diagnostics), refused.map(([folder]) => ["warning", "SKILL_METADATA_INVALID", path.join(base, "skills", folder, "SKILL.md")]));
-    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
-  });
+  await rule(
+    "§18.1：metadata 不是“字符串到字符串”的映射（是一段文字、一个列表、空的，或者某个值是数字、映射）：SKILL_METADATA_INVALID 警告；空映射和全是字符串的映射都不算",
+    async () => {
+      const { catalog, diagnostics } = await lenient([base]);
+      assert.equal(catalog.skills.length, refused.length + 2, "warnings keep every skill");
+      assert.deepEqual(
+        brief(diagnostics),
+        refused.map(([folder]) => ["warning", "SKILL_METADATA_INVALID", path.join(base, "skills", folder, "SKILL.md")]),
+      );
+      assert.ok(
+        diagnostics.every((d) => d.message.includes(d.source)),
+        "messages name the file",
+      );
+    },
+  );
 });
 
 test("lenient: allowed-tools that is not a space-separated string is SKILL_ALLOWED_TOOLS_INVALID", async (t) => {
@@ -717,8 +822,14 @@ test("lenient: allowed-tools that is not a space-separated string is SKILL_ALLOW
   await rule("§18.1：allowed-tools 不是字符串（一个列表、一个映射）：SKILL_ALLOWED_TOOLS_INVALID 警告；规范要的是用空格分开的一个字符串", async () => {
     const { catalog, diagnostics } = await lenient([base]);
     assert.equal(catalog.skills.length, 4, "warnings keep every skill");
-    assert.deepEqual(brief(diagnostics), ["a-block-list", "b-flow-list", "c-map"].map((folder) => ["warning", "SKILL_ALLOWED_TOOLS_INVALID", path.join(base, "skills", folder, "SKILL.md")]));
-    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
+    assert.deepEqual(
+      brief(diagnostics),
+      ["a-block-list", "b-flow-list", "c-map"].map((folder) => ["warning", "SKILL_ALLOWED_TOOLS_INVALID", path.join(base, "skills", folder, "SKILL.md")]),
+    );
+    assert.ok(
+      diagnostics.every((d) => d.message.includes(d.source)),
+      "messages name the file",
+    );
   });
 });
 
@@ -741,12 +852,18 @@ test("lenient: a skill folder with skill.md (another case) instead of SKILL.md i
     strict = await discoverResources([base]);
     assert.deepEqual(identities(strict), ["skill:b-good", "skill:d-both"]);
   });
-  await rule("§18.1：宽松模式里它是一条 SKILL_FILE_CASE 警告，source 是那个文件，message 写出它；按目录名的顺序出现；有 SKILL.md 的目录不算；目录不变", async () => {
-    const { catalog, diagnostics } = await lenient([base]);
-    assert.deepEqual(catalog, strict);
-    assert.deepEqual(brief(diagnostics), expected);
-    assert.ok(diagnostics.every((d) => d.message.includes(d.source)), "messages name the file");
-  });
+  await rule(
+    "§18.1：宽松模式里它是一条 SKILL_FILE_CASE 警告，source 是那个文件，message 写出它；按目录名的顺序出现；有 SKILL.md 的目录不算；目录不变",
+    async () => {
+      const { catalog, diagnostics } = await lenient([base]);
+      assert.deepEqual(catalog, strict);
+      assert.deepEqual(brief(diagnostics), expected);
+      assert.ok(
+        diagnostics.every((d) => d.message.includes(d.source)),
+        "messages name the file",
+      );
+    },
+  );
 });
 
 test("lenient: one skill's Agent Skills warnings come in a fixed order, for catalog winners only; strict mode computes none and the catalogs agree", async (t) => {
@@ -768,22 +885,25 @@ test("lenient: one skill's Agent Skills warnings come in a fixed order, for cata
   });
   const roots = [path.join(base, "first"), path.join(base, "second")];
   const source = (root: string, folder: string, file = "SKILL.md") => path.join(base, root, "skills", folder, file);
-  await rule("§18.1：一个 Skill 的警告按固定顺序：FORMAT、MISMATCH、DESCRIPTION_LONG、COMPATIBILITY_LONG、METADATA_INVALID、ALLOWED_TOOLS_INVALID、FIELD_UNKNOWN；只对进入目录的 Skill 计算（被挡住的只有 RESOURCE_SHADOWED，重复的只有 RESOURCE_DUPLICATE）", async () => {
-    const { diagnostics } = await lenient(roots);
-    assert.deepEqual(brief(diagnostics), [
-      ["warning", "SKILL_NAME_FORMAT", source("first", "all")],
-      ["warning", "SKILL_NAME_MISMATCH", source("first", "all")],
-      ["warning", "SKILL_DESCRIPTION_LONG", source("first", "all")],
-      ["warning", "SKILL_COMPATIBILITY_LONG", source("first", "all")],
-      ["warning", "SKILL_METADATA_INVALID", source("first", "all")],
-      ["warning", "SKILL_ALLOWED_TOOLS_INVALID", source("first", "all")],
-      ["warning", "SKILL_FIELD_UNKNOWN", source("first", "all")],
-      ["warning", "SKILL_FILE_CASE", source("first", "b-case", "skill.md")],
-      ["warning", "SKILL_NAME_MISMATCH", source("first", "c-dup")],
-      ["error", "RESOURCE_DUPLICATE", source("first", "d-dup")],
-      ["warning", "RESOURCE_SHADOWED", source("second", "all")],
-    ]);
-  });
+  await rule(
+    "§18.1：一个 Skill 的警告按固定顺序：FORMAT、MISMATCH、DESCRIPTION_LONG、COMPATIBILITY_LONG、METADATA_INVALID、ALLOWED_TOOLS_INVALID、FIELD_UNKNOWN；只对进入目录的 Skill 计算（被挡住的只有 RESOURCE_SHADOWED，重复的只有 RESOURCE_DUPLICATE）",
+    async () => {
+      const { diagnostics } = await lenient(roots);
+      assert.deepEqual(brief(diagnostics), [
+        ["warning", "SKILL_NAME_FORMAT", source("first", "all")],
+        ["warning", "SKILL_NAME_MISMATCH", source("first", "all")],
+        ["warning", "SKILL_DESCRIPTION_LONG", source("first", "all")],
+        ["warning", "SKILL_COMPATIBILITY_LONG", source("first", "all")],
+        ["warning", "SKILL_METADATA_INVALID", source("first", "all")],
+        ["warning", "SKILL_ALLOWED_TOOLS_INVALID", source("first", "all")],
+        ["warning", "SKILL_FIELD_UNKNOWN", source("first", "all")],
+        ["warning", "SKILL_FILE_CASE", source("first", "b-case", "skill.md")],
+        ["warning", "SKILL_NAME_MISMATCH", source("first", "c-dup")],
+        ["error", "RESOURCE_DUPLICATE", source("first", "d-dup")],
+        ["warning", "RESOURCE_SHADOWED", source("second", "all")],
+      ]);
+    },
+  );
   await rule("§18.1：这些警告永远不改变目录：宽松模式的目录与严格模式的 deepEqual（去掉那一个重复之后），严格模式不计算它们、不抛错", async () => {
     await rename(path.join(base, "first", "skills", "d-dup"), path.join(base, "d-dup-away"));
     const strict = await discoverResources(roots);
@@ -816,7 +936,11 @@ test("lenient: diagnostics come in a fixed order — roots, then AGENTS.md, skil
     const slow = i % 2 === 0 ? `# ${"x".repeat(60 * 1024)}\n` : "";
     files[`r1/skills/${folder}/SKILL.md`] = i % 3 === 0 ? `---\n${slow}name: [broken\n---\n` : `---\n${slow}name: Bad${i}\ndescription: d\n---\n`;
     if (i % 3 === 0) expected.push(["error", "RESOURCE_INVALID", path.join(base, "r1", "skills", folder, "SKILL.md")]);
-    else expected.push(["warning", "SKILL_NAME_FORMAT", path.join(base, "r1", "skills", folder, "SKILL.md")], ["warning", "SKILL_NAME_MISMATCH", path.join(base, "r1", "skills", folder, "SKILL.md")]);
+    else
+      expected.push(
+        ["warning", "SKILL_NAME_FORMAT", path.join(base, "r1", "skills", folder, "SKILL.md")],
+        ["warning", "SKILL_NAME_MISMATCH", path.join(base, "r1", "skills", folder, "SKILL.md")],
+      );
   }
   files["r1/templates/a.md"] = "---\nname: [x\n---";
   files["r1/templates/b.md"] = "ok\0";
@@ -824,12 +948,15 @@ test("lenient: diagnostics come in a fixed order — roots, then AGENTS.md, skil
   expected.push(["error", "RESOURCE_NOT_TEXT", path.join(base, "r1", "templates", "b.md")]);
   expected.push(["error", "RESOURCE_NOT_TEXT", path.join(base, "r2", "AGENTS.md")]);
   await put(base, files);
-  await rule("§18.1：诊断按固定顺序到达：root 的顺序；root 内先 AGENTS.md，再按目录名排的 Skill（一个 Skill 的几条警告按 18.1 列出的顺序），再按文件名排的模板；与读取完成的先后无关", async () => {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const { diagnostics } = await lenient([path.join(base, "r1"), path.join(base, "r2")]);
-      assert.deepEqual(brief(diagnostics), expected, `attempt ${attempt}`);
-    }
-  });
+  await rule(
+    "§18.1：诊断按固定顺序到达：root 的顺序；root 内先 AGENTS.md，再按目录名排的 Skill（一个 Skill 的几条警告按 18.1 列出的顺序），再按文件名排的模板；与读取完成的先后无关",
+    async () => {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const { diagnostics } = await lenient([path.join(base, "r1"), path.join(base, "r2")]);
+        assert.deepEqual(brief(diagnostics), expected, `attempt ${attempt}`);
+      }
+    },
+  );
 });
 
 test("lenient: an exception thrown by onDiagnostic rejects discovery at once; a rejected promise too", async (t) => {
@@ -873,8 +1000,14 @@ test("real world: one specimen of every failure class — lenient discovery keep
   await rule("§18.1：宽松发现留下每一个好的资源，其余的按固定顺序各报告一次，每条 message 都写出它的 source", async () => {
     const found = await lenient(world.roots);
     catalog = found.catalog;
-    assert.deepEqual(catalog.skills.map((s) => s.name), world.skills);
-    assert.deepEqual(catalog.templates.map((s) => s.name), world.templates);
+    assert.deepEqual(
+      catalog.skills.map((s) => s.name),
+      world.skills,
+    );
+    assert.deepEqual(
+      catalog.templates.map((s) => s.name),
+      world.templates,
+    );
     assert.deepEqual(brief(found.diagnostics), world.diagnostics);
     for (const diagnostic of found.diagnostics) {
       assert.ok(diagnostic.message.includes(diagnostic.source), `${diagnostic.code}: the message names ${diagnostic.source}`);
@@ -891,11 +1024,20 @@ test("real world: one specimen of every failure class — lenient discovery keep
   await rule("§18.3：目录里列出的 Skill 都能激活，除非文件太大（RESOURCE_TOO_LARGE）或不是文本（RESOURCE_NOT_TEXT）", async () => {
     const outcomes: Record<string, string> = {};
     for (const { name } of catalog.skills) {
-      outcomes[name] = await activateSkill(catalog, name).then(() => "ok", (error: { code?: string }) => error.code ?? String(error));
+      outcomes[name] = await activateSkill(catalog, name).then(
+        () => "ok",
+        (error: { code?: string }) => error.code ?? String(error),
+      );
     }
     assert.equal(outcomes["oversize"], "RESOURCE_TOO_LARGE");
     assert.equal(outcomes["binary-body"], "RESOURCE_NOT_TEXT");
-    assert.deepEqual(Object.entries(outcomes).filter(([, outcome]) => outcome !== "ok").map(([name]) => name).sort(), ["binary-body", "oversize"]);
+    assert.deepEqual(
+      Object.entries(outcomes)
+        .filter(([, outcome]) => outcome !== "ok")
+        .map(([name]) => name)
+        .sort(),
+      ["binary-body", "oversize"],
+    );
     assert.equal((await activateSkill(catalog, "bom-crlf")).body, "First line.\nSecond line.");
   });
   await rule("§18.3：请求的附加文件原样返回（\\r\\n 不变）；二进制的附加文件是 RESOURCE_NOT_TEXT", async () => {

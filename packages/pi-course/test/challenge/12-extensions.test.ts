@@ -24,37 +24,27 @@ import {
   type LoadExtensionOptions,
 } from "../../src/resources.js";
 import { ToolRegistry, type Tool } from "../../src/tool.js";
-import {
-  deferred,
-  failsWith,
-  hostWith,
-  load,
-  loadsAgain,
-  noteCall,
-  recordingCore,
-  rule,
-  settle,
-  tempDir,
-  tool,
-  within,
-} from "../fixtures/12-workspace.js";
+import { deferred, failsWith, hostWith, load, loadsAgain, noteCall, recordingCore, rule, settle, tempDir, tool, within } from "../fixtures/12-workspace.js";
 
 // ---------------------------------------------------------------------------
 // Trust and import
 // ---------------------------------------------------------------------------
 
 test("extensions: only exactly true trusts; truthy values are untrusted and import nothing", async () => {
-  await rule("§7：只有 isTrusted 的结果恰好是 true 才算信任；\"yes\"、1、{}、[]、\"true\" 都不算：结果恰好是 skipped_untrusted，什么都不 import", async () => {
+  await rule('§7：只有 isTrusted 的结果恰好是 true 才算信任；"yes"、1、{}、[]、"true" 都不算：结果恰好是 skipped_untrusted，什么都不 import', async () => {
     for (const verdict of ["yes", 1, {}, [], "true"] as unknown[]) {
       let imports = 0;
-      const result = await loadExtension({ id: "x", path: "x.js" }, {
-        host: hostWith(),
-        isTrusted: () => verdict as boolean,
-        importModule: async () => {
-          imports += 1;
-          return { default() {} };
+      const result = await loadExtension(
+        { id: "x", path: "x.js" },
+        {
+          host: hostWith(),
+          isTrusted: () => verdict as boolean,
+          importModule: async () => {
+            imports += 1;
+            return { default() {} };
+          },
         },
-      });
+      );
       assert.deepEqual(result, { id: "x", status: "skipped_untrusted" }, JSON.stringify(verdict));
       assert.equal(imports, 0);
     }
@@ -67,17 +57,27 @@ test("extensions: only exactly true trusts; truthy values are untrusted and impo
 test("extensions: a throwing or rejecting trust policy rejects and imports nothing", async () => {
   const boom = new Error("policy unavailable");
   await rule("§7：isTrusted 同步抛错或返回被拒绝的 promise：loadExtension 以那个错误拒绝，什么都不 import", async () => {
-    for (const isTrusted of [() => { throw boom; }, async () => { throw boom; }]) {
+    for (const isTrusted of [
+      () => {
+        throw boom;
+      },
+      async () => {
+        throw boom;
+      },
+    ]) {
       let imports = 0;
       await assert.rejects(
-        loadExtension({ id: "x", path: "x.js" }, {
-          host: hostWith(),
-          isTrusted,
-          importModule: async () => {
-            imports += 1;
-            return { default() {} };
+        loadExtension(
+          { id: "x", path: "x.js" },
+          {
+            host: hostWith(),
+            isTrusted,
+            importModule: async () => {
+              imports += 1;
+              return { default() {} };
+            },
           },
-        }),
+        ),
         (error) => error === boom,
       );
       assert.equal(imports, 0);
@@ -86,27 +86,30 @@ test("extensions: a throwing or rejecting trust policy rejects and imports nothi
 });
 
 test("extensions: isTrusted and importModule get the same frozen copy of the source", async () => {
-  await rule("§7：isTrusted 和 importModule 拿到的是同一份冻结的 { id, path } 副本，不是调用者的对象：调用者事后改自己的对象也改不了要 import 的东西", async () => {
-    const source: ExtensionSource = { id: "x", path: "first.js" };
-    const seen: Readonly<ExtensionSource>[] = [];
-    await loadExtension(source, {
-      host: hostWith(),
-      isTrusted: (frozen) => {
-        seen.push(frozen);
-        source.path = "swapped-after-trust.js";
-        return true;
-      },
-      importModule: async (frozen) => {
-        seen.push(frozen);
-        return { default() {} };
-      },
-    });
-    assert.equal(seen.length, 2);
-    assert.notEqual(seen[0], source);
-    assert.ok(Object.isFrozen(seen[0]));
-    assert.equal(seen[0], seen[1]);
-    assert.deepEqual(seen[1], { id: "x", path: "first.js" });
-  });
+  await rule(
+    "§7：isTrusted 和 importModule 拿到的是同一份冻结的 { id, path } 副本，不是调用者的对象：调用者事后改自己的对象也改不了要 import 的东西",
+    async () => {
+      const source: ExtensionSource = { id: "x", path: "first.js" };
+      const seen: Readonly<ExtensionSource>[] = [];
+      await loadExtension(source, {
+        host: hostWith(),
+        isTrusted: (frozen) => {
+          seen.push(frozen);
+          source.path = "swapped-after-trust.js";
+          return true;
+        },
+        importModule: async (frozen) => {
+          seen.push(frozen);
+          return { default() {} };
+        },
+      });
+      assert.equal(seen.length, 2);
+      assert.notEqual(seen[0], source);
+      assert.ok(Object.isFrozen(seen[0]));
+      assert.equal(seen[0], seen[1]);
+      assert.deepEqual(seen[1], { id: "x", path: "first.js" });
+    },
+  );
 });
 
 test("extensions: the default importer imports source.path, and never an untrusted one", async (t) => {
@@ -140,7 +143,11 @@ test("extensions: a module without a default function is EXTENSION_INVALID", asy
       const registry = new ToolRegistry();
       await failsWith(
         "EXTENSION_INVALID",
-        () => loadExtension({ id: "x", path: "x.js" }, { host: createExtensionHost(registry, { hookTimeoutMs: 1000 }), isTrusted: () => true, importModule: async () => module }),
+        () =>
+          loadExtension(
+            { id: "x", path: "x.js" },
+            { host: createExtensionHost(registry, { hookTimeoutMs: 1000 }), isTrusted: () => true, importModule: async () => module },
+          ),
         JSON.stringify(module),
       );
     }
@@ -156,25 +163,41 @@ test("import: a module that cannot be imported is EXTENSION_IMPORT_FAILED naming
     ["a syntax error on disk", { importModule: undefined }, broken, (cause) => cause instanceof SyntaxError],
     ["a missing file", { importModule: undefined }, path.join(base, "missing.mjs"), (cause) => (cause as { code?: string }).code === "ERR_MODULE_NOT_FOUND"],
     ["importModule rejects", { importModule: async () => Promise.reject(original) }, "ext.js", (cause) => cause === original],
-    ["importModule throws at once", { importModule: () => { throw original; } }, "ext.js", (cause) => cause === original],
+    [
+      "importModule throws at once",
+      {
+        importModule: () => {
+          throw original;
+        },
+      },
+      "ext.js",
+      (cause) => cause === original,
+    ],
   ];
   for (const [label, extra, file, isCause] of cases) {
     const registry = new ToolRegistry([tool("existing")]);
     const host = hostWith({ registry });
-    await rule(`§18.4：import 失败（默认的 import 或 importModule 抛错、被拒绝）是 EXTENSION_IMPORT_FAILED：message 写出 id 和路径，cause 是原来的错误（${label}）`, async () => {
-      await assert.rejects(
-        loadExtension({ id: "ext-id", path: file }, { host, isTrusted: () => true, ...extra }),
-        (error: Error & { code?: string; cause?: unknown }) => {
-          if (error.code === undefined) throw error;
-          assert.equal(error.code, "EXTENSION_IMPORT_FAILED", label);
-          assert.ok(error.message.includes("ext-id") && error.message.includes(file), `${label}: ${error.message}`);
-          assert.ok(isCause(error.cause), `${label}: the cause is kept`);
-          return true;
-        },
-      );
-    });
+    await rule(
+      `§18.4：import 失败（默认的 import 或 importModule 抛错、被拒绝）是 EXTENSION_IMPORT_FAILED：message 写出 id 和路径，cause 是原来的错误（${label}）`,
+      async () => {
+        await assert.rejects(
+          loadExtension({ id: "ext-id", path: file }, { host, isTrusted: () => true, ...extra }),
+          (error: Error & { code?: string; cause?: unknown }) => {
+            if (error.code === undefined) throw error;
+            assert.equal(error.code, "EXTENSION_IMPORT_FAILED", label);
+            assert.ok(error.message.includes("ext-id") && error.message.includes(file), `${label}: ${error.message}`);
+            assert.ok(isCause(error.cause), `${label}: the cause is kept`);
+            return true;
+          },
+        );
+      },
+    );
     await rule(`§18.4：import 失败什么都不提交，这个 id 之后可以再加载（${label}）`, async () => {
-      assert.deepEqual(registry.list().map((x) => x.name), ["existing"], label);
+      assert.deepEqual(
+        registry.list().map((x) => x.name),
+        ["existing"],
+        label,
+      );
       assert.ok(await loadsAgain(host, "ext-id"), `${label}: the id can be loaded again`);
     });
   }
@@ -217,7 +240,10 @@ test("extensions: two concurrent loads of one id commit once; the second is EXTE
     assert.deepEqual(outcomes[0], { status: "fulfilled", value: { id: "same", status: "active" } });
     assert.equal(outcomes[1]?.status, "rejected");
     assert.equal((outcomes[1] as PromiseRejectedResult).reason.code, "EXTENSION_DUPLICATE");
-    assert.deepEqual(registry.list().map((x) => x.name), ["racing"]);
+    assert.deepEqual(
+      registry.list().map((x) => x.name),
+      ["racing"],
+    );
   });
 });
 
@@ -270,7 +296,10 @@ test("extensions: registering through a saved context after the factory is EXTEN
     assert.equal(((await later.promise) as { code?: string }).code, "EXTENSION_CONTEXT_CLOSED");
   });
   await rule("§7：迟到的注册到不了 Registry，迟到的 hook 永远不运行", async () => {
-    assert.deepEqual(registry.list().map((x) => x.name), ["in_time"]);
+    assert.deepEqual(
+      registry.list().map((x) => x.name),
+      ["in_time"],
+    );
     const { core, facts } = recordingCore();
     await host.wrapExecutor(core)(noteCall());
     assert.equal(facts.length, 1, "the late deny hook was never attached");
@@ -300,7 +329,10 @@ test("extensions: an async factory that rejects is EXTENSION_FACTORY_FAILED with
     );
   });
   await rule("§7：失败的加载什么都不留下，上下文也关闭", () => {
-    assert.deepEqual(registry.list().map((x) => x.name), ["existing"]);
+    assert.deepEqual(
+      registry.list().map((x) => x.name),
+      ["existing"],
+    );
     assert.throws(() => saved!.registerTool(tool("retry")), { code: "EXTENSION_CONTEXT_CLOSED" });
   });
   await rule("§7：加载失败不会记下这个 id：同一个 id 之后可以再加载", async () => {
@@ -335,14 +367,17 @@ test("extensions: unknown hook names and non-function listeners fail the factory
     ["listener 不是函数", (context) => (context.on as (hook: string, listener: unknown) => void)("beforeToolCall", "not a function")],
   ];
   for (const [label, register] of cases) {
-    await rule(`§18.4：on 收到未知的 hook 名字或不是函数的 listener 当场抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED，cause 是那个错误（${label}）`, async () => {
-      await assert.rejects(load(hostWith(), "x", register), (error: Error & { code?: string; cause?: { code?: string } }) => {
-        if (error.code === undefined) throw error;
-        assert.equal(error.code, "EXTENSION_FACTORY_FAILED");
-        assert.equal(error.cause?.code, "EXTENSION_INVALID");
-        return true;
-      });
-    });
+    await rule(
+      `§18.4：on 收到未知的 hook 名字或不是函数的 listener 当场抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED，cause 是那个错误（${label}）`,
+      async () => {
+        await assert.rejects(load(hostWith(), "x", register), (error: Error & { code?: string; cause?: { code?: string } }) => {
+          if (error.code === undefined) throw error;
+          assert.equal(error.code, "EXTENSION_FACTORY_FAILED");
+          assert.equal(error.cause?.code, "EXTENSION_INVALID");
+          return true;
+        });
+      },
+    );
   }
 });
 
@@ -386,7 +421,10 @@ async function factoryTimeout(t: TestContext, ms: number, begin: () => Promise<u
   t.mock.timers.enable({ apis: ["setTimeout"] });
   const started = performance.now();
   let ended: { outcome: unknown } | undefined;
-  const loading = begin().then(() => "loaded", (error: unknown) => error);
+  const loading = begin().then(
+    () => "loaded",
+    (error: unknown) => error,
+  );
   void loading.then((outcome) => (ended = { outcome }));
   try {
     await settle();
@@ -410,14 +448,19 @@ test("factory: one that never settles fails as EXTENSION_FACTORY_FAILED (timed o
   let hookRuns = 0;
   await rule("§18.4：异步工厂的 promise 到 factoryTimeoutMs 还没结束：加载以 EXTENSION_FACTORY_FAILED 失败——恰好在时限到的时候，不提前", async () => {
     const { outcome, early } = await factoryTimeout(t, 30, () =>
-      load(host, "stuck", (context) => {
-        saved = context;
-        context.registerTool(tool("staged"));
-        context.on("beforeToolCall", () => {
-          hookRuns += 1;
-        });
-        return new Promise(() => {});
-      }, { factoryTimeoutMs: 30 }),
+      load(
+        host,
+        "stuck",
+        (context) => {
+          saved = context;
+          context.registerTool(tool("staged"));
+          context.on("beforeToolCall", () => {
+            hookRuns += 1;
+          });
+          return new Promise(() => {});
+        },
+        { factoryTimeoutMs: 30 },
+      ),
     );
     assert.equal(early, false, "not before its time");
     assert.equal((outcome as { code?: string }).code, "EXTENSION_FACTORY_FAILED", "failed once factoryTimeoutMs passed");
@@ -440,7 +483,11 @@ test("factory: the timeout defaults to 10 000 ms and must be a positive number s
   await rule("§18.4：factoryTimeoutMs 与 hookTimeoutMs 一样必须是正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT——在问信任之前就检查", async () => {
     for (const factoryTimeoutMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, "10" as unknown as number]) {
       let trusted = false;
-      await failsWith("INVALID_ARGUMENT", () => load(hostWith(), "x", () => {}, { factoryTimeoutMs, isTrusted: () => (trusted = true) }), String(factoryTimeoutMs));
+      await failsWith(
+        "INVALID_ARGUMENT",
+        () => load(hostWith(), "x", () => {}, { factoryTimeoutMs, isTrusted: () => (trusted = true) }),
+        String(factoryTimeoutMs),
+      );
       assert.equal(trusted, false, "refused before the trust policy is asked");
     }
   });
@@ -453,12 +500,15 @@ test("factory: a synchronous factory is not raced against the timer; a rejection
   });
   await rule("§7：工厂以任何值被拒绝（哪怕不是 Error）都是 EXTENSION_FACTORY_FAILED，cause 就是那个值", async () => {
     const cause = { weird: true };
-    await assert.rejects(load(host, "odd", async () => Promise.reject(cause)), (error: Error & { code?: string; cause?: unknown }) => {
-      if (error.code === undefined) throw error;
-      assert.equal(error.code, "EXTENSION_FACTORY_FAILED");
-      assert.equal(error.cause, cause);
-      return true;
-    });
+    await assert.rejects(
+      load(host, "odd", async () => Promise.reject(cause)),
+      (error: Error & { code?: string; cause?: unknown }) => {
+        if (error.code === undefined) throw error;
+        assert.equal(error.code, "EXTENSION_FACTORY_FAILED");
+        assert.equal(error.cause, cause);
+        return true;
+      },
+    );
   });
 });
 
@@ -467,22 +517,33 @@ test("factory: a synchronous factory is not raced against the timer; a rejection
 // ---------------------------------------------------------------------------
 
 test("commit: a tool whose name getter changes its answer is registered under the name read at registration, with no orphan", async () => {
-  await rule("§18.4：工具的 name 在 registerTool 时读一次；提交时把它固定成那个名字（工具对象上一个只读的自有属性），Registry 看到的、以后读到的都是它；登记的是那个对象本身", async () => {
-    const registry = new ToolRegistry([tool("existing")]);
-    const host = hostWith({ registry });
-    let reads = 0;
-    // First answer "fresh"; every later read the name of a tool the registry already has
-    // (or of the tool registered just before it), which made the old commit throw half-way.
-    const shifty = { ...tool("unused"), get name() { return reads++ === 0 ? "fresh" : "existing"; } } as Tool;
-    const loaded = await load(host, "shifty", (context) => {
-      context.registerTool(tool("first"));
-      context.registerTool(shifty);
-    });
-    assert.deepEqual(loaded, { id: "shifty", status: "active" });
-    assert.deepEqual(registry.list().map((x) => x.name), ["existing", "first", "fresh"]);
-    assert.equal(registry.get("fresh"), shifty, "the very object is registered");
-    assert.equal(shifty.name, "fresh", "its name is fixed to the one it was registered with");
-  });
+  await rule(
+    "§18.4：工具的 name 在 registerTool 时读一次；提交时把它固定成那个名字（工具对象上一个只读的自有属性），Registry 看到的、以后读到的都是它；登记的是那个对象本身",
+    async () => {
+      const registry = new ToolRegistry([tool("existing")]);
+      const host = hostWith({ registry });
+      let reads = 0;
+      // First answer "fresh"; every later read the name of a tool the registry already has
+      // (or of the tool registered just before it), which made the old commit throw half-way.
+      const shifty = {
+        ...tool("unused"),
+        get name() {
+          return reads++ === 0 ? "fresh" : "existing";
+        },
+      } as Tool;
+      const loaded = await load(host, "shifty", (context) => {
+        context.registerTool(tool("first"));
+        context.registerTool(shifty);
+      });
+      assert.deepEqual(loaded, { id: "shifty", status: "active" });
+      assert.deepEqual(
+        registry.list().map((x) => x.name),
+        ["existing", "first", "fresh"],
+      );
+      assert.equal(registry.get("fresh"), shifty, "the very object is registered");
+      assert.equal(shifty.name, "fresh", "its name is fixed to the one it was registered with");
+    },
+  );
 });
 
 test("commit: a name reassigned after registration does not move the tool; the same object twice is TOOL_CONFLICT", async () => {
@@ -494,46 +555,97 @@ test("commit: a name reassigned after registration does not move the tool; the s
       context.registerTool(renamed);
       renamed.name = "taken";
     });
-    assert.deepEqual(registry.list().map((x) => x.name), ["taken", "original"]);
+    assert.deepEqual(
+      registry.list().map((x) => x.name),
+      ["taken", "original"],
+    );
     assert.equal(registry.get("original"), renamed);
   });
   await rule("§18.4：同一个工具对象登记两次是 TOOL_CONFLICT（哪怕两次读到的名字不同），什么都不提交", async () => {
     let flips = 0;
-    const twice = { ...tool("x"), get name() { return flips++ % 2 === 0 ? "left" : "right"; } } as Tool;
-    await failsWith("TOOL_CONFLICT", () => load(host, "twice", (context) => {
-      context.registerTool(twice);
-      context.registerTool(twice);
-    }));
-    assert.deepEqual(registry.list().map((x) => x.name), ["taken", "original"]);
+    const twice = {
+      ...tool("x"),
+      get name() {
+        return flips++ % 2 === 0 ? "left" : "right";
+      },
+    } as Tool;
+    await failsWith("TOOL_CONFLICT", () =>
+      load(host, "twice", (context) => {
+        context.registerTool(twice);
+        context.registerTool(twice);
+      }),
+    );
+    assert.deepEqual(
+      registry.list().map((x) => x.name),
+      ["taken", "original"],
+    );
   });
 });
 
 test("commit: a tool whose name cannot be fixed (a proxy, a frozen getter) or is not a string fails the load and changes nothing", async () => {
-  const frozenGetter = Object.freeze({ ...tool("x"), get name() { return "frozen"; } }) as Tool;
+  const frozenGetter = Object.freeze({
+    ...tool("x"),
+    get name() {
+      return "frozen";
+    },
+  }) as Tool;
   const proxy = new Proxy(tool("proxied"), {}) as Tool;
   const cases: [string, () => Tool, string, string][] = [
-    ["§18.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败", () => frozenGetter, "EXTENSION_INVALID", "a frozen getter"],
-    ["§18.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败", () => proxy, "EXTENSION_INVALID", "a proxy"],
-    ["§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED", () => ({ ...tool("x"), name: 42 }) as unknown as Tool, "EXTENSION_FACTORY_FAILED", "a number as name"],
-    ["§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED", () => tool(""), "EXTENSION_FACTORY_FAILED", "an empty name"],
-    ["§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED", () => null as unknown as Tool, "EXTENSION_FACTORY_FAILED", "null"],
+    [
+      "§18.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败",
+      () => frozenGetter,
+      "EXTENSION_INVALID",
+      "a frozen getter",
+    ],
+    [
+      "§18.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败",
+      () => proxy,
+      "EXTENSION_INVALID",
+      "a proxy",
+    ],
+    [
+      "§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
+      () => ({ ...tool("x"), name: 42 }) as unknown as Tool,
+      "EXTENSION_FACTORY_FAILED",
+      "a number as name",
+    ],
+    [
+      "§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
+      () => tool(""),
+      "EXTENSION_FACTORY_FAILED",
+      "an empty name",
+    ],
+    [
+      "§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
+      () => null as unknown as Tool,
+      "EXTENSION_FACTORY_FAILED",
+      "null",
+    ],
   ];
   for (const [statement, make, code, label] of cases) {
     const registry = new ToolRegistry([tool("existing")]);
     const host = hostWith({ registry });
     let hookRuns = 0;
     await rule(`${statement}（${label}）`, async () => {
-      await failsWith(code, () =>
-        load(host, "bad", (context) => {
-          context.registerTool(tool("good"));
-          context.on("beforeToolCall", () => {
-            hookRuns += 1;
-          });
-          context.registerTool(make());
-        }), label);
+      await failsWith(
+        code,
+        () =>
+          load(host, "bad", (context) => {
+            context.registerTool(tool("good"));
+            context.on("beforeToolCall", () => {
+              hookRuns += 1;
+            });
+            context.registerTool(make());
+          }),
+        label,
+      );
     });
     await rule(`§18.4：加载失败之后 Registry、hook 和已激活的 id 都和之前一模一样（${label}）`, async () => {
-      assert.deepEqual(registry.list().map((x) => x.name), ["existing"], label);
+      assert.deepEqual(
+        registry.list().map((x) => x.name),
+        ["existing"],
+        label,
+      );
       await host.wrapExecutor(recordingCore().core)(noteCall());
       assert.equal(hookRuns, 0, label);
       assert.ok(await loadsAgain(host, "bad"), label);
@@ -542,7 +654,10 @@ test("commit: a tool whose name cannot be fixed (a proxy, a frozen getter) or is
   await rule("§18.4：冻结的工具只要 name 是普通的数据属性就没问题：它已经是固定的", async () => {
     const registry = new ToolRegistry();
     await load(hostWith({ registry }), "frozen", (context) => context.registerTool(Object.freeze(tool("solid"))));
-    assert.deepEqual(registry.list().map((x) => x.name), ["solid"]);
+    assert.deepEqual(
+      registry.list().map((x) => x.name),
+      ["solid"],
+    );
   });
 });
 
@@ -575,7 +690,10 @@ test("commit: a registry that refuses a tool half-way (rules of its own) gets ba
     );
   });
   await rule("§18.4：提交不会失败到一半：已经登记的工具都撤回（registry.unregister），hook 不挂上，id 不记下", async () => {
-    assert.deepEqual(registry.list().map((x) => x.name), ["existing"]);
+    assert.deepEqual(
+      registry.list().map((x) => x.name),
+      ["existing"],
+    );
     await host.wrapExecutor(recordingCore().core)(noteCall());
     assert.equal(hookRuns, 0, "no hook was attached");
     assert.ok(await loadsAgain(host, "picky"), "the id is not active");

@@ -59,7 +59,7 @@ test("hooks: before listeners run in registration order across extensions and st
     result = await host.wrapExecutor(core)(noteCall("c-9"));
     assert.deepEqual(order, ["A1", "A2", "B"]);
   });
-  await rule("§8：deny 的结果与调用配对，details 恰好是 { blockedByExtension, kind: \"deny\", reason }；core 和 after hook 都不运行，没有诊断", () => {
+  await rule('§8：deny 的结果与调用配对，details 恰好是 { blockedByExtension, kind: "deny", reason }；core 和 after hook 都不运行，没有诊断', () => {
     assert.deepEqual(result.details, { blockedByExtension: "B", kind: "deny", reason: "B says no" });
     assert.equal(result.toolCallId, "c-9");
     assert.equal(facts.length, 0);
@@ -81,26 +81,33 @@ test("hooks: a malformed before answer fails closed as kind error with one diagn
       assert.equal(facts.length, 0, label);
       assert.equal(result.isError, true, label);
       assert.equal(kindOf(result), "error", label);
-      assert.deepEqual(diagnostics.map((d) => [d.extensionId, d.hook, d.kind]), [["odd", "beforeToolCall", "error"]], label);
+      assert.deepEqual(
+        diagnostics.map((d) => [d.extensionId, d.hook, d.kind]),
+        [["odd", "beforeToolCall", "error"]],
+        label,
+      );
     });
   }
 });
 
 test("hooks: a before hook that tries to change the call is stopped by the freeze and fails closed", async () => {
-  await rule("§8：before hook 拿到的是深度冻结的副本：它改 arguments 会抛错（模块代码是严格模式），这就是一次抛错：拦下，kind \"error\"，调用者的调用不变", async () => {
-    const host = hostWith();
-    await load(host, "meddler", (context) =>
-      context.on("beforeToolCall", (received) => {
-        (received.arguments as { text: string }).text = "rewritten";
-      }),
-    );
-    const { core, facts } = recordingCore();
-    const original = noteCall();
-    const result = await host.wrapExecutor(core)(original);
-    assert.equal(kindOf(result), "error");
-    assert.equal(facts.length, 0);
-    assert.deepEqual(original, noteCall());
-  });
+  await rule(
+    '§8：before hook 拿到的是深度冻结的副本：它改 arguments 会抛错（模块代码是严格模式），这就是一次抛错：拦下，kind "error"，调用者的调用不变',
+    async () => {
+      const host = hostWith();
+      await load(host, "meddler", (context) =>
+        context.on("beforeToolCall", (received) => {
+          (received.arguments as { text: string }).text = "rewritten";
+        }),
+      );
+      const { core, facts } = recordingCore();
+      const original = noteCall();
+      const result = await host.wrapExecutor(core)(original);
+      assert.equal(kindOf(result), "error");
+      assert.equal(facts.length, 0);
+      assert.deepEqual(original, noteCall());
+    },
+  );
 });
 
 test("hooks: core receives an equal copy of the call; nothing the core does reaches the caller's call", async () => {
@@ -149,7 +156,7 @@ test("hooks: after listeners run once each, in order, ignore return values, and 
     assert.equal(result.isError, false);
     assert.deepEqual(result, facts[0]);
   });
-  await rule("§8：被拒绝的 after hook 恰好产生一条诊断 { extensionId, hook: \"afterToolResult\", kind: \"error\", message: <字符串> }", () => {
+  await rule('§8：被拒绝的 after hook 恰好产生一条诊断 { extensionId, hook: "afterToolResult", kind: "error", message: <字符串> }', () => {
     assert.deepEqual(
       diagnostics.map((d) => ({ ...d, message: typeof d.message })),
       [{ extensionId: "rejecting", hook: "afterToolResult", kind: "error", message: "string" }],
@@ -167,9 +174,12 @@ test("hooks: a throwing core propagates and no after listener runs", async () =>
       }),
     );
     const broken = new Error("core exploded");
-    await assert.rejects(host.wrapExecutor(async () => {
-      throw broken;
-    })(noteCall()), (error) => error === broken);
+    await assert.rejects(
+      host.wrapExecutor(async () => {
+        throw broken;
+      })(noteCall()),
+      (error) => error === broken,
+    );
     assert.equal(afterRuns, 0);
   });
 });
@@ -186,12 +196,20 @@ test("hooks: a throwing or rejecting onDiagnostic never breaks the wrapper", asy
     process.off("unhandledRejection", onUnhandled);
   });
   const reporters: [string, string, () => unknown][] = [
-    ["§8：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到 blocked result", "throws", () => {
-      throw new Error("reporter down");
-    }],
-    ["§18.5：onDiagnostic 返回被拒绝的 promise 也一样：调用者照样拿到 blocked result", "rejects", async () => {
-      throw new Error("async reporter down");
-    }],
+    [
+      "§8：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到 blocked result",
+      "throws",
+      () => {
+        throw new Error("reporter down");
+      },
+    ],
+    [
+      "§18.5：onDiagnostic 返回被拒绝的 promise 也一样：调用者照样拿到 blocked result",
+      "rejects",
+      async () => {
+        throw new Error("async reporter down");
+      },
+    ],
   ];
   for (const [statement, label, onDiagnostic] of reporters) {
     await rule(statement, async () => {
@@ -271,16 +289,69 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
   cyclic["self"] = cyclic;
   const revocable = Proxy.revocable({}, {});
   revocable.revoke();
-  const throwingInspect = { decision: "nope", toString() { throw new Error("no string"); }, [Symbol.for("nodejs.util.inspect.custom")]() { throw new Error("no inspect"); } };
+  const throwingInspect = {
+    decision: "nope",
+    toString() {
+      throw new Error("no string");
+    },
+    [Symbol.for("nodejs.util.inspect.custom")]() {
+      throw new Error("no inspect");
+    },
+  };
   const answers: [string, () => unknown, string][] = [
     ["a cyclic object", () => cyclic, "§18.5"],
     ["a BigInt", () => 10n, "§18.5"],
     ["a symbol", () => Symbol("s"), "§18.5"],
     ["a function", () => () => ({ decision: "allow" }), "§18.5"],
-    ["a throwing decision getter", () => ({ get decision() { throw new Error("getter"); } }), "§18.5"],
-    ["a throwing reason getter", () => ({ decision: "deny", get reason() { throw new Error("getter"); } }), "§18.5"],
-    ["a proxy whose traps throw", () => new Proxy({}, { get() { throw new Error("trap"); }, getPrototypeOf() { throw new Error("trap"); } }), "§18.5"],
-    ["a proxy throwing only for decision", () => new Proxy({}, { get: (_target, key) => { if (key === "decision") throw new Error("trap"); return undefined; } }), "§18.5"],
+    [
+      "a throwing decision getter",
+      () => ({
+        get decision() {
+          throw new Error("getter");
+        },
+      }),
+      "§18.5",
+    ],
+    [
+      "a throwing reason getter",
+      () => ({
+        decision: "deny",
+        get reason() {
+          throw new Error("getter");
+        },
+      }),
+      "§18.5",
+    ],
+    [
+      "a proxy whose traps throw",
+      () =>
+        new Proxy(
+          {},
+          {
+            get() {
+              throw new Error("trap");
+            },
+            getPrototypeOf() {
+              throw new Error("trap");
+            },
+          },
+        ),
+      "§18.5",
+    ],
+    [
+      "a proxy throwing only for decision",
+      () =>
+        new Proxy(
+          {},
+          {
+            get: (_target, key) => {
+              if (key === "decision") throw new Error("trap");
+              return undefined;
+            },
+          },
+        ),
+      "§18.5",
+    ],
     ["a revoked proxy", () => revocable.proxy, "§18.5"],
     ["an object that cannot be printed", () => throwingInspect, "§18.5"],
     ["a null-prototype object", () => Object.create(null), "§18.5"],
@@ -288,12 +359,21 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
     ["a deny with a blank reason", () => ({ decision: "deny", reason: "  \n" }), "§18.5"],
     ["a deny with a non-string reason", () => ({ decision: "deny", reason: { toString: () => "x" } }), "§8"],
     ["a promise of a BigInt", async () => 1n, "§18.5"],
-    ["a thenable whose then getter throws", () => ({ get then() { throw new Error("then"); } }), "§18.5"],
+    [
+      "a thenable whose then getter throws",
+      () => ({
+        get then() {
+          throw new Error("then");
+        },
+      }),
+      "§18.5",
+    ],
   ];
   for (const [label, answer, section] of answers) {
-    const statement = section === "§8"
-      ? `§8：deny 的 reason 不是字符串就是格式不对的回答：拦下，kind "error"，恰好一条诊断（${label}）`
-      : `§18.5：before hook 返回什么都不能让包装后的执行器拒绝：读不懂的回答（循环对象、BigInt、抛错的 getter、proxy、reason 为空或只有空白的 deny……）都是格式错误：拦下，kind "error"，恰好一条 message 为字符串的诊断（${label}）`;
+    const statement =
+      section === "§8"
+        ? `§8：deny 的 reason 不是字符串就是格式不对的回答：拦下，kind "error"，恰好一条诊断（${label}）`
+        : `§18.5：before hook 返回什么都不能让包装后的执行器拒绝：读不懂的回答（循环对象、BigInt、抛错的 getter、proxy、reason 为空或只有空白的 deny……）都是格式错误：拦下，kind "error"，恰好一条 message 为字符串的诊断（${label}）`;
     await rule(statement, async () => {
       const diagnostics: ExtensionDiagnostic[] = [];
       const host = hostWith({ diagnostics });
@@ -312,8 +392,20 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
 
 test("hooks: a proxy or a getter may still allow or deny; a hook that throws something odd fails closed with a readable message", async () => {
   const decisions: [string, () => unknown, string][] = [
-    ["an allow behind a getter", () => ({ get decision() { return "allow"; } }), "allowed"],
-    ["a deny through a proxy", () => new Proxy({}, { get: (_t, key) => (key === "decision" ? "deny" : key === "reason" ? "proxy says no" : undefined) }), "deny"],
+    [
+      "an allow behind a getter",
+      () => ({
+        get decision() {
+          return "allow";
+        },
+      }),
+      "allowed",
+    ],
+    [
+      "a deny through a proxy",
+      () => new Proxy({}, { get: (_t, key) => (key === "decision" ? "deny" : key === "reason" ? "proxy says no" : undefined) }),
+      "deny",
+    ],
   ];
   for (const [label, answer, expected] of decisions) {
     await rule(`§18.5：回答的字段按普通方式读：getter、proxy 给出的 allow 或 deny 照样算数（${label}）`, async () => {
@@ -326,14 +418,38 @@ test("hooks: a proxy or a getter may still allow or deny; a hook that throws som
   }
   const thrown: [string, unknown][] = [
     ["a BigInt", 10n],
-    ["a proxy whose traps throw", new Proxy({}, { get() { throw new Error("trap"); }, getPrototypeOf() { throw new Error("trap"); } })],
-    ["an Error whose message getter throws", Object.defineProperty(new Error("x"), "message", { get() { throw new Error("message getter"); } })],
+    [
+      "a proxy whose traps throw",
+      new Proxy(
+        {},
+        {
+          get() {
+            throw new Error("trap");
+          },
+          getPrototypeOf() {
+            throw new Error("trap");
+          },
+        },
+      ),
+    ],
+    [
+      "an Error whose message getter throws",
+      Object.defineProperty(new Error("x"), "message", {
+        get() {
+          throw new Error("message getter");
+        },
+      }),
+    ],
   ];
   for (const [label, value] of thrown) {
     await rule(`§18.5：hook 抛出的不管是什么值，都是一次抛错：拦下，kind "error"，reason 是一个字符串，恰好一条诊断（${label}）`, async () => {
       const diagnostics: ExtensionDiagnostic[] = [];
       const host = hostWith({ diagnostics });
-      await load(host, "thrower", (context) => context.on("beforeToolCall", () => { throw value; }));
+      await load(host, "thrower", (context) =>
+        context.on("beforeToolCall", () => {
+          throw value;
+        }),
+      );
       const result = await host.wrapExecutor(recordingCore(() => undefined).core)(callWith());
       assert.equal(kindOf(result), "error");
       assert.equal(typeof (result.details as { reason: unknown }).reason, "string");
@@ -439,23 +555,28 @@ test("data: other structured-clonable values (errors, regular expressions, class
   const details = () => ({ error: new RangeError("too far"), pattern: /a+/gi, point: new Point(), bytes: new Bytes([1, 2]), nothing: undefined, big: 9n });
   const seen: unknown[] = [];
   const host = hostWith();
-  await load(host, "observer", (context) => context.on("afterToolResult", (result) => {
-    seen.push(result.details);
-    (result.details as { bytes: Uint8Array }).bytes[0] = 0;
-  }));
+  await load(host, "observer", (context) =>
+    context.on("afterToolResult", (result) => {
+      seen.push(result.details);
+      (result.details as { bytes: Uint8Array }).bytes[0] = 0;
+    }),
+  );
   const { core, facts } = recordingCore(details);
-  await rule("§18.5：其余能结构化克隆的值照 structuredClone 的规则复制：Error 与 RegExp 保留，类实例变成同样字段的普通对象，类型化数组的子类变成它的基础类型，值为 undefined 的键与 BigInt 保留", async () => {
-    const result = await host.wrapExecutor(core)(callWith());
-    const copied = result.details as ReturnType<typeof details>;
-    assert.ok(copied.error instanceof RangeError && copied.error.message === "too far");
-    assert.equal(String(copied.pattern), "/a+/gi");
-    assert.deepEqual({ ...copied.point }, { x: 1 });
-    assert.deepEqual([...copied.bytes], [1, 2], "the observer's change stayed in its copy");
-    assert.equal(copied.big, 9n);
-    assert.ok("nothing" in copied);
-    assert.equal(seen.length, 1);
-    assert.deepEqual([...(facts[0]!.details as ReturnType<typeof details>).bytes], [1, 2]);
-  });
+  await rule(
+    "§18.5：其余能结构化克隆的值照 structuredClone 的规则复制：Error 与 RegExp 保留，类实例变成同样字段的普通对象，类型化数组的子类变成它的基础类型，值为 undefined 的键与 BigInt 保留",
+    async () => {
+      const result = await host.wrapExecutor(core)(callWith());
+      const copied = result.details as ReturnType<typeof details>;
+      assert.ok(copied.error instanceof RangeError && copied.error.message === "too far");
+      assert.equal(String(copied.pattern), "/a+/gi");
+      assert.deepEqual({ ...copied.point }, { x: 1 });
+      assert.deepEqual([...copied.bytes], [1, 2], "the observer's change stayed in its copy");
+      assert.equal(copied.big, 9n);
+      assert.ok("nothing" in copied);
+      assert.equal(seen.length, 1);
+      assert.deepEqual([...(facts[0]!.details as ReturnType<typeof details>).bytes], [1, 2]);
+    },
+  );
 });
 
 test("data: a small Buffer's copy carries only its own bytes, not Node's shared allocation pool", async () => {
@@ -464,9 +585,11 @@ test("data: a small Buffer's copy carries only its own bytes, not Node's shared 
   await rule("§18.5：Buffer 的副本只带它自己的字节：它底下的 ArrayBuffer 恰好和它一样长（不能把 Node 给小 Buffer 共用的分配池一起交给 hook）", async () => {
     const host = hostWith();
     let seenBuffer: Buffer | undefined;
-    await load(host, "reader", (context) => context.on("beforeToolCall", (incoming) => {
-      seenBuffer = (incoming.arguments as { small: Buffer }).small;
-    }));
+    await load(host, "reader", (context) =>
+      context.on("beforeToolCall", (incoming) => {
+        seenBuffer = (incoming.arguments as { small: Buffer }).small;
+      }),
+    );
     await host.wrapExecutor(recordingCore(() => undefined).core)(callWith({ small }));
     assert.equal(seenBuffer?.buffer.byteLength, small.length);
   });
@@ -497,7 +620,12 @@ test("data: plain JSON calls and results reach every hook deep-frozen", async ()
 
 test("data: a call that cannot be copied gets a paired error result before any hook or core runs", async () => {
   const withGetter = callWith();
-  Object.defineProperty(withGetter, "arguments", { enumerable: true, get() { throw new Error("no arguments for you"); } });
+  Object.defineProperty(withGetter, "arguments", {
+    enumerable: true,
+    get() {
+      throw new Error("no arguments for you");
+    },
+  });
   const cases: [string, unknown][] = [
     ["a function in the arguments", callWith({ callback() {} })],
     ["a proxy as arguments", callWith(new Proxy({}, {}))],
@@ -533,20 +661,25 @@ test("data: a result that cannot be copied skips the after hooks with one diagno
   const host = hostWith({ diagnostics });
   let afterRuns = 0;
   for (const id of ["first-observer", "second-observer"]) {
-    await load(host, id, (context) => context.on("afterToolResult", () => {
-      afterRuns += 1;
-    }));
-  }
-  await rule("§18.5：复制不了的结果：after hook 全部跳过，恰好一条诊断（extensionId 是第一个被跳过的 hook 的 Extension，hook \"afterToolResult\"，kind \"error\"），调用者拿到 core 的那个对象本身", async () => {
-    const { core, facts } = recordingCore(() => ({ callback: () => "a function cannot be copied" }));
-    const result = await host.wrapExecutor(core)(callWith());
-    assert.equal(result, facts[0], "core's result itself, since no copy exists");
-    assert.equal(afterRuns, 0);
-    assert.deepEqual(
-      diagnostics.map((d) => ({ ...d, message: typeof d.message })),
-      [{ extensionId: "first-observer", hook: "afterToolResult", kind: "error", message: "string" }],
+    await load(host, id, (context) =>
+      context.on("afterToolResult", () => {
+        afterRuns += 1;
+      }),
     );
-  });
+  }
+  await rule(
+    '§18.5：复制不了的结果：after hook 全部跳过，恰好一条诊断（extensionId 是第一个被跳过的 hook 的 Extension，hook "afterToolResult"，kind "error"），调用者拿到 core 的那个对象本身',
+    async () => {
+      const { core, facts } = recordingCore(() => ({ callback: () => "a function cannot be copied" }));
+      const result = await host.wrapExecutor(core)(callWith());
+      assert.equal(result, facts[0], "core's result itself, since no copy exists");
+      assert.equal(afterRuns, 0);
+      assert.deepEqual(
+        diagnostics.map((d) => ({ ...d, message: typeof d.message })),
+        [{ extensionId: "first-observer", hook: "afterToolResult", kind: "error", message: "string" }],
+      );
+    },
+  );
   await rule("§18.5：没有 after hook 时没有人要告诉：没有诊断，调用者同样拿到 core 的结果", async () => {
     const quiet: ExtensionDiagnostic[] = [];
     const bare = recordingCore(() => ({ callback() {} }));

@@ -17,7 +17,10 @@ export function isScaffold(error: unknown): boolean {
 
 /** The call frames (`    at …` lines) of a stack. */
 function framesOf(stack: string | undefined): string {
-  return (stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).join("\n");
+  return (stack ?? "")
+    .split("\n")
+    .filter((line) => /^\s+at /.test(line))
+    .join("\n");
 }
 
 /**
