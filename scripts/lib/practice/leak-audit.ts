@@ -5,8 +5,10 @@
  * that the starter does not also contain. A reference line is taken trimmed, and it is
  * found anywhere inside a line (so a commented-out, quoted or indented copy is caught
  * too). Reference lines that are short after trimming (fewer than `MIN_LEAK_LINE_LENGTH`
- * characters, e.g. `}`, `return out;`) or contain no letter or digit are ignored, because
- * they occur in any code and say nothing about the answer.
+ * characters, e.g. `}`, `return out;`), that contain no letter or digit, or that are one
+ * item of a list or type broken over lines by the formatter (`listDirectory,` in an import,
+ * `name: string;` in a type) are ignored, because they occur in any code and say nothing
+ * about the answer.
  *
  * Files copied verbatim from the parent commit ("inherited": earlier chapters, tooling,
  * docs) are checked for distinctive answer lines only, at least
@@ -67,9 +69,12 @@ export interface AuditDocument {
   inherited?: boolean;
 }
 
-/** True when `trimmed` is long enough and has a letter or digit, so it can identify an answer. */
+/** One name of an import or export list, or one member of a type with a plain type, on a line of its own. */
+const LIST_ITEM = /^(?:type )?[\w$]+(?: as [\w$]+)?,?$|^(?:readonly )?[\w$]+\??: [\w$.]+(?:\[\])?;$/;
+
+/** True when `trimmed` is long enough, has a letter or digit and is more than a list item, so it can identify an answer. */
 export function isSignificantLine(trimmed: string): boolean {
-  return trimmed.length >= MIN_LEAK_LINE_LENGTH && /[\p{L}\p{N}]/u.test(trimmed);
+  return trimmed.length >= MIN_LEAK_LINE_LENGTH && /[\p{L}\p{N}]/u.test(trimmed) && !LIST_ITEM.test(trimmed);
 }
 
 function trimmedLines(text: string): string[] {

@@ -32,6 +32,13 @@ test("leak audit: lines the starter also has, short lines and punctuation-only l
   assert.equal(isSignificantLine("const a = b;"), true);
   assert.equal(isSignificantLine("return x + 1"), true);
   assert.equal(isSignificantLine("return x+1;"), false);
+  // One item of a list or a type broken over lines by the formatter says nothing about the answer.
+  for (const item of ["listDirectory,", "type SkillResource,", "readTextIfPresent as read,", "description: string;", "readonly roots?: string[];"]) {
+    assert.equal(isSignificantLine(item), false, item);
+  }
+  for (const code of ["const roots = options.roots;", "fields: Record<string, unknown>;", "return listDirectory(root);", "skip: (name) => name.startsWith(\".\"),"]) {
+    assert.equal(isSignificantLine(code), true, code);
+  }
 });
 
 test("leak audit: files inherited from the parent are checked for distinctive answer lines only", () => {
