@@ -33,13 +33,18 @@ function skeleton(text: string, from = 0, to = text.length): { chars: string; of
     chars += char;
     offsets.push(at);
   };
-  /** Where the next significant character after `at` is (comments and whitespace skipped). */
+  /** Where the comment starting at `at` ends, or undefined when none starts there. */
+  const commentEnd = (at: number): number | undefined => {
+    if (text.startsWith("//", at)) return Math.min(to, (text.indexOf("\n", at) + 1 || to + 1) - 1);
+    if (text.startsWith("/*", at)) return text.indexOf("*/", at) === -1 ? to : text.indexOf("*/", at) + 2;
+    return undefined;
+  };
+  /** Where the next significant character from `at` on is (comments and whitespace skipped). */
   const nextSignificant = (at: number): number => {
     for (let next = at; next < to; ) {
-      if (/\s/.test(text[next]!)) next++;
-      else if (text.startsWith("//", next)) next = Math.min(to, (text.indexOf("\n", next) + 1 || to + 1) - 1);
-      else if (text.startsWith("/*", next)) next = text.indexOf("*/", next) === -1 ? to : text.indexOf("*/", next) + 2;
-      else return next;
+      const end = /\s/.test(text[next]!) ? next + 1 : commentEnd(next);
+      if (end === undefined) return next;
+      next = end;
     }
     return to;
   };
@@ -64,12 +69,9 @@ function skeleton(text: string, from = 0, to = text.length): { chars: string; of
       at++;
       continue;
     }
-    if (text.startsWith("//", at) || text.startsWith("/*", at)) {
-      at = text.startsWith("//", at)
-        ? Math.min(to, (text.indexOf("\n", at) + 1 || to + 1) - 1)
-        : text.indexOf("*/", at) === -1
-          ? to
-          : text.indexOf("*/", at) + 2;
+    const comment = commentEnd(at);
+    if (comment !== undefined) {
+      at = comment;
       continue;
     }
     const afterWord = lastWord;

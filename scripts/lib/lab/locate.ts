@@ -13,6 +13,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { shownPath } from "../core/paths.js";
 
+/** 1-based line and column of `offset` in `text`. */
+export function positionIn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  return { line: before.split("\n").length, column: offset - (before.lastIndexOf("\n") + 1) + 1 };
+}
+
 export interface SourceLocation {
   /** Relative to the course root, `/`-separated. */
   file: string;

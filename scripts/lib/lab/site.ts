@@ -23,7 +23,7 @@ import { starterCopyPath } from "../core/paths.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { parseModules, topLevelDeclarations } from "../ts/source.js";
 import { declarationKey, labOwnership } from "../ts/splice.js";
-import type { SourceLocation } from "./locate.js";
+import { positionIn, type SourceLocation } from "./locate.js";
 
 /** A line that names lab `lab`'s work: its 🔨 marker, or its scaffold error's text in a string. */
 function siteLine(lab: string): RegExp {
@@ -31,17 +31,11 @@ function siteLine(lab: string): RegExp {
   return new RegExp(`🔨\\s*Lab\\s+${id}(?!\\d)|["'\`]Lab ${id}(?!\\d)`);
 }
 
-/** 1-based line and column of `offset` in `text`. */
-function positionOf(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset);
-  return { line: before.split("\n").length, column: offset - (before.lastIndexOf("\n") + 1) + 1 };
-}
-
 /** The first line of `text` in [from, to) matching `pattern`, at its first non-blank character. */
 function firstMatchingLine(text: string, pattern: RegExp, from = 0, to = text.length): { line: number; column: number } | undefined {
   let offset = from;
   for (const line of text.slice(from, to).split("\n")) {
-    if (pattern.test(line)) return positionOf(text, offset + (line.length - line.trimStart().length));
+    if (pattern.test(line)) return positionIn(text, offset + (line.length - line.trimStart().length));
     offset += line.length + 1;
   }
   return undefined;
@@ -71,7 +65,7 @@ function inMarkedDeclarations(
   const pattern = siteLine(lab);
   for (const declaration of declarations) {
     if (declaration.name === "" || owners.get(declarationKey(declaration)) !== lab) continue;
-    return firstMatchingLine(text, pattern, declaration.start, declaration.end) ?? positionOf(text, declaration.codeStart);
+    return firstMatchingLine(text, pattern, declaration.start, declaration.end) ?? positionIn(text, declaration.codeStart);
   }
   return undefined;
 }

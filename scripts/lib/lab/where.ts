@@ -25,7 +25,7 @@ import type { ChapterManifest, LabSpec } from "../course/manifest.js";
 import { chapterSections } from "../course/sections.js";
 import { parseModule, topLevelDeclarations } from "../ts/source.js";
 import { labDeclarations } from "../ts/splice.js";
-import { formatLocation, type SourceLocation } from "./locate.js";
+import { formatLocation, positionIn, type SourceLocation } from "./locate.js";
 
 /** The kinds of part, in the order `--where` lists them. */
 export const PART_KINDS = ["address", "declaration", "helper", "starter", "section", "test", "hint", "fault", "challenge"] as const;
@@ -36,12 +36,6 @@ export interface LabPart extends SourceLocation {
   kind: PartKind;
   /** What it is: a declaration's name, a section's heading, a test's name, a fault's id. */
   label: string;
-}
-
-/** 1-based line and column of `offset` in `text`. */
-function positionOf(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset);
-  return { line: before.split("\n").length, column: offset - (before.lastIndexOf("\n") + 1) + 1 };
 }
 
 function readIfPresent(root: string, file: string): string | undefined {
@@ -56,7 +50,7 @@ function manifestParts(manifestText: string, manifest: ChapterManifest, lab: Lab
   const index = manifest.labs.indexOf(lab);
   const at = (node: unknown, kind: PartKind, label: string): LabPart[] => {
     const range = (node as { range?: [number, number, number] } | undefined)?.range;
-    return range === undefined ? [] : [{ kind, label, file, ...positionOf(manifestText, range[0]) }];
+    return range === undefined ? [] : [{ kind, label, file, ...positionIn(manifestText, range[0]) }];
   };
   const parts = at(doc.getIn(["labs", index], true), "address", `Lab ${lab.id} 的地址`);
   for (const rung of lab.hints.keys()) parts.push(...at(doc.getIn(["labs", index, "hints", rung], true), "hint", `提示第 ${rung + 1} 级`));
@@ -87,7 +81,7 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
     if (text === undefined || starter === undefined) continue;
     // Each declaration is shown at its code (its doc comment above it is part of it, not its place).
     const codeAt = (source: string, fileName: string) =>
-      new Map(topLevelDeclarations(parseModule(source, fileName)).map((d) => [d.name, positionOf(source, d.codeStart)]));
+      new Map(topLevelDeclarations(parseModule(source, fileName)).map((d) => [d.name, positionIn(source, d.codeStart)]));
     const shown = (source: string, fileName: string, kind: (marked: boolean) => PartKind) => {
       const places = codeAt(source, fileName);
       return labDeclarations(source, starter, lab.id, labIds, { text: fileName, starter: starterFile }).map(
@@ -134,7 +128,7 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
         kind: "fault",
         label: `${fault.id} 改动的代码${fault.in === undefined ? "" : `（${fault.in} 里）`}`,
         file,
-        ...positionOf(reference, span.start),
+        ...positionIn(reference, span.start),
       });
     } catch (error) {
       if (!isCourseError(error, "FAULT_DRIFTED")) throw error;
