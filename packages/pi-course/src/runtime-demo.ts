@@ -315,7 +315,7 @@ export interface RuntimeSession {
    */
   readonly defaultInput: string;
   /** The conversation as the model sees it: the runtime's messages without those of refused turns. */
-  readonly messages: AgentMessage[];
+  readonly conversation: AgentMessage[];
   /** How many messages the last rejected turn had added and were taken back (0 when it added none). */
   readonly lastRetracted: number;
   /** Counts of the whole session so far. */
@@ -512,7 +512,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       file,
       defaultInput,
       requests,
-      get messages() {
+      get conversation() {
         return started.messages.filter((message) => !isRetracted(message));
       },
       get lastRetracted() {
@@ -536,6 +536,9 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         beforeSend = [];
         try {
           const result = await started.prompt(text);
+          // A turn that ended before its first request (stopped at once): what the user said is still shown, no load counted.
+          for (const held of beforeSend ?? []) if (held.type !== "skill_load") transcript.event(held, input);
+          beforeSend = undefined;
           if (unfinished !== undefined) throw unfinished;
           counts.turns += result.turns;
           const failure = failureOf(result, lastTurn, turnOptions.signal?.aborted === true);

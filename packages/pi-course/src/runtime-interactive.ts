@@ -129,7 +129,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       const retracted = session.lastRetracted;
       if (retracted > 0)
         transcript.note(
-          `恢复  这一轮没有完成：它的 ${retracted} 条消息已从对话里撤回，会话回到这一轮之前（${session.messages.length} 条消息），之后的请求不会带上它`,
+          `恢复  这一轮没有完成：它的 ${retracted} 条消息已从对话里撤回，会话回到这一轮之前（${session.conversation.length} 条消息），之后的请求不会带上它`,
         );
     } finally {
       running = undefined;
