@@ -106,12 +106,18 @@ if (!options["tooling-only"]) {
     console.error(`compiled course tests missing (${missing.map((f) => path.basename(f)).join(", ") || "none found"}): run \`npm run build\` first`);
     process.exit(1);
   }
-  suites.push(["course tests", [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
+  suites.push([
+    "course tests",
+    [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))],
+  ]);
 }
 if (!options["course-only"]) {
   const files = largestFirst(testFilesBelow(path.join(repo, "scripts/test"), ".test.ts"));
   if (files.length > 0 && options["from-source"]) {
-    suites.push(["tooling tests", [`--test-timeout=${HANG_GUARD_MS}`, "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))]]);
+    suites.push([
+      "tooling tests",
+      [`--test-timeout=${HANG_GUARD_MS}`, "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))],
+    ]);
   } else if (files.length > 0) {
     const compiled = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts/test/support/tooling.ts")], { cwd: repo, encoding: "utf8" });
     if (compiled.status !== 0) {
@@ -122,7 +128,10 @@ if (!options["course-only"]) {
     const compiledFiles = files.map((f) =>
       path.relative(repo, path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"))),
     );
-    suites.push(["tooling tests", [`--test-timeout=${HANG_GUARD_MS}`, "--enable-source-maps", "--test", `--test-concurrency=${concurrency}`, ...compiledFiles]]);
+    suites.push([
+      "tooling tests",
+      [`--test-timeout=${HANG_GUARD_MS}`, "--enable-source-maps", "--test", `--test-concurrency=${concurrency}`, ...compiledFiles],
+    ]);
   }
 }
 

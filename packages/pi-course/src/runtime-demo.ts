@@ -22,7 +22,8 @@ import { fileURLToPath } from "node:url";
 import { errorMessage } from "./async.js";
 import { TOOL_CALLS_MISSING } from "./agent-loop.js";
 import type { AssistantTurn, Model, ModelRequest, TurnFailure } from "./model.js";
-import { discoverResources } from "./resources.js";
+import { estimateTokens } from "./context.js";
+import { discoverResources, type ResourceCatalog } from "./resources.js";
 import {
   buildSkillCatalog,
   createLoadSkillTool,
@@ -30,6 +31,7 @@ import {
   expandInput,
   type ReloadReport,
   type Runtime,
+  type RuntimeContextOptions,
   type RuntimeDiagnostic,
   type RuntimeEvent,
   type TurnResult,
@@ -83,9 +85,9 @@ export interface RuntimeDemoOptions {
   userLabel?: string;
   /** Trust a project other than the sample (whose own code is trusted). */
   trustProject?: boolean;
-  /** The user's turn; default `/template:review file=<the first project file>`. */
+  /** The user's turn; default `defaultTurn` of the project (see `RuntimeSession.defaultInput`). */
   input?: string;
-  /** Default 4096. */
+  /** The skill catalog's byte budget; default `DEFAULT_START_CATALOG_BYTES`. */
   maxCatalogBytes?: number;
   /** `text` (default): a transcript; `json`: one JSON object per line. */
   format?: "text" | "json";
@@ -124,6 +126,23 @@ export interface RuntimeDemoSummary {
   /** Every request the scripted model received (copies). */
   requests: ModelRequest[];
   messages: AgentMessage[];
+}
+
+/**
+ * The skill catalog's byte budget `npm start` passes to the runtime (the runtime's own
+ * default, 4096, stays as its labs test it). Measured: a catalog shaped like the public
+ * anthropics/skills repository (17 skills, descriptions of one to three sentences, 177–312
+ * characters) takes 4,706 bytes with its header (the fixture in `test/13-start.test.ts`),
+ * so 4096 drops three of them; 8192 still lists all 17 with every description at 400
+ * characters (about 7.3 KB), the top of that range.
+ */
+export const DEFAULT_START_CATALOG_BYTES = 8192;
+
+/** The turn `npm start` runs when told nothing: the project's `review` template when it has one, else a plain request. */
+export function defaultTurn(file: string | undefined, resources: Pick<ResourceCatalog, "templates">): string {
+  const target = file ?? "README.md";
+  if (resources.templates.some((template) => template.name === "review")) return `/template:review file=${target}`;
+  return `请审查 ${target}，列出你发现的问题，但先不要修改任何文件。`;
 }
 
 const NOT_COPIED = new Set(["node_modules", ".git"]);
@@ -230,11 +249,14 @@ function runtimeScript(file: string): ScriptStep[] {
     turn(`读一下 ${file}。`, toolCall("read", { path: file })),
     turn("动手之前，先把旧的构建产物清理掉。", toolCall("shell", { command: "rm -rf build" })),
     (request) => {
-      const results = request.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+      // Only this turn counts: the messages from its user message on (earlier turns stay in the session).
+      const start = request.messages.findLastIndex((m) => m.role === "user");
+      const thisTurn = start === -1 ? request.messages : request.messages.slice(start);
+      const results = thisTurn.filter((m): m is ToolResultMessage => m.role === "toolResult");
       const loaded = results.find((r) => r.toolName === "load_skill" && !r.isError);
       const read = results.find((r) => r.toolName === "read");
       const shell = results.find((r) => r.toolName === "shell");
-      const user = request.messages.find((m) => m.role === "user");
+      const user = start === -1 ? undefined : thisTurn[0];
       const forced = user === undefined ? undefined : /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(user))?.[1];
       const skill = loaded === undefined ? forced : (loaded.details as { name?: string } | undefined)?.name;
       const said: string[] = [];
@@ -248,9 +270,12 @@ function runtimeScript(file: string): ScriptStep[] {
         const body = textOf(read).split("\n");
         const marks = body.flatMap((line, i) => (/\b(TODO|FIXME)\b/.test(line) ? [`第 ${i + 1} 行：${line.trim()}`] : []));
         const how =
-          skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `按用户给的技能 ${skill} ` : `按 load_skill 拿到的技能 ${skill} 的清单`;
-        said.push(`${how}审查了 ${file}（${body.length} 行）：`);
-        said.push(...(marks.length > 0 ? marks.map((mark) => `- ${mark}`) : ["- 没有找到留下的 TODO / FIXME。"]));
+          skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `参照用户给的技能 ${skill}，` : `按 load_skill 拿到的技能 ${skill} 的清单`;
+        // A sentence of its own whatever the file holds: the findings follow the colon, or the sentence says there are none.
+        if (marks.length > 0) {
+          said.push(`${how}审查了 ${file}（${body.length} 行），找到 ${marks.length} 处留下的 TODO / FIXME：`);
+          said.push(...marks.map((mark) => `- ${mark}`));
+        } else said.push(`${how}审查了 ${file}（${body.length} 行），没有找到留下的 TODO / FIXME。`);
       }
       return turn(said.join("\n"));
     },
@@ -283,8 +308,16 @@ export interface RuntimeSession {
   readonly transcript: Transcript;
   /** The project file the scripted model reviews, named by the default input. */
   readonly file: string;
-  /** `/template:review file=<file>`: the turn `npm start` runs when told nothing. */
+  /**
+   * The turn `npm start` runs when told nothing: `/template:review file=<file>` when the
+   * project (or the user folder) has a `review` template, else a plain-text request to review
+   * `<file>` (see `defaultTurn`), so any project can serve it.
+   */
   readonly defaultInput: string;
+  /** The conversation as the model sees it: the runtime's messages without those of refused turns. */
+  readonly conversation: AgentMessage[];
+  /** How many messages the last rejected turn had added and were taken back (0 when it added none). */
+  readonly lastRetracted: number;
   /** Counts of the whole session so far. */
   readonly counts: SessionCounts;
   /** Counts of the last turn. */
@@ -294,6 +327,10 @@ export interface RuntimeSession {
    * call is a result with its `failure`, printed); rejects with the runtime's own coded
    * errors (an unknown `/skill:`, a request too large) and with the learner's scaffold error
    * at the first unfinished lab, every path in their messages naming the user's folders.
+   * A turn that rejects leaves the conversation as it was before it: the messages it added
+   * stay in the runtime's session (runtime.ts has no way to remove them) but are retracted
+   * here, counted as 0 tokens by the context budget and never sent to the model again.
+   * A `/skill:` load is counted and printed only once the turn's first request is sent.
    */
   turn(input: string, options?: { signal?: AbortSignal }): Promise<SessionTurn>;
   /** Reloads and prints what changed. */
@@ -374,10 +411,12 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
     // Lab by lab, in lab order: a practice folder's unfinished runtime.ts stops here with its first scaffold error.
     const roots = userSource === undefined ? [projectCopy] : [projectCopy, userCopy];
     const probeResources = await discoverResources(roots, { onDiagnostic: () => {} });
-    const probeCatalog = await buildSkillCatalog(probeResources, { maxCatalogBytes: options.maxCatalogBytes ?? 4096 });
+    const maxCatalogBytes = options.maxCatalogBytes ?? DEFAULT_START_CATALOG_BYTES;
+    const probeCatalog = await buildSkillCatalog(probeResources, { maxCatalogBytes });
     createLoadSkillTool({ resources: probeResources, hidden: probeCatalog.hidden });
-    const file = (await firstProjectFile(projectCopy)) ?? "README.md";
-    const defaultInput = `/template:review file=${file}`;
+    const found = await firstProjectFile(projectCopy);
+    const file = found ?? "README.md";
+    const defaultInput = defaultTurn(found, probeResources);
     await expandInput(options.probeInput ?? defaultInput, probeResources).catch((error: unknown) => {
       if (isUnfinishedLab(error)) throw error;
     });
@@ -389,7 +428,26 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
     let lastCounts: SessionCounts = { turns: 0, toolCalls: 0, blocked: 0, skillLoads: 0 };
     let input = "";
     let unfinished: Error | undefined;
+    // Messages of refused turns (as JSON): no longer part of the conversation the model sees.
+    const retracted = new Set<string>();
+    const isRetracted = (message: AgentMessage) => retracted.has(JSON.stringify(message));
+    // The events of a turn before its first request: a `/skill:` load waits there until the request is sent.
+    let beforeSend: RuntimeEvent[] | undefined;
+    let runtime: Runtime | undefined;
     const onEvent = (event: RuntimeEvent) => {
+      if (beforeSend !== undefined && event.type !== "request" && event.type !== "diagnostic") {
+        beforeSend.push(event);
+        return;
+      }
+      if (event.type === "request") {
+        const waiting = beforeSend ?? [];
+        beforeSend = undefined;
+        for (const held of waiting) onEvent(held);
+        const history = (runtime?.messages ?? []).filter((message) => !isRetracted(message));
+        const sent = event.messages.filter((message) => !isRetracted(message));
+        transcript.event({ ...event, messages: sent }, input, { droppedMessages: Math.max(0, history.length - sent.length) });
+        return;
+      }
       if (event.type === "message" && event.message.role === "assistant") {
         counts.toolCalls += event.message.content.filter((block) => block.type === "toolCall").length;
       }
@@ -419,7 +477,8 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       stream(request, streamOptions = {}) {
         const signals = [streamOptions.signal, turnSignal].filter((signal): signal is AbortSignal => signal !== undefined);
         const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-        const stream = current.stream(request, signal === undefined ? {} : { signal });
+        const visible = retracted.size === 0 ? request : { ...request, messages: request.messages.filter((message) => !isRetracted(message)) };
+        const stream = current.stream(visible, signal === undefined ? {} : { signal });
         stream.result().then(
           (turn) => (lastTurn = turn),
           () => {},
@@ -428,24 +487,37 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       },
     };
 
-    const runtime: Runtime = await createRuntime({
+    const context = options.context ?? { maxTokens: 8000, reservedOutput: 1024 };
+    const estimate = (context as RuntimeContextOptions).estimateTokens ?? estimateTokens;
+    const started: Runtime = await createRuntime({
       projectRoot: projectCopy,
       ...(userSource === undefined ? {} : { userRoot: userCopy }),
       isProjectTrusted: () => trusted,
       model,
       baseSystemPrompt: BASE_PROMPT,
-      context: options.context ?? { maxTokens: 8000, reservedOutput: 1024 },
-      maxCatalogBytes: options.maxCatalogBytes ?? 4096,
+      // A retracted message costs nothing: it is not sent, so it must not push older history out.
+      context: { ...context, estimateTokens: (value) => (typeof value !== "string" && isRetracted(value) ? 0 : estimate(value)) },
+      maxCatalogBytes,
       onEvent,
     });
-    transcript.started(runtime, { projectCopy, trusted });
+    runtime = started;
+    const fullCatalog =
+      started.catalog.dropped.length === 0 ? undefined : await buildSkillCatalog(started.resources, { maxCatalogBytes: Number.MAX_SAFE_INTEGER });
+    transcript.started(started, { projectCopy, trusted, ...(fullCatalog !== undefined ? { catalogBytesNeeded: fullCatalog.bytes } : {}) });
+    let lastRetracted = 0;
 
     return {
-      runtime,
+      runtime: started,
       transcript,
       file,
       defaultInput,
       requests,
+      get conversation() {
+        return started.messages.filter((message) => !isRetracted(message));
+      },
+      get lastRetracted() {
+        return lastRetracted;
+      },
       get counts() {
         return { ...counts };
       },
@@ -459,8 +531,14 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         if (options.model === undefined) current = scripted = new ScriptedModel(runtimeScript(file), { chunkSize: 24 });
         turnSignal = turnOptions.signal;
         lastTurn = undefined;
+        lastRetracted = 0;
+        const already = started.messages.length;
+        beforeSend = [];
         try {
-          const result = await runtime.prompt(text);
+          const result = await started.prompt(text);
+          // A turn that ended before its first request (stopped at once): what the user said is still shown, no load counted.
+          for (const held of beforeSend ?? []) if (held.type !== "skill_load") transcript.event(held, input);
+          beforeSend = undefined;
           if (unfinished !== undefined) throw unfinished;
           counts.turns += result.turns;
           const failure = failureOf(result, lastTurn, turnOptions.signal?.aborted === true);
@@ -473,8 +551,17 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
           };
           return failure === undefined ? result : { ...result, failure };
         } catch (error) {
+          if (!isUnfinishedLab(error)) {
+            // Refused: take back what the turn added (its user message, and whatever followed before the refusal).
+            const added = started.messages.slice(already);
+            for (const message of added) retracted.add(JSON.stringify(message));
+            lastRetracted = added.length;
+            // What the user said is still shown, once; a `/skill:` load that was never sent is neither printed nor counted.
+            for (const held of beforeSend ?? []) if (held.type !== "skill_load") transcript.event(held, input);
+          }
           throw relabeled(error);
         } finally {
+          beforeSend = undefined;
           turnSignal = undefined;
           if (scripted !== undefined) requests.push(...scripted.requests);
         }
@@ -482,9 +569,9 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       async reload() {
         transcript.reloading = true;
         try {
-          const reloaded = await runtime.reload();
+          const reloaded = await started.reload();
           transcript.reloading = false;
-          transcript.reload(reloaded, runtime.messages.length);
+          transcript.reload(reloaded, started.messages.filter((message) => !isRetracted(message)).length);
           return reloaded;
         } catch (error) {
           throw relabeled(error);

@@ -17,6 +17,7 @@ import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { errorMessage } from "./async.js";
 import type { RuntimeSession } from "./runtime-demo.js";
+import { contextTokensNeeded, overflowHint } from "./runtime-transcript.js";
 
 /** The commands the session understands itself, as `/help` lists them. */
 export const INTERACTIVE_HELP = [
@@ -67,9 +68,13 @@ const onProcessInterrupt = (handler: () => void): (() => void) => {
 
 /**
  * Runs the conversation until `/exit`, the end of the input, or an armed Ctrl-C, and
- * resolves with the exit status: 0, or 130 after Ctrl-C. A turn's failure (a provider
- * error, an unknown skill) is printed and the session goes on; only the learner's scaffold
- * error (`Lab N.M … 尚未实现`) ends it, by rejecting with it.
+ * resolves with the exit status: 130 after Ctrl-C ended the session; else 1 when any turn
+ * failed (a provider error, an unknown skill, a request too large: `失败  [CODE]`), even if
+ * later turns went well, as the docs promise for every failure; else 0. A turn stopped by
+ * one Ctrl-C (`TURN_ABORTED`) is the user's choice, not a failure. A failed turn is printed
+ * and the session goes on; a refused one leaves the conversation as it was before it (see
+ * `RuntimeSession.turn`), which is said. Only the learner's scaffold error
+ * (`Lab N.M … 尚未实现`) ends it, by rejecting with it.
  */
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const { session, terminal } = options;
@@ -80,6 +85,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
   let running: AbortController | undefined;
   let armed = false;
   let status = 0;
+  let failed = 0;
   const isPress = interruptFilter(options.env);
 
   const interrupt = () => {
@@ -111,11 +117,20 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     running = new AbortController();
     try {
       const result = await session.turn(line, { signal: running.signal });
+      if (result.failure !== undefined && result.failure.code !== "TURN_ABORTED") failed++;
       transcript.end(result.stopReason, session.lastTurnCounts, "turn");
     } catch (error) {
       if (/Lab \d+\.\d+ [^\n]*尚未实现/.test(errorMessage(error))) throw error;
+      failed++;
       const code = (error as { code?: unknown } | null)?.code;
-      transcript.failure({ code: typeof code === "string" ? code : "ERROR", message: errorMessage(error) });
+      const needed = contextTokensNeeded(error);
+      const hint = code === "RUNTIME_CONTEXT_OVERFLOW" ? `；${overflowHint(needed)}` : "";
+      transcript.failure({ code: typeof code === "string" ? code : "ERROR", message: `${errorMessage(error)}${hint}` });
+      const retracted = session.lastRetracted;
+      if (retracted > 0)
+        transcript.note(
+          `恢复  这一轮没有完成：它的 ${retracted} 条消息已从对话里撤回，会话回到这一轮之前（${session.conversation.length} 条消息），之后的请求不会带上它`,
+        );
     } finally {
       running = undefined;
     }
@@ -140,5 +155,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     rl.close();
   }
   transcript.end(status === 130 ? "interrupted" : "exit", session.counts, "session");
-  return status;
+  if (status === 130) return 130;
+  if (failed > 0) transcript.note(`退出  ${failed} 轮失败过（见上面的“失败”行）：退出状态 1`);
+  return failed > 0 ? 1 : 0;
 }

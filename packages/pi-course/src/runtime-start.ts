@@ -10,8 +10,9 @@
  * Exit status: 0 when the session ran to its end, and when it stopped at an unfinished lab
  * of the learner's runtime.ts (a result, not a crash; 1 in CI); 1 when the workspace or the
  * provider cannot be used, the runtime cannot start, or the turn did not end well (the
- * error's code is printed); 2 for a command-line mistake; 130 after Ctrl-C. No key is ever
- * printed. This module is provided: no lab asks for it.
+ * error's code is printed), and with `--interactive` when any turn of the conversation
+ * failed (Ctrl-C stopping a turn is not a failure); 2 for a command-line mistake; 130 after
+ * Ctrl-C ends the session. No key is ever printed. This module is provided: no lab asks for it.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -22,7 +23,8 @@ import { DEFAULT_OPENAI_MODEL, OPENAI_KEY_ENV } from "./openai.js";
 import { createProviderModel, PROVIDER_NAMES } from "./provider.js";
 import { DEFAULT_TIMEOUT_MS } from "./provider-http.js";
 import type { RetryInfo, Sleep } from "./provider-retry.js";
-import { openRuntimeSession, runRuntimeDemo, type RuntimeSessionOptions } from "./runtime-demo.js";
+import { contextTokensNeeded, overflowHint } from "./runtime-transcript.js";
+import { DEFAULT_START_CATALOG_BYTES, openRuntimeSession, runRuntimeDemo, type RuntimeSessionOptions } from "./runtime-demo.js";
 import { interruptFilter, runInteractive, type InteractiveOptions } from "./runtime-interactive.js";
 
 export const USAGE = `用法：npm start -- [选项]
@@ -37,9 +39,11 @@ export const USAGE = `用法：npm start -- [选项]
   --trust-project        信任该项目，加载它 extensions/ 里的代码（示例项目默认信任）
   --trust-extensions     同 --trust-project
   --input <文字>         用户这一轮说的话，可以是 /skill:<名字> [文字] 或 /template:<名字> key=value …
-                         （默认 /template:review file=<项目里的第一个文件>）
-  --max-catalog-bytes <n>  技能目录的字节预算（默认 4096）
+                         （默认：项目有 review 模板时是 /template:review file=<项目里的第一个文件>，
+                         没有时是一句普通的话“请审查 <项目里的第一个文件>……”，任何项目都能跑）
+  --max-catalog-bytes <n>  技能目录的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）；放不下的技能不进目录，会有一条诊断
   --interactive          对话：每行一轮；/skill:、/template:、/reload、/help、/exit；Ctrl-C 停下这一轮，再按一次退出
+                         （退出状态：有一轮失败过就是 1，Ctrl-C 结束是 130，否则 0）
   --json                 每个事件一行 JSON（模型请求及其系统提示、工具调用、工具结果、诊断……）
   --help                 显示本帮助
 
@@ -51,7 +55,7 @@ export const USAGE = `用法：npm start -- [选项]
                          llama.cpp server、vLLM、LM Studio；key 可选，读环境变量 ${OPENAI_KEY_ENV}
   --model <id>           模型 id（默认 anthropic：${DEFAULT_ANTHROPIC_MODEL}；openai-compatible：${DEFAULT_OPENAI_MODEL}）
   --timeout <秒>         一个请求最长多久没有任何数据就放弃（默认 ${DEFAULT_TIMEOUT_MS / 1000}）
-  --context-tokens <n>   请求的上下文窗口（默认脚本模型 8000，真的模型 32000）
+  --context-tokens <n>   请求的上下文窗口（默认脚本模型 8000，真的模型 32000）；一次请求放不下时，错误会给出需要的数字
 `;
 
 export interface StartIo {
@@ -145,10 +149,17 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
   const env = io.env ?? process.env;
   const report = (error: unknown) => {
     io.err(failureText(error));
-    if (json)
+    if (json) {
+      const needed = contextTokensNeeded(error);
       io.out(
-        `${JSON.stringify({ type: "error", code: codeOf(error) ?? (unfinishedLab(error) !== undefined ? "LAB_UNFINISHED" : "ERROR"), message: errorMessage(error) })}\n`,
+        `${JSON.stringify({
+          type: "error",
+          code: codeOf(error) ?? (unfinishedLab(error) !== undefined ? "LAB_UNFINISHED" : "ERROR"),
+          message: errorMessage(error),
+          ...(needed !== undefined ? { option: "--context-tokens", contextTokensNeeded: needed } : {}),
+        })}\n`,
       );
+    }
     // An unfinished lab is a result, like a red lab (see the course's exit-status rule): no
     // npm error block after it, except in CI, which needs the failing status.
     return unfinishedLab(error) !== undefined && !inCi(env) ? 0 : 1;
@@ -267,7 +278,9 @@ export function failureText(error: unknown): string {
   }
   const errorCode = codeOf(error);
   let hint = "";
-  if (errorCode === "TEMPLATE_ARGUMENT_MISSING") hint = "      在 --input 的 /template: 命令里用 名字=值 提供模板参数\n";
+  const needed = contextTokensNeeded(error);
+  if (errorCode === "RUNTIME_CONTEXT_OVERFLOW") hint = `      ${overflowHint(needed)}\n`;
+  else if (errorCode === "TEMPLATE_ARGUMENT_MISSING") hint = "      在 --input 的 /template: 命令里用 名字=值 提供模板参数\n";
   else if (errorCode?.startsWith("RESOURCE_")) {
     hint =
       "      启动时的发现是严格的：一个坏文件让整个会话起不来。运行时的发现必须是宽松的（给 discoverResources 传 onDiagnostic，\n" +

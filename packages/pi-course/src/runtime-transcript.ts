@@ -11,6 +11,7 @@
  * This module is provided: no lab asks for it.
  */
 import path from "node:path";
+import { errorMessage } from "./async.js";
 import type { TurnFailure } from "./model.js";
 import type { RetryInfo } from "./provider-retry.js";
 import type { ReloadReport, Runtime, RuntimeEvent } from "./runtime.js";
@@ -44,10 +45,18 @@ export interface Transcript {
   folders(facts: { project: string; user: string | null; trusted: boolean }): void;
   /** The model a provider session talks to (the scripted session prints no such line). */
   model(info: ModelInfo): void;
-  /** What the runtime started with: resources, extensions, trust, the catalog, the tools. */
-  started(runtime: Runtime, facts: { projectCopy: string; trusted: boolean }): void;
-  /** One runtime event; `input` is what the user typed for the turn it belongs to. */
-  event(event: RuntimeEvent, input: string): void;
+  /**
+   * What the runtime started with: resources, extensions, trust, the catalog, the tools.
+   * Skills the catalog's byte budget dropped are a diagnostic naming `--max-catalog-bytes`
+   * and `catalogBytesNeeded`, the budget that would list every skill.
+   */
+  started(runtime: Runtime, facts: { projectCopy: string; trusted: boolean; catalogBytesNeeded?: number }): void;
+  /**
+   * One runtime event; `input` is what the user typed for the turn it belongs to. For a
+   * `request`, `context.droppedMessages` says how many older messages of the conversation
+   * the context budget left out of it (announced, and carried as `reason: "trimmed"` in JSON).
+   */
+  event(event: RuntimeEvent, input: string, context?: { droppedMessages: number }): void;
   /** A provider request that failed and is sent again after a wait. */
   retry(info: RetryInfo): void;
   /** A turn that failed or was interrupted, with its code. */
@@ -71,6 +80,32 @@ export const firstLine = (value: string, max = 72): string => {
   return line.length > max ? `${line.slice(0, max)}…` : line;
 };
 
+/** The app's diagnostic code for skills the catalog's byte budget left out. */
+export const CATALOG_BUDGET_CODE = "SKILL_CATALOG_OVER_BUDGET";
+
+/** The text of the catalog diagnostic: what was dropped, what it means, and the option that lists them. */
+function catalogDropText(dropped: readonly string[], maxBytes: number, needed: number | undefined): string {
+  const raise = needed === undefined ? "--max-catalog-bytes <n>" : `--max-catalog-bytes ${needed}`;
+  return `技能目录超出 ${maxBytes} 字节的预算，没有列出 ${dropped.length} 个技能：${dropped.join("、")}（模型看不到它们，/skill: 仍可加载；全部列出需要 ${raise}）`;
+}
+
+/**
+ * The context window a `RUNTIME_CONTEXT_OVERFLOW` would have needed: the request's total,
+ * read from the runtime's message (`… = N tokens，超过上限 M`); undefined for other errors.
+ */
+export function contextTokensNeeded(error: unknown): number | undefined {
+  if ((error as { code?: unknown } | null | undefined)?.code !== "RUNTIME_CONTEXT_OVERFLOW") return undefined;
+  const total = /= (\d+) tokens/.exec(errorMessage(error));
+  return total === null ? undefined : Number(total[1]);
+}
+
+/** What to do about a request too large for the window: the option, and the figure it needs. */
+export function overflowHint(needed: number | undefined): string {
+  return needed === undefined
+    ? "要让它放得下：用 --context-tokens <n> 给一个更大的上下文窗口（或者把这一轮说得短一些）"
+    : `要让它放得下：--context-tokens ${needed}（或更大；模型的上下文窗口也得有这么大），或者把这一轮说得短一些`;
+}
+
 /** JSON of one event line: timestamps left out, so the same session prints the same lines. */
 export function jsonLine(value: unknown): string {
   return JSON.stringify(value, (key, inner: unknown) => (key === "timestamp" || key === "at" ? undefined : inner));
@@ -91,7 +126,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
     model({ provider, model, origin }) {
       write(`模型  ${provider} · ${model} · ${origin}（key 只从环境变量读取，不会打印）`);
     },
-    started(runtime, { projectCopy, trusted }) {
+    started(runtime, { projectCopy, trusted, catalogBytesNeeded }) {
       const resources = runtime.resources;
       const catalog = runtime.catalog;
       const origin = (source: string) => (source.startsWith(`${projectCopy}${path.sep}`) ? "项目" : "个人");
@@ -115,9 +150,10 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       const dropped = catalog.dropped.length > 0 ? `；超出预算：${catalog.dropped.join("、")}` : "";
       write(`清单  系统提示里的技能目录 ${catalog.bytes} / ${catalog.maxBytes} 字节${hidden}${dropped}`);
       for (const line of catalog.text.split("\n").filter((l) => l.startsWith("- "))) write(`      ${line}`);
+      if (catalog.dropped.length > 0) write(`诊断  提醒 [${CATALOG_BUDGET_CODE}] ${catalogDropText(catalog.dropped, catalog.maxBytes, catalogBytesNeeded)}`);
       write(`工具  ${runtime.tools.join("、")}`);
     },
-    event(event, input) {
+    event(event, input, context) {
       if (event.type === "diagnostic") {
         if (transcript.reloading) return;
         const d = event.diagnostic;
@@ -125,6 +161,9 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       } else if (event.type === "request") {
         const t = event.tokens;
         write(`请求  #${event.turn} 系统提示 ${t.system} + 消息 ${t.messages} + 预留输出 ${t.reservedOutput} = ${t.total} / ${t.maxTokens} tokens`);
+        const droppedMessages = context?.droppedMessages ?? 0;
+        if (droppedMessages > 0)
+          write(`裁剪  上下文窗口放不下整段对话：这次请求省去了最早的 ${droppedMessages} 条消息（它们还在会话里；要带上它们：--context-tokens 更大的窗口）`);
       } else if (event.type === "skill_load") {
         write(
           event.load.by === "model"
@@ -196,7 +235,7 @@ function jsonTranscript({ write, relabel }: TranscriptOptions): Transcript {
     model(info) {
       write(jsonLine({ type: "model", ...info }));
     },
-    started(runtime) {
+    started(runtime, { catalogBytesNeeded }) {
       const catalog = runtime.catalog;
       write(
         jsonLine({
@@ -209,10 +248,27 @@ function jsonTranscript({ write, relabel }: TranscriptOptions): Transcript {
           hidden: catalog.hidden,
         }),
       );
+      if (catalog.dropped.length > 0)
+        write(
+          jsonLine({
+            type: "diagnostic",
+            area: "catalog",
+            severity: "warning",
+            code: CATALOG_BUDGET_CODE,
+            message: catalogDropText(catalog.dropped, catalog.maxBytes, catalogBytesNeeded),
+            dropped: catalog.dropped,
+            maxBytes: catalog.maxBytes,
+            ...(catalogBytesNeeded !== undefined ? { bytesNeeded: catalogBytesNeeded } : {}),
+            option: "--max-catalog-bytes",
+          }),
+        );
       write(jsonLine({ type: "extensions", extensions: runtime.extensions, tools: runtime.tools }));
     },
-    event(event) {
-      if (event.type === "message") {
+    event(event, _input, context) {
+      if (event.type === "request") {
+        const droppedMessages = context?.droppedMessages ?? 0;
+        write(jsonLine({ ...event, reason: droppedMessages > 0 ? "trimmed" : "within_budget", droppedMessages }));
+      } else if (event.type === "message") {
         const message = event.message;
         if (message.role === "user") write(jsonLine({ type: "user", text: textOf(message) }));
         else if (message.role === "assistant") {

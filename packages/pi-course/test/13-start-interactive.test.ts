@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { interruptFilter } from "../src/runtime-interactive.js";
 import { main } from "../src/runtime-start.js";
 import { repoRoot, testSourcePath } from "./support/files.js";
-import { startReplayServer } from "./support/replay-server.js";
+import { closedPort, startReplayServer } from "./support/replay-server.js";
 
 const LIMITS = { timeout: 30_000 };
 
@@ -70,7 +70,7 @@ function session(t: TestContext, argv: string[] = [], env: NodeJS.ProcessEnv = {
 
 const lines = (out: string, prefix: string) => out.split("\n").filter((line) => line.startsWith(prefix));
 
-test("npm start --interactive (scripted model): each line is a turn; /help, /reload, a bad command goes on, /exit ends with 0", LIMITS, async (t) => {
+test("npm start --interactive (scripted model): each line is a turn; /help, /reload, a bad command goes on, /exit ends with 1 after it", LIMITS, async (t) => {
   const s = session(t);
   await s.until(/命令  每行一条消息/);
   s.send("/help");
@@ -80,14 +80,15 @@ test("npm start --interactive (scripted model): each line is a turn; /help, /rel
   s.send("");
   s.send("/exit");
   s.send("这一行在 /exit 之后，不会运行");
-  assert.equal(await s.status, 0, s.out + s.err);
+  assert.equal(await s.status, 1, "a turn failed (skill_not_found): the session's exit status says so");
   const out = s.out;
   assert.equal(lines(out, "命令  ").length, 2, "the help at the start and after /help");
   assert.equal(lines(out, "用户  ").length, 1, out);
   assert.match(lines(out, "本轮  ")[0] ?? "", /^本轮  stop · 模型调用 4 次/);
   assert.match(lines(out, "重载  ")[0] ?? "", /^重载  没有变化/);
   assert.match(lines(out, "失败  ")[0] ?? "", /^失败  \[skill_not_found\] /);
-  assert.match(out.trimEnd().split("\n").at(-1)!, /^结束  exit · 模型调用 4 次 · 工具调用 3 次（被拦截 1 次）/);
+  assert.match(lines(out, "结束  ")[0] ?? "", /^结束  exit · 模型调用 4 次 · 工具调用 3 次（被拦截 1 次）/);
+  assert.match(out.trimEnd().split("\n").at(-1)!, /^退出  1 轮失败过/);
   assert.doesNotMatch(out, /不会运行/);
 });
 
@@ -167,4 +168,85 @@ test("Ctrl-C under npm: the second delivery of one press is not a second press; 
   assert.deepEqual([underNpm(), underNpm()], [true, false], "the terminal's signal and npm's forwarded copy, a moment apart");
   const direct = interruptFilter({});
   assert.deepEqual([direct(), direct()], [true, true]);
+});
+
+test("npm start --interactive: the exit status is 1 when any turn failed (PROVIDER_UNREACHABLE), 0 when none did", LIMITS, async (t) => {
+  const port = await closedPort();
+  const s = session(t, ["--provider", "openai-compatible", "--base-url", `http://127.0.0.1:${port}/v1`]);
+  await s.until(/命令  /);
+  s.send("你好");
+  await s.until(/本轮  /);
+  s.end();
+  assert.equal(await s.status, 1, s.out);
+  assert.match(lines(s.out, "失败  ")[0] ?? "", /^失败  \[PROVIDER_UNREACHABLE\] /);
+
+  const ok = session(t);
+  await ok.until(/命令  /);
+  ok.send("看看 src/greet.js");
+  await ok.until(/本轮  /);
+  ok.end();
+  assert.equal(await ok.status, 0, ok.out);
+});
+
+test("npm start --interactive: a refused turn leaves the conversation as it was; trimming is announced, and carried in --json", LIMITS, async (t) => {
+  const s = session(t);
+  await s.until(/命令  /);
+  s.send("看看 src/greet.js");
+  await s.until(/本轮  stop/);
+  s.send("很长".repeat(20_000));
+  await s.until(/恢复  /);
+  assert.match(lines(s.out, "失败  ")[0] ?? "", /^失败  \[RUNTIME_CONTEXT_OVERFLOW\] .*超过上限 8000；要让它放得下：--context-tokens \d+/);
+  assert.match(lines(s.out, "恢复  ")[0] ?? "", /它的 1 条消息已从对话里撤回，会话回到这一轮之前（8 条消息）/);
+  s.send("看看 src/greet.js");
+  await s.until(/本轮  stop[\s\S]*本轮  stop/);
+  s.end();
+  assert.equal(await s.status, 1, "a turn was refused");
+  assert.doesNotMatch(s.out, /裁剪  /, "the refused message takes nothing out of the window");
+
+  // The same two turns without the refused one in between: the same requests, token for token.
+  const control = session(t);
+  await control.until(/命令  /);
+  control.send("看看 src/greet.js");
+  control.send("看看 src/greet.js");
+  await control.until(/本轮  stop[\s\S]*本轮  stop/);
+  control.end();
+  assert.equal(await control.status, 0);
+  assert.deepEqual(lines(s.out, "请求  "), lines(control.out, "请求  "), "the refused turn left nothing behind");
+
+  // A conversation longer than the window: older messages are left out of a request, and it says so.
+  const long = session(t, ["--context-tokens", "2048"]);
+  await long.until(/命令  /);
+  for (let i = 0; i < 6; i++) long.send("看看 src/greet.js");
+  await long.until(/(本轮  stop[\s\S]*){6}/);
+  long.end();
+  await long.status;
+  assert.match(long.out, /\n裁剪  上下文窗口放不下整段对话：这次请求省去了最早的 \d+ 条消息（它们还在会话里；要带上它们：--context-tokens/);
+
+  const json = session(t, ["--context-tokens", "2048", "--json"]);
+  for (let i = 0; i < 6; i++) json.send("看看 src/greet.js");
+  await json.until(/("type":"turn_end"[\s\S]*){6}/);
+  json.end();
+  await json.status;
+  const requests = json.out
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((event) => event.type === "request");
+  assert.ok(requests.some((request) => request.reason === "trimmed" && Number(request.droppedMessages) > 0));
+  assert.ok(requests.every((request) => request.reason === "trimmed" || request.reason === "within_budget"));
+});
+
+test("npm start --interactive: each turn's answer speaks of that turn only", LIMITS, async (t) => {
+  const s = session(t);
+  await s.until(/命令  /);
+  s.send("/skill:deploy 准备发布");
+  await s.until(/本轮  /);
+  s.send("看看 src/greet.js");
+  await s.until(/本轮  [\s\S]*本轮  /);
+  s.end();
+  await s.status;
+  const answers = s.out.split("\n").filter((line) => line.includes("审查了 src/greet.js"));
+  assert.equal(answers.length, 2, s.out);
+  assert.match(answers[0]!, /参照用户给的技能 deploy，/);
+  assert.match(answers[1]!, /按 load_skill 拿到的技能 code-review 的清单/, "the second turn is not answered with the first turn's skill");
 });

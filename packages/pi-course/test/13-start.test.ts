@@ -7,8 +7,15 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import test from "node:test";
-import { runRuntimeDemo, sampleProject, sampleUserFolder, type RuntimeDemoOptions, type RuntimeDemoSummary } from "../src/runtime-demo.js";
+import test, { type TestContext } from "node:test";
+import {
+  DEFAULT_START_CATALOG_BYTES,
+  runRuntimeDemo,
+  sampleProject,
+  sampleUserFolder,
+  type RuntimeDemoOptions,
+  type RuntimeDemoSummary,
+} from "../src/runtime-demo.js";
 import { failureText, main, USAGE } from "../src/runtime-start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
@@ -184,4 +191,150 @@ test("scripts/start.mjs runs the runtime's session where its source is, and chap
   writeFileSync(path.join(tree, "packages", "pi-course", "src", "runtime-start.ts"), "");
   const thirteen = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
   assert.equal(thirteen.stdout, "runtime-start\n");
+});
+
+// ---------------------------------------------------------------------------
+// Chapter 13 in the real world: npm start on projects other than the sample
+// ---------------------------------------------------------------------------
+
+/** A project with one file and no `templates/review.md`. */
+function foreignProject(t: TestContext, files: Record<string, string> = { "README.md": "# A project\n\nNothing to see.\n" }): string {
+  const root = path.join(tempDir(t), "foreign");
+  for (const [name, body] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    writeFileSync(path.join(root, name), body);
+  }
+  mkdirSync(root, { recursive: true });
+  return root;
+}
+
+async function runMain(argv: string[], cwd = repoRoot): Promise<{ status: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const status = await main(argv, { out: (s) => (out += s), err: (s) => (err += s), cwd, env: {} });
+  return { status, out, err };
+}
+
+test("npm start --workspace <any project>: the default turn is a plain review request unless the project has templates/review.md", async (t) => {
+  const root = foreignProject(t);
+  const plain = await runMain(["--workspace", root]);
+  assert.equal(plain.status, 0, plain.out + plain.err);
+  assert.match(plain.out, /\n用户  请审查 README\.md，/);
+  assert.match(plain.out, /\n结束  stop /);
+
+  mkdirSync(path.join(root, "templates"));
+  writeFileSync(path.join(root, "templates", "review.md"), "---\ndescription: review\n---\n按清单审查 {{file}}。\n");
+  const templated = await runMain(["--workspace", root]);
+  assert.equal(templated.status, 0, templated.out + templated.err);
+  assert.match(templated.out, /\n用户  （\/template:review file=README\.md）按清单审查 README\.md。/);
+
+  const named = await runMain(["--workspace", root, "--input", "/template:nope"]);
+  assert.equal(named.status, 1);
+  assert.match(named.err, /^错误  \[TEMPLATE_NOT_FOUND\] /, "a template the user names is still required");
+  assert.match(USAGE, /没有时是一句普通的话/);
+});
+
+test("npm start: a request over the context budget names --context-tokens and the figure it needs", async () => {
+  const big = "很长".repeat(20_000);
+  const text = await runMain(["--input", big]);
+  assert.equal(text.status, 1);
+  const total = /= (\d+) tokens，超过上限 8000/.exec(text.err)?.[1];
+  assert.ok(total !== undefined, text.err);
+  assert.match(text.err, new RegExp(`\\n {6}要让它放得下：--context-tokens ${total}（或更大`));
+  const json = await runMain(["--input", big, "--json"]);
+  const error = JSON.parse(json.out.trimEnd().split("\n").at(-1)!) as Record<string, unknown>;
+  assert.deepEqual([error.code, error.option, error.contextTokensNeeded], ["RUNTIME_CONTEXT_OVERFLOW", "--context-tokens", Number(total)]);
+  const fits = await runMain(["--input", big, "--context-tokens", total!]);
+  assert.match(fits.out, new RegExp(`\\n请求  #1 .* = ${total} / ${total} tokens\\n`), "the figure it names is enough for that request to be sent");
+});
+
+/** 17 skills shaped like the public anthropics/skills repository: its names, descriptions of one to three sentences. */
+const SKILLS_LIKE_ANTHROPICS: Record<string, string> = {
+  "algorithmic-art":
+    "Creating algorithmic art using p5.js with seeded randomness and interactive parameter exploration. Use this when users request creating art using code, generative art, algorithmic art, flow fields, or particle systems.",
+  "artifacts-builder":
+    "Suite of tools for creating elaborate, multi-component HTML artifacts using modern frontend web technologies (React, Tailwind CSS, shadcn/ui). Use for complex artifacts requiring state management, routing, or shadcn/ui components, not for simple single-file HTML or JSX artifacts.",
+  "brand-guidelines":
+    "Applies the company's official brand colors and typography to any sort of artifact that may benefit from having its look and feel. Use it when brand colors or style guidelines, visual formatting, or company design standards apply.",
+  "canvas-design":
+    "Create beautiful visual art in .png and .pdf documents using design philosophy. You should use this skill when the user asks to create a poster, piece of art, design, or other static piece. Create original visual designs, never copying existing artists' work to avoid copyright violations.",
+  "doc-coauthoring":
+    "Guides the user through a structured workflow for co-authoring documentation: proposals, technical specs, decision docs. Use when the user wants to write a document together, transfer context efficiently, refine content through iteration, and check that the document works for its readers.",
+  docx: "Comprehensive document creation, editing, and analysis with support for tracked changes, comments, formatting preservation, and text extraction. Use when working with professional documents (.docx files) for creating new documents, modifying or editing content, working with tracked changes, or adding comments.",
+  "frontend-design":
+    "Create distinctive, production-grade frontend interfaces with high design quality. Use this skill when the user asks to build web components, pages, or applications. Generates creative, polished code that avoids generic looking interfaces.",
+  "internal-comms":
+    "A set of resources to help write all kinds of internal communications, using the formats the company likes to use. Use this skill whenever asked to write status reports, leadership updates, company newsletters, FAQs, incident reports or project updates.",
+  "mcp-builder":
+    "Guide for creating high-quality MCP (Model Context Protocol) servers that enable LLMs to interact with external services through well-designed tools. Use when building MCP servers to integrate external APIs or services, whether in Python (FastMCP) or Node/TypeScript (MCP SDK).",
+  pdf: "Comprehensive PDF manipulation toolkit for extracting text and tables, creating new PDFs, merging and splitting documents, and handling forms. Use when filling in a PDF form or programmatically processing, generating, or analyzing PDF documents at scale.",
+  pptx: "Presentation creation, editing, and analysis. Use when working with presentations (.pptx files) for creating new presentations, modifying or editing content, working with layouts, adding comments or speaker notes, or any other presentation task.",
+  "skill-creator":
+    "Guide for creating effective skills. This skill should be used when users want to create a new skill (or update an existing skill) that extends the agent's capabilities with specialized knowledge, workflows, or tool integrations.",
+  "slack-gif-creator":
+    'Knowledge and utilities for creating animated GIFs optimized for Slack. Provides constraints, validation tools, and animation concepts. Use when users request animated GIFs for Slack like "make me a GIF of X doing Y for Slack".',
+  "template-skill":
+    "Replace with a description of the skill and when the agent should use it. A clear description says what the skill does, which files or tasks it covers, and when to reach for it.",
+  "theme-factory":
+    "Toolkit for styling artifacts with a theme. These artifacts can be slides, docs, reports, HTML landing pages, etc. There are ten pre-set themes with colors and fonts that you can apply to any artifact that has been created, or it can generate a new theme on the fly.",
+  "webapp-testing":
+    "Toolkit for interacting with and testing local web applications using Playwright. Supports verifying frontend functionality, debugging UI behavior, capturing browser screenshots, and viewing browser logs.",
+  xlsx: "Comprehensive spreadsheet creation, editing, and analysis with support for formulas, formatting, data analysis, and visualization. Use when working with spreadsheets (.xlsx, .xlsm, .csv, .tsv) to create new ones with formulas, read or analyze data, modify them while preserving formulas, or recalculate formulas.",
+};
+
+function skillsRepository(t: TestContext): string {
+  const files: Record<string, string> = { "README.md": "# Skills\n" };
+  for (const [name, description] of Object.entries(SKILLS_LIKE_ANTHROPICS))
+    files[`skills/${name}/SKILL.md`] = `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n# ${name}\n\nSteps.\n`;
+  return foreignProject(t, files);
+}
+
+test("npm start: the skill catalog's default budget lists a real skills repository; skills it drops are a diagnostic naming --max-catalog-bytes", async (t) => {
+  const lengths = Object.values(SKILLS_LIKE_ANTHROPICS).map((description) => description.length);
+  assert.equal(lengths.length, 17);
+  assert.ok(Math.min(...lengths) >= 150 && Math.max(...lengths) <= 400, "descriptions of one to three sentences");
+  const root = skillsRepository(t);
+
+  const listed = await demo({ workspace: root, workspaceLabel: "skills" });
+  assert.equal(listed.summary.catalog.listed.length, 17, "the default budget lists all 17");
+  assert.deepEqual(listed.summary.catalog.dropped, []);
+  const needed = Buffer.byteLength(listed.summary.catalog.text, "utf8");
+  assert.ok(needed > 4096 && needed <= DEFAULT_START_CATALOG_BYTES / 1.5, `measured ${needed} bytes: over the runtime's 4096, well within the app's default`);
+  assert.ok(!listed.lines.some((line) => line.includes("SKILL_CATALOG_OVER_BUDGET")));
+
+  const small = await demo({ workspace: root, workspaceLabel: "skills", maxCatalogBytes: 4096 });
+  assert.ok(small.summary.catalog.dropped.length > 0);
+  const diagnostic = small.lines.find((line) => line.startsWith("诊断  提醒 [SKILL_CATALOG_OVER_BUDGET] "));
+  assert.ok(diagnostic !== undefined, small.lines.join("\n"));
+  assert.ok(diagnostic.includes(`--max-catalog-bytes ${needed}`), diagnostic);
+  for (const name of small.summary.catalog.dropped) assert.ok(diagnostic.includes(name), name);
+
+  const json = await demo({ workspace: root, workspaceLabel: "skills", maxCatalogBytes: 4096, format: "json" });
+  const event = json.lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((e) => e.code === "SKILL_CATALOG_OVER_BUDGET");
+  assert.deepEqual(
+    [event?.type, event?.option, event?.bytesNeeded, event?.dropped],
+    ["diagnostic", "--max-catalog-bytes", needed, small.summary.catalog.dropped],
+  );
+  assert.match(USAGE, new RegExp(`--max-catalog-bytes <n>  技能目录的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）`));
+});
+
+test("npm start on a foreign project: the scripted model's answer is a whole sentence, and a /skill: load counts only when its turn was sent", async (t) => {
+  const readme = Array.from({ length: 96 }, (_, i) => `line ${i + 1}`).join("\n");
+  const root = foreignProject(t, {
+    "README.md": readme,
+    "skills/skill-creator/SKILL.md": "---\nname: skill-creator\ndescription: Guide for creating effective skills.\n---\n# Skill creator\n",
+    "skills/huge/SKILL.md": `---\nname: huge\ndescription: A very long skill.\n---\n${"步骤。".repeat(12_000)}\n`,
+  });
+  const { lines, summary } = await demo({ workspace: root, workspaceLabel: "foreign", input: "/skill:skill-creator" });
+  const answer = lines.find((line) => line.includes("审查了 README.md"));
+  assert.ok(answer !== undefined, lines.join("\n"));
+  assert.match(answer, /参照用户给的技能 skill-creator，审查了 README\.md（96 行），没有找到留下的 TODO \/ FIXME。$/);
+  assert.ok(!lines.some((line) => /[：:]$/.test(line) && line.startsWith("      ")), "no answer line ends on a colon with nothing after it");
+  assert.equal(summary.stopReason, "stop");
+
+  const refused = await runMain(["--workspace", root, "--input", "/skill:huge"]);
+  assert.equal(refused.status, 1);
+  assert.match(refused.err, /\[RUNTIME_CONTEXT_OVERFLOW\]/);
+  assert.doesNotMatch(refused.out, /技能  激活 huge/, "the load of a turn never sent is not shown as done");
+  assert.match(refused.out, /\n用户  （\/skill:huge）/, "what the user said is shown");
 });

@@ -36,7 +36,12 @@ test("leak audit: lines the starter also has, short lines and punctuation-only l
   for (const item of ["listDirectory,", "type SkillResource,", "readTextIfPresent as read,", "description: string;", "readonly roots?: string[];"]) {
     assert.equal(isSignificantLine(item), false, item);
   }
-  for (const code of ["const roots = options.roots;", "fields: Record<string, unknown>;", "return listDirectory(root);", "skip: (name) => name.startsWith(\".\"),"]) {
+  for (const code of [
+    "const roots = options.roots;",
+    "fields: Record<string, unknown>;",
+    "return listDirectory(root);",
+    'skip: (name) => name.startsWith("."),',
+  ]) {
     assert.equal(isSignificantLine(code), true, code);
   }
 });
