@@ -137,37 +137,17 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
       const target: LabTarget = { chapter: raw === undefined ? chapter : ownChapter(chapterArgument(raw.trim())) };
       const ran = await run(target, signal);
       const { manifest, notes } = ran;
-      const unrun = (note: string) =>
-        ran.selected.map((lab) => ({ id: lab.id, title: lab.title, passed: 0, total: lab.tests, status: "failed" as const, note }));
+      // Every lab failed and unrun, with why: a teaching file missing, or a build that failed.
+      const unrun = (note: string, problem: RunProblem | undefined): LabStatusData => {
+        const labs = ran.selected.map((lab) => ({ id: lab.id, title: lab.title, passed: 0, total: lab.tests, status: "failed" as const, note }));
+        return { chapter: manifest.id, title: manifest.title, labs, passed: 0, total: sum(labs), next: null, ...optional(problem), notes };
+      };
       if (ran.missing !== undefined) {
-        const labs = unrun("教学文件不见了");
-        const data: LabStatusData = {
-          chapter: manifest.id,
-          title: manifest.title,
-          labs,
-          passed: 0,
-          total: sum(labs),
-          next: null,
-          problem: { kind: "teaching_file_missing", message: ran.missing },
-          notes,
-        };
+        const data = unrun("教学文件不见了", { kind: "teaching_file_missing", message: ran.missing });
         return { text: withNotes(notes, ran.missing), data };
       }
       const { outcome, report } = ran;
-      if (outcome.kind !== "tested") {
-        const labs = unrun("编译失败，测试没有运行");
-        const data: LabStatusData = {
-          chapter: manifest.id,
-          title: manifest.title,
-          labs,
-          passed: 0,
-          total: sum(labs),
-          next: null,
-          ...optional(problemOf(outcome)),
-          notes,
-        };
-        return { text: withNotes(notes, report), data };
-      }
+      if (outcome.kind !== "tested") return { text: withNotes(notes, report), data: unrun("编译失败，测试没有运行", problemOf(outcome)) };
       const labs = outcome.labs.map((lab) => {
         const failure = lab.firstFailure;
         let note: string | undefined;

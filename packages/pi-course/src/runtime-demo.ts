@@ -431,8 +431,15 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
     // Messages of refused turns (as JSON): no longer part of the conversation the model sees.
     const retracted = new Set<string>();
     const isRetracted = (message: AgentMessage) => retracted.has(JSON.stringify(message));
+    /** The conversation the model sees: the runtime's messages without those of refused turns. */
+    const conversation = () => (runtime?.messages ?? []).filter((message) => !isRetracted(message));
     // The events of a turn before its first request: a `/skill:` load waits there until the request is sent.
     let beforeSend: RuntimeEvent[] | undefined;
+    /** Shows what a turn that sent no request still held back: what the user said, once; a `/skill:` load never sent is neither printed nor counted. */
+    const showUnsent = () => {
+      for (const held of beforeSend ?? []) if (held.type !== "skill_load") transcript.event(held, input);
+      beforeSend = undefined;
+    };
     let runtime: Runtime | undefined;
     const onEvent = (event: RuntimeEvent) => {
       if (beforeSend !== undefined && event.type !== "request" && event.type !== "diagnostic") {
@@ -443,7 +450,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         const waiting = beforeSend ?? [];
         beforeSend = undefined;
         for (const held of waiting) onEvent(held);
-        const history = (runtime?.messages ?? []).filter((message) => !isRetracted(message));
+        const history = conversation();
         const sent = event.messages.filter((message) => !isRetracted(message));
         transcript.event({ ...event, messages: sent }, input, { droppedMessages: Math.max(0, history.length - sent.length) });
         return;
@@ -513,7 +520,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       defaultInput,
       requests,
       get conversation() {
-        return started.messages.filter((message) => !isRetracted(message));
+        return conversation();
       },
       get lastRetracted() {
         return lastRetracted;
@@ -537,8 +544,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         try {
           const result = await started.prompt(text);
           // A turn that ended before its first request (stopped at once): what the user said is still shown, no load counted.
-          for (const held of beforeSend ?? []) if (held.type !== "skill_load") transcript.event(held, input);
-          beforeSend = undefined;
+          showUnsent();
           if (unfinished !== undefined) throw unfinished;
           counts.turns += result.turns;
           const failure = failureOf(result, lastTurn, turnOptions.signal?.aborted === true);
@@ -556,8 +562,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
             const added = started.messages.slice(already);
             for (const message of added) retracted.add(JSON.stringify(message));
             lastRetracted = added.length;
-            // What the user said is still shown, once; a `/skill:` load that was never sent is neither printed nor counted.
-            for (const held of beforeSend ?? []) if (held.type !== "skill_load") transcript.event(held, input);
+            showUnsent();
           }
           throw relabeled(error);
         } finally {
@@ -571,7 +576,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         try {
           const reloaded = await started.reload();
           transcript.reloading = false;
-          transcript.reload(reloaded, started.messages.filter((message) => !isRetracted(message)).length);
+          transcript.reload(reloaded, conversation().length);
           return reloaded;
         } catch (error) {
           throw relabeled(error);

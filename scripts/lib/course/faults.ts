@@ -41,7 +41,7 @@ import { parseDocument } from "yaml";
 import { testBelongsToLab } from "./lab-names.js";
 import { CourseError } from "../core/errors.js";
 import { teachingFilesOf } from "./history.js";
-import type { ChapterManifest } from "./manifest.js";
+import { IDENTIFIER, type ChapterManifest } from "./manifest.js";
 import { parseFunctionSpec, parseStatementSpec, placeLine } from "../ts/placement.js";
 import { locateFault } from "./fault-anchor.js";
 
@@ -172,8 +172,7 @@ function commonFields(manifest: ChapterManifest, raw: Record<string, unknown>, f
   if (raw.exercise !== undefined && typeof raw.exercise !== "boolean") invalid(manifest, `${field}.exercise`, "true 或 false");
   const exercise = raw.exercise === true;
   const anchor = raw.in === undefined ? undefined : oneLine(manifest, raw.in, `${field}.in`);
-  if (anchor !== undefined && !/^[A-Za-z_$][\w$]*$/.test(anchor))
-    invalid(manifest, `${field}.in`, `教学文件里一个顶层声明的名字，实际为 ${JSON.stringify(anchor)}`);
+  if (anchor !== undefined && !IDENTIFIER.test(anchor)) invalid(manifest, `${field}.in`, `教学文件里一个顶层声明的名字，实际为 ${JSON.stringify(anchor)}`);
   const common: CommonFields = {
     id,
     lab,

@@ -164,7 +164,8 @@ const CHALLENGE_KEYS = new Set(["tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+/** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
+export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const SECTION_NUMBER = /^\d+(?:\.\d+)*$/;
 
 /** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */

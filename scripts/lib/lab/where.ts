@@ -23,7 +23,6 @@ import { topLevelTests } from "../course/lab-address.js";
 import { testBelongsToLab } from "../course/lab-names.js";
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
 import { chapterSections } from "../course/sections.js";
-import { parseModule, topLevelDeclarations } from "../ts/source.js";
 import { labDeclarations } from "../ts/splice.js";
 import { formatLocation, positionIn, type SourceLocation } from "./locate.js";
 
@@ -80,14 +79,10 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
     const starter = readIfPresent(root, starterFile);
     if (text === undefined || starter === undefined) continue;
     // Each declaration is shown at its code (its doc comment above it is part of it, not its place).
-    const codeAt = (source: string, fileName: string) =>
-      new Map(topLevelDeclarations(parseModule(source, fileName)).map((d) => [d.name, positionIn(source, d.codeStart)]));
-    const shown = (source: string, fileName: string, kind: (marked: boolean) => PartKind) => {
-      const places = codeAt(source, fileName);
-      return labDeclarations(source, starter, lab.id, labIds, { text: fileName, starter: starterFile }).map(
-        (d): LabPart => ({ kind: kind(d.marked), label: d.name, file: fileName, ...(places.get(d.name) ?? { line: d.line, column: d.column }) }),
+    const shown = (source: string, fileName: string, kind: (marked: boolean) => PartKind) =>
+      labDeclarations(source, starter, lab.id, labIds, { text: fileName, starter: starterFile }).map(
+        (d): LabPart => ({ kind: kind(d.marked), label: d.name, file: fileName, line: d.codeLine, column: d.codeColumn }),
       );
-    };
     try {
       parts.push(...shown(text, to, (marked) => (marked ? "declaration" : "helper")));
     } catch (error) {

@@ -22,6 +22,8 @@ interface Unit {
   name: string;
   kind: TopLevelDeclaration["kind"];
   start: number;
+  /** Where the first declaration's own code starts (after its attached comments). */
+  codeStart: number;
   end: number;
   text: string;
   /** Every identifier the code of the unit uses (comments aside): what it may depend on. */
@@ -49,6 +51,7 @@ function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Un
       name: declaration.name,
       kind: declaration.kind,
       start: declaration.start,
+      codeStart: declaration.codeStart,
       end: declaration.end,
       text: declaration.text,
       uses: identifiersOf(declaration, new Set()),
@@ -212,6 +215,9 @@ export interface LabDeclaration {
   /** 1-based line and column where its text starts (its attached comments included). */
   line: number;
   column: number;
+  /** 1-based line and column where its own code starts (after those comments): where it is. */
+  codeLine: number;
+  codeColumn: number;
   /** 1-based line where its text ends. */
   endLine: number;
   /** True when the starter marks it for the lab; false for a helper of the text's own that those use. */
@@ -259,12 +265,17 @@ export function labDeclarations(
   };
   return own
     .filter((unit) => taken.has(declarationKey(unit)))
-    .map((unit) => ({
-      name: unit.name,
-      kind: unit.kind,
-      text: unit.text,
-      ...position(unit.start),
-      endLine: position(unit.end).line,
-      marked: marked.has(declarationKey(unit)),
-    }));
+    .map((unit) => {
+      const code = position(unit.codeStart);
+      return {
+        name: unit.name,
+        kind: unit.kind,
+        text: unit.text,
+        ...position(unit.start),
+        codeLine: code.line,
+        codeColumn: code.column,
+        endLine: position(unit.end).line,
+        marked: marked.has(declarationKey(unit)),
+      };
+    });
 }
