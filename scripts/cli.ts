@@ -13,8 +13,9 @@ import { chapterArgument, defineCommand, parseTarget, runMain, type Command, typ
 import { COMMAND_NAMES, courseCommand, isCommandName, type CommandName } from "./lib/core/command-line.js";
 import { CourseError, formatError } from "./lib/core/errors.js";
 import { exitCodeFor } from "./lib/core/exit-status.js";
-import { COURSE_BRANCH, courseRoot, MATRIX_LOGS, NODE_BUILDS } from "./lib/core/paths.js";
+import { COURSE_BRANCH, courseRoot, isPracticeFolder, MATRIX_LOGS, NODE_BUILDS } from "./lib/core/paths.js";
 import { RUNG_NAMES, RUNGS } from "./lib/course/hint-rungs.js";
+import { readPracticeMarker } from "./lib/practice/marker.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "./lib/testing/limits.js";
 import { stepTitles } from "./lib/verify/checks.js";
 import type { CheckpointArgs } from "./checkpoint.js";
@@ -418,6 +419,26 @@ export function parseCommand<N extends CommandName>(name: N, argv: readonly stri
 /** The launcher's line for a command it does not know. */
 export const LAUNCH_USAGE = `usage: node scripts/launch.mjs <${COMMAND_NAMES.join("|")}> [args]`;
 
+/** The commands (and `fault --all`) that belong to the course's authors: they need the repository's history and reference code. */
+function isAuthorCommand(name: CommandName, args: unknown): boolean {
+  if (name === "fault") return (args as { all?: boolean }).all === true;
+  return name === "checkpoint" || name === "practice" || name === "verify" || name === "node-matrix";
+}
+
+/**
+ * Throws `AUTHOR_ONLY` for an author command run in a practice folder (`root`), naming the
+ * course repository the folder was made from (its marker's `course`) when it records one.
+ */
+function refuseAuthorCommandInPractice(name: CommandName, args: unknown, root: string): void {
+  if (!isAuthorCommand(name, args) || !isPracticeFolder(root)) return;
+  const course = readPracticeMarker(root)?.course;
+  const what = name === "fault" ? "fault --all" : name;
+  const where = course === undefined ? "课程仓库里" : `课程仓库 ${course} 里`;
+  const chapter = (args as { chapter?: unknown }).chapter;
+  const example = courseCommand(name, ...(typeof chapter === "string" ? [chapter] : []), ...(name === "fault" ? ["--all"] : []));
+  throw new CourseError("AUTHOR_ONLY", `${what} 是课程作者的命令，练习目录里没有它要的教学历史和参考实现：请到${where}运行 ${example}`);
+}
+
 /**
  * Runs the command line `[command, ...args]` in `context` (default: this course, this
  * process's streams) and resolves with the exit status: the command's own, 0 for `--help`,
@@ -439,6 +460,7 @@ export async function runCommandLine(argv: readonly string[], context: CommandCo
       return 0;
     }
     const { help: _help, ...commandArgs } = parsed;
+    refuseAuthorCommandInPractice(name, commandArgs, context.root);
     return await command.run(commandArgs, context);
   } catch (error) {
     context.io.stderr.write(`${formatError(error)}\n`);

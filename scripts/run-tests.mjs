@@ -28,7 +28,18 @@ import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+/**
+ * The course tree this runner serves: the nearest folder above it that holds the course
+ * package (`scripts/` in the repository, `packages/course-tools/dist/` in a practice folder).
+ */
+function courseTree(from) {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "packages", "pi-course", "package.json"))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(from, "..");
+  }
+}
+
+const repo = courseTree(path.dirname(fileURLToPath(import.meta.url)));
 
 /** Test files directly inside `dir` whose names end with `suffix`, sorted by code unit. */
 function testFiles(dir, suffix) {

@@ -14,16 +14,23 @@ export const TOOLING_BUILD = ".pi-course/tooling";
 /** Where the tooling tests keep the tooling and themselves compiled, one folder per state of the sources. */
 export const TEST_TOOLING_BUILD = ".pi-course/test-tooling";
 
+/** The tooling package (its bin starts every command), relative to the course root. */
+export const TOOLS_PACKAGE = "packages/course-tools";
+
+/** Where a practice folder holds the compiled tooling (it has no `scripts/`), relative to its root. */
+export const PRACTICE_TOOLING = `${TOOLS_PACKAGE}/dist`;
+
 /**
  * The root of the course tree this script belongs to (the repo or a practice folder), from
  * `scripts/lib/core/` in the sources, from `.pi-course/tooling/lib/core/` in the compiled
- * tooling, or from `.pi-course/test-tooling/<hash>/lib/core/` in the tests' compiled copy.
+ * tooling, from `packages/course-tools/dist/lib/core/` in a practice folder's, or from
+ * `.pi-course/test-tooling/<hash>/lib/core/` in the tests' compiled copy.
  */
 export const courseRoot: string = rootOf(path.dirname(fileURLToPath(import.meta.url)));
 
 function rootOf(libDir: string): string {
   const dir = `${libDir}${path.sep}`;
-  for (const build of [TOOLING_BUILD, TEST_TOOLING_BUILD]) {
+  for (const build of [TOOLING_BUILD, PRACTICE_TOOLING, TEST_TOOLING_BUILD]) {
     const at = dir.lastIndexOf(`${path.sep}${build.split("/").join(path.sep)}${path.sep}`);
     if (at !== -1) return libDir.slice(0, at);
   }

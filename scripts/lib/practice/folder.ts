@@ -27,7 +27,7 @@
  * temporary folder, so the destination either appears complete or not at all.
  */
 import { existsSync } from "node:fs";
-import { chmod, lstat } from "node:fs/promises";
+import { chmod, lstat, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { handOverScratchDir, linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
@@ -35,11 +35,12 @@ import { listTree, readObjects, writeFiles, type GitOptions } from "../course/gi
 import { publishHistory, resolveCheckpoint, unpublishHistory, type Checkpoint } from "../course/history.js";
 import { checkDestination, readOnlyParent, resolveDestination } from "./destination.js";
 import { assertNoLeaks, auditLeaks, findStarterLeaks, type Leak, type LeakPair } from "./leak-audit.js";
-import { planPractice, type PracticePlan } from "./plan.js";
+import { learnerRootPackageJson, planPractice, type PracticePlan } from "./plan.js";
+import { installPracticeTooling } from "./tooling.js";
 import type { TutorTemplates } from "./tutor.js";
 
 /** Steps of `createPractice`, reported to `hooks.afterStep` (tests use it to inject failures). */
-export type PracticeStep = "checkpoint" | "destination" | "files" | "audit" | "modules";
+export type PracticeStep = "checkpoint" | "destination" | "files" | "tooling" | "audit" | "modules";
 
 export interface CreatePracticeOptions {
   /** The course repository (a git work tree). */
@@ -122,7 +123,10 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
     await step("destination", temp);
     await writeFiles(repo, temp, plan.files, gitOptions);
     await step("files", temp);
-    assertNoLeaks(await auditWithPlan(repo, temp, plan, gitOptions));
+    const tooling = await installWorkshopFree(temp, signal);
+    await step("tooling", temp);
+    // The compiled tooling comes from the parent tree's own tooling sources: audited as inherited files are.
+    assertNoLeaks(await auditWithPlan(repo, temp, { ...plan, inherited: new Set([...plan.inherited, ...tooling]) }, gitOptions));
     await step("audit", temp);
     if (options.linkModules) await linkNodeModules(temp, repoModules);
     await step("modules", temp);
@@ -163,6 +167,14 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   };
 }
 
+/** Writes the folder's own tooling (compiled, `tooling.ts`) and its root package.json without the workshop's scripts; returns the tooling's files. */
+async function installWorkshopFree(folder: string, signal: AbortSignal | undefined): Promise<string[]> {
+  const tooling = await installPracticeTooling(folder, signal);
+  const manifest = path.join(folder, "package.json");
+  if (existsSync(manifest)) await writeFile(manifest, learnerRootPackageJson(await readFile(manifest, "utf8")));
+  return tooling;
+}
+
 async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitOptions: GitOptions): Promise<Leak[]> {
   const objects = await readObjects(
     repo,
@@ -176,7 +188,8 @@ async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitO
     starter: objects.get(p.starterOid)!.toString("utf8"),
   }));
   const leaks = await auditLeaks(dir, pairs, { extra: plan.extraDocuments, inherited: plan.inherited });
-  // Build output (`packages/*/dist`) is compiled from the folder's own sources: nothing new.
+  // The course package's build output is compiled from the folder's own sources: nothing new.
+  // The tooling's compiled JavaScript (packages/course-tools/dist) is audited like any file.
   // The starter's own leaks come first: they are the cause to fix.
-  return [...findStarterLeaks(pairs, plan.labIds), ...leaks.filter((leak) => !/^packages\/[^/]+\/dist\//.test(leak.file))];
+  return [...findStarterLeaks(pairs, plan.labIds), ...leaks.filter((leak) => !/^packages\/pi-course\/dist\//.test(leak.file))];
 }

@@ -19,6 +19,54 @@ import { renderTutorFiles, TUTOR_FILES, type TutorTemplates } from "./tutor.js";
 /** The chapter guide's name in a practice folder (the parent tree's course guide moves to `COURSE_GUIDE`). */
 export const LEARNING = "LEARNING.md";
 
+/**
+ * What the parent tree holds for the course's authors only, left out of a practice folder:
+ * the tooling's TypeScript sources and tests (the folder gets the compiled tooling instead,
+ * `tooling.ts`), the benchmarks, the author's README and docs, CI and the formatter's
+ * settings, and the type-check configuration of those sources. Entries ending in `/` are
+ * folders. `scripts/start.mjs` stays: it is `npm start`'s launcher, part of the app.
+ */
+export const WORKSHOP_PATHS: readonly string[] = ["scripts/", "bench/", "docs/", ".ci/", ".github/", "README.md", "biome.json", "tsconfig.json"];
+const APP_FILES_IN_WORKSHOP = new Set(["scripts/start.mjs"]);
+
+/** True for a parent-tree path that belongs to the authors' workshop (`WORKSHOP_PATHS`). */
+export function isWorkshopPath(file: string): boolean {
+  if (APP_FILES_IN_WORKSHOP.has(file)) return false;
+  return WORKSHOP_PATHS.some((entry) => (entry.endsWith("/") ? file.startsWith(entry) : file === entry));
+}
+
+/** The npm scripts of the course's root package.json that only the repository can run (type-check, lint, format, benchmarks). */
+const WORKSHOP_SCRIPTS = ["typecheck", "lint", "format", "bench"];
+/** Development dependencies only the workshop uses (the formatter: 96 MB a learner need not install). */
+const WORKSHOP_DEPENDENCIES = ["@biomejs/biome"];
+
+/**
+ * The practice folder's root package.json from the parent tree's: the workshop's scripts and
+ * dependencies left out, and `npm test` building and running the course's tests without the
+ * repository's type-check of the tooling sources (which the folder does not have). Everything
+ * else (workspaces, engines, the other scripts) as it was. Throws `PRACTICE_CONFLICT` when
+ * the text is not a JSON object.
+ */
+export function learnerRootPackageJson(text: string): string {
+  let manifest: Record<string, unknown>;
+  try {
+    manifest = JSON.parse(text) as Record<string, unknown>;
+    if (typeof manifest !== "object" || manifest === null || Array.isArray(manifest)) throw new Error("not an object");
+  } catch (error) {
+    throw new CourseError("PRACTICE_CONFLICT", `parent 的 package.json 读不出来（${(error as Error).message}），无法生成练习目录`);
+  }
+  const scripts = { ...((manifest.scripts as Record<string, string> | undefined) ?? {}) };
+  for (const name of WORKSHOP_SCRIPTS) delete scripts[name];
+  if (typeof scripts.test === "string") scripts.test = scripts.test.replace(/\s*&&\s*npm run typecheck\b/, "");
+  const learner: Record<string, unknown> = { ...manifest, scripts };
+  if (typeof manifest.devDependencies === "object" && manifest.devDependencies !== null) {
+    const devDependencies = { ...(manifest.devDependencies as Record<string, string>) };
+    for (const name of WORKSHOP_DEPENDENCIES) delete devDependencies[name];
+    learner.devDependencies = devDependencies;
+  }
+  return `${JSON.stringify(learner, null, 2)}\n`;
+}
+
 /** The content of `.pi-course/practice.json`. */
 export interface PracticeMarker {
   chapter: string;
@@ -83,7 +131,7 @@ export function planPractice(input: {
   // The parent's own AGENTS.md and CLAUDE.md speak to the course's authors: the learner's take their place.
   const tutor = renderTutorFiles(m, input.checkpoint.teachingFiles, input.tutorTemplates);
   const replaced = new Set<string>([TUTOR_FILES.agents, TUTOR_FILES.claude]);
-  const parentEntries = input.parentEntries.filter((e) => !replaced.has(e.path));
+  const parentEntries = input.parentEntries.filter((e) => !replaced.has(e.path) && !isWorkshopPath(e.path));
   const files: OutputFile[] = parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
   for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
   for (const given of [...m.provided, ...(m.text === undefined ? [] : [m.text])]) files.push({ ...fromTarget(given) });
