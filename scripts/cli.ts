@@ -427,15 +427,15 @@ function isAuthorCommand(name: CommandName, args: unknown): boolean {
 
 /**
  * Throws `AUTHOR_ONLY` for an author command run in a practice folder (`root`), naming the
- * course repository the folder was made from (its marker's `course`) when it records one.
+ * course repository the folder was made from (its marker's `course`) when it records one,
+ * and the command to run there, with the arguments as they were `typed`.
  */
-function refuseAuthorCommandInPractice(name: CommandName, args: unknown, root: string): void {
+function refuseAuthorCommandInPractice(name: CommandName, args: unknown, typed: readonly string[], root: string): void {
   if (!isAuthorCommand(name, args) || !isPracticeFolder(root)) return;
   const course = readPracticeMarker(root)?.course;
   const what = name === "fault" ? "fault --all" : name;
   const where = course === undefined ? "课程仓库里" : `课程仓库 ${course} 里`;
-  const chapter = (args as { chapter?: unknown }).chapter;
-  const example = courseCommand(name, ...(typeof chapter === "string" ? [chapter] : []), ...(name === "fault" ? ["--all"] : []));
+  const example = courseCommand(name, ...typed);
   throw new CourseError("AUTHOR_ONLY", `${what} 是课程作者的命令，练习目录里没有它要的教学历史和参考实现：请到${where}运行 ${example}`);
 }
 
@@ -460,7 +460,7 @@ export async function runCommandLine(argv: readonly string[], context: CommandCo
       return 0;
     }
     const { help: _help, ...commandArgs } = parsed;
-    refuseAuthorCommandInPractice(name, commandArgs, context.root);
+    refuseAuthorCommandInPractice(name, commandArgs, args, context.root);
     return await command.run(commandArgs, context);
   } catch (error) {
     context.io.stderr.write(`${formatError(error)}\n`);

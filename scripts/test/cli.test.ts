@@ -4,7 +4,8 @@
  * `docs/commands.md` is the rendering of the same contract.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { COMMANDS, LAUNCH_USAGE, parseCommand, runCommandLine } from "../cli.js";
@@ -12,12 +13,12 @@ import { COMMAND_NAMES, courseCommand } from "../lib/core/command-line.js";
 import { exitStatusTable } from "../lib/core/exit-status.js";
 import { courseRoot } from "../lib/core/paths.js";
 
-/** Runs a command line in-process, capturing what it writes. */
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs a command line in-process (in the course, or in the folder `root`), capturing what it writes. */
+async function run(argv: string[], root = courseRoot): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
   const code = await runCommandLine(argv, {
-    root: courseRoot,
+    root,
     io: { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } },
   });
   return { code, stdout, stderr };
@@ -63,4 +64,31 @@ test("the table of exit statuses in docs/commands.md is the contract's rendering
   const block = /<!-- exit-statuses: begin -->\n([\s\S]*?)\n<!-- exit-statuses: end -->/.exec(doc)?.[1];
   const expected = exitStatusTable(Object.values(COMMANDS));
   assert.equal(block, expected, `docs/commands.md between the exit-statuses markers should read:\n${expected}`);
+});
+
+test("author commands refuse in a practice folder with AUTHOR_ONLY, naming the course repository; learner commands are not refused", async (t) => {
+  const folder = mkdtempSync(path.join(os.tmpdir(), "pi-author-only-"));
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  mkdirSync(path.join(folder, ".pi-course"));
+  const course = path.join(os.tmpdir(), "the-course-repo");
+  writeFileSync(path.join(folder, ".pi-course", "practice.json"), JSON.stringify({ chapter: "12", course, createdBy: "practice" }));
+  for (const [argv, shown] of [
+    [["verify", "12"], "npm run verify -w @pi/course -- 12"],
+    [["checkpoint", "3"], "npm run checkpoint -w @pi/course -- 3"],
+    [["practice", "12", "../elsewhere"], "npm run practice -w @pi/course -- 12"],
+    [["node-matrix", "24"], "npm run test:node --"],
+    [["fault", "12", "--all"], "npm run fault -w @pi/course -- 12 --all"],
+  ] as const) {
+    const { code, stderr } = await run([...argv], folder);
+    assert.equal(code, 1, argv.join(" "));
+    assert.match(stderr, /^错误 \[AUTHOR_ONLY\] /, argv.join(" "));
+    assert.ok(stderr.includes(course) && stderr.includes(shown), `${argv.join(" ")}: ${stderr}`);
+  }
+  // --help still answers, and the learner's commands get past the refusal (here: to their own errors).
+  assert.equal((await run(["verify", "--help"], folder)).code, 0);
+  assert.doesNotMatch((await run(["fault", "12", "--list"], folder)).stderr, /AUTHOR_ONLY/);
+  assert.doesNotMatch((await run(["lab", "12"], folder)).stderr, /AUTHOR_ONLY/);
+  // Without a recorded course the message still says where to go.
+  writeFileSync(path.join(folder, ".pi-course", "practice.json"), JSON.stringify({ chapter: "12" }));
+  assert.match((await run(["verify", "12"], folder)).stderr, /AUTHOR_ONLY.*课程仓库里/);
 });

@@ -90,7 +90,8 @@ export const ERROR_CODES = {
   MCP_CALL_CANCELLED: "The client cancelled the call (or the server is stopping) before it ran or before it saved anything.",
 
   // Author tooling.
-  AUTHOR_ONLY: "An author command (`checkpoint`, `practice`, `verify`, `node-matrix`, `fault --all`) was run in a practice folder; it names the course repository.",
+  AUTHOR_ONLY:
+    "An author command (`checkpoint`, `practice`, `verify`, `node-matrix`, `fault --all`) was run in a practice folder; it names the course repository.",
   CHAPTER_TEXT_INVALID: "The chapter text's `verify` markup is malformed.",
   NODE_BUILD_UNAVAILABLE: "The registry has no official Node build for this platform or major.",
   NODE_BUILD_FAILED: "Fetching or unpacking an official Node build failed.",

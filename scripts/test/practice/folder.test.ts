@@ -9,8 +9,9 @@ import { test } from "node:test";
 import { runLab } from "../../lib/testing/labs.js";
 import { listTree } from "../../lib/course/git.js";
 import { loadManifest } from "../../lib/course/manifest.js";
-import { PRACTICE_MARKER } from "../../lib/core/paths.js";
+import { PRACTICE_MARKER, PRACTICE_TOOLING, TOOLS_PACKAGE } from "../../lib/core/paths.js";
 import { createPractice, type PracticeStep } from "../../lib/practice/folder.js";
+import { isWorkshopPath } from "../../lib/practice/plan.js";
 import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, SCAFFOLD_ERROR, sh, STARTER_BETA } from "../support/fake-course.js";
 import { fingerprint, isCode, leftovers } from "../support/folders.js";
 
@@ -84,10 +85,33 @@ test("practice writes the parent tree, the focused test, the starter over the te
   ]) {
     assert.ok(guide.includes(needle), `LEARNING.md should contain ${needle}`);
   }
-  // Everything else in the folder is exactly the parent tree.
-  const parentFiles = (await listTree(repo, parent)).map((e) => (e.path === "LEARNING.md" ? "COURSE.md" : e.path));
+  // The workshop stays in the repository: no tooling source, no author files; the tooling comes compiled.
+  const actualFiles = fingerprint(dest)
+    .filter((l) => !l.endsWith("/"))
+    .map((l) => l.split(" ")[0]!);
+  assert.deepEqual(
+    actualFiles.filter((f) => f.startsWith("scripts/") || (f.endsWith(".ts") && f.startsWith(`${TOOLS_PACKAGE}/`))),
+    [],
+    "no tooling source in the folder",
+  );
+  for (const author of ["README.md", "tsconfig.json", "bench", "docs"]) assert.equal(existsSync(path.join(dest, author)), false, `${author} is the authors'`);
+  const tooling = actualFiles.filter((f) => f.startsWith(`${PRACTICE_TOOLING}/`));
+  for (const command of ["cli.js", "lab.js", "hint.js", "lib/core/paths.js", "lib/core/typescript.mjs"]) {
+    assert.ok(tooling.includes(`${PRACTICE_TOOLING}/${command}`), `the compiled tooling holds ${command}`);
+  }
+  assert.deepEqual(
+    tooling.filter((f) => f.endsWith(".map") || f.includes("/test/") || /\/[^/]+\.json$/.test(f.slice(PRACTICE_TOOLING.length))),
+    [],
+    "no source maps, compiled tests or build stamps",
+  );
+  const rootManifest = JSON.parse(read("package.json")) as { scripts: Record<string, string> };
+  assert.equal(rootManifest.scripts.typecheck, undefined, "the workshop's scripts are left out");
+  assert.ok(!rootManifest.scripts.test?.includes("typecheck"), rootManifest.scripts.test);
+  // Everything else in the folder is exactly the parent tree, without the workshop.
+  const parentFiles = (await listTree(repo, parent)).map((e) => (e.path === "LEARNING.md" ? "COURSE.md" : e.path)).filter((f) => !isWorkshopPath(f));
   const expected = [
     ...parentFiles,
+    ...tooling,
     "packages/pi-course/test/02-beta.test.ts",
     "packages/pi-course/src/beta.ts",
     "packages/pi-course/src/beta-sep.ts",
@@ -100,11 +124,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
     "CLAUDE.md",
     ".agents/skills/pi-course-tutor/SKILL.md",
   ].sort();
-  const actual = fingerprint(dest)
-    .filter((l) => !l.endsWith("/"))
-    .map((l) => l.split(" ")[0]!)
-    .sort();
-  assert.deepEqual(actual, expected);
+  assert.deepEqual([...actualFiles].sort(), expected);
 });
 
 test("practice refuses an existing destination, one inside the repo (also through a symlink) or without a parent, changing nothing", async (t) => {
@@ -129,7 +149,7 @@ test("practice refuses an existing destination, one inside the repo (also throug
 test("a failure or an abort at any step leaves neither the destination nor a temporary folder", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const root = path.dirname(repo);
-  const steps: PracticeStep[] = ["checkpoint", "destination", "files", "audit", "modules"];
+  const steps: PracticeStep[] = ["checkpoint", "destination", "files", "tooling", "audit", "modules"];
   for (const at of steps) {
     const dest = path.join(root, `fail-${at}`);
     let seenTemp: string | undefined;
@@ -192,6 +212,21 @@ test("a reference line in any file of the folder is LEAK_DETECTED (file, line, t
   });
   assert.equal(existsSync(dest), false);
   assert.deepEqual(leftovers(path.dirname(repo)), []);
+});
+
+test("the compiled tooling is audited too: a distinctive reference line in it is LEAK_DETECTED and nothing is written", async (t) => {
+  const repo = makeFakeCourse(t);
+  const dest = path.join(path.dirname(repo), "leaky-tooling");
+  const answer = "return unique.map((name) => `${alpha()}:${name}`);";
+  const plant = (step: PracticeStep, temp: string | undefined) => {
+    if (step === "tooling") writeFileSync(path.join(temp!, PRACTICE_TOOLING, "lab.js"), `// ${answer}\n`, { flag: "a" });
+  };
+  await assert.rejects(createPractice({ repo, id: "02", dest, hooks: { afterStep: plant } }), (e: unknown) => {
+    assert.ok(isCode("LEAK_DETECTED")(e));
+    assert.match((e as Error).message, /packages\/course-tools\/dist\/lab\.js:\d+/);
+    return true;
+  });
+  assert.equal(existsSync(dest), false);
 });
 
 test("a starter carrying reference code in a comment is LEAK_DETECTED naming the starter's line, and nothing is written", async (t) => {

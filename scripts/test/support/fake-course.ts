@@ -24,6 +24,8 @@ const BASE_FILES = [
   "tsconfig.base.json",
   "tsconfig.json",
   "packages/pi-course/package.json",
+  "packages/course-tools/package.json",
+  "packages/course-tools/bin/pi-course.mjs",
   "scripts/checkpoint.ts",
   "scripts/practice.ts",
   "scripts/lib", // the whole folder: the commands' helpers

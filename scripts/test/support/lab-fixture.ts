@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import { courseRoot, starterCopyPath } from "../../lib/core/paths.js";
+import { courseRoot, starterCopyPath, TOOLS_PACKAGE } from "../../lib/core/paths.js";
 import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
 import { learnerManifestText } from "../../lib/course/faults.js";
 import { runCommand } from "./tooling.js";
@@ -19,6 +19,12 @@ import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-
 
 /** The real repo this test file lives in. */
 export const repoRoot = courseRoot;
+
+/** Copies the tooling package's manifest and bin (what the npm scripts start) from `sourceRoot` into `root`. */
+export async function copyToolsPackage(sourceRoot: string, root: string): Promise<void> {
+  await fse.copy(path.join(sourceRoot, TOOLS_PACKAGE, "package.json"), path.join(root, TOOLS_PACKAGE, "package.json"));
+  await fse.copy(path.join(sourceRoot, TOOLS_PACKAGE, "bin"), path.join(root, TOOLS_PACKAGE, "bin"));
+}
 
 export type MiniVariant = "starter" | "reference" | "broken";
 
@@ -154,6 +160,7 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
     filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
   });
+  await copyToolsPackage(repoRoot, root);
   await fse.copy(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
   await writeFile(path.join(pkg, "tsconfig.json"), leanPackageTsconfig());
   await mkdir(path.join(root, path.dirname(NODE_TEST_TYPES)), { recursive: true });
@@ -224,6 +231,7 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), {
     filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")),
   });
+  await copyToolsPackage(sourceRoot, root);
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
   await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));
