@@ -17,11 +17,17 @@
  * `ping`, `error`). Unknown event and block types are skipped, as the API asks clients
  * to do; thinking blocks are not part of our IR and are skipped too.
  */
-import { errorMessage } from "./async.js";
-import { ModelError, TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StopReason, type StreamOptions } from "./model.js";
+import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StopReason, type StreamOptions } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
-import { mergeSignals, openStream, type HttpRequest, type ProviderFacts, type TransportOptions } from "./provider-http.js";
-import { withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "./provider-retry.js";
+import {
+  openStream,
+  readProviderEvents,
+  streamProviderTurn,
+  type HttpRequest,
+  type ProviderFacts,
+  type ProviderModelOptions,
+  type TransportOptions,
+} from "./provider-http.js";
 import { parseSse, type SseEvent } from "./sse.js";
 import type { AgentMessage } from "./types.js";
 
@@ -57,7 +63,7 @@ export interface AnthropicRequestBody {
   tools?: { name: string; description: string; input_schema: Record<string, unknown> }[];
 }
 
-export interface AnthropicModelOptions {
+export interface AnthropicModelOptions extends ProviderModelOptions {
   apiKey: string;
   /** The model id, e.g. `claude-sonnet-4-5`. */
   model: string;
@@ -65,23 +71,6 @@ export interface AnthropicModelOptions {
   maxTokens?: number;
   /** Default `ANTHROPIC_BASE_URL`. */
   baseUrl?: string;
-  /** Default the global `fetch`; tests pass one that replays a recorded response. */
-  fetch?: typeof fetch;
-  /** Timestamp of each message; default `Date.now()`. */
-  now?: () => number;
-  /** Aborts every request of this model (a session's Ctrl-C), besides each turn's own signal. */
-  signal?: AbortSignal;
-  /** Longest silence of a request, in milliseconds; default `DEFAULT_TIMEOUT_MS`. */
-  timeoutMs?: number;
-  /** Default `NO_RETRY`: one attempt (`createProviderModel` passes `DEFAULT_RETRY_POLICY`). */
-  retry?: Readonly<RetryPolicy>;
-  /** The wait between attempts; tests pass one that returns at once. */
-  sleep?: Sleep;
-  onRetry?(info: RetryInfo): void;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -228,15 +217,7 @@ export async function readAnthropicEvents(
   builder: TurnBuilder,
   facts: ProviderFacts = anthropicFacts("unknown"),
 ): Promise<void> {
-  try {
-    await translate(events, builder, facts);
-  } catch (error) {
-    // A body that broke off mid-read (already a ProviderError), or arguments that are not JSON when their block ends.
-    failTurn(
-      builder,
-      error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }),
-    );
-  }
+  return readProviderEvents(translate, events, builder, facts);
 }
 
 async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts): Promise<void> {
@@ -376,29 +357,17 @@ export function createAnthropicModel(options: AnthropicModelOptions): Model {
   return {
     name: `anthropic:${options.model}`,
     stream(request: ModelRequest, streamOptions: StreamOptions = {}): AssistantStream {
-      const merged = mergeSignals(options.signal, streamOptions.signal);
-      const signal = merged.signal;
-      const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
-      const transport: TransportOptions = {
-        signal,
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      };
-      void (async () => {
-        const { url, init } = anthropicRequest(request, options);
-        const http: HttpRequest = { url, headers: init.headers, body: init.body, facts };
-        const events = await withRetries((attempt) => openAnthropicEvents(http, transport, attempt), {
-          policy: options.retry,
-          signal,
-          ...(options.sleep ? { sleep: options.sleep } : {}),
-          ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-          provider: facts.provider,
-        });
-        await readAnthropicEvents(events, builder, facts);
-      })()
-        .catch((error: unknown) => failTurn(builder, error))
-        .finally(merged.dispose);
-      return builder.stream;
+      return streamProviderTurn({
+        options,
+        facts,
+        streamOptions,
+        request: () => {
+          const { url, init } = anthropicRequest(request, options);
+          return { url, headers: init.headers, body: init.body, facts };
+        },
+        open: openAnthropicEvents,
+        read: (events, builder) => readAnthropicEvents(events, builder, facts),
+      });
     },
   };
 }

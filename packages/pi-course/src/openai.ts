@@ -23,11 +23,9 @@
  * `[DONE]` is complete; fields this adapter does not know (`reasoning_content`, `logprobs`)
  * are skipped.
  */
-import { errorMessage } from "./async.js";
-import { ModelError, TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StreamOptions } from "./model.js";
+import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StreamOptions } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode } from "./provider-error.js";
-import { mergeSignals, openStream, type HttpRequest, type ProviderFacts, type TransportOptions } from "./provider-http.js";
-import { withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "./provider-retry.js";
+import { isPlainObject, openStream, readProviderEvents, streamProviderTurn, type ProviderFacts, type ProviderModelOptions } from "./provider-http.js";
 import { parseSse, type SseEvent } from "./sse.js";
 import { textOf, type AgentMessage } from "./types.js";
 
@@ -59,7 +57,7 @@ export interface OpenAIRequestBody {
   max_tokens?: number;
 }
 
-export interface OpenAIModelOptions {
+export interface OpenAIModelOptions extends ProviderModelOptions {
   /** The API root, ending in `/v1` for most servers: `http://127.0.0.1:11434/v1`. */
   baseUrl: string;
   model: string;
@@ -67,21 +65,6 @@ export interface OpenAIModelOptions {
   apiKey?: string;
   /** Sent as `max_tokens` when given; otherwise the server's default applies. */
   maxTokens?: number;
-  fetch?: typeof fetch;
-  /** Timestamp of each message; default `Date.now()`. */
-  now?: () => number;
-  /** Aborts every request of this model, besides each turn's own signal. */
-  signal?: AbortSignal;
-  /** Longest silence of a request, in milliseconds; default `DEFAULT_TIMEOUT_MS`. */
-  timeoutMs?: number;
-  /** Default `NO_RETRY`: one attempt (`createProviderModel` passes `DEFAULT_RETRY_POLICY`). */
-  retry?: Readonly<RetryPolicy>;
-  sleep?: Sleep;
-  onRetry?(info: RetryInfo): void;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
@@ -198,14 +181,7 @@ function streamError(data: Record<string, unknown>, facts: ProviderFacts): Provi
  * `builder.fail` with a `PROVIDER_*` failure, as in `readAnthropicEvents`.
  */
 export async function readOpenAIEvents(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts = openAIFacts("unknown")): Promise<void> {
-  try {
-    await translate(events, builder, facts);
-  } catch (error) {
-    failTurn(
-      builder,
-      error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }),
-    );
-  }
+  return readProviderEvents(translate, events, builder, facts);
 }
 
 async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts): Promise<void> {
@@ -290,29 +266,17 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
   return {
     name: `openai-compatible:${options.model}`,
     stream(request: ModelRequest, streamOptions: StreamOptions = {}): AssistantStream {
-      const merged = mergeSignals(options.signal, streamOptions.signal);
-      const signal = merged.signal;
-      const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
-      const transport: TransportOptions = {
-        signal,
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      };
-      void (async () => {
-        const { url, init } = openAIRequest(request, options);
-        const http: HttpRequest = { url, headers: init.headers, body: init.body, facts };
-        const opened = await withRetries((attempt) => openStream(http, transport, attempt), {
-          policy: options.retry,
-          signal,
-          ...(options.sleep ? { sleep: options.sleep } : {}),
-          ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-          provider: facts.provider,
-        });
-        await readOpenAIEvents(parseSse(opened.body), builder, facts);
-      })()
-        .catch((error: unknown) => failTurn(builder, error))
-        .finally(merged.dispose);
-      return builder.stream;
+      return streamProviderTurn({
+        options,
+        facts,
+        streamOptions,
+        request: () => {
+          const { url, init } = openAIRequest(request, options);
+          return { url, headers: init.headers, body: init.body, facts };
+        },
+        open: openStream,
+        read: (opened, builder) => readOpenAIEvents(parseSse(opened.body), builder, facts),
+      });
     },
   };
 }

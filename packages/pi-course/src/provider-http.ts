@@ -16,10 +16,15 @@
  *   `close()` and every failure release them, and the connection with them.
  * - The key the request carries (`x-api-key`, `authorization`) is redacted from every detail.
  * Whether to send the request again is not decided here: see `provider-retry.ts`.
+ *
+ * `streamProviderTurn` is the turn both adapters share: merge the model's signal with the
+ * turn's, build the request, open it with retries, read its events into a `TurnBuilder`,
+ * and end the turn with a coded failure for anything that throws.
  */
 import { abortable, abortReason, errorMessage, TimeoutError } from "./async.js";
-import { apiErrorType, describeApiError, ProviderError, redact, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
-import { parseRetryAfter, RETRYABLE_STATUSES } from "./provider-retry.js";
+import { TurnBuilder, type AssistantStream, type StreamOptions } from "./model.js";
+import { apiErrorType, describeApiError, failTurn, ProviderError, redact, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
+import { parseRetryAfter, RETRYABLE_STATUSES, withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "./provider-retry.js";
 
 /** Default limit of silence, in milliseconds: generous, because a local model may first have to load. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -329,4 +334,94 @@ export function mergeSignals(a: AbortSignal | undefined, b: AbortSignal | undefi
     b.addEventListener("abort", onB, { once: true });
   }
   return { signal: controller.signal, dispose };
+}
+
+/** True for a JSON object (what a provider's events, usage and tool arguments must be), not an array or null. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The options every HTTP provider's model takes besides its own: how requests travel, how long silence may last, how they are retried. */
+export interface ProviderModelOptions {
+  /** Default the global `fetch`; tests pass one that replays a recorded response. */
+  fetch?: typeof fetch;
+  /** Timestamp of each message; default `Date.now()`. */
+  now?: () => number;
+  /** Aborts every request of this model (a session's Ctrl-C), besides each turn's own signal. */
+  signal?: AbortSignal;
+  /** Longest silence of a request, in milliseconds; default `DEFAULT_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  /** Default `NO_RETRY`: one attempt (`createProviderModel` passes `DEFAULT_RETRY_POLICY`). */
+  retry?: Readonly<RetryPolicy>;
+  /** The wait between attempts; tests pass one that returns at once. */
+  sleep?: Sleep;
+  onRetry?(info: RetryInfo): void;
+}
+
+/**
+ * Reads a response's events into a turn with `translate` (one provider's wire format). Never
+ * rejects: whatever `translate` throws ends the turn through `failTurn`, as the
+ * `ProviderError` it is (a body that broke off) or as `PROVIDER_RESPONSE_INVALID` named after
+ * `facts` (anything else, e.g. arguments that are not JSON when their block ends).
+ */
+export async function readProviderEvents<Event>(
+  translate: (events: AsyncIterable<Event>, builder: TurnBuilder, facts: ProviderFacts) => Promise<void>,
+  events: AsyncIterable<Event>,
+  builder: TurnBuilder,
+  facts: ProviderFacts,
+): Promise<void> {
+  try {
+    await translate(events, builder, facts);
+  } catch (error) {
+    failTurn(
+      builder,
+      error instanceof ProviderError ? error : new ProviderError("PROVIDER_RESPONSE_INVALID", { ...facts, detail: errorMessage(error) }, { cause: error }),
+    );
+  }
+}
+
+/** What one provider contributes to a turn: its request, how to open it, how to read what it streams. */
+export interface ProviderTurn<Opened> {
+  options: ProviderModelOptions;
+  facts: ProviderFacts;
+  streamOptions: StreamOptions;
+  /** The request of this turn (called once, inside the turn: a throw fails the turn). */
+  request(): HttpRequest;
+  /** Sends it once (`attempt` counts from 1). */
+  open(request: HttpRequest, transport: TransportOptions, attempt: number): Promise<Opened>;
+  /** Reads the opened response's events into the turn. */
+  read(opened: Opened, builder: TurnBuilder): Promise<void>;
+}
+
+/**
+ * Runs one turn of an HTTP provider and returns its stream at once. Guarantees: the model's
+ * signal and the turn's both cancel it; the request is opened through `withRetries` with
+ * the options' policy (so a retry happens only before the turn emitted anything); anything
+ * that throws ends the turn through `failTurn` (a coded failure, or `aborted`), never as a
+ * rejection; the merged signal's listeners are released when the turn ends.
+ */
+export function streamProviderTurn<Opened>(turn: ProviderTurn<Opened>): AssistantStream {
+  const { options, facts } = turn;
+  const merged = mergeSignals(options.signal, turn.streamOptions.signal);
+  const signal = merged.signal;
+  const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
+  const transport: TransportOptions = {
+    signal,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  };
+  void (async () => {
+    const request = turn.request();
+    const opened = await withRetries((attempt) => turn.open(request, transport, attempt), {
+      policy: options.retry,
+      signal,
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+      provider: facts.provider,
+    });
+    await turn.read(opened, builder);
+  })()
+    .catch((error: unknown) => failTurn(builder, error))
+    .finally(merged.dispose);
+  return builder.stream;
 }
