@@ -20,6 +20,7 @@
 import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StopReason, type StreamOptions } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
 import {
+  isPlainObject,
   openStream,
   readProviderEvents,
   streamProviderTurn,
