@@ -4,7 +4,7 @@
  * fault exercise, and `--watch` ended by Ctrl-C.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -13,7 +13,7 @@ import { parseTarget } from "../lib/core/cli.js";
 import { sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { parseCommand } from "../cli.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from "../lib/testing/limits.js";
-import { commandArgs } from "./support/tooling.js";
+import { commandArgs, installTooling } from "./support/tooling.js";
 import { createMiniCourse, miniSource, removeMiniCourse, runScript } from "./support/lab-fixture.js";
 
 test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () => {
@@ -245,4 +245,19 @@ test("every location lab prints is path:line:col relative to where the command w
   await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), miniSource("reference").replace("return a + b;", 'return "a" + b;'));
   const above = await runScript(course.root, "lab.ts", ["99.1"], { INIT_CWD: path.dirname(course.root) });
   assert.match(above.stdout, new RegExp(`\\n  ${path.basename(course.root)}/packages/pi-course/src/mini\\.ts:2:3 - error TS2322: `));
+});
+
+test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status", async (t) => {
+  const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
+  t.after(() => removeMiniCourse(course));
+  installTooling(course.root, { practice: true }); // the tooling as practice puts it: compiled, run by the bin
+  const started = spawnSync(process.execPath, [path.join(course.root, "scripts", "start.mjs")], {
+    cwd: course.root,
+    encoding: "utf8",
+    env: { ...process.env, CI: "" },
+  });
+  assert.equal(started.status, 0, started.stderr);
+  assert.match(started.stdout, /npm start 的演示会话随第 12 章加入；这里是第 03 章的练习目录/);
+  assert.match(started.stdout, /Lab 3\.1/);
+  assert.match(started.stdout, /下一步：开始 Lab 3\.1/);
 });

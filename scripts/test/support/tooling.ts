@@ -22,7 +22,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from "node:path";
 import fse from "fs-extra";
 import { isEntryPoint } from "../../lib/core/cli.js";
-import { courseRoot, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
+import { courseRoot, PRACTICE_TOOLING, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
 import { childEnv } from "../../lib/core/process.js";
 import { resolveCompiler } from "../../lib/testing/compiler.js";
 
@@ -116,11 +116,13 @@ function removeOldBuilds(keep: string): void {
 }
 
 /**
- * Copies the compiled tooling into `<root>/.pi-course/tooling/`, so that a command started
- * from there takes `root` as its course root (see `TOOLING_BUILD`).
+ * Copies the compiled tooling into `<root>/.pi-course/tooling/` (or, with `practice`, into
+ * `<root>/packages/course-tools/dist/`, where a practice folder keeps it and the tooling
+ * package's bin runs it), so that a command started from there takes `root` as its course
+ * root (see `TOOLING_BUILD`, `PRACTICE_TOOLING`).
  */
-export function installTooling(root: string): void {
-  const target = path.join(root, ...TOOLING_BUILD.split("/"));
+export function installTooling(root: string, options: { practice?: boolean } = {}): void {
+  const target = path.join(root, ...(options.practice === true ? PRACTICE_TOOLING : TOOLING_BUILD).split("/"));
   if (existsSync(path.join(target, "cli.js"))) return;
   const build = compiledTooling();
   // The commands only: the compiled tests stay in the shared build.
