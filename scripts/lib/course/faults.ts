@@ -95,7 +95,7 @@ const RULE = /^§\d+(?:\.\d+)*\s+\S/;
 
 /** The section a fault's rule names (`"§3.4 …"` → `"3.4"`), or undefined when it has no rule. */
 export function ruleSection(fault: Pick<CommonFields, "rule">): string | undefined {
-  return fault.rule === undefined ? undefined : /^§(\d+(?:\.\d+)*)/.exec(fault.rule)?.[1];
+  return fault.rule === undefined ? undefined : /^§(C?\d+(?:\.\d+)*)/.exec(fault.rule)?.[1];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

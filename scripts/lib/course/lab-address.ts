@@ -17,12 +17,15 @@
  *   the reference and the focused tests carry the lab's own title;
  * - challenge: every theme of the challenge tier is named by some lab;
  * - faults: each sits under its lab's entry and names the declaration it lies in (`in`),
- *   which the reference has.
+ *   which the reference has;
+ * - rules: every section a focused test's `rule("§…：…")` cites exists in the text, and
+ *   every contract rule of the text (a section numbered `C…`, `### §C3.4 …`) is cited by
+ *   some focused test.
  */
 import { SyntaxKind, parseModule, topLevelDeclarations, lineAndColumn, type Node } from "../ts/source.js";
 import { labOwnership } from "../ts/splice.js";
 import type { ChapterManifest, LabSpec } from "./manifest.js";
-import { chapterSections } from "./sections.js";
+import { chapterSections, citedSections, ruleCalls } from "./sections.js";
 import { labIdOfTestName } from "./lab-names.js";
 
 /** One top-level `test("…", …)` call of a test file, with the place of its name. */
@@ -175,6 +178,24 @@ export function labAddressProblems(manifest: ChapterManifest, texts: AddressText
   for (const theme of manifest.challenge) {
     if (!manifest.labs.some((lab) => lab.challenge.includes(theme.file)))
       problems.push(`挑战关的主题 ${theme.file}（${theme.title}）不在任何 Lab 的地址（challenge）里`);
+  }
+
+  // Rules: what the lab tests cite exists; every contract rule is cited.
+  if (texts.chapterText !== undefined) {
+    const numbers = new Set(chapterSections(texts.chapterText).map((section) => section.number));
+    const cited = new Set<string>();
+    for (const [file, text] of texts.tests) {
+      if (!manifest.focusedTests.includes(file)) continue;
+      for (const call of ruleCalls(text)) {
+        for (const number of citedSections(call.rule)) {
+          cited.add(number);
+          if (!numbers.has(number)) problems.push(`${file}:${call.line} 的规则 “${call.rule.slice(0, 40)}” 引用 §${number}，正文没有这一节`);
+        }
+      }
+    }
+    for (const number of numbers) {
+      if (number.startsWith("C") && !cited.has(number)) problems.push(`正文的契约条目 §${number} 没有任何 Lab 测试引用（rule("§${number}：…")）`);
+    }
   }
 
   // Faults sit under their lab and are anchored in a declaration of the reference.

@@ -51,7 +51,7 @@
  * - every starter `from`/`to`, every focused test, every provided file and the text are
  *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
- * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`), its
+ * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`, a contract rule's `C3.4`), its
  *   `challenge` entries files of `challenge.tests`; a fault under a lab is that lab's (a `lab`
  *   field there must name it). Whether they name the right things is `verify`'s (`lab-address.ts`);
  * - `faults` is checked loosely here (objects with string `id` and `lab`), the fault
@@ -166,7 +166,7 @@ const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
 /** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
 export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-const SECTION_NUMBER = /^\d+(?:\.\d+)*$/;
+const SECTION_NUMBER = /^C?\d+(?:\.\d+)*$/;
 
 /** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
 export function manifestPathFor(id: string): string {
@@ -345,7 +345,7 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
         return pattern.test(value) ? value : c.fail(`${field}.${key}[${j}]`, expected, value);
       });
     const declarations = names("declarations", IDENTIFIER, "一个顶层声明的名字");
-    const sections = names("sections", SECTION_NUMBER, '正文的节号（如 "11"、"3.4"）');
+    const sections = names("sections", SECTION_NUMBER, '正文的节号（如 "11"、"3.4"，契约条目 "C3.4"）');
     const labChallenge = c.array(lab.challenge ?? [], `${field}.challenge`).map((entry, j) => {
       const file = c.repoPath(entry, `${field}.challenge[${j}]`);
       return challenge.some((t) => t.file === file) ? file : c.fail(`${field}.challenge[${j}]`, "challenge.tests 里的测试文件", file);

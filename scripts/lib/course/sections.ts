@@ -25,7 +25,12 @@ export interface TextSection {
 }
 
 const HEADING = /^(#{1,6})\s+(.*?)\s*$/;
-const NUMBERED = /^(\d+(?:\.\d+)*)\.?\s+(.*)$/;
+/** A section number: `12`, `18.1`, or a contract rule's `C3.4` (the heading may write it `§C3.4`). */
+const NUMBERED = /^§?(C?\d+(?:\.\d+)*)\.?\s+(.*)$/;
+/** One citation of a section in a rule: `§3.4`, `§C3.4`. */
+const CITATION = /§(C?\d+(?:\.\d+)*)/g;
+/** A rule's citations before its colon: `§5.1、§5.3：` (one or more, separated by 、 or a comma). */
+const CITATIONS = /^§C?\d+(?:\.\d+)*(?:\s*[、,，]\s*§C?\d+(?:\.\d+)*)*(?=\s*[：:]\s*\S)/;
 const FENCE = /^\s*(`{3,}|~{3,})/;
 
 /** Each line of `markdown` with whether it lies inside a fenced code block (the fence lines included). */
@@ -112,9 +117,32 @@ export function findSection(markdown: string, number: string): TextSection | und
   return chapterSections(markdown).find((section) => section.number === wanted);
 }
 
-/** The rule a lab test's failure names on its first line (`§3.4：roots 按给出的顺序扫描…`) and its section, or undefined. */
+/**
+ * The sections a rule cites before its colon (`§3.4：…` → `["3.4"]`, `§5.1、§5.3：…` →
+ * `["5.1", "5.3"]`, `§C2.1：…` → `["C2.1"]`); empty when it cites none.
+ */
+export function citedSections(rule: string): string[] {
+  const head = CITATIONS.exec(rule.trim())?.[0];
+  return head === undefined ? [] : [...head.matchAll(CITATION)].map((match) => match[1]!);
+}
+
+/** The rule a lab test's failure names on its first line (`§3.4：roots 按给出的顺序扫描…`) and its (first) section, or undefined. */
 export function ruleOf(message: string): { rule: string; section: string } | undefined {
   const first = message.split(/\r?\n/, 1)[0]?.trim() ?? "";
-  const match = /^§(\d+(?:\.\d+)*)\s*[：:]\s*\S/.exec(first);
-  return match === null ? undefined : { rule: first, section: match[1]! };
+  const [section] = citedSections(first);
+  return section === undefined ? undefined : { rule: first, section };
+}
+
+/**
+ * The rules a test file's checks are written under: the first argument of each
+ * `rule("§…：…", …)` call that is a plain string, with its 1-based line. What a failure of
+ * that check prints first.
+ */
+export function ruleCalls(testText: string): { rule: string; line: number }[] {
+  const calls: { rule: string; line: number }[] = [];
+  const lines = testText.split(/\r?\n/);
+  lines.forEach((line, index) => {
+    for (const match of line.matchAll(/\brule\(\s*(["'`])(§[^"'`]*)\1/g)) calls.push({ rule: match[2]!, line: index + 1 });
+  });
+  return calls;
 }

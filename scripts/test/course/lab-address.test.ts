@@ -207,3 +207,24 @@ test("the manifest refuses an address that is not one: a name that is no identif
     assert.throws(() => manifest(MANIFEST.replace(from, to)), { code: "MANIFEST_INVALID" }, to);
   }
 });
+
+test("a rule a lab test cites must exist in the text, and every contract rule (§C…) must be cited by a lab test", () => {
+  const contract = `${TEXT}\n## 4. 契约\n\n### §C4.1 sum 返回两数之和\n\n### §C4.2 greet 以 hello 开头\n`;
+  const cite = (rules: string[]) =>
+    `import test from "node:test";\ntest("Lab 4.1 · adds", () => {\n${rules.map((r) => `  rule("${r}", () => {});`).join("\n")}\n});\ntest("Lab 4.2 · greets", () => {});\n`;
+  assert.deepEqual(labAddressProblems(manifest(), texts({ text: contract, tests: cite(["§C4.1：和", "§C4.2、§2：问候"]) })), []);
+  assert.deepEqual(labAddressProblems(manifest(), texts({ text: contract, tests: cite(["§C4.1：和"]) })), [
+    '正文的契约条目 §C4.2 没有任何 Lab 测试引用（rule("§C4.2：…")）',
+  ]);
+  const missing = labAddressProblems(manifest(), texts({ text: contract, tests: cite(["§C4.1：和", "§C4.2：问候", "§9.9：没有这一节"]) }));
+  assert.equal(missing.length, 1);
+  assert.match(missing[0]!, /^packages\/pi-course\/test\/04-four\.test\.ts:5 的规则 “§9\.9：没有这一节” 引用 §9\.9，正文没有这一节$/);
+  // A lab's address may name a contract rule among its sections.
+  assert.deepEqual(
+    labAddressProblems(
+      manifest(MANIFEST.replace('sections: ["3"]', 'sections: ["3", "C4.2"]')),
+      texts({ text: contract, tests: cite(["§C4.1：和", "§C4.2：问候"]) }),
+    ),
+    [],
+  );
+});

@@ -1,7 +1,7 @@
 /** `course/sections.ts`: a chapter text's numbered sections, and the rule a failure names. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { chapterSections, findSection, ruleOf } from "../../lib/course/sections.js";
+import { chapterSections, citedSections, findSection, ruleCalls, ruleOf } from "../../lib/course/sections.js";
 
 const TEXT = `# 第 1 章
 
@@ -75,4 +75,26 @@ test("the rule of a failure is its first line when it starts with §x.y：", () 
   assert.deepEqual(ruleOf("§3.4：roots 按给出的顺序扫描\nExpected values to be strictly equal"), { rule: "§3.4：roots 按给出的顺序扫描", section: "3.4" });
   assert.deepEqual(ruleOf("§18.1: ascii colon too"), { rule: "§18.1: ascii colon too", section: "18.1" });
   for (const none of ["Lab 12.1 resource catalog 尚未实现", "see §3.4：later on the line", "§3.4：", ""]) assert.equal(ruleOf(none), undefined, none);
+});
+
+test("contract rules are sections numbered C…, and a rule may cite several sections before its colon", () => {
+  const text = "# 章\n\n## 9. 契约\n\n### §C2.1 名字压成一行\n\n正文。\n\n### C2.2 顺序只看名字\n";
+  assert.deepEqual(
+    chapterSections(text).map((s) => [s.number, s.title]),
+    [
+      ["9", "契约"],
+      ["C2.1", "名字压成一行"],
+      ["C2.2", "顺序只看名字"],
+    ],
+  );
+  assert.equal(findSection(text, "§C2.1")?.title, "名字压成一行");
+  assert.deepEqual(citedSections("§5.1、§5.3：信任在用户扩展之后"), ["5.1", "5.3"]);
+  assert.deepEqual(citedSections("§C2.1：名字也要压成一行"), ["C2.1"]);
+  assert.deepEqual(citedSections("不是规则 §2.1："), []);
+  assert.deepEqual(ruleOf("§5.1、§5.3：信任在用户扩展之后\n…"), { rule: "§5.1、§5.3：信任在用户扩展之后", section: "5.1" });
+  assert.deepEqual(ruleOf("§C2.1：名字也要压成一行"), { rule: "§C2.1：名字也要压成一行", section: "C2.1" });
+  assert.deepEqual(ruleCalls('rule("§C2.1：a", () => {});\n  rule(`§3：b`, f); rule("x", g);'), [
+    { rule: "§C2.1：a", line: 1 },
+    { rule: "§3：b", line: 2 },
+  ]);
 });
