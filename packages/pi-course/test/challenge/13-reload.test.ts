@@ -14,7 +14,7 @@ import * as fsp from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { toolCall, turn, type ScriptStep } from "../../src/scripted-model.js";
-import { check, deferred, denyShell, eventsOf, moduleOf, put, skillFile, start, workspace } from "../fixtures/13-runtime.js";
+import { check, deferred, letOthersRun, denyShell, eventsOf, moduleOf, put, skillFile, start, workspace } from "../fixtures/13-runtime.js";
 
 const EXTENSION = "export default () => {};\n";
 
@@ -48,7 +48,7 @@ test("reload: prompt and reload calls run one after another, in call order", asy
     const reloading = runtime.reload().then((report) => order.push(`reload:${report.status}`));
     const prompting = runtime.prompt("hello").then(() => order.push("prompt:done"));
     await reached.promise;
-    await new Promise((resolve) => setImmediate(resolve));
+    await letOthersRun();
     assert.deepEqual(order, ["trust", "trust"], "the prompt waits for the reload in progress");
     gate.resolve();
     await Promise.all([reloading, prompting]);

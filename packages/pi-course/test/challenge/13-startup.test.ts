@@ -18,7 +18,7 @@ import { createRuntime, type RuntimeOptions } from "../../src/runtime.js";
 import { ScriptedModel } from "../../src/scripted-model.js";
 import type { Tool } from "../../src/tool.js";
 import { text } from "../../src/types.js";
-import { check, deferred, eventsOf, moduleOf, put, rejectsWith, skillFile, start, symlinkOrSkip, workspace } from "../fixtures/13-runtime.js";
+import { check, deferred, letOthersRun, eventsOf, moduleOf, put, rejectsWith, skillFile, start, symlinkOrSkip, workspace } from "../fixtures/13-runtime.js";
 
 const EXTENSION = "export default () => {};\n";
 
@@ -155,7 +155,7 @@ test("startup: while the trust question waits, nothing of the project runs", asy
   });
   await check("§8.4：信任策略迟迟不答时，用户级扩展已经加载，项目的扩展一个都没 import；答了 true 之后才加载", async () => {
     await asked.promise;
-    await new Promise((resolve) => setImmediate(resolve));
+    await letOthersRun();
     assert.deepEqual(order, ["import:audit", "trust"]);
     answer.resolve(true);
     const { runtime } = await starting;

@@ -21,13 +21,13 @@ import type { Model } from "../../src/model.js";
 import {
   check,
   deferred,
+  letOthersRun,
   eventsOf,
   fakeTool,
   moduleOf,
   put,
   rejectsWith,
   roles,
-  settle,
   skillFile,
   start,
   toolResults,
@@ -263,8 +263,7 @@ test("turn: a tool still running holds the prompts and reloads called after it",
     await started.promise;
     const reloading = runtime.reload();
     const second = runtime.prompt("two");
-    await settle();
-    await settle();
+    await letOthersRun();
     assert.deepEqual(order, []);
     assert.equal(asked, 1);
     release.resolve();
