@@ -75,7 +75,7 @@ test("catalog: the budget holds whatever the descriptions hold (seeded text)", a
     await put(project, { [`skills/s${i}/SKILL.md`]: skillFile(`s${i}`, JSON.stringify(`x${description}`)) });
   }
   const catalog: ResourceCatalog = await discoverResources([project]);
-  const names = catalog.skills.map((skill) => skill.name).sort();
+  const names = catalog.skills.map(({ name }) => name).sort();
   await check("§8.1：每一个预算下 bytes 都不超过预算、等于 text 的 UTF-8 字节数；每个技能恰好列出或丢弃一次；每个列出的技能一行，没有控制字符", async () => {
     for (let budget = 0; budget <= 1800; budget += 89) {
       const built = await buildSkillCatalog(catalog, { maxCatalogBytes: budget });
@@ -103,7 +103,7 @@ test("catalog: a huge catalog is sorted, within budget, and keeps every entry th
   }
   await put(project, files);
   const resources = await discoverResources([project]);
-  const all = resources.skills.map((skill) => skill.name);
+  const all = resources.skills.map(({ name }) => name);
   let catalog!: SkillCatalog;
   let unlimited!: SkillCatalog;
   await check("§8.1：120 个技能：每个恰好在 listed、dropped、hidden 之一；三个数组都按名字的 code unit 排序；整段不超过预算", async () => {
@@ -126,12 +126,12 @@ test("catalog: a huge catalog is sorted, within budget, and keeps every entry th
   await check("§2.2：按名字顺序逐条看：放得下就留下，放不下就丢弃并接着看下一条（在大目录上重算一遍）", () => {
     const lines = entriesOf(unlimited.text);
     assert.equal(lines.length, all.length - 3);
-    let used = HEADER_BYTES;
+    let taken = HEADER_BYTES;
     const kept: string[] = [];
     lines.forEach((line, index) => {
-      const cost = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
-      if (used + cost <= 2048) {
-        used += cost;
+      const price = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
+      if (taken + price <= 2048) {
+        taken = taken + price;
         kept.push(unlimited.listed[index]!);
       }
     });
@@ -186,7 +186,7 @@ test("catalog: the input is never changed; builds at once agree; the same input 
     const catalog = await buildSkillCatalog(reversed, { maxCatalogBytes: 4096 });
     assert.deepEqual(catalog.listed, ["Mid", "alpha", "beta", "zeta"]);
     assert.deepEqual(
-      reversed.skills.map((skill) => skill.name),
+      reversed.skills.map(({ name }) => name),
       ["zeta", "beta", "alpha", "Mid"],
     );
   });

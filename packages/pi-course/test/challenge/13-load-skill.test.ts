@@ -159,10 +159,10 @@ test("load_skill: the tool serves the snapshot it was given, not the caller's la
   const { project } = await workspace(t);
   await put(project, { "skills/review/SKILL.md": skillFile("review", "d", "BODY") });
   const resources = await discoverResources([project]);
-  const hidden: string[] = [];
-  const tool = createLoadSkillTool({ resources, hidden });
+  const withheld: string[] = [];
+  const tool = createLoadSkillTool({ resources, hidden: withheld });
   resources.skills.length = 0;
-  hidden.push("review");
+  withheld.push("review");
   const execute = createToolExecutor(new ToolRegistry([tool as Tool]));
   await check("§8.2：createLoadSkillTool 留下自己的一份快照和隐藏名单：调用者之后清空目录、往 hidden 里加名字，工具都不受影响", async () => {
     const result = await execute({ type: "toolCall", id: "1", name: "load_skill", arguments: { name: "review" } });

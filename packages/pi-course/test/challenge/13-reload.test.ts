@@ -115,10 +115,10 @@ test("reload: five reloads at once each complete, one after another", async (t) 
 test("reload: a trust decision that turns to false drops the project's code; a new extension that fails is only a diagnostic", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
-  let trusted = true;
+  let trustNow = true;
   const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
-    isProjectTrusted: () => trusted,
+    isProjectTrusted: () => trustNow,
     importModule: async (source) => {
       if (source.id === "newcomer") throw new SyntaxError("broken newcomer");
       return moduleOf(denyShell);
@@ -134,7 +134,7 @@ test("reload: a trust decision that turns to false drops the project's code; a n
     );
   });
   await check("§7.3：信任变成 false 是一个决定，不是失败：reload 成功，项目的扩展记为跳过，它们的 hook 跟着旧状态消失", async () => {
-    trusted = false;
+    trustNow = false;
     const report = await runtime.reload();
     assert.equal(report.status, "reloaded");
     if (report.status === "reloaded") assert.deepEqual(report.changes.extensionsRemoved, ["guard"]);
@@ -150,10 +150,10 @@ test("reload: a trust decision that turns to false drops the project's code; a n
 test("reload: trust that turns to true loads the project's code", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
-  let trusted = false;
+  let trustNow = false;
   const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
-    isProjectTrusted: () => trusted,
+    isProjectTrusted: () => trustNow,
     importModule: async () => moduleOf(denyShell),
   });
   await check("§8.6：信任从 false 变成 true 之后 reload：项目的扩展加载（extensionsAdded），它的 hook 从下一轮起生效", async () => {
@@ -161,7 +161,7 @@ test("reload: trust that turns to true loads the project's code", async (t) => {
       runtime.extensions.map((e) => e.status),
       ["skipped_untrusted"],
     );
-    trusted = true;
+    trustNow = true;
     const report = await runtime.reload();
     assert.equal(report.status, "reloaded");
     if (report.status === "reloaded") assert.deepEqual(report.changes.extensionsAdded, ["guard"]);
