@@ -25,10 +25,11 @@ test("in the course repository, Lab 13.2's parts are all listed, each where it i
   const lab = manifest.labs.find((l) => l.id === "13.2")!;
   const parts = labParts(repoRoot, manifest, lab);
   const of = (kind: LabPart["kind"]) => parts.filter((part) => part.kind === kind);
+  assert.deepEqual([...new Set(parts.map((part) => part.kind))], PART_KINDS, "every kind, the challenge tier's theme included");
   assert.deepEqual(
-    [...new Set(parts.map((part) => part.kind))],
-    PART_KINDS.filter((kind) => kind !== "challenge"),
-    "every kind but the challenge tier, which chapter 13 does not have yet",
+    of("challenge").map((part) => [part.file, part.line, part.label]),
+    lab.challenge.map((file) => [file, 1, manifest.challenge.find((theme) => theme.file === file)!.title]),
+    "the lab's challenge themes, each at its file's first line",
   );
   assert.match(at(repoRoot, of("address")[0]!), /^id: "13\.2"/);
   assert.deepEqual(

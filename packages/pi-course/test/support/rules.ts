@@ -1,14 +1,14 @@
 /**
- * How a lab or challenge test of Chapter 12 fails: under the rule of the chapter text it
- * checks. `rule("§3.4：…", check)` runs `check`; a failure comes back with the rule's
+ * How a lab or challenge test (Chapters 12 and 13) fails: under the rule of the chapter
+ * text it checks. `rule("§3.4：…", check)` runs `check`; a failure comes back with the rule's
  * statement as its first line, so the lab runner shows which rule broke and where the text
- * states it. A starter's scaffold error (`Lab 12.N … 尚未实现`) passes unchanged: it means
- * "not started", not "wrong".
+ * states it. A starter's scaffold error (`Lab NN.L … 尚未实现`, any chapter) passes
+ * unchanged: it means "not started", not "wrong".
  */
 import assert from "node:assert/strict";
 
-/** A starter's construction-site error: `Lab 12.N … 尚未实现`. It is never wrapped (see `rule`). */
-const SCAFFOLD = /^Lab 12\.\d+ .+ 尚未实现$/;
+/** A starter's construction-site error: `Lab NN.L … 尚未实现`. It is never wrapped (see `rule`). */
+const SCAFFOLD = /^Lab \d+\.\d+ .+ 尚未实现$/;
 
 /** True for a starter's scaffold error. */
 export function isScaffold(error: unknown): boolean {
