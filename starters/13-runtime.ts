@@ -104,7 +104,8 @@ export interface SkillCatalog {
 export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
 
 /** The line after the heading of a loaded skill's file list (`# Files of skill "<name>"`). */
-export const SKILL_FILES_NOTE = "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
+export const SKILL_FILES_NOTE =
+  "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
 
 /** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
 export interface SkillLoad {

@@ -5,7 +5,9 @@
  * module decides how they meet in a running session, and in which order:
  *
  * - The model sees a skill *catalog* (names and descriptions, bounded in UTF-8 bytes) in
- *   its system prompt, and loads a body itself through the `load_skill` tool, by name only.
+ *   its system prompt, and loads a body itself through the `load_skill` tool, by name (any
+ *   name the catalog can list); the result lists the files the skill bundles, and a second
+ *   call with `resources` reads some of them, never anything outside the skill's folder.
  *   The catalog is a snapshot taken when the session starts; a body is read fresh at every
  *   load. Skills marked `disable-model-invocation: true` are left out of the catalog and
  *   refused to the model; the user can still force one with `/skill:<name>`.
@@ -109,7 +111,8 @@ export interface SkillCatalog {
 export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
 
 /** The line after the heading of a loaded skill's file list (`# Files of skill "<name>"`). */
-export const SKILL_FILES_NOTE = "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
+export const SKILL_FILES_NOTE =
+  "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
 
 /** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
 export interface SkillLoad {
