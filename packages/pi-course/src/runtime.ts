@@ -547,6 +547,10 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 /** The tool's name, as the model calls it. */
 const LOAD_SKILL = "load_skill";
 
+/** What the model is told the tool does. */
+const LOAD_SKILL_DESCRIPTION =
+  "Loads the full instructions of one skill listed in the system prompt's skill catalog, with the list of files it bundles; give resources to read some of those files instead.";
+
 /** The most files one load_skill call may ask for. */
 const MAX_RESOURCES_PER_LOAD = 8;
 
@@ -623,10 +627,8 @@ function resourceLoadError(error: unknown, name: string): RuntimeError {
   const code = codeOf(error);
   if (code === "SKILL_CHANGED") return skillLoadError(error, name);
   if (code === "SKILL_PATH_INVALID" || code === "SKILL_PATH_ESCAPE" || code === "SKILL_RESOURCE_MISSING") {
-    return new RuntimeError(
-      "skill_resource_invalid",
-      `skill_resource_invalid: 技能 ${quoted(name)} 里没有这样的文件（resources 的每一项都是技能目录里一个文件的相对路径，不能为空、不能是绝对路径、不能走出技能目录）`,
-    );
+    const rule = "resources 的每一项都是技能目录里一个文件的相对路径，不能为空、不能是绝对路径、不能走出技能目录";
+    return new RuntimeError("skill_resource_invalid", `skill_resource_invalid: 技能 ${quoted(name)} 里没有这样的文件（${rule}）`);
   }
   return new RuntimeError("skill_resource_unreadable", `skill_resource_unreadable: 技能 ${quoted(name)} 请求的文件读不出来（超过 1 MiB、不是文本或无法读取）`);
 }
@@ -662,8 +664,7 @@ export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRe
   const now = options.now ?? Date.now;
   return {
     name: LOAD_SKILL,
-    description:
-      "Loads the full instructions of one skill listed in the system prompt's skill catalog, with the list of files it bundles; give resources to read some of those files instead.",
+    description: LOAD_SKILL_DESCRIPTION,
     schema: loadSkillSchema,
     async execute({ name, resources: requests = [] }) {
       const refuse = (error: RuntimeError) => ({ content: [text(error.message)], details: { name, code: error.code as SkillErrorCode }, isError: true });

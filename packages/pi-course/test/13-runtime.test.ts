@@ -404,7 +404,7 @@ test("Lab 13.2 · 参数先过 schema，再碰磁盘", async (t) => {
     ["resources 里有数字", { name: "review", resources: ["a.md", 7] }],
     ["resources 里有 null", { name: "review", resources: [null] }],
     ["resources 是 undefined", { name: "review", resources: undefined }],
-    ["resources 是一个对象", { name: "review", resources: { 0: "a.md" } }],
+    ["resources 是一个对象", { name: "review", resources: Object.assign({}, ["a.md"]) }],
     ["resources 超过 8 项", { name: "review", resources: nine }],
   ];
   for (const [label, args] of invalid) {
