@@ -12,12 +12,13 @@
  *   node --test --test-name-pattern="Lab 13.1" packages/pi-course/dist/test/13-runtime.test.js
  *
  * You write this file only. The declarations without a 🔨 mark are given: they are the
- * reference's own code (reading the disable-model-invocation flag, listing extension
- * files, checking options, the queue that runs calls one after another, the default core
+ * reference's own code (reading the disable-model-invocation flag, listing a skill's
+ * files and the extension files, checking options, the queue that runs calls one after another, the default core
  * tools), so that the labs are about how the parts meet, not about plumbing. Chapter 12's
  * `resources.ts` beside this file is the finished reference: use its functions.
  */
 // The imports below are the tools the reference uses; unused ones are fine while you build.
+import type { Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -33,6 +34,8 @@ import {
   discoverResources,
   loadExtension,
   renderTemplate,
+  type ActivatedSkill,
+  type ActivatedSkillFile,
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
@@ -40,7 +43,7 @@ import {
   type SkillResource,
 } from "./resources.js";
 import { createSession, type SessionTree } from "./session.js";
-import { createToolExecutor, ToolRegistry, type Schema, type Tool } from "./tool.js";
+import { createToolExecutor, ToolRegistry, type Schema, type Tool, type ToolOutput } from "./tool.js";
 import { text, userMessage, type AgentMessage, type UserMessage } from "./types.js";
 import { openWorkspace } from "./workspace.js";
 
@@ -48,8 +51,15 @@ import { openWorkspace } from "./workspace.js";
 // Types
 // ---------------------------------------------------------------------------
 
-/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill, never a path. */
-export type SkillErrorCode = "skill_not_found" | "skill_invalid_request" | "skill_hidden" | "skill_changed" | "skill_unreadable";
+/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill (quoted), never a path of this machine. */
+export type SkillErrorCode =
+  | "skill_not_found"
+  | "skill_invalid_request"
+  | "skill_hidden"
+  | "skill_changed"
+  | "skill_unreadable"
+  | "skill_resource_invalid" // a requested file that is not a file inside the skill's folder
+  | "skill_resource_unreadable"; // a requested file inside the skill that cannot be handed over as text
 
 /** Error codes thrown on purpose by this module. */
 export type RuntimeErrorCode =
@@ -93,6 +103,10 @@ export interface SkillCatalog {
 /** The first lines of the catalog section; the entries follow after a blank line. */
 export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
 
+/** The line after the heading of a loaded skill's file list (`# Files of skill "<name>"`). */
+export const SKILL_FILES_NOTE =
+  "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
+
 /** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
 export interface SkillLoad {
   name: string;
@@ -111,8 +125,18 @@ export interface LoadSkillOptions {
   now?(): number;
 }
 
-/** `details` of a load_skill result: the skill, and on failure the code. */
-export type LoadSkillDetails = { name: string } | { name: string; code: SkillErrorCode };
+/** The arguments of load_skill: a skill's name, and optionally files of that skill to read (paths relative to its folder). */
+export interface LoadSkillRequest {
+  name: string;
+  resources?: string[];
+}
+
+/**
+ * `details` of a load_skill result: the skill, and then the files listed after its body
+ * (`files`), or the files read (`resources`, as requested, duplicates dropped), or on
+ * failure the code.
+ */
+export type LoadSkillDetails = { name: string; files: string[] } | { name: string; resources: string[] } | { name: string; code: SkillErrorCode };
 
 export interface ExpandOptions {
   /** Called when `/skill:` loads a skill (`by: "user"`). */
@@ -293,6 +317,60 @@ function compareNames(a: string, b: string): number {
 
 const FLAG_READ_LIMIT = 64 * 1024;
 
+/** The most files listed after a skill's body, and how many folder levels deep they may lie (`a/b/c.txt` is three). */
+const MAX_LISTED_FILES = 50;
+const MAX_LISTED_DEPTH = 3;
+/** A name that cannot be listed on a line of its own: control characters, line and paragraph separators, bidi controls. */
+const UNLISTABLE_NAME = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+
+/** The files a skill bundles, as listed after its body. */
+interface SkillFiles {
+  /** Paths relative to the skill's folder, `/` between folders. */
+  files: string[];
+  /** True when there were more than `MAX_LISTED_FILES` to list. */
+  cut: boolean;
+}
+
+/**
+ * The files of the skill folder `root`, relative to it with `/` between folders. Only
+ * regular files, at most `MAX_LISTED_DEPTH` levels deep; the folder's own `SKILL.md`, every
+ * entry whose name starts with `.` (and all below it) and every name `UNLISTABLE_NAME`
+ * refuses are left out; symbolic links are neither listed nor followed, so nothing outside
+ * the folder is ever named. Depth first, each folder's entries in code-unit order of name;
+ * at most `MAX_LISTED_FILES` paths, `cut` when there were more. A folder that cannot be read,
+ * or a root that no longer resolves to itself, adds nothing. Reads names only, never contents.
+ */
+async function skillFilesOf(root: string): Promise<SkillFiles> {
+  const files: string[] = [];
+  let cut = false;
+  const walk = async (folder: string, prefix: string, depth: number): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => compareNames(a.name, b.name));
+    for (const entry of entries) {
+      if (cut) return;
+      if (entry.name.startsWith(".") || UNLISTABLE_NAME.test(entry.name)) continue;
+      const relative = `${prefix}${entry.name}`;
+      if (entry.isDirectory()) {
+        if (depth < MAX_LISTED_DEPTH) await walk(path.join(folder, entry.name), `${relative}/`, depth + 1);
+      } else if (entry.isFile() && relative !== "SKILL.md") {
+        if (files.length === MAX_LISTED_FILES) cut = true;
+        else files.push(relative);
+      }
+    }
+  };
+  const inPlace = await realpath(root).then(
+    (resolved) => resolved === root,
+    () => false,
+  );
+  if (inPlace) await walk(root, "", 1);
+  return { files, cut };
+}
+
 /** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
 function frontmatterOf(content: string): string | undefined {
   const lines = content
@@ -435,23 +513,28 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.2 · load_skill 只收名字，正文每次现读
+// Lab 13.2 · load_skill 按名字加载，正文和文件每次现读
 // ---------------------------------------------------------------------------
 
-// 🔨 Lab 13.2：先写 load_skill 的 schema：一个带 jsonSchema（给模型看：对象，只有必填的字符串 name，不许别的字段）
-//    和 parse 的对象。parse 不合格时抛 RuntimeError，code 是 skill_invalid_request，消息以这个 code 加冒号开头。
+// 🔨 Lab 13.2：先写 load_skill 的 schema：一个带 jsonSchema（给模型看：对象，必填的字符串 name，可选的字符串数组
+//    resources，最多 8 项，不许别的字段）和 parse 的对象。parse 不合格时抛 RuntimeError，code 是 skill_invalid_request，
+//    消息以这个 code 加冒号开头。name 只要是字符串就过 schema：它是不是技能名，由快照说了算（execute 里查）。
+// 🔨 Lab 13.2：再写一个给名字和路径加引号的 helper：JSON.stringify 之后，把它不转义的 U+007F–U+009F、U+2028、U+2029
+//    和双向控制符也写成 \uXXXX（第 3.3 节）；每条消息里的技能名、每个文件标题里的名字和路径都经过它。
+// 🔨 Lab 13.2：文件请求的错误另写一个翻译函数（第 3.3 节的表）：SKILL_CHANGED 照旧是 skill_changed，
+//    SKILL_PATH_INVALID、SKILL_PATH_ESCAPE、SKILL_RESOURCE_MISSING 是 skill_resource_invalid，其余是 skill_resource_unreadable。
 
 /**
  * Turns a failed activation of skill `name` into the error the model may see. Its message
- * names the skill and never a path, whatever the original error said: a skill missing from
- * the catalog is `skill_not_found`; one whose SKILL.md changed name, vanished or now
- * resolves elsewhere is `skill_changed`; anything else (too large, not text, unreadable,
- * broken frontmatter) is `skill_unreadable`. The message starts with the code and a colon
- * (`skill_changed: …`).
+ * names the skill, quoted, and never a path, whatever the original error said: a skill
+ * missing from the catalog is `skill_not_found`; one whose SKILL.md changed name, vanished
+ * or now resolves elsewhere is `skill_changed`; anything else (too large, not text,
+ * unreadable, broken frontmatter) is `skill_unreadable`. The message starts with the code
+ * and a colon (`skill_changed: …`).
  */
 function skillLoadError(error: unknown, name: string): RuntimeError {
   // 🔨 Lab 13.2：看第 12 章错误的 code 分三类（见上面的文档注释），每类 new 一个 RuntimeError 返回（不是抛出）
-  // 🔨 Lab 13.2：消息自己写：以新的 code 加冒号开头，说出技能名；原错误的 message 一个字都不要用，它带着路径
+  // 🔨 Lab 13.2：消息自己写：以新的 code 加冒号开头，说出加了引号的技能名；原错误的 message 一个字都不要用，它带着路径
   void error;
   void name;
   throw labError("Lab 13.2 load_skill");
@@ -459,24 +542,30 @@ function skillLoadError(error: unknown, name: string): RuntimeError {
 
 /**
  * The `load_skill` tool over a catalog snapshot. Guarantees: its arguments are exactly
- * `{ name }` (a plain object whose only field is its own `name`; `name` a string of 1–64
- * ASCII letters, digits, `-`, `_` or `.`, not starting with `.` or `-`), checked by its
- * schema before any file is touched:
- * the schema throws `skill_invalid_request`, whose message starts with that code;
- * the name is looked up in the snapshot (`skill_not_found`), a hidden skill is refused
- * (`skill_hidden`), and the body is read fresh by Chapter 12's `activateSkill` at every
- * call, so an edit shows at once, and a skill the byte budget dropped still loads. A
- * result's text is the body and its `details` `{ name }`; an error result's text is the
- * error's message (starting with its code), its `details` `{ name, code }`, and no message
- * names a path. Every successful load calls `onLoad({ name, by: "model", at: now() })`;
- * a refused one records nothing.
+ * `{ name }` or `{ name, resources }` (a plain object with only those own fields; `name` a
+ * string; `resources` an array of at most `MAX_RESOURCES_PER_LOAD` strings), checked by its
+ * schema before any file is touched: the schema throws `skill_invalid_request`, whose
+ * message starts with that code. Any string is a name: it is looked up in the snapshot
+ * (`skill_not_found`), a hidden skill is refused (`skill_hidden`), and SKILL.md is read
+ * fresh by Chapter 12's `activateSkill` at every call, so an edit shows at once, and a skill
+ * the byte budget dropped still loads. Without resources (or with none) the result's text is
+ * the body, then the skill's files (`skillFilesOf`) under `# Files of skill "<name>"`, and
+ * its `details` `{ name, files }`; with resources, the text is each requested file (read by
+ * `activateSkill` with those requests, duplicates dropped) under `# File "<path>" of skill
+ * "<name>"`, and `details` `{ name, resources }`. An error result's text is the error's
+ * message (starting with its code), its `details` `{ name, code }`; no message names a path
+ * of this machine, names and paths are `quoted`. Every successful load calls
+ * `onLoad({ name, by: "model", at: now() })`; a refused one records nothing.
  */
-export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: string }, LoadSkillDetails> {
+export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRequest, LoadSkillDetails> {
   // 🔨 Lab 13.2：返回一个 Tool：name 是 load_skill，一句 description，schema 是你写的那个
   // 🔨 Lab 13.2：execute：名字不在快照里 → skill_not_found；在 hidden 里 → skill_hidden；
   //    否则每次都用第 12 章的 activateSkill 现读正文，它抛的错交给 skillLoadError()
+  // 🔨 Lab 13.2：没有 resources（或是空数组）：文字是正文，再接上 skillFilesOf(技能的 root) 列出的文件（格式见第 3.5 节），
+  //    details 是 { name, files }；有 resources：再用 activateSkill(快照, name, { resources }) 读这些文件（第 3.6 节），
+  //    它抛的错交给你的文件错误翻译函数；文字是每个文件的标题和内容，details 是 { name, resources }
   // 🔨 Lab 13.2：错误：返回 isError 为 true 的输出（不要抛出），文字是错误的 message，details 是名字和 code
-  // 🔨 Lab 13.2：成功：文字就是正文，details 只有名字；然后调用 onLoad 记下这次加载（by 是 model，at 取 now）
+  // 🔨 Lab 13.2：成功之后调用 onLoad 记下这次加载（by 是 model，at 取 now），两种成功都记一条
   void options;
   throw labError("Lab 13.2 load_skill");
 }

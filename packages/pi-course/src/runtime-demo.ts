@@ -8,7 +8,8 @@
  * project's trust decision, the project's extensions) and its diagnostics are shown once;
  * the user's turn is a `/template:` command; the scripted model (no network, the same run
  * every time) reads the skill catalog in its system prompt, calls `load_skill` itself, reads
- * the file, and tries a destructive shell command that the project's `guard` extension
+ * the bundled file the skill's body names (`load_skill` with `resources`), reads the
+ * project file, and tries a destructive shell command that the project's `guard` extension
  * blocks; finally `reload()` reports what changed (nothing). In a practice folder it runs
  * on the learner's own runtime.ts and stops at the first lab not finished yet.
  *
@@ -89,6 +90,8 @@ export interface RuntimeDemoOptions {
   input?: string;
   /** The skill catalog's byte budget; default `DEFAULT_START_CATALOG_BYTES`. */
   maxCatalogBytes?: number;
+  /** The skill the scripted model loads with `load_skill`; default a catalog skill whose description mentions reviewing. */
+  skill?: string;
   /** `text` (default): a transcript; `json`: one JSON object per line. */
   format?: "text" | "json";
   /** Limits of the scratch copies; defaults 2000 files and 20 MiB. */
@@ -229,57 +232,102 @@ function catalogEntries(systemPrompt: string): { name: string; description: stri
   return entries;
 }
 
+/** This turn's messages: from its user message on (earlier turns stay in the session). */
+function thisTurnOf(request: ModelRequest): AgentMessage[] {
+  const start = request.messages.findLastIndex((m) => m.role === "user");
+  return start === -1 ? request.messages : request.messages.slice(start);
+}
+
+/** The skill `/skill:` forced into the turn whose user message is `user`, if any. */
+function forcedSkill(user: AgentMessage | undefined): string | undefined {
+  return user !== undefined && user.role === "user" ? /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(user))?.[1] : undefined;
+}
+
+/** The heading load_skill puts before a skill's file list (Chapter 13, §3.5). */
+const FILE_LIST_HEADING = "\n# Files of skill ";
+
 /**
- * The model's script. It reacts to what it is sent, like a model would: it picks a skill
- * from the catalog in its system prompt (one whose description says it is for reviewing)
- * and loads it with `load_skill`, unless the user already forced one into the turn; it
- * reads the file the turn names; it tries to clean up with `rm -rf`; and its answer reports
- * what the tools returned.
+ * A file a loaded skill bundles that its body names: the first listed path (in list order)
+ * that the body mentions, or undefined. Read from the tool result as the model sees it: the
+ * text before the file list is the body, `details.files` the list.
  */
-function runtimeScript(file: string): ScriptStep[] {
-  return [
-    (request) => {
-      const last = request.messages.at(-1);
-      const forced = last !== undefined && last.role === "user" ? /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(last))?.[1] : undefined;
+function fileTheBodyNames(result: ToolResultMessage): string | undefined {
+  const files = (result.details as { files?: unknown } | undefined)?.files;
+  if (!Array.isArray(files)) return undefined;
+  const said = textOf(result);
+  const at = said.indexOf(FILE_LIST_HEADING);
+  const body = at === -1 ? said : said.slice(0, at);
+  return files.find((file): file is string => typeof file === "string" && body.includes(file));
+}
+
+/**
+ * The model's next step, decided afresh from what it is sent, like a model would: it picks a
+ * skill (the one `--skill` names, else one whose catalog description says it is for
+ * reviewing) and loads it with `load_skill`, unless the user already forced one into the
+ * turn; when the loaded body names a file the skill bundles, it reads that file with
+ * `load_skill`'s `resources`; it reads the project file the turn names; it tries to clean up
+ * with `rm -rf`; and its answer reports what the tools returned.
+ */
+function nextStep(file: string, wanted: string | undefined): ScriptStep {
+  return (request) => {
+    const thisTurn = thisTurnOf(request);
+    const results = thisTurn.filter((m): m is ToolResultMessage => m.role === "toolResult");
+    const forced = forcedSkill(thisTurn[0]);
+    const loads = results.filter((r) => r.toolName === "load_skill");
+    if (loads.length === 0 && !results.some((r) => r.toolName === "list")) {
       if (forced !== undefined) return turn(`用户已经把技能 ${forced} 的正文放进了这一轮，我照着它做，先看看工作区。`, toolCall("list", { path: "." }));
+      if (wanted !== undefined) return turn(`用户要我用技能 ${wanted}，先把它的正文加载进来。`, toolCall("load_skill", { name: wanted }));
       const pick = catalogEntries(request.systemPrompt).find((entry) => /\breview/i.test(entry.description));
       if (pick === undefined) return turn("技能目录里没有讲审查的技能，我直接开始，先看看工作区。", toolCall("list", { path: "." }));
       return turn(`技能目录里的 ${pick.name} 讲的正是审查，先把它的正文加载进来。`, toolCall("load_skill", { name: pick.name }));
-    },
-    turn(`读一下 ${file}。`, toolCall("read", { path: file })),
-    turn("动手之前，先把旧的构建产物清理掉。", toolCall("shell", { command: "rm -rf build" })),
-    (request) => {
-      // Only this turn counts: the messages from its user message on (earlier turns stay in the session).
-      const start = request.messages.findLastIndex((m) => m.role === "user");
-      const thisTurn = start === -1 ? request.messages : request.messages.slice(start);
-      const results = thisTurn.filter((m): m is ToolResultMessage => m.role === "toolResult");
-      const loaded = results.find((r) => r.toolName === "load_skill" && !r.isError);
-      const read = results.find((r) => r.toolName === "read");
-      const shell = results.find((r) => r.toolName === "shell");
-      const user = start === -1 ? undefined : thisTurn[0];
-      const forced = user === undefined ? undefined : /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(user))?.[1];
-      const skill = loaded === undefined ? forced : (loaded.details as { name?: string } | undefined)?.name;
-      const said: string[] = [];
-      if (shell !== undefined && isBlocked(shell))
-        said.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
-      else if (shell?.isError) said.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
-      else if (shell !== undefined) said.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
-      if (read === undefined || read.isError) {
-        said.push(`没能读到 ${file}：${read ? firstLine(textOf(read)) : "没有结果"}`);
-      } else {
-        const body = textOf(read).split("\n");
-        const marks = body.flatMap((line, i) => (/\b(TODO|FIXME)\b/.test(line) ? [`第 ${i + 1} 行：${line.trim()}`] : []));
-        const how =
-          skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `参照用户给的技能 ${skill}，` : `按 load_skill 拿到的技能 ${skill} 的清单`;
-        // A sentence of its own whatever the file holds: the findings follow the colon, or the sentence says there are none.
-        if (marks.length > 0) {
-          said.push(`${how}审查了 ${file}（${body.length} 行），找到 ${marks.length} 处留下的 TODO / FIXME：`);
-          said.push(...marks.map((mark) => `- ${mark}`));
-        } else said.push(`${how}审查了 ${file}（${body.length} 行），没有找到留下的 TODO / FIXME。`);
-      }
-      return turn(said.join("\n"));
-    },
-  ];
+    }
+    const loaded = loads[0];
+    const named = loaded !== undefined && loads.length === 1 && !loaded.isError ? fileTheBodyNames(loaded) : undefined;
+    if (loaded !== undefined && named !== undefined) {
+      const name = (loaded.details as { name: string }).name;
+      return turn(`正文提到了技能自带的 ${named}，先把它读进来。`, toolCall("load_skill", { name, resources: [named] }));
+    }
+    if (!results.some((r) => r.toolName === "read")) return turn(`读一下 ${file}。`, toolCall("read", { path: file }));
+    if (!results.some((r) => r.toolName === "shell")) return turn("动手之前，先把旧的构建产物清理掉。", toolCall("shell", { command: "rm -rf build" }));
+    return turn(answerOf(file, results, forced));
+  };
+}
+
+/** The model's answer: what the tools of this turn returned, in whole sentences. */
+function answerOf(file: string, results: readonly ToolResultMessage[], forced: string | undefined): string {
+  const loaded = results.find((r) => r.toolName === "load_skill" && !r.isError);
+  const bundled = results.find((r) => r.toolName === "load_skill" && !r.isError && (r.details as { resources?: unknown } | undefined)?.resources !== undefined);
+  const read = results.find((r) => r.toolName === "read");
+  const shell = results.find((r) => r.toolName === "shell");
+  const skill = loaded === undefined ? forced : (loaded.details as { name?: string } | undefined)?.name;
+  const said: string[] = [];
+  if (shell !== undefined && isBlocked(shell))
+    said.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
+  else if (shell?.isError) said.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
+  else if (shell !== undefined) said.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
+  if (bundled !== undefined) {
+    const files = (bundled.details as { resources: string[] }).resources;
+    said.push(`技能 ${skill} 自带的 ${files.join("、")} 也读过了（${textOf(bundled).split("\n").length} 行）。`);
+  }
+  if (read === undefined || read.isError) {
+    said.push(`没能读到 ${file}：${read ? firstLine(textOf(read)) : "没有结果"}`);
+  } else {
+    const body = textOf(read).split("\n");
+    const marks = body.flatMap((line, i) => (/\b(TODO|FIXME)\b/.test(line) ? [`第 ${i + 1} 行：${line.trim()}`] : []));
+    const how =
+      skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `参照用户给的技能 ${skill}，` : `按 load_skill 拿到的技能 ${skill} 的清单`;
+    // A sentence of its own whatever the file holds: the findings follow the colon, or the sentence says there are none.
+    if (marks.length > 0) {
+      said.push(`${how}审查了 ${file}（${body.length} 行），找到 ${marks.length} 处留下的 TODO / FIXME：`);
+      said.push(...marks.map((mark) => `- ${mark}`));
+    } else said.push(`${how}审查了 ${file}（${body.length} 行），没有找到留下的 TODO / FIXME。`);
+  }
+  return said.join("\n");
+}
+
+/** The model's script: the same decision (`nextStep`) at every request, as many times as a turn can take. */
+function runtimeScript(file: string, wanted: string | undefined): ScriptStep[] {
+  return Array.from({ length: 8 }, () => nextStep(file, wanted));
 }
 
 /** Replaces every scratch path in `value` by the folder the user named, so no output names a copy. */
@@ -535,7 +583,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         input = text;
         const before = { ...counts };
         let scripted: ScriptedModel | undefined;
-        if (options.model === undefined) current = scripted = new ScriptedModel(runtimeScript(file), { chunkSize: 24 });
+        if (options.model === undefined) current = scripted = new ScriptedModel(runtimeScript(file, options.skill), { chunkSize: 24 });
         turnSignal = turnOptions.signal;
         lastTurn = undefined;
         lastRetracted = 0;

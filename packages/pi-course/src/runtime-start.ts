@@ -41,6 +41,8 @@ export const USAGE = `用法：npm start -- [选项]
   --input <文字>         用户这一轮说的话，可以是 /skill:<名字> [文字] 或 /template:<名字> key=value …
                          （默认：项目有 review 模板时是 /template:review file=<项目里的第一个文件>，
                          没有时是一句普通的话“请审查 <项目里的第一个文件>……”，任何项目都能跑）
+  --skill <名字>         脚本模型用 load_skill 加载的技能（默认：目录里描述提到 review 的第一个技能）；
+                         它的正文提到技能自带的文件时，脚本模型再用 load_skill 的 resources 读那个文件
   --max-catalog-bytes <n>  技能目录的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）；放不下的技能不进目录，会有一条诊断
   --interactive          对话：每行一轮；/skill:、/template:、/reload、/help、/exit；Ctrl-C 停下这一轮，再按一次退出
                          （退出状态：有一轮失败过就是 1，Ctrl-C 结束是 130，否则 0）
@@ -98,6 +100,7 @@ const OPTIONS = {
   "trust-project": { type: "boolean" },
   "trust-extensions": { type: "boolean" },
   input: { type: "string" },
+  skill: { type: "string" },
   "max-catalog-bytes": { type: "string" },
   interactive: { type: "boolean" },
   json: { type: "boolean" },
@@ -133,6 +136,7 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
       const needsProvider = (["model", "base-url", "timeout"] as const).find((name) => values![name] !== undefined);
       if (needsProvider !== undefined) throw new UsageError(`--${needsProvider} 只对真的模型有用，请同时给出 --provider（${PROVIDER_NAMES.join(" 或 ")}）`);
     }
+    if (values.provider !== undefined && values.skill !== undefined) throw new UsageError("--skill 只对脚本模型有用：真的模型自己决定加载哪个技能");
     if (values["max-catalog-bytes"] !== undefined) maxCatalogBytes = wholeNumber("max-catalog-bytes", values["max-catalog-bytes"], 0);
     if (values.timeout !== undefined) timeoutSeconds = wholeNumber("timeout", values.timeout, 1);
     if (values["context-tokens"] !== undefined)
@@ -191,6 +195,7 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
           : { userLabel: "examples/user" }),
       ...(values["trust-project"] || values["trust-extensions"] ? { trustProject: true } : {}),
       ...(maxCatalogBytes !== undefined ? { maxCatalogBytes } : {}),
+      ...(values.skill !== undefined ? { skill: values.skill } : {}),
       format: json ? "json" : "text",
       write: (line) => io.out(`${line}\n`),
     };

@@ -117,6 +117,9 @@ export function createTranscript(options: TranscriptOptions): Transcript {
 }
 
 function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
+  // The load_skill calls the model made and whose loads are not reported yet, in call order: a
+  // skill_load event says which skill, the call says whether it read the skill's files.
+  const pendingLoads: { name: unknown; resources: unknown }[] = [];
   const transcript: Transcript = {
     reloading: false,
     folders({ project, user }) {
@@ -165,10 +168,15 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
         if (droppedMessages > 0)
           write(`裁剪  上下文窗口放不下整段对话：这次请求省去了最早的 ${droppedMessages} 条消息（它们还在会话里；要带上它们：--context-tokens 更大的窗口）`);
       } else if (event.type === "skill_load") {
+        const at = event.load.by === "model" ? pendingLoads.findIndex((call) => call.name === event.load.name) : -1;
+        const call = at === -1 ? undefined : pendingLoads.splice(at, 1)[0];
+        const files = Array.isArray(call?.resources) && call.resources.length > 0 ? call.resources.map(String) : undefined;
         write(
-          event.load.by === "model"
-            ? `技能  激活 ${event.load.name}：模型调用 load_skill，正文作为工具结果交回（目录里只有名字和描述）`
-            : `技能  激活 ${event.load.name}：用户用 /skill: 强制加载，正文进入用户这一轮`,
+          event.load.by === "user"
+            ? `技能  激活 ${event.load.name}：用户用 /skill: 强制加载，正文进入用户这一轮`
+            : files !== undefined
+              ? `技能  读取 ${event.load.name} 自带的 ${files.join("、")}：模型调用 load_skill 带上 resources，文件内容作为工具结果交回`
+              : `技能  激活 ${event.load.name}：模型调用 load_skill，正文和技能自带的文件清单作为工具结果交回（目录里只有名字和描述）`,
         );
       } else if (event.type === "hook_diagnostic") {
         const d = event.diagnostic;
@@ -181,7 +189,14 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
           const said = textOf(message).split("\n");
           if (said[0] !== "") write(`助手  ${said[0]}`);
           for (const more of said.slice(1)) write(`      ${more}`);
-          for (const block of message.content) if (block.type === "toolCall") write(`调用  ${block.name} ${JSON.stringify(block.arguments)}`);
+          for (const block of message.content) {
+            if (block.type !== "toolCall") continue;
+            write(`调用  ${block.name} ${JSON.stringify(block.arguments)}`);
+            if (block.name === "load_skill") {
+              const args = block.arguments as { name?: unknown; resources?: unknown } | null;
+              pendingLoads.push({ name: args?.name, resources: args?.resources });
+            }
+          }
         } else if (isBlocked(message)) {
           write(`拦截  ✗ 扩展 ${message.details.blockedByExtension} 拒绝了 ${message.toolName}：${message.details.reason}（配对的错误结果交回模型）`);
         } else {

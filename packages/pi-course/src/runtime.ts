@@ -5,7 +5,9 @@
  * module decides how they meet in a running session, and in which order:
  *
  * - The model sees a skill *catalog* (names and descriptions, bounded in UTF-8 bytes) in
- *   its system prompt, and loads a body itself through the `load_skill` tool, by name only.
+ *   its system prompt, and loads a body itself through the `load_skill` tool, by name (any
+ *   name the catalog can list); the result lists the files the skill bundles, and a second
+ *   call with `resources` reads some of them, never anything outside the skill's folder.
  *   The catalog is a snapshot taken when the session starts; a body is read fresh at every
  *   load. Skills marked `disable-model-invocation: true` are left out of the catalog and
  *   refused to the model; the user can still force one with `/skill:<name>`.
@@ -23,6 +25,7 @@
  * The module reads in lab order: types and given helpers, then Lab 13.1 (catalog),
  * 13.2 (load_skill), 13.3 (user commands), 13.4 (startup), 13.5 (one turn), 13.6 (reload).
  */
+import type { Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -38,6 +41,8 @@ import {
   discoverResources,
   loadExtension,
   renderTemplate,
+  type ActivatedSkill,
+  type ActivatedSkillFile,
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
@@ -45,7 +50,7 @@ import {
   type SkillResource,
 } from "./resources.js";
 import { createSession, type SessionTree } from "./session.js";
-import { createToolExecutor, ToolRegistry, type Schema, type Tool } from "./tool.js";
+import { createToolExecutor, ToolRegistry, type Schema, type Tool, type ToolOutput } from "./tool.js";
 import { text, userMessage, type AgentMessage, type UserMessage } from "./types.js";
 import { openWorkspace } from "./workspace.js";
 
@@ -53,8 +58,15 @@ import { openWorkspace } from "./workspace.js";
 // Types
 // ---------------------------------------------------------------------------
 
-/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill, never a path. */
-export type SkillErrorCode = "skill_not_found" | "skill_invalid_request" | "skill_hidden" | "skill_changed" | "skill_unreadable";
+/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill (quoted), never a path of this machine. */
+export type SkillErrorCode =
+  | "skill_not_found"
+  | "skill_invalid_request"
+  | "skill_hidden"
+  | "skill_changed"
+  | "skill_unreadable"
+  | "skill_resource_invalid" // a requested file that is not a file inside the skill's folder
+  | "skill_resource_unreadable"; // a requested file inside the skill that cannot be handed over as text
 
 /** Error codes thrown on purpose by this module. */
 export type RuntimeErrorCode =
@@ -98,6 +110,10 @@ export interface SkillCatalog {
 /** The first lines of the catalog section; the entries follow after a blank line. */
 export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
 
+/** The line after the heading of a loaded skill's file list (`# Files of skill "<name>"`). */
+export const SKILL_FILES_NOTE =
+  "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
+
 /** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
 export interface SkillLoad {
   name: string;
@@ -116,8 +132,18 @@ export interface LoadSkillOptions {
   now?(): number;
 }
 
-/** `details` of a load_skill result: the skill, and on failure the code. */
-export type LoadSkillDetails = { name: string } | { name: string; code: SkillErrorCode };
+/** The arguments of load_skill: a skill's name, and optionally files of that skill to read (paths relative to its folder). */
+export interface LoadSkillRequest {
+  name: string;
+  resources?: string[];
+}
+
+/**
+ * `details` of a load_skill result: the skill, and then the files listed after its body
+ * (`files`), or the files read (`resources`, as requested, duplicates dropped), or on
+ * failure the code.
+ */
+export type LoadSkillDetails = { name: string; files: string[] } | { name: string; resources: string[] } | { name: string; code: SkillErrorCode };
 
 export interface ExpandOptions {
   /** Called when `/skill:` loads a skill (`by: "user"`). */
@@ -298,6 +324,60 @@ function compareNames(a: string, b: string): number {
 
 const FLAG_READ_LIMIT = 64 * 1024;
 
+/** The most files listed after a skill's body, and how many folder levels deep they may lie (`a/b/c.txt` is three). */
+const MAX_LISTED_FILES = 50;
+const MAX_LISTED_DEPTH = 3;
+/** A name that cannot be listed on a line of its own: control characters, line and paragraph separators, bidi controls. */
+const UNLISTABLE_NAME = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+
+/** The files a skill bundles, as listed after its body. */
+interface SkillFiles {
+  /** Paths relative to the skill's folder, `/` between folders. */
+  files: string[];
+  /** True when there were more than `MAX_LISTED_FILES` to list. */
+  cut: boolean;
+}
+
+/**
+ * The files of the skill folder `root`, relative to it with `/` between folders. Only
+ * regular files, at most `MAX_LISTED_DEPTH` levels deep; the folder's own `SKILL.md`, every
+ * entry whose name starts with `.` (and all below it) and every name `UNLISTABLE_NAME`
+ * refuses are left out; symbolic links are neither listed nor followed, so nothing outside
+ * the folder is ever named. Depth first, each folder's entries in code-unit order of name;
+ * at most `MAX_LISTED_FILES` paths, `cut` when there were more. A folder that cannot be read,
+ * or a root that no longer resolves to itself, adds nothing. Reads names only, never contents.
+ */
+async function skillFilesOf(root: string): Promise<SkillFiles> {
+  const files: string[] = [];
+  let cut = false;
+  const walk = async (folder: string, prefix: string, depth: number): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => compareNames(a.name, b.name));
+    for (const entry of entries) {
+      if (cut) return;
+      if (entry.name.startsWith(".") || UNLISTABLE_NAME.test(entry.name)) continue;
+      const relative = `${prefix}${entry.name}`;
+      if (entry.isDirectory()) {
+        if (depth < MAX_LISTED_DEPTH) await walk(path.join(folder, entry.name), `${relative}/`, depth + 1);
+      } else if (entry.isFile() && relative !== "SKILL.md") {
+        if (files.length === MAX_LISTED_FILES) cut = true;
+        else files.push(relative);
+      }
+    }
+  };
+  const inPlace = await realpath(root).then(
+    (resolved) => resolved === root,
+    () => false,
+  );
+  if (inPlace) await walk(root, "", 1);
+  return { files, cut };
+}
+
 /** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
 function frontmatterOf(content: string): string | undefined {
   const lines = content
@@ -461,95 +541,159 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.2 · load_skill 只收名字，正文每次现读
+// Lab 13.2 · load_skill 按名字加载，正文和文件每次现读
 // ---------------------------------------------------------------------------
 
 /** The tool's name, as the model calls it. */
 const LOAD_SKILL = "load_skill";
 
-/** What a skill name sent to load_skill may look like: 1–64 ASCII letters, digits, `-`, `_`, `.`, not starting with `.` or `-`. */
-const LOADABLE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
+/** What the model is told the tool does. */
+const LOAD_SKILL_DESCRIPTION =
+  "Loads the full instructions of one skill listed in the system prompt's skill catalog, with the list of files it bundles; give resources to read some of those files instead.";
 
-/** The schema of load_skill's arguments: exactly `{ name }`, checked before anything is read. */
-const loadSkillSchema: Schema<{ name: string }> = {
+/** The most files one load_skill call may ask for. */
+const MAX_RESOURCES_PER_LOAD = 8;
+
+/** Characters JSON.stringify leaves as they are that could still hide text or break a line: C1 controls, line and paragraph separators, bidi controls. */
+const LEFT_BY_JSON = /[\u007F-\u009F\u2028\u2029\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/** `value` as a JSON string on one line: `JSON.stringify`, then every character of `LEFT_BY_JSON` as a `\uXXXX` escape. */
+function quoted(value: string): string {
+  return JSON.stringify(value).replace(LEFT_BY_JSON, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** The schema of load_skill's arguments: exactly `{ name }` or `{ name, resources }`, checked before anything is read. */
+const loadSkillSchema: Schema<LoadSkillRequest> = {
   jsonSchema: {
     type: "object",
-    properties: { name: { type: "string", pattern: LOADABLE_NAME.source } },
+    properties: {
+      name: { type: "string", description: "The skill's name, exactly as the skill catalog lists it." },
+      resources: {
+        type: "array",
+        items: { type: "string" },
+        maxItems: MAX_RESOURCES_PER_LOAD,
+        description: "Files of that skill to read, as paths relative to its folder (the list shown after its instructions).",
+      },
+    },
     required: ["name"],
     additionalProperties: false,
   },
-  parse(value: unknown): { name: string } {
+  parse(value: unknown): LoadSkillRequest {
     const refuse = (why: string): never => {
-      throw new RuntimeError("skill_invalid_request", `skill_invalid_request: load_skill 只接受 { name }（${why}）`);
+      throw new RuntimeError("skill_invalid_request", `skill_invalid_request: load_skill 只接受 { name } 或 { name, resources }（${why}）`);
     };
     if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse("参数必须是一个对象");
     // A plain object: a Map, a class instance or an object inheriting its name is none.
     const madeFrom: unknown = Object.getPrototypeOf(value);
     if (madeFrom !== Object.prototype && madeFrom !== null) return refuse("参数必须是一个普通对象");
     const fields = Object.keys(value);
-    if (fields.some((field) => field !== "name")) return refuse("除了 name 不能有别的字段");
-    const name: unknown = (value as { name?: unknown }).name;
+    if (fields.some((field) => field !== "name" && field !== "resources")) return refuse("除了 name 和 resources 不能有别的字段");
+    const { name, resources } = value as { name?: unknown; resources?: unknown };
     if (typeof name !== "string") return refuse("name 必须是字符串");
-    if (!LOADABLE_NAME.test(name)) return refuse("name 是 1–64 个字母、数字、-、_ 或 .，不以 . 开头");
-    return { name };
+    if (!fields.includes("resources")) return { name };
+    if (!Array.isArray(resources) || Array.from(resources).some((request) => typeof request !== "string")) return refuse("resources 必须是字符串数组");
+    if (resources.length > MAX_RESOURCES_PER_LOAD) return refuse(`一次最多请求 ${MAX_RESOURCES_PER_LOAD} 个文件`);
+    return { name, resources: [...(resources as string[])] };
   },
 };
 
 /**
  * Turns a failed activation of skill `name` into the error the model may see. Its message
- * names the skill and never a path, whatever the original error said: a skill missing from
- * the catalog is `skill_not_found`; one whose SKILL.md changed name, vanished or now
- * resolves elsewhere is `skill_changed`; anything else (too large, not text, unreadable,
- * broken frontmatter) is `skill_unreadable`. The message starts with the code and a colon
- * (`skill_changed: …`).
+ * names the skill, quoted, and never a path, whatever the original error said: a skill
+ * missing from the catalog is `skill_not_found`; one whose SKILL.md changed name, vanished
+ * or now resolves elsewhere is `skill_changed`; anything else (too large, not text,
+ * unreadable, broken frontmatter) is `skill_unreadable`. The message starts with the code
+ * and a colon (`skill_changed: …`).
  */
 function skillLoadError(error: unknown, name: string): RuntimeError {
   const code = codeOf(error);
   if (code === "SKILL_NOT_FOUND") {
-    return new RuntimeError("skill_not_found", `skill_not_found: 技能 ${name} 不在目录里（目录是启动时的快照；新加的技能要等 reload 之后）`);
+    return new RuntimeError("skill_not_found", `skill_not_found: 技能 ${quoted(name)} 不在目录里（目录是启动时的快照；新加的技能要等 reload 之后）`);
   }
   if (code === "SKILL_CHANGED" || code === "SKILL_PATH_ESCAPE") {
-    return new RuntimeError("skill_changed", `skill_changed: 技能 ${name} 在磁盘上变了（改了名字、被删除或被换走）；reload 之后再试`);
+    return new RuntimeError("skill_changed", `skill_changed: 技能 ${quoted(name)} 在磁盘上变了（改了名字、被删除或被换走）；reload 之后再试`);
   }
-  return new RuntimeError("skill_unreadable", `skill_unreadable: 技能 ${name} 的 SKILL.md 现在读不出来（太大、不是文本、无法读取或 frontmatter 坏了）`);
+  return new RuntimeError("skill_unreadable", `skill_unreadable: 技能 ${quoted(name)} 的 SKILL.md 现在读不出来（太大、不是文本、无法读取或 frontmatter 坏了）`);
+}
+
+/**
+ * Turns a failed read of files requested from skill `name` (its SKILL.md was just read
+ * fine) into the error the model may see, naming the skill and never a path: a file changed
+ * while it was read is `skill_changed`; a request that is empty, absolute, leads out of the
+ * skill's folder or names no file there is `skill_resource_invalid`; anything else (over
+ * 1 MiB, not text, unreadable) is `skill_resource_unreadable`.
+ */
+function resourceLoadError(error: unknown, name: string): RuntimeError {
+  const code = codeOf(error);
+  if (code === "SKILL_CHANGED") return skillLoadError(error, name);
+  if (code === "SKILL_PATH_INVALID" || code === "SKILL_PATH_ESCAPE" || code === "SKILL_RESOURCE_MISSING") {
+    const rule = "resources 的每一项都是技能目录里一个文件的相对路径，不能为空、不能是绝对路径、不能走出技能目录";
+    return new RuntimeError("skill_resource_invalid", `skill_resource_invalid: 技能 ${quoted(name)} 里没有这样的文件（${rule}）`);
+  }
+  return new RuntimeError("skill_resource_unreadable", `skill_resource_unreadable: 技能 ${quoted(name)} 请求的文件读不出来（超过 1 MiB、不是文本或无法读取）`);
+}
+
+/** The body, then (when the skill bundles files) its file list: heading, `SKILL_FILES_NOTE`, one `- <path>` line each; parts joined by a blank line, an empty body left out. */
+function bodyWithFiles(body: string, name: string, listing: SkillFiles): string {
+  if (listing.files.length === 0) return body;
+  const lines = listing.files.map((file) => `- ${file}`);
+  if (listing.cut) lines.push(`(only the first ${MAX_LISTED_FILES} files are listed)`);
+  return [body, `# Files of skill ${quoted(name)}`, SKILL_FILES_NOTE, lines.join("\n")].filter((part) => part !== "").join("\n\n");
 }
 
 /**
  * The `load_skill` tool over a catalog snapshot. Guarantees: its arguments are exactly
- * `{ name }` (a plain object whose only field is its own `name`; `name` a string of 1–64
- * ASCII letters, digits, `-`, `_` or `.`, not starting with `.` or `-`), checked by its
- * schema before any file is touched:
- * the schema throws `skill_invalid_request`, whose message starts with that code;
- * the name is looked up in the snapshot (`skill_not_found`), a hidden skill is refused
- * (`skill_hidden`), and the body is read fresh by Chapter 12's `activateSkill` at every
- * call, so an edit shows at once, and a skill the byte budget dropped still loads. A
- * result's text is the body and its `details` `{ name }`; an error result's text is the
- * error's message (starting with its code), its `details` `{ name, code }`, and no message
- * names a path. Every successful load calls `onLoad({ name, by: "model", at: now() })`;
- * a refused one records nothing.
+ * `{ name }` or `{ name, resources }` (a plain object with only those own fields; `name` a
+ * string; `resources` an array of at most `MAX_RESOURCES_PER_LOAD` strings), checked by its
+ * schema before any file is touched: the schema throws `skill_invalid_request`, whose
+ * message starts with that code. Any string is a name: it is looked up in the snapshot
+ * (`skill_not_found`), a hidden skill is refused (`skill_hidden`), and SKILL.md is read
+ * fresh by Chapter 12's `activateSkill` at every call, so an edit shows at once, and a skill
+ * the byte budget dropped still loads. Without resources (or with none) the result's text is
+ * the body, then the skill's files (`skillFilesOf`) under `# Files of skill "<name>"`, and
+ * its `details` `{ name, files }`; with resources, the text is each requested file (read by
+ * `activateSkill` with those requests, duplicates dropped) under `# File "<path>" of skill
+ * "<name>"`, and `details` `{ name, resources }`. An error result's text is the error's
+ * message (starting with its code), its `details` `{ name, code }`; no message names a path
+ * of this machine, names and paths are `quoted`. Every successful load calls
+ * `onLoad({ name, by: "model", at: now() })`; a refused one records nothing.
  */
-export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: string }, LoadSkillDetails> {
+export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRequest, LoadSkillDetails> {
   const resources = structuredClone(options.resources);
   const hidden = new Set(options.hidden);
   const now = options.now ?? Date.now;
   return {
     name: LOAD_SKILL,
-    description: "Loads the full instructions of one skill listed in the system prompt's skill catalog. Give only the skill's name.",
+    description: LOAD_SKILL_DESCRIPTION,
     schema: loadSkillSchema,
-    async execute({ name }) {
+    async execute({ name, resources: requests = [] }) {
       const refuse = (error: RuntimeError) => ({ content: [text(error.message)], details: { name, code: error.code as SkillErrorCode }, isError: true });
       if (!resources.skills.some((skill) => skill.name === name)) return refuse(skillLoadError({ code: "SKILL_NOT_FOUND" }, name));
       if (hidden.has(name)) {
-        return refuse(new RuntimeError("skill_hidden", `skill_hidden: 技能 ${name} 只能由用户用 /skill:${name} 调用（disable-model-invocation）`));
+        return refuse(new RuntimeError("skill_hidden", `skill_hidden: 技能 ${quoted(name)} 只能由用户用 /skill: 命令调用（disable-model-invocation）`));
       }
-      let body: string;
+      let skill: ActivatedSkill;
       try {
-        body = (await activateSkill(resources, name)).body;
+        skill = await activateSkill(resources, name);
       } catch (error) {
         return refuse(skillLoadError(error, name));
       }
+      let output: ToolOutput<LoadSkillDetails>;
+      if (requests.length === 0) {
+        const listing = await skillFilesOf(skill.root);
+        output = { content: [text(bodyWithFiles(skill.body, name, listing))], details: { name, files: listing.files } };
+      } else {
+        let files: ActivatedSkillFile[];
+        try {
+          files = (await activateSkill(resources, name, { resources: requests })).resources;
+        } catch (error) {
+          return refuse(resourceLoadError(error, name));
+        }
+        const shown = files.map((file) => `# File ${quoted(file.request)} of skill ${quoted(name)}\n\n${file.content}`);
+        output = { content: [text(shown.join("\n\n"))], details: { name, resources: files.map((file) => file.request) } };
+      }
       options.onLoad?.({ name, by: "model", at: now() });
-      return { content: [text(body)], details: { name } };
+      return output;
     },
   };
 }

@@ -45,7 +45,16 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
   const { lines, summary } = await demo({ scratchParent });
   assert.deepEqual(
     { stopReason: summary.stopReason, turns: summary.turns, toolCalls: summary.toolCalls, blocked: summary.blocked, loads: summary.skillLoads },
-    { stopReason: "stop", turns: 4, toolCalls: 3, blocked: 1, loads: [{ name: "code-review", by: "model" }] },
+    {
+      stopReason: "stop",
+      turns: 5,
+      toolCalls: 4,
+      blocked: 1,
+      loads: [
+        { name: "code-review", by: "model" },
+        { name: "code-review", by: "model" },
+      ],
+    },
   );
   assert.deepEqual(
     summary.diagnostics.map((d) => [d.area, d.code]),
@@ -84,11 +93,56 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
       `${prefix}\n${lines.join("\n")}`,
     );
   }
-  assert.match(lines.at(-1)!, /^结束  stop · 模型调用 4 次 · 工具调用 3 次（被拦截 1 次）· 加载技能 1 次$/);
+  assert.match(lines.at(-1)!, /^结束  stop · 模型调用 5 次 · 工具调用 4 次（被拦截 1 次）· 加载技能 2 次$/);
   assert.ok(!lines.some((line) => line.includes(scratchParent) || line.includes(os.tmpdir())), "no line names a scratch copy");
   assert.deepEqual((await demo({ scratchParent })).lines, lines, "the same transcript every run");
   assert.deepEqual([snapshot(sampleProject()), snapshot(sampleUserFolder())], before, "the sample folders are never changed");
   assert.deepEqual(readdirSync(scratchParent), [], "the scratch copies are removed");
+});
+
+test("npm start: the scripted model reads the file a loaded skill's body names, through load_skill's resources", async (t) => {
+  const scratchParent = tempDir(t);
+  const { lines, summary } = await demo({ scratchParent });
+  const results = summary.requests.at(-1)!.messages.filter((m): m is ToolResultMessage => m.role === "toolResult" && m.toolName === "load_skill");
+  assert.deepEqual(
+    results.map((r) => r.details),
+    [
+      { name: "code-review", files: ["references/markers.md"] },
+      { name: "code-review", resources: ["references/markers.md"] },
+    ],
+    "the body's result lists the skill's file; the second call reads it",
+  );
+  assert.match(textOf(results[0]!), /\n\n# Files of skill "code-review"\n\n.*\n\n- references\/markers\.md$/, "the file list follows the body");
+  assert.match(textOf(results[1]!), /^# File "references\/markers\.md" of skill "code-review"\n\n# 留下的标记\n/, "the file's text comes back");
+  for (const prefix of [
+    '调用  load_skill {"name":"code-review","resources":["references/markers.md"]}',
+    "技能  读取 code-review 自带的 references/markers.md",
+    "      技能 code-review 自带的 references/markers.md 也读过了",
+  ])
+    assert.ok(
+      lines.some((line) => line.startsWith(prefix)),
+      `${prefix}\n${lines.join("\n")}`,
+    );
+
+  // --skill on a project of its own: the scripted model loads that skill and reads the script its body names.
+  const project = tempDir(t);
+  mkdirSync(path.join(project, "skills", "pdf", "scripts"), { recursive: true });
+  writeFileSync(path.join(project, "skills", "pdf", "SKILL.md"), "---\nname: pdf\ndescription: Use for PDF files.\n---\nRun scripts/extract.py on the file.\n");
+  writeFileSync(path.join(project, "skills", "pdf", "scripts", "extract.py"), "print('text')\n");
+  writeFileSync(path.join(project, "notes.txt"), "TODO: check\n");
+  const own = await demo({ scratchParent, workspace: project, workspaceLabel: "my-project", skill: "pdf" });
+  assert.deepEqual(
+    own.summary.skillLoads,
+    [
+      { name: "pdf", by: "model" },
+      { name: "pdf", by: "model" },
+    ],
+    "--skill pdf: the body, then scripts/extract.py",
+  );
+  assert.ok(
+    own.lines.some((line) => line.startsWith("技能  读取 pdf 自带的 scripts/extract.py")),
+    own.lines.join("\n"),
+  );
 });
 
 test("npm start -- --json: one event a line, the same session", async (t) => {

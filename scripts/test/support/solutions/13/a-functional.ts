@@ -8,6 +8,7 @@
  * with `reduce`, `map` and `filter` rather than loops and pushes; errors are looked up in
  * tables. The given helpers of the starter are kept as they were handed out.
  */
+import type { Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -23,6 +24,8 @@ import {
   discoverResources,
   loadExtension,
   renderTemplate,
+  type ActivatedSkill,
+  type ActivatedSkillFile,
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
@@ -38,8 +41,15 @@ import { openWorkspace } from "./workspace.js";
 // Types
 // ---------------------------------------------------------------------------
 
-/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill, never a path. */
-export type SkillErrorCode = "skill_not_found" | "skill_invalid_request" | "skill_hidden" | "skill_changed" | "skill_unreadable";
+/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill (quoted), never a path of this machine. */
+export type SkillErrorCode =
+  | "skill_not_found"
+  | "skill_invalid_request"
+  | "skill_hidden"
+  | "skill_changed"
+  | "skill_unreadable"
+  | "skill_resource_invalid" // a requested file that is not a file inside the skill's folder
+  | "skill_resource_unreadable"; // a requested file inside the skill that cannot be handed over as text
 
 /** Error codes thrown on purpose by this module. */
 export type RuntimeErrorCode =
@@ -83,6 +93,9 @@ export interface SkillCatalog {
 /** The first lines of the catalog section; the entries follow after a blank line. */
 export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
 
+/** The line after the heading of a loaded skill's file list (`# Files of skill "<name>"`). */
+export const SKILL_FILES_NOTE = "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
+
 /** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
 export interface SkillLoad {
   name: string;
@@ -101,8 +114,18 @@ export interface LoadSkillOptions {
   now?(): number;
 }
 
-/** `details` of a load_skill result: the skill, and on failure the code. */
-export type LoadSkillDetails = { name: string } | { name: string; code: SkillErrorCode };
+/** The arguments of load_skill: a skill's name, and optionally files of that skill to read (paths relative to its folder). */
+export interface LoadSkillRequest {
+  name: string;
+  resources?: string[];
+}
+
+/**
+ * `details` of a load_skill result: the skill, and then the files listed after its body
+ * (`files`), or the files read (`resources`, as requested, duplicates dropped), or on
+ * failure the code.
+ */
+export type LoadSkillDetails = { name: string; files: string[] } | { name: string; resources: string[] } | { name: string; code: SkillErrorCode };
 
 export interface ExpandOptions {
   /** Called when `/skill:` loads a skill (`by: "user"`). */
@@ -283,9 +306,66 @@ function compareNames(a: string, b: string): number {
 
 const FLAG_READ_LIMIT = 64 * 1024;
 
+/** The most files listed after a skill's body, and how many folder levels deep they may lie (`a/b/c.txt` is three). */
+const MAX_LISTED_FILES = 50;
+const MAX_LISTED_DEPTH = 3;
+/** A name that cannot be listed on a line of its own: control characters, line and paragraph separators, bidi controls. */
+const UNLISTABLE_NAME = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+
+/** The files a skill bundles, as listed after its body. */
+interface SkillFiles {
+  /** Paths relative to the skill's folder, `/` between folders. */
+  files: string[];
+  /** True when there were more than `MAX_LISTED_FILES` to list. */
+  cut: boolean;
+}
+
+/**
+ * The files of the skill folder `root`, relative to it with `/` between folders. Only
+ * regular files, at most `MAX_LISTED_DEPTH` levels deep; the folder's own `SKILL.md`, every
+ * entry whose name starts with `.` (and all below it) and every name `UNLISTABLE_NAME`
+ * refuses are left out; symbolic links are neither listed nor followed, so nothing outside
+ * the folder is ever named. Depth first, each folder's entries in code-unit order of name;
+ * at most `MAX_LISTED_FILES` paths, `cut` when there were more. A folder that cannot be read,
+ * or a root that no longer resolves to itself, adds nothing. Reads names only, never contents.
+ */
+async function skillFilesOf(root: string): Promise<SkillFiles> {
+  const files: string[] = [];
+  let cut = false;
+  const walk = async (folder: string, prefix: string, depth: number): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => compareNames(a.name, b.name));
+    for (const entry of entries) {
+      if (cut) return;
+      if (entry.name.startsWith(".") || UNLISTABLE_NAME.test(entry.name)) continue;
+      const relative = `${prefix}${entry.name}`;
+      if (entry.isDirectory()) {
+        if (depth < MAX_LISTED_DEPTH) await walk(path.join(folder, entry.name), `${relative}/`, depth + 1);
+      } else if (entry.isFile() && relative !== "SKILL.md") {
+        if (files.length === MAX_LISTED_FILES) cut = true;
+        else files.push(relative);
+      }
+    }
+  };
+  const inPlace = await realpath(root).then(
+    (resolved) => resolved === root,
+    () => false,
+  );
+  if (inPlace) await walk(root, "", 1);
+  return { files, cut };
+}
+
 /** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
 function frontmatterOf(content: string): string | undefined {
-  const lines = content.replace(/^\uFEFF/, "").split("\n").map((line) => line.replace(/\r$/, ""));
+  const lines = content
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .map((line) => line.replace(/\r$/, ""));
   if (lines[0] !== "---") return undefined;
   const end = lines.indexOf("---", 1);
   return end === -1 ? undefined : lines.slice(1, end).join("\n");
@@ -330,7 +410,13 @@ async function extensionSourcesOf(root: string): Promise<ExtensionSource[]> {
   for (const name of names) {
     if (name.startsWith(".") || !name.endsWith(".mjs")) continue;
     const file = path.join(dir, name);
-    if (!(await stat(file).then((info) => info.isFile(), () => false))) continue;
+    if (
+      !(await stat(file).then(
+        (info) => info.isFile(),
+        () => false,
+      ))
+    )
+      continue;
     sources.push({ id: name.slice(0, -".mjs".length), path: file });
   }
   return sources.sort((a, b) => compareNames(a.id, b.id));
@@ -432,8 +518,7 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 // Lab 13.2 · load_skill
 // ---------------------------------------------------------------------------
 
-/** Letters, digits, `_`, `.` and `-`, one to 64 of them, the first neither `.` nor `-`. */
-const REQUESTED_NAME = /^(?![.-])[\w.-]{1,64}$/;
+const MOST_FILES_PER_CALL = 8;
 
 const invalidRequest = (why: string): never => {
   throw new RuntimeError("skill_invalid_request", `skill_invalid_request: ${why}`);
@@ -443,22 +528,46 @@ const invalidRequest = (why: string): never => {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 
-const loadRequest: Schema<{ name: string }> = {
+const FIELDS = ["name", "resources"];
+
+/** Every element of an array, holes included, is a string. */
+const allStrings = (list: readonly unknown[]): boolean => Array.from(list).every((item) => typeof item === "string");
+
+const loadRequest: Schema<LoadSkillRequest> = {
   jsonSchema: {
     type: "object",
-    properties: { name: { type: "string", minLength: 1, maxLength: 64 } },
+    properties: {
+      name: { type: "string", minLength: 1 },
+      resources: { type: "array", items: { type: "string" }, maxItems: MOST_FILES_PER_CALL },
+    },
     required: ["name"],
     additionalProperties: false,
   },
   parse(value) {
-    if (!isPlainObject(value)) return invalidRequest("the arguments must be a plain object { name }");
+    if (!isPlainObject(value)) return invalidRequest("the arguments must be a plain object { name, resources? }");
     const keys = Reflect.ownKeys(value);
-    if (keys.length !== 1 || keys[0] !== "name") return invalidRequest("the only field is name");
+    if (!keys.includes("name") || keys.some((key) => typeof key !== "string" || !FIELDS.includes(key))) return invalidRequest("the fields are name and, optionally, resources");
     const name = value.name;
-    if (typeof name !== "string" || !REQUESTED_NAME.test(name)) return invalidRequest("name is 1-64 letters, digits, _, . or -, not starting with . or -");
-    return { name };
+    if (typeof name !== "string") return invalidRequest("name is a string");
+    if (!keys.includes("resources")) return { name };
+    const files = value.resources;
+    if (!Array.isArray(files) || !allStrings(files)) return invalidRequest("resources is a list of paths");
+    if (files.length > MOST_FILES_PER_CALL) return invalidRequest(`at most ${MOST_FILES_PER_CALL} files per call`);
+    return { name, resources: files.slice() };
   },
 };
+
+/** Code points JSON.stringify keeps as they are and a reader would not see or would see as a line break. */
+const STILL_RAW = (point: number): boolean =>
+  (point >= 0x7f && point <= 0x9f) || point === 0x2028 || point === 0x2029 || point === 0x200e || point === 0x200f || (point >= 0x202a && point <= 0x202e) || (point >= 0x2066 && point <= 0x2069);
+
+const escapeRaw = (character: string): string => {
+  const point = character.codePointAt(0)!;
+  return STILL_RAW(point) ? `\\u${point.toString(16).toUpperCase().padStart(4, "0")}` : character;
+};
+
+/** A name or a path as a JSON string literal that stays on one visible line. */
+const quote = (value: string): string => Array.from(JSON.stringify(value), escapeRaw).join("");
 
 const SKILL_CODES = new Map<string, SkillErrorCode>([
   ["SKILL_NOT_FOUND", "skill_not_found"],
@@ -466,20 +575,42 @@ const SKILL_CODES = new Map<string, SkillErrorCode>([
   ["SKILL_PATH_ESCAPE", "skill_changed"],
 ]);
 
+const FILE_CODES = new Map<string, SkillErrorCode>([
+  ["SKILL_CHANGED", "skill_changed"],
+  ["SKILL_PATH_INVALID", "skill_resource_invalid"],
+  ["SKILL_PATH_ESCAPE", "skill_resource_invalid"],
+  ["SKILL_RESOURCE_MISSING", "skill_resource_invalid"],
+]);
+
 const SKILL_SENTENCES: Record<SkillErrorCode, (name: string) => string> = {
-  skill_not_found: (name) => `there is no skill ${name} in this session's catalog (a skill added later needs a reload)`,
-  skill_invalid_request: (name) => `the request for ${name} is not { name }`,
-  skill_hidden: (name) => `skill ${name} is for the user only (/skill:${name})`,
-  skill_changed: (name) => `skill ${name} changed on disk since the catalog was taken; reload first`,
-  skill_unreadable: (name) => `skill ${name} cannot be read right now`,
+  skill_not_found: (name) => `there is no skill ${quote(name)} in this session's catalog (a skill added later needs a reload)`,
+  skill_invalid_request: (name) => `the request for ${quote(name)} is not { name, resources? }`,
+  skill_hidden: (name) => `skill ${quote(name)} is for the user only (the /skill: command)`,
+  skill_changed: (name) => `skill ${quote(name)} changed on disk since the catalog was taken; reload first`,
+  skill_unreadable: (name) => `skill ${quote(name)} cannot be read right now`,
+  skill_resource_invalid: (name) => `skill ${quote(name)} has no such file (give paths inside its folder, as listed)`,
+  skill_resource_unreadable: (name) => `a file of skill ${quote(name)} cannot be handed over as text`,
 };
 
+const coded = (code: SkillErrorCode, name: string): RuntimeError => new RuntimeError(code, `${code}: ${SKILL_SENTENCES[code](name)}`);
+
 function skillLoadError(error: unknown, name: string): RuntimeError {
-  const code = SKILL_CODES.get(codeOf(error) ?? "") ?? "skill_unreadable";
-  return new RuntimeError(code, `${code}: ${SKILL_SENTENCES[code](name)}`);
+  return coded(SKILL_CODES.get(codeOf(error) ?? "") ?? "skill_unreadable", name);
 }
 
-export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: string }, LoadSkillDetails> {
+const fileLoadError = (error: unknown, name: string): RuntimeError => coded(FILE_CODES.get(codeOf(error) ?? "") ?? "skill_resource_unreadable", name);
+
+/** The body, then the files the skill bundles, each part separated by a blank line. */
+const withFileList = (body: string, name: string, { files, cut }: SkillFiles): string =>
+  files.length === 0
+    ? body
+    : [body, `# Files of skill ${quote(name)}`, SKILL_FILES_NOTE, [...files.map((file) => `- ${file}`), ...(cut ? [`(only the first ${MAX_LISTED_FILES} files are listed)`] : [])].join("\n")]
+        .filter((part) => part.length > 0)
+        .join("\n\n");
+
+const fileSection = (name: string) => (file: ActivatedSkillFile): string => `# File ${quote(file.request)} of skill ${quote(name)}\n\n${file.content}`;
+
+export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRequest, LoadSkillDetails> {
   const snapshot = structuredClone(options.resources);
   const hidden = [...options.hidden];
   const clock = options.now ?? Date.now;
@@ -488,17 +619,28 @@ export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: str
     content: [text(error.message)],
     details: { name, code: error.code as SkillErrorCode },
   });
+  const recorded = (name: string, output: ToolOutput<LoadSkillDetails>): ToolOutput<LoadSkillDetails> => {
+    options.onLoad?.({ name, by: "model", at: clock() });
+    return output;
+  };
+  const bodyOf = async (name: string, skill: ActivatedSkill): Promise<ToolOutput<LoadSkillDetails>> => {
+    const listing = await skillFilesOf(skill.root);
+    return recorded(name, { content: [text(withFileList(skill.body, name, listing))], details: { name, files: listing.files } });
+  };
+  const filesOf = (name: string, requests: string[]): Promise<ToolOutput<LoadSkillDetails>> =>
+    activateSkill(snapshot, name, { resources: requests }).then(
+      ({ resources }) =>
+        recorded(name, { content: [text(resources.map(fileSection(name)).join("\n\n"))], details: { name, resources: resources.map((file) => file.request) } }),
+      (error: unknown) => refused(name, fileLoadError(error, name)),
+    );
   return {
     name: "load_skill",
-    description: "Returns the instructions of a skill from the catalog in the system prompt. Pass the skill's name only.",
+    description: "Returns the instructions of a skill from the catalog in the system prompt and lists its files; with resources, returns those files.",
     schema: loadRequest,
-    execute: async ({ name }) => {
-      if (hidden.includes(name)) return refused(name, new RuntimeError("skill_hidden", `skill_hidden: ${SKILL_SENTENCES.skill_hidden(name)}`));
+    execute: async ({ name, resources = [] }) => {
+      if (hidden.includes(name)) return refused(name, coded("skill_hidden", name));
       return activateSkill(snapshot, name).then(
-        ({ body }) => {
-          options.onLoad?.({ name, by: "model", at: clock() });
-          return { content: [text(body)], details: { name } };
-        },
+        (skill) => (resources.length === 0 ? bodyOf(name, skill) : filesOf(name, resources)),
         (error: unknown) => refused(name, skillLoadError(error, name)),
       );
     },

@@ -10,6 +10,7 @@
  * characters and arrays; nothing is built with `reduce`. The given helpers of the starter
  * are kept as they were handed out.
  */
+import type { Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -25,6 +26,8 @@ import {
   discoverResources,
   loadExtension,
   renderTemplate,
+  type ActivatedSkill,
+  type ActivatedSkillFile,
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
@@ -42,8 +45,15 @@ import { openWorkspace } from "./workspace.js";
 // Types
 // ---------------------------------------------------------------------------
 
-/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill, never a path. */
-export type SkillErrorCode = "skill_not_found" | "skill_invalid_request" | "skill_hidden" | "skill_changed" | "skill_unreadable";
+/** The codes `load_skill` and `/skill:` answer with. Their messages name the skill (quoted), never a path of this machine. */
+export type SkillErrorCode =
+  | "skill_not_found"
+  | "skill_invalid_request"
+  | "skill_hidden"
+  | "skill_changed"
+  | "skill_unreadable"
+  | "skill_resource_invalid" // a requested file that is not a file inside the skill's folder
+  | "skill_resource_unreadable"; // a requested file inside the skill that cannot be handed over as text
 
 /** Error codes thrown on purpose by this module. */
 export type RuntimeErrorCode =
@@ -87,6 +97,9 @@ export interface SkillCatalog {
 /** The first lines of the catalog section; the entries follow after a blank line. */
 export const SKILL_CATALOG_HEADER = "# Skills\n\nBefore you follow one of these skills, load its instructions with the load_skill tool, giving only its name.";
 
+/** The line after the heading of a loaded skill's file list (`# Files of skill "<name>"`). */
+export const SKILL_FILES_NOTE = "Paths are relative to the skill's folder; to read some of these files, call load_skill again with the skill's name and their paths in resources.";
+
 /** One skill body handed over: which skill, who asked (the model through load_skill, or the user through /skill:), when. */
 export interface SkillLoad {
   name: string;
@@ -105,8 +118,18 @@ export interface LoadSkillOptions {
   now?(): number;
 }
 
-/** `details` of a load_skill result: the skill, and on failure the code. */
-export type LoadSkillDetails = { name: string } | { name: string; code: SkillErrorCode };
+/** The arguments of load_skill: a skill's name, and optionally files of that skill to read (paths relative to its folder). */
+export interface LoadSkillRequest {
+  name: string;
+  resources?: string[];
+}
+
+/**
+ * `details` of a load_skill result: the skill, and then the files listed after its body
+ * (`files`), or the files read (`resources`, as requested, duplicates dropped), or on
+ * failure the code.
+ */
+export type LoadSkillDetails = { name: string; files: string[] } | { name: string; resources: string[] } | { name: string; code: SkillErrorCode };
 
 export interface ExpandOptions {
   /** Called when `/skill:` loads a skill (`by: "user"`). */
@@ -287,9 +310,66 @@ function compareNames(a: string, b: string): number {
 
 const FLAG_READ_LIMIT = 64 * 1024;
 
+/** The most files listed after a skill's body, and how many folder levels deep they may lie (`a/b/c.txt` is three). */
+const MAX_LISTED_FILES = 50;
+const MAX_LISTED_DEPTH = 3;
+/** A name that cannot be listed on a line of its own: control characters, line and paragraph separators, bidi controls. */
+const UNLISTABLE_NAME = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+
+/** The files a skill bundles, as listed after its body. */
+interface SkillFiles {
+  /** Paths relative to the skill's folder, `/` between folders. */
+  files: string[];
+  /** True when there were more than `MAX_LISTED_FILES` to list. */
+  cut: boolean;
+}
+
+/**
+ * The files of the skill folder `root`, relative to it with `/` between folders. Only
+ * regular files, at most `MAX_LISTED_DEPTH` levels deep; the folder's own `SKILL.md`, every
+ * entry whose name starts with `.` (and all below it) and every name `UNLISTABLE_NAME`
+ * refuses are left out; symbolic links are neither listed nor followed, so nothing outside
+ * the folder is ever named. Depth first, each folder's entries in code-unit order of name;
+ * at most `MAX_LISTED_FILES` paths, `cut` when there were more. A folder that cannot be read,
+ * or a root that no longer resolves to itself, adds nothing. Reads names only, never contents.
+ */
+async function skillFilesOf(root: string): Promise<SkillFiles> {
+  const files: string[] = [];
+  let cut = false;
+  const walk = async (folder: string, prefix: string, depth: number): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => compareNames(a.name, b.name));
+    for (const entry of entries) {
+      if (cut) return;
+      if (entry.name.startsWith(".") || UNLISTABLE_NAME.test(entry.name)) continue;
+      const relative = `${prefix}${entry.name}`;
+      if (entry.isDirectory()) {
+        if (depth < MAX_LISTED_DEPTH) await walk(path.join(folder, entry.name), `${relative}/`, depth + 1);
+      } else if (entry.isFile() && relative !== "SKILL.md") {
+        if (files.length === MAX_LISTED_FILES) cut = true;
+        else files.push(relative);
+      }
+    }
+  };
+  const inPlace = await realpath(root).then(
+    (resolved) => resolved === root,
+    () => false,
+  );
+  if (inPlace) await walk(root, "", 1);
+  return { files, cut };
+}
+
 /** The YAML between a first line `---` (after an optional BOM) and the next line that is exactly `---`; undefined without one. */
 function frontmatterOf(content: string): string | undefined {
-  const lines = content.replace(/^\uFEFF/, "").split("\n").map((line) => line.replace(/\r$/, ""));
+  const lines = content
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .map((line) => line.replace(/\r$/, ""));
   if (lines[0] !== "---") return undefined;
   const end = lines.indexOf("---", 1);
   return end === -1 ? undefined : lines.slice(1, end).join("\n");
@@ -334,7 +414,13 @@ async function extensionSourcesOf(root: string): Promise<ExtensionSource[]> {
   for (const name of names) {
     if (name.startsWith(".") || !name.endsWith(".mjs")) continue;
     const file = path.join(dir, name);
-    if (!(await stat(file).then((info) => info.isFile(), () => false))) continue;
+    if (
+      !(await stat(file).then(
+        (info) => info.isFile(),
+        () => false,
+      ))
+    )
+      continue;
     sources.push({ id: name.slice(0, -".mjs".length), path: file });
   }
   return sources.sort((a, b) => compareNames(a.id, b.id));
@@ -483,57 +569,103 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 // Lab 13.2 · load_skill
 // ---------------------------------------------------------------------------
 
-class LoadRequestSchema implements Schema<{ name: string }> {
+/** Names and paths as the model reads them: a JSON string, with nothing left that hides text or ends the line. */
+class Quoted {
+  static #hex(code: number): string {
+    let digits = code.toString(16);
+    while (digits.length < 4) digits = "0" + digits;
+    return "\\u" + digits;
+  }
+
+  static #leftRaw(code: number): boolean {
+    if (code >= 0x7f && code <= 0x9f) return true;
+    if (code === 0x2028 || code === 0x2029 || code === 0x200e || code === 0x200f) return true;
+    return (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+  }
+
+  static of(value: string): string {
+    let out = "";
+    for (const character of JSON.stringify(value)) {
+      const code = character.charCodeAt(0);
+      out += Quoted.#leftRaw(code) ? Quoted.#hex(code) : character;
+    }
+    return out;
+  }
+}
+
+class LoadRequestSchema implements Schema<LoadSkillRequest> {
+  static readonly MAX_FILES = 8;
+
   readonly jsonSchema = {
     type: "object",
-    properties: { name: { type: "string", description: "the skill's name, as the catalog lists it" } },
+    properties: {
+      name: { type: "string", description: "the skill's name, as the catalog lists it" },
+      resources: { type: "array", items: { type: "string" }, maxItems: LoadRequestSchema.MAX_FILES, description: "files of the skill to read, relative to its folder" },
+    },
     required: ["name"],
     additionalProperties: false,
   };
 
   static #refuse(reason: string): never {
-    throw new RuntimeError("skill_invalid_request", "skill_invalid_request: load_skill takes { name } only: " + reason);
+    throw new RuntimeError("skill_invalid_request", "skill_invalid_request: load_skill takes { name } or { name, resources }: " + reason);
   }
 
-  static #nameCharacter(character: string): boolean {
-    return /^[A-Za-z0-9_.-]$/.test(character);
-  }
-
-  parse(value: unknown): { name: string } {
+  parse(value: unknown): LoadSkillRequest {
     if (value === null || typeof value !== "object" || Array.isArray(value)) LoadRequestSchema.#refuse("the arguments are not an object");
     const prototype: unknown = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) LoadRequestSchema.#refuse("the arguments are not a plain object");
     const record = value as Record<string, unknown>;
     if (!Object.hasOwn(record, "name")) LoadRequestSchema.#refuse("name is missing");
     for (const key of Object.keys(record)) {
-      if (key !== "name") LoadRequestSchema.#refuse("unexpected field " + key);
+      if (key !== "name" && key !== "resources") LoadRequestSchema.#refuse("unexpected field " + key);
     }
     const name = record["name"];
     if (typeof name !== "string") return LoadRequestSchema.#refuse("name is not a string");
-    if (name.length === 0 || name.length > 64) LoadRequestSchema.#refuse("name has 1 to 64 characters");
-    if (name[0] === "." || name[0] === "-") LoadRequestSchema.#refuse("name starts with . or -");
-    for (const character of name) {
-      if (!LoadRequestSchema.#nameCharacter(character)) LoadRequestSchema.#refuse("name holds a character other than letters, digits, _, . and -");
+    if (!Object.hasOwn(record, "resources")) return { name };
+    const requested = record["resources"];
+    if (!Array.isArray(requested)) return LoadRequestSchema.#refuse("resources is not an array");
+    if (requested.length > LoadRequestSchema.MAX_FILES) LoadRequestSchema.#refuse("more than " + LoadRequestSchema.MAX_FILES + " files asked for");
+    const files: string[] = [];
+    for (let index = 0; index < requested.length; index++) {
+      const file: unknown = requested[index];
+      if (typeof file !== "string") LoadRequestSchema.#refuse("resources holds something other than a path");
+      files.push(file as string);
     }
-    return { name };
+    return { name, resources: files };
   }
 }
 
 function skillLoadError(error: unknown, name: string): RuntimeError {
+  const shown = Quoted.of(name);
   switch (codeOf(error)) {
     case "SKILL_NOT_FOUND":
-      return new RuntimeError("skill_not_found", "skill_not_found: no skill called " + name + " was in the catalog when this session took it");
+      return new RuntimeError("skill_not_found", "skill_not_found: no skill called " + shown + " was in the catalog when this session took it");
     case "SKILL_CHANGED":
     case "SKILL_PATH_ESCAPE":
-      return new RuntimeError("skill_changed", "skill_changed: skill " + name + " is no longer what the catalog lists");
+      return new RuntimeError("skill_changed", "skill_changed: skill " + shown + " is no longer what the catalog lists");
     default:
-      return new RuntimeError("skill_unreadable", "skill_unreadable: skill " + name + " could not be read");
+      return new RuntimeError("skill_unreadable", "skill_unreadable: skill " + shown + " could not be read");
   }
 }
 
-class LoadSkill implements Tool<{ name: string }, LoadSkillDetails> {
+/** What went wrong reading the files a model asked of a skill whose SKILL.md was just read. */
+function fileRequestError(error: unknown, name: string): RuntimeError {
+  const shown = Quoted.of(name);
+  switch (codeOf(error)) {
+    case "SKILL_CHANGED":
+      return skillLoadError(error, name);
+    case "SKILL_PATH_INVALID":
+    case "SKILL_PATH_ESCAPE":
+    case "SKILL_RESOURCE_MISSING":
+      return new RuntimeError("skill_resource_invalid", "skill_resource_invalid: skill " + shown + " holds no such file; ask for paths inside its folder");
+    default:
+      return new RuntimeError("skill_resource_unreadable", "skill_resource_unreadable: a file of skill " + shown + " is too large, not text or unreadable");
+  }
+}
+
+class LoadSkill implements Tool<LoadSkillRequest, LoadSkillDetails> {
   readonly name = "load_skill";
-  readonly description = "Load the full instructions of a skill from the skill catalog, by its name.";
+  readonly description = "Load the full instructions of a skill from the skill catalog, by its name, with the list of its files; or, with resources, some of those files.";
   readonly schema = new LoadRequestSchema();
   readonly #resources: ResourceCatalog;
   readonly #hidden: ReadonlySet<string>;
@@ -556,11 +688,41 @@ class LoadSkill implements Tool<{ name: string }, LoadSkillDetails> {
     return false;
   }
 
-  async execute(parameters: { name: string }, _context: ToolContext): Promise<ToolOutput<LoadSkillDetails>> {
+  static #listed(name: string, body: string, listing: SkillFiles): string {
+    if (listing.files.length === 0) return body;
+    let list = "";
+    for (const file of listing.files) list += (list === "" ? "" : "\n") + "- " + file;
+    if (listing.cut) list += "\n(only the first " + MAX_LISTED_FILES + " files are listed)";
+    const head = "# Files of skill " + Quoted.of(name) + "\n\n" + SKILL_FILES_NOTE + "\n\n" + list;
+    return body === "" ? head : body + "\n\n" + head;
+  }
+
+  async #body(name: string, skill: ActivatedSkill): Promise<ToolOutput<LoadSkillDetails>> {
+    const listing = await skillFilesOf(skill.root);
+    return { content: [text(LoadSkill.#listed(name, skill.body, listing))], details: { name, files: listing.files } };
+  }
+
+  async #files(name: string, requests: string[]): Promise<ToolOutput<LoadSkillDetails>> {
+    let read;
+    try {
+      read = await activateSkill(this.#resources, name, { resources: requests });
+    } catch (error) {
+      return LoadSkill.#failed(name, fileRequestError(error, name));
+    }
+    const sections: string[] = [];
+    const names: string[] = [];
+    for (const file of read.resources) {
+      sections.push("# File " + Quoted.of(file.request) + " of skill " + Quoted.of(name) + "\n\n" + file.content);
+      names.push(file.request);
+    }
+    return { content: [text(sections.join("\n\n"))], details: { name, resources: names } };
+  }
+
+  async execute(parameters: LoadSkillRequest, _context: ToolContext): Promise<ToolOutput<LoadSkillDetails>> {
     const name = parameters.name;
     if (!this.#known(name)) return LoadSkill.#failed(name, skillLoadError({ code: "SKILL_NOT_FOUND" }, name));
     if (this.#hidden.has(name)) {
-      return LoadSkill.#failed(name, new RuntimeError("skill_hidden", "skill_hidden: skill " + name + " is disable-model-invocation; only the user can load it"));
+      return LoadSkill.#failed(name, new RuntimeError("skill_hidden", "skill_hidden: skill " + Quoted.of(name) + " is disable-model-invocation; only the user can load it"));
     }
     let activated;
     try {
@@ -568,12 +730,15 @@ class LoadSkill implements Tool<{ name: string }, LoadSkillDetails> {
     } catch (error) {
       return LoadSkill.#failed(name, skillLoadError(error, name));
     }
+    const requests = parameters.resources ?? [];
+    const output = requests.length === 0 ? await this.#body(name, activated) : await this.#files(name, requests);
+    if (output.isError === true) return output;
     if (this.#onLoad !== undefined) this.#onLoad({ name, by: "model", at: this.#now() });
-    return { content: [text(activated.body)], details: { name } };
+    return output;
   }
 }
 
-export function createLoadSkillTool(options: LoadSkillOptions): Tool<{ name: string }, LoadSkillDetails> {
+export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRequest, LoadSkillDetails> {
   return new LoadSkill(options);
 }
 
