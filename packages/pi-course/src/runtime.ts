@@ -730,7 +730,8 @@ function applyTemplate(rest: string, resources: ResourceCatalog): ExpandedInput 
   const shape = COMMAND_SHAPE.exec(rest);
   if (shape === null) throw new RuntimeError("COMMAND_INVALID", "/template: 后面要紧跟模板名，例如 /template:review file=src/app.js");
   const name = shape[1]!;
-  const values: Record<string, string> = {};
+  // No prototype: a key named __proto__ is a key like any other (given twice, it is refused).
+  const values: Record<string, string> = Object.create(null);
   for (const token of (shape[2] ?? "").split(/\s+/).filter((part) => part !== "")) {
     const argument = ARGUMENT_SHAPE.exec(token);
     if (argument === null)

@@ -46,6 +46,9 @@ test("commands: names and keys that are Object.prototype's own", async (t) => {
     const result = await expandInput("/template:review __proto__=x target=a owner=b", resources);
     assert.equal(textOf(result.message), "Review a for b.");
   });
+  await check("§8.3：__proto__ 也是一个普通的 key：写两次是 COMMAND_INVALID，和别的 key 一样", async () => {
+    await rejectsWith(expandInput("/template:review __proto__=x __proto__=y target=a owner=b", resources), "COMMAND_INVALID", "__proto__ twice");
+  });
 });
 
 test("commands: text that looks like another command is never expanded again", async (t) => {

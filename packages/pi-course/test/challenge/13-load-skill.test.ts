@@ -44,6 +44,12 @@ test("load_skill: hostile arguments are refused before any file is read", async 
     ['JSON 里的 "__proto__" 字段', JSON.parse('{"__proto__": {"name": "review"}}')],
     ['name 之外还有 JSON 的 "__proto__"', JSON.parse('{"name": "review", "__proto__": null}')],
     ["name 之外还有 constructor", JSON.parse('{"name": "review", "constructor": "x"}')],
+    ["名字是数组", { name: ["review"] }],
+    ["名字是带 toString 的对象", { name: { toString: () => "review" } }],
+    ["参数是数字", 7],
+    ["参数是 undefined", undefined],
+  ];
+  const unknown: [string, unknown][] = [
     ["结尾多一个换行", { name: "review\n" }],
     ["结尾多一个空格", { name: "review " }],
     ["西里尔字母的 і", { name: "rev\u0456ew" }],
@@ -52,18 +58,25 @@ test("load_skill: hostile arguments are refused before any file is read", async 
     ["一百万个字符的名字", { name: "r".repeat(1_000_000) }],
     ["路径分隔符", { name: "skills/review" }],
     ["反斜杠", { name: "..\\review" }],
-    ["名字是数组", { name: ["review"] }],
-    ["名字是带 toString 的对象", { name: { toString: () => "review" } }],
-    ["参数是数字", 7],
-    ["参数是 undefined", undefined],
   ];
   await check(
-    "§8.2：参数只能是一个普通对象 { name }，name 只能是那 64 个 ASCII 字符以内的形状：像它而不是它的（换行、空格、同形字、零宽字符、超长、对象、JSON 的 __proto__ 字段）都以 skill_invalid_request 拒绝，而且不读盘",
+    "§8.2：参数只能是一个普通对象，name 是它自己的字符串字段：多出的字段（JSON 的 __proto__、constructor）、不是字符串的名字、不是对象的参数都以 skill_invalid_request 拒绝，而且不读盘",
     async () => {
       for (const [label, args] of refused) {
         const result = await ws.call(args);
         assert.equal(result.isError, true, label);
         assert.match(textOf(result), /skill_invalid_request/, `${label}：${textOf(result).slice(0, 200)}`);
+      }
+      assert.deepEqual(ws.loads, []);
+    },
+  );
+  await check(
+    "§8.2：像名字而不是快照里那个名字的字符串（换行、空格、同形字、零宽字符、超长、路径）都是 skill_not_found，消息只有一行，而且不读盘",
+    async () => {
+      for (const [label, args] of unknown) {
+        const result = await ws.call(args);
+        assert.equal(result.isError, true, label);
+        assert.match(textOf(result), /^skill_not_found: [^\n]*$/, `${label}：${textOf(result).slice(0, 200)}`);
       }
       assert.deepEqual(ws.loads, []);
     },

@@ -190,7 +190,7 @@ test("turn: the model asking load_skill with hostile arguments gets paired refus
     assert.equal(result.stopReason, "stop");
     const said = toolResults(result.messages).map((r) => [r.isError, textOf(r).match(/skill_[a-z_]+/)?.[0]]);
     assert.deepEqual(said, [
-      [true, "skill_invalid_request"],
+      [true, "skill_not_found"],
       [true, "skill_invalid_request"],
       [true, "skill_not_found"],
     ]);
