@@ -24,8 +24,16 @@ export interface TextSection {
   text: string;
 }
 
+/**
+ * A section number: `12`, `18.1`, or a contract appendix's `C3.2` (the rules of lesson section
+ * 3, numbered as the lesson is). The one place this is written; manifests, fault rules and
+ * `verify` build their patterns from it.
+ */
+export const SECTION_NUMBER_SOURCE = String.raw`C?\d+(?:\.\d+)*`;
+
 const HEADING = /^(#{1,6})\s+(.*?)\s*$/;
-const NUMBERED = /^(\d+(?:\.\d+)*)\.?\s+(.*)$/;
+const NUMBERED = new RegExp(String.raw`^(${SECTION_NUMBER_SOURCE})\.?\s+(.*)$`);
+const RULE_LINE = new RegExp(String.raw`^§(${SECTION_NUMBER_SOURCE})\s*[：:]\s*\S`);
 const FENCE = /^\s*(`{3,}|~{3,})/;
 
 /** Each line of `markdown` with whether it lies inside a fenced code block (the fence lines included). */
@@ -106,7 +114,7 @@ export function chapterSections(markdown: string): TextSection[] {
   return sections;
 }
 
-/** The section numbered `number` (`"12"`, `"18.1"`, `"§3.4"`) of `markdown`, or undefined. */
+/** The section numbered `number` (`"12"`, `"18.1"`, `"§3.4"`, `"§C3.2"`) of `markdown`, or undefined. */
 export function findSection(markdown: string, number: string): TextSection | undefined {
   const wanted = number.trim().replace(/^§/, "").replace(/\.$/, "");
   return chapterSections(markdown).find((section) => section.number === wanted);
@@ -115,6 +123,6 @@ export function findSection(markdown: string, number: string): TextSection | und
 /** The rule a lab test's failure names on its first line (`§3.4：roots 按给出的顺序扫描…`) and its section, or undefined. */
 export function ruleOf(message: string): { rule: string; section: string } | undefined {
   const first = message.split(/\r?\n/, 1)[0]?.trim() ?? "";
-  const match = /^§(\d+(?:\.\d+)*)\s*[：:]\s*\S/.exec(first);
+  const match = RULE_LINE.exec(first);
   return match === null ? undefined : { rule: first, section: match[1]! };
 }

@@ -76,3 +76,18 @@ test("the rule of a failure is its first line when it starts with §x.y：", () 
   assert.deepEqual(ruleOf("§18.1: ascii colon too"), { rule: "§18.1: ascii colon too", section: "18.1" });
   for (const none of ["Lab 12.1 resource catalog 尚未实现", "see §3.4：later on the line", "§3.4：", ""]) assert.equal(ruleOf(none), undefined, none);
 });
+
+test("a contract appendix numbers its rules as the lesson does, with a C in front (§C3.2)", () => {
+  const contract = "# 第 3 章\n\n## 3. Lab 3.1 · 文本块\n\n课文。\n\n## 附录 · 契约\n\n### C3 text()\n\n#### C3.2 新对象\n\n每次一个新对象。\n";
+  assert.deepEqual(
+    chapterSections(contract).map(({ number, title }) => ({ number, title })),
+    [
+      { number: "3", title: "Lab 3.1 · 文本块" },
+      { number: "C3", title: "text()" },
+      { number: "C3.2", title: "新对象" },
+    ],
+  );
+  assert.equal(findSection(contract, "§C3.2")?.text, "#### C3.2 新对象\n\n每次一个新对象。");
+  assert.deepEqual(ruleOf("§C3.2：每次一个新对象\nExpected"), { rule: "§C3.2：每次一个新对象", section: "C3.2" });
+  assert.equal(ruleOf("§Cx：no number"), undefined);
+});
