@@ -82,10 +82,8 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** A text block written out, so that the tests of a lab do not depend on another lab's function. */
-function block(value: string): TextContent {
-  return { type: "text", text: value };
-}
+/** A text block written out as the contract states it, so that Lab 3.2's tests do not depend on Lab 3.1's function. */
+const block = (value: string): TextContent => ({ type: "text", text: value });
 
 /** The running example's tool call: the model asks to read a.ts. */
 const readCall: ToolCall = { type: "toolCall", id: "call-1", name: "read", arguments: { path: "a.ts" } };
