@@ -87,6 +87,7 @@ export function textOf(message: { readonly content: readonly (TextContent | Tool
  * the call, also when `undefined` is passed; any number given is kept as it is, `0` included.
  * Each call returns a new plain object, its own `content` array and block.
  */
-export function userMessage(value: string, timestamp: number = Date.now()): UserMessage {
-  return { role: "user", content: [text(value)], timestamp };
+export function userMessage(value: string, timestamp?: number): UserMessage {
+  // `??`, not `||`: 0 is a time (the epoch), only `undefined` means "not given".
+  return { role: "user", content: [text(value)], timestamp: timestamp ?? Date.now() };
 }
