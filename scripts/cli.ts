@@ -9,7 +9,7 @@
  * `--help` of every command, its usage errors (`core/cli.ts`) and the table of exit statuses in
  * `docs/commands.md` (`core/exit-status.ts`) are rendered from here.
  */
-import { chapterArgument, defineCommand, parseTarget, runMain, type Command, type CommandContext, type Parsed } from "./lib/core/cli.js";
+import { chapterArgument, defineCommand, labId, parseTarget, runMain, type Command, type CommandContext, type Parsed } from "./lib/core/cli.js";
 import { COMMAND_NAMES, courseCommand, isCommandName, type CommandName } from "./lib/core/command-line.js";
 import { CourseError, formatError } from "./lib/core/errors.js";
 import { exitCodeFor } from "./lib/core/exit-status.js";
@@ -174,7 +174,7 @@ const lab = defineCommand("lab", {
       timeoutSeconds: values.timeout === undefined ? DEFAULT_TIMEOUT_SECONDS : seconds(values.timeout),
     };
     if (args.where) {
-      if (target.lab === undefined) throw new CourseError("USAGE", `--where 针对一个 Lab：写 ${target.chapter}.1 这样的编号`);
+      if (target.lab === undefined) throw new CourseError("USAGE", `--where 针对一个 Lab：写 ${labId(target.chapter, 1)} 这样的编号`);
       const other = args.watch
         ? "--watch"
         : args.verbose
@@ -195,7 +195,7 @@ const lab = defineCommand("lab", {
       ["--compare", args.compare],
     ] as const) {
       if (!set) continue;
-      if (target.lab === undefined) throw new CourseError("USAGE", `${option} 针对一个 Lab：写 ${target.chapter}.1 这样的编号`);
+      if (target.lab === undefined) throw new CourseError("USAGE", `${option} 针对一个 Lab：写 ${labId(target.chapter, 1)} 这样的编号`);
       const other = args.watch
         ? "--watch"
         : args.json
@@ -243,7 +243,8 @@ const hint = defineCommand("hint", {
     }
     const reset = values.reset === true;
     if (reset && level !== undefined) throw new CourseError("USAGE", "--reset 和 --level 不能同时使用");
-    if (!reset && target.lab === undefined) throw new CourseError("USAGE", `提示针对单个 Lab：写 ${target.chapter}.1 这样的编号（或用 --reset 重置整章）`);
+    if (!reset && target.lab === undefined)
+      throw new CourseError("USAGE", `提示针对单个 Lab：写 ${labId(target.chapter, 1)} 这样的编号（或用 --reset 重置整章）`);
     return { target, reset, json: values.json === true, ...(level === undefined ? {} : { level: Number(level) }) };
   },
   run: async (args, context) => (await import("./hint.js")).run(args, context),

@@ -18,7 +18,7 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { chapterArgument, parseTarget, type CommandContext, type LabTarget } from "./lib/core/cli.js";
+import { chapterArgument, labId, parseTarget, type CommandContext, type LabTarget } from "./lib/core/cli.js";
 import { courseCommand } from "./lib/core/command-line.js";
 import { CourseError } from "./lib/core/errors.js";
 import { catchInterruptions } from "./lib/core/interrupt.js";
@@ -172,7 +172,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
 
     async runLab(raw, signal) {
       const target = ownTarget(parseTarget(raw.trim()));
-      if (target.lab === undefined) throw new CourseError("USAGE", `run_lab 针对单个 Lab：写 ${target.chapter}.1 这样的编号（全章进度用 lab_status）`);
+      if (target.lab === undefined) throw new CourseError("USAGE", `run_lab 针对单个 Lab：写 ${labId(target.chapter, 1)} 这样的编号（全章进度用 lab_status）`);
       const ran = await run(target, signal);
       const { manifest, notes } = ran;
       const spec = ran.selected[0]!;
@@ -228,7 +228,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
 
     async nextHint(raw, signal) {
       const target = ownTarget(parseTarget(raw.trim()));
-      if (target.lab === undefined) throw new CourseError("USAGE", `提示针对单个 Lab：写 ${target.chapter}.1 这样的编号`);
+      if (target.lab === undefined) throw new CourseError("USAGE", `提示针对单个 Lab：写 ${labId(target.chapter, 1)} 这样的编号`);
       const manifest = await loadManifest(root, target.chapter);
       const [lab] = selectLabs(manifest, target);
       const lines = learnerPreamble(root, manifest.id);
@@ -284,7 +284,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
 
     async predict(raw) {
       const target = raw === undefined ? undefined : ownTarget(parseTarget(raw.trim()));
-      if (target !== undefined && target.lab === undefined) throw new CourseError("USAGE", `predict 针对单个 Lab：写 ${target.chapter}.1 这样的编号`);
+      if (target !== undefined && target.lab === undefined) throw new CourseError("USAGE", `predict 针对单个 Lab：写 ${labId(target.chapter, 1)} 这样的编号`);
       const manifest = await loadManifest(root, target?.chapter ?? chapter);
       const digest = teachingDigest(root, manifest);
       const progress = readProgress(root);

@@ -4,7 +4,10 @@
  * Every later chapter speaks in these shapes: the model sees `AgentMessage`s, tools
  * answer with `ToolResultMessage`s paired to a `ToolCall` by id, and a template
  * renders to a `UserMessage`. The shapes are plain JSON data on purpose, so that
- * `structuredClone` copies them and `JSON.stringify` shows everything they hold.
+ * `structuredClone` copies them and `JSON.stringify` shows everything they hold: objects
+ * whose prototype is `Object.prototype`, arrays, strings, numbers, booleans, no field whose
+ * value is `undefined`, no class instance. Every helper below returns a fresh object that
+ * the caller may change without touching anything else.
  */
 
 /** A block of plain text inside a message. */
@@ -21,12 +24,14 @@ export interface ToolCall {
   arguments: unknown;
 }
 
+/** What the user typed, as one or more text blocks, with the time it was written (ms since the epoch). */
 export interface UserMessage {
   role: "user";
   content: TextContent[];
   timestamp: number;
 }
 
+/** One answer of the model: text blocks and tool calls in the order they arrived. */
 export interface AssistantMessage {
   role: "assistant";
   content: (TextContent | ToolCall)[];
@@ -44,17 +49,27 @@ export interface ToolResultMessage {
   timestamp: number;
 }
 
+/** Every message of a conversation: what the model is sent and what a session stores. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
-/** Wraps a string as a text block. */
+// ── Lab 3.1 · 文本块：原样包住字符串，每次一个新对象 ──
+
+/**
+ * Wraps a string as a text block: exactly `{ type: "text", text: value }`, `value` kept as it
+ * is (not trimmed, not normalised), the fields in that order. Each call returns a new plain
+ * object the caller may change.
+ */
 export function text(value: string): TextContent {
   return { type: "text", text: value };
 }
 
+// ── Lab 3.2 · textOf：文本块首尾相接，工具调用不出声 ──
+
 /**
- * The text of a message: its text blocks joined with `""`, tool calls skipped.
- * Joining with nothing keeps a streamed answer that arrived in pieces identical to
- * the same answer delivered whole.
+ * The text of a message: its text blocks in order, each as it is, joined with `""`; tool
+ * calls add nothing (no character, no separator); no text block at all gives `""`. Joining
+ * with nothing keeps a streamed answer that arrived in pieces identical to the same answer
+ * delivered whole. The message is only read, so a frozen one works too.
  */
 export function textOf(message: { readonly content: readonly (TextContent | ToolCall)[] }): string {
   let joined = "";
@@ -64,7 +79,15 @@ export function textOf(message: { readonly content: readonly (TextContent | Tool
   return joined;
 }
 
-/** A user message holding one text block; `timestamp` defaults to `Date.now()`. */
-export function userMessage(value: string, timestamp: number = Date.now()): UserMessage {
-  return { role: "user", content: [text(value)], timestamp };
+// ── Lab 3.3 · userMessage：时间戳 0 也是时间戳 ──
+
+/**
+ * A user message holding exactly one text block `text(value)` (also for `""`), as
+ * `{ role, content, timestamp }` in that order. `timestamp` defaults to `Date.now()` read at
+ * the call, also when `undefined` is passed; any number given is kept as it is, `0` included.
+ * Each call returns a new plain object, its own `content` array and block.
+ */
+export function userMessage(value: string, timestamp?: number): UserMessage {
+  // `??`, not `||`: 0 is a time (the epoch), only `undefined` means "not given".
+  return { role: "user", content: [text(value)], timestamp: timestamp ?? Date.now() };
 }

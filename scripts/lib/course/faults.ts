@@ -44,6 +44,7 @@ import { teachingFilesOf } from "./history.js";
 import { IDENTIFIER, type ChapterManifest } from "./manifest.js";
 import { parseFunctionSpec, parseStatementSpec, placeLine } from "../ts/placement.js";
 import { locateFault } from "./fault-anchor.js";
+import { SECTION_NUMBER_SOURCE } from "./sections.js";
 
 /** How the learner's own file is changed: one line inserted before a statement of one function (see `placement.ts`). */
 export interface LearnerPatch {
@@ -91,11 +92,12 @@ const LEARNER_KEYS = new Set(["function", "before", "insert", "explain"]);
 const PROJECTED_KEYS = ["id", "lab", "rule", "description", "file", "killedBy", "exercise", "learner"] as const;
 
 /** A fault's `rule`: the section of the chapter text that states it, then the rule. */
-const RULE = /^§\d+(?:\.\d+)*\s+\S/;
+const RULE = new RegExp(String.raw`^§${SECTION_NUMBER_SOURCE}\s+\S`);
+const RULE_SECTION = new RegExp(`^§(${SECTION_NUMBER_SOURCE})`);
 
 /** The section a fault's rule names (`"§3.4 …"` → `"3.4"`), or undefined when it has no rule. */
 export function ruleSection(fault: Pick<CommonFields, "rule">): string | undefined {
-  return fault.rule === undefined ? undefined : /^§(C?\d+(?:\.\d+)*)/.exec(fault.rule)?.[1];
+  return fault.rule === undefined ? undefined : RULE_SECTION.exec(fault.rule)?.[1];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

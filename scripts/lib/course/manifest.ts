@@ -51,7 +51,7 @@
  * - every starter `from`/`to`, every focused test, every provided file and the text are
  *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
- * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`, a contract rule's `C3.4`), its
+ * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`, a contract appendix's `C3.2`), its
  *   `challenge` entries files of `challenge.tests`; a fault under a lab is that lab's (a `lab`
  *   field there must name it). Whether they name the right things is `verify`'s (`lab-address.ts`);
  * - `faults` is checked loosely here (objects with string `id` and `lab`), the fault
@@ -64,6 +64,7 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import { normalizeChapterId } from "../core/cli.js";
 import { CourseError } from "../core/errors.js";
+import { SECTION_NUMBER_SOURCE } from "./sections.js";
 
 // Chapter ids typed by users are normalised where the command line is read; re-exported here
 // because a manifest's id is the normalised form.
@@ -166,7 +167,7 @@ const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
 /** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
 export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-const SECTION_NUMBER = /^C?\d+(?:\.\d+)*$/;
+const SECTION_NUMBER = new RegExp(`^${SECTION_NUMBER_SOURCE}$`);
 
 /** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
 export function manifestPathFor(id: string): string {

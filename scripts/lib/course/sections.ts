@@ -24,13 +24,22 @@ export interface TextSection {
   text: string;
 }
 
+/**
+ * A section number: `12`, `18.1`, or a contract appendix's `C3.2` (the rules of lesson section
+ * 3, numbered as the lesson is). The one place this is written; manifests, fault rules and
+ * `verify` build their patterns from it.
+ */
+export const SECTION_NUMBER_SOURCE = String.raw`C?\d+(?:\.\d+)*`;
+
 const HEADING = /^(#{1,6})\s+(.*?)\s*$/;
-/** A section number: `12`, `18.1`, or a contract rule's `C3.4` (the heading may write it `§C3.4`). */
-const NUMBERED = /^§?(C?\d+(?:\.\d+)*)\.?\s+(.*)$/;
+/** A section's number at the start of its heading (the heading may write a contract rule's number `§C3.4`). */
+const NUMBERED = new RegExp(String.raw`^§?(${SECTION_NUMBER_SOURCE})\.?\s+(.*)$`);
 /** One citation of a section in a rule: `§3.4`, `§C3.4`. */
-const CITATION = /§(C?\d+(?:\.\d+)*)/g;
+const CITATION = new RegExp(String.raw`§(${SECTION_NUMBER_SOURCE})`, "g");
+/** A string literal that starts with `§`, in double, single or back quotes (its text is one of the three groups). */
+const RULE_STRING = /"(§[^"\n]*)"|'(§[^'\n]*)'|`(§[^`]*)`/g;
 /** A rule's citations before its colon: `§5.1、§5.3：` (one or more, separated by 、 or a comma). */
-const CITATIONS = /^§C?\d+(?:\.\d+)*(?:\s*[、,，]\s*§C?\d+(?:\.\d+)*)*(?=\s*[：:]\s*\S)/;
+const CITATIONS = new RegExp(String.raw`^§${SECTION_NUMBER_SOURCE}(?:\s*[、,，]\s*§${SECTION_NUMBER_SOURCE})*(?=\s*[：:]\s*\S)`);
 const FENCE = /^\s*(`{3,}|~{3,})/;
 
 /** Each line of `markdown` with whether it lies inside a fenced code block (the fence lines included). */
@@ -111,7 +120,7 @@ export function chapterSections(markdown: string): TextSection[] {
   return sections;
 }
 
-/** The section numbered `number` (`"12"`, `"18.1"`, `"§3.4"`) of `markdown`, or undefined. */
+/** The section numbered `number` (`"12"`, `"18.1"`, `"§3.4"`, `"§C3.2"`) of `markdown`, or undefined. */
 export function findSection(markdown: string, number: string): TextSection | undefined {
   const wanted = number.trim().replace(/^§/, "").replace(/\.$/, "");
   return chapterSections(markdown).find((section) => section.number === wanted);
@@ -134,15 +143,17 @@ export function ruleOf(message: string): { rule: string; section: string } | und
 }
 
 /**
- * The rules a test file's checks are written under: the first argument of each
- * `rule("§…：…", …)` call that is a plain string, with its 1-based line. What a failure of
- * that check prints first.
+ * The rules a test file states: every string literal of it (double, single or back quotes)
+ * that starts with a rule's citations and colon (`"§C4.1：…"`, `'§3.4：…'`), with its 1-based
+ * line, whether it is written inside a `rule(…)` call or kept in a table the calls read. What
+ * a failure of that check prints first.
  */
 export function ruleCalls(testText: string): { rule: string; line: number }[] {
   const calls: { rule: string; line: number }[] = [];
-  const lines = testText.split(/\r?\n/);
-  lines.forEach((line, index) => {
-    for (const match of line.matchAll(/\brule\(\s*(["'`])(§[^"'`]*)\1/g)) calls.push({ rule: match[2]!, line: index + 1 });
-  });
+  for (const match of testText.matchAll(RULE_STRING)) {
+    const rule = match[1] ?? match[2] ?? match[3]!;
+    if (citedSections(rule).length === 0) continue;
+    calls.push({ rule, line: testText.slice(0, match.index).split("\n").length });
+  }
   return calls;
 }

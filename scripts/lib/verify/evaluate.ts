@@ -3,6 +3,7 @@
  * declaration files) to its lines. Tested on synthetic results, without running anything.
  */
 import type { ChapterManifest } from "../course/manifest.js";
+import { SECTION_NUMBER_SOURCE } from "../course/sections.js";
 import { topLevelResults } from "../testing/suite.js";
 import { scaffoldLabOf, summarizeLabs, type TestRun } from "../testing/results.js";
 import type { CheckResult } from "./checks.js";
@@ -74,7 +75,7 @@ export function evaluateChapterTotal(manifest: ChapterManifest, run: Pick<TestRu
 /** The numbered sections of a chapter text: `3`, `3.4`, … from headings such as `## 3. …` and `### 3.4 …`. */
 export function textSections(text: string): Set<string> {
   const sections = new Set<string>();
-  for (const match of text.matchAll(/^#{2,4}\s+(\d+(?:\.\d+)*)\.?\s/gm)) sections.add(match[1]!);
+  for (const match of text.matchAll(new RegExp(String.raw`^#{2,4}\s+(${SECTION_NUMBER_SOURCE})\.?\s`, "gm"))) sections.add(match[1]!);
   return sections;
 }
 

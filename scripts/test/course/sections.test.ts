@@ -97,4 +97,23 @@ test("contract rules are sections numbered C…, and a rule may cite several sec
     { rule: "§C2.1：a", line: 1 },
     { rule: "§3：b", line: 2 },
   ]);
+  assert.deepEqual(ruleCalls('const statements = {\n  "C4.1": "§C4.1：首尾相接",\n};\nrule(\n  \'§C4.2：不出声\', f); rule("§ 不是规则", g);'), [
+    { rule: "§C4.1：首尾相接", line: 2 },
+    { rule: "§C4.2：不出声", line: 5 },
+  ]);
+});
+
+test("a contract appendix numbers its rules as the lesson does, with a C in front (§C3.2)", () => {
+  const contract = "# 第 3 章\n\n## 3. Lab 3.1 · 文本块\n\n课文。\n\n## 附录 · 契约\n\n### C3 text()\n\n#### C3.2 新对象\n\n每次一个新对象。\n";
+  assert.deepEqual(
+    chapterSections(contract).map(({ number, title }) => ({ number, title })),
+    [
+      { number: "3", title: "Lab 3.1 · 文本块" },
+      { number: "C3", title: "text()" },
+      { number: "C3.2", title: "新对象" },
+    ],
+  );
+  assert.equal(findSection(contract, "§C3.2")?.text, "#### C3.2 新对象\n\n每次一个新对象。");
+  assert.deepEqual(ruleOf("§C3.2：每次一个新对象\nExpected"), { rule: "§C3.2：每次一个新对象", section: "C3.2" });
+  assert.equal(ruleOf("§Cx：no number"), undefined);
 });

@@ -1,11 +1,11 @@
 /**
- * Measures a chapter's blind solutions (`12/`, `13/`) against the chapter's lab tests.
+ * Measures a chapter's blind solutions (`03/`, `12/`, `13/`, any `NN/`) against the chapter's lab tests.
  *
  *   npx tsx scripts/test/support/solutions/measure.ts              every solution: lab results, public .d.ts check
  *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
  *   options: --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
  *            --only <solution | base | mistake id prefix>   --jobs <n>   --verbose
- *            --chapter <NN>   the chapter measured: 12 (the default) or 13, each with its
+ *            --chapter <NN>   the chapter measured (12 by default; 3 and 03 both name chapter 03), each with its
  *                             own folder of solutions, mistakes.yaml and, when it has one, rule-probes.ts
  *
  * What a chapter's measurement needs comes from its manifest `checkpoints/NN.yaml`: the
@@ -40,7 +40,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { isEntryPoint } from "../../../lib/core/cli.js";
+import { isEntryPoint, normalizeChapterId } from "../../../lib/core/cli.js";
 import { courseRoot } from "../../../lib/core/paths.js";
 import { resolveCompiler, type Compiler } from "../../../lib/testing/compiler.js";
 
@@ -406,7 +406,8 @@ async function main(): Promise<number> {
       probes: { type: "boolean" },
     },
   });
-  const chapter = chapterSetup(values.chapter ?? "12");
+  const asked = values.chapter ?? "12";
+  const chapter = chapterSetup(normalizeChapterId(asked) ?? asked);
   const expected = chapter.expectedTests;
   const withProbes = values.probes === true;
   if (withProbes && chapter.probes === undefined) throw new Error(`chapter ${chapter.id} has no rule-probes.ts`);
