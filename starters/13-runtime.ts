@@ -618,7 +618,7 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
   // 🔨 Lab 13.5：prepareContext 每次都用 buildContext 从 session 的 activePath 算出这次请求；
   //    total 超过 maxTokens 就抛 RUNTIME_CONTEXT_OVERFLOW，不发送；放得下才发出 request 事件再返回
   // 🔨 Lab 13.5：循环的每个 message 事件：追加进 session，并作为 message 事件发出
-  // 🔨 Lab 13.5：循环以 aborted 结束 → 结果带上 failure { code: "TURN_ABORTED", message: 循环的 errorMessage }
+  // 🔨 Lab 13.5：循环以 aborted 结束 → 结果带上 failure：code 是 TURN_ABORTED，message 是循环的 errorMessage
   void core;
   void input;
   void promptOptions;
