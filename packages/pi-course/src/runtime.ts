@@ -761,7 +761,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 // Lab 13.5 · 一次请求：预算之内，经扩展 host，记进 session
 // ---------------------------------------------------------------------------
 
-/** The system prompt of a state: the base prompt, the instructions (the user's, then the project's), the skill catalog; empty parts left out, parts joined by a blank line. */
+/**
+ * The system prompt of a state: the base prompt, the instructions (the user's, then the
+ * project's), the skill catalog; empty parts left out, parts joined by a blank line.
+ */
 function systemPromptOf(base: string, state: RuntimeState): string {
   const bodies = state.instructions.map((instruction) => instruction.body).filter((body) => body !== "");
   const instructions = bodies.length === 0 ? "" : `# Instructions\n\n${bodies.join("\n\n")}`;
