@@ -23,7 +23,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, type LoopResult, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -39,6 +39,7 @@ import {
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
+  type InstructionResource,
   type ResourceCatalog,
   type SkillResource,
 } from "./resources.js";
@@ -217,15 +218,26 @@ export type RuntimeEvent =
   | { type: "hook_diagnostic"; diagnostic: ExtensionDiagnostic }
   | { type: "reload"; report: ReloadReport };
 
+/** Options of one `prompt`. */
+export interface PromptOptions {
+  /** Stops the turn: the model's stream and every tool are given it. Already aborted: nothing is sent. */
+  signal?: AbortSignal;
+}
+
+/** The codes a turn that ended without rejecting can carry in `TurnResult.failure`. */
+export type TurnFailureCode = "TURN_ABORTED";
+
 /** The outcome of one `prompt`. */
 export interface TurnResult {
   stopReason: LoopStopReason;
   /** Model calls made. */
   turns: number;
-  /** The messages this turn added, its user message first. */
+  /** The messages this turn added to the session, its user message first; `[]` when it sent nothing. */
   messages: AgentMessage[];
   skill?: string;
   template?: string;
+  /** Present exactly when `stopReason` is `aborted`: `TURN_ABORTED`, with the abort's reason as message. */
+  failure?: { code: TurnFailureCode; message: string };
 }
 
 /** What a reload changed, by name. */
@@ -250,8 +262,10 @@ export type ReloadReport =
 export interface Runtime {
   /** The diagnostics of the start (or of the last successful reload), reported once as events. */
   readonly diagnostics: RuntimeDiagnostic[];
-  /** The resource catalog snapshot in use. */
+  /** The resource catalog snapshot in use (Chapter 12's discovery of `[project, user]`: the first root wins). */
   readonly resources: ResourceCatalog;
+  /** The AGENTS.md files the system prompt carries: the user's first, then the project's, each at most once. */
+  readonly instructions: InstructionResource[];
   /** The skill catalog the model is shown. */
   readonly catalog: SkillCatalog;
   /** Registered tool names, in registration order. */
@@ -261,8 +275,8 @@ export interface Runtime {
   readonly messages: AgentMessage[];
   /** Every skill load so far. */
   readonly skillLoads: SkillLoad[];
-  /** Runs one user turn (commands expanded first). Calls run one after another. */
-  prompt(input: string): Promise<TurnResult>;
+  /** Runs one user turn (commands expanded first), stopped by `options.signal`. Calls run one after another. */
+  prompt(input: string, options?: PromptOptions): Promise<TurnResult>;
   /** Re-discovers and re-imports; keeps the session; reports what changed. */
   reload(): Promise<ReloadReport>;
 }
@@ -279,6 +293,8 @@ interface RuntimeSetup {
 /** Everything one start (or reload) built; replaced as a whole, never edited. */
 interface RuntimeState {
   resources: ResourceCatalog;
+  /** The user's AGENTS.md, then the project's. */
+  instructions: InstructionResource[];
   skills: SkillCatalog;
   registry: ToolRegistry;
   host: ExtensionHost;
@@ -614,7 +630,10 @@ async function defaultTools(projectRoot: string): Promise<Tool[]> {
 
 /**
  * Builds one complete state, in this order: lenient discovery of `[project, user]` (every
- * problem a diagnostic, nothing thrown for one file); the skill catalog; a new registry
+ * problem a diagnostic, nothing thrown for one file), and the instructions: the user's
+ * AGENTS.md (the user root discovered on its own, silently, since the first discovery
+ * reports its problems), then the project's, each file once; since both are used, the
+ * user's is not reported as shadowed; the skill catalog; a new registry
  * with the core tools and load_skill; a new extension host; the user's extensions; then
  * the project's trust decision (asked exactly once; only `true` trusts; a throwing policy
  * is a `PROJECT_TRUST_FAILED` diagnostic and means "not trusted"); and only after a `true`
@@ -624,6 +643,9 @@ async function defaultTools(projectRoot: string): Promise<Tool[]> {
 async function loadState(setup: RuntimeSetup, importModule: ImportModule | undefined): Promise<RuntimeState> {
   // 🔨 Lab 13.4：宽松发现：roots 是项目在前、用户在后（没有 userRoot 就只有项目），带上 onDiagnostic，
   //    每条诊断变成 area 为 resources 的 RuntimeDiagnostic（severity、code、source、message 照搬）
+  // 🔨 Lab 13.4：指令：用户的 AGENTS.md 在前、项目的在后，每个文件只出现一次。第 12 章的发现里同名的只留第一个 root 的，
+  //    所以用户的那份要单独发现一次用户 root 来拿（它的诊断上面已经报告过，这一次不再记）；两份都用上了，
+  //    发现说用户的 AGENTS.md “被挡住”（RESOURCE_SHADOWED）的那条警告就不对了，不要记下它
   // 🔨 Lab 13.4：buildSkillCatalog（Lab 13.1，预算默认 DEFAULT_MAX_CATALOG_BYTES）→ 一个新的 ToolRegistry：
   //    核心工具（options.tools，没给就用 defaultTools）在前，load_skill（Lab 13.2，onLoad 交给 setup.recordLoad）在后
   // 🔨 Lab 13.4：一个新的 extension host（hookTimeoutMs 默认 DEFAULT_HOOK_TIMEOUT_MS；hook 诊断作为 hook_diagnostic 事件交给 setup.emit）
@@ -648,7 +670,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // 🔨 Lab 13.4：准备 RuntimeSetup：emit 把事件的副本交给 options.onEvent；recordLoad 把加载的副本记进一个数组，并发出 skill_load 事件
   // 🔨 Lab 13.4：loadState 建出第一个状态（importModule 用 options 里的），它的每条诊断作为 diagnostic 事件报告一次；再建一个空的 session
   // 🔨 Lab 13.4：返回 Runtime：每个 getter 都返回副本（messages 是 session 的 activePath 里的消息，tools 是 registry 里的名字）；
-  //    prompt 交给 runTurn（Lab 13.5），reload 交给 reloadRuntime（Lab 13.6），两者经同一个 serialized() 排队
+  //    instructions 是状态里的指令；prompt 把输入和它的选项（没给就是 {}）交给 runTurn（Lab 13.5），
+  //    reload 交给 reloadRuntime（Lab 13.6），两者经同一个 serialized() 排队
   void options;
   throw labError("Lab 13.4 runtime startup");
 }
@@ -658,26 +681,36 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 // ---------------------------------------------------------------------------
 
 /**
- * Runs one user turn on the current state. Guarantees: the input's command is applied
+ * Runs one user turn on the current state. Guarantees: a signal already aborted sends and
+ * records nothing (`aborted`, `TURN_ABORTED`, no message); the input's command is applied
  * first (`expandInput`); every model request is built by `buildContext` (with the
  * `context` options) from the session's active path and the system prompt, which is the
- * base prompt, then `# Instructions`, a blank line and the instruction bodies (blank lines
- * between), then the skill catalog, empty parts left out and parts joined by a blank line;
- * a request whose total exceeds `maxTokens` is never sent: the turn rejects with
- * `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of the total and the limit;
- * every request that is sent is reported as a `request` event first; tools
- * run through the extension host's wrapped executor; every message is appended to the
- * session as it happens, so the transcript survives the turn (and a reload).
+ * base prompt, then `# Instructions`, a blank line and the instruction bodies (the user's,
+ * then the project's, blank lines between), then the skill catalog, empty parts left out
+ * and parts joined by a blank line; a request whose total exceeds `maxTokens` is never
+ * sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of
+ * the total and the limit; every request that is sent is reported as a `request` event
+ * first; the model and every tool get the signal, and tools run through the extension
+ * host's wrapped executor; every message is appended to the session as it happens, so the
+ * transcript survives the turn (and a reload). A turn that ends before its first request
+ * was sent (refused, failed or aborted) leaves the session's leaf where it was: nothing of
+ * it is sent later. Once a request was sent, what happened stays: an aborted turn keeps its
+ * completed calls, each unanswered one paired with an error result, and resolves as
+ * `aborted` with `TURN_ABORTED`; a later request that does not fit rejects and keeps them too.
  */
-async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
+async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOptions): Promise<TurnResult> {
+  // 🔨 Lab 13.5：promptOptions.signal 已经中断 → 什么都不做，直接返回 aborted（turns 0，messages []，failure 是 TURN_ABORTED）
+  // 🔨 Lab 13.5：记下 session 现在的 leafId；这一轮还没发出第一次请求就结束（抛错或中断）时，用 session.branch 把 leaf 移回去
   // 🔨 Lab 13.5：先 expandInput（Lab 13.3），加载记录交给 core.recordLoad；按上面的文档注释拼出系统提示
-  // 🔨 Lab 13.5：交给第 07 章的 runAgentLoop：历史是空数组，输入是展开后的那条消息，
-  //    执行器是 host 包装过的第 06 章执行器，轮数上限默认 DEFAULT_MAX_TURNS
+  // 🔨 Lab 13.5：交给第 07 章的 runAgentLoop：历史是空数组，输入是展开后的那条消息，signal 交给它，
+  //    执行器是 host 包装过的第 06 章执行器（用同一个 signal 建出），轮数上限默认 DEFAULT_MAX_TURNS
   // 🔨 Lab 13.5：prepareContext 每次都用 buildContext 从 session 的 activePath 算出这次请求；
   //    total 超过 maxTokens 就抛 RUNTIME_CONTEXT_OVERFLOW，不发送；放得下才发出 request 事件再返回
   // 🔨 Lab 13.5：循环的每个 message 事件：追加进 session，并作为 message 事件发出
+  // 🔨 Lab 13.5：循环以 aborted 结束 → 结果带上 failure：code 是 TURN_ABORTED，message 是循环的 errorMessage
   void core;
   void input;
+  void promptOptions;
   throw labError("Lab 13.5 runtime turn");
 }
 

@@ -23,7 +23,6 @@ import { fileURLToPath } from "node:url";
 import { errorMessage } from "./async.js";
 import { TOOL_CALLS_MISSING } from "./agent-loop.js";
 import type { AssistantTurn, Model, ModelRequest, TurnFailure } from "./model.js";
-import { estimateTokens } from "./context.js";
 import { discoverResources, type ResourceCatalog } from "./resources.js";
 import {
   buildSkillCatalog,
@@ -340,10 +339,10 @@ function relabeler(pairs: readonly [string, string][]): (value: string) => strin
 }
 
 /** What a session's turn ended with: the runtime's result, and when it failed, the failure with its code. */
-export interface SessionTurn extends TurnResult {
+export interface SessionTurn extends Omit<TurnResult, "failure"> {
   /**
    * Present when the turn did not end well: the provider's failure (`PROVIDER_*`), the loop's
-   * (`LOOP_TOOL_CALLS_MISSING`), `TURN_ABORTED` when the caller's signal stopped it,
+   * (`LOOP_TOOL_CALLS_MISSING`), the runtime's `TURN_ABORTED` when the caller's signal stopped it,
    * `TURN_FAILED` for a model failure without a name, `TURN_CUT_OFF` for an answer cut at
    * the token limit.
    */
@@ -362,10 +361,12 @@ export interface RuntimeSession {
    * `<file>` (see `defaultTurn`), so any project can serve it.
    */
   readonly defaultInput: string;
-  /** The conversation as the model sees it: the runtime's messages without those of refused turns. */
+  /** The conversation: the runtime's messages (a refused turn left none of its own there). */
   readonly conversation: AgentMessage[];
-  /** How many messages the last rejected turn had added and were taken back (0 when it added none). */
+  /** How many messages the last rejected turn had reported and the runtime took back, since it sent nothing (0 otherwise). */
   readonly lastRetracted: number;
+  /** How many messages the last rejected turn kept in the session: the exchange it had completed before a later request was refused. */
+  readonly lastKept: number;
   /** Counts of the whole session so far. */
   readonly counts: SessionCounts;
   /** Counts of the last turn. */
@@ -375,9 +376,9 @@ export interface RuntimeSession {
    * call is a result with its `failure`, printed); rejects with the runtime's own coded
    * errors (an unknown `/skill:`, a request too large) and with the learner's scaffold error
    * at the first unfinished lab, every path in their messages naming the user's folders.
-   * A turn that rejects leaves the conversation as it was before it: the messages it added
-   * stay in the runtime's session (runtime.ts has no way to remove them) but are retracted
-   * here, counted as 0 tokens by the context budget and never sent to the model again.
+   * What a refused turn leaves is the runtime's rule: refused before its first request, the
+   * conversation is as it was before it (`lastRetracted`); refused later, the exchange it
+   * completed stays (`lastKept`). `signal` goes to the runtime's `prompt` (Ctrl-C).
    * A `/skill:` load is counted and printed only once the turn's first request is sent.
    */
   turn(input: string, options?: { signal?: AbortSignal }): Promise<SessionTurn>;
@@ -394,10 +395,11 @@ export interface RuntimeSessionOptions extends Omit<RuntimeDemoOptions, "input" 
   probeInput?: string;
 }
 
-/** The failure of a turn whose `stopReason` is not `stop`, from the last model turn it saw. */
-function failureOf(result: TurnResult, last: AssistantTurn | undefined, aborted: boolean): TurnFailure | undefined {
+/** The failure of a turn whose `stopReason` is not `stop`: the runtime's own (an abort), else from the last model turn it saw. */
+function failureOf(result: TurnResult, last: AssistantTurn | undefined): TurnFailure | undefined {
   if (result.stopReason === "stop") return undefined;
-  if (aborted) return { code: "TURN_ABORTED", message: "这一轮被中断了（Ctrl-C）：已经完成的消息留在会话里，可以接着说下一句" };
+  if (result.failure?.code === "TURN_ABORTED")
+    return { code: "TURN_ABORTED", message: `这一轮被中断了（${result.failure.message}）：已经完成的消息留在会话里，可以接着说下一句` };
   if (result.stopReason === "length")
     return { code: "TURN_CUT_OFF", message: "模型的回答到了输出 token 上限被截断；截断的工具调用一个都没有运行（每个都配了一个错误结果）" };
   if (result.stopReason === "turn_limit") return { code: "TURN_LIMIT", message: `这一轮已经调用模型 ${result.turns} 次，到了上限，停在这里` };
@@ -476,11 +478,10 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
     let lastCounts: SessionCounts = { turns: 0, toolCalls: 0, blocked: 0, skillLoads: 0 };
     let input = "";
     let unfinished: Error | undefined;
-    // Messages of refused turns (as JSON): no longer part of the conversation the model sees.
-    const retracted = new Set<string>();
-    const isRetracted = (message: AgentMessage) => retracted.has(JSON.stringify(message));
-    /** The conversation the model sees: the runtime's messages without those of refused turns. */
-    const conversation = () => (runtime?.messages ?? []).filter((message) => !isRetracted(message));
+    /** The conversation the model sees: the runtime's session (a refused turn left nothing of its own there). */
+    const conversation = () => runtime?.messages ?? [];
+    // Messages the current turn reported before its first request: the runtime takes them back if it sends nothing.
+    let reported = 0;
     // The events of a turn before its first request: a `/skill:` load waits there until the request is sent.
     let beforeSend: RuntimeEvent[] | undefined;
     /** Shows what a turn that sent no request still held back: what the user said, once; a `/skill:` load never sent is neither printed nor counted. */
@@ -490,6 +491,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
     };
     let runtime: Runtime | undefined;
     const onEvent = (event: RuntimeEvent) => {
+      if (event.type === "message" && beforeSend !== undefined) reported++;
       if (beforeSend !== undefined && event.type !== "request" && event.type !== "diagnostic") {
         beforeSend.push(event);
         return;
@@ -498,9 +500,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         const waiting = beforeSend ?? [];
         beforeSend = undefined;
         for (const held of waiting) onEvent(held);
-        const history = conversation();
-        const sent = event.messages.filter((message) => !isRetracted(message));
-        transcript.event({ ...event, messages: sent }, input, { droppedMessages: Math.max(0, history.length - sent.length) });
+        transcript.event(event, input, { droppedMessages: Math.max(0, conversation().length - event.messages.length) });
         return;
       }
       if (event.type === "message" && event.message.role === "assistant") {
@@ -520,20 +520,16 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
     };
 
     // The model every request goes through: the caller's (or this turn's scripted one), with
-    // this turn's signal added and its last turn remembered, so a failure can be named.
+    // its last turn remembered, so a failure can be named. The runtime hands it the turn's signal.
     const requests: ModelRequest[] = [];
     let current: Model = options.model ?? new ScriptedModel([]);
-    let turnSignal: AbortSignal | undefined;
     let lastTurn: AssistantTurn | undefined;
     const model: Model = {
       get name() {
         return current.name;
       },
       stream(request, streamOptions = {}) {
-        const signals = [streamOptions.signal, turnSignal].filter((signal): signal is AbortSignal => signal !== undefined);
-        const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-        const visible = retracted.size === 0 ? request : { ...request, messages: request.messages.filter((message) => !isRetracted(message)) };
-        const stream = current.stream(visible, signal === undefined ? {} : { signal });
+        const stream = current.stream(request, streamOptions);
         stream.result().then(
           (turn) => (lastTurn = turn),
           () => {},
@@ -542,16 +538,14 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       },
     };
 
-    const context = options.context ?? { maxTokens: 8000, reservedOutput: 1024 };
-    const estimate = (context as RuntimeContextOptions).estimateTokens ?? estimateTokens;
+    const context: RuntimeContextOptions = options.context ?? { maxTokens: 8000, reservedOutput: 1024 };
     const started: Runtime = await createRuntime({
       projectRoot: projectCopy,
       ...(userSource === undefined ? {} : { userRoot: userCopy }),
       isProjectTrusted: () => trusted,
       model,
       baseSystemPrompt: BASE_PROMPT,
-      // A retracted message costs nothing: it is not sent, so it must not push older history out.
-      context: { ...context, estimateTokens: (value) => (typeof value !== "string" && isRetracted(value) ? 0 : estimate(value)) },
+      context,
       maxCatalogBytes,
       onEvent,
     });
@@ -560,6 +554,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       started.catalog.dropped.length === 0 ? undefined : await buildSkillCatalog(started.resources, { maxCatalogBytes: Number.MAX_SAFE_INTEGER });
     transcript.started(started, { projectCopy, trusted, ...(fullCatalog !== undefined ? { catalogBytesNeeded: fullCatalog.bytes } : {}) });
     let lastRetracted = 0;
+    let lastKept = 0;
 
     return {
       runtime: started,
@@ -573,6 +568,9 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
       get lastRetracted() {
         return lastRetracted;
       },
+      get lastKept() {
+        return lastKept;
+      },
       get counts() {
         return { ...counts };
       },
@@ -584,18 +582,19 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
         const before = { ...counts };
         let scripted: ScriptedModel | undefined;
         if (options.model === undefined) current = scripted = new ScriptedModel(runtimeScript(file, options.skill), { chunkSize: 24 });
-        turnSignal = turnOptions.signal;
         lastTurn = undefined;
         lastRetracted = 0;
+        lastKept = 0;
+        reported = 0;
         const already = started.messages.length;
         beforeSend = [];
         try {
-          const result = await started.prompt(text);
+          const result = await started.prompt(text, turnOptions.signal ? { signal: turnOptions.signal } : {});
           // A turn that ended before its first request (stopped at once): what the user said is still shown, no load counted.
           showUnsent();
           if (unfinished !== undefined) throw unfinished;
           counts.turns += result.turns;
-          const failure = failureOf(result, lastTurn, turnOptions.signal?.aborted === true);
+          const failure = failureOf(result, lastTurn);
           if (failure !== undefined) transcript.failure(failure);
           lastCounts = {
             turns: result.turns,
@@ -606,16 +605,14 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
           return failure === undefined ? result : { ...result, failure };
         } catch (error) {
           if (!isUnfinishedLab(error)) {
-            // Refused: take back what the turn added (its user message, and whatever followed before the refusal).
-            const added = started.messages.slice(already);
-            for (const message of added) retracted.add(JSON.stringify(message));
-            lastRetracted = added.length;
+            // Refused: the runtime kept what the turn had completed, if it sent anything, and took back the rest.
+            lastKept = started.messages.length - already;
+            lastRetracted = lastKept === 0 ? reported : 0;
             showUnsent();
           }
           throw relabeled(error);
         } finally {
           beforeSend = undefined;
-          turnSignal = undefined;
           if (scripted !== undefined) requests.push(...scripted.requests);
         }
       },

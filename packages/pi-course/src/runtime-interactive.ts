@@ -5,8 +5,9 @@
  * in `--input`); `/reload` reloads, `/help` lists the commands, `/exit` (or the end of the
  * input, Ctrl-D) ends the session. Lines typed while a turn runs wait their turn.
  *
- * Ctrl-C follows one rule: a Ctrl-C stops the running turn (its model request is
- * aborted; a tool already running finishes under its own limit) and arms the next one;
+ * Ctrl-C follows one rule: a Ctrl-C stops the running turn through the signal of the
+ * runtime's `prompt` (its model request and its running tool get it; the calls it had
+ * completed stay in the session, the others are paired with error results) and arms the next one;
  * an armed Ctrl-C ends the session. A line typed in between disarms it. So one Ctrl-C during
  * a turn stops that turn, two end the session, and at the prompt the first one only says
  * how to leave.
@@ -72,8 +73,9 @@ const onProcessInterrupt = (handler: () => void): (() => void) => {
  * failed (a provider error, an unknown skill, a request too large: `失败  [CODE]`), even if
  * later turns went well, as the docs promise for every failure; else 0. A turn stopped by
  * one Ctrl-C (`TURN_ABORTED`) is the user's choice, not a failure. A failed turn is printed
- * and the session goes on; a refused one leaves the conversation as it was before it (see
- * `RuntimeSession.turn`), which is said. Only the learner's scaffold error
+ * and the session goes on; a refused one leaves the conversation as it was before it, or
+ * keeps the exchange it had completed when a later request was refused (the runtime's rule,
+ * see `RuntimeSession.turn`), which is said. Only the learner's scaffold error
  * (`Lab N.M … 尚未实现`) ends it, by rejecting with it.
  */
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
@@ -127,10 +129,12 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       const hint = code === "RUNTIME_CONTEXT_OVERFLOW" ? `；${overflowHint(needed)}` : "";
       transcript.failure({ code: typeof code === "string" ? code : "ERROR", message: `${errorMessage(error)}${hint}` });
       const retracted = session.lastRetracted;
+      const kept = session.lastKept;
       if (retracted > 0)
         transcript.note(
           `恢复  这一轮没有完成：它的 ${retracted} 条消息已从对话里撤回，会话回到这一轮之前（${session.conversation.length} 条消息），之后的请求不会带上它`,
         );
+      else if (kept > 0) transcript.note(`保留  这一轮已经完成的 ${kept} 条消息（调用和配对的结果）留在会话里：之后的请求从这里接着算，放不下的旧交互照常裁掉`);
     } finally {
       running = undefined;
     }

@@ -134,8 +134,10 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       const catalog = runtime.catalog;
       const origin = (source: string) => (source.startsWith(`${projectCopy}${path.sep}`) ? "项目" : "个人");
       const names = (list: { name: string; source: string }[]) => (list.length > 0 ? list.map((r) => `${r.name}（${origin(r.source)}）`).join("、") : "无");
+      // The AGENTS.md files in the order the system prompt carries them: the user's, then the project's.
+      const instructions = runtime.instructions.length > 0 ? `（${runtime.instructions.map((found) => origin(found.source)).join("、")}）` : "";
       write(
-        `资源  指令 ${resources.instructions.length} · 技能 ${resources.skills.length}：${names(resources.skills)} · 模板 ${resources.templates.length}：${names(resources.templates)}`,
+        `资源  指令 ${runtime.instructions.length}${instructions} · 技能 ${resources.skills.length}：${names(resources.skills)} · 模板 ${resources.templates.length}：${names(resources.templates)}`,
       );
       for (const extension of runtime.extensions) {
         const where = extension.origin === "user" ? "个人" : "项目";

@@ -30,7 +30,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, type LoopResult, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -46,6 +46,7 @@ import {
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
+  type InstructionResource,
   type ResourceCatalog,
   type SkillResource,
 } from "./resources.js";
@@ -224,15 +225,26 @@ export type RuntimeEvent =
   | { type: "hook_diagnostic"; diagnostic: ExtensionDiagnostic }
   | { type: "reload"; report: ReloadReport };
 
+/** Options of one `prompt`. */
+export interface PromptOptions {
+  /** Stops the turn: the model's stream and every tool are given it. Already aborted: nothing is sent. */
+  signal?: AbortSignal;
+}
+
+/** The codes a turn that ended without rejecting can carry in `TurnResult.failure`. */
+export type TurnFailureCode = "TURN_ABORTED";
+
 /** The outcome of one `prompt`. */
 export interface TurnResult {
   stopReason: LoopStopReason;
   /** Model calls made. */
   turns: number;
-  /** The messages this turn added, its user message first. */
+  /** The messages this turn added to the session, its user message first; `[]` when it sent nothing. */
   messages: AgentMessage[];
   skill?: string;
   template?: string;
+  /** Present exactly when `stopReason` is `aborted`: `TURN_ABORTED`, with the abort's reason as message. */
+  failure?: { code: TurnFailureCode; message: string };
 }
 
 /** What a reload changed, by name. */
@@ -257,8 +269,10 @@ export type ReloadReport =
 export interface Runtime {
   /** The diagnostics of the start (or of the last successful reload), reported once as events. */
   readonly diagnostics: RuntimeDiagnostic[];
-  /** The resource catalog snapshot in use. */
+  /** The resource catalog snapshot in use (Chapter 12's discovery of `[project, user]`: the first root wins). */
   readonly resources: ResourceCatalog;
+  /** The AGENTS.md files the system prompt carries: the user's first, then the project's, each at most once. */
+  readonly instructions: InstructionResource[];
   /** The skill catalog the model is shown. */
   readonly catalog: SkillCatalog;
   /** Registered tool names, in registration order. */
@@ -268,8 +282,8 @@ export interface Runtime {
   readonly messages: AgentMessage[];
   /** Every skill load so far. */
   readonly skillLoads: SkillLoad[];
-  /** Runs one user turn (commands expanded first). Calls run one after another. */
-  prompt(input: string): Promise<TurnResult>;
+  /** Runs one user turn (commands expanded first), stopped by `options.signal`. Calls run one after another. */
+  prompt(input: string, options?: PromptOptions): Promise<TurnResult>;
   /** Re-discovers and re-imports; keeps the session; reports what changed. */
   reload(): Promise<ReloadReport>;
 }
@@ -286,6 +300,8 @@ interface RuntimeSetup {
 /** Everything one start (or reload) built; replaced as a whole, never edited. */
 interface RuntimeState {
   resources: ResourceCatalog;
+  /** The user's AGENTS.md, then the project's. */
+  instructions: InstructionResource[];
   skills: SkillCatalog;
   registry: ToolRegistry;
   host: ExtensionHost;
@@ -776,7 +792,10 @@ async function defaultTools(projectRoot: string): Promise<Tool[]> {
 
 /**
  * Builds one complete state, in this order: lenient discovery of `[project, user]` (every
- * problem a diagnostic, nothing thrown for one file); the skill catalog; a new registry
+ * problem a diagnostic, nothing thrown for one file), and the instructions: the user's
+ * AGENTS.md (the user root discovered on its own, silently, since the first discovery
+ * reports its problems), then the project's, each file once; since both are used, the
+ * user's is not reported as shadowed; the skill catalog; a new registry
  * with the core tools and load_skill; a new extension host; the user's extensions; then
  * the project's trust decision (asked exactly once; only `true` trusts; a throwing policy
  * is a `PROJECT_TRUST_FAILED` diagnostic and means "not trusted"); and only after a `true`
@@ -787,11 +806,16 @@ async function loadState(setup: RuntimeSetup, importModule: ImportModule | undef
   const { options, projectRoot, userRoot } = setup;
   const diagnostics: RuntimeDiagnostic[] = [];
   const roots = userRoot === undefined ? [projectRoot] : [projectRoot, userRoot];
+  // The user's own AGENTS.md: in [project, user] the project's would hide it (the first root wins).
+  const usersOwn = userRoot === undefined ? [] : (await discoverResources([userRoot], { onDiagnostic: () => {} })).instructions;
+  const isUsersOwn = (source: string) => usersOwn.some((instruction) => instruction.source === source);
   const resources = await discoverResources(roots, {
     onDiagnostic: (found) => {
+      if (found.code === "RESOURCE_SHADOWED" && isUsersOwn(found.source)) return; // not hidden: it is used too
       diagnostics.push({ area: "resources", severity: found.severity, code: found.code, source: found.source, message: found.message });
     },
   });
+  const instructions = [...usersOwn, ...resources.instructions.filter((instruction) => !isUsersOwn(instruction.source))];
   const skills = await buildSkillCatalog(resources, { maxCatalogBytes: options.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES });
   const loadSkill = createLoadSkillTool({ resources, hidden: skills.hidden, onLoad: setup.recordLoad, ...(options.now ? { now: options.now } : {}) });
   const registry = new ToolRegistry([...(await (options.tools ?? defaultTools)(projectRoot)), loadSkill as Tool]);
@@ -821,7 +845,7 @@ async function loadState(setup: RuntimeSetup, importModule: ImportModule | undef
     if (trusted) await load(source, "project");
     else extensions.push({ id: source.id, origin: "project", status: "skipped_untrusted" });
   }
-  return { resources, skills, registry, host, extensions, diagnostics };
+  return { resources, instructions, skills, registry, host, extensions, diagnostics };
 }
 
 /**
@@ -855,6 +879,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     get resources() {
       return structuredClone(core.state.resources);
     },
+    get instructions() {
+      return structuredClone(core.state.instructions);
+    },
     get catalog() {
       return structuredClone(core.state.skills);
     },
@@ -870,7 +897,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     get skillLoads() {
       return structuredClone(core.loads);
     },
-    prompt: (input) => inTurn(() => runTurn(core, input)),
+    prompt: (input, promptOptions = {}) => inTurn(() => runTurn(core, input, promptOptions)),
     reload: () => inTurn(() => reloadRuntime(core)),
   };
 }
@@ -879,9 +906,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 // Lab 13.5 · 一次请求：预算之内，经扩展 host，记进 session
 // ---------------------------------------------------------------------------
 
-/** The system prompt of a state: the base prompt, the instructions, the skill catalog; empty parts left out, parts joined by a blank line. */
+/**
+ * The system prompt of a state: the base prompt, the instructions (the user's, then the
+ * project's), the skill catalog; empty parts left out, parts joined by a blank line.
+ */
 function systemPromptOf(base: string, state: RuntimeState): string {
-  const bodies = state.resources.instructions.map((instruction) => instruction.body).filter((body) => body !== "");
+  const bodies = state.instructions.map((instruction) => instruction.body).filter((body) => body !== "");
   const instructions = bodies.length === 0 ? "" : `# Instructions\n\n${bodies.join("\n\n")}`;
   return [base, instructions, state.skills.text].filter((part) => part !== "").join("\n\n");
 }
@@ -892,43 +922,74 @@ function overflowError(tokens: ContextProjection["tokens"]): RuntimeError {
   return new RuntimeError("RUNTIME_CONTEXT_OVERFLOW", `请求放不下，没有发送：${sum}，超过上限 ${tokens.maxTokens}`);
 }
 
+/** The result of a turn stopped by its signal. */
+function abortedTurn(turns: number, messages: AgentMessage[], reason: string): TurnResult {
+  return { stopReason: "aborted", turns, messages, failure: { code: "TURN_ABORTED", message: reason } };
+}
+
 /**
- * Runs one user turn on the current state. Guarantees: the input's command is applied
+ * Runs one user turn on the current state. Guarantees: a signal already aborted sends and
+ * records nothing (`aborted`, `TURN_ABORTED`, no message); the input's command is applied
  * first (`expandInput`); every model request is built by `buildContext` (with the
  * `context` options) from the session's active path and the system prompt, which is the
- * base prompt, then `# Instructions`, a blank line and the instruction bodies (blank lines
- * between), then the skill catalog, empty parts left out and parts joined by a blank line;
- * a request whose total exceeds `maxTokens` is never sent: the turn rejects with
- * `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of the total and the limit;
- * every request that is sent is reported as a `request` event first; tools
- * run through the extension host's wrapped executor; every message is appended to the
- * session as it happens, so the transcript survives the turn (and a reload).
+ * base prompt, then `# Instructions`, a blank line and the instruction bodies (the user's,
+ * then the project's, blank lines between), then the skill catalog, empty parts left out
+ * and parts joined by a blank line; a request whose total exceeds `maxTokens` is never
+ * sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of
+ * the total and the limit; every request that is sent is reported as a `request` event
+ * first; the model and every tool get the signal, and tools run through the extension
+ * host's wrapped executor; every message is appended to the session as it happens, so the
+ * transcript survives the turn (and a reload). A turn that ends before its first request
+ * was sent (refused, failed or aborted) leaves the session's leaf where it was: nothing of
+ * it is sent later. Once a request was sent, what happened stays: an aborted turn keeps its
+ * completed calls, each unanswered one paired with an error result, and resolves as
+ * `aborted` with `TURN_ABORTED`; a later request that does not fit rejects and keeps them too.
  */
-async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
+async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOptions): Promise<TurnResult> {
   const { options, state, session } = core;
-  const expanded = await expandInput(input, state.resources, { onLoad: core.recordLoad, ...(options.now ? { now: options.now } : {}) });
-  const systemPrompt = systemPromptOf(options.baseSystemPrompt ?? "", state);
-  const { maxTokens, reservedOutput, safetyMargin, estimateTokens } = options.context;
+  const { signal } = promptOptions;
+  if (signal?.aborted) return abortedTurn(0, [], messageOf(signal.reason));
+  const before = session.leafId;
   let requests = 0;
-  const result = await runAgentLoop([], [expanded.message], {
-    model: options.model,
-    registry: state.registry,
-    executor: state.host.wrapExecutor(createToolExecutor(state.registry)),
-    maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
-    prepareContext: () => {
-      const planned = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt });
-      if (planned.tokens.total > planned.tokens.maxTokens) throw overflowError(planned.tokens);
-      const tools = state.registry.list().map((tool) => tool.name);
-      core.emit({ type: "request", turn: ++requests, systemPrompt: planned.systemPrompt, messages: planned.messages, tools, tokens: planned.tokens });
-      return { systemPrompt: planned.systemPrompt, messages: planned.messages };
-    },
-    emit: (event) => {
-      if (event.type !== "message") return;
-      session.append(event.message);
-      core.emit({ type: "message", message: event.message });
-    },
-  });
-  const turn: TurnResult = { stopReason: result.stopReason, turns: result.turns, messages: result.messages };
+  // Nothing of a turn that never reached the model stays in the session (nothing is deleted: the leaf moves back).
+  const unlessSent = () => {
+    if (requests === 0) session.branch(before);
+  };
+  const { maxTokens, reservedOutput, safetyMargin, estimateTokens } = options.context;
+  let expanded: ExpandedInput;
+  let result: LoopResult;
+  try {
+    expanded = await expandInput(input, state.resources, { onLoad: core.recordLoad, ...(options.now ? { now: options.now } : {}) });
+    const systemPrompt = systemPromptOf(options.baseSystemPrompt ?? "", state);
+    result = await runAgentLoop([], [expanded.message], {
+      model: options.model,
+      registry: state.registry,
+      executor: state.host.wrapExecutor(createToolExecutor(state.registry, { signal })),
+      maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+      signal,
+      prepareContext: () => {
+        const planned = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt });
+        if (planned.tokens.total > planned.tokens.maxTokens) throw overflowError(planned.tokens);
+        const tools = state.registry.list().map((tool) => tool.name);
+        core.emit({ type: "request", turn: ++requests, systemPrompt: planned.systemPrompt, messages: planned.messages, tools, tokens: planned.tokens });
+        return { systemPrompt: planned.systemPrompt, messages: planned.messages };
+      },
+      emit: (event) => {
+        if (event.type !== "message") return;
+        session.append(event.message);
+        core.emit({ type: "message", message: event.message });
+      },
+    });
+  } catch (error) {
+    unlessSent();
+    throw error;
+  }
+  unlessSent();
+  const kept = requests === 0 ? [] : result.messages;
+  const turn: TurnResult =
+    result.stopReason === "aborted"
+      ? abortedTurn(result.turns, kept, result.errorMessage ?? "aborted")
+      : { stopReason: result.stopReason, turns: result.turns, messages: kept };
   if (expanded.skill !== undefined) turn.skill = expanded.skill;
   if (expanded.template !== undefined) turn.template = expanded.template;
   return turn;

@@ -1,5 +1,5 @@
 /**
- * Chapter 13 labs · the runtime. Sixteen tests in six labs (2, 4, 2, 2, 3, 3); every name
+ * Chapter 13 labs · the runtime. Nineteen tests in six labs (2, 4, 2, 3, 5, 3); every name
  * starts with its lab id, so one lab runs alone with
  *
  *   node --test --test-name-pattern="Lab 13.1" packages/pi-course/dist/test/13-runtime.test.js
@@ -939,12 +939,63 @@ test("Lab 13.4 · 宽松发现与扩展失败都成为启动诊断，会话照�
   );
 });
 
+test("Lab 13.4 · 用户和项目的 AGENTS.md 都用上：先用户，后项目，各一次", async (t) => {
+  const { base, project, user } = await makeBase(t);
+  await writeFiles(project, { "AGENTS.md": "PROJECT RULES\n" });
+  await writeFiles(user, { "AGENTS.md": "USER RULES\n", "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
+  const instructionsOf = (runtime: Runtime) => runtime.instructions.map((instruction) => [instruction.body, instruction.source]);
+
+  const both = await startRuntime([], { projectRoot: project, userRoot: user });
+  assert.deepEqual(
+    instructionsOf(both.runtime),
+    [
+      ["USER RULES", nodePath.join(user, "AGENTS.md")],
+      ["PROJECT RULES", nodePath.join(project, "AGENTS.md")],
+    ],
+    "§5.1：两个 AGENTS.md 都用上：用户的在前，项目的在后（第 12 章的发现里项目的会挡住用户的，所以用户的那份单独发现）",
+  );
+  assert.deepEqual(
+    both.runtime.resources.instructions.map((instruction) => instruction.body),
+    ["PROJECT RULES"],
+    "§5.1：runtime.resources 仍是第 12 章对 [项目, 用户] 的发现结果，原样不变",
+  );
+  assert.deepEqual(
+    both.runtime.diagnostics.map((d) => [d.code, d.source]),
+    [["RESOURCE_INVALID", nodePath.join(user, "skills", "broken", "SKILL.md")]],
+    "§5.1：用户 root 的诊断只报告一次（单独发现用户 root 时不再记）；用户的 AGENTS.md 用上了，不报告它“被挡住”",
+  );
+  assert.deepEqual(
+    both.events.filter((e) => e.type === "diagnostic").map((e) => (e as Extract<RuntimeEvent, { type: "diagnostic" }>).diagnostic),
+    both.runtime.diagnostics,
+    "§5.1：diagnostic 事件同样只有这一条",
+  );
+
+  // Only one of the two has an AGENTS.md, or there is no user root: that one, once.
+  const { project: bare, user: lone } = await makeBase(t);
+  await writeFiles(lone, { "AGENTS.md": "USER RULES\n" });
+  const userOnly = await startRuntime([], { projectRoot: bare, userRoot: lone });
+  assert.deepEqual(instructionsOf(userOnly.runtime), [["USER RULES", nodePath.join(lone, "AGENTS.md")]], "§5.1：只有用户有 AGENTS.md：恰好一份，不重复");
+  const projectOnly = await startRuntime([], { projectRoot: project, userRoot: bare });
+  assert.deepEqual(instructionsOf(projectOnly.runtime), [["PROJECT RULES", nodePath.join(project, "AGENTS.md")]], "§5.1：用户没有 AGENTS.md：只有项目的");
+  const noUser = await startRuntime([], { projectRoot: project });
+  assert.deepEqual(instructionsOf(noUser.runtime), [["PROJECT RULES", nodePath.join(project, "AGENTS.md")]], "§5.1：没有 userRoot：只有项目的");
+  const missing = nodePath.join(base, "nobody");
+  const gone = await startRuntime([], { projectRoot: project, userRoot: missing });
+  assert.deepEqual(instructionsOf(gone.runtime), [["PROJECT RULES", nodePath.join(project, "AGENTS.md")]], "§5.1：用户 root 不存在：只有项目的");
+  assert.deepEqual(
+    gone.runtime.diagnostics.map((d) => d.code),
+    ["RESOURCE_ROOT_MISSING"],
+    "§5.1：不存在的用户 root 只报告一次 RESOURCE_ROOT_MISSING",
+  );
+});
+
 // ---------------------------------------------------------------------------
 // Lab 13.5 · 一次请求：预算之内，经扩展 host，记进 session
 // ---------------------------------------------------------------------------
 
 test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文只经 load_skill 进入", async (t) => {
-  const { project } = await makeBase(t);
+  const { project, user } = await makeBase(t);
+  await writeFiles(user, { "AGENTS.md": "USER RULES\n" });
   await writeFiles(project, {
     "AGENTS.md": "PROJECT RULES\n",
     "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first."),
@@ -958,7 +1009,7 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
       turn("审查完了。"),
       turn("部署清单收到。"),
     ],
-    { projectRoot: project, baseSystemPrompt: "You are a test agent.", now: () => ++clock },
+    { projectRoot: project, userRoot: user, baseSystemPrompt: "You are a test agent.", now: () => ++clock },
   );
 
   const result = await runtime.prompt("review src/app.ts");
@@ -966,8 +1017,12 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
   assert.equal(result.turns, 2, "§6.3：模型被调用两次：一次要 load_skill，一次拿到正文后回答");
   const [first, second] = model.requests;
   assert.ok(first !== undefined && second !== undefined, "§6.1：模型收到了两次请求");
-  const expectedPrompt = `You are a test agent.\n\n# Instructions\n\nPROJECT RULES\n\n${runtime.catalog.text}`;
-  assert.equal(first.systemPrompt, expectedPrompt, "§6.1：系统提示 = 基础提示、“# Instructions” 段（AGENTS.md 正文）、技能目录，各部分之间空一行");
+  const expectedPrompt = `You are a test agent.\n\n# Instructions\n\nUSER RULES\n\nPROJECT RULES\n\n${runtime.catalog.text}`;
+  assert.equal(
+    first.systemPrompt,
+    expectedPrompt,
+    "§6.1：系统提示 = 基础提示、“# Instructions” 段（用户的 AGENTS.md 正文在前、项目的在后，之间空一行）、技能目录，各部分之间空一行",
+  );
   assert.ok(
     runtime.catalog.text.includes("- review: Use when reviewing a diff") && !runtime.catalog.text.includes("deploy"),
     "§6.1：系统提示里的目录就是第 2 节的目录（隐藏的 deploy 不在其中）",
@@ -1206,6 +1261,174 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
   }
 });
 
+test("Lab 13.5 · 中断一轮：信号交给模型和每个工具，完成的调用留下，没回答的配上错误结果", async (t) => {
+  const { project } = await makeBase(t);
+  await writeFiles(project, { "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first.") });
+  const midStream = new AbortController();
+  const events: RuntimeEvent[] = [];
+  // Set by a step below: runs on every event, as it is reported.
+  let onReport: ((event: RuntimeEvent) => void) | undefined;
+  const { runtime, model, toolRuns } = await startRuntime(
+    [
+      turn("你好。"),
+      turn("读两个文件。", toolCall("read", { path: "a.ts" }), toolCall("shell", { command: "ls" })),
+      () => {
+        midStream.abort(new Error("stopped mid stream"));
+        return turn("half an answer", toolCall("read", { path: "b.ts" }));
+      },
+      turn("接着来。"),
+    ],
+    {
+      projectRoot: project,
+      onEvent: (event) => {
+        events.push(event);
+        onReport?.(event);
+      },
+    },
+  );
+  await runtime.prompt("hello");
+  const before = runtime.messages;
+  const eventsBefore = events.length;
+
+  // Aborted before the turn: nothing is sent, nothing recorded, nothing reported.
+  const early = new AbortController();
+  early.abort(new Error("not now"));
+  const refused = await runtime.prompt("/skill:review now", { signal: early.signal });
+  assert.deepEqual(
+    [refused.stopReason, refused.turns, refused.messages, refused.failure?.code],
+    ["aborted", 0, [], "TURN_ABORTED"],
+    "§6.4：信号在这一轮开始之前就中断了：结果是 aborted、0 次模型调用、没有消息，failure 的 code 是 TURN_ABORTED",
+  );
+  assert.match(refused.failure?.message ?? "", /not now/, "§6.4：failure 的 message 说出中断的原因");
+  assert.equal(model.requests.length, 1, "§6.4：已经中断的信号：一次请求都不发");
+  assert.equal(events.length, eventsBefore, "§6.4：已经中断的信号：不展开命令、不记加载、不报告任何事件");
+  assert.deepEqual(runtime.skillLoads, [], "§6.4：已经中断的信号：/skill: 没有加载");
+  assert.deepEqual(runtime.messages, before, "§6.4：已经中断的信号：session 不变");
+
+  // Aborted after the command was expanded, before the first request: the session goes back.
+  const duringExpansion = new AbortController();
+  onReport = (event) => {
+    if (event.type === "skill_load") duringExpansion.abort(new Error("stopped while expanding"));
+  };
+  const unsent = await runtime.prompt("/skill:review now", { signal: duringExpansion.signal });
+  assert.deepEqual(
+    [unsent.stopReason, unsent.turns, unsent.messages, unsent.failure?.code],
+    ["aborted", 0, [], "TURN_ABORTED"],
+    "§6.4：展开命令之后、第一次请求之前中断：aborted，0 次模型调用，这一轮没有留下消息",
+  );
+  assert.deepEqual(runtime.messages, before, "§6.4、§6.2：一次请求都没发出的一轮不留在 session 里：用户消息也不留");
+  assert.equal(model.requests.length, 1, "§6.4：中断之后不再发请求");
+
+  // Aborted while a tool call is being answered: the completed call stays, the other is paired.
+  const duringTools = new AbortController();
+  onReport = (event) => {
+    if (event.type === "message" && event.message.role === "toolResult" && event.message.toolName === "read")
+      duringTools.abort(new Error("stopped after read"));
+  };
+  const counting = await runtime.prompt("read both", { signal: duringTools.signal });
+  onReport = undefined;
+  assert.equal(counting.stopReason, "aborted", "§6.4：工具之间中断：这一轮以 aborted 结束");
+  assert.equal(counting.failure?.code, "TURN_ABORTED", "§6.4：failure 的 code 是 TURN_ABORTED");
+  assert.match(counting.failure?.message ?? "", /stopped after read/, "§6.4：failure 的 message 说出中断的原因");
+  assert.deepEqual(
+    toolRuns.map((run) => run.name),
+    ["read"],
+    "§6.4：中断之后的调用（shell）不再运行",
+  );
+  const [readResult, shellResult] = toolResults(counting.messages);
+  const [readCall, shellCall] = toolCalls(counting.messages);
+  assert.deepEqual(
+    counting.messages.map((m) => m.role),
+    ["user", "assistant", "toolResult", "toolResult"],
+    "§6.4：完成的调用和它的结果留下，没回答的调用配上一条错误结果",
+  );
+  assert.ok(readResult?.toolCallId === readCall?.id && readResult?.isError !== true && textOf(readResult!) === "read ran", "§6.4：完成的 read 结果原样留下");
+  assert.ok(shellResult?.toolCallId === shellCall?.id && shellResult?.isError === true, "§6.4：没运行的 shell 配上一条错误结果");
+  assert.deepEqual(runtime.messages, [...before, ...counting.messages], "§6.4：发出过请求的一轮留在 session 里，配对完整");
+
+  // Aborted while the model streams: the model was given the signal.
+  const streaming = await runtime.prompt("answer", { signal: midStream.signal });
+  assert.deepEqual(
+    [streaming.stopReason, streaming.turns, streaming.failure?.code],
+    ["aborted", 1, "TURN_ABORTED"],
+    "§6.4：模型回答到一半时中断：信号交给了模型，它停下，这一轮 aborted",
+  );
+  assert.deepEqual(
+    toolRuns.map((run) => run.name),
+    ["read"],
+    "§6.4：模型中断的那个回答里的调用一个都不运行",
+  );
+
+  // The signal reaches every tool, and a later prompt works as usual.
+  const seenSignals: (AbortSignal | undefined)[] = [];
+  const reaches = await startRuntime([turn("读。", toolCall("read", { path: "c.ts" })), turn("读完了。")], {
+    projectRoot: project,
+    tools: () => [
+      {
+        name: "read",
+        description: "records its signal",
+        schema: { parse: (value: unknown) => value },
+        execute: async (_parameters, context) => {
+          seenSignals.push(context.signal);
+          return { content: [text("read ran")] };
+        },
+      },
+    ],
+  });
+  const given = new AbortController();
+  await reaches.runtime.prompt("read", { signal: given.signal });
+  assert.equal(seenSignals.length, 1, "§6.4：（前提）read 运行了一次");
+  given.abort(new Error("later"));
+  assert.equal(seenSignals[0]?.aborted, true, "§6.4：工具拿到的是这一轮的信号（执行器用它建出）：它一中断，工具看到的也中断了");
+
+  const again = await runtime.prompt("again");
+  assert.equal(again.stopReason, "stop", "§6.4：中断之后，下一次 prompt 照常进行");
+  assert.equal(again.failure, undefined, "§6.4：正常结束的一轮没有 failure");
+  const last = model.requests.at(-1)!;
+  assert.deepEqual(last.messages.slice(0, -1), runtime.messages.slice(0, last.messages.length - 1), "§6.4：下一次请求带着 session 里此前的整段对话");
+  assert.equal(textOf(last.messages.at(-1)!), "again", "§6.4：最后是这一轮的用户消息");
+});
+
+test("Lab 13.5 · 一次请求都没发出的一轮不留在 session 里；发出过的留下", async (t) => {
+  const { project } = await makeBase(t);
+  await writeFiles(project, { "skills/huge/SKILL.md": skillFile("huge", "a very long skill", "y".repeat(8000)) });
+  // Every message costs 10 tokens, one longer than 100 characters 1000; the window is 60.
+  const estimate = (value: string | AgentMessage) => (typeof value !== "string" && textOf(value).length > 100 ? 1000 : 10);
+  const { runtime, model } = await startRuntime([turn("one"), turn(toolCall("load_skill", { name: "huge" })), turn("after")], {
+    projectRoot: project,
+    maxCatalogBytes: 0,
+    baseSystemPrompt: "base",
+    context: { maxTokens: 60, estimateTokens: estimate },
+  });
+  await runtime.prompt("first");
+  const before = runtime.messages;
+
+  await rejectsWithCode(runtime.prompt("x".repeat(200)), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：（前提）这一轮的第一次请求放不下");
+  assert.equal(model.requests.length, 1, "§6.2：（前提）放不下的请求没有发送");
+  assert.deepEqual(runtime.messages, before, "§6.2：第一次请求就放不下的一轮不留在 session 里：它的用户消息也不留");
+  await rejectsWithCode(runtime.prompt("/skill:nope"), "skill_not_found", "§6.2：（前提）命令展开失败");
+  assert.deepEqual(runtime.messages, before, "§6.2：命令展开失败的一轮不留在 session 里");
+
+  await rejectsWithCode(runtime.prompt("load it"), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：（前提）第一次请求发出了，加载的正文让下一次放不下");
+  assert.equal(model.requests.length, 2, "§6.2：（前提）只发出了这一轮的第一次请求");
+  assert.deepEqual(runtime.messages.slice(0, before.length), before, "§6.2：之前的对话不变");
+  assert.deepEqual(
+    runtime.messages.slice(before.length).map((m) => [m.role, m.role === "user" ? textOf(m) : ""]),
+    [
+      ["user", "load it"],
+      ["assistant", ""],
+      ["toolResult", ""],
+    ],
+    "§6.2：发出过请求之后才放不下：已经完成的交互（用户消息、调用、配对的结果）留在 session 里",
+  );
+
+  const after = await runtime.prompt("after all");
+  assert.equal(after.stopReason, "stop", "§6.2：之后的一轮照常进行");
+  const sent = model.requests.at(-1)!.messages.map((m) => textOf(m));
+  assert.ok(!sent.includes("x".repeat(200)), "§6.2：被拒绝的那条用户消息从此不会再发给模型");
+  assert.equal(sent.at(-1), "after all", "§6.2：最后是这一轮的用户消息");
+});
+
 // ---------------------------------------------------------------------------
 // Lab 13.6 · reload：换掉代码与目录，留下会话
 // ---------------------------------------------------------------------------
@@ -1213,13 +1436,17 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
 test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报告变化并保留会话", async (t) => {
   const { project, user } = await makeBase(t);
   await writeFiles(project, {
+    "AGENTS.md": "PROJECT RULES\n",
     "skills/review/SKILL.md": skillFile("review", "v1 review", "BODY ONE"),
     "skills/lint/SKILL.md": skillFile("lint", "lint things", "LINT BODY"),
     "skills/old/SKILL.md": skillFile("old", "removed later", "OLD BODY"),
     "skills/shared/SKILL.md": skillFile("shared", "the same words in both roots", "PROJECT SHARED BODY"),
   });
   // The user's copy of shared: hidden by the project's until that one is deleted.
-  await writeFiles(user, { "skills/shared/SKILL.md": skillFile("shared", "the same words in both roots", "USER SHARED BODY") });
+  await writeFiles(user, {
+    "AGENTS.md": "USER RULES v1\n",
+    "skills/shared/SKILL.md": skillFile("shared", "the same words in both roots", "USER SHARED BODY"),
+  });
   const { runtime, model, events } = await startRuntime(
     [
       turn(toolCall("load_skill", { name: "review" })),
@@ -1241,6 +1468,7 @@ test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报
   });
   await fsp.rm(nodePath.join(project, "skills", "old"), { recursive: true });
   await fsp.rm(nodePath.join(project, "skills", "shared"), { recursive: true });
+  await writeFiles(user, { "AGENTS.md": "USER RULES v2\n" });
 
   const second = await runtime.prompt("second");
   assert.deepEqual(runtime.catalog, catalogBefore, "§7.1：reload 之前，目录仍是启动时的快照");
@@ -1281,6 +1509,10 @@ test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报
   assert.equal(textOf(toolResults(third.messages)[0]!), "FRESH BODY", "§7.1：reload 之后新技能可以加载");
   const request = model.requests[4]!;
   assert.ok(request.systemPrompt.includes("- review: v2 review"), "§7.1：reload 之后系统提示用新的目录");
+  assert.ok(
+    request.systemPrompt.includes("# Instructions\n\nUSER RULES v2\n\nPROJECT RULES\n\n"),
+    "§7.1：reload 重新读两个 AGENTS.md，仍是用户的在前、项目的在后",
+  );
   assert.deepEqual(request.messages.slice(0, transcript.length), transcript, "§7.1：reload 之后的请求仍带着此前的整段对话");
 });
 

@@ -74,6 +74,7 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
   const [first, second] = summary.requests;
   assert.ok(first!.systemPrompt.includes(summary.catalog.text), "the catalog is in the system prompt");
   assert.doesNotMatch(first!.systemPrompt, /代码审查清单|发布清单/, "no skill body in the system prompt");
+  assert.match(first!.systemPrompt, /# Instructions\n\n# 我的习惯\n[\s\S]*\n\n# 项目约定\n/, "both AGENTS.md reach the system prompt, the user's first");
   const load = second!.messages.find((m): m is ToolResultMessage => m.role === "toolResult" && m.toolName === "load_skill");
   assert.match(textOf(load!), /^# 代码审查清单/, "the body arrives as the load_skill result");
   assert.equal(summary.reload?.status, "reloaded");
@@ -81,6 +82,7 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
   for (const prefix of [
     "目录  examples/workspace · ",
     "诊断  跳过 [RESOURCE_INVALID] examples/user/skills/broken/SKILL.md",
+    "资源  指令 2（个人、项目） · ",
     "清单  系统提示里的技能目录",
     "      - code-review: ",
     '调用  load_skill {"name":"code-review"}',

@@ -29,6 +29,7 @@ import {
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
+  type InstructionResource,
   type ResourceCatalog,
   type SkillResource,
 } from "./resources.js";
@@ -206,15 +207,26 @@ export type RuntimeEvent =
   | { type: "hook_diagnostic"; diagnostic: ExtensionDiagnostic }
   | { type: "reload"; report: ReloadReport };
 
+/** Options of one `prompt`. */
+export interface PromptOptions {
+  /** Stops the turn: the model's stream and every tool are given it. Already aborted: nothing is sent. */
+  signal?: AbortSignal;
+}
+
+/** The codes a turn that ended without rejecting can carry in `TurnResult.failure`. */
+export type TurnFailureCode = "TURN_ABORTED";
+
 /** The outcome of one `prompt`. */
 export interface TurnResult {
   stopReason: LoopStopReason;
   /** Model calls made. */
   turns: number;
-  /** The messages this turn added, its user message first. */
+  /** The messages this turn added to the session, its user message first; `[]` when it sent nothing. */
   messages: AgentMessage[];
   skill?: string;
   template?: string;
+  /** Present exactly when `stopReason` is `aborted`: `TURN_ABORTED`, with the abort's reason as message. */
+  failure?: { code: TurnFailureCode; message: string };
 }
 
 /** What a reload changed, by name. */
@@ -239,8 +251,10 @@ export type ReloadReport =
 export interface Runtime {
   /** The diagnostics of the start (or of the last successful reload), reported once as events. */
   readonly diagnostics: RuntimeDiagnostic[];
-  /** The resource catalog snapshot in use. */
+  /** The resource catalog snapshot in use (Chapter 12's discovery of `[project, user]`: the first root wins). */
   readonly resources: ResourceCatalog;
+  /** The AGENTS.md files the system prompt carries: the user's first, then the project's, each at most once. */
+  readonly instructions: InstructionResource[];
   /** The skill catalog the model is shown. */
   readonly catalog: SkillCatalog;
   /** Registered tool names, in registration order. */
@@ -250,8 +264,8 @@ export interface Runtime {
   readonly messages: AgentMessage[];
   /** Every skill load so far. */
   readonly skillLoads: SkillLoad[];
-  /** Runs one user turn (commands expanded first). Calls run one after another. */
-  prompt(input: string): Promise<TurnResult>;
+  /** Runs one user turn (commands expanded first), stopped by `options.signal`. Calls run one after another. */
+  prompt(input: string, options?: PromptOptions): Promise<TurnResult>;
   /** Re-discovers and re-imports; keeps the session; reports what changed. */
   reload(): Promise<ReloadReport>;
 }
@@ -268,6 +282,8 @@ interface RuntimeSetup {
 /** Everything one start (or reload) built; replaced as a whole, never edited. */
 interface RuntimeState {
   resources: ResourceCatalog;
+  /** The user's AGENTS.md, then the project's. */
+  instructions: InstructionResource[];
   skills: SkillCatalog;
   registry: ToolRegistry;
   host: ExtensionHost;
@@ -726,8 +742,15 @@ async function loadState(setup: RuntimeSetup, importModule: ImportModule | undef
   const diagnostics: RuntimeDiagnostic[] = [];
   const note = (diagnostic: RuntimeDiagnostic) => void diagnostics.push(diagnostic);
 
-  const resources = await discoverResources(userRoot === undefined ? [projectRoot] : [projectRoot, userRoot], {
-    onDiagnostic: ({ severity, code, source, message }) => note({ area: "resources", severity, code, source, message }),
+  const roots = userRoot === undefined ? [projectRoot] : [projectRoot, userRoot];
+  // Each root's own AGENTS.md, read root by root (quietly: the discovery of all roots below reports every problem).
+  const quiet = { onDiagnostic: () => undefined };
+  const perRoot = await Promise.all(roots.map((root) => discoverResources([root], quiet).then(({ instructions }) => instructions)));
+  const instructions = perRoot.reverse().flat();
+  const used = new Set(instructions.map(({ source }) => source));
+  const resources = await discoverResources(roots, {
+    onDiagnostic: ({ severity, code, source, message }) =>
+      code === "RESOURCE_SHADOWED" && used.has(source) ? undefined : note({ area: "resources", severity, code, source, message }),
   });
   const skills = await buildSkillCatalog(resources, { maxCatalogBytes: options.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES });
   const loadSkill = createLoadSkillTool({ resources, hidden: skills.hidden, onLoad: (load) => setup.recordLoad(load), now: options.now });
@@ -763,7 +786,7 @@ async function loadState(setup: RuntimeSetup, importModule: ImportModule | undef
     ? await inSequence(projectSources, load("project"))
     : projectSources.map((source): ExtensionStatus => ({ id: source.id, origin: "project", status: "skipped_untrusted" }));
 
-  return { resources, skills, registry, host, extensions: [...fromUser, ...fromProject], diagnostics };
+  return { resources, instructions, skills, registry, host, extensions: [...fromUser, ...fromProject], diagnostics };
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -788,6 +811,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     get resources() {
       return copy(core.state.resources);
     },
+    get instructions() {
+      return copy(core.state.instructions);
+    },
     get catalog() {
       return copy(core.state.skills);
     },
@@ -803,7 +829,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     get skillLoads() {
       return copy(core.loads);
     },
-    prompt: (input: string) => queue(() => runTurn(core, input)),
+    prompt: (input: string, turnOptions?: PromptOptions) => queue(() => runTurn(core, input, turnOptions ?? {})),
     reload: () => queue(() => reloadRuntime(core)),
   };
 }
@@ -825,44 +851,64 @@ const overflow = ({ system, messages, reservedOutput, safetyMargin, total, maxTo
     `the request does not fit and was not sent: system ${system} + messages ${messages} + reserved output ${reservedOutput} + safety margin ${safetyMargin} = ${total} tokens, more than maxTokens ${maxTokens}`,
   );
 
-async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
+/** What an aborted turn reports. */
+const abortedWith = (turns: number, messages: AgentMessage[], why: string): TurnResult => ({
+  stopReason: "aborted",
+  turns,
+  messages,
+  failure: { code: "TURN_ABORTED", message: why },
+});
+
+async function runTurn(core: RuntimeCore, input: string, { signal }: PromptOptions): Promise<TurnResult> {
+  if (signal?.aborted === true) return abortedWith(0, [], messageOf(signal.reason));
   const { options, session } = core;
   const state = core.state;
-  const expanded = await expandInput(input, state.resources, { onLoad: core.recordLoad, now: options.now });
-  const systemPrompt = systemPromptFrom(options.baseSystemPrompt ?? "", state.resources.instructions, state.skills.text);
-  const { estimateTokens, ...sizes } = options.context;
-  const budget: BuildContextOptions = { ...sizes, systemPrompt, ...(estimateTokens === undefined ? {} : { estimateTokens }) };
   const sent = { count: 0 };
-  const outcome = await runAgentLoop([], [expanded.message], {
-    model: options.model,
-    registry: state.registry,
-    executor: state.host.wrapExecutor(createToolExecutor(state.registry)),
-    maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
-    prepareContext: () => {
-      const request = buildContext(session.activePath(), budget);
-      if (request.tokens.total > request.tokens.maxTokens) throw overflow(request.tokens);
-      sent.count += 1;
-      core.emit({
-        type: "request",
-        turn: sent.count,
-        systemPrompt: request.systemPrompt,
-        messages: request.messages,
-        tools: state.registry.list().map(({ name }) => name),
-        tokens: request.tokens,
-      });
-      return { systemPrompt: request.systemPrompt, messages: request.messages };
-    },
-    emit: (event) => {
-      if (event.type === "message") {
-        session.append(event.message);
-        core.emit({ type: "message", message: event.message });
-      }
-    },
-  });
+  const leafAtStart = session.leafId;
+  // A turn the model never saw is not kept: back to where the session was.
+  const forgetIfUnsent = () => (sent.count === 0 ? session.branch(leafAtStart) : undefined);
+  const play = async () => {
+    const expanded = await expandInput(input, state.resources, { onLoad: core.recordLoad, now: options.now });
+    const systemPrompt = systemPromptFrom(options.baseSystemPrompt ?? "", state.instructions, state.skills.text);
+    const { estimateTokens, ...sizes } = options.context;
+    const budget: BuildContextOptions = { ...sizes, systemPrompt, ...(estimateTokens === undefined ? {} : { estimateTokens }) };
+    const outcome = await runAgentLoop([], [expanded.message], {
+      model: options.model,
+      registry: state.registry,
+      executor: state.host.wrapExecutor(createToolExecutor(state.registry, signal === undefined ? {} : { signal })),
+      maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+      ...(signal === undefined ? {} : { signal }),
+      prepareContext: () => {
+        const request = buildContext(session.activePath(), budget);
+        if (request.tokens.total > request.tokens.maxTokens) throw overflow(request.tokens);
+        sent.count += 1;
+        core.emit({
+          type: "request",
+          turn: sent.count,
+          systemPrompt: request.systemPrompt,
+          messages: request.messages,
+          tools: state.registry.list().map(({ name }) => name),
+          tokens: request.tokens,
+        });
+        return { systemPrompt: request.systemPrompt, messages: request.messages };
+      },
+      emit: (event) => {
+        if (event.type === "message") {
+          session.append(event.message);
+          core.emit({ type: "message", message: event.message });
+        }
+      },
+    });
+    return { expanded, outcome };
+  };
+  const { expanded, outcome } = await play().finally(forgetIfUnsent);
+  const messages = sent.count === 0 ? [] : outcome.messages;
+  const base: TurnResult =
+    outcome.stopReason === "aborted"
+      ? abortedWith(outcome.turns, messages, outcome.errorMessage ?? "aborted")
+      : { stopReason: outcome.stopReason, turns: outcome.turns, messages };
   return {
-    stopReason: outcome.stopReason,
-    turns: outcome.turns,
-    messages: outcome.messages,
+    ...base,
     ...(expanded.skill === undefined ? {} : { skill: expanded.skill }),
     ...(expanded.template === undefined ? {} : { template: expanded.template }),
   };

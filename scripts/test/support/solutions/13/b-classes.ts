@@ -31,6 +31,7 @@ import {
   type ExtensionDiagnostic,
   type ExtensionHost,
   type ExtensionSource,
+  type InstructionResource,
   type ResourceCatalog,
   type ResourceDiagnostic,
   type SkillResource,
@@ -210,15 +211,26 @@ export type RuntimeEvent =
   | { type: "hook_diagnostic"; diagnostic: ExtensionDiagnostic }
   | { type: "reload"; report: ReloadReport };
 
+/** Options of one `prompt`. */
+export interface PromptOptions {
+  /** Stops the turn: the model's stream and every tool are given it. Already aborted: nothing is sent. */
+  signal?: AbortSignal;
+}
+
+/** The codes a turn that ended without rejecting can carry in `TurnResult.failure`. */
+export type TurnFailureCode = "TURN_ABORTED";
+
 /** The outcome of one `prompt`. */
 export interface TurnResult {
   stopReason: LoopStopReason;
   /** Model calls made. */
   turns: number;
-  /** The messages this turn added, its user message first. */
+  /** The messages this turn added to the session, its user message first; `[]` when it sent nothing. */
   messages: AgentMessage[];
   skill?: string;
   template?: string;
+  /** Present exactly when `stopReason` is `aborted`: `TURN_ABORTED`, with the abort's reason as message. */
+  failure?: { code: TurnFailureCode; message: string };
 }
 
 /** What a reload changed, by name. */
@@ -243,8 +255,10 @@ export type ReloadReport =
 export interface Runtime {
   /** The diagnostics of the start (or of the last successful reload), reported once as events. */
   readonly diagnostics: RuntimeDiagnostic[];
-  /** The resource catalog snapshot in use. */
+  /** The resource catalog snapshot in use (Chapter 12's discovery of `[project, user]`: the first root wins). */
   readonly resources: ResourceCatalog;
+  /** The AGENTS.md files the system prompt carries: the user's first, then the project's, each at most once. */
+  readonly instructions: InstructionResource[];
   /** The skill catalog the model is shown. */
   readonly catalog: SkillCatalog;
   /** Registered tool names, in registration order. */
@@ -254,8 +268,8 @@ export interface Runtime {
   readonly messages: AgentMessage[];
   /** Every skill load so far. */
   readonly skillLoads: SkillLoad[];
-  /** Runs one user turn (commands expanded first). Calls run one after another. */
-  prompt(input: string): Promise<TurnResult>;
+  /** Runs one user turn (commands expanded first), stopped by `options.signal`. Calls run one after another. */
+  prompt(input: string, options?: PromptOptions): Promise<TurnResult>;
   /** Re-discovers and re-imports; keeps the session; reports what changed. */
   reload(): Promise<ReloadReport>;
 }
@@ -272,6 +286,8 @@ interface RuntimeSetup {
 /** Everything one start (or reload) built; replaced as a whole, never edited. */
 interface RuntimeState {
   resources: ResourceCatalog;
+  /** The user's AGENTS.md, then the project's. */
+  instructions: InstructionResource[];
   skills: SkillCatalog;
   registry: ToolRegistry;
   host: ExtensionHost;
@@ -832,6 +848,7 @@ class StateBuilder {
   readonly #importModule: ImportModule | undefined;
   readonly #diagnostics: RuntimeDiagnostic[] = [];
   readonly #extensions: ExtensionStatus[] = [];
+  #usersInstructions: InstructionResource[] = [];
 
   constructor(setup: RuntimeSetup, importModule: ImportModule | undefined) {
     this.#setup = setup;
@@ -839,6 +856,8 @@ class StateBuilder {
   }
 
   #found(diagnostic: ResourceDiagnostic): void {
+    // The user's AGENTS.md is used as well as the project's: it is not hidden, whatever discovery says.
+    if (diagnostic.code === "RESOURCE_SHADOWED" && this.#usersInstructions.some((instruction) => instruction.source === diagnostic.source)) return;
     this.#diagnostics.push({ area: "resources", severity: diagnostic.severity, code: diagnostic.code, source: diagnostic.source, message: diagnostic.message });
   }
 
@@ -868,8 +887,17 @@ class StateBuilder {
   async build(): Promise<RuntimeState> {
     const { options, projectRoot, userRoot } = this.#setup;
     const roots = [projectRoot];
-    if (userRoot !== undefined) roots.push(userRoot);
+    if (userRoot !== undefined) {
+      roots.push(userRoot);
+      // First root wins in discovery, so the user's AGENTS.md is looked up on its own; its problems are reported below.
+      const usersOwn = await discoverResources([userRoot], { onDiagnostic() {} });
+      this.#usersInstructions = usersOwn.instructions;
+    }
     const resources = await discoverResources(roots, { onDiagnostic: (diagnostic) => this.#found(diagnostic) });
+    const instructions: InstructionResource[] = [...this.#usersInstructions];
+    for (const instruction of resources.instructions) {
+      if (!instructions.some((kept) => kept.source === instruction.source)) instructions.push(instruction);
+    }
     const skills = await buildSkillCatalog(resources, { maxCatalogBytes: options.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES });
 
     const tools: Tool[] = [];
@@ -896,7 +924,7 @@ class StateBuilder {
       }
       await this.#load(host, source, "project");
     }
-    return { resources, skills, registry, host, extensions: this.#extensions, diagnostics: this.#diagnostics };
+    return { resources, instructions, skills, registry, host, extensions: this.#extensions, diagnostics: this.#diagnostics };
   }
 }
 
@@ -919,6 +947,10 @@ class LiveRuntime implements Runtime {
 
   get resources(): ResourceCatalog {
     return structuredClone(this.#core.state.resources);
+  }
+
+  get instructions(): InstructionResource[] {
+    return structuredClone(this.#core.state.instructions);
   }
 
   get catalog(): SkillCatalog {
@@ -945,8 +977,8 @@ class LiveRuntime implements Runtime {
     return structuredClone(this.#core.loads);
   }
 
-  prompt(input: string): Promise<TurnResult> {
-    return this.#queue(() => runTurn(this.#core, input));
+  prompt(input: string, options: PromptOptions = {}): Promise<TurnResult> {
+    return this.#queue(() => runTurn(this.#core, input, options));
   }
 
   reload(): Promise<ReloadReport> {
@@ -1007,7 +1039,7 @@ class Turn {
     const base = this.#core.options.baseSystemPrompt;
     if (base !== undefined && base !== "") parts.push(base);
     let instructions = "";
-    for (const instruction of this.#state.resources.instructions) {
+    for (const instruction of this.#state.instructions) {
       if (instruction.body === "") continue;
       instructions += (instructions === "" ? "# Instructions\n\n" : "\n\n") + instruction.body;
     }
@@ -1034,7 +1066,28 @@ class Turn {
     return { systemPrompt: projection.systemPrompt, messages: projection.messages };
   }
 
-  async run(input: string): Promise<TurnResult> {
+  /** Before the first request nothing of this turn may stay: the leaf goes back to `leaf`. */
+  #rewind(leaf: string | null): void {
+    if (this.#requests === 0) this.#core.session.branch(leaf);
+  }
+
+  async run(input: string, signal: AbortSignal | undefined): Promise<TurnResult> {
+    if (signal !== undefined && signal.aborted) {
+      return { stopReason: "aborted", turns: 0, messages: [], failure: { code: "TURN_ABORTED", message: messageOf(signal.reason) } };
+    }
+    const leaf = this.#core.session.leafId;
+    try {
+      const result = await this.#play(input, signal);
+      this.#rewind(leaf);
+      if (this.#requests === 0) result.messages = [];
+      return result;
+    } catch (error) {
+      this.#rewind(leaf);
+      throw error;
+    }
+  }
+
+  async #play(input: string, signal: AbortSignal | undefined): Promise<TurnResult> {
     const core = this.#core;
     const expandOptions: ExpandOptions = { onLoad: (load) => core.recordLoad(load) };
     if (core.options.now !== undefined) expandOptions.now = core.options.now;
@@ -1044,8 +1097,9 @@ class Turn {
     const loop = await runAgentLoop([], [expanded.message], {
       model: core.options.model,
       registry,
-      executor: this.#state.host.wrapExecutor(createToolExecutor(registry)),
+      executor: this.#state.host.wrapExecutor(createToolExecutor(registry, { signal })),
       maxTurns: core.options.maxTurns === undefined ? DEFAULT_MAX_TURNS : core.options.maxTurns,
+      signal,
       prepareContext: () => this.#prepare(systemPrompt),
       emit: (event) => {
         if (event.type !== "message") return;
@@ -1054,14 +1108,15 @@ class Turn {
       },
     });
     const result: TurnResult = { stopReason: loop.stopReason, turns: loop.turns, messages: loop.messages };
+    if (loop.stopReason === "aborted") result.failure = { code: "TURN_ABORTED", message: loop.errorMessage ?? "the turn was aborted" };
     if (expanded.skill !== undefined) result.skill = expanded.skill;
     if (expanded.template !== undefined) result.template = expanded.template;
     return result;
   }
 }
 
-async function runTurn(core: RuntimeCore, input: string): Promise<TurnResult> {
-  return new Turn(core).run(input);
+async function runTurn(core: RuntimeCore, input: string, options: PromptOptions): Promise<TurnResult> {
+  return new Turn(core).run(input, options.signal);
 }
 
 // ---------------------------------------------------------------------------
