@@ -51,7 +51,7 @@
  * - every starter `from`/`to`, every focused test, every provided file and the text are
  *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
- * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`), its
+ * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`, a contract's `C3.4`), its
  *   `challenge` entries files of `challenge.tests`; a fault under a lab is that lab's (a `lab`
  *   field there must name it). Whether they name the right things is `verify`'s (`lab-address.ts`);
  * - `faults` is checked loosely here (objects with string `id` and `lab`), the fault
@@ -166,7 +166,7 @@ const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
 /** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
 export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-const SECTION_NUMBER = /^\d+(?:\.\d+)*$/;
+const SECTION_NUMBER = /^C?\d+(?:\.\d+)*$/;
 
 /** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
 export function manifestPathFor(id: string): string {

@@ -25,7 +25,8 @@ export interface TextSection {
 }
 
 const HEADING = /^(#{1,6})\s+(.*?)\s*$/;
-const NUMBERED = /^(\d+(?:\.\d+)*)\.?\s+(.*)$/;
+/** A numbered heading's words: `12. …`, `18.1 …`, or a contract appendix's `C3.4 …` (the rules a lab test cites). */
+const NUMBERED = /^(C?\d+(?:\.\d+)*)\.?\s+(.*)$/;
 const FENCE = /^\s*(`{3,}|~{3,})/;
 
 /** Each line of `markdown` with whether it lies inside a fenced code block (the fence lines included). */
@@ -112,9 +113,9 @@ export function findSection(markdown: string, number: string): TextSection | und
   return chapterSections(markdown).find((section) => section.number === wanted);
 }
 
-/** The rule a lab test's failure names on its first line (`§3.4：roots 按给出的顺序扫描…`) and its section, or undefined. */
+/** The rule a lab test's failure names on its first line (`§3.4：roots 按给出的顺序扫描…`, `§C3.1：…`) and its section, or undefined. */
 export function ruleOf(message: string): { rule: string; section: string } | undefined {
   const first = message.split(/\r?\n/, 1)[0]?.trim() ?? "";
-  const match = /^§(\d+(?:\.\d+)*)\s*[：:]\s*\S/.exec(first);
+  const match = /^§(C?\d+(?:\.\d+)*)\s*[：:]\s*\S/.exec(first);
   return match === null ? undefined : { rule: first, section: match[1]! };
 }

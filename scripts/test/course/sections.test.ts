@@ -76,3 +76,13 @@ test("the rule of a failure is its first line when it starts with §x.y：", () 
   assert.deepEqual(ruleOf("§18.1: ascii colon too"), { rule: "§18.1: ascii colon too", section: "18.1" });
   for (const none of ["Lab 12.1 resource catalog 尚未实现", "see §3.4：later on the line", "§3.4：", ""]) assert.equal(ruleOf(none), undefined, none);
 });
+
+test("a contract appendix's sections are numbered C3, C3.1: found by that number, named by a failure's §C3.1：", () => {
+  const text = "## 3. Lab 1.1 · 第一关\n\n课文。\n\n## 附录：契约\n\n### C3 第一关的规则\n\n#### C3.1 deferred\n\n规则。\n";
+  assert.deepEqual(
+    chapterSections(text).map((section) => section.number),
+    ["3", "C3", "C3.1"],
+  );
+  assert.equal(findSection(text, "§C3.1")?.text, "#### C3.1 deferred\n\n规则。");
+  assert.deepEqual(ruleOf("§C3.1：只算第一次\nExpected"), { rule: "§C3.1：只算第一次", section: "C3.1" });
+});
