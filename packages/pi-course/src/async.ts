@@ -10,6 +10,8 @@
  * that nobody hears.
  */
 
+// ── Lab 1.1 · deferred、errorMessage 与 tick ──
+
 /** A promise together with the functions that settle it. */
 export interface Deferred<T> {
   readonly promise: Promise<T>;
@@ -21,7 +23,9 @@ export interface Deferred<T> {
 
 /**
  * A promise settled from outside, for the places where the code that produces a value is
- * not the code that waits for it (a stream's final result, "the agent is idle").
+ * not the code that waits for it (a stream's final result, "the agent is idle"). The first
+ * `resolve` or `reject` decides; every later call is ignored. Each call makes a deferred of
+ * its own.
  */
 export function deferred<T>(): Deferred<T> {
   let resolve!: (value: T) => void;
@@ -47,7 +51,10 @@ export function deferred<T>(): Deferred<T> {
   };
 }
 
-/** The text of anything thrown: an `Error`'s message, otherwise `String(value)`. */
+/**
+ * The text of anything thrown: an `Error`'s message (as it is, even empty), otherwise
+ * `String(value)`; `"unprintable error"` when even that throws. Never throws itself.
+ */
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   try {
@@ -60,11 +67,14 @@ export function errorMessage(error: unknown): string {
 /**
  * Yields to the event loop once (a macrotask, after pending I/O callbacks). Producers that
  * emit many events use it between events, so a consumer gets the chance to react (abort,
- * say) before the next one is produced.
+ * say) before the next one is produced. It uses `setImmediate`, not a timer, so it still
+ * yields when a test mocks `setTimeout`.
  */
 export function tick(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+// ── Lab 1.2 · Listeners：按顺序通知，谁也拖不垮谁 ──
 
 /** Removes a listener added with `Listeners.add`. Calling it twice is harmless. */
 export type Unsubscribe = () => void;
@@ -88,6 +98,7 @@ export class Listeners<E> {
     };
   }
 
+  /** How many listeners are added now (a function added twice counts once). */
   get size(): number {
     return this.#listeners.size;
   }
@@ -108,6 +119,8 @@ export class Listeners<E> {
   }
 }
 
+// ── Lab 1.3 · abortable：中止只停下等待，不留监听 ──
+
 /** What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless the caller chose one). */
 export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
@@ -117,7 +130,9 @@ export function abortReason(signal: AbortSignal): unknown {
  * Waits for `promise`, or rejects with the signal's reason as soon as `signal` aborts,
  * whichever comes first. The abort listener is removed once either happens, so a
  * long-lived signal does not collect one listener per wait. Aborting does not stop the
- * work behind `promise` (nothing can, from outside): it only stops the waiting.
+ * work behind `promise` (nothing can, from outside): it only stops the waiting, and a
+ * later failure of that abandoned work is caught here, never an unhandled rejection.
+ * On a signal that is already aborted it rejects at once and adds no listener.
  */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
@@ -125,24 +140,26 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefine
     promise.catch(() => {}); // its outcome no longer matters to anyone
     return Promise.reject(abortReason(signal));
   }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
+  return new Promise<T>((settle, fail) => {
+    const stopWaiting = () => {
       promise.catch(() => {});
-      reject(abortReason(signal));
+      fail(abortReason(signal));
     };
-    signal.addEventListener("abort", onAbort, { once: true });
+    signal.addEventListener("abort", stopWaiting, { once: true });
     promise.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
+        signal.removeEventListener("abort", stopWaiting);
+        settle(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
+        signal.removeEventListener("abort", stopWaiting);
+        fail(error);
       },
     );
   });
 }
+
+// ── Lab 1.4 · linkedSignal：跟随、超时、收拾干净 ──
 
 /** The reason a `linkedSignal` aborts when its timeout fires; `code` is `TIMEOUT`. */
 export class TimeoutError extends Error {
@@ -174,27 +191,27 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
     throw new RangeError(`timeoutMs must be a finite number >= 0, got ${timeoutMs}`);
   }
-  const controller = new AbortController();
+  const own = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const onParentAbort = () => {
     dispose();
-    controller.abort(abortReason(parent!));
+    own.abort(abortReason(parent!));
   };
   const dispose = () => {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer); // harmless when no timer was started
     timer = undefined;
     parent?.removeEventListener("abort", onParentAbort);
   };
   if (parent?.aborted) {
-    controller.abort(abortReason(parent));
-    return { signal: controller.signal, dispose };
+    own.abort(abortReason(parent));
+    return { signal: own.signal, dispose };
   }
   parent?.addEventListener("abort", onParentAbort, { once: true });
   if (timeoutMs !== undefined) {
     timer = setTimeout(() => {
       dispose();
-      controller.abort(new TimeoutError(timeoutMs));
+      own.abort(new TimeoutError(timeoutMs));
     }, timeoutMs);
   }
-  return { signal: controller.signal, dispose };
+  return { signal: own.signal, dispose };
 }

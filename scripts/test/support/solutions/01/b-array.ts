@@ -1,0 +1,219 @@
+// @ts-nocheck — checked inside the course package (see ../measure.ts), where it replaces async.ts.
+/**
+ * Chapter 01, solution B: written from the chapter text alone, in classes and arrays.
+ * `deferred` returns an instance of a private class; `Listeners` keeps an array of entries
+ * of its own (the given Set goes unused); `abortable` settles through one `finish` helper;
+ * `linkedSignal` keeps its timer and listener in `let` variables.
+ */
+
+// ── Lab 1.1 · deferred、errorMessage 与 tick ──
+
+/** A promise together with the functions that settle it. */
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(reason: unknown): void;
+  /** True once `resolve` or `reject` has been called (later calls are ignored, as for any promise). */
+  readonly settled: boolean;
+}
+
+class Settleable<T> implements Deferred<T> {
+  readonly promise: Promise<T>;
+  #settled = false;
+  #resolve!: (value: T) => void;
+  #reject!: (reason: unknown) => void;
+
+  constructor() {
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  resolve(value: T): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#resolve(value);
+  }
+
+  reject(reason: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#reject(reason);
+  }
+}
+
+/** A promise settled from outside; the first call decides. */
+export function deferred<T>(): Deferred<T> {
+  return new Settleable<T>();
+}
+
+/** The text of anything thrown; never throws. */
+export function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) {
+    try {
+      return String(error);
+    } catch {
+      return "unprintable error";
+    }
+  }
+  return error.message;
+}
+
+/** One turn of the event loop, through setImmediate. */
+export function tick(): Promise<void> {
+  return new Promise((resolve) => {
+    setImmediate(resolve);
+  });
+}
+
+// ── Lab 1.2 · Listeners：按顺序通知，谁也拖不垮谁 ──
+
+/** Removes a listener added with `Listeners.add`. Calling it twice is harmless. */
+export type Unsubscribe = () => void;
+
+interface Entry<E> {
+  listener: (event: E) => void;
+  active: boolean;
+}
+
+/** A typed set of listeners for one kind of event. */
+export class Listeners<E> {
+  #entries: Entry<E>[] = [];
+
+  /** Adds `listener`; returns the function that removes it. */
+  add(listener: (event: E) => void): Unsubscribe {
+    let entry = this.#entries.find((candidate) => candidate.listener === listener);
+    if (entry === undefined) {
+      entry = { listener, active: true };
+      this.#entries.push(entry);
+    }
+    const mine = entry;
+    return () => {
+      mine.active = false;
+      const index = this.#entries.indexOf(mine);
+      if (index !== -1) this.#entries.splice(index, 1);
+    };
+  }
+
+  /** How many listeners are added now. */
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  /** Calls every listener with `event`; returns the errors they threw, in order. */
+  emit(event: E): unknown[] {
+    const errors: unknown[] = [];
+    const current = this.#entries.slice();
+    for (let i = 0; i < current.length; i++) {
+      const entry = current[i]!;
+      if (!entry.active) continue;
+      try {
+        entry.listener(event);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return errors;
+  }
+}
+
+// ── Lab 1.3 · abortable：中止只停下等待，不留监听 ──
+
+/** What an aborted signal rejects with: its `reason`. */
+export function abortReason(signal: AbortSignal): unknown {
+  const reason: unknown = signal.reason;
+  return reason === undefined ? new DOMException("This operation was aborted", "AbortError") : reason;
+}
+
+/** Waits for `promise` or the abort of `signal`, whichever is first; leaves no listener. */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener("abort", onAbort);
+      settle();
+    };
+    function onAbort(): void {
+      finish(() => reject(abortReason(signal!)));
+    }
+    promise.then(
+      (value) => finish(() => resolve(value)),
+      (error: unknown) => finish(() => reject(error)),
+    );
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener("abort", onAbort);
+  });
+}
+
+// ── Lab 1.4 · linkedSignal：跟随、超时、收拾干净 ──
+
+/** The reason a `linkedSignal` aborts when its timeout fires; `code` is `TIMEOUT`. */
+export class TimeoutError extends Error {
+  readonly code = "TIMEOUT";
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms`);
+    this.name = "TimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** A signal of one's own, and the function that detaches it from everything it listens to. */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  /** Removes the listener on the parent and clears the timer. Idempotent; does not abort. */
+  dispose(): void;
+}
+
+/** A signal that follows `parent` and times out after `timeoutMs`; `dispose` leaves nothing behind. */
+export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number): LinkedSignal {
+  if (timeoutMs !== undefined) {
+    if (!Number.isFinite(timeoutMs)) throw new RangeError(`timeoutMs must be finite, got ${timeoutMs}`);
+    if (timeoutMs < 0) throw new RangeError(`timeoutMs must be >= 0, got ${timeoutMs}`);
+  }
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let listening = false;
+  function detach(): void {
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    if (listening) {
+      listening = false;
+      parent!.removeEventListener("abort", onParentAbort);
+    }
+  }
+  function onParentAbort(): void {
+    detach();
+    controller.abort(abortReason(parent!));
+  }
+  if (parent?.aborted === true) {
+    controller.abort(abortReason(parent));
+  } else {
+    if (parent !== undefined) {
+      parent.addEventListener("abort", onParentAbort);
+      listening = true;
+    }
+    if (timeoutMs !== undefined) {
+      const ms = timeoutMs;
+      timer = setTimeout(() => {
+        timer = undefined;
+        detach();
+        controller.abort(new TimeoutError(ms));
+      }, ms);
+    }
+  }
+  return { signal: controller.signal, dispose: detach };
+}

@@ -1,0 +1,164 @@
+/**
+ * Chapter 01 · TypeScript survival for agent code — the practice starter.
+ *
+ * The public types and the exported functions are fixed: the tests use them, and so does
+ * every later chapter. Every lab's function is a construction site named after its lab.
+ * Build them in order: Lab 1.1 deferred, errorMessage, tick → 1.2 Listeners → 1.3
+ * abortReason, abortable → 1.4 linkedSignal. Add private helpers as you need them; keep the
+ * exports and the signatures of the declarations marked 🔨.
+ *
+ * Run one lab:  npm run lab -w @pi/course -- 1.1
+ *
+ * Given as it is (no 🔨): `TimeoutError`, the reason a timed-out `linkedSignal` aborts
+ * with, and the `Set` that `Listeners` keeps its listeners in.
+ */
+
+// ── Lab 1.1 · deferred、errorMessage 与 tick ──
+
+/** A promise together with the functions that settle it. */
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(reason: unknown): void;
+  /** True once `resolve` or `reject` has been called (later calls are ignored, as for any promise). */
+  readonly settled: boolean;
+}
+
+function labError(lab: string): Error {
+  return new Error(`${lab} 尚未实现`);
+}
+
+/**
+ * A promise settled from outside, for the places where the code that produces a value is
+ * not the code that waits for it (a stream's final result, "the agent is idle"). The first
+ * `resolve` or `reject` decides; every later call is ignored. Each call makes a deferred of
+ * its own.
+ */
+export function deferred<T>(): Deferred<T> {
+  // 🔨 Lab 1.1：在 new Promise 的执行器里拿到它的 resolve 和 reject，存进外面的变量
+  // 🔨 Lab 1.1：settled 要在读取时反映当前状态（用 getter），不是创建对象那一刻的快照
+  throw labError("Lab 1.1 async basics");
+}
+
+/**
+ * The text of anything thrown: an `Error`'s message (as it is, even empty), otherwise
+ * `String(value)`; `"unprintable error"` when even that throws. Never throws itself.
+ */
+export function errorMessage(error: unknown): string {
+  // 🔨 Lab 1.1：只有真正的 Error（instanceof）才取 message；其余一律 String(…)，它自己抛错时给出固定的一句
+  void error;
+  throw labError("Lab 1.1 async basics");
+}
+
+/**
+ * Yields to the event loop once (a macrotask, after pending I/O callbacks). Producers that
+ * emit many events use it between events, so a consumer gets the chance to react (abort,
+ * say) before the next one is produced. It uses `setImmediate`, not a timer, so it still
+ * yields when a test mocks `setTimeout`.
+ */
+export function tick(): Promise<void> {
+  // 🔨 Lab 1.1：一个在下一轮事件循环（check 阶段）才兑现的 promise；不要用微任务，也不要用定时器
+  throw labError("Lab 1.1 async basics");
+}
+
+// ── Lab 1.2 · Listeners：按顺序通知，谁也拖不垮谁 ──
+
+/** Removes a listener added with `Listeners.add`. Calling it twice is harmless. */
+export type Unsubscribe = () => void;
+
+/**
+ * A typed set of listeners for one kind of event.
+ *
+ * Guarantees: listeners run in the order they were added; a listener added during an
+ * emit first hears the next event; one removed during an emit, before its turn, is not
+ * called; a throwing listener never stops the others. `emit` never throws: it returns
+ * what the listeners threw, so its owner decides what a failing listener means.
+ */
+export class Listeners<E> {
+  // 🔨 Lab 1.2：add、size、emit 三处都要写；#listeners 已经给出（Set 按插入顺序遍历，同一个函数只存一次）
+  readonly #listeners = new Set<(event: E) => void>();
+
+  /** Adds `listener`; returns the function that removes it. Adding the same function twice adds it once. */
+  add(listener: (event: E) => void): Unsubscribe {
+    // 🔨 Lab 1.2：返回的退订函数只移除这一个 listener，调用几次都无害
+    void listener;
+    void this.#listeners;
+    throw labError("Lab 1.2 listeners");
+  }
+
+  /** How many listeners are added now (a function added twice counts once). */
+  get size(): number {
+    throw labError("Lab 1.2 listeners");
+  }
+
+  /** Calls every listener with `event`; returns the errors they threw, in order (empty when none did). */
+  emit(event: E): unknown[] {
+    // 🔨 Lab 1.2：遍历开始那一刻的名单（直接遍历 Set 时，途中加进来的也会被走到）；
+    // 🔨 Lab 1.2：轮到某个 listener 时，它若已被退订就跳过；每个 listener 的异常单独接住，收集起来返回
+    void event;
+    throw labError("Lab 1.2 listeners");
+  }
+}
+
+// ── Lab 1.3 · abortable：中止只停下等待，不留监听 ──
+
+/** What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless the caller chose one). */
+export function abortReason(signal: AbortSignal): unknown {
+  // 🔨 Lab 1.3：就是 signal.reason；万一它是 undefined，给一个名为 AbortError 的 DOMException
+  void signal;
+  throw labError("Lab 1.3 abortable");
+}
+
+/**
+ * Waits for `promise`, or rejects with the signal's reason as soon as `signal` aborts,
+ * whichever comes first. The abort listener is removed once either happens, so a
+ * long-lived signal does not collect one listener per wait. Aborting does not stop the
+ * work behind `promise` (nothing can, from outside): it only stops the waiting, and a
+ * later failure of that abandoned work is caught here, never an unhandled rejection.
+ * On a signal that is already aborted it rejects at once and adds no listener.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  // 🔨 Lab 1.3：三种起点：没有 signal；signal 已经中止；还在等
+  // 🔨 Lab 1.3：还在等：挂一个 abort 监听；promise 兑现、拒绝、signal 中止，三条路都要把监听摘掉
+  // 🔨 Lab 1.3：被放弃的 promise 之后可能失败：给它接一个什么都不做的 catch
+  void promise;
+  void signal;
+  throw labError("Lab 1.3 abortable");
+}
+
+// ── Lab 1.4 · linkedSignal：跟随、超时、收拾干净 ──
+
+/** The reason a `linkedSignal` aborts when its timeout fires; `code` is `TIMEOUT`. */
+export class TimeoutError extends Error {
+  readonly code = "TIMEOUT";
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms`);
+    this.name = "TimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** A signal of one's own, and the function that detaches it from everything it listens to. */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  /** Removes the listener on the parent and clears the timer. Idempotent; does not abort. */
+  dispose(): void;
+}
+
+/**
+ * A signal that aborts when `parent` aborts (with the parent's reason) or, if `timeoutMs` is
+ * given, when that many milliseconds pass (with a `TimeoutError`) — whichever is first.
+ * Call `dispose()` when the work is done: it detaches from the parent and clears the timer,
+ * so neither outlives the work (a forgotten timer keeps the process alive; a forgotten
+ * listener on a session-long signal is a leak per call). `timeoutMs` must be a finite
+ * number ≥ 0, otherwise `RangeError`.
+ */
+export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number): LinkedSignal {
+  // 🔨 Lab 1.4：先检查 timeoutMs（在挂任何东西之前）；然后一个自己的 AbortController
+  // 🔨 Lab 1.4：父已经中止：立刻以父的原因中止，什么都不挂、不启动定时器
+  // 🔨 Lab 1.4：否则挂父的监听、按需启动定时器；谁先触发，都先收拾（摘监听、清定时器）再中止
+  void parent;
+  void timeoutMs;
+  throw labError("Lab 1.4 linked signal");
+}
