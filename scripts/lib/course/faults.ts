@@ -91,11 +91,11 @@ const LEARNER_KEYS = new Set(["function", "before", "insert", "explain"]);
 const PROJECTED_KEYS = ["id", "lab", "rule", "description", "file", "killedBy", "exercise", "learner"] as const;
 
 /** A fault's `rule`: the section of the chapter text that states it, then the rule. */
-const RULE = /^§\d+(?:\.\d+)*\s+\S/;
+const RULE = /^§C?\d+(?:\.\d+)*\s+\S/;
 
-/** The section a fault's rule names (`"§3.4 …"` → `"3.4"`), or undefined when it has no rule. */
+/** The section a fault's rule names (`"§3.4 …"` → `"3.4"`, `"§C3.4 …"` → `"C3.4"`), or undefined when it has no rule. */
 export function ruleSection(fault: Pick<CommonFields, "rule">): string | undefined {
-  return fault.rule === undefined ? undefined : /^§(\d+(?:\.\d+)*)/.exec(fault.rule)?.[1];
+  return fault.rule === undefined ? undefined : /^§(C?\d+(?:\.\d+)*)/.exec(fault.rule)?.[1];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -166,7 +166,7 @@ const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
 /** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
 export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-const SECTION_NUMBER = /^\d+(?:\.\d+)*$/;
+const SECTION_NUMBER = /^C?\d+(?:\.\d+)*$/;
 
 /** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
 export function manifestPathFor(id: string): string {

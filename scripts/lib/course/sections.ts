@@ -25,7 +25,8 @@ export interface TextSection {
 }
 
 const HEADING = /^(#{1,6})\s+(.*?)\s*$/;
-const NUMBERED = /^(\d+(?:\.\d+)*)\.?\s+(.*)$/;
+// A contract appendix numbers its rules after the lesson's sections with a leading C (`### C3.4 …`).
+const NUMBERED = /^(C?\d+(?:\.\d+)*)\.?\s+(.*)$/;
 const FENCE = /^\s*(`{3,}|~{3,})/;
 
 /** Each line of `markdown` with whether it lies inside a fenced code block (the fence lines included). */
@@ -115,6 +116,6 @@ export function findSection(markdown: string, number: string): TextSection | und
 /** The rule a lab test's failure names on its first line (`§3.4：roots 按给出的顺序扫描…`) and its section, or undefined. */
 export function ruleOf(message: string): { rule: string; section: string } | undefined {
   const first = message.split(/\r?\n/, 1)[0]?.trim() ?? "";
-  const match = /^§(\d+(?:\.\d+)*)\s*[：:]\s*\S/.exec(first);
+  const match = /^§(C?\d+(?:\.\d+)*)\s*[：:]\s*\S/.exec(first);
   return match === null ? undefined : { rule: first, section: match[1]! };
 }

@@ -71,10 +71,10 @@ export function evaluateChapterTotal(manifest: ChapterManifest, run: Pick<TestRu
   return { name: "chapter total", ok, detail: `${passed}/${tests.size}${why}` };
 }
 
-/** The numbered sections of a chapter text: `3`, `3.4`, … from headings such as `## 3. …` and `### 3.4 …`. */
+/** The numbered sections of a chapter text: `3`, `3.4`, `C3.4`, … from headings such as `## 3. …`, `### 3.4 …` and the contract's `### C3.4 …`. */
 export function textSections(text: string): Set<string> {
   const sections = new Set<string>();
-  for (const match of text.matchAll(/^#{2,4}\s+(\d+(?:\.\d+)*)\.?\s/gm)) sections.add(match[1]!);
+  for (const match of text.matchAll(/^#{2,4}\s+(C?\d+(?:\.\d+)*)\.?\s/gm)) sections.add(match[1]!);
   return sections;
 }
 

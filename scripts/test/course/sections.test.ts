@@ -74,5 +74,15 @@ test("a section is found by its number as a learner or a failure writes it", () 
 test("the rule of a failure is its first line when it starts with §x.y：", () => {
   assert.deepEqual(ruleOf("§3.4：roots 按给出的顺序扫描\nExpected values to be strictly equal"), { rule: "§3.4：roots 按给出的顺序扫描", section: "3.4" });
   assert.deepEqual(ruleOf("§18.1: ascii colon too"), { rule: "§18.1: ascii colon too", section: "18.1" });
+  assert.deepEqual(ruleOf("§C3.2：a contract rule"), { rule: "§C3.2：a contract rule", section: "C3.2" }, "a contract appendix's rule");
   for (const none of ["Lab 12.1 resource catalog 尚未实现", "see §3.4：later on the line", "§3.4：", ""]) assert.equal(ruleOf(none), undefined, none);
+});
+
+test("a contract appendix's headings (### C3.2 …) are numbered sections too", () => {
+  const contract = "## 附录 · 契约\n\n### C3.2 步数上限\n\n最多问 maxSteps 次。\n";
+  assert.deepEqual(
+    chapterSections(contract).map((section) => [section.number, section.title]),
+    [["C3.2", "步数上限"]],
+  );
+  assert.equal(findSection(contract, "§C3.2")?.title, "步数上限");
 });
