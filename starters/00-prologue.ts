@@ -48,7 +48,7 @@ export interface ToyRun {
  */
 export function runToyAgent(question: string, model: ToyModel, tools: Readonly<Record<string, ToyTool>>, maxSteps = 5): ToyRun {
   // 🔨 Lab 0.1：从一条 user 行开始；每一步把整段对话交给模型，回答就收尾，要工具就记下调用、
-  // 运行工具、记下结果（出错也是结果），再问；问满 maxSteps 次就停下。规则见正文 §C3。
+  // 运行工具、记下结果（出错也是结果），再问；问满 maxSteps 次就停下。规则见正文 §C4。
   void question;
   void model;
   void tools;
@@ -66,7 +66,7 @@ export function runToyAgent(question: string, model: ToyModel, tools: Readonly<R
  */
 export function calculator(input: string): string {
   // 🔨 Lab 0.2：整个输入必须恰好是“数 运算符 数”，否则抛错；算出结果，四舍五入到 12 位有效数字。
-  // 规则见正文 §C4。
+  // 规则见正文 §C5。
   void input;
   throw new Error("Lab 0.2 calculator 尚未实现");
 }
@@ -80,7 +80,7 @@ export function calculator(input: string): string {
  */
 export const ruleModel: ToyModel = (conversation) => {
   // 🔨 Lab 0.3：最后一行是工具结果就回答；否则在问题里找第一个“数 运算符 数”，找到就请求
-  // calculator，找不到就直接回答。规则见正文 §C5。
+  // calculator，找不到就直接回答。规则见正文 §C6。
   void conversation;
   throw new Error("Lab 0.3 rule model 尚未实现");
 };
@@ -89,7 +89,7 @@ export const ruleModel: ToyModel = (conversation) => {
 
 /** The conversation as readable text: one line per entry, labelled in Chinese, no newline at the end. */
 export function formatConversation(conversation: readonly Line[]): string {
-  // 🔨 Lab 0.4：每条一行，标签（用户、助手、调用、结果）加两个空格再加内容。规则见正文 §C6。
+  // 🔨 Lab 0.4：每条一行，标签（用户、助手、调用、结果）加两个空格再加内容。规则见正文 §C7。
   void conversation;
   throw new Error("Lab 0.4 print and main 尚未实现");
 }
