@@ -35,7 +35,7 @@
  *     tests: 2
  *     scaffoldError: Lab 12.1 resource catalog 尚未实现
  *     declarations: [discoverResources]   # the starter's declarations marked 🔨 Lab 12.1
- *     sections: ["11", "3"]        # the text's sections: the lab's own first, then the rules it checks
+ *     sections: ["11", "3"]        # the text's sections: the lab's own first, then the rules it checks (a contract appendix's `C3` too)
  *     challenge: [packages/pi-course/test/challenge/12-catalog.test.ts]   # optional; challenge themes
  *     hints: [定位文件…, 指出签名…, 伪代码…, 局部代码…]   # exactly four rungs
  *     faults: []                 # optional; this lab's faults, see FaultSpec (`lab` implied)

@@ -5,8 +5,8 @@
  *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
  *   options: --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
  *            --only <solution | base | mistake id prefix>   --jobs <n>   --verbose
- *            --chapter <NN>   the chapter measured: 12 (the default) or 13, each with its
- *                             own folder of solutions, mistakes.yaml and, when it has one, rule-probes.ts
+ *            --chapter <NN>   the chapter measured (12 by default): any chapter with its own
+ *                             folder of solutions here (00, 12, 13), mistakes.yaml and, when it has one, rule-probes.ts
  *
  * What a chapter's measurement needs comes from its manifest `checkpoints/NN.yaml`: the
  * starter and the teaching file it overlays, the focused lab test file, the labs and how
