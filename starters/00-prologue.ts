@@ -38,6 +38,11 @@ export interface ToyRun {
   stopped: "answered" | "step_limit";
 }
 
+/** The scaffold's "not built yet" error: its message names the lab that builds the code. */
+function labError(lab: string): Error {
+  return new Error(`${lab} 尚未实现`);
+}
+
 // ── Lab 0.1 · 循环：问模型，跑工具，记下结果，再问 ──
 
 /**
@@ -53,7 +58,7 @@ export function runToyAgent(question: string, model: ToyModel, tools: Readonly<R
   void model;
   void tools;
   void maxSteps;
-  throw new Error("Lab 0.1 agent loop 尚未实现");
+  throw labError("Lab 0.1 agent loop");
 }
 
 // ── Lab 0.2 · 计算器只认“数 运算符 数” ──
@@ -68,7 +73,7 @@ export function calculator(input: string): string {
   // 🔨 Lab 0.2：整个输入必须恰好是“数 运算符 数”，否则抛错；算出结果，四舍五入到 12 位有效数字。
   // 规则见正文 §C5。
   void input;
-  throw new Error("Lab 0.2 calculator 尚未实现");
+  throw labError("Lab 0.2 calculator");
 }
 
 // ── Lab 0.3 · 规则模型：先要工具，见到结果再回答 ──
@@ -82,7 +87,7 @@ export const ruleModel: ToyModel = (conversation) => {
   // 🔨 Lab 0.3：最后一行是工具结果就回答；否则在问题里找第一个“数 运算符 数”，找到就请求
   // calculator，找不到就直接回答。规则见正文 §C6。
   void conversation;
-  throw new Error("Lab 0.3 rule model 尚未实现");
+  throw labError("Lab 0.3 rule model");
 };
 
 // ── Lab 0.4 · 打印对话，main 给出退出码 ──
@@ -91,7 +96,7 @@ export const ruleModel: ToyModel = (conversation) => {
 export function formatConversation(conversation: readonly Line[]): string {
   // 🔨 Lab 0.4：每条一行，标签（用户、助手、调用、结果）加两个空格再加内容。规则见正文 §C7。
   void conversation;
-  throw new Error("Lab 0.4 print and main 尚未实现");
+  throw labError("Lab 0.4 print and main");
 }
 
 /**
@@ -105,7 +110,7 @@ export function main(argv: readonly string[], write: (text: string) => void = (t
   void argv;
   void write;
   void model;
-  throw new Error("Lab 0.4 print and main 尚未实现");
+  throw labError("Lab 0.4 print and main");
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
