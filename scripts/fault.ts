@@ -158,11 +158,7 @@ export function formatLearnerResult(result: LearnerRunResult, fault: LearnerFaul
       );
       break;
     case "killed":
-      lines.push(
-        `抓住了：${result.caughtBy.map((n) => `“${n}”`).join("、")} 失败。`,
-        ...indented(result.firstFailure?.message ?? "", 8),
-        "返回值虽然还是原来的样子，但测试观察到了不该发生的副作用——这正是这项测试存在的理由。",
-      );
+      lines.push(`抓住了：${result.caughtBy.map((n) => `“${n}”`).join("、")} 失败。`, ...indented(result.firstFailure?.message ?? "", 8));
       break;
     case "survived":
       lines.push(

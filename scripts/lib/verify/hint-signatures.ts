@@ -29,7 +29,8 @@ export function parameterNames(list: string): string[] {
   let current = "";
   for (const char of `${list},`) {
     if ("({[<".includes(char)) depth++;
-    if (")}]>".includes(char)) depth--;
+    // `=>` in a function type or a default value closes no bracket (as in `parenthesised`).
+    if (")}]>".includes(char) && !(char === ">" && current.endsWith("="))) depth--;
     if (char === "," && depth === 0) {
       const trimmed = current.trim();
       if (trimmed !== "")
