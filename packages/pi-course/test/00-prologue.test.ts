@@ -14,38 +14,11 @@ import { spawnSync } from "node:child_process";
 import test from "node:test";
 import { fileURLToPath } from "node:url";
 import { calculator, formatConversation, main, ruleModel, runToyAgent, type Decision, type Line, type ToyModel, type ToyTool } from "../src/prologue.js";
+import { isScaffold, ruleSync as rule } from "./support/rules.js";
 
 // ---------------------------------------------------------------------------
 // How a check fails: under the rule it checks
 // ---------------------------------------------------------------------------
-
-/** A starter's construction-site error: `Lab 0.N … 尚未实现`. It is never wrapped. */
-const SCAFFOLD = /^Lab 0\.\d+ .+ 尚未实现$/;
-
-/**
- * Runs `check` for one rule of the contract (`§C4.2：…`). A failure comes back with the
- * rule as its first line; a starter's scaffold error passes unchanged (it means "not
- * started", not "wrong"); any other error becomes an assertion error under the rule.
- */
-function rule(statement: string, check: () => void): void {
-  try {
-    check();
-  } catch (problem) {
-    if (problem instanceof Error && SCAFFOLD.test(problem.message)) throw problem;
-    if (problem instanceof assert.AssertionError) {
-      problem.message = `${statement}\n${problem.message}`;
-      throw problem;
-    }
-    const described = problem instanceof Error ? `${problem.name}: ${problem.message}` : String(problem);
-    const wrapped = new assert.AssertionError({ message: `${statement}\n意外的错误 ${described}`, actual: problem, expected: undefined, operator: "rule" });
-    if (problem instanceof Error)
-      wrapped.stack = `${wrapped.message}\n${(problem.stack ?? "")
-        .split("\n")
-        .filter((line) => /^\s+at /.test(line))
-        .join("\n")}`;
-    throw wrapped;
-  }
-}
 
 // ---------------------------------------------------------------------------
 // Scripted models and tools for the loop
@@ -222,7 +195,7 @@ function refuses(run: () => unknown, message: string, why: string): void {
   assert.throws(
     run,
     (error: unknown) => {
-      if (error instanceof Error && SCAFFOLD.test(error.message)) throw error;
+      if (isScaffold(error)) throw error;
       assert.ok(error instanceof Error, `${why}：抛出的应当是 Error，实际是 ${String(error)}`);
       assert.equal(error.name, "Error", `${why}：应当是普通的 Error`);
       assert.equal(error.message, message, why);

@@ -15,39 +15,11 @@ import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import test, { type TestContext } from "node:test";
 import { TimeoutError, abortReason, abortable, deferred, errorMessage, linkedSignal, Listeners, tick } from "../src/async.js";
+import { rule } from "./support/rules.js";
 
 // ---------------------------------------------------------------------------
 // Rules, outcomes, listeners, timers
 // ---------------------------------------------------------------------------
-
-/** A starter's construction-site error: `Lab 1.N … 尚未实现`. It is never wrapped (see `rule`). */
-const SCAFFOLD = /^Lab 1\.\d+ .+ 尚未实现$/;
-
-/**
- * Runs `check` for one rule of the contract (`§C3.1：…`). A failure comes back with the rule
- * as its first line (a failed assertion keeps its values; any other error becomes an
- * assertion error that keeps it as `actual` and keeps its call frames). A starter's scaffold
- * error passes unchanged: it means "not started", not "wrong".
- */
-async function rule(statement: string, check: () => unknown): Promise<void> {
-  try {
-    await check();
-  } catch (failure) {
-    if (failure instanceof Error && SCAFFOLD.test(failure.message)) throw failure;
-    if (failure instanceof assert.AssertionError) {
-      failure.message = `${statement}\n${failure.message}`;
-      throw failure;
-    }
-    const described = failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure);
-    const wrapped = new assert.AssertionError({ message: `${statement}\n意外的错误 ${described}`, actual: failure, expected: undefined, operator: "rule" });
-    if (failure instanceof Error)
-      wrapped.stack = `${wrapped.message}\n${(failure.stack ?? "")
-        .split("\n")
-        .filter((line) => /^\s+at /.test(line))
-        .join("\n")}`;
-    throw wrapped;
-  }
-}
 
 /** One turn of the real event loop (the test's own, whatever `tick` does). */
 const realTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

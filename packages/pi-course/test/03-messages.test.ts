@@ -10,34 +10,11 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { text, textOf, userMessage, type AgentMessage, type AssistantMessage, type TextContent, type ToolCall, type ToolResultMessage } from "../src/types.js";
+import { ruleSync as rule } from "./support/rules.js";
 
 // ---------------------------------------------------------------------------
 // Rules, plain data and fixtures
 // ---------------------------------------------------------------------------
-
-/** A starter's construction-site error (`Lab 3.N … 尚未实现`): "not started", never wrapped. */
-const SCAFFOLD = /^Lab 3\.\d+ .+ 尚未实现$/;
-
-/**
- * Runs `check` for one rule of the chapter's contract. A failed assertion comes back with
- * `statement` (`§C3.1：…`) as its first line; any other error (a TypeError from writing to a
- * frozen object, say) becomes such an assertion error that keeps the original as `actual`.
- */
-function rule(statement: string, check: () => void): void {
-  try {
-    check();
-  } catch (error) {
-    if (error instanceof Error && SCAFFOLD.test(error.message)) throw error;
-    if (error instanceof assert.AssertionError) {
-      error.message = `${statement}\n${error.message}`;
-      throw error;
-    }
-    const described = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    const wrapped = new assert.AssertionError({ message: `${statement}\n意外的错误 ${described}`, actual: error, expected: undefined, operator: "rule" });
-    if (error instanceof Error && error.stack !== undefined) wrapped.stack = `${wrapped.message}\n${error.stack.split("\n").slice(1).join("\n")}`;
-    throw wrapped;
-  }
-}
 
 /**
  * Where `value` stops being plain JSON data (§C1.1), or undefined when it is: strings,

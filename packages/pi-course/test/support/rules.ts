@@ -1,6 +1,6 @@
 /**
- * How a lab or challenge test (Chapters 12 and 13) fails: under the rule of the chapter
- * text it checks. `rule("§3.4：…", check)` runs `check`; a failure comes back with the rule's
+ * How a lab or challenge test of any chapter fails: under the rule of the chapter text it
+ * checks (chapter 00 brings this module, so every later chapter's tests can use it). `rule("§3.4：…", check)` runs `check`; a failure comes back with the rule's
  * statement as its first line, so the lab runner shows which rule broke and where the text
  * states it. A starter's scaffold error (`Lab NN.L … 尚未实现`, any chapter) passes
  * unchanged: it means "not started", not "wrong".
@@ -40,6 +40,15 @@ function underRule(statement: string, error: unknown): unknown {
   const wrapped = new assert.AssertionError({ message: `${statement}\n意外的错误 ${described}`, actual: error, expected: undefined, operator: "rule" });
   if (error instanceof Error) wrapped.stack = `${wrapped.message}\n${framesOf(error.stack)}`;
   return wrapped;
+}
+
+/** `rule` for a check that is synchronous: it runs (and fails) before the call returns. */
+export function ruleSync(statement: string, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    throw underRule(statement, error);
+  }
 }
 
 /** Runs `check` for one rule of the chapter text; a failure is rethrown under the rule (see `underRule`). */
