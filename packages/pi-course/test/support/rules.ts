@@ -15,12 +15,12 @@ export function isScaffold(error: unknown): boolean {
   return error instanceof Error && SCAFFOLD.test(error.message);
 }
 
-/** The call frames (`    at …` lines) of a stack. */
+const LINE_BREAK = "\n";
+
+/** The call frames (`    at …` lines) of a stack, one a line. */
 function framesOf(stack: string | undefined): string {
-  return (stack ?? "")
-    .split("\n")
-    .filter((line) => /^\s+at /.test(line))
-    .join("\n");
+  const frames = (stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  return frames.join(LINE_BREAK);
 }
 
 /**
@@ -46,8 +46,8 @@ function underRule(statement: string, error: unknown): unknown {
 export function ruleSync(statement: string, check: () => void): void {
   try {
     check();
-  } catch (error) {
-    throw underRule(statement, error);
+  } catch (thrown) {
+    throw underRule(statement, thrown);
   }
 }
 
@@ -55,7 +55,7 @@ export function ruleSync(statement: string, check: () => void): void {
 export async function rule(statement: string, check: () => unknown): Promise<void> {
   try {
     await check();
-  } catch (error) {
-    throw underRule(statement, error);
+  } catch (thrown) {
+    throw underRule(statement, thrown);
   }
 }
