@@ -9,7 +9,11 @@
  * - proven: the file read is the file that was checked. The canonical path is opened
  *   without following a final symlink, and the open handle's `(dev, ino)` must equal what
  *   the checked path leads to afterwards (realpath unchanged, `lstat` identical), so a
- *   file swapped for a symlink between the check and the read is reported, never read;
+ *   file swapped for a symlink between the check and the read is reported, never read.
+ *   Where the system names an open handle's file (Linux: `/proc/self/fd/N`), that name must
+ *   be the checked path too: path checks after the open can be fooled by a directory on the
+ *   way that flips between a folder and a symlink to elsewhere (real at `realpath`, a link
+ *   again at `lstat`), the kernel's record of what was opened cannot;
  * - bounded: a file over `RESOURCE_SIZE_LIMIT` is refused from its handle's size, and the
  *   read stops one byte past the limit, so a file that grows while it is read cannot pass;
  * - text only: bytes must be valid UTF-8 without NUL (a fatal decoder: never U+FFFD);
@@ -24,7 +28,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { constants as fsConstants, type Dirent, type Stats } from "node:fs";
-import { lstat, open, readdir, realpath, stat, type FileHandle } from "node:fs/promises";
+import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { reasonOf } from "./extension-values.js";
 import { ResourceError, type ResourceErrorCode } from "./resource-types.js";
@@ -72,11 +76,26 @@ function unreadable(file: string, cause: unknown): FileProblem {
 }
 
 /**
- * After `handle` was opened on `file`, proves it is still the file `file` leads to: the
- * path must canonicalise to itself (no directory on the way was swapped for a symlink)
- * and its `lstat` must name the handle's device and inode.
+ * Where this system names the file an open descriptor refers to (`/proc/self/fd/<fd>`,
+ * Linux), that name; undefined elsewhere (no such folder, or the name cannot be read).
  */
-async function proveIdentity(file: string, opened: Stats): Promise<void> {
+async function openedName(handle: FileHandle): Promise<string | undefined> {
+  try {
+    return await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * After `handle` was opened on `file`, proves it is still the file `file` leads to: the
+ * system's name for the opened file, where it has one, is `file` itself; the path must
+ * canonicalise to itself (no directory on the way was swapped for a symlink) and its
+ * `lstat` must name the handle's device and inode.
+ */
+async function proveIdentity(file: string, handle: FileHandle, opened: Stats): Promise<void> {
+  const name = await openedName(handle);
+  if (name !== undefined && name !== file) throw new FileProblem("changed", file, "changed while it was being opened (the file opened lies elsewhere)");
   let now: Stats;
   try {
     if ((await realpath(file)) !== file) throw new FileProblem("changed", file, "changed while it was being opened");
@@ -114,7 +133,7 @@ async function openProven(file: string): Promise<{ handle: FileHandle; info: Sta
   try {
     const info = await handle.stat();
     if (!info.isFile() && !info.isDirectory()) throw new FileProblem("not-regular", file, "is not a regular file");
-    await proveIdentity(file, info);
+    await proveIdentity(file, handle, info);
     return { handle, info };
   } catch (failure) {
     await handle.close();

@@ -199,7 +199,7 @@ export function runScript(root: string, script: string, args: readonly string[],
 /**
  * A practice folder of real chapter `id` laid out as `practice NN --link-modules` lays it out,
  * from this working tree (so the tooling under test is the one being edited): the course
- * package's sources (without the files a later chapter adds) with each starter over its teaching file and a pristine starter copy for
+ * package's sources and its tests' shared helpers (without the files a later chapter adds) with each starter over its teaching file and a pristine starter copy for
  * `reset`, the chapter's focused tests only, the learner-safe manifest, the practice marker,
  * the tooling (`scripts/`, without its tests), `examples/`, the workspace manifests and the repo's
  * `node_modules` linked. The folder's path has spaces and parentheses, as a learner's may.
@@ -227,6 +227,8 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
     if (Number(other) > Number(id)) for (const file of (await loadManifest(sourceRoot, other)).files) later.add(path.join(sourceRoot, ...file.split("/")));
   }
   await fse.copy(path.join(sourceRoot, pkg, "src"), path.join(root, pkg, "src"), { filter: (source) => !later.has(source) });
+  // The tests' shared helpers of earlier chapters (the rule helper is chapter 00's), as the parent tree has them.
+  await fse.copy(path.join(sourceRoot, pkg, "test", "support"), path.join(root, pkg, "test", "support"), { filter: (source) => !later.has(source) });
   await fse.copy(path.join(sourceRoot, "examples"), path.join(root, "examples")); // npm start's sample workspace
   await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), {
     filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")),
