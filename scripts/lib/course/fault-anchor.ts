@@ -26,11 +26,13 @@ const WORD = /[\w$]/;
 
 /** The significant characters of `text[from, to)` (see the module comment) and, for each, its offset in `text`. */
 function skeleton(text: string, from = 0, to = text.length): { chars: string; offsets: number[]; droppedCloses: Map<number, number> } {
-  let chars = "";
+  // One character a slot: a string grown character by character and read at its end would be
+  // flattened again at every read (quadratic on a whole teaching file).
+  const chars: string[] = [];
   const offsets: number[] = [];
   const droppedCloses = new Map<number, number>(); // offset of a dropped ")" → offset of its "("
   const emit = (char: string, at: number) => {
-    chars += char;
+    chars.push(char);
     offsets.push(at);
   };
   /** Where the comment starting at `at` ends, or undefined when none starts there. */
@@ -76,7 +78,7 @@ function skeleton(text: string, from = 0, to = text.length): { chars: string; of
     }
     const afterWord = lastWord;
     lastWord = "";
-    const last = chars.at(-1) ?? "";
+    const last = chars[chars.length - 1] ?? "";
     if (
       char === '"' ||
       char === "'" ||
@@ -117,7 +119,7 @@ function skeleton(text: string, from = 0, to = text.length): { chars: string; of
     if (char === ")" && parens.length > 0) {
       const open = parens.pop()!;
       if (open.wraps !== undefined && [";", "}", undefined].includes(text[nextSignificant(at + 1)])) {
-        chars = chars.slice(0, open.wraps) + chars.slice(open.wraps + 1);
+        chars.splice(open.wraps, 1);
         offsets.splice(open.wraps, 1);
         droppedCloses.set(at, open.at);
         at++;
@@ -134,7 +136,12 @@ function skeleton(text: string, from = 0, to = text.length): { chars: string; of
     }
     emit(char, at++);
   }
-  return { chars, offsets, droppedCloses };
+  return { chars: chars.join(""), offsets, droppedCloses };
+}
+
+/** The significant characters of `text` (see the module comment): two texts with the same are the same code to a formatter. */
+export function significantCode(text: string): string {
+  return skeleton(text).chars;
 }
 
 /** The ranges `[start, end)` of the top-level declarations called `name` in `text` (a TypeScript module). */

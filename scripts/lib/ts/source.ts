@@ -38,8 +38,32 @@ const VIRTUAL_ROOT = "/pi-course-virtual";
  * Parses each text of `texts` (file name → source text) as a TypeScript module and returns
  * the trees by file name. Nothing is resolved or type-checked, and no file is read or
  * written. A text with a syntax error is `TS_SYNTAX`, naming the file, line and message.
+ * The same texts parsed again give the same trees without starting the compiler.
  */
 export function parseModules(texts: Readonly<Record<string, string>>): Map<string, SourceFile> {
+  const key = JSON.stringify(Object.entries(texts));
+  const known = recentParses.get(key);
+  if (known !== undefined) {
+    // Most recently used last: the oldest entry is the first one `keys()` gives.
+    recentParses.delete(key);
+    recentParses.set(key, known);
+    return new Map(known);
+  }
+  const trees = parseModulesNow(texts);
+  recentParses.set(key, trees);
+  if (recentParses.size > RECENT_PARSES) recentParses.delete(recentParses.keys().next().value!);
+  return new Map(trees);
+}
+
+/**
+ * The last few parses, by their texts: the same teaching file is parsed again and again
+ * (once per fault of its catalog, per lab of a staged build), and each parse starts the
+ * native compiler (about 30 ms, more on a busy machine). The trees are read, never changed.
+ */
+const recentParses = new Map<string, Map<string, SourceFile>>();
+const RECENT_PARSES = 16;
+
+function parseModulesNow(texts: Readonly<Record<string, string>>): Map<string, SourceFile> {
   const names = Object.keys(texts);
   const virtualName = (index: number): string => `${VIRTUAL_ROOT}/m${index}.ts`;
   const files: Record<string, string> = {

@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import test from "node:test";
 import { injectFault, authorFaults } from "../../lib/course/faults.js";
-import { significantMatches } from "../../lib/course/fault-anchor.js";
+import { significantCode } from "../../lib/course/fault-anchor.js";
 import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
 import { courseRoot } from "../../lib/core/paths.js";
 
@@ -31,7 +31,7 @@ function reformat(text: string, file: string, lineWidth: number, indentWidth: nu
 
 /** True when `a` and `b` are the same code once whitespace and separators before a closing bracket are set aside. */
 function sameCode(a: string, b: string): boolean {
-  return significantMatches(a, b).length === 1 && significantMatches(b, a).length === 1;
+  return significantCode(a) === significantCode(b);
 }
 
 test("every fault of every interactive chapter survives its teaching files reformatted at another width and indent", async () => {
