@@ -1,28 +1,34 @@
 /**
  * The learner loop on the real chapter 12, in a practice folder laid out as
- * `practice 12 --link-modules` lays it out (under a path with spaces and parentheses): a red
- * lab through npm is a result (no npm error block) on Lab 12.1's own scaffold, located in
- * the learner's file, with every lab "not started"; a lab stuck in
- * `for (;;) {}` ends at its time limit with one message naming the test and the function it
- * was stuck in; watch mode reruns after two
- * rename-style saves in a row; `reset 12` brings the starter (and its scaffold errors) back
- * and keeps the learner's file; `fault 12` on a correct solution whose trust branch is one
- * line injects, is caught, and restores the file byte for byte, exit 0.
+ * `practice 12 --link-modules` lays it out (under a path with spaces and parentheses):
+ * `npm start` runs the learner's own `resources.ts` and stops at its first unfinished lab,
+ * a result.
  *
- * One folder for the whole file (the launcher compiles the tooling once); the steps run in
- * order and each sets the teaching file it needs.
+ * `verify 12` replays the rest of the loop from the chapter text, and the tooling tests
+ * check each step of it on the synthetic mini chapters, where a run costs a fraction of
+ * chapter 12's build; the steps this file ran on chapter 12 until this round are there:
+ * - a red lab through npm is a result with no npm error block, and not the reference:
+ *   `launch-npm.test.ts`; every lab of chapter 12's starter is not started, the first on its
+ *   own scaffold error: `practice/folder.test.ts` ("first red", on the real chapter 12); its
+ *   location in the learner's file: `mcp.test.ts` (chapter 12) and `lab.test.ts`;
+ * - a lab stuck in `for (;;) {}` ends at its time limit with one message naming the test and
+ *   the function it was stuck in: `testing/labs.test.ts`; the limit given by `lab --timeout`,
+ *   said once, no temp folder left: `lab.test.ts`;
+ * - watch mode reruns after each of two rename-style saves in a row: `lab.test.ts`;
+ * - `reset` brings the starter and its scaffold errors back and keeps the learner's file:
+ *   `reset/reset.test.ts`;
+ * - `fault` on a correct solution whose trust branch is one line injects, is caught and
+ *   restores the file byte for byte: `fault.test.ts` (the command) and `placement.test.ts`
+ *   (chapter 12's own one-line `loadExtension`, patched in its own names).
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { loadManifest } from "../lib/course/manifest.js";
-import { runLab } from "../lib/testing/labs.js";
 import { stagedTeachingText } from "../lib/verify/staged.js";
-import { ONE_LINE, withLoadExtension } from "./chapter12-solutions.js";
 import { practiceCopy, repoRoot } from "./support/lab-fixture.js";
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
@@ -46,135 +52,6 @@ const skip = !chapter12 && "chapter 12 is not in this tree";
 // Typed at the folder's root (npm's INIT_CWD): locations are relative to it.
 const env = () => ({ ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1", CI: "", INIT_CWD: root });
 const write = (text: string) => writeFileSync(path.join(root, TEACHING), text);
-/** A command of the folder, started the way npm's scripts start it (without npm's own start-up). */
-const launch = (...args: string[]) =>
-  spawnSync(process.execPath, [path.join(root, "scripts", "launch.mjs"), ...args], {
-    cwd: path.join(root, "packages/pi-course"),
-    env: env(),
-    encoding: "utf8",
-  });
-
-test("chapter 12 practice: a red lab through npm is a result on Lab 12.1's own scaffold, and every lab is not started", { skip }, async () => {
-  const npm = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "lab", "-w", "@pi/course", "--", "12.1"], {
-    cwd: root,
-    env: env(),
-    encoding: "utf8",
-  });
-  assert.equal(npm.status, 0, npm.stderr);
-  assert.doesNotMatch(`${npm.stdout}${npm.stderr}`, /npm (error|ERR!)/);
-  assert.doesNotMatch(npm.stdout, /课程仓库本身/, "a practice folder is not the reference");
-  assert.match(
-    npm.stdout,
-    /Lab 12\.1 · roots 顺序决定 catalog winner {2}0\/2\n✗ [^\n]+\n {2}Lab 12\.1 resource catalog 尚未实现\n {2}施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+:\d+\n {2}测试 packages\/pi-course\/test\/12-resources-extensions\.test\.ts:\d+:\d+\n/,
-  );
-
-  const manifest = await loadManifest(root, "12");
-  const table = await runLab(root, manifest, { chapter: "12" });
-  assert.ok(table.kind === "tested");
-  assert.deepEqual(
-    table.labs.map((l) => `${l.id} ${l.passed}/${l.total} ${l.status}`),
-    ["12.1 0/2 not_started", "12.2 0/3 not_started", "12.3 0/2 not_started", "12.4 0/2 not_started", "12.5 0/3 not_started"],
-  );
-  assert.deepEqual([table.strays, table.crashes], [[], []]);
-});
-
-test("chapter 12 practice: a lab stuck in for (;;) {} ends at the time limit, which the message names", { skip }, () => {
-  write(STARTER.replace(/(export async function discoverResources\([^)]*\)[^{]*\{)/, "$1\n  for (;;) {}"));
-  const run = launch("lab", "12.1", "--timeout", "3");
-  assert.equal(run.status, 0, run.stderr);
-  // Said once: the limit, the test that was running and where in the learner's code it was.
-  assert.match(
-    run.stdout,
-    /✗ Lab 12\.1 · roots 顺序决定同名资源的 winner\n {2}超过时间上限 3 秒，测试进程已被结束：测试 “Lab 12\.1 · roots 顺序决定同名资源的 winner”里，正在执行 discoverResources（packages\/pi-course\/src\/resources\.ts:\d+:\d+）/,
-  );
-  assert.equal(run.stdout.match(/超过时间上限/g)?.length, 1, "the limit is named once");
-  assert.deepEqual(
-    readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
-    [],
-    "no temp folder left",
-  );
-});
-
-test("chapter 12 practice: watch mode reruns after each of two rename-style saves in a row", {
-  skip: skip || (process.platform === "win32" && "SIGINT"),
-}, async (t) => {
-  write(STARTER);
-  const child = spawn(process.execPath, [path.join(root, "scripts", "launch.mjs"), "lab", "12.1", "--watch"], {
-    cwd: root,
-    env: env(),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  // A failed assertion must not leave the watcher running: it would keep this file's process alive.
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  let stdout = "";
-  let stderr = "";
-  let closed = false;
-  let wake = () => {};
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-    wake();
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    child.on("close", (code) => {
-      closed = true;
-      wake();
-      resolve(code);
-    }),
-  );
-  const FOOTER = /保存即重跑 · Ctrl-C 退出\n/g;
-  const run = async (n: number) => {
-    while ((stdout.match(FOOTER)?.length ?? 0) < n) {
-      if (closed) assert.fail(`watch mode ended before run ${n}:\n${stdout}${stderr}`);
-      await new Promise<void>((resolve) => (wake = resolve));
-    }
-    return stdout.split(FOOTER)[n - 1] ?? "";
-  };
-  const save = (text: string) => {
-    const temporary = path.join(root, "packages/pi-course/src/.resources.ts.swp");
-    writeFileSync(temporary, text);
-    renameSync(temporary, path.join(root, TEACHING));
-  };
-  assert.match(await run(1), /0\/2/);
-  save(REFERENCE);
-  assert.match(await run(2), /2\/2 ✓/);
-  save(STARTER);
-  assert.match(await run(3), /0\/2/);
-  child.kill("SIGINT");
-  assert.equal(await exited, 0);
-});
-
-test("chapter 12 practice: reset 12 brings the starter and its scaffold errors back and keeps the learner's file", { skip }, async () => {
-  write(REFERENCE);
-  const reset = launch("reset", "12");
-  assert.equal(reset.status, 0, reset.stderr);
-  const saved = /你原来的文件保存在 (\S+)/.exec(reset.stdout)?.[1];
-  assert.ok(saved !== undefined, reset.stdout);
-  assert.equal(readFileSync(path.join(root, saved), "utf8"), REFERENCE, "the learner's work, kept beside the file");
-  assert.equal(readFileSync(path.join(root, TEACHING), "utf8"), STARTER);
-  const outcome = await runLab(root, await loadManifest(root, "12"), { chapter: "12", lab: "12.1" });
-  assert.ok(outcome.kind === "tested");
-  assert.deepEqual([outcome.labs[0]?.status, outcome.labs[0]?.firstFailure?.message], ["not_started", "Lab 12.1 resource catalog 尚未实现"]);
-});
-
-test("chapter 12 practice: fault 12 on a solution with a one-line trust branch injects, is caught, and restores the file byte for byte", { skip }, () => {
-  const solution = withLoadExtension(ONE_LINE);
-  write(solution);
-  const run = launch("fault", "12");
-  assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
-  // The line as inserted, in the solution's own names (`importModule: load`, `src`).
-  assert.match(run.stderr, /已在 packages\/pi-course\/src\/resources\.ts 第 \d+ 行加入：await load\?\.\(src\); \/\/ 故意错误/);
-  assert.match(run.stdout, /抓住了：“Lab 12\.4 · 先 trust 后 import[^”]*” 失败。/);
-  assert.match(run.stdout, /已恢复：packages\/pi-course\/src\/resources\.ts 与实验前逐字节相同；Lab 12\.4 2\/2/);
-  assert.match(run.stdout, /本章全量应仍为全绿/);
-  assert.equal(readFileSync(path.join(root, TEACHING), "utf8"), solution);
-  assert.deepEqual(
-    readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
-    [],
-  );
-});
 
 test("chapter 12 practice: npm start runs the learner's resources.ts and stops at its first unfinished lab, a result", { skip }, () => {
   const labIds = ["12.1", "12.2", "12.3", "12.4", "12.5"];

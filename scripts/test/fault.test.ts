@@ -1,11 +1,19 @@
-/** The `fault` command (`scripts/fault.ts`): its command line, which faults it selects, and the learner's report. */
+/**
+ * The `fault` command (`scripts/fault.ts`): its command line, which faults it selects, the
+ * learner's report, and the exercise as a learner runs it in a practice folder.
+ */
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import test from "node:test";
 import { parseCommand } from "../cli.js";
 import { formatLearnerResult, selectFaults } from "../fault.js";
 import { learnerFaults } from "../lib/course/faults.js";
 import { parseManifest, type ChapterManifest } from "../lib/course/manifest.js";
-import { MINI_FILE, miniManifest } from "./support/fault-fixture.js";
+import { LEARNER_SOLUTION, MINI_FILE, miniManifest, practiceFolder } from "./support/fault-fixture.js";
+import { runCommand } from "./support/tooling.js";
 
 function manifestOf(text = miniManifest()): ChapterManifest {
   return parseManifest(text, "checkpoints/98.yaml");
@@ -70,4 +78,26 @@ test("the learner's report names the catching test, the manual edit, or what to 
   assert.ok(!manual.includes("已恢复"), "nothing was changed, so nothing is said to be restored");
   assert.match(formatLearnerResult({ ...base, status: "not_ready", before: { passed: 0, total: 2 } }, exercise!, manifest), /Lab 98\.2 现在是 0\/2/);
   assert.match(formatLearnerResult({ ...base, status: "survived", line: 14, after: { passed: 2, total: 2 } }, exercise!, manifest), /没有抓住/);
+});
+
+test("fault 98 in a practice folder, on a solution whose trust branch is one line: injects the line, is caught, restores the file byte for byte, exit 0", async (t) => {
+  // (Until this round the same run was made on the real chapter 12, in scripts/test/chapter12-loop.test.ts.)
+  const oneLine = LEARNER_SOLUTION.replace("if (trusted !== true) {\n      return 'skipped';\n  }", "if (trusted !== true) return 'skipped';");
+  assert.notEqual(oneLine, LEARNER_SOLUTION);
+  const root = await practiceFolder(t, oneLine);
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-fault-tmp-"));
+  t.after(() => rm(tmp, { recursive: true, force: true }));
+  const run = await runCommand(root, "fault", ["98"], { env: { TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1" } });
+  assert.equal(run.code, 0, `${run.stdout}${run.stderr}`);
+  // The line goes on a line of its own inside the braces the one-line branch was given.
+  const line = oneLine.split("\n").findIndex((text) => text.includes("if (trusted !== true) return")) + 2;
+  assert.match(run.stderr, new RegExp(`已在 packages/pi-course/src/mini\\.ts 第 ${line} 行加入：loader\\.load\\(\\); // 故意错误`));
+  assert.match(run.stdout, /抓住了：“Lab 98\.2 · untrusted code is never loaded[^”]*” 失败。/);
+  assert.match(run.stdout, /已恢复：packages\/pi-course\/src\/mini\.ts 与实验前逐字节相同；Lab 98\.2 2\/2/);
+  assert.match(run.stdout, /本章全量应仍为全绿/);
+  assert.equal(readFileSync(path.join(root, MINI_FILE), "utf8"), oneLine);
+  assert.deepEqual(
+    readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
+    [],
+  );
 });

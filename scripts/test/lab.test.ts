@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { parseTarget } from "../lib/core/cli.js";
@@ -153,6 +153,21 @@ test("lab command: a red lab exits 0 (a result, not a crash) unless --json; plai
     assert.equal(usage.stderr.trim().split("\n").length, 1, `one line for ${args.join(" ")}: ${usage.stderr}`);
     if (args[0] === "99.9") assert.match(usage.stderr, /99\.1, 99\.2/);
   }
+});
+
+test("lab --timeout: a lab stuck in for (;;) {} is ended at the limit the command line gives, said once, a result (exit 0), no temp folder left", async (t) => {
+  // Where the stuck run was (the test and the function) is the runner's to say: testing/labs.test.ts.
+  // (Until this round this ran on the real chapter 12, in scripts/test/chapter12-loop.test.ts.)
+  const course = await createMiniCourse("starter", { practice: true });
+  t.after(() => removeMiniCourse(course));
+  await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), miniSource("reference").replace("return a + b;", "for (;;) {}"));
+  const tmp = path.join(course.root, "tmp");
+  await mkdir(tmp);
+  const run = await runScript(course.root, "lab.ts", ["99.1", "--timeout", "0.5"], { TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1" });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^Lab 99\.1 · 两数相加 {2}0\/2\n✗ Lab 99\.1[^\n]*\n {2}超过时间上限 0\.5 秒，测试进程已被结束/m);
+  assert.equal(run.stdout.match(/超过时间上限/g)?.length, 1, "the limit is named once");
+  assert.deepEqual(await readdir(tmp), [], "no temp folder left");
 });
 
 test("a one-digit chapter answers to 3, 03, 3.1 and 03.1, and its messages print the lab as 3.1", async (t) => {

@@ -90,6 +90,7 @@ test("through npm: a red lab prints its result and no npm error block", async (t
   assert.equal(exit.code, 0, run.output());
   assert.match(run.output(), /Lab 99\.1 · 两数相加 {2}0\/2/);
   assert.doesNotMatch(run.output(), /npm (error|ERR!)/);
+  assert.doesNotMatch(run.output(), /课程仓库本身/, "a practice folder is not the reference");
 });
 
 for (const [how, signal, toGroup] of [

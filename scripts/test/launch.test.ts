@@ -11,6 +11,7 @@ import path from "node:path";
 import test, { type TestContext } from "node:test";
 import { courseRoot } from "../lib/core/paths.js";
 import { waitForEntry } from "./support/leftover-probe.js";
+import { launcherStamp } from "./support/tooling.js";
 
 const repo = courseRoot;
 
@@ -36,8 +37,10 @@ function launch(root: string, ...args: string[]) {
 
 const stamp = (root: string) => path.join(root, ".pi-course", "tooling", "sources.json");
 
-test("launch: the first run compiles the tooling, later runs reuse it until a source changes", (t) => {
+test("launch: the first run compiles the tooling, later runs reuse it until a source changes; the compiled tooling finds the course root, not its own build folder; an unknown command is a usage error", (t) => {
   const root = courseCopy(t);
+  // Not a command: compiled with the rest by the first run, and imported from the build directly below.
+  writeFileSync(path.join(root, "scripts", "where.ts"), 'import { courseRoot } from "./lib/core/paths.js";\nconsole.log(courseRoot);\n');
   const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "cli.ts"), "hint", "--help"], {
     cwd: root,
     encoding: "utf8",
@@ -47,9 +50,17 @@ test("launch: the first run compiles the tooling, later runs reuse it until a so
   assert.equal(first.stdout, fromSource.stdout, "the compiled command prints what the source prints");
   assert.ok(existsSync(path.join(root, ".pi-course", "tooling", "cli.js")));
   const built = statSync(stamp(root)).mtimeMs;
+  // The tests install the compiled tooling with this stamp so that npm's way of starting a command does not compile (support/tooling.ts).
+  assert.equal(readFileSync(stamp(root), "utf8"), launcherStamp(root), "the tests' stamp is the launcher's own");
+
+  const where = spawnSync(process.execPath, [path.join(root, ".pi-course", "tooling", "where.js")], { encoding: "utf8" });
+  assert.equal(where.stdout.trim(), root);
 
   assert.equal(launch(root, "hint", "--help").status, 0);
   assert.equal(statSync(stamp(root)).mtimeMs, built, "unchanged sources: the build is reused");
+  const unknown = launch(root, "deploy");
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /usage: node scripts\/launch\.mjs/);
 
   appendFileSync(path.join(root, "scripts", "lib", "lab", "hints.ts"), "\n// edited\n");
   assert.equal(launch(root, "hint", "--help").status, 0);
@@ -57,27 +68,15 @@ test("launch: the first run compiles the tooling, later runs reuse it until a so
   assert.ok(statSync(stamp(root)).mtimeMs > built, "a changed source triggers a rebuild");
 });
 
-test("launch: the compiled tooling finds the course root, not its own build folder", (t) => {
+test("launch: tooling that does not compile runs from source", (t) => {
   const root = courseCopy(t);
-  writeFileSync(path.join(root, "scripts", "where.ts"), 'import { courseRoot } from "./lib/core/paths.js";\nconsole.log(courseRoot);\n');
-  // Not a command, so compile through the launcher's build and import the output directly.
-  assert.equal(launch(root, "hint", "--help").status, 0);
-  const where = spawnSync(process.execPath, [path.join(root, ".pi-course", "tooling", "where.js")], { encoding: "utf8" });
-  assert.equal(where.stdout.trim(), root);
-});
-
-test("launch: tooling that does not compile runs from source; an unknown command is a usage error", (t) => {
-  const root = courseCopy(t);
-  writeFileSync(path.join(root, "scripts", "lib", "broken.ts"), 'export const wrong: number = "not a number";\n');
+  // A syntax error: the compiler gives up after parsing, so the fallback is reached without a whole type check.
+  writeFileSync(path.join(root, "scripts", "lib", "broken.ts"), "export const = ;\n");
   const run = launch(root, "hint", "--help");
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /npm run hint/);
   assert.ok(!existsSync(stamp(root)), "no build was put in place");
   assert.ok(!existsSync(path.join(root, ".pi-course", "tooling")), "and no half-written one either");
-
-  const unknown = launch(root, "deploy");
-  assert.equal(unknown.status, 2);
-  assert.match(unknown.stderr, /usage: node scripts\/launch\.mjs/);
 });
 
 test("launch: Ctrl-C during the first compile stops it and leaves no partial build; a killed launcher's partial build is removed next time", {

@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -22,7 +22,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { parseCommand } from "../cli.js";
-import { PRACTICE_MARKER, TOOLING_BUILD } from "../lib/core/paths.js";
+import { PRACTICE_MARKER } from "../lib/core/paths.js";
 import { loadManifest } from "../lib/course/manifest.js";
 import { readHintState } from "../lib/lab/hints.js";
 import { createPracticeServer, PROMPT_NAMES, TOOL_NAMES, type PracticeTools } from "../lib/mcp/server.js";
@@ -319,7 +319,8 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
   const real = JSON.parse(readFileSync(path.join(repoRoot, "packages/pi-course/package.json"), "utf8")) as { scripts: Record<string, string> };
   const pkg = path.join(course.root, "packages/pi-course/package.json");
   writeFileSync(pkg, `${JSON.stringify({ ...JSON.parse(readFileSync(pkg, "utf8")), scripts: real.scripts }, null, 2)}\n`);
-  stampTooling(course.root);
+  // The tooling installed by the first test carries the launcher's stamp (support/tooling.ts): npm starts it without compiling.
+  commandArgs(course.root, "mcp");
   const npm = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "mcp", "-w", "@pi/course"], {
     cwd: course.root,
     env: { ...process.env, ...env() },
@@ -348,33 +349,6 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
   assert.equal(await exited, 0, stderr);
   assert.equal(stdout.split("\n").filter((line) => line !== "").length, 1, "nothing but the answer");
 });
-
-/**
- * Puts the compiled tooling into `root` as the launcher's first run would leave it, stamped
- * with the sources it was compiled from, so that `scripts/launch.mjs` uses it instead of
- * compiling `scripts/` again (2–4 s). The stamp restates the launcher's own fingerprint
- * (size and modification time of `tsconfig.base.json` and every `.ts`/`.mjs`/`.json` file of
- * `scripts/` outside `test`); should the two drift apart, the launcher compiles, and this
- * test only takes longer.
- */
-function stampTooling(root: string): void {
-  commandArgs(root, "mcp");
-  const files = [path.join(root, "tsconfig.base.json")];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === "test") continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/\.(ts|mjs|json)$/.test(entry.name)) files.push(full);
-    }
-  };
-  walk(path.join(root, "scripts"));
-  const stamp = files.sort().map((file) => {
-    const info = statSync(file);
-    return [path.relative(root, file), info.size, info.mtimeMs];
-  });
-  writeFileSync(path.join(root, ...TOOLING_BUILD.split("/"), "sources.json"), JSON.stringify(stamp));
-}
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
 

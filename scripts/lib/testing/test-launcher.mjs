@@ -4,9 +4,9 @@
 // the build. It waits for one line on stdin: `run` imports the compiled test file (node:test
 // then runs it exactly as `node <file>` would, with the flags this process was given);
 // anything else, or stdin closing, ends the process without running anything (the build
-// failed or the run was cancelled). `run {"sampleAt": <ms>, "sampleFile": <path>}` first
-// starts the watchdog (`watchdog.mjs`), which writes where the process is when `sampleAt`
-// milliseconds have passed: what a run ended by its time limit then reports.
+// failed or the run was cancelled). `run {"sampleBy": <Date.now() time>, "sampleFile": <path>}` first
+// starts the watchdog (`watchdog.mjs`), which writes where the process is at the time `sampleBy`:
+// what a run ended by its time limit then reports.
 //
 // Plain JavaScript on purpose: it runs in a bare `node`, without tsx.
 import { pathToFileURL } from "node:url";

@@ -138,6 +138,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
   };
   return {
     async run() {
+      const runStarted = Date.now();
       let timedOut: TestRun["timedOut"];
       let lingered = false;
       const stallPolls: NodeJS.Timeout[] = [];
@@ -214,7 +215,8 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
             const sampleFile = path.join(scratch, `${index}.sample.json`);
             const sampling = watch
               ? ` ${JSON.stringify({
-                  ...(options.sampleOnTimeout === true && options.timeoutMs !== undefined ? { sampleAt: sampleTime(options.timeoutMs) } : {}),
+                  // A time on the clock, counted from the start of the run like the limit itself (not from the watchdog's own start).
+                  ...(options.sampleOnTimeout === true && options.timeoutMs !== undefined ? { sampleBy: runStarted + sampleTime(options.timeoutMs) } : {}),
                   ...(options.stallMs !== undefined ? { triggerFile: path.join(scratch, `${index}.trigger`) } : {}),
                   sampleFile,
                 })}`

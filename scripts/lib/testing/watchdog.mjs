@@ -3,10 +3,11 @@
 // was running and the call frames, top first. A `for (;;) {}` in the learner's code leaves
 // the main thread no moment to report anything itself, but the inspector interrupts it.
 //
-// Started by `test-launcher.mjs` with `workerData = { sampleAt, sampleFile, triggerFile }`: it looks
-// `sampleAt` milliseconds after the run starts (when given), or as soon as `triggerFile`
-// exists (when given: the lab runner writes it when a run stops making progress), and writes
-// the JSON to `sampleFile`. It posts "ready" once the debugger is enabled; the launcher
+// Started by `test-launcher.mjs` with `workerData = { sampleBy, sampleFile, triggerFile }`: it looks
+// at the moment `sampleBy` (a `Date.now()` time the lab runner fixed when the run started, so
+// that a slow start of this process or this thread on a loaded machine cannot push the look past
+// the run's time limit), or as soon as `triggerFile` exists (when given: the lab runner writes
+// it when a run stops making progress), and writes the JSON to `sampleFile`. It posts "ready" once the debugger is enabled; the launcher
 // imports the test file only then, so every script is known to the watchdog.
 //
 // The file holds `{ test: string[] | null, frames: { functionName, url, line, column }[] }`
@@ -20,7 +21,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { parentPort, workerData } from "node:worker_threads";
 
-const { sampleAt, sampleFile, triggerFile } = workerData;
+const { sampleBy, sampleFile, triggerFile } = workerData;
 const session = new Session();
 session.connectToMainThread();
 
@@ -76,5 +77,5 @@ setInterval(() => {
   if (typeof triggerFile === "string" && existsSync(triggerFile)) pause();
 }, 100);
 await post("Debugger.enable");
-if (typeof sampleAt === "number") setTimeout(pause, Math.max(0, sampleAt));
+if (typeof sampleBy === "number") setTimeout(pause, Math.max(0, sampleBy - Date.now()));
 parentPort.postMessage("ready");

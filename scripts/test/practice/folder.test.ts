@@ -249,7 +249,7 @@ test("a starter carrying reference code in a comment is LEAK_DETECTED naming the
   assert.deepEqual(leftovers(path.dirname(repo)), []);
 });
 
-test("first red: the generated folder builds and its first lab fails 0/N with the exact scaffold error", async (t) => {
+test("first red: the generated folder builds, its first lab fails 0/N with the exact scaffold error, and every lab is not started", async (t) => {
   // The real chapter 12 when this repository has it committed; otherwise the synthetic chapter.
   const headFiles = new Set((await listTree(realRepo, "HEAD")).map((e) => e.path));
   const real = headFiles.has("checkpoints/12.yaml");
@@ -260,11 +260,17 @@ test("first red: the generated folder builds and its first lab fails 0/N with th
   await createPractice({ repo, id, dest, linkModules: true });
   const manifest = await loadManifest(dest, id);
   const first = manifest.labs[0]!;
-  const red = await runLab(dest, manifest, { chapter: id, lab: first.id });
+  // The whole chapter: a later lab's tests blocked by an earlier lab's scaffold are "not started" too.
+  const red = await runLab(dest, manifest, { chapter: id });
   assert.equal(red.kind, "tested", JSON.stringify(red));
   assert.ok(red.kind === "tested");
   const [lab] = red.labs;
   assert.deepEqual([lab?.passed, lab?.total, lab?.status], [0, first.tests, "not_started"], JSON.stringify(lab));
   assert.ok(lab!.failures.length === first.tests && lab!.failures.every((f) => f.message.includes(first.scaffoldError)), JSON.stringify(lab!.failures));
+  assert.deepEqual(
+    red.labs.map((l) => `${l.id} ${l.passed}/${l.total} ${l.status}`),
+    manifest.labs.map((l) => `${l.id} 0/${l.tests} not_started`),
+  );
+  assert.deepEqual([red.strays, red.crashes], [[], []]);
   if (!real) assert.equal(first.tests, 2);
 });

@@ -10,6 +10,7 @@ import { BACKUP_DIR, sha256, writeBackupSync } from "../../lib/practice/backup.j
 import { resetTeachingFiles } from "../../lib/reset/reset.js";
 import { formatReset } from "../../reset.js";
 import { makeMiniCourse, MINI_FILE, MINI_STARTER as STARTER } from "../support/fault-fixture.js";
+import { runCommand } from "../support/tooling.js";
 
 /** The learner's finished file: its own helper and extra function, no labError any more. */
 const SOLVED = `/** My chapter 98. */
@@ -124,6 +125,20 @@ test("reset of the chapter gives the starter back; a second reset in the same se
     [],
     "no temporary file left",
   );
+});
+
+test("reset 98 as a learner runs it: the starter and its scaffold errors are back, and the learner's file is kept beside it", async (t) => {
+  // (Until this round the same run was made on the real chapter 12, in scripts/test/chapter12-loop.test.ts.)
+  const { root, manifest, file } = await practice(t);
+  const reset = await runCommand(root, "reset", ["98"], { env: { NO_COLOR: "1" } });
+  assert.equal(reset.code, 0, reset.stderr);
+  const saved = /你原来的文件保存在 (\S+)/.exec(reset.stdout)?.[1];
+  assert.ok(saved !== undefined, reset.stdout);
+  assert.equal(await readFile(path.join(root, saved), "utf8"), SOLVED, "the learner's work, kept beside the file");
+  assert.equal(await readFile(file, "utf8"), STARTER);
+  const outcome = await runLab(root, manifest, { chapter: "98", lab: "98.1" });
+  assert.ok(outcome.kind === "tested");
+  assert.deepEqual([outcome.labs[0]?.status, outcome.labs[0]?.firstFailure?.message], ["not_started", "Lab 98.1 doubling 尚未实现"]);
 });
 
 test("reset refuses outside a practice folder, for another chapter, with an unreadable marker, without a starter copy, and leaves the file alone", async (t) => {

@@ -6,7 +6,8 @@
  * write branches into the real repository.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
@@ -247,25 +248,108 @@ export interface FakeCourseOptions {
   linkModules?: boolean;
 }
 
-/**
- * Creates the synthetic course as a git repository at `<tmp>/course` (so the folder beside
- * it is free for practice destinations) and returns its path. Removed after the test.
- */
-export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}): string {
-  const root = tempDir(t, "pi-course-fake-");
-  const repo = path.join(root, "course");
-  mkdirSync(repo);
+/** Writes the synthetic course's files (the base files, `FILES`, then `overrides`) into `repo`. */
+function writeCourseFiles(repo: string, overrides: Record<string, string> = {}): void {
   for (const file of BASE_FILES) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
     fse.copySync(path.join(realRepo, file), path.join(repo, file));
   }
-  for (const [file, content] of Object.entries({ ...FILES, ...options.overrides })) {
+  for (const [file, content] of Object.entries({ ...FILES, ...overrides })) {
     mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
     writeFileSync(path.join(repo, file), content);
   }
-  sh(repo, ["init", "-q", "-b", "main"]);
-  sh(repo, ["add", "-A"]);
-  sh(repo, ["commit", "-q", "-m", "synthetic course"]);
+}
+
+/** Where the synthetic course is kept ready, one folder per state of its inputs (git-ignored, like the compiled tooling). */
+const TEMPLATES = path.join(courseRoot, ".pi-course", "test-fixtures");
+/** Written last into a finished template: a folder without it is not used. */
+const COMPLETE = "complete.json";
+
+let template: string | undefined;
+
+/** Every file a base entry names (a file, or each file below a folder), sorted. */
+function baseFilesBelow(entry: string): string[] {
+  const full = path.join(realRepo, entry);
+  if (!statSync(full).isDirectory()) return [entry];
+  return readdirSync(full, { withFileTypes: true })
+    .flatMap((child) => baseFilesBelow(path.posix.join(entry, child.name)))
+    .sort();
+}
+
+/**
+ * The synthetic course as `makeFakeCourse` makes it (files, `git init`, one commit), made once
+ * per state of its inputs and kept in `.pi-course/test-fixtures/fake-course-<hash>/course`:
+ * every test copies it instead of writing the files and committing them again (about 0.3 s of
+ * CPU a course, most of it `git add` hashing the tooling sources and the processes around
+ * it). Every copy holds the same commit; the tests never depended on two courses' commits
+ * differing (their dates made them differ before). Safe when several test files ask at once:
+ * each builds in its own temporary folder and the first rename wins.
+ */
+function fakeCourseTemplate(): string {
+  if (template !== undefined) return template;
+  const hash = createHash("sha256");
+  for (const file of BASE_FILES.flatMap(baseFilesBelow))
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(path.join(realRepo, file)))
+      .update("\0");
+  for (const [file, content] of Object.entries(FILES)) hash.update(`${file}\0${content}\0`);
+  const dir = path.join(TEMPLATES, `fake-course-${hash.digest("hex").slice(0, 16)}`);
+  if (!existsSync(path.join(dir, COMPLETE))) {
+    mkdirSync(TEMPLATES, { recursive: true });
+    const partial = `${dir}.partial-${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    try {
+      const repo = path.join(partial, "course");
+      mkdirSync(repo, { recursive: true });
+      writeCourseFiles(repo);
+      sh(repo, ["init", "-q", "-b", "main"]);
+      sh(repo, ["add", "-A"]);
+      sh(repo, ["commit", "-q", "-m", "synthetic course"]);
+      writeFileSync(path.join(partial, COMPLETE), "{}\n");
+      try {
+        renameSync(partial, dir);
+      } catch (error) {
+        // Another test file finished the same template first: use it.
+        if (!existsSync(path.join(dir, COMPLETE))) throw error;
+      }
+    } finally {
+      rmSync(partial, { recursive: true, force: true });
+    }
+    removeOldTemplates(path.basename(dir));
+  }
+  template = path.join(dir, "course");
+  return template;
+}
+
+/** Templates of earlier input states, untouched for an hour, are removed (a concurrent run may still use a recent one). */
+function removeOldTemplates(keep: string): void {
+  const hourAgo = Date.now() - 60 * 60 * 1000;
+  for (const name of readdirSync(TEMPLATES)) {
+    const full = path.join(TEMPLATES, name);
+    if (name !== keep && statSync(full).mtimeMs < hourAgo) rmSync(full, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Creates the synthetic course as a git repository at `<tmp>/course` (so the folder beside
+ * it is free for practice destinations) and returns its path. Removed after the test.
+ * Without overrides it is a copy of the template (`fakeCourseTemplate`); with them, the
+ * template's copy with the overridden files written and committed in place of its one commit.
+ */
+export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}): string {
+  const root = tempDir(t, "pi-course-fake-");
+  const repo = path.join(root, "course");
+  cpSync(fakeCourseTemplate(), repo, { recursive: true });
+  const overrides = Object.keys(options.overrides ?? {});
+  if (overrides.length > 0) {
+    for (const [file, content] of Object.entries(options.overrides!)) {
+      mkdirSync(path.dirname(path.join(repo, file)), { recursive: true });
+      writeFileSync(path.join(repo, file), content);
+    }
+    sh(repo, ["add", "--", ...overrides]);
+    sh(repo, ["commit", "-q", "--amend", "-m", "synthetic course"]);
+  }
   if (options.linkModules) symlinkSync(path.join(realRepo, "node_modules"), path.join(repo, "node_modules"), "junction");
   return repo;
 }
