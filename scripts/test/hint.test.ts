@@ -7,7 +7,7 @@ import { readHintState } from "../lib/lab/hints.js";
 import { parseCommand } from "../cli.js";
 import { HINT_STATE } from "../lib/core/paths.js";
 import { parseManifest, type LabSpec } from "../lib/course/manifest.js";
-import { createMiniCourse, MINI_MANIFEST, removeMiniCourse, runScript } from "./support/lab-fixture.js";
+import { createMiniCourse, MINI_MANIFEST, removeMiniCourse, runInPackage } from "./support/lab-fixture.js";
 
 const [lab1] = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml").labs as [LabSpec, LabSpec];
 
@@ -38,22 +38,22 @@ test("hint command: walks four rungs, remembers them, resets, and survives a cor
   // The climb itself is `takeHint`'s (tested in lab/hints.test.ts); here: the command remembers between runs.
   const levels: string[] = [];
   for (let i = 0; i < 2; i++) {
-    const run = await runScript(course.root, "hint.ts", ["99.2"]);
+    const run = await runInPackage(course.root, "hint.ts", ["99.2"]);
     assert.equal(run.code, 0, run.stderr);
     levels.push(/第 (\d)\/4 级/.exec(run.stdout)?.[1] ?? "?");
   }
   assert.deepEqual(levels, ["1", "2"]);
   assert.deepEqual((await readHintState(course.root)).state.labs, { "99.2": 2 });
 
-  const reset = await runScript(course.root, "hint.ts", ["99", "--reset"]);
+  const reset = await runInPackage(course.root, "hint.ts", ["99", "--reset"]);
   assert.equal(reset.code, 0);
   assert.deepEqual((await readHintState(course.root)).state.labs, {});
 
-  const jump = await runScript(course.root, "hint.ts", ["99.1", "--level", "3", "--json"]);
+  const jump = await runInPackage(course.root, "hint.ts", ["99.1", "--level", "3", "--json"]);
   assert.deepEqual(JSON.parse(jump.stdout), { lab: "99.1", title: "两数相加", level: 3, of: 4, text: lab1.hints[2], next: 4 });
 
   await writeFile(path.join(course.root, HINT_STATE), '{"format":1,');
-  const recovered = await runScript(course.root, "hint.ts", ["99.1"]);
+  const recovered = await runInPackage(course.root, "hint.ts", ["99.1"]);
   assert.equal(recovered.code, 0);
   assert.match(recovered.stderr, /^警告 \[HINT_STATE_INVALID\] 提示进度文件 \.pi-course\/hints\.json 无法使用（不是合法的 JSON）/);
   assert.match(recovered.stdout, /第 1\/4 级/);
@@ -62,7 +62,7 @@ test("hint command: walks four rungs, remembers them, resets, and survives a cor
   // A directory where the state file belongs: the hint is still shown, with a coded warning saying why.
   await rm(path.join(course.root, HINT_STATE));
   await mkdir(path.join(course.root, HINT_STATE, "in-the-way"), { recursive: true });
-  const blocked = await runScript(course.root, "hint.ts", ["99.1"]);
+  const blocked = await runInPackage(course.root, "hint.ts", ["99.1"]);
   assert.equal(blocked.code, 0, blocked.stderr);
   assert.match(blocked.stdout, /第 1\/4 级：定位文件\n  第一级：打开 packages\/pi-course\/src\/mini\.ts/);
   assert.match(blocked.stderr, /\[HINT_STATE_INVALID\][^\n]*它是一个目录/);
@@ -70,7 +70,7 @@ test("hint command: walks four rungs, remembers them, resets, and survives a cor
   assert.doesNotMatch(blocked.stderr, /EISDIR|ENOTEMPTY|at /, "no raw error, no stack");
 
   // Usage mistakes are the command table's (tested above); here: the exit status and one line.
-  const usage = await runScript(course.root, "hint.ts", ["99.9"]);
+  const usage = await runInPackage(course.root, "hint.ts", ["99.9"]);
   assert.equal(usage.code, 2);
   assert.equal(usage.stderr.trim().split("\n").length, 1);
 });

@@ -1,7 +1,9 @@
 /**
  * The `lab` command (`scripts/lab.ts`, `lib/lab/command.ts`) run as a learner runs it: its
  * command line, its exit statuses, its output on a synthetic chapter, a run after a killed
- * fault exercise, and `--watch` ended by Ctrl-C.
+ * fault exercise, and `--watch` ended by Ctrl-C. What the command says is checked in this
+ * process (`runInProcess`, through the command table); its exit statuses as a process, piped
+ * output and Ctrl-C with the command in a process of its own (`runScript`).
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -15,6 +17,7 @@ import { parseCommand } from "../cli.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from "../lib/testing/limits.js";
 import { commandArgs, installTooling } from "./support/tooling.js";
 import { createMiniCourse, miniSource, removeMiniCourse, runScript } from "./support/lab-fixture.js";
+import { runInProcess } from "./support/in-process.js";
 
 test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () => {
   assert.deepEqual(parseTarget("12"), { chapter: "12" });
@@ -115,7 +118,7 @@ test("lab after a killed fault exercise runs on the restored file, not on a buil
     original,
   );
   await writeFile(file, patched);
-  const run = await runScript(practice.root, "lab.ts", ["99.2"]);
+  const run = await runInProcess(practice.root, "lab", ["99.2"]);
   assert.match(run.stdout, /被强行中断.*已从 \.pi-course\/fault-backup 把它逐字节恢复/);
   assert.match(run.stdout, /Lab 99\.2 · 打招呼 {2}3\/3/, run.stdout);
   assert.deepEqual(await readFile(file), original);
@@ -141,14 +144,15 @@ test("lab command: a red lab exits 0 (a result, not a crash) unless --json; plai
   assert.equal((JSON.parse(redJson.stdout) as { labs: { status: string }[] }).labs[0]?.status, "not_started");
 
   await course.use("reference");
-  const json = await runScript(course.root, "lab.ts", ["99", "--json"]);
+  const json = await runInProcess(course.root, "lab", ["99", "--json"]);
   assert.equal(json.code, 0);
   const document = JSON.parse(json.stdout) as Record<string, unknown>;
   assert.deepEqual(Object.keys(document).sort(), ["chapter", "labs", "mode", "passed", "total"]);
   assert.deepEqual([document.chapter, document.passed, document.total, document.mode], ["99", 5, 5, "practice"]);
 
+  // A usage error ends the process with 2 (the first); the others say the same through the command table.
   for (const args of [["99.9"], ["42"], ["99", "--nope"], []]) {
-    const usage = await runScript(course.root, "lab.ts", args);
+    const usage = args[0] === "99.9" ? await runScript(course.root, "lab.ts", args) : await runInProcess(course.root, "lab", args);
     assert.equal(usage.code, 2, args.join(" "));
     assert.equal(usage.stderr.trim().split("\n").length, 1, `one line for ${args.join(" ")}: ${usage.stderr}`);
     if (args[0] === "99.9") assert.match(usage.stderr, /99\.1, 99\.2/);
@@ -163,7 +167,7 @@ test("lab --timeout: a lab stuck in for (;;) {} is ended at the limit the comman
   await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), miniSource("reference").replace("return a + b;", "for (;;) {}"));
   const tmp = path.join(course.root, "tmp");
   await mkdir(tmp);
-  const run = await runScript(course.root, "lab.ts", ["99.1", "--timeout", "0.5"], { TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1" });
+  const run = await runInProcess(course.root, "lab", ["99.1", "--timeout", "0.5"], { env: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /^Lab 99\.1 · 两数相加 {2}0\/2\n✗ Lab 99\.1[^\n]*\n {2}超过时间上限 0\.5 秒，测试进程已被结束/m);
   assert.equal(run.stdout.match(/超过时间上限/g)?.length, 1, "the limit is named once");
@@ -173,21 +177,20 @@ test("lab --timeout: a lab stuck in for (;;) {} is ended at the limit the comman
 test("a one-digit chapter answers to 3, 03, 3.1 and 03.1, and its messages print the lab as 3.1", async (t) => {
   const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
   t.after(() => removeMiniCourse(course));
-  for (const typed of ["3.1", "03.1"]) {
-    const red = await runScript(course.root, "lab.ts", [typed]);
-    assert.equal(red.code, 0, red.stderr);
-    assert.match(red.stdout, /Lab 3\.1 · 两数相加/, typed);
-    assert.match(red.stdout, /0\/2/);
-    assert.doesNotMatch(red.stdout, /Lab 03\./, typed);
-  }
-  for (const typed of ["3", "03"]) {
-    const table = await runScript(course.root, "lab.ts", [typed, "--json"]);
-    const document = JSON.parse(table.stdout) as { chapter: string; labs: { id: string }[] };
-    assert.deepEqual([document.chapter, document.labs.map((lab) => lab.id)], ["03", ["3.1", "3.2"]], typed);
-  }
-  const hint = await runScript(course.root, "hint.ts", ["03.2", "--json"]);
+  // Every way of typing them is the same command line once parsed, so one run of each stands for both.
+  assert.deepEqual(parseCommand("lab", ["03.1"]), parseCommand("lab", ["3.1"]));
+  assert.deepEqual(parseCommand("lab", ["3", "--json"]), parseCommand("lab", ["03", "--json"]));
+  const red = await runInProcess(course.root, "lab", ["03.1"]);
+  assert.equal(red.code, 0, red.stderr);
+  assert.match(red.stdout, /Lab 3\.1 · 两数相加/);
+  assert.match(red.stdout, /0\/2/);
+  assert.doesNotMatch(red.stdout, /Lab 03\./);
+  const table = await runInProcess(course.root, "lab", ["3", "--json"]);
+  const document = JSON.parse(table.stdout) as { chapter: string; labs: { id: string }[] };
+  assert.deepEqual([document.chapter, document.labs.map((lab) => lab.id)], ["03", ["3.1", "3.2"]]);
+  const hint = await runInProcess(course.root, "hint", ["03.2", "--json"]);
   assert.equal((JSON.parse(hint.stdout) as { lab: string }).lab, "3.2");
-  const unknown = await runScript(course.root, "lab.ts", ["3.9"]);
+  const unknown = await runInProcess(course.root, "lab", ["3.9"]);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /没有 Lab 3\.9；第 03 章的 Lab：3\.1, 3\.2/);
 });
@@ -253,12 +256,12 @@ test("every location lab prints is path:line:col relative to where the command w
   assert.match(here.stdout, new RegExp(`施工位尚未实现 · src/mini\\.ts:${thrown}:9\\n  测试 test/99-mini\\.test\\.ts:5:1\\n`));
   assert.match(here.stdout, new RegExp(`实现 Lab 99\\.1 的施工位（src/mini\\.ts:${thrown}:9）`));
   // Typed at the course root, as npm's INIT_CWD says; also in --json.
-  const root = await runScript(course.root, "lab.ts", ["99.1", "--json"], { INIT_CWD: course.root });
+  const root = await runInProcess(course.root, "lab", ["99.1", "--json"], { cwd: course.root });
   const failure = (JSON.parse(root.stdout) as { labs: { firstFailure: { location: string; testLocation: string } }[] }).labs[0]!.firstFailure;
   assert.deepEqual([failure.location, failure.testLocation], [`packages/pi-course/src/mini.ts:${thrown}:9`, "packages/pi-course/test/99-mini.test.ts:5:1"]);
   // A compile error, typed one folder above the course.
   await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), miniSource("reference").replace("return a + b;", 'return "a" + b;'));
-  const above = await runScript(course.root, "lab.ts", ["99.1"], { INIT_CWD: path.dirname(course.root) });
+  const above = await runInProcess(course.root, "lab", ["99.1"], { cwd: path.dirname(course.root) });
   assert.match(above.stdout, new RegExp(`\\n  ${path.basename(course.root)}/packages/pi-course/src/mini\\.ts:2:3 - error TS2322: `));
 });
 

@@ -11,7 +11,7 @@ import test from "node:test";
 import { PRACTICE_MARKER } from "../../lib/core/paths.js";
 import { sh, tempDir } from "../support/fake-course.js";
 import { fingerprint } from "../support/folders.js";
-import { createMiniCourse, miniSource, removeMiniCourse, runScript } from "../support/lab-fixture.js";
+import { createMiniCourse, miniSource, removeMiniCourse, runInPackage } from "../support/lab-fixture.js";
 
 const TEACHING = "packages/pi-course/src/mini.ts";
 
@@ -53,7 +53,7 @@ test("lab NN.L --compare, once the lab is green, shows the learner's declaration
   );
   writeFileSync(path.join(course.root, TEACHING), LEARNER);
 
-  const run = await runScript(course.root, "lab.ts", ["99.1", "--compare"]);
+  const run = await runInPackage(course.root, "lab.ts", ["99.1", "--compare"]);
   assert.equal(run.code, 0, run.stderr);
   const [mine = "", theirs = ""] = run.stdout.split(/^── 参考实现 · .*$/m);
   assert.match(mine, /^Lab 99\.1 · 两数相加 {2}✓ 已通过 · 对照参考实现$/m);
@@ -72,7 +72,7 @@ test("lab NN.L --compare, once the lab is green, shows the learner's declaration
   assert.deepEqual(filesContaining(course.root, "the reference's words"), [], "nothing of the reference is in the folder");
 
   // Lab 99.2 is not green: refused, saying why and what to run; the reference's greet is not shown.
-  const red = await runScript(course.root, "lab.ts", ["99.2", "--compare"]);
+  const red = await runInPackage(course.root, "lab.ts", ["99.2", "--compare"]);
   assert.equal(red.code, 1);
   assert.equal(red.stdout, "");
   assert.match(red.stderr, /^错误 \[COMPARE_NOT_GREEN\] Lab 99\.2 现在还没有通过（0\/3，还没有开始）：.*npm run lab -w @pi\/course -- 99\.2/);
@@ -86,7 +86,7 @@ test("lab --compare says so when the course repository or the target commit cann
   const marker = path.join(course.root, ...PRACTICE_MARKER.split("/"));
   const withMarker = (fields: Record<string, string>) => writeFileSync(marker, `${JSON.stringify({ chapter: "99", createdBy: "practice", ...fields })}\n`);
   const unreachable = async (why: RegExp) => {
-    const run = await runScript(course.root, "lab.ts", ["99.1", "--compare"]);
+    const run = await runInPackage(course.root, "lab.ts", ["99.1", "--compare"]);
     assert.equal(run.code, 1, run.stdout);
     assert.match(run.stderr, /^错误 \[COMPARE_COURSE_UNREACHABLE\] /);
     assert.match(run.stderr, why);
@@ -107,13 +107,13 @@ test("lab --compare says so when the course repository or the target commit cann
 
   // Reachable again: green, shown.
   withMarker({ target, course: repo });
-  const ok = await runScript(course.root, "lab.ts", ["99.1", "--compare"]);
+  const ok = await runInPackage(course.root, "lab.ts", ["99.1", "--compare"]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /add · src\/mini\.ts:1:1\nexport function add[\s\S]*── 参考实现[\s\S]*\nadd · 第 1–4 行\n\/\*\* The sum/);
 
   // In the course repository itself: refused before anything runs.
   rmSync(marker);
-  const inRepo = await runScript(course.root, "lab.ts", ["99.1", "--compare"]);
+  const inRepo = await runInPackage(course.root, "lab.ts", ["99.1", "--compare"]);
   assert.equal(inRepo.code, 1);
   assert.match(inRepo.stderr, /^错误 \[LAB_NEEDS_PRACTICE\] --compare 只在练习目录里使用/);
 });

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { editorCommand, showCommand, splitCommandLine } from "../../lib/lab/open.js";
-import { createMiniCourse, miniSource, removeMiniCourse, runScript } from "../support/lab-fixture.js";
+import { createMiniCourse, miniSource, removeMiniCourse, runInPackage } from "../support/lab-fixture.js";
 
 const posix = process.platform !== "win32";
 
@@ -76,7 +76,7 @@ test("lab NN.L --open opens the lab's 🔨 construction site from where the comm
 
   const code = await fakeEditor(t, "code");
   const pkg = path.join(course.root, "packages", "pi-course");
-  const run = await runScript(course.root, "lab.ts", ["99.2", "--open"], { EDITOR: code.command, VISUAL: "" });
+  const run = await runInPackage(course.root, "lab.ts", ["99.2", "--open"], { EDITOR: code.command, VISUAL: "" });
   assert.equal(run.code, 0, run.stderr);
   assert.deepEqual(code.calls(), [{ argv: ["-g", `src/mini.ts:${marker}:3`], cwd: pkg }], "relative to the package folder the command ran in");
   assert.equal(run.stdout.trim(), `已运行：${code.command} -g src/mini.ts:${marker}:3（来自 $EDITOR）`);
@@ -84,7 +84,7 @@ test("lab NN.L --open opens the lab's 🔨 construction site from where the comm
   // Typed at the course root (INIT_CWD), with a vi-like $VISUAL; the lab's markers removed (done): the declaration's start.
   const vim = await fakeEditor(t, "vim");
   writeFileSync(path.join(course.root, teaching), miniSource("reference"));
-  const done = await runScript(course.root, "lab.ts", ["99.1", "--open"], { VISUAL: vim.command, EDITOR: code.command, INIT_CWD: course.root });
+  const done = await runInPackage(course.root, "lab.ts", ["99.1", "--open"], { VISUAL: vim.command, EDITOR: code.command, INIT_CWD: course.root });
   assert.equal(done.code, 0, done.stderr);
   const add =
     miniSource("reference")
@@ -100,19 +100,19 @@ test("lab --open refuses outside a practice folder, and names a missing or faili
 }, async (t) => {
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
-  const missing = await runScript(course.root, "lab.ts", ["99.1", "--open"], { EDITOR: path.join(course.root, "no-such-editor"), VISUAL: "" });
+  const missing = await runInPackage(course.root, "lab.ts", ["99.1", "--open"], { EDITOR: path.join(course.root, "no-such-editor"), VISUAL: "" });
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /^错误 \[EDITOR_NOT_FOUND\] 找不到编辑器 .*no-such-editor（来自 \$EDITOR）：.*施工位在 src\/mini\.ts:\d+:3\n$/);
 
   const failing = await fakeEditor(t, "vim", 3);
-  const failed = await runScript(course.root, "lab.ts", ["99.1", "--open"], { EDITOR: failing.command, VISUAL: "" });
+  const failed = await runInPackage(course.root, "lab.ts", ["99.1", "--open"], { EDITOR: failing.command, VISUAL: "" });
   assert.equal(failed.code, 1);
   assert.match(failed.stderr, /^错误 \[EDITOR_FAILED\] 编辑器 .*vim \+\d+ src\/mini\.ts（来自 \$EDITOR） 以退出码 3 结束/);
 
   // In the course repository itself (no practice marker): refused before any editor starts.
   rmSync(path.join(course.root, ".pi-course", "practice.json"));
   const editor = await fakeEditor(t, "code");
-  const repo = await runScript(course.root, "lab.ts", ["99.1", "--open"], { EDITOR: editor.command });
+  const repo = await runInPackage(course.root, "lab.ts", ["99.1", "--open"], { EDITOR: editor.command });
   assert.equal(repo.code, 1);
   assert.match(repo.stderr, /^错误 \[LAB_NEEDS_PRACTICE\] --open 只在练习目录里使用/);
   assert.deepEqual(editor.calls(), []);

@@ -12,7 +12,7 @@ import test from "node:test";
 import { starterCopyPath } from "../../lib/core/paths.js";
 import { loadManifest } from "../../lib/course/manifest.js";
 import { labParts, PART_KINDS, type LabPart } from "../../lib/lab/where.js";
-import { createMiniCourse, practiceCopy, removeMiniCourse, repoRoot, runScript } from "../support/lab-fixture.js";
+import { createMiniCourse, practiceCopy, removeMiniCourse, repoRoot, runInPackage } from "../support/lab-fixture.js";
 
 /** The text at a part's place: its line, from its column on. */
 function at(root: string, part: LabPart): string {
@@ -86,7 +86,7 @@ test("lab NN.L --where prints one path:line:col per part; --json gives the parts
   const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
   t.after(() => removeMiniCourse(course));
   // Paths are shown relative to where the command was typed: here, the folder's root.
-  const shown = await runScript(course.root, "lab.ts", ["3.2", "--where"], { INIT_CWD: course.root });
+  const shown = await runInPackage(course.root, "lab.ts", ["3.2", "--where"], { INIT_CWD: course.root });
   assert.equal(shown.code, 0, shown.stderr);
   const lines = shown.stdout.trimEnd().split("\n");
   assert.equal(lines[0], "Lab 3.2 · 打招呼");
@@ -94,7 +94,7 @@ test("lab NN.L --where prints one path:line:col per part; --json gives the parts
   assert.match(shown.stdout, /^ {2}测试 +packages\/pi-course\/test\/03-mini\.test\.ts:\d+:6 {2}Lab 3\.2 · greets by name$/m);
   assert.match(shown.stdout, /^ {2}starter +\.pi-course\/starter\/packages\/pi-course\/src\/mini\.ts:\d+:1 {2}greet$/m);
   assert.equal(lines.filter((line) => /提示第 \d 级$/.test(line)).length, 4);
-  const json = JSON.parse((await runScript(course.root, "lab.ts", ["3.2", "--where", "--json"])).stdout) as { lab: string; parts: LabPart[] };
+  const json = JSON.parse((await runInPackage(course.root, "lab.ts", ["3.2", "--where", "--json"])).stdout) as { lab: string; parts: LabPart[] };
   assert.equal(json.lab, "3.2");
   assert.deepEqual(
     json.parts.filter((part) => part.kind === "test").map((part) => part.label),
@@ -106,7 +106,7 @@ test("lab NN.L --where prints one path:line:col per part; --json gives the parts
     ["3.2", "--where", "--open"],
     ["3.2", "--where", "--timeout", "5"],
   ]) {
-    const usage = await runScript(course.root, "lab.ts", args);
+    const usage = await runInPackage(course.root, "lab.ts", args);
     assert.equal(usage.code, 2, args.join(" "));
     assert.match(usage.stderr, /--where/, args.join(" "));
   }

@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { runLab } from "../../lib/testing/labs.js";
 import { listTree } from "../../lib/course/git.js";
 import { loadManifest } from "../../lib/course/manifest.js";
+import { resolveCheckpoint } from "../../lib/course/history.js";
 import { PRACTICE_MARKER, PRACTICE_TOOLING, TOOLS_PACKAGE } from "../../lib/core/paths.js";
 import { createPractice, type PracticeStep } from "../../lib/practice/folder.js";
 import { isWorkshopPath } from "../../lib/practice/plan.js";
@@ -150,6 +151,8 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
   const repo = makeFakeCourse(t, { linkModules: true });
   const root = path.dirname(repo);
   const steps: PracticeStep[] = ["checkpoint", "destination", "files", "tooling", "audit", "modules"];
+  // The chapter resolved once for the twelve runs that fail (as `verify` hands it over); the run that succeeds resolves its own.
+  const checkpoint = await resolveCheckpoint(repo, "02");
   for (const at of steps) {
     const dest = path.join(root, `fail-${at}`);
     let seenTemp: string | undefined;
@@ -159,6 +162,7 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
         id: "02",
         dest,
         linkModules: true,
+        checkpoint,
         hooks: {
           afterStep(step, temp) {
             if (step === at) {
@@ -177,7 +181,14 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
 
     const controller = new AbortController();
     await assert.rejects(
-      createPractice({ repo, id: "02", dest, signal: controller.signal, hooks: { afterStep: (step) => (step === at ? controller.abort() : undefined) } }),
+      createPractice({
+        repo,
+        id: "02",
+        dest,
+        checkpoint,
+        signal: controller.signal,
+        hooks: { afterStep: (step) => (step === at ? controller.abort() : undefined) },
+      }),
       isCode("ABORTED"),
     );
     assert.equal(existsSync(dest), false, at);

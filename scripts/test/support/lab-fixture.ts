@@ -15,6 +15,7 @@ import { courseRoot, starterCopyPath, TOOLS_PACKAGE } from "../../lib/core/paths
 import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
 import { learnerManifestText } from "../../lib/course/faults.js";
 import { runCommand } from "./tooling.js";
+import { runInProcess } from "./in-process.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repo this test file lives in. */
@@ -194,6 +195,15 @@ export function removeMiniCourse(course: MiniCourse): Promise<void> {
 /** Runs the course command `script` (`lab.ts`, `hint.ts`, …) of `root` as npm's launcher would, from the compiled tooling, with piped output. */
 export function runScript(root: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
   return runCommand(root, script, args, { cwd: path.join(root, "packages", "pi-course"), env });
+}
+
+/**
+ * The same command typed in the same place (the package folder, where npm runs it; `INIT_CWD` in
+ * `env` says otherwise), run in this process (`in-process.ts`): for tests of what it does and
+ * says rather than of its process.
+ */
+export function runInPackage(root: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  return runInProcess(root, script, args, { cwd: path.join(root, "packages", "pi-course"), env });
 }
 
 /**
