@@ -17,12 +17,12 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, DEFAULT_ANTHROPIC_MODEL } from "./anthropic.js";
-import { errorMessage } from "./async.js";
-import { DEFAULT_OPENAI_MODEL, OPENAI_KEY_ENV } from "./openai.js";
-import { createProviderModel, PROVIDER_NAMES } from "./provider.js";
-import { DEFAULT_TIMEOUT_MS } from "./provider-http.js";
-import type { RetryInfo, Sleep } from "./provider-retry.js";
+import { ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, DEFAULT_ANTHROPIC_MODEL } from "../anthropic.js";
+import { errorMessage } from "../async.js";
+import { DEFAULT_OPENAI_MODEL, OPENAI_KEY_ENV } from "../openai.js";
+import { createProviderModel, PROVIDER_NAMES } from "../provider.js";
+import { DEFAULT_TIMEOUT_MS } from "../provider-http.js";
+import type { RetryInfo, Sleep } from "../provider-retry.js";
 import { contextTokensNeeded, overflowHint } from "./runtime-transcript.js";
 import { DEFAULT_START_CATALOG_BYTES, openRuntimeSession, runRuntimeDemo, type RuntimeSessionOptions } from "./runtime-demo.js";
 import { interruptFilter, runInteractive, type InteractiveOptions } from "./runtime-interactive.js";
@@ -294,7 +294,7 @@ export function failureText(error: unknown): string {
   return `错误  [${errorCode ?? "ERROR"}] ${message}\n${hint}`;
 }
 
-// `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/runtime-start.js` works too.
+// `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/app/runtime-start.js` works too.
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -20,10 +20,10 @@ import { cp, lstat, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promise
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { errorMessage } from "./async.js";
-import { TOOL_CALLS_MISSING } from "./agent-loop.js";
-import type { AssistantTurn, Model, ModelRequest, TurnFailure } from "./model.js";
-import { discoverResources, type ResourceCatalog } from "./resources.js";
+import { errorMessage } from "../async.js";
+import { TOOL_CALLS_MISSING } from "../agent-loop.js";
+import type { AssistantTurn, Model, ModelRequest, TurnFailure } from "../model.js";
+import { discoverResources, type ResourceCatalog } from "../resources.js";
 import {
   buildSkillCatalog,
   createLoadSkillTool,
@@ -35,10 +35,10 @@ import {
   type RuntimeDiagnostic,
   type RuntimeEvent,
   type TurnResult,
-} from "./runtime.js";
-import { ScriptedModel, toolCall, turn, type ScriptStep } from "./scripted-model.js";
+} from "../runtime.js";
+import { ScriptedModel, toolCall, turn, type ScriptStep } from "../scripted-model.js";
 import { createTranscript, firstLine, isBlocked, type ModelInfo, type SessionCounts, type Transcript } from "./runtime-transcript.js";
-import { textOf, type AgentMessage, type ToolResultMessage } from "./types.js";
+import { textOf, type AgentMessage, type ToolResultMessage } from "../types.js";
 
 /** Error codes thrown on purpose by the runtime demo. */
 export type RuntimeDemoErrorCode = "DEMO_WORKSPACE_MISSING" | "DEMO_WORKSPACE_NOT_DIRECTORY" | "DEMO_WORKSPACE_TOO_LARGE";

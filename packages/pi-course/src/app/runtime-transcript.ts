@@ -11,11 +11,11 @@
  * This module is provided: no lab asks for it.
  */
 import path from "node:path";
-import { errorMessage } from "./async.js";
-import type { TurnFailure } from "./model.js";
-import type { RetryInfo } from "./provider-retry.js";
-import type { ReloadReport, Runtime, RuntimeEvent } from "./runtime.js";
-import { textOf, type ToolResultMessage } from "./types.js";
+import { errorMessage } from "../async.js";
+import type { TurnFailure } from "../model.js";
+import type { RetryInfo } from "../provider-retry.js";
+import type { ReloadReport, Runtime, RuntimeEvent } from "../runtime.js";
+import { textOf, type ToolResultMessage } from "../types.js";
 
 export interface TranscriptOptions {
   format: "text" | "json";

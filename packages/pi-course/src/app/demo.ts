@@ -17,11 +17,11 @@ import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Agent } from "./agent.js";
-import { errorMessage } from "./async.js";
-import { createCodingTools } from "./coding-tools.js";
-import { buildContext, type ContextProjection } from "./context.js";
-import type { ModelRequest } from "./model.js";
+import { Agent } from "../agent.js";
+import { errorMessage } from "../async.js";
+import { createCodingTools } from "../coding-tools.js";
+import { buildContext, type ContextProjection } from "../context.js";
+import type { ModelRequest } from "../model.js";
 import {
   activateSkill,
   createExtensionHost,
@@ -30,12 +30,12 @@ import {
   loadExtension,
   renderTemplate,
   type ActivatedSkill,
-} from "./resources.js";
-import { ScriptedModel, toolCall, turn, type ScriptStep } from "./scripted-model.js";
-import { createSession } from "./session.js";
-import { ToolRegistry } from "./tool.js";
-import { textOf, userMessage, type AgentMessage, type ToolResultMessage, type UserMessage } from "./types.js";
-import { openWorkspace } from "./workspace.js";
+} from "../resources.js";
+import { ScriptedModel, toolCall, turn, type ScriptStep } from "../scripted-model.js";
+import { createSession } from "../session.js";
+import { ToolRegistry } from "../tool.js";
+import { textOf, userMessage, type AgentMessage, type ToolResultMessage, type UserMessage } from "../types.js";
+import { openWorkspace } from "../workspace.js";
 
 /** Error codes thrown on purpose by the demo. */
 export type DemoErrorCode =

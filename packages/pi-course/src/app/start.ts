@@ -13,7 +13,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { errorMessage } from "./async.js";
+import { errorMessage } from "../async.js";
 import { runDemo } from "./demo.js";
 
 export const USAGE = `用法：npm start -- [选项]
@@ -136,7 +136,7 @@ export function failureText(error: unknown): string {
   return `错误  [${typeof code === "string" ? code : "ERROR"}] ${message}\n${hint}`;
 }
 
-// `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/start.js` works too.
+// `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/app/start.js` works too.
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -16,7 +16,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
-import { errorMessage } from "./async.js";
+import { errorMessage } from "../async.js";
 import type { RuntimeSession } from "./runtime-demo.js";
 import { contextTokensNeeded, overflowHint } from "./runtime-transcript.js";
 
