@@ -1,6 +1,6 @@
 /**
- * The command behind `npm start`: runs the scripted demo session (`demo.ts`) and prints
- * its transcript.
+ * The command behind `npm start` at Chapter 12: runs the scripted demo session (`demo.ts`)
+ * and prints its transcript.
  *
  *     npm start
  *     npm start -- --workspace ../my-project --trust-extensions
@@ -9,12 +9,119 @@
  * Exit status: 0 when the session ran to its end, and when it stopped at an unfinished lab
  * of the learner's resources.ts (a result, not a crash; 1 in CI); 1 when the workspace
  * cannot be used (the error's code is printed); 2 for a command-line mistake.
+ *
+ * The first half of this module is what every later `npm start` command does the same way,
+ * so Chapter 13's (`runtime-start.ts`) imports it instead of copying it: its input and
+ * output, reading the command line (a mistake, `--help`), the workspace it names, and what a
+ * failure prints and exits with.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { errorMessage } from "../async.js";
 import { runDemo } from "./demo.js";
+
+// ---------------------------------------------------------------------------
+// What every npm start command shares
+// ---------------------------------------------------------------------------
+
+/** Where a command writes and what it is run in; tests pass their own. */
+export interface CommandIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Where relative paths are resolved: the folder the user typed the command in. */
+  cwd: string;
+  /** The environment (`CI` decides the status of an unfinished lab); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The process's own output, and the folder the user typed the command in. */
+export function processIo(): CommandIo {
+  return {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    // npm runs scripts in the package folder; INIT_CWD is where the user was.
+    cwd: process.env.INIT_CWD ?? process.cwd(),
+  };
+}
+
+/**
+ * Reads the command line with `read`, which throws on a mistake. Returns what `read` returned,
+ * or an exit status: 2 after a mistake (`用法错误：…`), 0 after printing `usage` for `--help`.
+ */
+export function readCommandLine<Values extends { help?: boolean | undefined }>(io: CommandIo, usage: string, read: () => Values): Values | number {
+  let values: Values;
+  try {
+    values = read();
+  } catch (error) {
+    io.err(`用法错误：${errorMessage(error)}（npm start -- --help 查看用法）\n`);
+    return 2;
+  }
+  if (values.help) {
+    io.out(usage);
+    return 0;
+  }
+  return values;
+}
+
+/** The session's workspace options: the folder `--workspace` gave, resolved from where the user typed it, or the sample, named `sampleLabel`. */
+export function workspaceOptions(io: CommandIo, workspace: string | undefined, sampleLabel: string): { workspace?: string; workspaceLabel: string } {
+  return workspace !== undefined ? { workspace: path.resolve(io.cwd, workspace), workspaceLabel: workspace } : { workspaceLabel: sampleLabel };
+}
+
+const UNFINISHED = /^(Lab (\d+)\.\d+) .*尚未实现$/;
+
+/** `{ lab, chapter }` of a starter's scaffold error, or undefined. */
+export function unfinishedLab(error: unknown): { lab: string; chapter: string } | undefined {
+  const match = UNFINISHED.exec(errorMessage(error));
+  return match === null ? undefined : { lab: match[1]!, chapter: match[2]! };
+}
+
+/** The `code` of an error, when it is a string. */
+export function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** True when `CI` is set to anything but "", "0" or "false". */
+function inCi(env: NodeJS.ProcessEnv): boolean {
+  const value = (env.CI ?? "").trim().toLowerCase();
+  return value !== "" && value !== "0" && value !== "false";
+}
+
+/**
+ * The exit status after the session failed with `error`: 1, except 0 for an unfinished lab,
+ * which is a result, like a red lab (see the course's exit-status rule): no npm error block
+ * after it, except in CI, which needs the failing status.
+ */
+export function failureStatus(error: unknown, env: NodeJS.ProcessEnv): number {
+  return unfinishedLab(error) !== undefined && !inCi(env) ? 0 : 1;
+}
+
+/**
+ * What `npm start` prints when the session cannot run. In a practice folder the session runs
+ * on the learner's own code, so a starter's "Lab N.M … 尚未实现" names the lab and the file to
+ * finish (`learnerFile` of the lab's chapter) rather than reading as a crash; any other error
+ * prints its code and message, then `hint` of its code: lines that say what to do, or "".
+ */
+export function describeFailure(error: unknown, learnerFile: (chapter: string) => string, hint: (code: string | undefined) => string): string {
+  const message = errorMessage(error);
+  const unfinished = unfinishedLab(error);
+  if (unfinished !== undefined) {
+    return `未完成  ${message}\n      npm start 用的是你写的 ${learnerFile(unfinished.chapter)}：完成 ${unfinished.lab} 及之后的 Lab，再来看整次会话\n`;
+  }
+  const code = codeOf(error);
+  return `错误  [${code ?? "ERROR"}] ${message}\n${hint(code)}`;
+}
+
+/** True when the module at `url` is the script node was started with (`node dist/src/app/start.js`). */
+export function isScript(url: string): boolean {
+  return process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(url);
+}
+
+// ---------------------------------------------------------------------------
+// Chapter 12's command
+// ---------------------------------------------------------------------------
 
 export const USAGE = `用法：npm start -- [选项]
 
@@ -30,49 +137,32 @@ export const USAGE = `用法：npm start -- [选项]
   --help                 显示本帮助
 `;
 
-export interface StartIo {
-  out(text: string): void;
-  err(text: string): void;
-  /** Where relative paths are resolved: the folder the user typed the command in. */
-  cwd: string;
-  /** The environment (`CI` decides the status of an unfinished lab); default `process.env`. */
-  env?: NodeJS.ProcessEnv;
+export interface StartIo extends CommandIo {
   /** The session to run; default `runDemo` (tests pass one that fails as they need). */
   run?: typeof runDemo;
 }
 
-const defaultIo = (): StartIo => ({
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-  // npm runs scripts in the package folder; INIT_CWD is where the user was.
-  cwd: process.env.INIT_CWD ?? process.cwd(),
-});
-
 /** Runs the command with `argv` (without node and the script) and returns the exit status. */
-export async function main(argv: readonly string[], io: StartIo = defaultIo()): Promise<number> {
-  let values;
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        workspace: { type: "string" },
-        "trust-extensions": { type: "boolean" },
-        template: { type: "string" },
-        skill: { type: "string" },
-        arg: { type: "string", multiple: true },
-        help: { type: "boolean" },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    io.err(`用法错误：${errorMessage(error)}（npm start -- --help 查看用法）\n`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(USAGE);
-    return 0;
-  }
+export async function main(argv: readonly string[], io: StartIo = processIo()): Promise<number> {
+  const values = readCommandLine(
+    io,
+    USAGE,
+    () =>
+      parseArgs({
+        args: [...argv],
+        options: {
+          workspace: { type: "string" },
+          "trust-extensions": { type: "boolean" },
+          template: { type: "string" },
+          skill: { type: "string" },
+          arg: { type: "string", multiple: true },
+          help: { type: "boolean" },
+        },
+        strict: true,
+        allowPositionals: false,
+      }).values,
+  );
+  if (typeof values === "number") return values;
   const args: Record<string, string> = {};
   for (const pair of values.arg ?? []) {
     const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
@@ -84,9 +174,7 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
   }
   try {
     const summary = await (io.run ?? runDemo)({
-      ...(values.workspace !== undefined
-        ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace }
-        : { workspaceLabel: "examples/workspace（示例）" }),
+      ...workspaceOptions(io, values.workspace, "examples/workspace（示例）"),
       ...(values["trust-extensions"] ? { trustExtensions: true } : {}),
       ...(values.template !== undefined ? { template: values.template } : {}),
       ...(values.skill !== undefined ? { skill: values.skill } : {}),
@@ -96,47 +184,29 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
     return summary.stopReason === "stop" ? 0 : 1;
   } catch (error) {
     io.err(failureText(error));
-    // An unfinished lab is a result, like a red lab (see the course's exit-status rule): no
-    // npm error block after it, except in CI, which needs the failing status.
-    return isUnfinishedLab(error) && !inCi(io.env ?? process.env) ? 0 : 1;
+    return failureStatus(error, io.env ?? process.env);
   }
-}
-
-const UNFINISHED = /^(Lab \d+\.\d+) .*尚未实现$/;
-
-function isUnfinishedLab(error: unknown): boolean {
-  return UNFINISHED.test(errorMessage(error));
-}
-
-/** True when `CI` is set to anything but "", "0" or "false". */
-function inCi(env: NodeJS.ProcessEnv): boolean {
-  const value = (env.CI ?? "").trim().toLowerCase();
-  return value !== "" && value !== "0" && value !== "false";
 }
 
 /**
- * What `npm start` prints when the session cannot run: the error's code and message, plus
- * what to do. In a practice folder the session runs on the learner's own resources.ts, so
- * a starter's "Lab N.M … 尚未实现" says which lab to finish rather than reading as a crash.
+ * What `npm start` prints when the session cannot run (see `describeFailure`): an unfinished
+ * lab of the learner's resources.ts, or the error's code, message and what to do.
  */
 export function failureText(error: unknown): string {
-  const message = errorMessage(error);
-  const unfinished = UNFINISHED.exec(message);
-  if (unfinished !== null) {
-    return `未完成  ${message}\n      npm start 用的是你写的 resources.ts：完成 ${unfinished[1]} 及之后的 Lab，再来看整次会话\n`;
-  }
-  const code = (error as { code?: unknown }).code;
-  const hint =
-    code === "TEMPLATE_ARGUMENT_MISSING"
-      ? "      用 --arg 名字=值 提供模板参数\n"
-      : typeof code === "string" && code.startsWith("RESOURCE_")
-        ? "      如果它来自发现：演示要的是宽松发现（onDiagnostic），坏文件本该成为一条“诊断”并被跳过；你的 discoverResources 若只实现了\n" +
-          "      严格模式，第一个坏文件就会停下整个会话——宽松模式是第 12 章 9.2 节的挑战内容，不在 Lab 里：修好这个文件，或者实现它\n"
-        : "";
-  return `错误  [${typeof code === "string" ? code : "ERROR"}] ${message}\n${hint}`;
+  return describeFailure(
+    error,
+    () => "resources.ts",
+    (code) =>
+      code === "TEMPLATE_ARGUMENT_MISSING"
+        ? "      用 --arg 名字=值 提供模板参数\n"
+        : code?.startsWith("RESOURCE_")
+          ? "      如果它来自发现：演示要的是宽松发现（onDiagnostic），坏文件本该成为一条“诊断”并被跳过；你的 discoverResources 若只实现了\n" +
+            "      严格模式，第一个坏文件就会停下整个会话——宽松模式是第 12 章 9.2 节的挑战内容，不在 Lab 里：修好这个文件，或者实现它\n"
+          : "",
+  );
 }
 
 // `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/app/start.js` works too.
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isScript(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2));
 }
