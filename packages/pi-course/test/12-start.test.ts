@@ -3,8 +3,8 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { runDemo, sampleWorkspace, type DemoOptions, type DemoSummary } from "../src/demo.js";
-import { failureText, main, USAGE } from "../src/start.js";
+import { runDemo, sampleWorkspace, type DemoOptions, type DemoSummary } from "../src/app/demo.js";
+import { failureText, main, USAGE } from "../src/app/start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
 

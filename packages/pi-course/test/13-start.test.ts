@@ -15,8 +15,8 @@ import {
   sampleUserFolder,
   type RuntimeDemoOptions,
   type RuntimeDemoSummary,
-} from "../src/runtime-demo.js";
-import { failureText, main, USAGE } from "../src/runtime-start.js";
+} from "../src/app/runtime-demo.js";
+import { failureText, main, USAGE } from "../src/app/runtime-start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
 
@@ -233,18 +233,18 @@ test("scripts/start.mjs runs the runtime's session where its source is, and chap
   const tree = tempDir(t);
   mkdirSync(path.join(tree, "scripts"));
   writeFileSync(path.join(tree, "scripts", "start.mjs"), readFileSync(script));
-  mkdirSync(path.join(tree, "packages", "pi-course", "src"), { recursive: true });
-  mkdirSync(path.join(tree, "packages", "pi-course", "dist", "src"), { recursive: true });
-  writeFileSync(path.join(tree, "packages", "pi-course", "src", "start.ts"), "");
+  mkdirSync(path.join(tree, "packages", "pi-course", "src", "app"), { recursive: true });
+  mkdirSync(path.join(tree, "packages", "pi-course", "dist", "src", "app"), { recursive: true });
+  writeFileSync(path.join(tree, "packages", "pi-course", "src", "app", "start.ts"), "");
   for (const name of ["start", "runtime-start"]) {
     writeFileSync(
-      path.join(tree, "packages", "pi-course", "dist", "src", `${name}.js`),
+      path.join(tree, "packages", "pi-course", "dist", "src", "app", `${name}.js`),
       `export async function main() { console.log(${JSON.stringify(name)}); return 0; }\n`,
     );
   }
   const twelve = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
   assert.equal(twelve.stdout, "start\n");
-  writeFileSync(path.join(tree, "packages", "pi-course", "src", "runtime-start.ts"), "");
+  writeFileSync(path.join(tree, "packages", "pi-course", "src", "app", "runtime-start.ts"), "");
   const thirteen = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
   assert.equal(thirteen.stdout, "runtime-start\n");
 });
