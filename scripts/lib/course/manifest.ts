@@ -60,11 +60,23 @@
  *   `validateCourse`), every claimed file exists in it.
  */
 import { readdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { parseDocument } from "yaml";
+import { fileURLToPath } from "node:url";
+import type * as Yaml from "yaml";
 import { normalizeChapterId } from "../core/cli.js";
 import { CourseError } from "../core/errors.js";
+import { cachedParse } from "./manifest-cache.js";
 import { SECTION_NUMBER_SOURCE } from "./sections.js";
+
+/** The YAML library, loaded the first time a manifest is really parsed (most commands find theirs remembered, see `manifest-cache.ts`). */
+const loadYaml = (): typeof Yaml => createRequire(import.meta.url)("yaml") as typeof Yaml;
+
+/** The modules whose code decides what a valid manifest is: a change to any of them is a new cache entry. */
+const VALIDATORS = ["./manifest", "./sections", "../core/cli", "../core/errors"].map(
+  // `.js` compiled, `.ts` when run from the sources.
+  (name) => new URL(`${name}${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 
 // Chapter ids typed by users are normalised where the command line is read; re-exported here
 // because a manifest's id is the normalised form.
@@ -243,12 +255,17 @@ class Checker {
  * cross-chapter ones (see `validateCourse`). Throws `CourseError` `MANIFEST_INVALID`.
  */
 export function parseManifest(source: string, manifestPath: string): ChapterManifest {
+  return cachedParse(source, manifestPath, VALIDATORS, (text) => parseManifestNow(text, manifestPath));
+}
+
+/** `parseManifest` itself, without the cache. */
+function parseManifestNow(source: string, manifestPath: string): ChapterManifest {
   const c: Checker = new Checker(manifestPath); // annotated so `c.fail()` narrows types
   const nameMatch = MANIFEST_NAME.exec(path.posix.basename(manifestPath));
   if (!nameMatch) c.fail("(文件名)", "两位数字加 .yaml，例如 checkpoints/12.yaml");
   const fileId = nameMatch[1]!;
 
-  const doc = parseDocument(source, { prettyErrors: true });
+  const doc = loadYaml().parseDocument(source, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     throw new CourseError("MANIFEST_INVALID", `${manifestPath}: YAML 无法解析：${first.message.split("\n")[0]}`, { cause: first });
