@@ -15,7 +15,8 @@
  * read; the scratch copy is always removed.
  */
 import { existsSync } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
@@ -227,6 +228,7 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       );
     }
     const names = [...baseline.tests.keys()];
+    const untouched = await referenceDigest(dir, manifest);
 
     const results = await inPool(edits, options.workers ?? defaultWorkers(), async (edit) => {
       const { fault } = edit;
@@ -277,8 +279,10 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       return result;
     });
 
-    // The restore check: every edit undoes to the reference byte for byte, and the reference is still green.
-    const after = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
+    // The restore check: every edit undoes to the reference byte for byte, and the reference is
+    // still green: the tree the baseline ran green on is still there byte for byte (each fault
+    // only added files of its own, removed again), or else the suite runs once more.
+    const after = (await referenceDigest(dir, manifest)) === untouched ? baseline : await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
     for (const result of results) {
       const lab = after.labs.find((l) => l.id === result.lab);
       if (lab) result.restoredLab = { passed: lab.passed, total: lab.total };
@@ -294,6 +298,34 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
   } finally {
     await removeScratchDir(dir);
   }
+}
+
+/** Files of a fault's own (`<name>.m<k>.ts`, its build and its test copies), which the reference tree never holds. */
+const MUTANT_FILE = /\.m\d+\.(?:ts|js|d\.ts|js\.map|d\.ts\.map)$/;
+
+/** A digest of every file of the chapter's packages in `dir` but the faults' own: equal digests, the same reference tree. */
+async function referenceDigest(dir: string, manifest: ChapterManifest): Promise<string> {
+  const hash = createHash("sha256");
+  const walk = async (rel: string): Promise<void> => {
+    for (const entry of (await readdir(path.join(dir, ...rel.split("/")), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const child = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) await walk(child);
+      else if (entry.isSymbolicLink())
+        hash
+          .update(child)
+          .update("\0")
+          .update(await readlink(path.join(dir, ...child.split("/"))))
+          .update("\0");
+      else if (!MUTANT_FILE.test(entry.name))
+        hash
+          .update(child)
+          .update("\0")
+          .update(await readFile(path.join(dir, ...child.split("/"))))
+          .update("\0");
+    }
+  };
+  for (const pkg of [...new Set(manifest.focusedTests.map(packageDirOf))].sort()) await walk(pkg);
+  return hash.digest("hex");
 }
 
 /** True when every fault was killed and restored. */

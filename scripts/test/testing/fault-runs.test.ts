@@ -74,6 +74,20 @@ test("author mode: a test made vacuous in a copy lets its documented fault survi
   assert.equal(results.find((r) => r.id === "98.2-load-untrusted")?.status, "killed");
 });
 
+test("author mode: a fault whose run changes the reference tree is not restored, even though its edit undoes byte for byte", async (t) => {
+  const root = await makeMiniCourse(t);
+  // The mistake also overwrites the compiled reference: the suite cannot be green on that tree again.
+  const corrupting = fault({
+    id: "98.1-corrupting",
+    replace:
+      '  // @ts-ignore the lean course has no Node typings\n  void import("node:fs").then((fs) => fs.writeFileSync("packages/pi-course/dist/src/mini.js", "throw new Error(\\"corrupted\\");\\n"));\n  return n + 2;',
+  });
+  const [result] = await runAuthor(root, [corrupting]);
+  assert.equal(result?.status, "killed");
+  assert.equal(result?.restored, false);
+  assert.match(result?.detail ?? "", /恢复检查失败/);
+});
+
 test("author mode: a drifted reference is FAULT_DRIFTED before anything is built", async (t) => {
   const root = await makeMiniCourse(t, { source: MINI_REFERENCE.replace("return n * 2;", "return 2 * n;") });
   await assert.rejects(runAuthor(root), (error: Error & { code?: string }) => {
