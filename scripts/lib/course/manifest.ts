@@ -23,6 +23,9 @@
  *   - packages/pi-course/src/resource-files.ts   # as they are: the learner uses, not writes, them
  * text: chapters/12-resources-extensions.md      # optional; the chapter text (in `files`),
  *                                                # copied into the practice folder too
+ * solutions:                   # optional; correct solutions kept green (in `files`): each, built in
+ *   - scripts/test/support/solutions/12/a-functional.ts   # place of the one teaching file, passes
+ *                              # every focused test and declares the starter's surface (`verify`)
  * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
  *   tests:                     # test files (in `files`, not focused), one theme each
  *     - file: packages/pi-course/test/challenge/12-catalog.test.ts
@@ -158,6 +161,8 @@ export interface ChapterManifest {
   provided: string[];
   /** The chapter text (Chinese), when the chapter has one. */
   text?: string;
+  /** Correct solutions of the chapter's one teaching file that `verify` keeps green (empty when none). */
+  solutions: string[];
   /** The challenge tier's test files, by theme (empty when the chapter has none). */
   challenge: ChallengeTest[];
   /** Files the challenge tests import (fixtures), copied into the practice folder with them. */
@@ -172,7 +177,7 @@ export interface ChapterManifest {
 export const MANIFEST_DIR = "checkpoints";
 
 const MANIFEST_NAME = /^(\d{2})\.yaml$/;
-const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "challenge", "labs", "faults"]);
+const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "solutions", "challenge", "labs", "faults"]);
 const CHALLENGE_KEYS = new Set(["tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
@@ -319,6 +324,18 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
   });
   const chapterText = raw.text === undefined ? undefined : claimed(c.repoPath(raw.text, "text"), "text");
 
+  const solutions: string[] = [];
+  c.array(raw.solutions ?? [], "solutions").forEach((entry, i) => {
+    const field = `solutions[${i}]`;
+    const p = claimed(c.repoPath(entry, field), field);
+    if (starters.length !== 1) c.fail("solutions", "只在只有一个教学文件（一个 starter）的章节里使用的字段");
+    if (!p.endsWith(".ts") || solutions.includes(p)) c.fail(field, "不重复的 .ts 文件", p);
+    if ([...starters.flatMap((s) => [s.from, s.to]), ...focusedTests, ...provided, chapterText].includes(p)) {
+      c.fail(field, "既不是 starter、教学文件、聚焦测试、提供的文件也不是正文的文件", p);
+    }
+    solutions.push(p);
+  });
+
   const challenge: ChallengeTest[] = [];
   const challengeSupport: string[] = [];
   if (raw.challenge !== undefined) {
@@ -395,6 +412,7 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     focusedTests,
     provided,
     ...(chapterText === undefined ? {} : { text: chapterText }),
+    solutions,
     challenge,
     challengeSupport,
     labs,
