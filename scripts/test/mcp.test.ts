@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -29,6 +29,7 @@ import { createPracticeServer, PROMPT_NAMES, TOOL_NAMES, type PracticeTools } fr
 import { answerLines, findLeaks } from "../lib/practice/leak-audit.js";
 import { createMiniCourse, MINI_MANIFEST, practiceCopy, removeMiniCourse, repoRoot, runScript, type MiniCourse } from "./support/lab-fixture.js";
 import { commandArgs } from "./support/tooling.js";
+import { toolingStamp } from "../lib/core/tooling-stamp.mjs";
 
 const MINI_TEXT = `# 第 99 章 · 迷你章节
 
@@ -352,28 +353,11 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
 /**
  * Puts the compiled tooling into `root` as the launcher's first run would leave it, stamped
  * with the sources it was compiled from, so that `scripts/launch.mjs` uses it instead of
- * compiling `scripts/` again (2–4 s). The stamp restates the launcher's own fingerprint
- * (size and modification time of `tsconfig.base.json` and every `.ts`/`.mjs`/`.json` file of
- * `scripts/` outside `test`); should the two drift apart, the launcher compiles, and this
- * test only takes longer.
+ * compiling `scripts/` again (2–4 s): the stamp is the launcher's own (`core/tooling-stamp.mjs`).
  */
 function stampTooling(root: string): void {
   commandArgs(root, "mcp");
-  const files = [path.join(root, "tsconfig.base.json")];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === "test") continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/\.(ts|mjs|json)$/.test(entry.name)) files.push(full);
-    }
-  };
-  walk(path.join(root, "scripts"));
-  const stamp = files.sort().map((file) => {
-    const info = statSync(file);
-    return [path.relative(root, file), info.size, info.mtimeMs];
-  });
-  writeFileSync(path.join(root, ...TOOLING_BUILD.split("/"), "sources.json"), JSON.stringify(stamp));
+  writeFileSync(path.join(root, ...TOOLING_BUILD.split("/"), "sources.json"), toolingStamp(root));
 }
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
