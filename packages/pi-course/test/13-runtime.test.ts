@@ -12,7 +12,6 @@
  */
 import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
-import * as os from "node:os";
 import * as nodePath from "node:path";
 import test, { type TestContext } from "node:test";
 import { discoverResources, type ExtensionContext, type ResourceCatalog } from "../src/resources.js";
@@ -28,60 +27,16 @@ import {
   type RuntimeOptions,
   type SkillLoad,
 } from "../src/runtime.js";
-import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
+import { toolCall, turn } from "../src/scripted-model.js";
 import { createToolExecutor, ToolRegistry, type Tool } from "../src/tool.js";
-import { text, textOf, type AgentMessage, type ToolCall, type ToolResultMessage } from "../src/types.js";
+import { text, textOf, type AgentMessage, type ToolCall } from "../src/types.js";
+import { eventsOf, moduleOf, put, rejectsWith, runtimeStarter, skillFile, toolResults, workspace } from "./fixtures/13-runtime.js";
 
 // ---------------------------------------------------------------------------
-// Workspaces, files and errors
+// Helpers of this file only (the shared ones are in fixtures/13-runtime.ts)
 // ---------------------------------------------------------------------------
 
-/** A SKILL.md with the given frontmatter lines (`name`, `description`, anything else) and body. */
-function skillFile(name: string, description: string, body: string, extra: string[] = []): string {
-  return ["---", `name: ${name}`, `description: ${description}`, ...extra, "---", body, ""].join("\n");
-}
-
-/** Writes `files` (relative path → content) below `dir`, creating folders as needed. */
-async function writeFiles(dir: string, files: Record<string, string | Buffer>): Promise<void> {
-  for (const [relative, content] of Object.entries(files)) {
-    const target = nodePath.join(dir, ...relative.split("/"));
-    await fsp.mkdir(nodePath.dirname(target), { recursive: true });
-    await fsp.writeFile(target, content);
-  }
-}
-
-/** A fresh canonical temporary folder with `project/` and `user/` inside, removed after the test. */
-async function makeBase(t: TestContext): Promise<{ base: string; project: string; user: string }> {
-  const base = await fsp.realpath(await fsp.mkdtemp(nodePath.join(os.tmpdir(), "pi-course-13-")));
-  t.after(() => fsp.rm(base, { recursive: true, force: true }));
-  const project = nodePath.join(base, "project");
-  const user = nodePath.join(base, "user");
-  await fsp.mkdir(project);
-  await fsp.mkdir(user);
-  return { base, project, user };
-}
-
-/**
- * Expects `pending` to reject with the contract error `code`. An error without a `code` (a
- * starter's "尚未实现", a TypeError) is no contract error at all: the test fails with that
- * error as it is, so the learner reads its own message rather than a comparison of codes.
- */
-async function rejectsWithCode(pending: Promise<unknown>, code: string, why: string): Promise<Error> {
-  let caught: Error | undefined;
-  await assert.rejects(
-    pending,
-    (error: Error & { code?: unknown }) => {
-      if (error.code === undefined) throw error;
-      assert.equal(error.code, code, why);
-      caught = error;
-      return true;
-    },
-    `${why}（应当以 ${code} 拒绝，实际成功了）`,
-  );
-  return caught!;
-}
-
-/** Creates a symlink, or skips the test where the platform does not allow it. */
+/** Creates a symlink to a folder, or skips the test where the platform does not allow it. */
 async function linkOrSkip(t: TestContext, target: string, linkPath: string): Promise<boolean> {
   try {
     await fsp.symlink(target, linkPath, "dir");
@@ -96,52 +51,6 @@ async function linkOrSkip(t: TestContext, target: string, linkPath: string): Pro
 /** The UTF-8 size of the catalog's header and the blank line after it. */
 const HEADER_BYTES = Buffer.byteLength(`${SKILL_CATALOG_HEADER}\n\n`, "utf8");
 
-// ---------------------------------------------------------------------------
-// A runtime with fake tools, a scripted model and recorded events
-// ---------------------------------------------------------------------------
-
-interface Recorded {
-  runtime: Runtime;
-  model: ScriptedModel;
-  events: RuntimeEvent[];
-  /** Every run of a fake core tool: its name and parameters. */
-  toolRuns: { name: string; parameters: unknown }[];
-}
-
-/** A core tool that records its runs and answers `<name> ran`. */
-function fakeTool(name: string, runs: Recorded["toolRuns"]): Tool {
-  return {
-    name,
-    description: `fake ${name}`,
-    schema: { parse: (value: unknown) => value },
-    execute: async (parameters) => {
-      runs.push({ name, parameters });
-      return { content: [text(`${name} ran`)] };
-    },
-  };
-}
-
-/** Starts a runtime on `projectRoot` with fake `read` and `shell` tools; `options` override the rest. */
-async function startRuntime(script: ScriptStep[], options: Partial<RuntimeOptions> & { projectRoot: string }): Promise<Recorded> {
-  const model = new ScriptedModel(script);
-  const events: RuntimeEvent[] = [];
-  const toolRuns: Recorded["toolRuns"] = [];
-  const runtime = await createRuntime({
-    isProjectTrusted: () => true,
-    model,
-    context: { maxTokens: 100_000 },
-    tools: () => [fakeTool("read", toolRuns), fakeTool("shell", toolRuns)],
-    onEvent: (event) => events.push(event),
-    ...options,
-  });
-  return { runtime, model, events, toolRuns };
-}
-
-/** An extension module for `importModule`: its factory runs `register` on the context. */
-function moduleOf(register: (context: ExtensionContext) => void) {
-  return { default: register };
-}
-
 /** A before hook that denies shell commands containing `rm`. */
 function denyRm(context: ExtensionContext): void {
   context.on("beforeToolCall", (call) => {
@@ -152,8 +61,9 @@ function denyRm(context: ExtensionContext): void {
   });
 }
 
-const requestEvents = (events: readonly RuntimeEvent[]) => events.filter((e): e is Extract<RuntimeEvent, { type: "request" }> => e.type === "request");
-const toolResults = (messages: readonly AgentMessage[]) => messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+/** The shared starter on this file's own import of createRuntime (see `runtimeStarter`). */
+const start = runtimeStarter(createRuntime);
+
 const toolCalls = (messages: readonly AgentMessage[]) =>
   messages.flatMap((m) => (m.role === "assistant" ? m.content.filter((b): b is ToolCall => b.type === "toolCall") : []));
 
@@ -162,8 +72,8 @@ const toolCalls = (messages: readonly AgentMessage[]) =>
 // ---------------------------------------------------------------------------
 
 test("Lab 13.1 · 目录只列名字和描述，顺序稳定，描述开不了新段", async (t) => {
-  const { project } = await makeBase(t);
-  await writeFiles(project, {
+  const { project } = await workspace(t);
+  await put(project, {
     // Folder names sort the other way from the names the skills declare.
     "skills/a-zeta/SKILL.md": skillFile("zeta", "sorted last by name", "ZETA BODY MARKER"),
     "skills/m-omega/SKILL.md": skillFile("Omega", "an upper-case O sorts before every lower-case letter", "OMEGA BODY MARKER"),
@@ -244,9 +154,9 @@ test("Lab 13.1 · 目录只列名字和描述，顺序稳定，描述开不了�
 });
 
 test("Lab 13.1 · 字节预算整条丢弃，并说出丢了哪些", async (t) => {
-  const { project } = await makeBase(t);
+  const { project } = await workspace(t);
   // "- alpha: 审查代码时使用" is 30 UTF-8 bytes but only 16 UTF-16 code units.
-  await writeFiles(project, {
+  await put(project, {
     "skills/alpha/SKILL.md": skillFile("alpha", "审查代码时使用", "ALPHA BODY"),
     "skills/bravo/SKILL.md": skillFile("bravo", "x".repeat(40), "BRAVO BODY"),
     "skills/charlie/SKILL.md": skillFile("charlie", "c", "CHARLIE BODY"),
@@ -290,7 +200,7 @@ test("Lab 13.1 · 字节预算整条丢弃，并说出丢了哪些", async (t) =
     assert.deepEqual(await buildSkillCatalog(resources, { maxCatalogBytes: budget }), catalog, "§2.2：同样的输入，同样的结果");
   }
   for (const bad of [-1, 1.5, Number.NaN]) {
-    await rejectsWithCode(buildSkillCatalog(resources, { maxCatalogBytes: bad }), "RUNTIME_OPTIONS_INVALID", `§2.2：maxCatalogBytes 必须是非负整数（${bad}）`);
+    await rejectsWith(buildSkillCatalog(resources, { maxCatalogBytes: bad }), "RUNTIME_OPTIONS_INVALID", `§2.2：maxCatalogBytes 必须是非负整数（${bad}）`);
   }
 });
 
@@ -300,8 +210,8 @@ test("Lab 13.1 · 字节预算整条丢弃，并说出丢了哪些", async (t) =
 
 /** A project with a few skills, its catalog snapshot, and load_skill behind a Chapter 06 executor. */
 async function loadSkillSetup(t: TestContext) {
-  const { base, project } = await makeBase(t);
-  await writeFiles(project, {
+  const { base, project } = await workspace(t);
+  await put(project, {
     "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first."),
     "skills/long-one/SKILL.md": skillFile("long-one", "y".repeat(300), "LONG BODY"),
     "skills/deploy/SKILL.md": skillFile("deploy", "Use when deploying", "DEPLOY BODY", ["disable-model-invocation: true"]),
@@ -440,8 +350,8 @@ test("Lab 13.2 · 参数先过 schema，再碰磁盘", async (t) => {
 });
 
 test("Lab 13.2 · 错误码稳定，消息只说技能名，不说路径", async (t) => {
-  const { base, project } = await makeBase(t);
-  await writeFiles(project, {
+  const { base, project } = await workspace(t);
+  await put(project, {
     "skills/deploy/SKILL.md": skillFile("deploy", "Use when deploying", "DEPLOY BODY", ["disable-model-invocation: true"]),
     "skills/renamed/SKILL.md": skillFile("renamed", "renamed later", "BODY"),
     "skills/gone/SKILL.md": skillFile("gone", "deleted later", "BODY"),
@@ -462,7 +372,7 @@ test("Lab 13.2 · 错误码稳定，消息只说技能名，不说路径", async
 
   // The disk changes after the snapshot was taken.
   const skills = nodePath.join(project, "skills");
-  await writeFiles(project, {
+  await put(project, {
     "skills/fresh/SKILL.md": skillFile("fresh", "added after the start", "FRESH BODY"),
     "skills/renamed/SKILL.md": skillFile("other-name", "renamed", "BODY"),
     "skills/binary/SKILL.md": Buffer.from(`${skillFile("binary", "now binary", "BODY")}\u0000\u0001`),
@@ -481,7 +391,7 @@ test("Lab 13.2 · 错误码稳定，消息只说技能名，不说路径", async
     ["huge", "skill_unreadable", "SKILL.md 超过 1 MiB"],
   ];
   const elsewhere = nodePath.join(base, "elsewhere");
-  await writeFiles(elsewhere, { "SKILL.md": skillFile("moved", "outside", "OUTSIDE BODY") });
+  await put(elsewhere, { "SKILL.md": skillFile("moved", "outside", "OUTSIDE BODY") });
   await fsp.rm(nodePath.join(skills, "moved"), { recursive: true });
   if (await linkOrSkip(t, elsewhere, nodePath.join(skills, "moved"))) cases.push(["moved", "skill_changed", "技能目录被换成了指向别处的链接"]);
 
@@ -519,9 +429,9 @@ test("Lab 13.2 · 错误码稳定，消息只说技能名，不说路径", async
 });
 
 test("Lab 13.2 · 技能带的文件：正文之后列出，resources 按需读取", async (t) => {
-  const { base, project } = await makeBase(t);
+  const { base, project } = await workspace(t);
   const fonts = Object.fromEntries(Array.from({ length: 51 }, (_, index) => [`skills/fonts/font-${String(index).padStart(2, "0")}.ttf`, "F"]));
-  await writeFiles(project, {
+  await put(project, {
     "skills/pdf/SKILL.md": skillFile("pdf", "Use when handling PDF files", "Run scripts/extract.py first."),
     "skills/pdf/forms.md": "# Forms\n\nFill the fields.\n",
     "skills/pdf/B-upper.md": "upper",
@@ -632,8 +542,8 @@ test("Lab 13.2 · 技能带的文件：正文之后列出，resources 按需读�
 // ---------------------------------------------------------------------------
 
 async function commandSetup(t: TestContext) {
-  const { project } = await makeBase(t);
-  await writeFiles(project, {
+  const { project } = await workspace(t);
+  await put(project, {
     "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first."),
     "skills/deploy/SKILL.md": skillFile("deploy", "Use when deploying", "Check the release notes.", ["disable-model-invocation: true"]),
     "templates/review.md": "Review {{target}} for {{owner}}.\n",
@@ -689,9 +599,9 @@ test("Lab 13.3 · /skill: 强制本轮加载一个技能，隐藏的也可以", 
     '§3.4：/skill: 的每次加载都记一条 { name, by: "user", at }',
   );
 
-  await rejectsWithCode(expandInput("/skill:nope", ws.resources, options), "skill_not_found", "§4.1：目录里没有的技能是 skill_not_found");
-  await rejectsWithCode(expandInput("/skill:", ws.resources, options), "COMMAND_INVALID", "§4.1：/skill: 后面没有名字是 COMMAND_INVALID");
-  await rejectsWithCode(expandInput("/skill: review", ws.resources, options), "COMMAND_INVALID", "§4.1：名字必须紧跟在 /skill: 之后");
+  await rejectsWith(expandInput("/skill:nope", ws.resources, options), "skill_not_found", "§4.1：目录里没有的技能是 skill_not_found");
+  await rejectsWith(expandInput("/skill:", ws.resources, options), "COMMAND_INVALID", "§4.1：/skill: 后面没有名字是 COMMAND_INVALID");
+  await rejectsWith(expandInput("/skill: review", ws.resources, options), "COMMAND_INVALID", "§4.1：名字必须紧跟在 /skill: 之后");
   assert.equal(loads.length, 5, "§3.4：失败的命令不记录加载");
 
   for (const plain of ["/help me", "/docs/notes.txt is a file", " /skill:review", "please /skill:review", "/Skill:review", "/skills:review", "/template"]) {
@@ -743,7 +653,7 @@ test("Lab 13.3 · /template: 把 key=value 渲染成用户这一轮", async (t) 
     ["/template: review target=a owner=b", "COMMAND_INVALID", "模板名没有紧跟在 /template: 之后"],
   ];
   for (const [command, code, label] of failures) {
-    await rejectsWithCode(expandInput(command, ws.resources), code, `§4.2：${label}：${command}`);
+    await rejectsWith(expandInput(command, ws.resources), code, `§4.2：${label}：${command}`);
   }
 });
 
@@ -752,10 +662,10 @@ test("Lab 13.3 · /template: 把 key=value 渲染成用户这一轮", async (t) 
 // ---------------------------------------------------------------------------
 
 test("Lab 13.4 · 先用户、再信任、后项目：不受信任的项目不跑自己的代码", async (t) => {
-  const { base, project, user } = await makeBase(t);
+  const { base, project, user } = await workspace(t);
   const placeholder = "export default () => {};\n";
-  await writeFiles(project, { "extensions/notes.mjs": placeholder, "extensions/guard.mjs": placeholder, "extensions/README.md": "not an extension\n" });
-  await writeFiles(user, { "extensions/audit.mjs": placeholder });
+  await put(project, { "extensions/notes.mjs": placeholder, "extensions/guard.mjs": placeholder, "extensions/README.md": "not an extension\n" });
+  await put(user, { "extensions/audit.mjs": placeholder });
 
   const policies: [string, RuntimeOptions["isProjectTrusted"], boolean][] = [
     ["返回 true", () => true, true],
@@ -773,7 +683,7 @@ test("Lab 13.4 · 先用户、再信任、后项目：不受信任的项目不�
   for (const [label, policy, trusted] of policies) {
     const log: string[] = [];
     const asked: string[] = [];
-    const { runtime } = await startRuntime([], {
+    const { runtime } = await start([], {
       // Written with a trailing separator: not the canonical path the policy must be given.
       projectRoot: `${project}${nodePath.sep}`,
       userRoot: user,
@@ -832,14 +742,14 @@ test("Lab 13.4 · 先用户、再信任、后项目：不受信任的项目不�
   const bare = nodePath.join(base, "bare");
   await fsp.mkdir(bare);
   const askedBare: string[] = [];
-  await startRuntime([], { projectRoot: bare, isProjectTrusted: (root) => (askedBare.push(root), true) });
+  await start([], { projectRoot: bare, isProjectTrusted: (root) => (askedBare.push(root), true) });
   assert.deepEqual(askedBare, [bare], "§5.2：项目没有扩展也问：每次启动恰好问一次信任");
 });
 
 test("Lab 13.4 · 宽松发现与扩展失败都成为启动诊断，会话照样开始", async (t) => {
-  const { project, user } = await makeBase(t);
+  const { project, user } = await workspace(t);
   const placeholder = "export default () => {};\n";
-  await writeFiles(project, {
+  await put(project, {
     "AGENTS.md": "PROJECT RULES\n",
     "skills/review/SKILL.md": skillFile("review", "project review", "PROJECT REVIEW BODY"),
     "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY"),
@@ -847,7 +757,7 @@ test("Lab 13.4 · 宽松发现与扩展失败都成为启动诊断，会话照�
     "extensions/crash.mjs": placeholder,
     "extensions/guard.mjs": placeholder,
   });
-  await writeFiles(user, {
+  await put(user, {
     "skills/review/SKILL.md": skillFile("review", "user review", "USER REVIEW BODY"),
     "skills/lint/SKILL.md": skillFile("lint", "user lint", "LINT BODY"),
     "skills/deploy/SKILL.md": skillFile("deploy", "user deploy", "DEPLOY BODY", ["disable-model-invocation: true"]),
@@ -876,7 +786,7 @@ test("Lab 13.4 · 宽松发现与扩展失败都成为启动诊断，会话照�
     if (source.id === "broken-import") throw new SyntaxError("Unexpected token");
     return moduleOf(factories[source.id]!);
   };
-  const { runtime, events } = await startRuntime([], { projectRoot: project, userRoot: user, importModule });
+  const { runtime, events } = await start([], { projectRoot: project, userRoot: user, importModule });
 
   assert.deepEqual(
     runtime.diagnostics.map((d) => [d.area, d.severity, d.code, d.source]),
@@ -919,7 +829,7 @@ test("Lab 13.4 · 宽松发现与扩展失败都成为启动诊断，会话照�
   assert.deepEqual(runtime.skillLoads, [], "§5.1：启动时没有加载任何技能正文");
 
   // The same folders with a policy that throws: the trust diagnostic comes after the user's extensions.
-  const distrusted = await startRuntime([], {
+  const distrusted = await start([], {
     projectRoot: project,
     userRoot: user,
     importModule,
@@ -940,12 +850,12 @@ test("Lab 13.4 · 宽松发现与扩展失败都成为启动诊断，会话照�
 });
 
 test("Lab 13.4 · 用户和项目的 AGENTS.md 都用上：先用户，后项目，各一次", async (t) => {
-  const { base, project, user } = await makeBase(t);
-  await writeFiles(project, { "AGENTS.md": "PROJECT RULES\n" });
-  await writeFiles(user, { "AGENTS.md": "USER RULES\n", "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
+  const { base, project, user } = await workspace(t);
+  await put(project, { "AGENTS.md": "PROJECT RULES\n" });
+  await put(user, { "AGENTS.md": "USER RULES\n", "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
   const instructionsOf = (runtime: Runtime) => runtime.instructions.map((instruction) => [instruction.body, instruction.source]);
 
-  const both = await startRuntime([], { projectRoot: project, userRoot: user });
+  const both = await start([], { projectRoot: project, userRoot: user });
   assert.deepEqual(
     instructionsOf(both.runtime),
     [
@@ -971,16 +881,16 @@ test("Lab 13.4 · 用户和项目的 AGENTS.md 都用上：先用户，后项目
   );
 
   // Only one of the two has an AGENTS.md, or there is no user root: that one, once.
-  const { project: bare, user: lone } = await makeBase(t);
-  await writeFiles(lone, { "AGENTS.md": "USER RULES\n" });
-  const userOnly = await startRuntime([], { projectRoot: bare, userRoot: lone });
+  const { project: bare, user: lone } = await workspace(t);
+  await put(lone, { "AGENTS.md": "USER RULES\n" });
+  const userOnly = await start([], { projectRoot: bare, userRoot: lone });
   assert.deepEqual(instructionsOf(userOnly.runtime), [["USER RULES", nodePath.join(lone, "AGENTS.md")]], "§5.1：只有用户有 AGENTS.md：恰好一份，不重复");
-  const projectOnly = await startRuntime([], { projectRoot: project, userRoot: bare });
+  const projectOnly = await start([], { projectRoot: project, userRoot: bare });
   assert.deepEqual(instructionsOf(projectOnly.runtime), [["PROJECT RULES", nodePath.join(project, "AGENTS.md")]], "§5.1：用户没有 AGENTS.md：只有项目的");
-  const noUser = await startRuntime([], { projectRoot: project });
+  const noUser = await start([], { projectRoot: project });
   assert.deepEqual(instructionsOf(noUser.runtime), [["PROJECT RULES", nodePath.join(project, "AGENTS.md")]], "§5.1：没有 userRoot：只有项目的");
   const missing = nodePath.join(base, "nobody");
-  const gone = await startRuntime([], { projectRoot: project, userRoot: missing });
+  const gone = await start([], { projectRoot: project, userRoot: missing });
   assert.deepEqual(instructionsOf(gone.runtime), [["PROJECT RULES", nodePath.join(project, "AGENTS.md")]], "§5.1：用户 root 不存在：只有项目的");
   assert.deepEqual(
     gone.runtime.diagnostics.map((d) => d.code),
@@ -994,16 +904,16 @@ test("Lab 13.4 · 用户和项目的 AGENTS.md 都用上：先用户，后项目
 // ---------------------------------------------------------------------------
 
 test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文只经 load_skill 进入", async (t) => {
-  const { project, user } = await makeBase(t);
-  await writeFiles(user, { "AGENTS.md": "USER RULES\n" });
-  await writeFiles(project, {
+  const { project, user } = await workspace(t);
+  await put(user, { "AGENTS.md": "USER RULES\n" });
+  await put(project, {
     "AGENTS.md": "PROJECT RULES\n",
     "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first."),
     "skills/lint/SKILL.md": skillFile("lint", "Use when linting", "LINT BODY"),
     "skills/deploy/SKILL.md": skillFile("deploy", "Use when deploying", "DEPLOY BODY", ["disable-model-invocation: true"]),
   });
   let clock = 100;
-  const { runtime, model } = await startRuntime(
+  const { runtime, model } = await start(
     [
       turn("先加载审查技能。", toolCall("load_skill", { name: "review" }), toolCall("load_skill", { name: "deploy" })),
       turn("审查完了。"),
@@ -1062,14 +972,14 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
   );
 
   // Names in any script the catalog lists, and a file a skill bundles, through the running runtime.
-  const { project: world } = await makeBase(t);
-  await writeFiles(world, {
+  const { project: world } = await workspace(t);
+  await put(world, {
     "skills/技能/SKILL.md": skillFile("技能", "中文名字的技能", "先运行 scripts/run.py。"),
     "skills/技能/scripts/run.py": "print('ok')\n",
     "skills/мой-навык/SKILL.md": skillFile("мой-навык", "a Cyrillic name", "NAVYK BODY"),
     "skills/café/SKILL.md": skillFile("café", "a name with an accent", "CAFE BODY"),
   });
-  const wide = await startRuntime(
+  const wide = await start(
     [
       turn(
         "三个技能都加载。",
@@ -1103,9 +1013,9 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
   );
 
   // An AGENTS.md without text adds nothing, not even its heading.
-  const { project: quiet } = await makeBase(t);
-  await writeFiles(quiet, { "AGENTS.md": "\n   \n", "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first.") });
-  const silent = await startRuntime([turn("好的。")], { projectRoot: quiet });
+  const { project: quiet } = await workspace(t);
+  await put(quiet, { "AGENTS.md": "\n   \n", "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first.") });
+  const silent = await start([turn("好的。")], { projectRoot: quiet });
   await silent.runtime.prompt("hello");
   assert.equal(
     silent.model.requests[0]?.systemPrompt,
@@ -1115,12 +1025,12 @@ test("Lab 13.5 · 系统提示是基础提示、指令与技能目录，正文�
 });
 
 test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊断不再重复", async (t) => {
-  const { project } = await makeBase(t);
-  await writeFiles(project, {
+  const { project } = await workspace(t);
+  await put(project, {
     "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY"),
     "extensions/guard.mjs": "export default () => {};\n",
   });
-  const { runtime, model, events, toolRuns } = await startRuntime(
+  const { runtime, model, events, toolRuns } = await start(
     [
       turn("清理一下。", toolCall("shell", { command: "rm -rf build" })),
       turn("不删了，先读文件。", toolCall("read", { path: "a.ts" })),
@@ -1161,7 +1071,7 @@ test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊
     runtime.messages,
     "§6.3：每条消息追加进 session 时也作为一个 message 事件报告，顺序相同",
   );
-  const requests = requestEvents(events);
+  const requests = eventsOf(events, "request");
   assert.equal(requests.length, model.requests.length, "§6.2：每次真正发出的请求都有一个 request 事件");
   assert.deepEqual(
     requests.map((e) => e.systemPrompt),
@@ -1184,18 +1094,18 @@ test("Lab 13.5 · 工具经扩展 host 执行，session 保存整段对话，诊
 });
 
 test("Lab 13.5 · 放不下的请求不发送", async (t) => {
-  const { project } = await makeBase(t);
-  await writeFiles(project, { "skills/huge/SKILL.md": skillFile("huge", "a very long skill", "y".repeat(8000)) });
+  const { project } = await workspace(t);
+  await put(project, { "skills/huge/SKILL.md": skillFile("huge", "a very long skill", "y".repeat(8000)) });
 
   // The system prompt alone does not fit.
-  const tooBig = await startRuntime([turn("never sent")], { projectRoot: project, baseSystemPrompt: "x".repeat(4000), context: { maxTokens: 500 } });
-  const error = await rejectsWithCode(
+  const tooBig = await start([turn("never sent")], { projectRoot: project, baseSystemPrompt: "x".repeat(4000), context: { maxTokens: 500 } });
+  const error = await rejectsWith(
     tooBig.runtime.prompt("hello"),
     "RUNTIME_CONTEXT_OVERFLOW",
     "§6.2：系统提示本身就超过窗口时，这一轮以 RUNTIME_CONTEXT_OVERFLOW 结束",
   );
   assert.equal(tooBig.model.requests.length, 0, "§6.2：放不下的请求一次都不发给模型");
-  assert.equal(requestEvents(tooBig.events).length, 0, "§6.2：没有发送的请求不报告 request 事件");
+  assert.equal(eventsOf(tooBig.events, "request").length, 0, "§6.2：没有发送的请求不报告 request 事件");
   const numbers = (error.message.match(/\d+/g) ?? []).map(Number);
   assert.ok(numbers.includes(500), `§6.2：错误信息写出上限 500（实际：${error.message}）`);
   assert.ok(
@@ -1204,17 +1114,17 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
   );
 
   // The first request fits; the skill body the model then loads does not.
-  const midTurn = await startRuntime([turn(toolCall("load_skill", { name: "huge" })), turn("never sent")], {
+  const midTurn = await start([turn(toolCall("load_skill", { name: "huge" })), turn("never sent")], {
     projectRoot: project,
     context: { maxTokens: 1000 },
   });
-  await rejectsWithCode(
+  await rejectsWith(
     midTurn.runtime.prompt("load the huge skill"),
     "RUNTIME_CONTEXT_OVERFLOW",
     "§6.2：工具结果让下一次请求放不下时，这一轮同样以 RUNTIME_CONTEXT_OVERFLOW 结束",
   );
   assert.equal(midTurn.model.requests.length, 1, "§6.2：放得下的第一次请求发出了，放不下的第二次没有发");
-  assert.equal(requestEvents(midTurn.events).length, 1, "§6.2：只有真正发出的那次请求有 request 事件，放不下的第二次没有");
+  assert.equal(eventsOf(midTurn.events, "request").length, 1, "§6.2：只有真正发出的那次请求有 request 事件，放不下的第二次没有");
   assert.deepEqual(
     midTurn.runtime.messages.map((m) => m.role),
     ["user", "assistant", "toolResult"],
@@ -1222,7 +1132,7 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
   );
 
   // Older interactions may be trimmed: what still fits is sent.
-  const trimmed = await startRuntime([turn("one"), turn("two"), turn("three")], {
+  const trimmed = await start([turn("one"), turn("two"), turn("three")], {
     projectRoot: project,
     maxCatalogBytes: 0,
     baseSystemPrompt: "base",
@@ -1236,7 +1146,7 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
     "§6.2：预算由 buildContext 按 context 选项（含 estimateTokens）计算：系统提示 10，上限 40，放得下最新的两段交互",
   );
   assert.deepEqual(
-    requestEvents(trimmed.events).map((e) => e.messages),
+    eventsOf(trimmed.events, "request").map((e) => e.messages),
     trimmed.model.requests.map((r) => r.messages),
     "§6.2：request 事件带着这次请求真正发出的消息（buildContext 裁剪之后的那些）",
   );
@@ -1246,13 +1156,13 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
     ["预留输出", { reservedOutput: 25 }],
     ["安全余量", { safetyMargin: 25 }],
   ] as const) {
-    const tight = await startRuntime([turn("never sent")], {
+    const tight = await start([turn("never sent")], {
       projectRoot: project,
       maxCatalogBytes: 0,
       baseSystemPrompt: "base",
       context: { maxTokens: 40, estimateTokens: () => 10, ...budget },
     });
-    await rejectsWithCode(
+    await rejectsWith(
       tight.runtime.prompt("hello"),
       "RUNTIME_CONTEXT_OVERFLOW",
       `§6.2：${label}来自 options.context，也算进这次请求：系统提示 10 + 消息 10 + ${label} 25 超过 40`,
@@ -1262,13 +1172,13 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
 });
 
 test("Lab 13.5 · 中断一轮：信号交给模型和每个工具，完成的调用留下，没回答的配上错误结果", async (t) => {
-  const { project } = await makeBase(t);
-  await writeFiles(project, { "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first.") });
+  const { project } = await workspace(t);
+  await put(project, { "skills/review/SKILL.md": skillFile("review", "Use when reviewing a diff", "Read the diff first.") });
   const midStream = new AbortController();
   const events: RuntimeEvent[] = [];
   // Set by a step below: runs on every event, as it is reported.
   let onReport: ((event: RuntimeEvent) => void) | undefined;
-  const { runtime, model, toolRuns } = await startRuntime(
+  const { runtime, model, toolRuns } = await start(
     [
       turn("你好。"),
       turn("读两个文件。", toolCall("read", { path: "a.ts" }), toolCall("shell", { command: "ls" })),
@@ -1361,7 +1271,7 @@ test("Lab 13.5 · 中断一轮：信号交给模型和每个工具，完成的�
 
   // The signal reaches every tool, and a later prompt works as usual.
   const seenSignals: (AbortSignal | undefined)[] = [];
-  const reaches = await startRuntime([turn("读。", toolCall("read", { path: "c.ts" })), turn("读完了。")], {
+  const reaches = await start([turn("读。", toolCall("read", { path: "c.ts" })), turn("读完了。")], {
     projectRoot: project,
     tools: () => [
       {
@@ -1390,11 +1300,11 @@ test("Lab 13.5 · 中断一轮：信号交给模型和每个工具，完成的�
 });
 
 test("Lab 13.5 · 一次请求都没发出的一轮不留在 session 里；发出过的留下", async (t) => {
-  const { project } = await makeBase(t);
-  await writeFiles(project, { "skills/huge/SKILL.md": skillFile("huge", "a very long skill", "y".repeat(8000)) });
+  const { project } = await workspace(t);
+  await put(project, { "skills/huge/SKILL.md": skillFile("huge", "a very long skill", "y".repeat(8000)) });
   // Every message costs 10 tokens, one longer than 100 characters 1000; the window is 60.
   const estimate = (value: string | AgentMessage) => (typeof value !== "string" && textOf(value).length > 100 ? 1000 : 10);
-  const { runtime, model } = await startRuntime([turn("one"), turn(toolCall("load_skill", { name: "huge" })), turn("after")], {
+  const { runtime, model } = await start([turn("one"), turn(toolCall("load_skill", { name: "huge" })), turn("after")], {
     projectRoot: project,
     maxCatalogBytes: 0,
     baseSystemPrompt: "base",
@@ -1403,13 +1313,13 @@ test("Lab 13.5 · 一次请求都没发出的一轮不留在 session 里；发�
   await runtime.prompt("first");
   const before = runtime.messages;
 
-  await rejectsWithCode(runtime.prompt("x".repeat(200)), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：（前提）这一轮的第一次请求放不下");
+  await rejectsWith(runtime.prompt("x".repeat(200)), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：（前提）这一轮的第一次请求放不下");
   assert.equal(model.requests.length, 1, "§6.2：（前提）放不下的请求没有发送");
   assert.deepEqual(runtime.messages, before, "§6.2：第一次请求就放不下的一轮不留在 session 里：它的用户消息也不留");
-  await rejectsWithCode(runtime.prompt("/skill:nope"), "skill_not_found", "§6.2：（前提）命令展开失败");
+  await rejectsWith(runtime.prompt("/skill:nope"), "skill_not_found", "§6.2：（前提）命令展开失败");
   assert.deepEqual(runtime.messages, before, "§6.2：命令展开失败的一轮不留在 session 里");
 
-  await rejectsWithCode(runtime.prompt("load it"), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：（前提）第一次请求发出了，加载的正文让下一次放不下");
+  await rejectsWith(runtime.prompt("load it"), "RUNTIME_CONTEXT_OVERFLOW", "§6.2：（前提）第一次请求发出了，加载的正文让下一次放不下");
   assert.equal(model.requests.length, 2, "§6.2：（前提）只发出了这一轮的第一次请求");
   assert.deepEqual(runtime.messages.slice(0, before.length), before, "§6.2：之前的对话不变");
   assert.deepEqual(
@@ -1434,8 +1344,8 @@ test("Lab 13.5 · 一次请求都没发出的一轮不留在 session 里；发�
 // ---------------------------------------------------------------------------
 
 test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报告变化并保留会话", async (t) => {
-  const { project, user } = await makeBase(t);
-  await writeFiles(project, {
+  const { project, user } = await workspace(t);
+  await put(project, {
     "AGENTS.md": "PROJECT RULES\n",
     "skills/review/SKILL.md": skillFile("review", "v1 review", "BODY ONE"),
     "skills/lint/SKILL.md": skillFile("lint", "lint things", "LINT BODY"),
@@ -1443,11 +1353,11 @@ test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报
     "skills/shared/SKILL.md": skillFile("shared", "the same words in both roots", "PROJECT SHARED BODY"),
   });
   // The user's copy of shared: hidden by the project's until that one is deleted.
-  await writeFiles(user, {
+  await put(user, {
     "AGENTS.md": "USER RULES v1\n",
     "skills/shared/SKILL.md": skillFile("shared", "the same words in both roots", "USER SHARED BODY"),
   });
-  const { runtime, model, events } = await startRuntime(
+  const { runtime, model, events } = await start(
     [
       turn(toolCall("load_skill", { name: "review" })),
       turn("v1 done"),
@@ -1461,14 +1371,14 @@ test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报
   await runtime.prompt("first");
   const catalogBefore = runtime.catalog;
 
-  await writeFiles(project, {
+  await put(project, {
     "skills/review/SKILL.md": skillFile("review", "v2 review", "BODY TWO"),
     "skills/lint/SKILL.md": skillFile("lint", "lint things", "LINT BODY", ["disable-model-invocation: true"]),
     "skills/fresh/SKILL.md": skillFile("fresh", "added later", "FRESH BODY"),
   });
   await fsp.rm(nodePath.join(project, "skills", "old"), { recursive: true });
   await fsp.rm(nodePath.join(project, "skills", "shared"), { recursive: true });
-  await writeFiles(user, { "AGENTS.md": "USER RULES v2\n" });
+  await put(user, { "AGENTS.md": "USER RULES v2\n" });
 
   const second = await runtime.prompt("second");
   assert.deepEqual(runtime.catalog, catalogBefore, "§7.1：reload 之前，目录仍是启动时的快照");
@@ -1517,7 +1427,7 @@ test("Lab 13.6 · reload 之前目录是快照、正文总是现读；reload 报
 });
 
 test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 hook 消失", async (t) => {
-  const { project } = await makeBase(t);
+  const { project } = await workspace(t);
   const extension = nodePath.join(project, "extensions", "counter.mjs");
   // Module state: a cached instance would count on from where the last one stopped.
   const version1 = [
@@ -1537,8 +1447,8 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
     "}",
     "",
   ].join("\n");
-  await writeFiles(project, { "extensions/counter.mjs": version1 });
-  const { runtime, toolRuns } = await startRuntime(
+  await put(project, { "extensions/counter.mjs": version1 });
+  const { runtime, toolRuns } = await start(
     [
       turn(toolCall("counter"), toolCall("shell", { command: "ls" })),
       turn("start checked"),
@@ -1560,7 +1470,7 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
   const afterSame = toolResults((await runtime.prompt("after reload")).messages);
   assert.equal(textOf(afterSame[0]!), "factory runs: 1", "§7.2：reload 得到新的模块实例：模块顶层的状态从头开始（缓存里的旧实例会说 2）");
 
-  await writeFiles(project, { "extensions/extra.mjs": "export default () => {};\n" });
+  await put(project, { "extensions/extra.mjs": "export default () => {};\n" });
   const grown = await runtime.reload();
   assert.deepEqual(
     grown.status === "reloaded" ? [grown.changes.extensionsAdded, grown.changes.extensionsReloaded] : grown,
@@ -1587,18 +1497,18 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
 });
 
 test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
-  const { base, project, user } = await makeBase(t);
-  await writeFiles(project, {
+  const { base, project, user } = await workspace(t);
+  await put(project, {
     "skills/review/SKILL.md": skillFile("review", "review things", "BODY"),
     "extensions/guard.mjs": "export default () => {};\n",
     "extensions/clash.mjs": "export default () => {};\n",
   });
-  await writeFiles(user, { "extensions/audit.mjs": "export default () => {};\n" });
+  await put(user, { "extensions/audit.mjs": "export default () => {};\n" });
   let mode: "ok" | "factory-throws" | "import-fails" = "ok";
   let trustMode: "yes" | "throws" = "yes";
   let auditMode: "ok" | "throws" = "ok";
   const shell = (n: number) => [turn(toolCall("shell", { command: `rm -rf build-${n}` })), turn(`answer ${n}`)];
-  const { runtime, toolRuns, events } = await startRuntime([1, 2, 3, 4, 5, 6].flatMap(shell), {
+  const { runtime, toolRuns, events } = await start([1, 2, 3, 4, 5, 6].flatMap(shell), {
     projectRoot: project,
     userRoot: user,
     isProjectTrusted: () => {
@@ -1632,7 +1542,7 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
     "§5.3：（前提）clash 从启动起就加载失败",
   );
   const reported = diagnosticEvents().length;
-  await writeFiles(project, { "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
+  await put(project, { "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
   const again = await runtime.reload();
   assert.equal(again.status, "reloaded", "§7.3：原本就没在运行的扩展（clash）再次失败、一个写坏的 SKILL.md，都只是诊断，不算 reload 失败");
   assert.deepEqual(
@@ -1653,7 +1563,7 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
   };
   await runtime.prompt("one");
   // A new skill appears at the same time as the extension breaks: nothing may be half applied.
-  await writeFiles(project, { "skills/fresh/SKILL.md": skillFile("fresh", "added with the broken guard", "FRESH") });
+  await put(project, { "skills/fresh/SKILL.md": skillFile("fresh", "added with the broken guard", "FRESH") });
 
   const moved = nodePath.join(base, "moved-away");
   const attempts: [string, () => Promise<void> | void, string, RegExp | undefined][] = [

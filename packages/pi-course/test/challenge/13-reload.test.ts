@@ -14,7 +14,7 @@ import * as fsp from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { toolCall, turn, type ScriptStep } from "../../src/scripted-model.js";
-import { check, deferred, letOthersRun, denyShell, eventsOf, moduleOf, put, skillFile, start, workspace } from "../fixtures/13-runtime.js";
+import { check, deferred, letOthersRun, denyShell, eventsOf, moduleOf, put, ranTools, skillFile, start, workspace } from "../fixtures/13-runtime.js";
 
 const EXTENSION = "export default () => {};\n";
 
@@ -116,7 +116,7 @@ test("reload: a trust decision that turns to false drops the project's code; a n
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
   let trustNow = true;
-  const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     isProjectTrusted: () => trustNow,
     importModule: async (source) => {
@@ -143,7 +143,7 @@ test("reload: a trust decision that turns to false drops the project's code; a n
       ["skipped_untrusted", "skipped_untrusted"],
     );
     await runtime.prompt("go");
-    assert.deepEqual(runs, ["shell"], "the project's hook is gone with its trust");
+    assert.deepEqual(ranTools(toolRuns), ["shell"], "the project's hook is gone with its trust");
   });
 });
 
@@ -151,7 +151,7 @@ test("reload: trust that turns to true loads the project's code", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
   let trustNow = false;
-  const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     isProjectTrusted: () => trustNow,
     importModule: async () => moduleOf(denyShell),
@@ -166,14 +166,14 @@ test("reload: trust that turns to true loads the project's code", async (t) => {
     assert.equal(report.status, "reloaded");
     if (report.status === "reloaded") assert.deepEqual(report.changes.extensionsAdded, ["guard"]);
     await runtime.prompt("go");
-    assert.deepEqual(runs, []);
+    assert.deepEqual(ranTools(toolRuns), []);
   });
 });
 
 test("reload: deleting a running extension's file removes it", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
-  const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     importModule: async () => moduleOf(denyShell),
   });
@@ -184,7 +184,7 @@ test("reload: deleting a running extension's file removes it", async (t) => {
     if (report.status === "reloaded") assert.deepEqual(report.changes.extensionsRemoved, ["guard"]);
     assert.deepEqual(runtime.extensions, []);
     await runtime.prompt("go");
-    assert.deepEqual(runs, ["shell"]);
+    assert.deepEqual(ranTools(toolRuns), ["shell"]);
   });
 });
 

@@ -26,6 +26,7 @@ import {
   fakeTool,
   moduleOf,
   put,
+  ranTools,
   rejectsWith,
   roles,
   skillFile,
@@ -44,11 +45,11 @@ function assertPaired(messages: readonly AgentMessage[]): void {
 test("turn: a model stream that fails midway ends the turn; the session keeps what happened; the next prompt runs", async (t) => {
   const { project } = await workspace(t);
   const script: ScriptStep[] = [{ ...turn("Let me look.", toolCall("shell", { command: "ls" })), error: "connection reset by peer" }, turn("back again")];
-  const { runtime, runs, events } = await start(script, { projectRoot: project });
+  const { runtime, toolRuns, events } = await start(script, { projectRoot: project });
   await check("§8.5：流在中途出错：这一轮以 stopReason error 结束（不是异常），半截调用里的工具一个都不运行，却都有配对的错误结果", async () => {
     const result = await runtime.prompt("go");
     assert.equal(result.stopReason, "error");
-    assert.deepEqual(runs, []);
+    assert.deepEqual(ranTools(toolRuns), []);
     assert.deepEqual(roles(result.messages), ["user", "assistant", "toolResult"]);
     assert.equal(toolResults(result.messages)[0]?.isError, true);
     assertPaired(result.messages);
@@ -110,7 +111,7 @@ test("turn: a tool that throws gives a paired error result and the turn goes on"
 test("turn: a before hook that never answers is stopped by hookTimeoutMs and fails closed", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/stuck.mjs": "export default () => {};\n" });
-  const { runtime, runs, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     hookTimeoutMs: 50,
     importModule: async () => moduleOf((context: ExtensionContext) => context.on("beforeToolCall", () => new Promise(() => {}))),
@@ -120,7 +121,7 @@ test("turn: a before hook that never answers is stopped by hookTimeoutMs and fai
     async () => {
       const result = await runtime.prompt("go");
       assert.equal(result.stopReason, "stop");
-      assert.deepEqual(runs, []);
+      assert.deepEqual(ranTools(toolRuns), []);
       assert.equal(toolResults(result.messages)[0]?.isError, true);
       assert.deepEqual(
         eventsOf(events, "hook_diagnostic").map((e) => [e.diagnostic.extensionId, e.diagnostic.hook, e.diagnostic.kind]),
@@ -133,7 +134,7 @@ test("turn: a before hook that never answers is stopped by hookTimeoutMs and fai
 test("turn: a hook that throws blocks the call and is reported as a hook diagnostic", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/flaky.mjs": "export default () => {};\n" });
-  const { runtime, runs, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     importModule: async () =>
       moduleOf((context: ExtensionContext) =>
@@ -144,7 +145,7 @@ test("turn: a hook that throws blocks the call and is reported as a hook diagnos
   });
   await check("§8.5：hook 抛错按拦下处理（fail closed），并作为 hook_diagnostic 事件报告", async () => {
     const result = await runtime.prompt("go");
-    assert.deepEqual(runs, [], "fail closed: the tool did not run");
+    assert.deepEqual(ranTools(toolRuns), [], "fail closed: the tool did not run");
     const blocked = toolResults(result.messages)[0]!;
     assert.equal((blocked.details as { kind?: unknown }).kind, "error");
     assert.deepEqual(
@@ -157,12 +158,12 @@ test("turn: a hook that throws blocks the call and is reported as a hook diagnos
 test("turn: a model that never stops asking for tools meets the turn limit", async (t) => {
   const { project } = await workspace(t);
   const always: ScriptStep = (_request, n) => turn(toolCall("read", { path: `f${n}` }));
-  const { runtime, runs, events } = await start([always, always, always, always, always], { projectRoot: project, maxTurns: 3 });
+  const { runtime, toolRuns, events } = await start([always, always, always, always, always], { projectRoot: project, maxTurns: 3 });
   await check("§8.5：maxTurns 交给 agent 循环：第三次调用模型之后这一轮以 turn_limit 结束，每个调用都配对，request 事件恰好三个", async () => {
     const result = await runtime.prompt("loop");
     assert.equal(result.stopReason, "turn_limit");
     assert.equal(result.turns, 3);
-    assert.equal(runs.length, 3);
+    assert.equal(toolRuns.length, 3);
     assertPaired(result.messages);
     assert.deepEqual(
       eventsOf(events, "request").map((e) => e.turn),
