@@ -24,6 +24,10 @@
  * text: chapters/12-resources-extensions.md      # optional; the chapter text (in `files`),
  *                                                # copied into the practice folder too
  * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
+ *   text: chapters/12-challenge.md   # optional; its rules (in `files`), a text of their own that
+ *                              # the practice folder gets with the tests; `chapter_section`
+ *                              # and `verify` read it after the chapter text (its numbers must
+ *                              # not repeat the chapter text's)
  *   tests:                     # test files (in `files`, not focused), one theme each
  *     - file: packages/pi-course/test/challenge/12-catalog.test.ts
  *       title: 目录与宽松发现   # the theme, as the table shows it
@@ -150,6 +154,8 @@ export interface ChapterManifest {
   challenge: ChallengeTest[];
   /** Files the challenge tests import (fixtures), copied into the practice folder with them. */
   challengeSupport: string[];
+  /** The challenge tier's own text (its rules, Chinese), when it has one; copied with the tests. */
+  challengeText?: string;
   labs: LabSpec[];
   faults: FaultSpec[];
   /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
@@ -161,7 +167,7 @@ export const MANIFEST_DIR = "checkpoints";
 
 const MANIFEST_NAME = /^(\d{2})\.yaml$/;
 const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "challenge", "labs", "faults"]);
-const CHALLENGE_KEYS = new Set(["tests", "support"]);
+const CHALLENGE_KEYS = new Set(["text", "tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
@@ -304,9 +310,14 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
 
   const challenge: ChallengeTest[] = [];
   const challengeSupport: string[] = [];
+  let challengeText: string | undefined;
   if (raw.challenge !== undefined) {
     const block = c.record(raw.challenge, "challenge");
     c.keys(block, CHALLENGE_KEYS, "challenge");
+    if (block.text !== undefined) {
+      challengeText = claimed(c.repoPath(block.text, "challenge.text"), "challenge.text");
+      if (challengeText === chapterText) c.fail("challenge.text", "与 text 不同的文件", challengeText);
+    }
     c.array(block.tests, "challenge.tests").forEach((entry, i) => {
       const field = `challenge.tests[${i}]`;
       const t = c.record(entry, field);
@@ -380,6 +391,7 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
     ...(chapterText === undefined ? {} : { text: chapterText }),
     challenge,
     challengeSupport,
+    ...(challengeText === undefined ? {} : { challengeText }),
     labs,
     faults,
     manifestPath,
