@@ -10,7 +10,7 @@
  * agent sees what the learner would: `lab_status` and `run_lab` run the labs as `lab` does
  * (and record the same progress), with `lab`'s own report as their text; `next_hint` takes
  * the next rung from `hint`'s ladder and stores it in the same `.pi-course/hints.json`;
- * `chapter_section` reads the folder's copy of the chapter text.
+ * `chapter_section` reads the folder's copy of the chapter text (and of the challenge tier's text, for its rules).
  *
  * The server runs until its client closes stdin. Interrupted (SIGINT, SIGTERM, SIGHUP), it
  * ends a running lab's test processes, removes their temporary folders and ends by the signal.
@@ -258,15 +258,22 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
     async chapterSection(raw) {
       const manifest = await loadManifest(root, chapter);
       if (manifest.text === undefined) throw new CourseError("MCP_TEXT_MISSING", `第 ${manifest.id} 章没有正文`);
-      let markdown: string;
-      try {
-        markdown = await readFile(path.join(root, ...manifest.text.split("/")), "utf8");
-      } catch (error) {
-        throw new CourseError(
-          "MCP_TEXT_MISSING",
-          `练习目录里没有第 ${manifest.id} 章的正文 ${manifest.text}（${(error as { code?: string }).code ?? (error as Error).message}）`,
-          { cause: error },
-        );
+      const read = async (file: string): Promise<string> => {
+        try {
+          return await readFile(path.join(root, ...file.split("/")), "utf8");
+        } catch (error) {
+          throw new CourseError(
+            "MCP_TEXT_MISSING",
+            `练习目录里没有第 ${manifest.id} 章的正文 ${file}（${(error as { code?: string }).code ?? (error as Error).message}）`,
+            { cause: error },
+          );
+        }
+      };
+      let markdown = await read(manifest.text);
+      // A rule of the challenge tier (a challenge test's failure) is stated in its own text, when it has one.
+      if (findSection(markdown, raw) === undefined && manifest.challengeText !== undefined) {
+        const challenge = await read(manifest.challengeText);
+        if (findSection(challenge, raw) !== undefined) markdown = challenge;
       }
       const section = findSection(markdown, raw);
       const all = chapterSections(markdown);

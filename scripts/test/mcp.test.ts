@@ -71,11 +71,13 @@ test.before(async () => {
   // A chapter text, and a rule (`§2.1：…`) on the first line of one test's failure.
   await mkdir(path.join(course.root, "chapters"));
   await writeFile(path.join(course.root, "chapters", "99-mini.md"), MINI_TEXT);
+  // The challenge tier's rules in a text of their own.
+  await writeFile(path.join(course.root, "chapters", "99-challenge.md"), "# 挑战关\n\n## C2 打招呼\n\n### C2.9 名字很长\n\n一万个字符的名字也照样问候。\n");
   await writeFile(
     path.join(course.root, "checkpoints", "99.yaml"),
-    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - chapters/99-mini.md\n").replace(
+    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - chapters/99-mini.md\n  - chapters/99-challenge.md\n").replace(
       "focusedTests:",
-      "text: chapters/99-mini.md\nfocusedTests:",
+      "text: chapters/99-mini.md\nchallenge:\n  text: chapters/99-challenge.md\n  tests: []\nfocusedTests:",
     ),
   );
   const testFile = path.join(course.root, "packages/pi-course/test/99-mini.test.ts");
@@ -241,6 +243,12 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
       "the replay's markup is left out",
     );
     assert.equal((await call(client, "chapter_section", { section: "§2.1" })).data.title, "规则");
+    const rule = await call(client, "chapter_section", { section: "§C2.9" });
+    assert.deepEqual(
+      [rule.data.section, rule.text],
+      ["C2.9", "### C2.9 名字很长\n\n一万个字符的名字也照样问候。"],
+      "a challenge rule, from the challenge tier's text",
+    );
     assert.match(await refusal(client, "chapter_section", { section: "7" }), /^错误 \[MCP_SECTION_UNKNOWN\] 第 99 章的正文没有第 “7” 节；有的节：1、2/);
     assert.match(await refusal(client, "run_lab", { lab: "99.9" }), /^错误 \[USAGE\] 没有 Lab 99\.9/);
     // Section numbers belong to this chapter's text: another chapter's lab is not answered.

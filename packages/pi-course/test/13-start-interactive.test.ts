@@ -248,5 +248,5 @@ test("npm start --interactive: each turn's answer speaks of that turn only", LIM
   const answers = s.out.split("\n").filter((line) => line.includes("审查了 src/greet.js"));
   assert.equal(answers.length, 2, s.out);
   assert.match(answers[0]!, /参照用户给的技能 deploy，/);
-  assert.match(answers[1]!, /按 load_skill 拿到的技能 code-review 的清单/, "the second turn is not answered with the first turn's skill");
+  assert.match(answers[1]!, /按 load_skill 拿到的技能 code-review 的正文/, "the second turn is not answered with the first turn's skill");
 });

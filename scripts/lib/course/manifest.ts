@@ -27,6 +27,10 @@
  *   - scripts/test/support/solutions/12/a-functional.ts   # place of the one teaching file, passes
  *                              # every focused test and declares the starter's surface (`verify`)
  * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
+ *   text: chapters/12-challenge.md   # optional; its rules (in `files`), a text of their own that
+ *                              # the practice folder gets with the tests; `chapter_section`
+ *                              # and `verify` read it after the chapter text (its numbers must
+ *                              # not repeat the chapter text's)
  *   tests:                     # test files (in `files`, not focused), one theme each
  *     - file: packages/pi-course/test/challenge/12-catalog.test.ts
  *       title: 目录与宽松发现   # the theme, as the table shows it
@@ -167,6 +171,8 @@ export interface ChapterManifest {
   challenge: ChallengeTest[];
   /** Files the challenge tests import (fixtures), copied into the practice folder with them. */
   challengeSupport: string[];
+  /** The challenge tier's own text (its rules, Chinese), when it has one; copied with the tests. */
+  challengeText?: string;
   labs: LabSpec[];
   faults: FaultSpec[];
   /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
@@ -178,7 +184,7 @@ export const MANIFEST_DIR = "checkpoints";
 
 const MANIFEST_NAME = /^(\d{2})\.yaml$/;
 const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "solutions", "challenge", "labs", "faults"]);
-const CHALLENGE_KEYS = new Set(["tests", "support"]);
+const CHALLENGE_KEYS = new Set(["text", "tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
@@ -338,9 +344,14 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
 
   const challenge: ChallengeTest[] = [];
   const challengeSupport: string[] = [];
+  let challengeText: string | undefined;
   if (raw.challenge !== undefined) {
     const block = c.record(raw.challenge, "challenge");
     c.keys(block, CHALLENGE_KEYS, "challenge");
+    if (block.text !== undefined) {
+      challengeText = claimed(c.repoPath(block.text, "challenge.text"), "challenge.text");
+      if (challengeText === chapterText) c.fail("challenge.text", "与 text 不同的文件", challengeText);
+    }
     c.array(block.tests, "challenge.tests").forEach((entry, i) => {
       const field = `challenge.tests[${i}]`;
       const t = c.record(entry, field);
@@ -415,6 +426,7 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     solutions,
     challenge,
     challengeSupport,
+    ...(challengeText === undefined ? {} : { challengeText }),
     labs,
     faults,
     manifestPath,

@@ -154,7 +154,7 @@ function forcedSkill(user: AgentMessage | undefined): string | undefined {
   return user !== undefined && user.role === "user" ? /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(user))?.[1] : undefined;
 }
 
-/** The heading load_skill puts before a skill's file list (Chapter 13, §3.5). */
+/** The heading load_skill puts before a skill's file list (Chapter 13, §C4.9). */
 const FILE_LIST_HEADING = "\n# Files of skill ";
 
 /**
@@ -189,8 +189,8 @@ function nextStep(file: string, wanted: string | undefined): ScriptStep {
       if (forced !== undefined) return turn(`用户已经把技能 ${forced} 的正文放进了这一轮，我照着它做，先看看工作区。`, toolCall("list", { path: "." }));
       if (wanted !== undefined) return turn(`用户要我用技能 ${wanted}，先把它的正文加载进来。`, toolCall("load_skill", { name: wanted }));
       const pick = catalogEntries(request.systemPrompt).find((entry) => /\breview/i.test(entry.description));
-      if (pick === undefined) return turn("技能目录里没有讲审查的技能，我直接开始，先看看工作区。", toolCall("list", { path: "." }));
-      return turn(`技能目录里的 ${pick.name} 讲的正是审查，先把它的正文加载进来。`, toolCall("load_skill", { name: pick.name }));
+      if (pick === undefined) return turn("清单里没有讲审查的技能，我直接开始，先看看工作区。", toolCall("list", { path: "." }));
+      return turn(`清单里的 ${pick.name} 讲的正是审查，先把它的正文加载进来。`, toolCall("load_skill", { name: pick.name }));
     }
     const loaded = loads[0];
     const named = loaded !== undefined && loads.length === 1 && !loaded.isError ? fileTheBodyNames(loaded) : undefined;
@@ -225,7 +225,7 @@ function answerOf(file: string, results: readonly ToolResultMessage[], forced: s
     const body = textOf(read).split("\n");
     const marks = todoMarks(body);
     const how =
-      skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `参照用户给的技能 ${skill}，` : `按 load_skill 拿到的技能 ${skill} 的清单`;
+      skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `参照用户给的技能 ${skill}，` : `按 load_skill 拿到的技能 ${skill} 的正文`;
     // A sentence of its own whatever the file holds: the findings follow the colon, or the sentence says there are none.
     if (marks.length > 0) {
       said.push(`${how}审查了 ${file}（${body.length} 行），找到 ${marks.length} 处留下的 TODO / FIXME：`);

@@ -43,9 +43,9 @@ export const USAGE = `用法：npm start -- [选项]
   --input <文字>         用户这一轮说的话，可以是 /skill:<名字> [文字] 或 /template:<名字> key=value …
                          （默认：项目有 review 模板时是 /template:review file=<项目里的第一个文件>，
                          没有时是一句普通的话“请审查 <项目里的第一个文件>……”，任何项目都能跑）
-  --skill <名字>         脚本模型用 load_skill 加载的技能（默认：目录里描述提到 review 的第一个技能）；
+  --skill <名字>         脚本模型用 load_skill 加载的技能（默认：清单里描述提到 review 的第一个技能）；
                          它的正文提到技能自带的文件时，脚本模型再用 load_skill 的 resources 读那个文件
-  --max-catalog-bytes <n>  技能目录的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）；放不下的技能不进目录，会有一条诊断
+  --max-catalog-bytes <n>  技能清单的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）；放不下的技能不进清单，会有一条诊断
   --interactive          对话：每行一轮；/skill:、/template:、/reload、/help、/exit；Ctrl-C 停下这一轮，再按一次退出
                          （退出状态：有一轮失败过就是 1，Ctrl-C 结束是 130，否则 0）
   --json                 每个事件一行 JSON（模型请求及其系统提示、工具调用、工具结果、诊断……）

@@ -80,7 +80,7 @@ export const CATALOG_BUDGET_CODE = "SKILL_CATALOG_OVER_BUDGET";
 /** The text of the catalog diagnostic: what was dropped, what it means, and the option that lists them. */
 function catalogDropText(dropped: readonly string[], maxBytes: number, needed: number | undefined): string {
   const raise = needed === undefined ? "--max-catalog-bytes <n>" : `--max-catalog-bytes ${needed}`;
-  return `技能目录超出 ${maxBytes} 字节的预算，没有列出 ${dropped.length} 个技能：${dropped.join("、")}（模型看不到它们，/skill: 仍可加载；全部列出需要 ${raise}）`;
+  return `技能清单超出 ${maxBytes} 字节的预算，没有列出 ${dropped.length} 个技能：${dropped.join("、")}（模型看不到它们，/skill: 仍可加载；全部列出需要 ${raise}）`;
 }
 
 /**
@@ -147,7 +147,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       write(`信任  项目${trusted ? "受信任：它的扩展在用户级扩展之后加载" : "不受信任：它自己的代码一行都不运行"}`);
       const hidden = catalog.hidden.length > 0 ? `；对模型隐藏：${catalog.hidden.join("、")}` : "";
       const dropped = catalog.dropped.length > 0 ? `；超出预算：${catalog.dropped.join("、")}` : "";
-      write(`清单  系统提示里的技能目录 ${catalog.bytes} / ${catalog.maxBytes} 字节${hidden}${dropped}`);
+      write(`清单  系统提示里的技能清单 ${catalog.bytes} / ${catalog.maxBytes} 字节${hidden}${dropped}`);
       for (const line of catalog.text.split("\n").filter((l) => l.startsWith("- "))) write(`      ${line}`);
       if (catalog.dropped.length > 0) write(`诊断  提醒 [${CATALOG_BUDGET_CODE}] ${catalogDropText(catalog.dropped, catalog.maxBytes, catalogBytesNeeded)}`);
       write(`工具  ${runtime.tools.join("、")}`);
@@ -172,7 +172,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
             ? `技能  激活 ${event.load.name}：用户用 /skill: 强制加载，正文进入用户这一轮`
             : files !== undefined
               ? `技能  读取 ${event.load.name} 自带的 ${files.join("、")}：模型调用 load_skill 带上 resources，文件内容作为工具结果交回`
-              : `技能  激活 ${event.load.name}：模型调用 load_skill，正文和技能自带的文件清单作为工具结果交回（目录里只有名字和描述）`,
+              : `技能  激活 ${event.load.name}：模型调用 load_skill，正文和技能自带的文件列表作为工具结果交回（清单里只有名字和描述）`,
         );
       } else if (event.type === "hook_diagnostic") {
         const d = event.diagnostic;
@@ -208,7 +208,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       const changed = Object.entries(report.changes).filter(([key, list]) => key !== "extensionsReloaded" && list.length > 0);
       write(
         changed.length === 0
-          ? `重载  没有变化：目录、工具和扩展都与启动时相同；${report.changes.extensionsReloaded.length} 个扩展重新 import，会话保留 ${messages} 条消息（${found}）`
+          ? `重载  没有变化：清单、工具和扩展都与启动时相同；${report.changes.extensionsReloaded.length} 个扩展重新 import，会话保留 ${messages} 条消息（${found}）`
           : `重载  ${changed.map(([key, list]) => `${key} ${list.join("、")}`).join(" · ")}（${found}）`,
       );
     },
