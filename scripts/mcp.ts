@@ -268,8 +268,17 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
           { cause: error },
         );
       }
-      const section = findSection(markdown, raw);
-      const all = chapterSections(markdown);
+      // The challenge tier's rules may live in a text of their own; its sections are the chapter's too.
+      let challenge: string | undefined;
+      if (manifest.challengeText !== undefined) {
+        try {
+          challenge = await readFile(path.join(root, ...manifest.challengeText.split("/")), "utf8");
+        } catch {
+          challenge = undefined; // the chapter text still answers for its own sections
+        }
+      }
+      const section = findSection(markdown, raw) ?? (challenge === undefined ? undefined : findSection(challenge, raw));
+      const all = [...chapterSections(markdown), ...(challenge === undefined ? [] : chapterSections(challenge))];
       if (section === undefined) {
         const top = all.filter((s) => s.level === Math.min(...all.map((x) => x.level))).map((s) => s.number);
         const known = top.length === 0 ? "正文里没有编号的小节" : `有的节：${top.join("、")}（小节写成 18.1 这样）`;

@@ -20,7 +20,9 @@
  *   which the reference has;
  * - rules: every section a focused test's rules (`"§…：…"`) cite exists in the text, and
  *   every contract rule of the text (a section numbered `C…`, `### §C3.4 …`, that has no
- *   numbered subsection of its own: a group heading is no rule) is cited by some focused test.
+ *   numbered subsection of its own: a group heading is no rule) is cited by some focused test;
+ *   every section a challenge test cites exists in the text or in the challenge tier's own
+ *   text, and no section number is in both texts (a citation must name one place).
  */
 import { SyntaxKind, parseModule, topLevelDeclarations, lineAndColumn, type Node } from "../ts/source.js";
 import { labOwnership } from "../ts/splice.js";
@@ -90,6 +92,8 @@ export interface AddressTexts {
   references: ReadonlyMap<string, string>;
   /** The chapter text, when the chapter has one. */
   chapterText?: string;
+  /** The challenge tier's own text (`challenge.text`), when it has one. */
+  challengeText?: string;
   /** The chapter's test files (focused, challenge and others it claims), by path. */
   tests: ReadonlyMap<string, string>;
 }
@@ -197,6 +201,22 @@ export function labAddressProblems(manifest: ChapterManifest, texts: AddressText
     for (const number of numbers) {
       if (number.startsWith("C") && !isGroup(number) && !cited.has(number))
         problems.push(`正文的契约条目 §${number} 没有任何 Lab 测试引用（rule("§${number}：…")）`);
+    }
+
+    // The challenge tier's tests cite the chapter text (the first revision's rules) or the tier's own text.
+    const challengeNumbers = new Set(texts.challengeText === undefined ? [] : chapterSections(texts.challengeText).map((section) => section.number));
+    for (const number of challengeNumbers) {
+      if (numbers.has(number)) problems.push(`挑战关的正文和本章正文都有第 ${number} 节：引用 §${number} 的规则说不清指的是哪一处`);
+    }
+    for (const theme of manifest.challenge) {
+      const text = texts.tests.get(theme.file);
+      if (text === undefined) continue;
+      for (const call of ruleCalls(text)) {
+        for (const number of citedSections(call.rule)) {
+          if (!numbers.has(number) && !challengeNumbers.has(number))
+            problems.push(`${theme.file}:${call.line} 的规则 “${call.rule.slice(0, 40)}” 引用 §${number}，本章正文和挑战关的正文都没有这一节`);
+        }
+      }
     }
   }
 

@@ -29,13 +29,16 @@
  *       title: 目录与宽松发现   # the theme, as the table shows it
  *   support:                   # files those tests import (in `files`), copied with them
  *     - packages/pi-course/test/fixtures/12-workspace.ts
+ *   text: chapters/12-challenge.md   # optional; the tier's rules (in `files`), a text of its own
+ *                                    # beside the chapter text: copied into the practice folder,
+ *                                    # its sections resolved like the chapter text's
  * labs:                        # optional, in teaching order; each entry is the lab's address
  *   - id: "12.1"
- *     title: roots 顺序决定 catalog winner
+ *     title: roots 的顺序决定清单里谁胜出
  *     tests: 2
  *     scaffoldError: Lab 12.1 resource catalog 尚未实现
  *     declarations: [discoverResources]   # the starter's declarations marked 🔨 Lab 12.1
- *     sections: ["11", "3"]        # the text's sections: the lab's own first, then the rules it checks
+ *     sections: ["3", "C3"]        # the text's sections: the lab's own first, then the rules it checks
  *     challenge: [packages/pi-course/test/challenge/12-catalog.test.ts]   # optional; challenge themes
  *     hints: [定位文件…, 指出签名…, 伪代码…, 局部代码…]   # exactly four rungs
  *     faults: []                 # optional; this lab's faults, see FaultSpec (`lab` implied)
@@ -48,8 +51,8 @@
  * - `format` is `MANIFEST_FORMAT`; `id` is a quoted two-digit string equal to the file name;
  * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, and
  *   includes the manifest itself (otherwise the chapter's data would leak into the base);
- * - every starter `from`/`to`, every focused test, every provided file and the text are
- *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
+ * - every starter `from`/`to`, every focused test, every provided file, the text and the
+ *   challenge tier's text are among the chapter's `files`; a provided file is neither a starter nor a teaching file;
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
  * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`, a contract appendix's `C3.2`), its
  *   `challenge` entries files of `challenge.tests`; a fault under a lab is that lab's (a `lab`
@@ -150,6 +153,8 @@ export interface ChapterManifest {
   challenge: ChallengeTest[];
   /** Files the challenge tests import (fixtures), copied into the practice folder with them. */
   challengeSupport: string[];
+  /** The challenge tier's own text (its rules, which its tests cite), when it has one apart from the chapter text. */
+  challengeText?: string;
   labs: LabSpec[];
   faults: FaultSpec[];
   /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
@@ -161,7 +166,7 @@ export const MANIFEST_DIR = "checkpoints";
 
 const MANIFEST_NAME = /^(\d{2})\.yaml$/;
 const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "challenge", "labs", "faults"]);
-const CHALLENGE_KEYS = new Set(["tests", "support"]);
+const CHALLENGE_KEYS = new Set(["tests", "support", "text"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
@@ -304,6 +309,7 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
 
   const challenge: ChallengeTest[] = [];
   const challengeSupport: string[] = [];
+  let challengeText: string | undefined;
   if (raw.challenge !== undefined) {
     const block = c.record(raw.challenge, "challenge");
     c.keys(block, CHALLENGE_KEYS, "challenge");
@@ -318,6 +324,11 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
     c.array(block.support ?? [], "challenge.support").forEach((entry, i) => {
       challengeSupport.push(claimed(c.repoPath(entry, `challenge.support[${i}]`), `challenge.support[${i}]`));
     });
+    if (block.text !== undefined) {
+      challengeText = claimed(c.repoPath(block.text, "challenge.text"), "challenge.text");
+      if (challengeText === chapterText || challengeSupport.includes(challengeText) || provided.includes(challengeText))
+        c.fail("challenge.text", "一个别处没有用到的文件（不是正文、provided 或 challenge.support）", challengeText);
+    }
   }
 
   const labs: LabSpec[] = [];
@@ -380,6 +391,7 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
     ...(chapterText === undefined ? {} : { text: chapterText }),
     challenge,
     challengeSupport,
+    ...(challengeText === undefined ? {} : { challengeText }),
     labs,
     faults,
     manifestPath,

@@ -187,6 +187,7 @@ async function labAddressCheck(repo: string, target: string, manifest: ChapterMa
     starters: await read(manifest.starters.map((s) => s.from)),
     references: await read(manifest.starters.map((s) => s.to)),
     ...(manifest.text === undefined ? {} : { chapterText: await readFileAt(repo, target, manifest.text, signal) }),
+    ...(manifest.challengeText === undefined ? {} : { challengeText: await readFileAt(repo, target, manifest.challengeText, signal) }),
     tests: await read(manifest.files.filter((file) => /\.test\.ts$/.test(file))),
   });
   const count = manifest.labs.length;

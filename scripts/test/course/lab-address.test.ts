@@ -228,3 +228,27 @@ test("a rule a lab test cites must exist in the text, and every contract rule (�
     [],
   );
 });
+
+test("a challenge test's rule cites a section of the chapter text or of the challenge tier's own text, and the two texts share no number", () => {
+  const challengeRule = (rule: string) => `import test from "node:test";\ntest("edges: zero", () => {\n  rule("${rule}", () => {});\n});\n`;
+  const own = "# 第四章 · 挑战关\n\n## 5.1 边界\n\n零加零。\n";
+  const withOwnText = MANIFEST.replace("      title: 边界\n", "      title: 边界\n  text: chapters/04-challenge.md\n").replace(
+    "  - chapters/04-four.md\n",
+    "  - chapters/04-four.md\n  - chapters/04-challenge.md\n",
+  );
+  assert.equal(manifest(withOwnText).challengeText, "chapters/04-challenge.md");
+  const check = (rule: string, challengeText?: string) =>
+    labAddressProblems(manifest(withOwnText), { ...texts({ challenge: challengeRule(rule) }), ...(challengeText === undefined ? {} : { challengeText }) });
+  assert.deepEqual(check("§5.1：零加零", own), []);
+  assert.deepEqual(check("§2、§5.1：零加零", own), []);
+  assert.deepEqual(check("§5.2：没有这一节", own), [
+    "packages/pi-course/test/challenge/04-edges.test.ts:3 的规则 “§5.2：没有这一节” 引用 §5.2，本章正文和挑战关的正文都没有这一节",
+  ]);
+  assert.deepEqual(check("§5.1：零加零"), [
+    "packages/pi-course/test/challenge/04-edges.test.ts:3 的规则 “§5.1：零加零” 引用 §5.1，本章正文和挑战关的正文都没有这一节",
+  ]);
+  assert.deepEqual(check("§5.1：零加零", `${own}\n## 2. 重号\n`), ["挑战关的正文和本章正文都有第 2 节：引用 §2 的规则说不清指的是哪一处"]);
+  // The challenge text is a file of its own: not the chapter text, nor a provided or support file.
+  assert.throws(() => manifest(withOwnText.replace("text: chapters/04-challenge.md", "text: chapters/04-four.md")), { code: "MANIFEST_INVALID" });
+  assert.throws(() => manifest(withOwnText.replace("  - chapters/04-challenge.md\n", "")), { code: "MANIFEST_INVALID" });
+});

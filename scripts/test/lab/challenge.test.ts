@@ -86,6 +86,14 @@ test("lab --challenge: pass, fail, skip, a wait and a computation that never end
   const text = formatChallenge(outcome, manifest, { paint: createPaint(false), courseRoot: course.root, watch: false });
   assert.match(text, /✗ 边界\s+2\/5\s+edge: adds decimals exactly：/);
   assert.match(text, /\n挑战 2\/5\n/);
+  assert.match(text, /每个主题的规则写在本章正文的“挑战关”一节/);
+  // A tier whose rules live in a text of their own names that file.
+  const apart = formatChallenge(
+    outcome,
+    { ...manifest, challengeText: "chapters/99-challenge.md" },
+    { paint: createPaint(false), courseRoot: course.root, watch: false },
+  );
+  assert.match(apart, /每个主题的规则写在挑战关的正文 chapters\/99-challenge\.md；/);
   const json = challengeJson(outcome, manifest, course.root) as { themes: { skipped: number }[] };
   assert.equal(json.themes[0]?.skipped, 1);
 });

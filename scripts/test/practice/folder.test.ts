@@ -81,7 +81,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
     "node --test packages/pi-course/dist/test/02-beta.test.js",
     "npm test -w @pi/course   # 到第 02 章为止（01、02）的全部测试都通过",
     "## 先读正文",
-    "先读它的“重建入口”一节",
+    "后面的附录是契约",
   ]) {
     assert.ok(guide.includes(needle), `LEARNING.md should contain ${needle}`);
   }
@@ -267,4 +267,26 @@ test("first red: the generated folder builds and its first lab fails 0/N with th
   assert.deepEqual([lab?.passed, lab?.total, lab?.status], [0, first.tests, "not_started"], JSON.stringify(lab));
   assert.ok(lab!.failures.length === first.tests && lab!.failures.every((f) => f.message.includes(first.scaffoldError)), JSON.stringify(lab!.failures));
   if (!real) assert.equal(first.tests, 2);
+});
+
+test("practice copies the challenge tier's own text (challenge.text) with its tests", async (t) => {
+  const repo = makeFakeCourse(t);
+  const manifestFile = path.join(repo, "checkpoints/02.yaml");
+  const manifestText = readFileSync(manifestFile, "utf8")
+    .replace("  - chapters/02-beta.md\n", "  - chapters/02-beta.md\n  - chapters/02-challenge.md\n")
+    .replace(
+      "text: chapters/02-beta.md\n",
+      "text: chapters/02-beta.md\nchallenge:\n  tests:\n    - file: packages/pi-course/test/02-beta-hardening.test.ts\n      title: 加固\n  text: chapters/02-challenge.md\n",
+    )
+    .replace('    sections: ["1"]\n', '    sections: ["1"]\n    challenge: [packages/pi-course/test/02-beta-hardening.test.ts]\n');
+  writeFileSync(manifestFile, manifestText);
+  writeFileSync(path.join(repo, "chapters/02-challenge.md"), "# 第二章 · 挑战关\n\n## 9.1 加固\n\n规则。\n");
+  sh(repo, ["add", "-A"]);
+  sh(repo, ["commit", "-q", "-m", "a challenge tier with a text of its own"]);
+  const dest = path.join(path.dirname(repo), "p02-challenge");
+  await createPractice({ repo, id: "02", dest });
+  assert.equal(readFileSync(path.join(dest, "chapters/02-challenge.md"), "utf8"), "# 第二章 · 挑战关\n\n## 9.1 加固\n\n规则。\n");
+  assert.equal(existsSync(path.join(dest, "packages/pi-course/test/02-beta-hardening.test.ts")), true);
+  assert.equal((await loadManifest(dest, "02")).challengeText, "chapters/02-challenge.md");
+  assert.ok(readFileSync(path.join(dest, "LEARNING.md"), "utf8").includes("它的规则写在 `chapters/02-challenge.md` 里。"), "the guide names the tier's text");
 });
