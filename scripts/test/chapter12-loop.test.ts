@@ -65,7 +65,7 @@ test("chapter 12 practice: a red lab through npm is a result on Lab 12.1's own s
   assert.doesNotMatch(npm.stdout, /课程仓库本身/, "a practice folder is not the reference");
   assert.match(
     npm.stdout,
-    /Lab 12\.1 · roots 顺序决定 catalog winner {2}0\/2\n✗ [^\n]+\n {2}Lab 12\.1 resource catalog 尚未实现\n {2}施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+:\d+\n {2}测试 packages\/pi-course\/test\/12-resources-extensions\.test\.ts:\d+:\d+\n/,
+    /Lab 12\.1 · roots 的顺序决定清单里谁胜出 {2}0\/2\n✗ [^\n]+\n {2}Lab 12\.1 resource catalog 尚未实现\n {2}施工位尚未实现 · packages\/pi-course\/src\/resources\.ts:\d+:\d+\n {2}测试 packages\/pi-course\/test\/12-resources-extensions\.test\.ts:\d+:\d+\n/,
   );
 
   const manifest = await loadManifest(root, "12");

@@ -377,20 +377,23 @@ test("mcp on chapter 12: its sections, its hints and a lab on the starter, and n
   t.after(() => rm(root, { recursive: true, force: true }));
   const manifest = await loadManifest(repoRoot, "12");
   await mkdir(path.join(root, "chapters"), { recursive: true });
-  writeFileSync(path.join(root, manifest.text!), readFileSync(path.join(repoRoot, manifest.text!), "utf8"));
+  for (const file of [manifest.text!, manifest.challengeText!]) writeFileSync(path.join(root, file), readFileSync(path.join(repoRoot, file), "utf8"));
   const { client, close } = await connect(root);
   const outputs: string[] = [];
   try {
-    const lab = await call(client, "chapter_section", { section: "11" });
-    assert.match(lab.text, /^## 11\. Lab 12\.1 · roots 顺序决定 catalog winner\n/);
-    const challenge = await call(client, "chapter_section", { section: "18.1" });
-    assert.equal(challenge.data.title, "目录：一个坏文件不能让用户什么都拿不到");
-    const whole = await call(client, "chapter_section", { section: "18" });
+    const lab = await call(client, "chapter_section", { section: "3" });
+    assert.match(lab.text, /^## 3\. Lab 12\.1 · roots 的顺序决定清单里谁胜出\n/);
+    const rule = await call(client, "chapter_section", { section: "C3.9" });
+    assert.equal(rule.data.title, "谁胜出");
+    // The challenge tier's rules live in a text of their own, numbered after the chapter text's section 10.
+    const challenge = await call(client, "chapter_section", { section: "10.1" });
+    assert.equal(challenge.data.title, "清单：一个坏文件不能让用户什么都拿不到");
+    const whole = await call(client, "chapter_section", { section: "10" });
     assert.deepEqual(
       (whole.data.subsections as { number: string }[]).map((s) => s.number),
-      ["18.1", "18.2", "18.3", "18.4", "18.5"],
+      ["10.1", "10.2", "10.3", "10.4", "10.5"],
     );
-    for (const number of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19"]) {
+    for (const number of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "C3", "C4", "C5", "C6", "C7", "10.3"]) {
       const section = await call(client, "chapter_section", { section: number });
       assert.doesNotMatch(section.text, /<!--\s*verify/, `§${number} without the replay's markup`);
       outputs.push(section.text, JSON.stringify(section.data));

@@ -165,7 +165,10 @@ test("npm start: a resource that cannot be used names the workspace's file, neve
   });
   assert.ok(message.includes(path.join(root, "skills", "big", "SKILL.md")), message);
   assert.ok(!message.includes(scratchParent), message);
-  assert.match(failureText(Object.assign(new Error(message), { code: "RESOURCE_INVALID" })), /宽松发现[^\n]*\n[^\n]*严格模式[^\n]*第 12 章 9\.2 节的挑战内容/);
+  assert.match(
+    failureText(Object.assign(new Error(message), { code: "RESOURCE_INVALID" })),
+    /宽松发现[^\n]*\n[^\n]*严格模式[^\n]*第 12 章挑战关 10\.1 节的内容/,
+  );
 });
 
 test("npm start command line: help, usage mistakes exit 2, a bad workspace exits 1 with its code", async (t) => {

@@ -239,7 +239,7 @@ export function failureText(error: unknown): string {
     if (code?.startsWith("RESOURCE_"))
       return (
         "      启动时的发现是严格的：一个坏文件让整个会话起不来。运行时的发现必须是宽松的（给 discoverResources 传 onDiagnostic，\n" +
-        "      见第 13 章 5.1 节；那是第 12 章 9.2 节的第二版规则，第 12 章的 Lab 不要求它）：坏文件变成一条诊断，会话照常开始。\n"
+        "      见第 13 章 §C6.1；那是第 12 章挑战关 10.1 节的第二版规则，第 12 章的 Lab 不要求它）：坏文件变成一条诊断，会话照常开始。\n"
       );
     return "";
   });

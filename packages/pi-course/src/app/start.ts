@@ -201,7 +201,7 @@ export function failureText(error: unknown): string {
         ? "      用 --arg 名字=值 提供模板参数\n"
         : code?.startsWith("RESOURCE_")
           ? "      如果它来自发现：演示要的是宽松发现（onDiagnostic），坏文件本该成为一条“诊断”并被跳过；你的 discoverResources 若只实现了\n" +
-            "      严格模式，第一个坏文件就会停下整个会话——宽松模式是第 12 章 9.2 节的挑战内容，不在 Lab 里：修好这个文件，或者实现它\n"
+            "      严格模式，第一个坏文件就会停下整个会话——宽松模式是第 12 章挑战关 10.1 节的内容，不在 Lab 里：修好这个文件，或者实现它\n"
           : "",
   );
 }
