@@ -270,10 +270,10 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
         }
       };
       let markdown = await read(manifest.text);
+      const challengeText = manifest.challengeText === undefined ? undefined : await read(manifest.challengeText);
       // A rule of the challenge tier (a challenge test's failure) is stated in its own text, when it has one.
-      if (findSection(markdown, raw) === undefined && manifest.challengeText !== undefined) {
-        const challenge = await read(manifest.challengeText);
-        if (findSection(challenge, raw) !== undefined) markdown = challenge;
+      if (findSection(markdown, raw) === undefined && challengeText !== undefined && findSection(challengeText, raw) !== undefined) {
+        markdown = challengeText;
       }
       const section = findSection(markdown, raw);
       const all = chapterSections(markdown);
@@ -282,8 +282,10 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
         const known = top.length === 0 ? "正文里没有编号的小节" : `有的节：${top.join("、")}（小节写成 18.1 这样）`;
         throw new CourseError("MCP_SECTION_UNKNOWN", `第 ${manifest.id} 章的正文没有第 “${raw}” 节；${known}`);
       }
-      const subsections = all
-        .filter((s) => s.number.startsWith(`${section.number}.`) && s.level > section.level)
+      // A section's subsections may continue in the challenge tier's text (Chapter 12's 10.1–10.5 under its section 10).
+      const continued = challengeText === undefined || markdown === challengeText ? [] : chapterSections(challengeText);
+      const subsections = [...all, ...continued]
+        .filter((s) => s.number.startsWith(`${section.number}.`) && (s.level > section.level || continued.includes(s)))
         .map((s) => ({ number: s.number, title: s.title }));
       const data: SectionData = { chapter: manifest.id, section: section.number, title: section.title, text: section.text, subsections };
       return { text: section.text, data };
