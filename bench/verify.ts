@@ -10,6 +10,10 @@
  * in-process with each step's time, and the baseline again; the ratio is against the mean
  * of the two baselines. With `--npm-test`, `npm test` is timed the same way. The working
  * tree is what is verified, as `verify` itself does.
+ *
+ * On Linux each figure also has its CPU seconds (this process and every child it waited for,
+ * `lib/cpu.ts`), and the ratio of those to the baseline's: on a machine other work shares, the
+ * CPU figures hold still where wall-clock time does not.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,25 +24,49 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { listChapterIds, loadManifest } from "../scripts/lib/course/manifest.js";
 import { runVerify } from "../scripts/lib/verify/record.js";
+import { cpuSeconds } from "./lib/cpu.js";
 
 const { values } = parseArgs({ options: { chapter: { type: "string", multiple: true }, "npm-test": { type: "boolean" } } });
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tsc = path.join(repo, "node_modules", "typescript", "bin", "tsc");
 
-/** Seconds one plain compile of the course package takes now. */
-function baseline(): number {
+/** Wall-clock and CPU seconds (CPU undefined off Linux) of what `work` does, children included once they have ended. */
+function measured<T>(work: () => T): { value: T; wall: number; cpu: number | undefined } {
+  const startCpu = cpuSeconds();
+  const started = performance.now();
+  const value = work();
+  const wall = (performance.now() - started) / 1000;
+  const endCpu = cpuSeconds();
+  return { value, wall, cpu: startCpu === undefined || endCpu === undefined ? undefined : endCpu - startCpu };
+}
+
+/** Seconds (wall and CPU) one plain compile of the course package takes now. */
+function baseline(): { wall: number; cpu: number | undefined } {
   const out = mkdtempSync(path.join(os.tmpdir(), "pi-bench-tsc-"));
   try {
-    const started = performance.now();
-    const result = spawnSync(process.execPath, [tsc, "-p", "packages/pi-course/tsconfig.json", "--outDir", out, "--incremental", "false"], {
-      cwd: repo,
-      encoding: "utf8",
-    });
+    const {
+      value: result,
+      wall,
+      cpu,
+    } = measured(() =>
+      spawnSync(process.execPath, [tsc, "-p", "packages/pi-course/tsconfig.json", "--outDir", out, "--incremental", "false"], { cwd: repo, encoding: "utf8" }),
+    );
     if (result.status !== 0) throw new Error(`tsc failed:\n${result.stdout}${result.stderr}`);
-    return (performance.now() - started) / 1000;
+    return { wall, cpu };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
+}
+
+/** The mean of two baselines. */
+function unitOf(a: { wall: number; cpu: number | undefined }, b: { wall: number; cpu: number | undefined }): { wall: number; cpu: number | undefined } {
+  return { wall: (a.wall + b.wall) / 2, cpu: a.cpu === undefined || b.cpu === undefined ? undefined : (a.cpu + b.cpu) / 2 };
+}
+
+/** `12.3 s (8.1×), CPU 20.5 s (9.9×)`: a figure and its ratios to the baseline. */
+function figure(wall: number, cpu: number | undefined, unit: { wall: number; cpu: number | undefined }): string {
+  const cpuPart = cpu === undefined || unit.cpu === undefined ? "" : `, CPU ${seconds(cpu)} (${(cpu / unit.cpu).toFixed(1)}×)`;
+  return `${seconds(wall)} (${(wall / unit.wall).toFixed(1)}× tsc)${cpuPart}`;
 }
 
 const seconds = (value: number) => `${value.toFixed(1)} s`;
@@ -51,39 +79,50 @@ console.log(`machine: ${os.cpus().length} cores, Node ${process.versions.node}; 
 const rows: string[] = [];
 for (const id of chapters) {
   const before = baseline();
-  const steps: [string, number][] = [];
-  let last = performance.now();
+  const steps: { name: string; wall: number; cpu: number | undefined }[] = [];
   let title = "";
+  let lastWall = performance.now();
+  let lastCpu = cpuSeconds();
+  const close = () => {
+    const now = performance.now();
+    const cpu = cpuSeconds();
+    if (title !== "") steps.push({ name: title, wall: (now - lastWall) / 1000, cpu: cpu === undefined || lastCpu === undefined ? undefined : cpu - lastCpu });
+    lastWall = now;
+    lastCpu = cpu;
+  };
   const report = await runVerify({
     repo,
     id,
     onStep: (_index, _total, name) => {
-      const now = performance.now();
-      if (title !== "") steps.push([title, (now - last) / 1000]);
-      last = now;
+      close();
       title = name;
     },
   });
-  steps.push([title, (performance.now() - last) / 1000]);
+  close();
   const after = baseline();
-  const unit = (before + after) / 2;
-  const total = steps.reduce((sum, [, s]) => sum + s, 0);
+  const unit = unitOf(before, after);
+  const wall = steps.reduce((sum, step) => sum + step.wall, 0);
+  const cpu = steps.every((step) => step.cpu !== undefined) ? steps.reduce((sum, step) => sum + step.cpu!, 0) : undefined;
   console.log(
-    `\nverify ${id}: ${report.ok ? "pass" : "FAIL"}, ${report.checks.length} checks, ${seconds(total)} = ${(total / unit).toFixed(1)}× tsc (${seconds(before)} before, ${seconds(after)} after)`,
+    `\nverify ${id}: ${report.ok ? "pass" : "FAIL"}, ${report.checks.length} checks, ${figure(wall, cpu, unit)}; tsc ${seconds(before.wall)} before, ${seconds(after.wall)} after`,
   );
-  for (const [name, s] of steps) console.log(`  ${name.padEnd(22)} ${seconds(s).padStart(8)}  ${(s / unit).toFixed(1).padStart(5)}× tsc`);
-  rows.push(`| verify ${id} | ${seconds(total)} | ${(total / unit).toFixed(1)}× | ${seconds(unit)} |`);
+  for (const step of steps) console.log(`  ${step.name.padEnd(22)} ${figure(step.wall, step.cpu, unit)}`);
+  rows.push(`| verify ${id} | ${seconds(wall)} | ${(wall / unit.wall).toFixed(1)}× | ${cpu === undefined ? "–" : seconds(cpu)} | ${seconds(unit.wall)} |`);
 }
 if (values["npm-test"]) {
   const before = baseline();
-  const started = performance.now();
-  const result = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["test"], { cwd: repo, encoding: "utf8", shell: process.platform === "win32" });
-  const total = (performance.now() - started) / 1000;
-  const after = baseline();
-  const unit = (before + after) / 2;
-  console.log(
-    `\nnpm test: ${result.status === 0 ? "pass" : "FAIL"}, ${seconds(total)} = ${(total / unit).toFixed(1)}× tsc (${seconds(before)} before, ${seconds(after)} after)`,
+  const {
+    value: result,
+    wall,
+    cpu,
+  } = measured(() =>
+    spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["test"], { cwd: repo, encoding: "utf8", shell: process.platform === "win32" }),
   );
-  rows.push(`| npm test | ${seconds(total)} | ${(total / unit).toFixed(1)}× | ${seconds(unit)} |`);
+  const after = baseline();
+  const unit = unitOf(before, after);
+  console.log(
+    `\nnpm test: ${result.status === 0 ? "pass" : "FAIL"}, ${figure(wall, cpu, unit)}; tsc ${seconds(before.wall)} before, ${seconds(after.wall)} after`,
+  );
+  rows.push(`| npm test | ${seconds(wall)} | ${(wall / unit.wall).toFixed(1)}× | ${cpu === undefined ? "–" : seconds(cpu)} | ${seconds(unit.wall)} |`);
 }
-console.log(`\n| what | time | ratio to tsc | tsc |\n|---|---|---|---|\n${rows.join("\n")}`);
+console.log(`\n| what | time | ratio to tsc | CPU | tsc |\n|---|---|---|---|---|\n${rows.join("\n")}`);

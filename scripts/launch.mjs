@@ -7,8 +7,8 @@
  * most of what a one-off `lab` run spends beyond the compiler and the tests. So the first
  * run compiles `scripts/` once, with the course's own TypeScript, into `.pi-course/tooling/`
  * (git-ignored), and later runs import that JavaScript directly for as long as no file of
- * `scripts/` (or a tsconfig) has changed size or modification time. Should compiling fail,
- * the command runs from its source through tsx, as it would without this launcher.
+ * `scripts/` (or a tsconfig) has changed its content (`lib/core/tooling-stamp.mjs`). Should
+ * compiling fail, the command runs from its source through tsx, as it would without this launcher.
  *
  * Compiled output is written to a fresh folder (`tooling.partial-<pid>`) and renamed into
  * place only when complete. Interrupted (Ctrl-C, SIGTERM, SIGHUP), the compile is stopped,
@@ -24,9 +24,10 @@
  * manifests run the rest of the line there (Ctrl-C reaches every process of a console anyway).
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { toolingStamp } from "./lib/core/tooling-stamp.mjs";
 import { findCompiler } from "./lib/core/typescript.mjs";
 
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
@@ -34,26 +35,6 @@ const courseRoot = path.dirname(scriptsDir);
 // Keep in step with TOOLING_BUILD in scripts/lib/core/paths.ts, which finds the course root from there.
 const buildDir = path.join(courseRoot, ".pi-course", "tooling");
 const stampFile = path.join(buildDir, "sources.json");
-
-/** Size and modification time of every file the compiled tooling is made from, in a fixed order. */
-function fingerprint() {
-  const files = [path.join(courseRoot, "tsconfig.base.json")];
-  const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === "test") continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/\.(ts|mjs|json)$/.test(entry.name)) files.push(full);
-    }
-  };
-  walk(scriptsDir);
-  return JSON.stringify(
-    files.sort().map((file) => {
-      const info = statSync(file);
-      return [path.relative(courseRoot, file), info.size, info.mtimeMs];
-    }),
-  );
-}
 
 /** True when a process with this pid runs (other than this one). */
 function alive(pid) {
@@ -126,7 +107,7 @@ function compile(compiler, outDir) {
 /** True when `.pi-course/tooling` holds a complete build of the current sources. */
 async function ensureCompiled() {
   removeStalePartials();
-  const sources = fingerprint();
+  const sources = toolingStamp(courseRoot);
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === sources) return true;
   const compiler = findCompiler(path.join(courseRoot, "packages", "pi-course"));
   if (!("command" in compiler)) return false;

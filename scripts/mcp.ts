@@ -10,7 +10,7 @@
  * agent sees what the learner would: `lab_status` and `run_lab` run the labs as `lab` does
  * (and record the same progress), with `lab`'s own report as their text; `next_hint` takes
  * the next rung from `hint`'s ladder and stores it in the same `.pi-course/hints.json`;
- * `chapter_section` reads the folder's copy of the chapter text.
+ * `chapter_section` reads the folder's copy of the chapter text (and of the challenge tier's text, for its rules).
  *
  * The server runs until its client closes stdin. Interrupted (SIGINT, SIGTERM, SIGHUP), it
  * ends a running lab's test processes, removes their temporary folders and ends by the signal.
@@ -258,15 +258,22 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
     async chapterSection(raw) {
       const manifest = await loadManifest(root, chapter);
       if (manifest.text === undefined) throw new CourseError("MCP_TEXT_MISSING", `第 ${manifest.id} 章没有正文`);
-      let markdown: string;
-      try {
-        markdown = await readFile(path.join(root, ...manifest.text.split("/")), "utf8");
-      } catch (error) {
-        throw new CourseError(
-          "MCP_TEXT_MISSING",
-          `练习目录里没有第 ${manifest.id} 章的正文 ${manifest.text}（${(error as { code?: string }).code ?? (error as Error).message}）`,
-          { cause: error },
-        );
+      const read = async (file: string): Promise<string> => {
+        try {
+          return await readFile(path.join(root, ...file.split("/")), "utf8");
+        } catch (error) {
+          throw new CourseError(
+            "MCP_TEXT_MISSING",
+            `练习目录里没有第 ${manifest.id} 章的正文 ${file}（${(error as { code?: string }).code ?? (error as Error).message}）`,
+            { cause: error },
+          );
+        }
+      };
+      let markdown = await read(manifest.text);
+      const challengeText = manifest.challengeText === undefined ? undefined : await read(manifest.challengeText);
+      // A rule of the challenge tier (a challenge test's failure) is stated in its own text, when it has one.
+      if (findSection(markdown, raw) === undefined && challengeText !== undefined && findSection(challengeText, raw) !== undefined) {
+        markdown = challengeText;
       }
       const section = findSection(markdown, raw);
       const all = chapterSections(markdown);
@@ -275,8 +282,10 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
         const known = top.length === 0 ? "正文里没有编号的小节" : `有的节：${top.join("、")}（小节写成 18.1 这样）`;
         throw new CourseError("MCP_SECTION_UNKNOWN", `第 ${manifest.id} 章的正文没有第 “${raw}” 节；${known}`);
       }
-      const subsections = all
-        .filter((s) => s.number.startsWith(`${section.number}.`) && s.level > section.level)
+      // A section's subsections may continue in the challenge tier's text (Chapter 12's 10.1–10.5 under its section 10).
+      const continued = challengeText === undefined || markdown === challengeText ? [] : chapterSections(challengeText);
+      const subsections = [...all, ...continued]
+        .filter((s) => s.number.startsWith(`${section.number}.`) && (s.level > section.level || continued.includes(s)))
         .map((s) => ({ number: s.number, title: s.title }));
       const data: SectionData = { chapter: manifest.id, section: section.number, title: section.title, text: section.text, subsections };
       return { text: section.text, data };

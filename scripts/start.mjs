@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: runs the compiled demo session after `npm run build`. From chapter 13 on
-// that is the runtime's session (packages/pi-course/src/runtime-start.ts); at chapter 12
-// it is the resources demo (packages/pi-course/src/start.ts). A compiled file counts only
+// `npm start`: runs the compiled demo session after `npm run build`. The app lives in
+// packages/pi-course/src/app/: from chapter 13 on it runs the runtime's session
+// (app/runtime-start.ts); at chapter 12 the resources demo (app/start.ts). A compiled file counts only
 // while its source is there, so a build left over from a later checkpoint is not run. At a
 // checkpoint before chapter 12 neither exists; this says so instead of failing on a
 // missing module, and in a practice folder of such a chapter it shows the chapter's labs and
@@ -26,7 +26,7 @@ function chapterOfPracticeFolder() {
 }
 
 const entry = ["runtime-start", "start"]
-  .map((name) => ({ source: path.join(pkg, "src", `${name}.ts`), compiled: path.join(pkg, "dist", "src", `${name}.js`) }))
+  .map((name) => ({ source: path.join(pkg, "src", "app", `${name}.ts`), compiled: path.join(pkg, "dist", "src", "app", `${name}.js`) }))
   .find((candidate) => existsSync(candidate.source) && existsSync(candidate.compiled));
 const practiceChapter = entry === undefined ? chapterOfPracticeFolder() : undefined;
 if (entry === undefined && practiceChapter !== undefined) {
@@ -37,7 +37,7 @@ if (entry === undefined && practiceChapter !== undefined) {
   process.exitCode = lab.status ?? 1;
 } else if (entry === undefined) {
   process.stderr.write(
-    "npm start 运行第 12 章的演示会话（packages/pi-course/src/start.ts），当前检出的代码里还没有它：\n" +
+    "npm start 运行第 12 章的演示会话（packages/pi-course/src/app/start.ts），当前检出的代码里还没有它：\n" +
       "它随第 12 章加入。请在 main 或第 12 章的 target 上运行 npm start。\n",
   );
   process.exitCode = 1;

@@ -24,6 +24,7 @@ export interface Deferred<T> {
   readonly settled: boolean;
 }
 
+/** 施工位的错误：消息说出哪个 Lab 来写这段代码。每个 Lab 都做完后没有代码再调用它，删掉或留着都行。 */
 function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
 }

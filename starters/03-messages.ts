@@ -56,7 +56,7 @@ export interface ToolResultMessage {
 /** Every message of a conversation: what the model is sent and what a session stores. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
-/** The scaffold's "not built yet" error: its message names the lab that builds the code. */
+/** The scaffold's "not built yet" error: its message names the lab that builds the code. 每个 Lab 都做完后没有代码再调用它，删掉或留着都行。 */
 function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
 }

@@ -60,7 +60,7 @@ function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
 }
 
-// ── Lab 12.1 · roots 顺序决定 catalog winner ──
+// ── Lab 12.1 · roots 的顺序决定清单里谁胜出 ──
 
 // 🔨 Lab 12.1：先写 helper——canonical root（缺失或不是目录 → RESOURCE_ROOT_MISSING）、
 //    frontmatter 扫描（允许 BOM 与 CRLF）、只读 SKILL.md 前缀的分块读取、单个 root 的扫描。
@@ -84,7 +84,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
   throw labError("Lab 12.1 resource catalog");
 }
 
-// ── Lab 12.2 · activation 才把 Skill 正文交给本轮 ──
+// ── Lab 12.2 · 激活时才把技能正文交给本轮 ──
 
 // 🔨 Lab 12.2：先写 containment helper——用 path.relative 判断，不要比较字符串前缀。
 
@@ -104,7 +104,7 @@ export async function activateSkill(catalog: ResourceCatalog, name: string, opti
   throw labError("Lab 12.2 skill activation");
 }
 
-// ── Lab 12.3 · 模板与 Skill 从两个入口汇入一次模型请求 ──
+// ── Lab 12.3 · 模板与技能从两个入口汇入一次请求 ──
 
 /**
  * Renders `template` with `args` into a canonical `UserMessage` stamped `Date.now()`.
@@ -138,7 +138,7 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   throw labError("Lab 12.3 template and context");
 }
 
-// ── Lab 12.4 · Extension 先获准，再一次性注册 ──
+// ── Lab 12.4 · 扩展先获准，再一次性注册 ──
 
 interface HookEntry<L> {
   extensionId: string;
@@ -235,7 +235,7 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
   throw labError("Lab 12.4 trust and staging");
 }
 
-// ── Lab 12.5 · 一次工具调用怎样穿过 hooks ──
+// ── Lab 12.5 · 一次工具调用怎样穿过 hook ──
 
 // 🔨 Lab 12.5：建议的 helper——等待一个 hook 至多 hookTimeoutMs（Promise.race，结束后 clearTimeout）、
 //    深冻结、与 call 配对的 blocked result、调用 onDiagnostic（它自己抛错也不能打断调用）。

@@ -497,7 +497,7 @@ function labError(lab: string): Error {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.1 · 技能目录只给名字和描述，按字节预算
+// Lab 13.1 · 技能清单只给名字和描述，按字节预算
 // ---------------------------------------------------------------------------
 
 // 🔨 Lab 13.1：先写一个 helper，把一个名字或描述变成一行，按顺序三步：先去掉不是空白的控制字符
@@ -536,8 +536,8 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 //    resources，最多 8 项，不许别的字段）和 parse 的对象。parse 不合格时抛 RuntimeError，code 是 skill_invalid_request，
 //    消息以这个 code 加冒号开头。name 只要是字符串就过 schema：它是不是技能名，由快照说了算（execute 里查）。
 // 🔨 Lab 13.2：再写一个给名字和路径加引号的 helper：JSON.stringify 之后，把它不转义的 U+007F–U+009F、U+2028、U+2029
-//    和双向控制符也写成 \uXXXX（第 3.3 节）；每条消息里的技能名、每个文件标题里的名字和路径都经过它。
-// 🔨 Lab 13.2：文件请求的错误另写一个翻译函数（第 3.3 节的表）：SKILL_CHANGED 照旧是 skill_changed，
+//    和双向控制符也写成 \uXXXX（§C4.7）；每条消息里的技能名、每个文件标题里的名字和路径都经过它。
+// 🔨 Lab 13.2：文件请求的错误另写一个翻译函数（§C4.6 的表）：SKILL_CHANGED 照旧是 skill_changed，
 //    SKILL_PATH_INVALID、SKILL_PATH_ESCAPE、SKILL_RESOURCE_MISSING 是 skill_resource_invalid，其余是 skill_resource_unreadable。
 
 /**
@@ -577,8 +577,8 @@ export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRe
   // 🔨 Lab 13.2：返回一个 Tool：name 是 load_skill，一句 description，schema 是你写的那个
   // 🔨 Lab 13.2：execute：名字不在快照里 → skill_not_found；在 hidden 里 → skill_hidden；
   //    否则每次都用第 12 章的 activateSkill 现读正文，它抛的错交给 skillLoadError()
-  // 🔨 Lab 13.2：没有 resources（或是空数组）：文字是正文，再接上 skillFilesOf(技能的 root) 列出的文件（格式见第 3.5 节），
-  //    details 是 { name, files }；有 resources：再用 activateSkill(快照, name, { resources }) 读这些文件（第 3.6 节），
+  // 🔨 Lab 13.2：没有 resources（或是空数组）：文字是正文，再接上 skillFilesOf(技能的 root) 列出的文件（格式见 §C4.9），
+  //    details 是 { name, files }；有 resources：再用 activateSkill(快照, name, { resources }) 读这些文件（§C4.10），
   //    它抛的错交给你的文件错误翻译函数；文字是每个文件的标题和内容，details 是 { name, resources }
   // 🔨 Lab 13.2：错误：返回 isError 为 true 的输出（不要抛出），文字是错误的 message，details 是名字和 code
   // 🔨 Lab 13.2：成功之后调用 onLoad 记下这次加载（by 是 model，at 取 now），两种成功都记一条
@@ -677,7 +677,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.5 · 一次请求：预算之内，经扩展 host，记进 session
+// Lab 13.5 · 一次请求：预算之内，经扩展宿主，记进 session
 // ---------------------------------------------------------------------------
 
 /**
@@ -715,7 +715,7 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.6 · reload：换掉代码与目录，留下会话
+// Lab 13.6 · reload：换掉代码与清单，留下会话
 // ---------------------------------------------------------------------------
 
 // 🔨 Lab 13.6：先写一个 helper，每次都 import 出扩展模块的新实例：在文件 URL 上加一个本进程里不会重复的查询参数，

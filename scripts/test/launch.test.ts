@@ -68,6 +68,19 @@ test("launch: the first run compiles the tooling, later runs reuse it until a so
   assert.ok(statSync(stamp(root)).mtimeMs > built, "a changed source triggers a rebuild");
 });
 
+test("launch: a build copied into another tree with the same sources (a clone: new files, new times) is used as it is", (t) => {
+  const first = courseCopy(t);
+  assert.equal(launch(first, "hint", "--help").status, 0);
+  const second = courseCopy(t);
+  cpSync(path.join(first, ".pi-course"), path.join(second, ".pi-course"), { recursive: true });
+  const copied = statSync(stamp(second)).mtimeMs;
+  assert.equal(launch(second, "hint", "--help").status, 0);
+  assert.equal(statSync(stamp(second)).mtimeMs, copied, "no compile: the stamp is the sources' content");
+  appendFileSync(path.join(second, "scripts", "lib", "lab", "hints.ts"), "\n// edited in the clone\n");
+  assert.equal(launch(second, "hint", "--help").status, 0);
+  assert.ok(statSync(stamp(second)).mtimeMs > copied, "other content: compiled again");
+});
+
 test("launch: tooling that does not compile runs from source", (t) => {
   const root = courseCopy(t);
   // A syntax error: the compiler gives up after parsing, so the fallback is reached without a whole type check.

@@ -74,7 +74,7 @@ function normalizeLineEnds(value: string): string {
   return value.replaceAll("\r\n", "\n");
 }
 
-// ── Lab 12.1 · roots 顺序决定 catalog winner ──
+// ── Lab 12.1 · roots 的顺序决定清单里谁胜出 ──
 
 /** The largest YAML block (between the `---` lines) a resource may carry. */
 const FRONTMATTER_LIMIT = 64 * 1024;
@@ -392,7 +392,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
   };
 }
 
-// ── Lab 12.2 · activation 才把 Skill 正文交给本轮 ──
+// ── Lab 12.2 · 激活时才把技能正文交给本轮 ──
 
 /** True when `target` is `root` or below it. Compares path segments, not string prefixes. */
 function isInside(root: string, target: string): boolean {
@@ -491,7 +491,7 @@ export async function activateSkill(catalog: ResourceCatalog, name: string, opti
   return structuredClone({ kind: "skill", name, description, source, root, body: current.body, resources: files });
 }
 
-// ── Lab 12.3 · 模板与 Skill 从两个入口汇入一次模型请求 ──
+// ── Lab 12.3 · 模板与技能从两个入口汇入一次请求 ──
 
 const PLACEHOLDER = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 
@@ -567,7 +567,7 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   return sections.join("\n\n");
 }
 
-// ── Lab 12.4 · Extension 先获准，再一次性注册 ──
+// ── Lab 12.4 · 扩展先获准，再一次性注册 ──
 
 interface HookEntry<L> {
   extensionId: string;
@@ -778,7 +778,7 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
   return { id: frozen.id, status: "active" };
 }
 
-// ── Lab 12.5 · 一次工具调用怎样穿过 hooks ──
+// ── Lab 12.5 · 一次工具调用怎样穿过 hook ──
 
 type Settled<T> = { kind: "value"; value: T } | { kind: "error"; error: unknown } | { kind: "timeout" };
 

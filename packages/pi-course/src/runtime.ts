@@ -499,7 +499,7 @@ function serialized(): <T>(work: () => Promise<T>) => Promise<T> {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.1 · 技能目录只给名字和描述，按字节预算
+// Lab 13.1 · 技能清单只给名字和描述，按字节预算
 // ---------------------------------------------------------------------------
 
 // Control characters that are not whitespace, and the bidirectional controls that can
@@ -624,7 +624,7 @@ const loadSkillSchema: Schema<LoadSkillRequest> = {
 function skillLoadError(error: unknown, name: string): RuntimeError {
   const code = codeOf(error);
   if (code === "SKILL_NOT_FOUND") {
-    return new RuntimeError("skill_not_found", `skill_not_found: 技能 ${quoted(name)} 不在目录里（目录是启动时的快照；新加的技能要等 reload 之后）`);
+    return new RuntimeError("skill_not_found", `skill_not_found: 技能 ${quoted(name)} 不在清单里（清单是启动时的快照；新加的技能要等 reload 之后）`);
   }
   if (code === "SKILL_CHANGED" || code === "SKILL_PATH_ESCAPE") {
     return new RuntimeError("skill_changed", `skill_changed: 技能 ${quoted(name)} 在磁盘上变了（改了名字、被删除或被换走）；reload 之后再试`);
@@ -903,7 +903,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.5 · 一次请求：预算之内，经扩展 host，记进 session
+// Lab 13.5 · 一次请求：预算之内，经扩展宿主，记进 session
 // ---------------------------------------------------------------------------
 
 /**
@@ -996,7 +996,7 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
 }
 
 // ---------------------------------------------------------------------------
-// Lab 13.6 · reload：换掉代码与目录，留下会话
+// Lab 13.6 · reload：换掉代码与清单，留下会话
 // ---------------------------------------------------------------------------
 
 let freshImports = 0;

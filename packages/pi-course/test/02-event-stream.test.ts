@@ -1,152 +1,570 @@
+/**
+ * Chapter 02 labs · the event stream. Fifteen tests in five labs (4, 3, 3, 2, 3); every name
+ * starts with its lab id, so one lab runs alone with
+ *
+ *   npm run lab -w @pi/course -- 2.1
+ *
+ * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
+ * chapters/02-event-stream.md that it checks. Everything is observed through the public
+ * class only: what `push`, `end`, `fail` and `closed` say, what the reader's `next()` gives,
+ * what `result()` settles to, the listeners on a signal (`events.getEventListeners`). A read
+ * that never ends is looked at after a few turns of the event loop and reported as
+ * "pending", so a stream that hangs fails its test instead of hanging the file. No check
+ * depends on the wall clock. The tests of a lab use nothing of a later lab, so each lab
+ * turns green on its own, in order.
+ */
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import test from "node:test";
-import { tick } from "../src/async.js";
-import { EventStream } from "../src/event-stream.js";
+import { EventStream, EventStreamError } from "../src/event-stream.js";
+import { isScaffold, rule } from "./support/rules.js";
 
-async function collect<E>(stream: AsyncIterable<E>): Promise<E[]> {
-  const seen: E[] = [];
-  for await (const event of stream) seen.push(event);
+// ---------------------------------------------------------------------------
+// Outcomes, reads, the running example
+// ---------------------------------------------------------------------------
+
+/** One turn of the real event loop. */
+const realTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+type Outcome<T> = { status: "fulfilled"; value: T } | { status: "rejected"; reason: unknown } | { status: "pending" };
+
+/**
+ * How `watched` stands after at most `turns` turns of the event loop: a wait that never ends
+ * is "pending", not a hung test. A starter's scaffold error is thrown on (it means "not
+ * written yet", whichever promise carried it).
+ */
+async function outcomeOf<T>(watched: Promise<T>, turns = 3): Promise<Outcome<T>> {
+  let outcome: Outcome<T> = { status: "pending" };
+  watched.then(
+    (fulfilled) => {
+      outcome = { status: "fulfilled", value: fulfilled };
+    },
+    (rejected: unknown) => {
+      outcome = { status: "rejected", reason: rejected };
+    },
+  );
+  for (let i = 0; i < turns && outcome.status === "pending"; i++) await realTurn();
+  const seen = outcome as Outcome<T>; // set by the callbacks above, which TypeScript does not follow
+  if (seen.status === "rejected" && isScaffold(seen.reason)) throw seen.reason;
   return seen;
 }
 
-test("Lab 2.1 · 先推后读：事件按顺序排队，end 之后读完即结束，result 给出最终结果", async () => {
-  const stream = new EventStream<number, string>();
-  for (let i = 1; i <= 3; i++) assert.equal(stream.push(i), true);
-  assert.equal(stream.end("done"), true);
-  assert.equal(stream.closed, true);
-  assert.deepEqual(await collect(stream), [1, 2, 3]);
-  assert.equal(await stream.result(), "done");
-  assert.equal(stream.result(), stream.result(), "同一个 promise");
-});
+/** What one call of `next()` gave: an event, the end (`done`), an error, or nothing yet. */
+type Step<E> = { event: E } | { done: true } | { threw: unknown } | { pending: true };
 
-test("Lab 2.1 · 边推边读：等待中的消费者直接拿到新事件，push 从不等待", async () => {
-  const stream = new EventStream<string, number>();
-  const reading = collect(stream);
-  const produced: string[] = [];
-  void (async () => {
-    for (const word of ["a", "b", "c"]) {
-      await tick();
-      stream.push(word);
-      produced.push(word);
+function stepOf<E>(outcome: Outcome<IteratorResult<E>>): Step<E> {
+  if (outcome.status === "pending") return { pending: true };
+  if (outcome.status === "rejected") return { threw: outcome.reason };
+  return outcome.value.done === true ? { done: true } : { event: outcome.value.value };
+}
+
+/** Calls `next()` once and reports what it gave. */
+async function step<E>(reader: AsyncIterator<E>): Promise<Step<E>> {
+  return stepOf(await outcomeOf(reader.next()));
+}
+
+/** What a `for await` loop over a stream saw: the events, and how it stopped (or that it has not stopped yet). */
+interface Reading<E> {
+  events: E[];
+  end: "done" | "threw" | "pending";
+  error?: unknown;
+}
+
+/** More events than any test pushes: a reader that gets this many is looping on one event. */
+const READ_LIMIT = 100;
+
+/**
+ * Starts reading `stream` the way `for await` does (one iterator, then `next()` until `done`
+ * or an error), as the example's screen does; `seen()` reports what it has read so far,
+ * after `turns` turns of the event loop. It stops by itself after `READ_LIMIT` events, so a
+ * stream that hands out the same event forever fails the test instead of spinning.
+ */
+function startReading<E>(stream: AsyncIterable<E>): { seen(turns?: number): Promise<Reading<E>> } {
+  const events: E[] = [];
+  const loop = (async () => {
+    const reader = stream[Symbol.asyncIterator]();
+    while (events.length < READ_LIMIT) {
+      const next = await reader.next();
+      if (next.done === true) return "done";
+      events.push(next.value);
     }
-    stream.end(produced.length);
+    return "endless";
   })();
-  assert.deepEqual(await reading, ["a", "b", "c"]);
-  assert.equal(await stream.result(), 3);
+  return {
+    async seen(turns = 5) {
+      const outcome = await outcomeOf(loop, turns);
+      if (outcome.status === "pending" || (outcome.status === "fulfilled" && outcome.value === "endless")) return { events: [...events], end: "pending" };
+      if (outcome.status === "rejected") return { events: [...events], end: "threw", error: outcome.reason };
+      return { events: [...events], end: "done" };
+    },
+  };
+}
+
+/** Reads `stream` as `for await` does, to its end (or for a few turns), and reports what the reader saw. */
+function readAll<E>(stream: AsyncIterable<E>, turns = 5): Promise<Reading<E>> {
+  return startReading(stream).seen(turns);
+}
+
+/**
+ * Someone waits for `stream`'s result from the start, as the agent loop does: its failure
+ * is then never unhandled, whether or not the stream guards it. Every test that makes a
+ * stream fail does this, except the one that checks the guard itself (§C5.4).
+ */
+function askForResult<E, R>(stream: EventStream<E, R>): void {
+  stream.result().catch(() => {});
+}
+
+/** The abort listeners attached to `signal` right now. */
+const abortListeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
+
+/** The example's events: one model answer, in three pieces. */
+interface Piece {
+  delta: string;
+}
+const ANSWER = "我先读一下 a.ts。";
+const pieces = (): Piece[] => [{ delta: "我先" }, { delta: "读一下" }, { delta: " a.ts。" }];
+
+// ---------------------------------------------------------------------------
+// Lab 2.1 · 边推边读：一个写者，一个读者
+// ---------------------------------------------------------------------------
+
+test("Lab 2.1 · 先推后读：按推入的顺序交付，每个一次，原样", async () => {
+  const stream = new EventStream<Piece, string>();
+  const [first, second, third] = pieces() as [Piece, Piece, Piece];
+  await rule("§C3.1：开着的流上 push 返回 true", () => {
+    assert.equal(stream.push(first), true);
+    assert.equal(stream.push(second), true);
+  });
+  const reader = stream[Symbol.asyncIterator]();
+  await rule("§C3.1：读者开始之前推入的事件都留着，按推入的顺序交付", async () => {
+    assert.deepEqual(await step(reader), { event: first });
+    stream.push(third);
+    assert.deepEqual(await step(reader), { event: second });
+    assert.deepEqual(await step(reader), { event: third });
+  });
+  await rule("§C3.1：交给读者的是推入的那个对象本身，不是副本", async () => {
+    const piece = { delta: "原样" };
+    stream.push(piece);
+    const got = await step(reader);
+    assert.ok("event" in got, `next() 应当给出一个事件，实际是 ${JSON.stringify(got)}`);
+    assert.equal(got.event, piece);
+  });
+  await rule("§C3.1：每个事件只交付一次：都读完了而流还开着，next() 就等着，不结束也不出错", async () => {
+    assert.deepEqual(await step(reader), { pending: true });
+  });
 });
 
-test("Lab 2.1 · 大量事件不丢不重，顺序不变", async () => {
-  const stream = new EventStream<number, void>();
-  const count = 5000;
-  for (let i = 0; i < count; i++) stream.push(i);
-  stream.end();
-  const seen = await collect(stream);
-  assert.equal(seen.length, count);
-  assert.ok(seen.every((value, index) => value === index));
+test("Lab 2.1 · 等着的读者：下一次 push 直接交给它", async () => {
+  const stream = new EventStream<Piece, string>();
+  const reader = stream[Symbol.asyncIterator]();
+  const [first, second, third] = pieces() as [Piece, Piece, Piece];
+  await rule("§C3.2：读者先到：next() 等着；下一次 push 把事件直接交给这个 next()", async () => {
+    const waiting = reader.next();
+    assert.deepEqual(stepOf(await outcomeOf(waiting)), { pending: true });
+    assert.equal(stream.push(first), true);
+    assert.deepEqual(stepOf(await outcomeOf(waiting)), { event: first });
+  });
+  await rule("§C3.2：几个 next() 一起等着：按调用的顺序，各得一个事件", async () => {
+    const a = reader.next();
+    const b = reader.next();
+    const c = reader.next();
+    stream.push(first);
+    stream.push(second);
+    stream.push(third);
+    assert.deepEqual(
+      [stepOf(await outcomeOf(a)), stepOf(await outcomeOf(b)), stepOf(await outcomeOf(c))],
+      [{ event: first }, { event: second }, { event: third }],
+    );
+  });
+  await rule("§C3.2：直接交出去的事件不再排进队列：下一个 next() 拿到的是新推入的，没有新的就等着", async () => {
+    const waiting = reader.next();
+    stream.push(first);
+    assert.deepEqual(stepOf(await outcomeOf(waiting)), { event: first });
+    stream.push(second);
+    assert.deepEqual(await step(reader), { event: second });
+    assert.deepEqual(await step(reader), { pending: true });
+  });
 });
 
-test("Lab 2.2 · fail：先交付已排队的事件，再抛出同一个错误；result 以它拒绝", async () => {
+test("Lab 2.1 · push 从不等待：没人读也照收，不丢、不拒", async () => {
+  const count = 10_000;
   const stream = new EventStream<number, string>();
-  const boom = new Error("boom");
-  stream.push(1);
-  stream.push(2);
-  stream.fail(boom);
-  const seen: number[] = [];
-  await assert.rejects(
-    (async () => {
-      for await (const event of stream) seen.push(event);
-    })(),
-    (error) => error === boom,
-  );
-  assert.deepEqual(seen, [1, 2]);
-  await assert.rejects(stream.result(), (error) => error === boom);
-
-  const waiting = new EventStream<number, string>();
-  const pending = collect(waiting);
-  await tick();
-  waiting.fail(boom);
-  await assert.rejects(pending, (error) => error === boom, "正在等待的消费者也会收到错误");
+  await rule(`§C3.3：没有读者时 push 也返回 true：连推 ${count} 个，每次都是 true`, () => {
+    const refused: number[] = [];
+    for (let i = 0; i < count; i++) if (stream.push(i) !== true) refused.push(i);
+    assert.deepEqual(refused.slice(0, 3), [], `有 ${refused.length} 次 push 没有返回 true`);
+  });
+  await rule(`§C3.3：队列没有上限：${count} 个事件一个不丢，按顺序交付`, async () => {
+    const reader = stream[Symbol.asyncIterator]();
+    const seen: number[] = [];
+    const reading = (async () => {
+      for (let i = 0; i < count; i++) {
+        const next = await reader.next();
+        if (next.done === true) return;
+        seen.push(next.value);
+      }
+    })();
+    await outcomeOf(reading, 20);
+    assert.equal(seen.length, count, `读到 ${seen.length} 个`);
+    const outOfOrder = seen.findIndex((value, index) => value !== index);
+    assert.equal(outOfOrder, -1, `第 ${outOfOrder} 个事件是 ${seen[outOfOrder]}`);
+  });
 });
 
-test("Lab 2.2 · 先到先得：关闭之后 push、end、fail 都返回 false 且不改变任何东西", async () => {
-  const stream = new EventStream<number, string>();
-  stream.push(1);
-  stream.end("first");
-  assert.equal(stream.push(2), false);
-  assert.equal(stream.end("second"), false);
-  assert.equal(stream.fail(new Error("late")), false);
-  assert.deepEqual(await collect(stream), [1]);
-  assert.equal(await stream.result(), "first");
+test("Lab 2.1 · 只有一个读者：第二个当场被拒绝", async () => {
+  await rule("§C3.4：已经有读者时（哪怕它还没调用 next）再要迭代器：当场抛出 EventStreamError，code 是 STREAM_ALREADY_CONSUMED", () => {
+    const stream = new EventStream<Piece, string>();
+    stream[Symbol.asyncIterator]();
+    assert.throws(
+      () => stream[Symbol.asyncIterator](),
+      (error: unknown) => error instanceof EventStreamError && error.code === "STREAM_ALREADY_CONSUMED",
+    );
+  });
+  await rule("§C3.4：for await 也是要迭代器：一个读者在读时，第二个 for await 立刻失败", async () => {
+    const stream = new EventStream<Piece, string>();
+    stream[Symbol.asyncIterator]();
+    const second = await readAll(stream);
+    assert.equal(second.end, "threw", "第二个 for await 应当失败");
+    assert.equal((second.error as { code?: unknown }).code, "STREAM_ALREADY_CONSUMED");
+  });
+  await rule("§C3.4：被拒绝的第二个读者不打扰第一个：第一个照常读到每个事件", async () => {
+    const stream = new EventStream<Piece, string>();
+    const [first, second] = pieces() as [Piece, Piece];
+    stream.push(first);
+    const reader = stream[Symbol.asyncIterator]();
+    assert.throws(() => stream[Symbol.asyncIterator]());
+    stream.push(second);
+    assert.deepEqual([await step(reader), await step(reader)], [{ event: first }, { event: second }]);
+  });
 });
 
-test("Lab 2.2 · 没人询问的失败不会变成 unhandledRejection", async () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  process.on("unhandledRejection", onUnhandled);
-  try {
-    new EventStream<number, string>().fail(new Error("nobody asked"));
-    await tick();
-    await tick();
-  } finally {
-    process.off("unhandledRejection", onUnhandled);
+// ---------------------------------------------------------------------------
+// Lab 2.2 · end 与 result：读完剩下的，再交出结果
+// ---------------------------------------------------------------------------
+
+test("Lab 2.2 · end 之后：先读完排着的事件，再结束；result 给出最终结果", async () => {
+  const stream = new EventStream<Piece, string>();
+  const all = pieces();
+  for (const piece of all) stream.push(piece);
+  await rule("§C4.2：流还开着时，result() 还没有结果", async () => {
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "pending" });
+  });
+  await rule("§C4.1：end 返回 true，closed 当场变成 true", () => {
+    assert.equal(stream.closed, false);
+    assert.equal(stream.end(ANSWER), true);
+    assert.equal(stream.closed, true);
+  });
+  const reader = stream[Symbol.asyncIterator]();
+  await rule("§C4.1：end 之前排着的事件照样按顺序交付；读完之后 next() 给出 done，之后每次都是 done", async () => {
+    const steps = [];
+    for (let i = 0; i < all.length + 2; i++) steps.push(await step(reader));
+    assert.deepEqual(steps, [...all.map((event) => ({ event })), { done: true }, { done: true }]);
+  });
+  await rule("§C4.2：end 之后，result() 兑现为传给 end 的那个值", async () => {
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
+  });
+});
+
+test("Lab 2.2 · 边推边读到结束：等着的读者随 end 一起结束", async () => {
+  const stream = new EventStream<Piece, string>();
+  const screen = startReading(stream);
+  const all = pieces();
+  for (const piece of all) {
+    stream.push(piece);
+    await realTurn();
   }
-  assert.deepEqual(unhandled, []);
+  await rule("§C4.1：读者正等着时 end：它的 next() 当场以 done 结束，for await 退出，推过的事件一个不少", async () => {
+    assert.equal(stream.end(ANSWER), true);
+    assert.deepEqual(await screen.seen(), { events: all, end: "done" });
+  });
+  await rule("§C4.1：几个 next() 一起等着时 end：每一个都以 done 结束", async () => {
+    const other = new EventStream<Piece, string>();
+    const reader = other[Symbol.asyncIterator]();
+    const waiting = [reader.next(), reader.next(), reader.next()];
+    other.end("");
+    const steps = [];
+    for (const one of waiting) steps.push(stepOf(await outcomeOf(one)));
+    assert.deepEqual(steps, [{ done: true }, { done: true }, { done: true }]);
+  });
+  await rule("§C4.2：只关心结果的一方（agent 循环）：result() 兑现为 end 的值", async () => {
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
+  });
 });
 
-test("Lab 2.3 · 只有一个消费者：第二次迭代抛出 STREAM_ALREADY_CONSUMED", async () => {
-  const stream = new EventStream<number, void>();
-  stream[Symbol.asyncIterator]();
-  assert.throws(() => stream[Symbol.asyncIterator](), { code: "STREAM_ALREADY_CONSUMED" });
+test("Lab 2.2 · 只结束一次：之后的 push 和 end 都返回 false，什么都不变", async () => {
+  const stream = new EventStream<Piece, string>();
+  const [first, late] = pieces() as [Piece, Piece];
+  stream.push(first);
+  await rule("§C4.3：end 之后 push 返回 false，这个事件不会交给读者", async () => {
+    assert.equal(stream.end("第一次"), true);
+    assert.equal(stream.push(late), false);
+    const reader = stream[Symbol.asyncIterator]();
+    assert.deepEqual([await step(reader), await step(reader)], [{ event: first }, { done: true }]);
+  });
+  await rule("§C4.3：第二次 end 返回 false：result 仍是第一次的值，closed 仍是 true", async () => {
+    assert.equal(stream.end("第二次"), false);
+    assert.equal(stream.closed, true);
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: "第一次" });
+  });
 });
 
-test("Lab 2.3 · 消费者提前 break：丢弃剩余事件，生产者照常结束，result 仍然到达", async () => {
-  const stream = new EventStream<number, string>();
-  stream.push(1);
-  stream.push(2);
-  stream.push(3);
-  const seen: number[] = [];
-  for await (const event of stream) {
-    seen.push(event);
-    break;
-  }
-  assert.deepEqual(seen, [1]);
-  assert.equal(stream.push(4), true, "流仍然开着，只是没人读了");
-  stream.end("finished");
-  assert.equal(await stream.result(), "finished");
+// ---------------------------------------------------------------------------
+// Lab 2.3 · fail：失败也只结束一次
+// ---------------------------------------------------------------------------
+
+test("Lab 2.3 · fail 之后：先读完排着的事件，再抛出同一个错误", async () => {
+  const stream = new EventStream<Piece, string>();
+  const [first, second] = pieces() as [Piece, Piece];
+  const lost = new Error("连接断了");
+  askForResult(stream);
+  stream.push(first);
+  stream.push(second);
+  await rule("§C5.1：fail 返回 true，closed 当场变成 true", () => {
+    assert.equal(stream.fail(lost), true);
+    assert.equal(stream.closed, true);
+  });
+  await rule("§C5.1：fail 之前排着的事件照样交付，然后 for await 抛出 fail 的那个错误本身", async () => {
+    const seen = await readAll(stream);
+    assert.deepEqual(seen.events, [first, second]);
+    assert.equal(seen.end, "threw", "排着的事件读完之后，循环应当抛错");
+    assert.equal(seen.error, lost, "抛出的应当是 fail 收到的那个对象");
+  });
+  await rule("§C5.2：result() 以同一个错误拒绝", async () => {
+    const outcome = await outcomeOf(stream.result());
+    assert.equal(outcome.status, "rejected");
+    assert.equal((outcome as { reason: unknown }).reason, lost);
+  });
+  await rule("§C5.1、§C5.2：读者正等着时 fail：它的 next() 当场以那个错误拒绝；不是 Error 的值也原样交出，result() 也以它拒绝", async () => {
+    const other = new EventStream<Piece, string>();
+    askForResult(other);
+    const reader = other[Symbol.asyncIterator]();
+    const waiting = reader.next();
+    other.fail("断线");
+    assert.deepEqual(stepOf(await outcomeOf(waiting)), { threw: "断线" });
+    assert.deepEqual(await step(reader), { threw: "断线" }, "之后的 next() 也以它拒绝");
+    assert.deepEqual(await outcomeOf(other.result()), { status: "rejected", reason: "断线" }, "result() 以同一个值拒绝");
+  });
 });
 
-test("Lab 2.4 · signal 中止时流立刻以 onAbort 的结果结束，生产者的 push 返回 false", async () => {
-  const controller = new AbortController();
-  const stream = new EventStream<number, string>({ signal: controller.signal, onAbort: (reason) => `aborted: ${String(reason)}` });
-  stream.push(1);
-  controller.abort("user");
-  assert.equal(stream.closed, true);
-  assert.equal(stream.push(2), false);
-  assert.deepEqual(await collect(stream), [1]);
-  assert.equal(await stream.result(), "aborted: user");
+test("Lab 2.3 · 先到先得：end 和 fail 谁先谁算", async () => {
+  await rule("§C5.3：end 之后 fail 返回 false：result 仍是 end 的值，读者仍以 done 结束", async () => {
+    const stream = new EventStream<Piece, string>();
+    stream.end(ANSWER);
+    assert.equal(stream.fail(new Error("晚到的失败")), false);
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
+    assert.deepEqual(await readAll(stream), { events: [], end: "done" });
+  });
+  await rule("§C5.3：fail 之后 end、push、fail 都返回 false：result 仍以第一个错误拒绝", async () => {
+    const stream = new EventStream<Piece, string>();
+    const first = new Error("第一个错误");
+    stream.fail(first);
+    assert.equal(stream.end(ANSWER), false, "end");
+    assert.equal(stream.push({ delta: "晚了" }), false, "push");
+    assert.equal(stream.fail(new Error("第二个错误")), false, "fail");
+    const outcome = await outcomeOf(stream.result());
+    assert.equal((outcome as { reason?: unknown }).reason, first);
+    const seen = await readAll(stream);
+    assert.deepEqual(seen.events, [], "失败之后推的事件不交付");
+    assert.equal(seen.error, first);
+  });
 });
 
-test("Lab 2.4 · 没有 onAbort 时以中止原因失败；已中止的 signal 让流一开始就关闭", async () => {
-  const controller = new AbortController();
-  const stream = new EventStream<number, string>({ signal: controller.signal });
-  const reason = new Error("stop");
-  controller.abort(reason);
-  await assert.rejects(stream.result(), (error) => error === reason);
-
-  const early = new EventStream<number, string>({ signal: AbortSignal.abort("gone"), onAbort: () => "early" });
-  assert.equal(early.closed, true);
-  assert.equal(early.push(1), false);
-  assert.equal(await early.result(), "early");
+test("Lab 2.3 · 没人问的失败：不是未处理的拒绝，问的时候照样拿到", async () => {
+  await rule("§C5.4：没人读、也没人调用 result() 时 fail：不产生未处理的拒绝（unhandledRejection）", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      new EventStream<Piece, string>().fail(new Error("§C5.4：没人问的失败不能变成未处理的拒绝（这一行是那次失败本身）"));
+      await realTurn();
+      await realTurn();
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    assert.equal(unhandled.length, 0, `出现了 ${unhandled.length} 个未处理的拒绝`);
+  });
+  await rule("§C5.4：过一会儿再问：result() 仍以那个错误拒绝", async () => {
+    const stream = new EventStream<Piece, string>();
+    const later = new Error("稍后才问");
+    stream.fail(later);
+    await realTurn();
+    await realTurn();
+    const outcome = await outcomeOf(stream.result());
+    assert.equal((outcome as { reason?: unknown }).reason, later);
+  });
 });
 
-test("Lab 2.4 · 流结束后不再挂在长寿的 signal 上", async () => {
+// ---------------------------------------------------------------------------
+// Lab 2.4 · 读者提前离开：break 之后
+// ---------------------------------------------------------------------------
+
+test("Lab 2.4 · break 之后：读者什么都不再收到，流照常开着", async () => {
+  const [first, second, third] = pieces() as [Piece, Piece, Piece];
+  await rule("§C6.1：for await 里 break：循环正常退出，不抛错", async () => {
+    const stream = new EventStream<Piece, string>();
+    stream.push(first);
+    stream.push(second);
+    const seen: Piece[] = [];
+    const loop = (async () => {
+      for await (const piece of stream) {
+        seen.push(piece);
+        break;
+      }
+    })();
+    assert.deepEqual(await outcomeOf(loop), { status: "fulfilled", value: undefined });
+    assert.deepEqual(seen, [first]);
+  });
+  const stream = new EventStream<Piece, string>();
+  stream.push(first);
+  stream.push(second);
+  stream.push(third);
+  const reader = stream[Symbol.asyncIterator]();
+  await rule("§C6.1：离开之后 next() 一律是 done：还排着的事件不再交付", async () => {
+    assert.deepEqual(await step(reader), { event: first });
+    await reader.return?.();
+    assert.deepEqual([await step(reader), await step(reader)], [{ done: true }, { done: true }]);
+  });
+  await rule("§C6.2：读者离开不结束流：closed 仍是 false，push 仍返回 true，但这个事件没人收到", async () => {
+    assert.equal(stream.closed, false);
+    assert.equal(stream.push({ delta: "没人看了" }), true);
+    assert.deepEqual(await step(reader), { done: true });
+  });
+  await rule("§C6.2：生产者照常结束：end 返回 true，result() 兑现为它的值；结束之后 push 返回 false", async () => {
+    assert.equal(stream.end(ANSWER), true);
+    assert.equal(stream.push({ delta: "结束之后" }), false, "流结束之后 push 返回 false，读者走没走都一样");
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
+  });
+});
+
+test("Lab 2.4 · 离开只有一次：等着的 next 随之结束，不能再来一个读者", async () => {
+  const stream = new EventStream<Piece, string>();
+  const reader = stream[Symbol.asyncIterator]();
+  await rule("§C6.1：离开时还在等的 next()：当场以 done 结束", async () => {
+    const waiting = reader.next();
+    assert.deepEqual(stepOf(await outcomeOf(waiting)), { pending: true });
+    await reader.return?.();
+    assert.deepEqual(stepOf(await outcomeOf(waiting)), { done: true });
+  });
+  await rule("§C6.3：离开之后再要迭代器：仍然抛出 STREAM_ALREADY_CONSUMED（一个流一辈子只有一个读者）", () => {
+    assert.throws(
+      () => stream[Symbol.asyncIterator](),
+      (error: unknown) => error instanceof EventStreamError && error.code === "STREAM_ALREADY_CONSUMED",
+    );
+  });
+  await rule("§C6.2：离开之后流失败：result() 以那个错误拒绝，离开的读者却不受影响，next() 仍是 done", async () => {
+    const lost = new Error("连接断了");
+    assert.equal(stream.fail(lost), true);
+    const outcome = await outcomeOf(stream.result());
+    assert.equal((outcome as { reason?: unknown }).reason, lost);
+    assert.deepEqual(await step(reader), { done: true });
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Lab 2.5 · 中止：signal 一响，流就关
+// ---------------------------------------------------------------------------
+
+test("Lab 2.5 · 中止：有 onAbort 就以它的结果结束，没有就以中止原因失败", async () => {
+  const [first, second] = pieces() as [Piece, Piece];
+  const turn = new AbortController();
+  const reasons: unknown[] = [];
+  const stream = new EventStream<Piece, string>({
+    signal: turn.signal,
+    onAbort: (reason) => {
+      reasons.push(reason);
+      return "（已中止）";
+    },
+  });
+  const screen = startReading(stream);
+  stream.push(first);
+  await realTurn();
+  await rule("§C7.1：abort() 一返回，流就已经关了：closed 是 true，push 返回 false", () => {
+    turn.abort("用户按了 Ctrl-C");
+    assert.equal(stream.closed, true);
+    assert.equal(stream.push(second), false);
+  });
+  await rule("§C7.1：有 onAbort：它只被调用一次，收到的是 signal.reason 本身；流以它的返回值结束", async () => {
+    assert.deepEqual(reasons, ["用户按了 Ctrl-C"]);
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: "（已中止）" });
+  });
+  await rule("§C7.1：正在读的读者：中止之前推的事件照样收到，然后以 done 结束", async () => {
+    assert.deepEqual(await screen.seen(), { events: [first], end: "done" });
+  });
+  await rule("§C7.1：abort() 不带原因时，onAbort 收到 signal 自己的 reason（名为 AbortError 的 DOMException）", () => {
+    const plain = new AbortController();
+    const got: unknown[] = [];
+    new EventStream<Piece, string>({ signal: plain.signal, onAbort: (reason) => (got.push(reason), "") });
+    plain.abort();
+    assert.equal(got.length, 1);
+    assert.equal(got[0], plain.signal.reason);
+    assert.equal((got[0] as Error).name, "AbortError");
+  });
+  await rule("§C7.2：没有 onAbort：流以 signal.reason 本身失败：读者先读完排着的事件再收到它，result() 以它拒绝", async () => {
+    const user = new AbortController();
+    const bare = new EventStream<Piece, string>({ signal: user.signal });
+    askForResult(bare);
+    bare.push(first);
+    const reason = new Error("用户按了 Ctrl-C");
+    user.abort(reason);
+    assert.equal(bare.closed, true);
+    const seen = await readAll(bare);
+    assert.deepEqual(seen.events, [first]);
+    assert.equal(seen.error, reason);
+    const outcome = await outcomeOf(bare.result());
+    assert.equal((outcome as { reason?: unknown }).reason, reason);
+  });
+});
+
+test("Lab 2.5 · 已经中止的 signal：流一出生就关闭", async () => {
+  await rule("§C7.3：signal 已经中止：构造完 closed 就是 true，push 返回 false，result 是 onAbort 的结果", async () => {
+    const stream = new EventStream<Piece, string>({ signal: AbortSignal.abort("早就停了"), onAbort: (reason) => `已中止：${String(reason)}` });
+    assert.equal(stream.closed, true);
+    assert.equal(stream.push({ delta: "晚了" }), false);
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: "已中止：早就停了" });
+  });
+  await rule("§C7.3：没有 onAbort 时同样当场关闭：result() 以 signal.reason 拒绝", async () => {
+    const reason = new Error("早就停了");
+    const stream = new EventStream<Piece, string>({ signal: AbortSignal.abort(reason) });
+    assert.equal(stream.closed, true);
+    const outcome = await outcomeOf(stream.result());
+    assert.equal((outcome as { reason?: unknown }).reason, reason);
+  });
+  await rule("§C7.3：不在已经中止的 signal 上挂监听", () => {
+    const gone = new AbortController();
+    gone.abort();
+    new EventStream<Piece, string>({ signal: gone.signal, onAbort: () => "" });
+    assert.equal(abortListeners(gone.signal), 0);
+  });
+});
+
+test("Lab 2.5 · 流先结束：长寿的 signal 上不留监听，之后的中止什么都不改", async () => {
   const session = new AbortController();
-  for (let i = 0; i < 3; i++) {
-    const stream = new EventStream<number, number>({ signal: session.signal, onAbort: () => -1 });
-    stream.end(i);
-    assert.equal(await stream.result(), i);
-  }
-  assert.equal(getEventListeners(session.signal, "abort").length, 0);
-  session.abort();
+  let aborts = 0;
+  const onAbort = () => {
+    aborts++;
+    return "（已中止）";
+  };
+  await rule("§C7.4：同一个 signal 上的流各自 end 之后，signal 上一个监听都不剩", async () => {
+    for (let i = 0; i < 3; i++) {
+      const stream = new EventStream<Piece, string>({ signal: session.signal, onAbort });
+      stream.end(`第 ${i + 1} 轮`);
+      await realTurn();
+    }
+    assert.equal(abortListeners(session.signal), 0);
+  });
+  await rule("§C7.4：以 fail 结束的流也不留监听", async () => {
+    const stream = new EventStream<Piece, string>({ signal: session.signal });
+    askForResult(stream);
+    stream.fail(new Error("模型出错"));
+    await realTurn();
+    assert.equal(abortListeners(session.signal), 0);
+  });
+  await rule("§C7.4：流结束、result 落定之后 signal 才中止：onAbort 不被调用，result 不变", async () => {
+    const stream = new EventStream<Piece, string>({ signal: session.signal, onAbort });
+    stream.end(ANSWER);
+    await realTurn();
+    session.abort("会话结束");
+    assert.equal(aborts, 0, "onAbort 被调用了");
+    assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
+  });
 });

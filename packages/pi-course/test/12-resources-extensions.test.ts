@@ -6,7 +6,7 @@
  *
  * Each test checks the whole family of rules the chapter text gives its lab, one rule at a
  * time, through the public functions only: any correct way of writing the code passes. A
- * failing rule says which one it is and where the text states it (`§3.4：…`), above node's
+ * failing rule says which one it is and where the text states it (`§C3.9：…`), above node's
  * own message. The first revision of the contract is what the labs ask for; where its
  * second revision (the challenge tier) answers differently (another error code for an I/O
  * error, `\r\n` in bodies), the tests accept both.
@@ -225,7 +225,7 @@ function activeTimers(): number {
 }
 
 // ---------------------------------------------------------------------------
-// Lab 12.1 · roots 顺序决定 catalog winner
+// Lab 12.1 · roots 的顺序决定清单里谁胜出
 // ---------------------------------------------------------------------------
 
 test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
@@ -234,16 +234,16 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
   const user = ws.userRoot;
 
   let catalog!: ResourceCatalog;
-  await rule("§3.4：roots 按给出的顺序扫描，第一个提供某个 kind:name 的 root 胜出；skill:review 与 template:review 是两个资源", async () => {
+  await rule("§C3.9：roots 按给出的顺序扫描，第一个提供某个 kind:name 的 root 胜出；skill:review 与 template:review 是两个资源", async () => {
     catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
     assert.deepEqual(identities(catalog), ["instructions:AGENTS", "skill:lint", "skill:review", "template:review"]);
   });
-  await rule("§3.1：AGENTS.md 是 name 为 AGENTS 的 instructions，body 是整个文件去掉首尾空白，source/root 是 realpath 之后的路径", () => {
+  await rule("§C3.4：AGENTS.md 是 name 为 AGENTS 的 instructions，body 是整个文件去掉首尾空白，source/root 是 realpath 之后的路径", () => {
     assert.deepEqual(catalog.instructions, [
       { kind: "instructions", name: "AGENTS", source: nodePath.join(project, "AGENTS.md"), root: project, body: "PROJECT RULES" },
     ]);
   });
-  await rule("§3.1：Skill 只有 kind、name、description、source、root；name 与 description 来自 frontmatter，root 是这个 Skill 的目录", () => {
+  await rule("§C3.4：技能只有 kind、name、description、source、root；name 与 description 来自 frontmatter，root 是这个技能的目录", () => {
     assert.deepEqual(catalog.skills[1], {
       kind: "skill",
       name: "review",
@@ -253,7 +253,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     });
     assert.equal(catalog.skills[0]?.root, nodePath.join(user, "skills", "lint"));
   });
-  await rule('§3.1：没有 frontmatter 的模板，name 取去掉 .md 的文件名，description 是 ""，body 是整个文件去掉首尾空白，root 是配置的 root', () => {
+  await rule('§C3.4：没有 frontmatter 的模板，name 取去掉 .md 的文件名，description 是 ""，body 是整个文件去掉首尾空白，root 是配置的 root', () => {
     assert.deepEqual(catalog.templates, [
       {
         kind: "template",
@@ -265,7 +265,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       },
     ]);
   });
-  await rule("§3.4：调换两个 root，每个同名资源的 winner 都跟着调换——优先级只来自调用者给的顺序", async () => {
+  await rule("§C3.9：调换两个 root，每个同名资源的胜出者都跟着调换——优先级只来自调用者给的顺序", async () => {
     const swapped = await discoverResources([ws.userRoot, ws.projectRoot]);
     assert.equal(swapped.instructions[0]?.body, "USER RULES");
     const review = swapped.skills.find((skill) => skill.name === "review");
@@ -274,7 +274,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     assert.equal(swapped.templates[0]?.body, "User template for {{target}}");
   });
 
-  await rule("§3.4：同一个 root 里两个 Skill 目录声明了同一个 name → RESOURCE_DUPLICATE（在后面的 root 里也一样）", async () => {
+  await rule("§C3.10：同一个 root 里两个技能目录声明了同一个 name → RESOURCE_DUPLICATE（在后面的 root 里也一样）", async () => {
     const root = await makeRoot(t, {
       "skills/a/SKILL.md": skillMarkdown("lint", "one", "A"),
       "skills/b/SKILL.md": skillMarkdown("lint", "two", "B"),
@@ -282,7 +282,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([root]), "两个目录都写着 name: lint");
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([ws.projectRoot, root]), "重复出现在第二个 root 里");
   });
-  await rule("§3.4：同一个 root 里两个模板的 kind:name 相同（frontmatter 的 name 与另一个文件名撞上）→ RESOURCE_DUPLICATE", async () => {
+  await rule("§C3.10：同一个 root 里两个模板的 kind:name 相同（frontmatter 的 name 与另一个文件名撞上）→ RESOURCE_DUPLICATE", async () => {
     const root = await makeRoot(t, {
       "templates/review.md": "Review {{target}}",
       "templates/zz.md": skillMarkdown("review", "same name", "Another {{target}}"),
@@ -290,11 +290,11 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([root]));
   });
 
-  await rule("§3.1：给出的 root 不存在，或者不是目录 → RESOURCE_ROOT_MISSING（不能当成空 root 跳过）", async () => {
+  await rule("§C3.1：给出的 root 不存在，或者不是目录 → RESOURCE_ROOT_MISSING（不能当成空 root 跳过）", async () => {
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([ws.projectRoot, nodePath.join(ws.base, "no-such-root")]), "第二个 root 不存在");
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([ws.outsideFile]), "root 是一个文件");
   });
-  await rule("§3.1：每个 root 在扫描前先 realpath：经 symlink 给出的 root，source 与 root 都是 canonical 路径", async () => {
+  await rule("§C3.1：每个 root 在扫描前先 realpath：经 symlink 给出的 root，source 与 root 都是 canonical 路径", async () => {
     const alias = nodePath.join(ws.base, "project-link");
     if (!(await linkOrSkip(t, ws.projectRoot, alias))) return;
     const linked = await discoverResources([alias]);
@@ -303,7 +303,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     assert.equal(linked.skills[0]?.source, nodePath.join(project, "skills", "review", "SKILL.md"));
   });
 
-  await rule("§3.1：只认约定的布局——skills/ 下一层的目录里的 SKILL.md、templates/ 里直接放着的 *.md；其余都不算", async () => {
+  await rule("§C3.2：只认约定的布局——skills/ 下一层的目录里的 SKILL.md、templates/ 里直接放着的 *.md；其余都不算", async () => {
     const root = await makeRoot(t, {
       "AGENTS.md": "RULES",
       "skills/notes.md": skillMarkdown("loose", "a file directly in skills/", "x"),
@@ -319,13 +319,13 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     });
     assert.deepEqual(identities(await discoverResources([root])), ["instructions:AGENTS", "skill:real", "template:ok"]);
   });
-  await rule("§3.1：缺了 AGENTS.md、skills/ 或 templates/ 只说明没有这类资源：空 root 得到空目录", async () => {
+  await rule("§C3.2：缺了 AGENTS.md、skills/ 或 templates/ 只说明没有这类资源：空 root 得到空清单", async () => {
     const empty = await makeRoot(t, {});
     assert.deepEqual(await discoverResources([empty]), { resources: [], instructions: [], skills: [], templates: [] });
     const onlyTemplates = await makeRoot(t, { "templates/a.md": "A" });
     assert.deepEqual(identities(await discoverResources([onlyTemplates])), ["template:a"]);
   });
-  await rule("§3.1：只有“不存在”（ENOENT）表示没有这类资源；其他 I/O 错误不能被吞成一份空目录", async () => {
+  await rule("§C3.3：只有“不存在”（ENOENT）表示没有这类资源；其他 I/O 错误不能被吞成一份空清单", async () => {
     const cases: [string, Record<string, string>, (root: string) => Promise<void>][] = [
       ["AGENTS.md 是一个目录", { "AGENTS.md/x": "x" }, async () => {}],
       ["skills 是一个文件", { skills: "not a folder" }, async () => {}],
@@ -345,7 +345,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     }
   });
 
-  await rule("§3.2：frontmatter 第一行恰好是 ---（前面可以有 UTF-8 BOM），到下一个恰好是 --- 的行为止；\\r\\n 换行也接受；Skill 和模板都一样", async () => {
+  await rule("§C3.5：frontmatter 第一行恰好是 ---（前面可以有 UTF-8 BOM），到下一个恰好是 --- 的行为止；\\r\\n 换行也接受；技能和模板都一样", async () => {
     const root = await makeRoot(t, {
       "skills/bom/SKILL.md": `\uFEFF${skillMarkdown("bom", "after a byte order mark", "BOM BODY")}`,
       "skills/crlf/SKILL.md": "---\r\nname: crlf\r\ndescription: windows line ends\r\n---\r\nCRLF BODY\r\n",
@@ -377,28 +377,28 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       "第一行是 “--- ” 或 “----” 的模板没有 frontmatter：name 取文件名，整个文件都是正文",
     );
   });
-  await rule("§3.2：模板的 name、description 有就取 frontmatter 的，body 是结束的 --- 之后的文字去掉首尾空白", async () => {
+  await rule("§C3.4：模板的 name、description 有就取 frontmatter 的，body 是结束的 --- 之后的文字去掉首尾空白", async () => {
     const root = await makeRoot(t, { "templates/file-name.md": "---\nname: from-frontmatter\ndescription: a described template\n---\n\n  Body {{x}}\n\n" });
     assert.deepEqual(
       (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
       [["from-frontmatter", "a described template", "Body {{x}}"]],
     );
   });
-  await rule("§3.2：frontmatter 到下一个恰好是 --- 的行为止：以 --- 开头的别的行（如 YAML 的键 ---x）不会结束它", async () => {
+  await rule("§C3.5：frontmatter 到下一个恰好是 --- 的行为止：以 --- 开头的别的行（如 YAML 的键 ---x）不会结束它", async () => {
     const root = await makeRoot(t, { "templates/dash.md": "---\nname: dash\n---x: 1\n---\nBody" });
     assert.deepEqual(
       (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.body]),
       [["dash", "Body"]],
     );
   });
-  await rule('§3.2：空的 frontmatter 是空映射：这样的模板是合法的，name 取文件名，description 是 ""', async () => {
+  await rule('§C3.5：空的 frontmatter 是空映射：这样的模板是合法的，name 取文件名，description 是 ""', async () => {
     const root = await makeRoot(t, { "templates/bare.md": "---\n---\nHello {{who}}\n" });
     assert.deepEqual(
       (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
       [["bare", "", "Hello {{who}}"]],
     );
   });
-  await rule("§3.1：AGENTS.md 没有 frontmatter 一说：它的 body 就是整个文件去掉首尾空白", async () => {
+  await rule("§C3.4：AGENTS.md 没有 frontmatter 一说：它的 body 就是整个文件去掉首尾空白", async () => {
     const root = await makeRoot(t, { "AGENTS.md": "---\nlooks: like frontmatter\n---\nRULES\n" });
     assert.equal((await discoverResources([root])).instructions[0]?.body, "---\nlooks: like frontmatter\n---\nRULES");
   });
@@ -418,13 +418,13 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     ["description 是空字符串", '---\nname: blank\ndescription: ""\n---\n'],
     ["description 是列表", "---\nname: listed\ndescription: [a, b]\n---\n"],
   ];
-  await rule("§3.2：SKILL.md 必须有 frontmatter，name 与 description 都必须是非空字符串，否则 RESOURCE_INVALID", async () => {
+  await rule("§C3.6：SKILL.md 必须有 frontmatter，name 与 description 都必须是非空字符串，否则 RESOURCE_INVALID", async () => {
     for (const [why, content] of invalidSkills) {
       const root = await makeRoot(t, { "skills/bad/SKILL.md": content });
       await failsWith("RESOURCE_INVALID", () => discoverResources([root]), why);
     }
   });
-  await rule("§3.2：模板可以没有 frontmatter；有的话它必须完整，写出来的 name、description 必须是非空字符串，否则 RESOURCE_INVALID", async () => {
+  await rule("§C3.6：模板可以没有 frontmatter；有的话它必须完整，写出来的 name、description 必须是非空字符串，否则 RESOURCE_INVALID", async () => {
     const invalidTemplates: [string, string][] = [
       ["frontmatter 没有结尾", "---\nname: open\n"],
       ["YAML 写错了", "---\nname: [unclosed\n---\nbody\n"],
@@ -439,7 +439,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       await failsWith("RESOURCE_INVALID", () => discoverResources([root]), `模板：${why}`);
     }
   });
-  await rule("§3.3：frontmatter 的 YAML 块（SKILL.md 和模板都一样）超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束；不超过就照常解析", async () => {
+  await rule("§C3.7：frontmatter 的 YAML 块（SKILL.md 和模板都一样）超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束；不超过就照常解析", async () => {
     const padding = `# ${"x".repeat(70 * 1024)}\n`;
     const big = await makeRoot(t, { "skills/big/SKILL.md": `---\nname: big\ndescription: d\n${padding}---\nbody\n` });
     await failsWith("RESOURCE_INVALID", () => discoverResources([big]), "结束了的 70 KiB YAML 块");
@@ -463,7 +463,7 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
   });
 
   let catalog!: ResourceCatalog;
-  await rule('§3.4：先按种类（instructions、skill、template），再按 name 的 code unit 比较排序（"B" 在 "a" 之前），与目录名、路径无关', async () => {
+  await rule('§C3.11：先按种类（instructions、skill、template），再按 name 的 code unit 比较排序（"B" 在 "a" 之前），与目录名、路径无关', async () => {
     catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
     assert.deepEqual(identities(catalog), [
       "instructions:AGENTS",
@@ -476,7 +476,7 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
       "template:review",
     ]);
   });
-  await rule('§3.4：code unit 比较不是 localeCompare："Z" 在 "a" 之前，"é" 在 "z" 之后', async () => {
+  await rule('§C3.11：code unit 比较不是 localeCompare："Z" 在 "a" 之前，"é" 在 "z" 之后', async () => {
     const root = await makeRoot(t, {
       "skills/1/SKILL.md": skillMarkdown("z", "z", "x"),
       "skills/2/SKILL.md": skillMarkdown("é", "accented", "x"),
@@ -488,10 +488,10 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
       ["Z", "a", "z", "é"],
     );
   });
-  await rule("§3.4：同一棵目录树发现两次，结果 deepEqual", async () => {
+  await rule("§C3.12：同一棵目录树发现两次，结果 deepEqual", async () => {
     assert.deepEqual(await discoverResources([ws.projectRoot, ws.userRoot]), catalog);
   });
-  await rule("§3.4：instructions、skills、templates 是 resources 里同一批 winner 按种类分出的视图", () => {
+  await rule("§C3.12：instructions、skills、templates 是 resources 里同一批胜出者 按种类分出的视图", () => {
     assert.deepEqual(
       catalog.instructions,
       catalog.resources.filter((r) => r.kind === "instructions"),
@@ -505,7 +505,7 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
       catalog.resources.filter((r) => r.kind === "template"),
     );
   });
-  await rule("§3.4：四个数组各是一份独立的深副本：改其中一个，另一个不变", async () => {
+  await rule("§C3.12：四个数组各是一份独立的深副本：改其中一个，另一个不变", async () => {
     const fresh = await discoverResources([ws.projectRoot, ws.userRoot]);
     const skillInResources = fresh.resources.find((r) => r.kind === "skill" && r.name === "review")!;
     skillInResources.name = "changed";
@@ -515,7 +515,7 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
     assert.deepEqual(fresh.templates, catalog.templates);
     assert.equal(fresh.resources[0]?.kind === "instructions" && fresh.resources[0].body, "PROJECT RULES");
   });
-  await rule("§3.3：目录里没有 Skill 正文：JSON 里找不到任何正文，Skill 对象连 body 属性都没有", () => {
+  await rule("§C3.8：清单里没有技能正文：JSON 里找不到任何正文，技能对象连 body 属性都没有", () => {
     const serialized = JSON.stringify(catalog);
     for (const body of ["Read the diff first.", "USER REVIEW BODY", "LINT BODY MARKER", "ZETA BODY", "ALPHA BODY", "BETA BODY"]) {
       assert.ok(!serialized.includes(body), `catalog 不能包含 Skill 正文 "${body}"`);
@@ -526,7 +526,7 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
   });
   // Sparse files make a huge SKILL.md cost no disk; Windows would write the zeros out.
   if (process.platform !== "win32") {
-    await rule("§3.3：发现只读 SKILL.md 到 frontmatter 结束为止（分块读，不要 readFile 整个文件）：正文有 2.5 GiB 也照常发现", async () => {
+    await rule("§C3.8：发现只读 SKILL.md 到 frontmatter 结束为止（分块读，不要 readFile 整个文件）：正文有 2.5 GiB 也照常发现", async () => {
       const root = await makeRoot(t, { "skills/huge/SKILL.md": skillMarkdown("huge", "a body of 2.5 GiB", "") });
       await fsp.truncate(nodePath.join(root, "skills", "huge", "SKILL.md"), 2.5 * 1024 ** 3);
       assert.deepEqual(
@@ -538,7 +538,7 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
 });
 
 // ---------------------------------------------------------------------------
-// Lab 12.2 · activation 才把 Skill 正文交给本轮
+// Lab 12.2 · 激活时才把技能正文交给本轮
 // ---------------------------------------------------------------------------
 
 test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) => {
@@ -548,11 +548,11 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
   const skill = catalog.skills.find((candidate) => candidate.name === "review");
 
   let review!: ActivatedSkill;
-  await rule("§3.5：激活结果恰好是目录里那一项，加上刚读到的 body（去掉首尾空白）和 resources（没有请求就是 []）", async () => {
+  await rule("§C4.3：激活结果恰好是清单里那一项，加上刚读到的 body（去掉首尾空白）和 resources（没有请求就是 []）", async () => {
     review = await activateSkill(catalog, "review");
     assert.deepEqual(review, { ...skill, body: "Read the diff first.", resources: [] });
   });
-  await rule("§3.5：激活结果和目录不共享任何东西：改它的 body、description、resources，目录纹丝不动，目录里依然没有正文", async () => {
+  await rule("§C4.4：激活结果和清单不共享任何东西：改它的 body、description、resources，清单纹丝不动，清单里依然没有正文", async () => {
     review.body = "changed by the caller";
     review.description = "changed by the caller";
     review.resources.push({ request: "x", source: "x", content: "x" });
@@ -560,13 +560,13 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
     assert.ok(!JSON.stringify(catalog).includes("Read the diff first."));
     assert.equal((await activateSkill(catalog, "review")).body, "Read the diff first.", "再激活一次，正文仍是文件里的");
   });
-  await rule("§3.5：按名字在 catalog.skills 里找，找不到是 SKILL_NOT_FOUND（模板、instructions 的名字不是 Skill，名字区分大小写）", async () => {
+  await rule("§C4.1：按名字在 catalog.skills 里找，找不到是 SKILL_NOT_FOUND（模板、instructions 的名字不是技能，名字区分大小写）", async () => {
     for (const name of ["deploy", "AGENTS", "Review"]) await failsWith("SKILL_NOT_FOUND", () => activateSkill(catalog, name), `激活 ${name}`);
     const templateOnly = await makeRoot(t, { "templates/helper.md": "Help {{x}}" });
     const templateCatalog = await discoverResources([templateOnly]);
     await failsWith("SKILL_NOT_FOUND", () => activateSkill(templateCatalog, "helper"), "helper 只是一个模板");
   });
-  await rule("§3.5：body 每次激活都重新读取；kind、name、description、source、root 仍取目录里的快照", async () => {
+  await rule("§C4.3：body 每次激活都重新读取；kind、name、description、source、root 仍取清单里的快照", async () => {
     const file = nodePath.join(ws.projectRoot, "skills", "review", "SKILL.md");
     await fsp.writeFile(file, skillMarkdown("review", "rewritten description", "  A NEW BODY  \n"));
     const fresh = await activateSkill(catalog, "review");
@@ -575,7 +575,7 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
     assert.deepEqual({ ...fresh, body: "", resources: [] }, { ...skill, body: "", resources: [] });
     await fsp.writeFile(file, skillMarkdown("review", "project review", "Read the diff first."));
   });
-  await rule("§3.5：重新读取时 frontmatter 的名字变了、SKILL.md 已经不在了、Skill 目录整个不在了，都是 SKILL_CHANGED", async () => {
+  await rule("§C4.2：重新读取时 frontmatter 的名字变了、SKILL.md 已经不在了、技能目录整个不在了，都是 SKILL_CHANGED", async () => {
     const cases: [string, (dir: string) => Promise<void>][] = [
       ["SKILL.md 现在写着另一个名字", (dir) => fsp.writeFile(nodePath.join(dir, "SKILL.md"), skillMarkdown("renamed", "project review", "x"))],
       ["SKILL.md 被删掉了", (dir) => fsp.rm(nodePath.join(dir, "SKILL.md"))],
@@ -588,7 +588,7 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
       await failsWith("SKILL_CHANGED", () => activateSkill(localCatalog, "review"), why);
     }
   });
-  await rule("§3.5：重新解析 SKILL.md：它现在的 frontmatter 坏了（或者没有了）是 RESOURCE_INVALID", async () => {
+  await rule("§C4.2：重新解析 SKILL.md：它现在的 frontmatter 坏了（或者没有了）是 RESOURCE_INVALID", async () => {
     const local = await makeWorkspace(t);
     const localCatalog = await discoverResources([local.projectRoot]);
     const manifest = nodePath.join(local.projectRoot, "skills", "review", "SKILL.md");
@@ -597,7 +597,7 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
     await fsp.writeFile(manifest, "name: review\nno frontmatter any more\n");
     await failsWith("RESOURCE_INVALID", () => activateSkill(localCatalog, "review"), "SKILL.md 现在没有 frontmatter 了");
   });
-  await rule("§3.5：SKILL.md 经 realpath 之后必须仍在 canonical 的 Skill 目录之内：被换成指向外面的 symlink 是 SKILL_PATH_ESCAPE", async () => {
+  await rule("§C4.2：SKILL.md 经 realpath 之后必须仍在 canonical 的技能目录之内：被换成指向外面的 symlink 是 SKILL_PATH_ESCAPE", async () => {
     const local = await makeWorkspace(t);
     const localCatalog = await discoverResources([local.projectRoot]);
     const manifest = nodePath.join(local.projectRoot, "skills", "review", "SKILL.md");
@@ -619,23 +619,23 @@ test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原
   const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
   const checklist = { request: "references/checklist.md", source: nodePath.join(skillRoot, "references", "checklist.md"), content: "tests\nsecurity\n" };
 
-  await rule("§4：request 原样保留，source 是读的那个文件的 canonical 路径，content 是原文；同一个请求写两次只出现一次", async () => {
+  await rule("§C4.9：request 原样保留，source 是读的那个文件的 canonical 路径，content 是原文；同一个请求写两次只出现一次", async () => {
     const review = await activateSkill(catalog, "review", { resources: ["references/checklist.md", "references/checklist.md"] });
     assert.deepEqual(review.resources, [checklist]);
     assert.equal(review.body, "Read the diff first.");
   });
-  await rule("§4：附加文件不去掉首尾空白，多字节文字按 UTF-8 原样返回", async () => {
+  await rule("§C4.9：附加文件不去掉首尾空白，多字节文字按 UTF-8 原样返回", async () => {
     const review = await activateSkill(catalog, "review", { resources: ["references/style.md"] });
     assert.equal(review.resources[0]?.content, "  indented line\n\n中文也照原样\n\n");
   });
-  await rule("§4：结果按请求第一次出现的顺序排列，不排序", async () => {
+  await rule("§C4.9：结果按请求第一次出现的顺序排列，不排序", async () => {
     const review = await activateSkill(catalog, "review", { resources: ["references/style.md", "references/checklist.md", "references/style.md"] });
     assert.deepEqual(
       review.resources.map((file) => file.request),
       ["references/style.md", "references/checklist.md"],
     );
   });
-  await rule("§4：去重看的是 request 字符串本身：写法不同的两个请求即使指向同一个文件，也各占一项，request 各自原样保留", async () => {
+  await rule("§C4.9：去重看的是 request 字符串本身：写法不同的两个请求即使指向同一个文件，也各占一项，request 各自原样保留", async () => {
     const requests = ["references/checklist.md", "./references/checklist.md", "references/nested/../checklist.md"];
     const review = await activateSkill(catalog, "review", { resources: requests });
     assert.deepEqual(
@@ -643,18 +643,18 @@ test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原
       requests.map((request) => ({ ...checklist, request })),
     );
   });
-  await rule("§4：先解析再做字面检查：绕出去又回到 Skill 目录里的请求仍在目录之内，可以读", async () => {
+  await rule("§C4.6：先解析再做字面检查：绕出去又回到技能目录里的请求仍在目录之内，可以读", async () => {
     const review = await activateSkill(catalog, "review", { resources: ["../review/references/nested/deep.md"] });
     assert.deepEqual(review.resources, [
       { request: "../review/references/nested/deep.md", source: nodePath.join(skillRoot, "references", "nested", "deep.md"), content: "DEEP" },
     ]);
   });
-  await rule("§4：Skill 目录里指向目录之内的 symlink 可以读，source 是它指向的 canonical 文件", async () => {
+  await rule("§C4.7：技能目录里指向目录之内的 symlink 可以读，source 是它指向的 canonical 文件", async () => {
     if (!(await linkOrSkip(t, nodePath.join(skillRoot, "references", "checklist.md"), nodePath.join(skillRoot, "alias.md")))) return;
     const review = await activateSkill(catalog, "review", { resources: ["alias.md"] });
     assert.deepEqual(review.resources, [{ ...checklist, request: "alias.md" }]);
   });
-  await rule("§4：目录之内不存在的文件是 SKILL_RESOURCE_MISSING", async () => {
+  await rule("§C4.7：目录之内不存在的文件是 SKILL_RESOURCE_MISSING", async () => {
     for (const request of ["references/missing.md", "no-such-folder/file.md"]) {
       await failsWith("SKILL_RESOURCE_MISSING", () => activateSkill(catalog, "review", { resources: [request] }), `请求 ${request}`);
     }
@@ -667,22 +667,22 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
   const attempt = (request: string) => activateSkill(catalog, "review", { resources: [request] });
   const skillRoot = nodePath.join(ws.projectRoot, "skills", "review");
 
-  await rule("§4：解析之后字面上不在 Skill 目录里就是 SKILL_PATH_ESCAPE——这一步在碰文件系统之前，所以不存在的目标也一样", async () => {
+  await rule("§C4.6：解析之后字面上不在技能目录里就是 SKILL_PATH_ESCAPE——这一步在碰文件系统之前，所以不存在的目标也一样", async () => {
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("../../outside.md"), "请求 ../../outside.md 爬出了 Skill 目录");
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("../../no-such-file.md"), "请求 ../../no-such-file.md：在查找文件之前就该拒绝");
     await failsWith("SKILL_PATH_ESCAPE", () => attempt(".."), "请求 ..");
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/../../review-old/notes.md"), "请求先进目录再出去");
   });
-  await rule("§4：“在目录之内”用 path.relative 判断，不用字符串前缀：名字以 review 开头的隔壁目录 review-old 在外面", async () => {
+  await rule("§C4.8：“在目录之内”用 path.relative 判断，不用字符串前缀：名字以 review 开头的隔壁目录 review-old 在外面", async () => {
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("../review-old/notes.md"), "请求 ../review-old/notes.md");
   });
-  await rule("§4：空字符串、绝对路径（哪怕指向目录里的文件）、含 NUL 字符的请求是 SKILL_PATH_INVALID", async () => {
+  await rule("§C4.5：空字符串、绝对路径（哪怕指向目录里的文件）、含 NUL 字符的请求是 SKILL_PATH_INVALID", async () => {
     await failsWith("SKILL_PATH_INVALID", () => attempt(""), "空请求");
     await failsWith("SKILL_PATH_INVALID", () => attempt(ws.outsideFile), "绝对路径");
     await failsWith("SKILL_PATH_INVALID", () => attempt(nodePath.join(skillRoot, "references", "checklist.md")), "指向目录里文件的绝对路径");
     await failsWith("SKILL_PATH_INVALID", () => attempt("references/check\0list.md"), "含 NUL 的请求");
   });
-  await rule("§4：realpath 之后再检查一次：目录里指向目录外的 symlink（文件或目录）是 SKILL_PATH_ESCAPE", async () => {
+  await rule("§C4.7：realpath 之后再检查一次：目录里指向目录外的 symlink（文件或目录）是 SKILL_PATH_ESCAPE", async () => {
     const leak = nodePath.join(skillRoot, "references", "leak.md");
     if (!(await linkOrSkip(t, ws.outsideFile, leak))) return;
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/leak.md"), "references/leak.md 指向目录外的文件");
@@ -691,13 +691,13 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
     await fsp.symlink(outsideDir, nodePath.join(skillRoot, "references", "out"));
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/out/secret.md"), "references/out 是指向目录外的目录");
   });
-  await rule("§4：有一个请求被拒绝，整次激活就失败，不返回一部分结果", async () => {
+  await rule("§C4.10：有一个请求被拒绝，整次激活就失败，不返回一部分结果", async () => {
     await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(catalog, "review", { resources: ["references/checklist.md", "../../outside.md"] }));
   });
 });
 
 // ---------------------------------------------------------------------------
-// Lab 12.3 · 模板与 Skill 从两个入口汇入一次模型请求
+// Lab 12.3 · 模板与技能从两个入口汇入一次请求
 // ---------------------------------------------------------------------------
 
 test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", async (t) => {
@@ -707,7 +707,7 @@ test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", asy
   const withBody = (body: string): TemplateResource => ({ ...template, body });
   const render = (body: string, args: Record<string, string>) => textOf(renderTemplate(withBody(body), args));
 
-  await rule('§5：结果是第 03 章的用户消息 { role: "user", content: [{ type: "text", text }], timestamp }，时间戳取渲染的那一刻', () => {
+  await rule('§C5.4：结果是第 03 章的用户消息 { role: "user", content: [{ type: "text", text }], timestamp }，时间戳取渲染的那一刻', () => {
     const earliest = Date.now();
     const message = renderTemplate(template, { target: "src/parser.ts", owner: "runtime", ignored: "extra" });
     const latest = Date.now();
@@ -718,10 +718,10 @@ test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", asy
     });
     assert.ok(message.timestamp >= earliest && message.timestamp <= latest, "timestamp 是渲染时的 Date.now()");
   });
-  await rule("§5：同一个占位符出现几次就替换几次", () => {
+  await rule("§C5.2：同一个占位符出现几次就替换几次", () => {
     assert.equal(render("{{a}}-{{a}}-{{a}}", { a: "x" }), "x-x-x");
   });
-  await rule("§5：模板需要而参数里没有的名字是 TEMPLATE_ARGUMENT_MISSING，错误信息写出缺的是哪个", () => {
+  await rule("§C5.3：模板需要而参数里没有的名字是 TEMPLATE_ARGUMENT_MISSING，错误信息写出缺的是哪个", () => {
     assert.throws(
       () => renderTemplate(template, { target: "src/parser.ts" }),
       (error: Error & { code?: unknown }) => {
@@ -732,24 +732,24 @@ test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", asy
       },
     );
   });
-  await rule("§5：只看参数对象自己的属性：{{toString}}、{{constructor}} 在空参数里也是缺的", () => {
+  await rule("§C5.3：只看参数对象自己的属性：{{toString}}、{{constructor}} 在空参数里也是缺的", () => {
     for (const name of ["toString", "constructor", "hasOwnProperty"]) {
       assert.throws(() => renderTemplate(withBody(`x {{${name}}} y`), {}), { code: "TEMPLATE_ARGUMENT_MISSING" }, `{{${name}}}`);
     }
   });
-  await rule("§5：值为空字符串的参数是给了的：替换成空", () => {
+  await rule("§C5.3：值为空字符串的参数是给了的：替换成空", () => {
     assert.equal(render("[{{a}}]", { a: "" }), "[]");
   });
-  await rule("§5：只有 {{标识符}} 是占位符（字母或下划线开头，后接字母、数字、下划线）；其他花括号原样保留", () => {
+  await rule("§C5.1：只有 {{标识符}} 是占位符（字母或下划线开头，后接字母、数字、下划线）；其他花括号原样保留", () => {
     assert.equal(render("{{ target }} {{1x}} {x} {{target}}", { target: "T" }), "{{ target }} {{1x}} {x} T");
     assert.equal(render("{{_x}} {{x2}} {{a_b9}}", { _x: "U", x2: "D", a_b9: "M" }), "U D M");
     assert.equal(render("{{x-y}} {{x.y}} {{}} {{target} {{{target}}}", { target: "T", x: "X" }), "{{x-y}} {{x.y}} {{}} {{target} {T}");
   });
-  await rule("§5：替换一次完成：参数值里的 {{x}}、$&、$1、$$ 按原样出现，不再展开", () => {
+  await rule("§C5.2：替换一次完成：参数值里的 {{x}}、$&、$1、$$ 按原样出现，不再展开", () => {
     const value = "{{owner}} $& $1 $$ $' $`";
     assert.equal(render("<{{target}}>", { target: value, owner: "NOT EXPANDED" }), `<${value}>`);
   });
-  await rule("§5：参数里多出来的名字不参与输出，也不报错；模板对象本身不被改动", () => {
+  await rule("§C5.3：参数里多出来的名字不参与输出，也不报错；模板对象本身不被改动", () => {
     const before = structuredClone(template);
     assert.equal(render("plain text", { target: "T", owner: "O" }), "plain text");
     renderTemplate(template, { target: "T", owner: "O", extra: "E" });
@@ -762,7 +762,7 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
   const catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
   let review!: ActivatedSkill;
   let systemPrompt!: string;
-  await rule("§6：顺序是 instructions 正文 → 目录里每个 Skill 的名字和描述 → 已激活 Skill 的正文 → 它的附加文件", async () => {
+  await rule("§C5.5：顺序是 instructions 正文 → 清单里每个技能的名字和描述 → 已激活技能的正文 → 它的附加文件", async () => {
     review = await activateSkill(catalog, "review", { resources: ["references/checklist.md"] });
     systemPrompt = formatResourceContext(catalog, [review]);
     const at = (piece: string) => {
@@ -771,11 +771,11 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
       return index;
     };
     const metadata = [at("project review"), at("user lint")];
-    assert.ok(at("PROJECT RULES") < Math.min(...metadata), "instructions 在 Skill 目录之前");
-    assert.ok(Math.max(...metadata) < at("Read the diff first."), "Skill 目录在激活的正文之前");
+    assert.ok(at("PROJECT RULES") < Math.min(...metadata), "instructions 在技能清单之前");
+    assert.ok(Math.max(...metadata) < at("Read the diff first."), "技能清单在激活的正文之前");
     assert.ok(at("Read the diff first.") < at("tests\nsecurity"), "正文在附加文件之前");
   });
-  await rule("§6：目录里每个 Skill 一行，名字和描述在同一行，激活与否都列出", () => {
+  await rule("§C5.5：清单里每个技能 一行，名字和描述在同一行，激活与否都列出", () => {
     const lines = systemPrompt.split("\n");
     for (const [name, description] of [
       ["review", "project review"],
@@ -787,12 +787,12 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
       );
     }
   });
-  await rule("§6：未激活的 Skill 只露出名字和描述；被挡住的资源（用户的 AGENTS.md 与 review）一个字也不出现", () => {
+  await rule("§C5.6：未激活的技能 只露出名字和描述；被挡住的资源（用户的 AGENTS.md 与 review）一个字也不出现", () => {
     for (const hidden of ["LINT BODY MARKER", "USER REVIEW BODY", "USER RULES", "user review"]) {
       assert.ok(!systemPrompt.includes(hidden), `"${hidden}" 不能进入系统提示`);
     }
   });
-  await rule('§6：每个标题、每段正文各是单独的一段，段与段之间用一个空行（"\\n\\n"）连接', () => {
+  await rule('§C5.5：每个标题、每段正文各是单独的一段，段与段之间用一个空行（"\\n\\n"）连接', () => {
     assert.ok(systemPrompt.startsWith("PROJECT RULES\n\n") || systemPrompt.includes("\n\nPROJECT RULES\n\n"), "instructions 正文自成一段");
     assert.ok(systemPrompt.includes("\n\nRead the diff first.\n\n"), "激活的正文自成一段");
     assert.ok(
@@ -801,16 +801,16 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
     );
     assert.ok(systemPrompt.endsWith("\n\ntests\nsecurity\n"), "附加文件的原文自成一段，原样结尾");
   });
-  await rule("§6：附加文件以调用者写的 request 为标题；系统提示里没有文件的 canonical 路径", () => {
+  await rule("§C5.5：附加文件以调用者写的 request 为标题；系统提示里没有文件的 canonical 路径", () => {
     assert.ok(systemPrompt.indexOf("references/checklist.md") < systemPrompt.indexOf("tests\nsecurity"), "request 写在文件原文之前");
     assert.ok(!systemPrompt.includes(ws.base), "系统提示里不出现本机的绝对路径");
   });
-  await rule("§6：模板不出现在系统提示里：它是用户这一侧的入口", async () => {
+  await rule("§C5.5：模板不出现在系统提示里：它是用户这一侧的入口", async () => {
     const root = await makeRoot(t, { "templates/t.md": "---\ndescription: TEMPLATE DESCRIPTION MARKER\n---\nBODY OF TEMPLATE {{x}}\n" });
     const prompt = formatResourceContext(await discoverResources([root]), []);
     assert.ok(!prompt.includes("TEMPLATE DESCRIPTION MARKER") && !prompt.includes("BODY OF TEMPLATE"));
   });
-  await rule("§6：已激活的 Skill 按名字的 code unit 排序，与传入的顺序无关；传入的数组本身不被改动", async () => {
+  await rule("§C5.7：已激活的技能 按名字的 code unit 排序，与传入的顺序无关；传入的数组本身不被改动", async () => {
     const lint = await activateSkill(catalog, "lint");
     const given = Object.freeze([review, lint]);
     const prompt = formatResourceContext(catalog, given);
@@ -822,7 +822,7 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
     );
   });
   await rule(
-    "§6：没有内容的段整段省略：空的 AGENTS.md 和没有 AGENTS.md 得到同一个系统提示，正文为空的已激活 Skill 不留空段；什么都没有时是空字符串",
+    "§C5.5：没有内容的段整段省略：空的 AGENTS.md 和没有 AGENTS.md 得到同一个系统提示，正文为空的已激活技能不留空段；什么都没有时是空字符串",
     async () => {
       const skillFile = { "skills/one/SKILL.md": skillMarkdown("one", "only skill", "ONE BODY") };
       const withEmpty = await discoverResources([await makeRoot(t, { ...skillFile, "AGENTS.md": "\n  \n" })]);
@@ -844,17 +844,17 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
       );
     },
   );
-  await rule("§6：同一个 Skill 名字激活两次是 ACTIVATION_DUPLICATE（同一个对象传两次，或者分别激活两次）", async () => {
+  await rule("§C5.8：同一个技能名字激活两次是 ACTIVATION_DUPLICATE（同一个对象传两次，或者分别激活两次）", async () => {
     await failsWith("ACTIVATION_DUPLICATE", () => formatResourceContext(catalog, [review, review]), "同一个对象传两次");
     await failsWith("ACTIVATION_DUPLICATE", async () => formatResourceContext(catalog, [review, await activateSkill(catalog, "review")]), "分别激活两次");
   });
-  await rule("§6：不是这份目录里的同名 Skill（名字不在目录里，或 source、root 对不上）是 ACTIVATION_FOREIGN", async () => {
+  await rule("§C5.8：不是这份清单里的同名技能（名字不在清单里，或 source、root 对不上）是 ACTIVATION_FOREIGN", async () => {
     const userReview = await activateSkill(await discoverResources([ws.userRoot]), "review");
-    await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [userReview]), "从只含用户 root 的目录里激活的 review");
-    await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [{ ...review, name: "ghost" }]), "名字不在目录里");
+    await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [userReview]), "从只含用户 root 的清单里激活的 review");
+    await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [{ ...review, name: "ghost" }]), "名字不在清单里");
     await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [{ ...review, root: ws.base }]), "root 对不上");
   });
-  await rule("§6：模板的消息进 session，系统提示作为 systemPrompt 原样交给 buildContext，由它计入预算", () => {
+  await rule("§C5.9：模板的消息进 session，系统提示作为 systemPrompt 原样交给 buildContext，由它计入预算", () => {
     const session = createSession({ newId: () => "e1", now: () => 0 });
     const message = renderTemplate(catalog.templates[0]!, { target: "src/parser.ts", owner: "runtime" });
     session.append(message);
@@ -872,7 +872,7 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
 });
 
 // ---------------------------------------------------------------------------
-// Lab 12.4 · Extension 先获准，再一次性注册
+// Lab 12.4 · 扩展先获准，再一次性注册
 // ---------------------------------------------------------------------------
 
 test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async (t) => {
@@ -899,7 +899,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
   const source = { id: "review-extension", path: "extensions/review-extension.js" };
   const handed: unknown[] = [];
 
-  await rule('§7：顺序恰好是 trust → import → factory → commit，结果是 { id, status: "active" }，工厂运行时 Registry 里还没有它的工具', async () => {
+  await rule('§C6.1：顺序恰好是 trust → import → factory → commit，结果是 { id, status: "active" }，工厂运行时注册表里还没有它的工具', async () => {
     const loaded = await loadExtension(source, {
       host,
       isTrusted: (given) => {
@@ -918,20 +918,20 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     assert.equal(seenDuringFactory, undefined, "工厂运行期间什么都没有登记");
     assert.equal(registry.get("review_note"), tool, "登记的就是工厂交来的那个工具对象");
   });
-  await rule("§7：交给 isTrusted 和 importModule 的是 { id, path } 的冻结副本，不是调用者的对象", () => {
+  await rule("§C6.3：交给 isTrusted 和 importModule 的是 { id, path } 的冻结副本，不是调用者的对象", () => {
     for (const given of handed) {
       assert.notEqual(given, source);
       assert.ok(Object.isFrozen(given), "副本是冻结的");
       assert.deepEqual({ ...(given as object) }, source);
     }
   });
-  await rule("§7：暂存上下文只有 registerTool 和 on 两个方法：从它身上找不到提交、暂存之类的通道", () => {
+  await rule("§C6.6：暂存上下文只有 registerTool 和 on 两个方法：从它身上找不到提交、暂存之类的通道", () => {
     assert.deepEqual(contextNames, ["on", "registerTool"]);
   });
-  await rule("§7：host 对外只有 wrapExecutor 一个方法", () => {
+  await rule("§C6.9：host 对外只有 wrapExecutor 一个方法", () => {
     assert.deepEqual(reachableNames(host), ["wrapExecutor"]);
   });
-  await rule("§7：这个 host 上已经激活的 id 再加载：立即 EXTENSION_DUPLICATE，连信任判断和 import 都不做", async () => {
+  await rule("§C6.2：这个 host 上已经激活的 id 再加载：立即 EXTENSION_DUPLICATE，连信任判断和 import 都不做", async () => {
     let asked = 0;
     await failsWith("EXTENSION_DUPLICATE", () =>
       loadExtension(source, { host, isTrusted: () => (asked++, true), importModule: async () => (asked++, { default: () => {} }) }),
@@ -939,7 +939,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     assert.equal(asked, 0, "isTrusted 与 importModule 都不该被调用");
   });
 
-  await rule('§7：不信任时结果恰好是 { id, status: "skipped_untrusted" }，记录里只有 trust，Registry 仍是空的', async () => {
+  await rule('§C6.4：不信任时结果恰好是 { id, status: "skipped_untrusted" }，记录里只有 trust，注册表仍是空的', async () => {
     const untrusted: string[] = [];
     const otherRegistry = new ToolRegistry();
     const skipped = await loadExtension(source, {
@@ -957,7 +957,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     assert.deepEqual(untrusted, ["trust"]);
     assert.deepEqual(otherRegistry.list(), []);
   });
-  await rule('§7：只有 isTrusted 的结果恰好是 true（也可以是 resolve 成 true 的 promise）才算信任；"yes"、1、{} 之类的真值都不算', async () => {
+  await rule('§C6.4：只有 isTrusted 的结果恰好是 true（也可以是 resolve 成 true 的 promise）才算信任；"yes"、1、{} 之类的真值都不算', async () => {
     const verdicts: [string, unknown, boolean][] = [
       ["true", true, true],
       ["Promise<true>", Promise.resolve(true), true],
@@ -983,7 +983,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
       assert.equal(imported, trusts ? 1 : 0, `isTrusted 返回 ${label} 时 import 的次数`);
     }
   });
-  await rule("§7：isTrusted 自己抛错（或返回被拒绝的 promise），loadExtension 就以这个错误拒绝，什么都不 import", async () => {
+  await rule("§C6.4：isTrusted 自己抛错（或返回被拒绝的 promise），loadExtension 就以这个错误拒绝，什么都不 import", async () => {
     for (const [label, policy] of [
       [
         "同步抛错",
@@ -1013,7 +1013,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
       assert.equal(imported, 0, `${label}：不能 import`);
     }
   });
-  await rule("§7：没有给 importModule 时，用 pathToFileURL(path) 动态 import", async () => {
+  await rule("§C6.5：没有给 importModule 时，用 pathToFileURL(path) 动态 import", async () => {
     const dir = await tempDir(t);
     const file = nodePath.join(dir, "on-disk.mjs");
     await fsp.writeFile(
@@ -1028,7 +1028,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     assert.deepEqual(loaded, { id: "on-disk", status: "active" });
     assert.equal(diskRegistry.get("disk_tool")?.name, "disk_tool");
   });
-  await rule("§7：模块的 default 必须是函数，否则 EXTENSION_INVALID，什么都不登记", async () => {
+  await rule("§C6.5：模块的 default 必须是函数，否则 EXTENSION_INVALID，什么都不登记", async () => {
     for (const [label, module] of [
       ["{}", {}],
       ["default: 42", { default: 42 }],
@@ -1048,7 +1048,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
       assert.deepEqual(invalidRegistry.list(), []);
     }
   });
-  await rule("§7：异步工厂在它的 promise 结束之前都可以注册；结束之后才提交，工具按 registerTool 的先后登记", async () => {
+  await rule("§C6.6、§C6.7：异步工厂在它的 promise 结束之前都可以注册；结束之后才提交，工具按 registerTool 的先后登记", async () => {
     const asyncRegistry = new ToolRegistry([reviewNoteTool("existing")]);
     const asyncHost = createExtensionHost(asyncRegistry, { hookTimeoutMs: 1000 });
     await loadTrusted(asyncHost, "async-extension", async (context) => {
@@ -1062,7 +1062,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
       ["existing", "first", "second"],
     );
   });
-  await rule("§7：提交时再查一次 id：同一个 id 的两次加载同时进行，只有一次成功，另一次是 EXTENSION_DUPLICATE", async () => {
+  await rule("§C6.7：提交时再查一次 id：同一个 id 的两次加载同时进行，只有一次成功，另一次是 EXTENSION_DUPLICATE", async () => {
     const raceRegistry = new ToolRegistry();
     const raceHost = createExtensionHost(raceRegistry, { hookTimeoutMs: 1000 });
     const slowFactory = async (context: ExtensionContext) => {
@@ -1073,7 +1073,7 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     const codes = outcomes.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.status : (outcome.reason as { code?: string }).code));
     assert.deepEqual(codes.sort(), ["EXTENSION_DUPLICATE", "active"]);
   });
-  await rule("§7：hookTimeoutMs 必须是正数且不超过 2^31 − 1，否则 createExtensionHost 抛 INVALID_ARGUMENT", async () => {
+  await rule("§C6.9：hookTimeoutMs 必须是正数且不超过 2^31 − 1，否则 createExtensionHost 抛 INVALID_ARGUMENT", async () => {
     for (const value of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, "20"]) {
       await failsWith(
         "INVALID_ARGUMENT",
@@ -1089,11 +1089,11 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
   const failures: { label: string; existing: Tool[]; explode: "sync" | "async" | "none"; code: string; twice?: boolean }[] = [
     { label: "factory 抛错", existing: [], explode: "sync", code: "EXTENSION_FACTORY_FAILED" },
     { label: "异步 factory 被拒绝", existing: [], explode: "async", code: "EXTENSION_FACTORY_FAILED" },
-    { label: "与 Registry 已有工具重名", existing: [reviewNoteTool()], explode: "none", code: "TOOL_CONFLICT" },
+    { label: "与注册表已有工具重名", existing: [reviewNoteTool()], explode: "none", code: "TOOL_CONFLICT" },
     { label: "同一个 factory 注册了两个同名工具", existing: [], explode: "none", code: "TOOL_CONFLICT", twice: true },
   ];
   for (const failure of failures) {
-    await rule(`§7：${failure.label} → ${failure.code}；Registry 的工具与 host 上的 hook 和加载之前一模一样，检查全部通过之前一个工具都不登记`, async () => {
+    await rule(`§C6.8：${failure.label} → ${failure.code}；注册表的工具与 host 上的 hook 和加载之前一样，检查全部通过之前一个工具都不登记`, async () => {
       let registerCalls = 0;
       class CountingRegistry extends ToolRegistry {
         override register(tool: Tool): void {
@@ -1145,7 +1145,7 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
     });
   }
 
-  await rule("§7：加载失败（工厂抛错、工具重名）不会记下这个 id：修好之后同一个 id 可以再加载", async () => {
+  await rule("§C6.8：加载失败（工厂抛错、工具重名）不会记下这个 id：修好之后同一个 id 可以再加载", async () => {
     const registry = new ToolRegistry([reviewNoteTool("taken")]);
     const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
     await failsWith(
@@ -1164,7 +1164,7 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
     );
   });
   await rule(
-    "§7：工厂一返回（或它的 promise 一结束）上下文就关闭：之后再调用 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED，迟到的注册到不了 Registry",
+    "§C6.6：工厂一返回（或它的 promise 一结束）上下文就关闭：之后再调用 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED，迟到的注册到不了注册表",
     async () => {
       const registry = new ToolRegistry();
       const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
@@ -1211,7 +1211,7 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
 });
 
 // ---------------------------------------------------------------------------
-// Lab 12.5 · 一次工具调用怎样穿过 hooks
+// Lab 12.5 · 一次工具调用怎样穿过 hook
 // ---------------------------------------------------------------------------
 
 test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结果", async () => {
@@ -1252,7 +1252,7 @@ test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结
   const result = await host.wrapExecutor(core)(call);
 
   await rule(
-    '§8：deny 的结果与调用配对：role toolResult，toolCallId、toolName 取自调用，isError: true，details 恰好是 { blockedByExtension, kind: "deny", reason }',
+    '§C7.4：deny 的结果与调用配对：role toolResult，toolCallId、toolName 取自调用，isError: true，details 恰好是 { blockedByExtension, kind: "deny", reason }',
     () => {
       assert.equal(result.role, "toolResult");
       assert.equal(result.toolCallId, "note-1");
@@ -1263,23 +1263,23 @@ test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结
       assert.ok(result.timestamp >= startedAt, "timestamp 是拦下的那一刻");
     },
   );
-  await rule("§8：content 至少有一个 text 块，说明被谁（Extension 的 id）、为什么（reason）拦下", () => {
+  await rule("§C7.4：content 至少有一个 text 块，说明被谁（扩展的 id）、为什么（reason）拦下", () => {
     assert.ok(result.content.length > 0 && result.content.every((block) => block.type === "text"));
     const said = textOf(result);
     assert.ok(said.includes("note-policy") && said.includes("notes are frozen"), `content 应写出 note-policy 和理由：${said}`);
   });
-  await rule("§8：deny 之后 core 和所有 after hook 都不运行；deny 是策略决定，不产生诊断", () => {
+  await rule("§C7.5：deny 之后 core 和所有 after hook 都不运行；deny 是策略决定，不产生诊断", () => {
     assert.equal(facts.length, 0, "core 不能运行");
     assert.equal(afterCalls, 0, "blocked result 不是 core 的事实：after hook 不运行");
     assert.deepEqual(diagnostics, []);
   });
-  await rule("§8：before hook 按注册顺序运行（先按 Extension 的加载顺序，同一个 Extension 内按 on 的先后），第一个拦下的让后面的 before 都不再运行", () => {
+  await rule("§C7.2：before hook 按注册顺序运行（先按扩展的加载顺序，同一个扩展内按 on 的先后），第一个拦下的让后面的 before 都不再运行", () => {
     assert.deepEqual(seen, ["first-policy:1", "first-policy:2", "note-policy"]);
   });
-  await rule('§8：返回 undefined 或 { decision: "allow" }（同步或异步）就放行，轮到下一个', () => {
+  await rule('§C7.3：返回 undefined 或 { decision: "allow" }（同步或异步）就放行，轮到下一个', () => {
     assert.equal(received.length, 3, "前两个放行之后才轮到第三个");
   });
-  await rule("§8：每个 before hook 收到调用的一份深度冻结的副本：不是调用者的对象，arguments 及其里面的对象都冻结", () => {
+  await rule("§C7.2：每个 before hook 收到调用的一份深度冻结的副本：不是调用者的对象，arguments 及其里面的对象都冻结", () => {
     for (const copy of received) {
       assert.notEqual(copy, call, "不是调用者的对象");
       assert.notEqual(copy.arguments, call.arguments);
@@ -1310,7 +1310,7 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
     { kind: "error", label: "resolve 成格式不对的回答", hook: async () => ({ allow: true }) },
   ];
   for (const failure of failures) {
-    await rule(`§8：before hook ${failure.label} → fail-closed：core 不运行，配对的 blocked result（kind ${failure.kind}），恰好一条诊断`, async () => {
+    await rule(`§C7.3：before hook ${failure.label} → fail-closed：core 不运行，配对的错误结果（kind ${failure.kind}），一条诊断`, async () => {
       const { host, diagnostics } = hostWithDiagnostics(20);
       let laterRan = false;
       await loadTrusted(host, "flaky-policy", (context) => context.on("beforeToolCall", failure.hook as () => undefined));
@@ -1335,7 +1335,7 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
       );
     });
   }
-  await rule("§8：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到 blocked result", async () => {
+  await rule("§C7.6：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到错误结果", async () => {
     const host = createExtensionHost(new ToolRegistry(), {
       hookTimeoutMs: 20,
       onDiagnostic: () => {
@@ -1351,7 +1351,7 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
     assert.equal(result.isError, true);
     assert.equal((result.details as { kind?: string }).kind, "error");
   });
-  await rule("§8：等待 hook 的计时器用完就清掉，不留在进程里（一次调用结束后，活动的计时器不比调用前多）", async () => {
+  await rule("§C7.10：等待 hook 的计时器用完就清掉，不留在进程里（一次调用结束后，活动的计时器不比调用前多）", async () => {
     const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 5000 });
     await loadTrusted(host, "quick-policy", (context) => {
       context.on("beforeToolCall", () => ({ decision: "allow" }));
@@ -1394,11 +1394,11 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
   const result = await host.wrapExecutor(core)(call);
   const fact = facts[0]!;
 
-  await rule("§8：所有 before 都放行之后 core 恰好执行一次；每个 after hook 按注册顺序各运行一次", () => {
+  await rule("§C7.7：所有 before 都放行之后 core 恰好执行一次；每个 after hook 按注册顺序各运行一次", () => {
     assert.equal(facts.length, 1, "core 恰好运行一次");
     assert.deepEqual(order, ["broken-observer", "slow-observer", "review-extension"]);
   });
-  await rule("§8：after hook 抛错或超时只产生一条诊断（hook: afterToolResult），下一个照常运行", () => {
+  await rule("§C7.7：after hook 抛错或超时只产生一条诊断（hook: afterToolResult），下一个照常运行", () => {
     assert.deepEqual(
       diagnostics.map((diagnostic) => [diagnostic.extensionId, diagnostic.hook, diagnostic.kind, typeof diagnostic.message]),
       [
@@ -1407,22 +1407,22 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
       ],
     );
   });
-  await rule("§8：调用者拿到的结果与 core 的结果深度相等，但不是同一个对象；after hook 的返回值没有意义", () => {
+  await rule("§C7.8：调用者拿到的结果与 core 的结果深度相等，但不是同一个对象；after hook 的返回值没有意义", () => {
     assert.deepEqual(result, fact);
     assert.notEqual(result, fact, "调用者拿到副本，永远不是 core 的对象");
   });
-  await rule("§8：after hook 看到的是 core 结果的一份深度冻结的副本，不是 core 的对象", () => {
+  await rule("§C7.7：after hook 看到的是 core 结果的一份深度冻结的副本，不是 core 的对象", () => {
     assert.deepEqual(observed[0], fact);
     assert.notEqual(observed[0], fact);
     assert.ok(deeplyFrozen(observed[0]), "结果、details 和里面的每一层都冻结");
   });
-  await rule("§8：调用者改自己手里的结果，core 手里的原始结果不受影响", () => {
+  await rule("§C7.8：调用者改自己手里的结果，core 手里的原始结果不受影响", () => {
     (result.details as { stored: { count: number } }).stored.count = 99;
     result.content.push(text("forged by the caller"));
     assert.deepEqual(fact.details, { stored: { count: 1 } });
     assert.equal(fact.content.length, 1);
   });
-  await rule("§8：core 收到调用的一份（未冻结的）副本：不是调用者的对象，core 改它也碰不到调用者的调用", () => {
+  await rule("§C7.7：core 收到调用的一份（未冻结的）副本：不是调用者的对象，core 改它也碰不到调用者的调用", () => {
     const received = calls[0]!;
     assert.notEqual(received, call);
     assert.deepEqual(received, noteCall());
@@ -1430,7 +1430,7 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     (received.arguments as { text: string }).text = "changed by core";
     assert.deepEqual(call, noteCall());
   });
-  await rule("§8：调用一进来就复制：before hook 还在等待时调用者改了自己的调用，hook 和 core 看到的仍是原来的", async () => {
+  await rule("§C7.1：调用一进来就复制：before hook 还在等待时调用者改了自己的调用，hook 和 core 看到的仍是原来的", async () => {
     const entry = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
     let release!: () => void;
     const waiting = new Promise<void>((resolve) => (release = resolve));
@@ -1451,7 +1451,7 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     assert.equal(seenByHook, "parser is stable");
     assert.equal((recorded.calls[0]!.arguments as { text: string }).text, "parser is stable");
   });
-  await rule("§8：core 自己抛错时，错误照常传给调用者（还是那个错误），after hook 一个都不运行", async () => {
+  await rule("§C7.9：core 自己抛错时，错误照常传给调用者（还是那个错误），after hook 一个都不运行", async () => {
     const thrown = new Error("core exploded");
     order.length = 0;
     await assert.rejects(
@@ -1466,7 +1466,7 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     );
     assert.deepEqual(order, []);
   });
-  await rule("§8：没有任何 hook 时也一样：core 拿到调用的副本，调用者拿到结果的副本", async () => {
+  await rule("§C7.8：没有任何 hook 时也一样：core 拿到调用的副本，调用者拿到结果的副本", async () => {
     const bare = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 20 });
     const recorded = recordingCore();
     const bareCall = noteCall("note-3");
@@ -1475,7 +1475,7 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     assert.notEqual(bareResult, recorded.facts[0], "调用者拿到的是副本");
     assert.deepEqual(bareResult, recorded.facts[0]);
   });
-  await rule("§8：同一个执行器可以同时处理多次调用，它们互不等待", async () => {
+  await rule("§C7.10：同一个执行器可以同时处理多次调用，它们互不等待", async () => {
     const concurrent = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
     let arrived = 0;
     let release!: () => void;

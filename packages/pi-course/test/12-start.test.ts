@@ -3,8 +3,8 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { runDemo, sampleWorkspace, type DemoOptions, type DemoSummary } from "../src/demo.js";
-import { failureText, main, USAGE } from "../src/start.js";
+import { runDemo, sampleWorkspace, type DemoOptions, type DemoSummary } from "../src/app/demo.js";
+import { failureText, main, USAGE } from "../src/app/start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
 
@@ -165,7 +165,10 @@ test("npm start: a resource that cannot be used names the workspace's file, neve
   });
   assert.ok(message.includes(path.join(root, "skills", "big", "SKILL.md")), message);
   assert.ok(!message.includes(scratchParent), message);
-  assert.match(failureText(Object.assign(new Error(message), { code: "RESOURCE_INVALID" })), /宽松发现[^\n]*\n[^\n]*严格模式[^\n]*第 12 章 9\.2 节的挑战内容/);
+  assert.match(
+    failureText(Object.assign(new Error(message), { code: "RESOURCE_INVALID" })),
+    /宽松发现[^\n]*\n[^\n]*严格模式[^\n]*第 12 章挑战关 10\.1 节的内容/,
+  );
 });
 
 test("npm start command line: help, usage mistakes exit 2, a bad workspace exits 1 with its code", async (t) => {

@@ -12,8 +12,8 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import test, { type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
-import { interruptFilter } from "../src/runtime-interactive.js";
-import { main } from "../src/runtime-start.js";
+import { interruptFilter } from "../src/app/runtime-interactive.js";
+import { main } from "../src/app/runtime-start.js";
 import { repoRoot, testSourcePath } from "./support/files.js";
 import { closedPort, startReplayServer } from "./support/replay-server.js";
 
@@ -132,7 +132,7 @@ test(
 test("npm start --interactive as a process: real SIGINTs, and the scratch copies are gone afterwards", LIMITS, async (t) => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), "pi-interactive-"));
   t.after(() => rmSync(tmp, { recursive: true, force: true }));
-  const entry = fileURLToPath(new URL("../src/runtime-start.js", import.meta.url));
+  const entry = fileURLToPath(new URL("../src/app/runtime-start.js", import.meta.url));
   // Started by node, not npm: each signal is a press (under npm one press may arrive twice, see interruptFilter).
   const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp };
   delete env.npm_lifecycle_event;
@@ -248,5 +248,5 @@ test("npm start --interactive: each turn's answer speaks of that turn only", LIM
   const answers = s.out.split("\n").filter((line) => line.includes("审查了 src/greet.js"));
   assert.equal(answers.length, 2, s.out);
   assert.match(answers[0]!, /参照用户给的技能 deploy，/);
-  assert.match(answers[1]!, /按 load_skill 拿到的技能 code-review 的清单/, "the second turn is not answered with the first turn's skill");
+  assert.match(answers[1]!, /按 load_skill 拿到的技能 code-review 的正文/, "the second turn is not answered with the first turn's skill");
 });

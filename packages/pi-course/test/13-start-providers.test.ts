@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import test, { type TestContext } from "node:test";
-import { main, type StartIo } from "../src/runtime-start.js";
+import { main, type StartIo } from "../src/app/runtime-start.js";
 import { repoRoot, testSourcePath } from "./support/files.js";
 import { closedPort, startReplayServer, type ReplayServer, type ReplayStep } from "./support/replay-server.js";
 

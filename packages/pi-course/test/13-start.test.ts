@@ -15,8 +15,8 @@ import {
   sampleUserFolder,
   type RuntimeDemoOptions,
   type RuntimeDemoSummary,
-} from "../src/runtime-demo.js";
-import { failureText, main, USAGE } from "../src/runtime-start.js";
+} from "../src/app/runtime-demo.js";
+import { failureText, main, USAGE } from "../src/app/runtime-start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
 
@@ -83,7 +83,7 @@ test("npm start (chapter 13): the model reads the catalog, loads the skill itsel
     "目录  examples/workspace · ",
     "诊断  跳过 [RESOURCE_INVALID] examples/user/skills/broken/SKILL.md",
     "资源  指令 2（个人、项目） · ",
-    "清单  系统提示里的技能目录",
+    "清单  系统提示里的技能清单",
     "      - code-review: ",
     '调用  load_skill {"name":"code-review"}',
     "技能  激活 code-review",
@@ -227,24 +227,24 @@ test("scripts/start.mjs runs the runtime's session where its source is, and chap
   const script = path.join(repoRoot, "scripts", "start.mjs");
   const run = spawnSync(process.execPath, [script], { cwd: tempDir(t), encoding: "utf8", env: { ...process.env, INIT_CWD: repoRoot } });
   assert.equal(run.status, 0, run.stderr);
-  assert.match(run.stdout, /\n清单  系统提示里的技能目录/);
+  assert.match(run.stdout, /\n清单  系统提示里的技能清单/);
 
   // A build left over from chapter 13 in a chapter 12 checkout: its runtime-start.ts is gone.
   const tree = tempDir(t);
   mkdirSync(path.join(tree, "scripts"));
   writeFileSync(path.join(tree, "scripts", "start.mjs"), readFileSync(script));
-  mkdirSync(path.join(tree, "packages", "pi-course", "src"), { recursive: true });
-  mkdirSync(path.join(tree, "packages", "pi-course", "dist", "src"), { recursive: true });
-  writeFileSync(path.join(tree, "packages", "pi-course", "src", "start.ts"), "");
+  mkdirSync(path.join(tree, "packages", "pi-course", "src", "app"), { recursive: true });
+  mkdirSync(path.join(tree, "packages", "pi-course", "dist", "src", "app"), { recursive: true });
+  writeFileSync(path.join(tree, "packages", "pi-course", "src", "app", "start.ts"), "");
   for (const name of ["start", "runtime-start"]) {
     writeFileSync(
-      path.join(tree, "packages", "pi-course", "dist", "src", `${name}.js`),
+      path.join(tree, "packages", "pi-course", "dist", "src", "app", `${name}.js`),
       `export async function main() { console.log(${JSON.stringify(name)}); return 0; }\n`,
     );
   }
   const twelve = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
   assert.equal(twelve.stdout, "start\n");
-  writeFileSync(path.join(tree, "packages", "pi-course", "src", "runtime-start.ts"), "");
+  writeFileSync(path.join(tree, "packages", "pi-course", "src", "app", "runtime-start.ts"), "");
   const thirteen = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
   assert.equal(thirteen.stdout, "runtime-start\n");
 });
@@ -371,7 +371,7 @@ test("npm start: the skill catalog's default budget lists a real skills reposito
     [event?.type, event?.option, event?.bytesNeeded, event?.dropped],
     ["diagnostic", "--max-catalog-bytes", needed, small.summary.catalog.dropped],
   );
-  assert.match(USAGE, new RegExp(`--max-catalog-bytes <n>  技能目录的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）`));
+  assert.match(USAGE, new RegExp(`--max-catalog-bytes <n>  技能清单的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）`));
 });
 
 test("npm start on a foreign project: the scripted model's answer is a whole sentence, and a /skill: load counts only when its turn was sent", async (t) => {

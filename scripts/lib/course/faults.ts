@@ -267,6 +267,8 @@ export function learnerManifestText(manifestText: string, manifest: ChapterManif
   };
   for (const index of manifest.labs.keys()) project(["labs", index, "faults"]);
   project(["faults"]);
+  // The kept solutions are answers: the folder has none of them, and its manifest names none.
+  doc.deleteIn(["solutions"]);
   return String(doc);
 }
 

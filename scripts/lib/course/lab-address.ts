@@ -20,7 +20,10 @@
  *   which the reference has;
  * - rules: every section a focused test's rules (`"§…：…"`) cite exists in the text, and
  *   every contract rule of the text (a section numbered `C…`, `### §C3.4 …`, that has no
- *   numbered subsection of its own: a group heading is no rule) is cited by some focused test.
+ *   numbered subsection of its own: a group heading is no rule) is cited by some focused test;
+ *   the same for the challenge tier when it has a text of its own: a challenge test's rule
+ *   cites a section of the chapter text or of the challenge text, every contract rule of the
+ *   challenge text is cited by some challenge test, and the two texts share no number.
  */
 import { SyntaxKind, parseModule, topLevelDeclarations, lineAndColumn, type Node } from "../ts/source.js";
 import { labOwnership } from "../ts/splice.js";
@@ -90,6 +93,8 @@ export interface AddressTexts {
   references: ReadonlyMap<string, string>;
   /** The chapter text, when the chapter has one. */
   chapterText?: string;
+  /** The challenge tier's text (`challenge.text`), when it has one. */
+  challengeText?: string;
   /** The chapter's test files (focused, challenge and others it claims), by path. */
   tests: ReadonlyMap<string, string>;
 }
@@ -197,6 +202,35 @@ export function labAddressProblems(manifest: ChapterManifest, texts: AddressText
     for (const number of numbers) {
       if (number.startsWith("C") && !isGroup(number) && !cited.has(number))
         problems.push(`正文的契约条目 §${number} 没有任何 Lab 测试引用（rule("§${number}：…")）`);
+    }
+  }
+
+  // The challenge tier's rules, when it has a text of its own.
+  if (texts.challengeText !== undefined && manifest.challengeText !== undefined) {
+    const own = chapterSections(texts.challengeText).map((section) => section.number);
+    const main = new Set(texts.chapterText === undefined ? [] : chapterSections(texts.chapterText).map((section) => section.number));
+    const contractGroups = new Set([...main].filter((number) => /^C\d+$/.test(number)));
+    // A group heading of the contract (`## C3 …`) may stand in both texts; a numbered section may not.
+    for (const number of own) {
+      if (main.has(number) && !contractGroups.has(number)) problems.push(`${manifest.challengeText} 的第 ${number} 节和正文的同号：挑战关的编号不能重复正文的`);
+    }
+    const known = new Set([...main, ...own]);
+    const cited = new Set<string>();
+    for (const { file } of manifest.challenge) {
+      const text = texts.tests.get(file);
+      if (text === undefined) continue;
+      for (const call of ruleCalls(text)) {
+        for (const number of citedSections(call.rule)) {
+          cited.add(number);
+          if (!known.has(number))
+            problems.push(`${file}:${call.line} 的规则 “${call.rule.slice(0, 40)}” 引用 §${number}，正文和 ${manifest.challengeText} 都没有这一节`);
+        }
+      }
+    }
+    const isGroup = (number: string) => own.some((other) => other.startsWith(`${number}.`));
+    for (const number of own) {
+      if (number.startsWith("C") && !isGroup(number) && !main.has(number) && !cited.has(number))
+        problems.push(`${manifest.challengeText} 的契约条目 §${number} 没有任何挑战关测试引用`);
     }
   }
 

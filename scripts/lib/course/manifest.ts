@@ -23,7 +23,14 @@
  *   - packages/pi-course/src/resource-files.ts   # as they are: the learner uses, not writes, them
  * text: chapters/12-resources-extensions.md      # optional; the chapter text (in `files`),
  *                                                # copied into the practice folder too
+ * solutions:                   # optional; correct solutions kept green (in `files`): each, built in
+ *   - scripts/test/support/solutions/12/a-functional.ts   # place of the one teaching file, passes
+ *                              # every focused test and declares the starter's surface (`verify`)
  * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
+ *   text: chapters/12-challenge.md   # optional; its rules (in `files`), a text of their own that
+ *                              # the practice folder gets with the tests; `chapter_section`
+ *                              # and `verify` read it after the chapter text (its numbers must
+ *                              # not repeat the chapter text's)
  *   tests:                     # test files (in `files`, not focused), one theme each
  *     - file: packages/pi-course/test/challenge/12-catalog.test.ts
  *       title: 目录与宽松发现   # the theme, as the table shows it
@@ -60,11 +67,23 @@
  *   `validateCourse`), every claimed file exists in it.
  */
 import { readdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { parseDocument } from "yaml";
+import { fileURLToPath } from "node:url";
+import type * as Yaml from "yaml";
 import { normalizeChapterId } from "../core/cli.js";
 import { CourseError } from "../core/errors.js";
+import { cachedParse } from "./manifest-cache.js";
 import { SECTION_NUMBER_SOURCE } from "./sections.js";
+
+/** The YAML library, loaded the first time a manifest is really parsed (most commands find theirs remembered, see `manifest-cache.ts`). */
+const loadYaml = (): typeof Yaml => createRequire(import.meta.url)("yaml") as typeof Yaml;
+
+/** The modules whose code decides what a valid manifest is: a change to any of them is a new cache entry. */
+const VALIDATORS = ["./manifest", "./sections", "../core/cli", "../core/errors"].map(
+  // `.js` compiled, `.ts` when run from the sources.
+  (name) => new URL(`${name}${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 
 // Chapter ids typed by users are normalised where the command line is read; re-exported here
 // because a manifest's id is the normalised form.
@@ -146,10 +165,14 @@ export interface ChapterManifest {
   provided: string[];
   /** The chapter text (Chinese), when the chapter has one. */
   text?: string;
+  /** Correct solutions of the chapter's one teaching file that `verify` keeps green (empty when none). */
+  solutions: string[];
   /** The challenge tier's test files, by theme (empty when the chapter has none). */
   challenge: ChallengeTest[];
   /** Files the challenge tests import (fixtures), copied into the practice folder with them. */
   challengeSupport: string[];
+  /** The challenge tier's own text (its rules, Chinese), when it has one; copied with the tests. */
+  challengeText?: string;
   labs: LabSpec[];
   faults: FaultSpec[];
   /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
@@ -160,8 +183,8 @@ export interface ChapterManifest {
 export const MANIFEST_DIR = "checkpoints";
 
 const MANIFEST_NAME = /^(\d{2})\.yaml$/;
-const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "challenge", "labs", "faults"]);
-const CHALLENGE_KEYS = new Set(["tests", "support"]);
+const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "solutions", "challenge", "labs", "faults"]);
+const CHALLENGE_KEYS = new Set(["text", "tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
@@ -243,12 +266,17 @@ class Checker {
  * cross-chapter ones (see `validateCourse`). Throws `CourseError` `MANIFEST_INVALID`.
  */
 export function parseManifest(source: string, manifestPath: string): ChapterManifest {
+  return cachedParse(source, manifestPath, VALIDATORS, (text) => parseManifestNow(text, manifestPath));
+}
+
+/** `parseManifest` itself, without the cache. */
+function parseManifestNow(source: string, manifestPath: string): ChapterManifest {
   const c: Checker = new Checker(manifestPath); // annotated so `c.fail()` narrows types
   const nameMatch = MANIFEST_NAME.exec(path.posix.basename(manifestPath));
   if (!nameMatch) c.fail("(文件名)", "两位数字加 .yaml，例如 checkpoints/12.yaml");
   const fileId = nameMatch[1]!;
 
-  const doc = parseDocument(source, { prettyErrors: true });
+  const doc = loadYaml().parseDocument(source, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     throw new CourseError("MANIFEST_INVALID", `${manifestPath}: YAML 无法解析：${first.message.split("\n")[0]}`, { cause: first });
@@ -302,11 +330,28 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
   });
   const chapterText = raw.text === undefined ? undefined : claimed(c.repoPath(raw.text, "text"), "text");
 
+  const solutions: string[] = [];
+  c.array(raw.solutions ?? [], "solutions").forEach((entry, i) => {
+    const field = `solutions[${i}]`;
+    const p = claimed(c.repoPath(entry, field), field);
+    if (starters.length !== 1) c.fail("solutions", "只在只有一个教学文件（一个 starter）的章节里使用的字段");
+    if (!p.endsWith(".ts") || solutions.includes(p)) c.fail(field, "不重复的 .ts 文件", p);
+    if ([...starters.flatMap((s) => [s.from, s.to]), ...focusedTests, ...provided, chapterText].includes(p)) {
+      c.fail(field, "既不是 starter、教学文件、聚焦测试、提供的文件也不是正文的文件", p);
+    }
+    solutions.push(p);
+  });
+
   const challenge: ChallengeTest[] = [];
   const challengeSupport: string[] = [];
+  let challengeText: string | undefined;
   if (raw.challenge !== undefined) {
     const block = c.record(raw.challenge, "challenge");
     c.keys(block, CHALLENGE_KEYS, "challenge");
+    if (block.text !== undefined) {
+      challengeText = claimed(c.repoPath(block.text, "challenge.text"), "challenge.text");
+      if (challengeText === chapterText) c.fail("challenge.text", "与 text 不同的文件", challengeText);
+    }
     c.array(block.tests, "challenge.tests").forEach((entry, i) => {
       const field = `challenge.tests[${i}]`;
       const t = c.record(entry, field);
@@ -378,8 +423,10 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
     focusedTests,
     provided,
     ...(chapterText === undefined ? {} : { text: chapterText }),
+    solutions,
     challenge,
     challengeSupport,
+    ...(challengeText === undefined ? {} : { challengeText }),
     labs,
     faults,
     manifestPath,

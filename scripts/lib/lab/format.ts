@@ -325,7 +325,8 @@ export function formatChallenge(outcome: ChallengeOutcome, manifest: ChapterMani
   const passed = outcome.themes.reduce((sum, theme) => sum + theme.passed, 0);
   const total = outcome.themes.reduce((sum, theme) => sum + theme.total, 0);
   lines.push(challengeOk(outcome) ? paint.green(`挑战 ${passed}/${total} · 全部通过`) : `挑战 ${passed}/${total}`);
-  if (!challengeOk(outcome)) lines.push(paint.dim(`每个主题的规则写在本章正文的“挑战关”一节；--verbose 列出每一项失败。`));
+  const rules = manifest.challengeText === undefined ? "本章正文的“挑战关”一节" : manifest.challengeText;
+  if (!challengeOk(outcome)) lines.push(paint.dim(`每个主题的规则写在${rules}；--verbose 列出每一项失败。`));
   return lines.join("\n");
 }
 

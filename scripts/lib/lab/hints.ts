@@ -42,7 +42,7 @@ export function hintStateProblem(value: unknown): string | undefined {
   if (v.format !== HINT_STATE_FORMAT) return `format 应为 ${HINT_STATE_FORMAT}`;
   if (typeof v.labs !== "object" || v.labs === null || Array.isArray(v.labs)) return "labs 应为对象";
   for (const [id, level] of Object.entries(v.labs)) {
-    if (!/^\d{2}\.\d+$/.test(id)) return `Lab 编号 “${id}” 无效`;
+    if (!/^\d{1,2}\.\d+$/.test(id)) return `Lab 编号 “${id}” 无效`;
     if (typeof level !== "number" || !Number.isInteger(level) || level < 1 || level > RUNGS) return `Lab ${id} 的级数应为 1–${RUNGS}`;
   }
   return undefined;

@@ -320,7 +320,7 @@ const TOOLS: Record<ToolName, ToolEntry> = {
       name: "chapter_section",
       title: "正文小节",
       description:
-        'Returns one numbered section of the chapter text (Markdown, Chinese) by its number, e.g. "12", "18.1" or a contract rule\'s "C3.4" (a failure\'s `§3.4` is section "3.4", `§C3.4` is "C3.4"); a section includes its subsections.',
+        'Returns one numbered section of the chapter text (Markdown, Chinese) by its number, e.g. "12", "18.1" or a contract rule\'s "C3.4" (a failure\'s `§3.4` is section "3.4", `§C3.4` is "C3.4"); a section includes its subsections. A challenge test\'s rule is found in the challenge tier\'s own text when the chapter has one.',
       inputSchema: input({ section: 'section number, e.g. "3.4", "12", "18.1" or "C3.4"' }, ["section"]),
       outputSchema: CHAPTER_SECTION_OUTPUT as Tool["outputSchema"],
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

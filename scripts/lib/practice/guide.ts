@@ -98,6 +98,7 @@ export function guideValues(input: GuideInput): TemplateValues {
     faultChapter: courseCommand("fault", m.id),
     challenge: m.challenge.length > 0,
     challengeChapter: courseCommand("lab", m.id, "--challenge"),
+    challengeText: m.challengeText ?? "",
     focusedFiles: focusedTestFiles(m.focusedTests),
     throughChapters: input.throughChapters.join("、"),
   };

@@ -135,8 +135,9 @@ export function planPractice(input: {
   const files: OutputFile[] = parentEntries.map((e) => (e.path === LEARNING ? { ...e, path: COURSE_GUIDE } : { ...e }));
   for (const test of m.focusedTests) files.push({ ...fromTarget(test) });
   for (const given of [...m.provided, ...(m.text === undefined ? [] : [m.text])]) files.push({ ...fromTarget(given) });
-  // The challenge tier: the chapter's hardening tests and what they import, run on the learner's code by `lab NN --challenge`.
-  for (const extra of [...m.challenge.map((t) => t.file), ...m.challengeSupport]) files.push({ ...fromTarget(extra) });
+  // The challenge tier: the chapter's hardening tests, what they import and the text of their rules, run on the learner's code by `lab NN --challenge`.
+  for (const extra of [...m.challenge.map((t) => t.file), ...m.challengeSupport, ...(m.challengeText === undefined ? [] : [m.challengeText])])
+    files.push({ ...fromTarget(extra) });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
   for (const s of m.starters) files.push({ ...fromTarget(s.from), path: starterCopyPath(s.to) });
   files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });

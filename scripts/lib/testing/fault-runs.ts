@@ -15,7 +15,8 @@
  * read; the scratch copy is always removed.
  */
 import { existsSync } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
@@ -25,7 +26,7 @@ import { exactNamesPattern, labsNamePattern } from "../course/lab-names.js";
 import { type Fault, injectFault } from "../course/faults.js";
 import type { TestRun } from "./results.js";
 import { describeRed, runSuite, topLevelResults } from "./suite.js";
-import { buildCourse } from "./compiler.js";
+import { buildCourse, emitDeclarations, firstDeclarationDifference } from "./compiler.js";
 import { FAULT_RUN_TIMEOUT_MS } from "./limits.js";
 import { prepareTests } from "./tests.js";
 import type { ChapterManifest } from "../course/manifest.js";
@@ -71,6 +72,30 @@ export interface AuthorRunOptions {
   signal?: AbortSignal;
   /** Called as each fault finishes (in completion order, which differs from the given order with several workers). */
   onResult?(result: FaultResult): void;
+  /**
+   * Correct solutions of the chapter's one teaching file (the manifest's `solutions`, read),
+   * run in the same scratch copy and build: each must compile, pass every focused test and
+   * declare the reference's public surface (see `SolutionResult`).
+   */
+  solutions?: readonly KeptSolution[];
+}
+
+/** A kept solution: its name (the file's, for messages) and the text that replaces the teaching file. */
+export interface KeptSolution {
+  name: string;
+  text: string;
+}
+
+/** What became of one kept solution. */
+export interface SolutionResult {
+  name: string;
+  /** Compiled, every focused test passed (as many as the reference has), and the same public declarations. */
+  ok: boolean;
+  /** Focused tests passed, of the reference's. */
+  passed: number;
+  total: number;
+  /** Why it is not ok: the first compile error, the failing tests, the first declaration that differs. */
+  detail?: string;
 }
 
 /**
@@ -160,11 +185,15 @@ function failedTests(run: TestRun, expected: readonly string[]): string[] {
 async function runFaultTests(
   dir: string,
   tests: readonly string[],
-  pattern: string,
+  pattern: string | undefined,
   expected: number | undefined,
   options: { signal?: AbortSignal; timeoutMs: number },
 ): Promise<TestRun> {
-  const prepared = await prepareTests(dir, tests, { ...options, namePattern: pattern, ...(expected === undefined ? {} : { expectedTests: expected }) });
+  const prepared = await prepareTests(dir, tests, {
+    ...options,
+    ...(pattern === undefined ? {} : { namePattern: pattern }),
+    ...(expected === undefined ? {} : { expectedTests: expected }),
+  });
   return prepared.run();
 }
 
@@ -187,8 +216,21 @@ async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) 
  * with), `ABORTED`. Never touches `sourceRoot`.
  */
 export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultResult[]> {
+  return (await runAuthorChecks(options)).faults;
+}
+
+/**
+ * `runAuthorFaults`, and the kept solutions of `options.solutions` in the same scratch copy
+ * and build (one compiler run for every fault and every solution). Throws as `runAuthorFaults`.
+ */
+export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faults: FaultResult[]; solutions: SolutionResult[] }> {
   const { manifest, signal, faults } = options;
-  if (faults.length === 0) return [];
+  const solutions = options.solutions ?? [];
+  if (faults.length === 0 && solutions.length === 0) return { faults: [], solutions: [] };
+  const teachingFile = manifest.starters[0]?.to;
+  if (solutions.length > 0 && (teachingFile === undefined || manifest.starters.length !== 1)) {
+    throw new CourseError("FAULT_INVALID", `第 ${manifest.id} 章的 solutions 要求恰好一个教学文件（starter）`);
+  }
   const dir = await prepareScratch(options.sourceRoot, manifest, options.nodeModules, options.scratchParent);
   const runOptions = { ...(signal ? { signal } : {}), timeoutMs: options.timeoutMs ?? FAULT_RUN_TIMEOUT_MS };
   try {
@@ -207,6 +249,9 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       edits.push({ fault, text, bytesBack: Buffer.from(injected.undo(text), "utf8").equals(Buffer.from(original, "utf8")) });
     }
     for (const [index, edit] of edits.entries()) await writeFile(path.join(dir, ...mutantPath(edit.fault.file, index).split("/")), edit.text);
+    // Each kept solution after the faults, as one more edit of the teaching file: the whole file.
+    const solutionFiles = solutions.map((_, j) => mutantPath(teachingFile!, edits.length + j));
+    for (const [j, solution] of solutions.entries()) await writeFile(path.join(dir, ...solutionFiles[j]!.split("/")), solution.text);
 
     // One compiler run builds the reference and every edit; only the edits may have errors.
     const diagnostics: string[] = [];
@@ -215,7 +260,7 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
       diagnostics.push(...build.diagnostics);
     }
-    const mutantFiles = edits.map((edit, index) => mutantPath(edit.fault.file, index));
+    const mutantFiles = [...edits.map((edit, index) => mutantPath(edit.fault.file, index)), ...solutionFiles];
     const foreign = diagnostics.filter((d) => !mutantFiles.some((file) => diagnosticsOf([d], file).length > 0));
     if (foreign.length > 0) throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就无法编译：${foreign[0]}`);
 
@@ -227,6 +272,67 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       );
     }
     const names = [...baseline.tests.keys()];
+    const untouched = await referenceDigest(dir, manifest);
+    /** The focused tests importing edit `index` of `file` instead of the file (copies written beside them), and their removal. */
+    const testsOf = async (file: string, index: number) => {
+      const tests: string[] = [];
+      for (const test of manifest.focusedTests) {
+        const compiled = distPathOf(test);
+        const text = retargetImports(await readFile(path.join(dir, ...compiled.split("/")), "utf8"), compiled, file, index);
+        if (text === undefined) continue;
+        const copy = compiled.replace(/\.js$/, `.m${index}.js`);
+        await writeFile(path.join(dir, ...copy.split("/")), text);
+        tests.push(copy);
+      }
+      return { tests, remove: () => Promise.all(tests.map((copy) => rm(path.join(dir, ...copy.split("/")), { force: true }))) };
+    };
+
+    /** Every kept solution: compiled, every focused test run and passed, and its declarations the reference's. */
+    const runSolutions = async (kept: readonly KeptSolution[], files: readonly string[], first: number): Promise<SolutionResult[]> => {
+      if (kept.length === 0) return [];
+      const declarationsDir = path.join(dir, ".solution-declarations");
+      const tsconfig = `${packageDirOf(teachingFile!)}/tsconfig.json`;
+      // Declarations without comments, for the reference and every edit at once (a fault that does not compile may make this red: each file is read on its own).
+      await emitDeclarations(dir, tsconfig, declarationsDir, signal);
+      const declarationsOf = (file: string) =>
+        readFile(
+          path.join(
+            declarationsDir,
+            ...file
+              .slice(packageDirOf(file).length + 1)
+              .replace(/\.ts$/, ".d.ts")
+              .split("/"),
+          ),
+          "utf8",
+        ).catch(() => undefined);
+      const reference = await declarationsOf(teachingFile!);
+      return inPool(kept, options.workers ?? defaultWorkers(), async (solution) => {
+        const j = kept.indexOf(solution);
+        const result: SolutionResult = { name: solution.name, ok: false, passed: 0, total: names.length };
+        const errors = diagnosticsOf(diagnostics, files[j]!);
+        if (errors.length > 0) return { ...result, detail: `无法编译：${errors[0]!.replace(files[j]!, teachingFile!)}` };
+        const { tests, remove } = await testsOf(teachingFile!, first + j);
+        const run = await runFaultTests(dir, tests, undefined, names.length, runOptions);
+        await remove();
+        if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+        const passedTests = [...topLevelResults(run.records)].filter(([, ok]) => ok).map(([name]) => name);
+        const failed = names.filter((name) => !passedTests.includes(name));
+        const mine = await declarationsOf(files[j]!);
+        const difference =
+          reference === undefined || mine === undefined ? "声明文件没有生成" : firstDeclarationDifference(reference, mine, ["参考实现", "这份解答"]);
+        const problems = [
+          ...(run.crashes.length > 0 ? [`测试文件崩溃：${run.crashes[0]!.stderr.trim().split("\n")[0] ?? ""}`] : []),
+          ...(failed.length > 0 ? [`没有通过：${failed.map((name) => `“${name}”`).join("、")}`] : []),
+          ...(difference === undefined ? [] : [`公开接口与参考实现不同，${difference}`]),
+        ];
+        return {
+          ...result,
+          ok: problems.length === 0,
+          passed: passedTests.filter((name) => names.includes(name)).length,
+          ...(problems.length > 0 ? { detail: problems.join("；") } : {}),
+        };
+      });
+    };
 
     const results = await inPool(edits, options.workers ?? defaultWorkers(), async (edit) => {
       const { fault } = edit;
@@ -237,15 +343,7 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       if (errors.length > 0) {
         result.detail = `注入后无法编译（故障应是能编译的逻辑错误）：${errors[0]!.replace(mutantFiles[index]!, fault.file)}`;
       } else {
-        const tests: string[] = [];
-        for (const test of manifest.focusedTests) {
-          const compiled = distPathOf(test);
-          const text = retargetImports(await readFile(path.join(dir, ...compiled.split("/")), "utf8"), compiled, fault.file, index);
-          if (text === undefined) continue;
-          const copy = compiled.replace(/\.js$/, `.m${index}.js`);
-          await writeFile(path.join(dir, ...copy.split("/")), text);
-          tests.push(copy);
-        }
+        const { tests, remove } = await testsOf(fault.file, index);
         if (tests.length === 0) throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：聚焦测试没有直接 import ${fault.file}，看不到对它的修改`);
         // The named tests first; only when one of them does not see the mistake is the rest
         // of the lab run too, to say which other test does.
@@ -254,7 +352,7 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
         const run = decided
           ? named
           : await runFaultTests(dir, tests, labsNamePattern([fault.lab]), baseline.labs.find((l) => l.id === fault.lab)?.total, runOptions);
-        await Promise.all(tests.map((copy) => rm(path.join(dir, ...copy.split("/")), { force: true })));
+        await remove();
         if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
         if (run.crashes.length > 0) {
           result.detail = `注入后测试文件崩溃：${run.crashes[0]!.file} ${run.crashes[0]!.stderr.trim().split("\n")[0] ?? ""}`;
@@ -276,9 +374,12 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       }
       return result;
     });
+    const solutionResults = await runSolutions(solutions, solutionFiles, edits.length);
 
-    // The restore check: every edit undoes to the reference byte for byte, and the reference is still green.
-    const after = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
+    // The restore check: every edit undoes to the reference byte for byte, and the reference is
+    // still green: the tree the baseline ran green on is still there byte for byte (each fault
+    // only added files of its own, removed again), or else the suite runs once more.
+    const after = (await referenceDigest(dir, manifest)) === untouched ? baseline : await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
     for (const result of results) {
       const lab = after.labs.find((l) => l.id === result.lab);
       if (lab) result.restoredLab = { passed: lab.passed, total: lab.total };
@@ -290,10 +391,38 @@ export async function runAuthorFaults(options: AuthorRunOptions): Promise<FaultR
       }
       options.onResult?.(result);
     }
-    return results;
+    return { faults: results, solutions: solutionResults };
   } finally {
     await removeScratchDir(dir);
   }
+}
+
+/** Files of a fault's own (`<name>.m<k>.ts`, its build and its test copies), which the reference tree never holds. */
+const MUTANT_FILE = /\.m\d+\.(?:ts|js|d\.ts|js\.map|d\.ts\.map)$/;
+
+/** A digest of every file of the chapter's packages in `dir` but the faults' own: equal digests, the same reference tree. */
+async function referenceDigest(dir: string, manifest: ChapterManifest): Promise<string> {
+  const hash = createHash("sha256");
+  const walk = async (rel: string): Promise<void> => {
+    for (const entry of (await readdir(path.join(dir, ...rel.split("/")), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const child = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) await walk(child);
+      else if (entry.isSymbolicLink())
+        hash
+          .update(child)
+          .update("\0")
+          .update(await readlink(path.join(dir, ...child.split("/"))))
+          .update("\0");
+      else if (!MUTANT_FILE.test(entry.name))
+        hash
+          .update(child)
+          .update("\0")
+          .update(await readFile(path.join(dir, ...child.split("/"))))
+          .update("\0");
+    }
+  };
+  for (const pkg of [...new Set(manifest.focusedTests.map(packageDirOf))].sort()) await walk(pkg);
+  return hash.digest("hex");
 }
 
 /** True when every fault was killed and restored. */

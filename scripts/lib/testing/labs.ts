@@ -1,7 +1,8 @@
 /**
  * Running a chapter's labs: build the course package (`compiler.ts`), then the focused
- * tests of each lab in test processes of their own (`tests.ts`), each lab under its own time
- * limit, and lab results from what they reported (`results.ts`). What `lab`, `reset` and the
+ * tests in test processes (`tests.ts`): the lab asked for in processes of its own, under
+ * its own time limit; the labs before it together, and apart only when their shared run did
+ * not end clean (see `runLab`); and lab results from what they reported (`results.ts`). What `lab`, `reset` and the
  * tests of a practice folder share; the `lab` command's own output is `lab/format.ts`.
  */
 import { CourseError } from "../core/errors.js";
@@ -43,8 +44,8 @@ export interface RunLabOptions {
 
 /**
  * Builds the course and runs the focused tests of `manifest` for `target`: one lab (its
- * tests and those of the chapter's earlier labs, selected by name pattern) or every lab
- * (one run of each file, grouped by lab id). Never throws for a red lab, a compile error, a
+ * tests, and in a run of their own those of the chapter's earlier labs, selected by name
+ * pattern) or every lab; results are grouped by lab id. Never throws for a red lab, a compile error, a
  * crashing test file or a run that hits its time limit: those are outcomes. Throws
  * `CourseError` `USAGE` for a lab id the manifest does not have.
  */
@@ -55,19 +56,20 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
   const before = target.lab === undefined ? [] : upTo.slice(0, -1);
   const tsconfigs = [...new Set(manifest.focusedTests.map((file) => `${packageDirOf(file)}/tsconfig.json`))];
   const files = manifest.focusedTests.map(distPathOf);
-  // One set of test processes per lab, each under its own time limit: a lab that hangs
-  // cannot keep another lab's tests from running. They start first, so that their start-up
-  // overlaps the build.
-  const perLab = await Promise.all(
-    upTo.map(async (lab) => {
-      const testOptions: TestOptions = { namePattern: labsNamePattern([lab.id]), sampleOnTimeout: true };
-      if (files.length === 1) testOptions.expectedTests = lab.tests;
-      if (signal !== undefined) testOptions.signal = signal;
-      if (options.timeoutMs !== undefined) testOptions.timeoutMs = options.timeoutMs;
-      return { lab, tests: await prepareTests(courseRoot, files, testOptions) };
-    }),
-  );
-  const cancelAll = () => Promise.all(perLab.map(({ tests }) => tests.cancel()));
+  const prepare = (labs: readonly LabSpec[]) => {
+    const testOptions: TestOptions = { namePattern: labsNamePattern(labs.map((lab) => lab.id)), sampleOnTimeout: true };
+    if (files.length === 1) testOptions.expectedTests = labs.reduce((sum, lab) => sum + lab.tests, 0);
+    if (signal !== undefined) testOptions.signal = signal;
+    if (options.timeoutMs !== undefined) testOptions.timeoutMs = options.timeoutMs;
+    return prepareTests(courseRoot, files, testOptions);
+  };
+  // One lab asked for runs apart from the labs before it, under its own time limit, so that
+  // nothing an earlier lab does can change its result; the labs before it (or every lab, for
+  // the whole chapter) share one set of processes. Processes start before the build, so
+  // that their start-up overlaps it.
+  const groups = target.lab === undefined ? [upTo] : [before, selected].filter((labs) => labs.length > 0);
+  const prepared = await Promise.all(groups.map(async (labs) => ({ labs, tests: await prepare(labs) })));
+  const cancelAll = () => Promise.all(prepared.map(({ tests }) => tests.cancel()));
   for (const tsconfig of tsconfigs) {
     const pending = started?.tsconfig === tsconfig ? started.result : buildCourse(courseRoot, tsconfig, signal);
     const build = await pending.catch(async (error: unknown) => {
@@ -79,10 +81,23 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
       return signal?.aborted ? { kind: "aborted" } : { kind: "build_failed", diagnostics: build.diagnostics };
     }
   }
-  const runs = await Promise.all(perLab.map(async ({ lab, tests }) => ({ lab, run: await tests.run() })));
+  const shared = await Promise.all(prepared.map(async ({ labs, tests }) => ({ labs, run: await tests.run() })));
+  if (signal?.aborted) return { kind: "aborted" };
+  // Labs that shared a run which did not end clean run again, each in processes of its own
+  // under its own time limit: what one lab's code did (a hang, a leaked timer, a crash) is
+  // then pinned on that lab alone, exactly as if each had always run apart.
+  const runs = (
+    await Promise.all(
+      shared.map(({ labs, run }) =>
+        labs.length === 1 || cleanRun(run, labs)
+          ? [{ labs, run }]
+          : Promise.all(labs.map(async (lab) => ({ labs: [lab], run: await (await prepare([lab])).run() }))),
+      ),
+    )
+  ).flat();
   if (signal?.aborted) return { kind: "aborted" };
   const records = runs.flatMap(({ run }) => run.records);
-  const timedOut = new Map(runs.filter(({ run }) => run.timedOut !== undefined).map(({ lab, run }) => [lab.id, run.timedOut!]));
+  const timedOut = new Map(runs.flatMap(({ labs, run }) => (run.timedOut === undefined ? [] : labs.map((lab) => [lab.id, run.timedOut!] as const))));
   const showFrom = options.showFrom ?? courseRoot;
   const cutShort = (labs: LabResult[]) => labs.map((lab) => (timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot, showFrom) : lab));
   const outcome: LabOutcome = {
@@ -90,7 +105,7 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
     labs: cutShort(summarizeLabs(selected, manifest.labs, records)),
     earlier: cutShort(summarizeLabs(before, manifest.labs, records)),
     strays: strayFailures(records),
-    // Every lab's processes load the same file: a file that cannot load crashes each of them alike.
+    // Every run loads the same file: a file that cannot load crashes each of them alike.
     crashes: runs
       .flatMap(({ run }) => run.crashes)
       .filter((crash, index, all) => all.findIndex((c) => c.file === crash.file && c.stderr === crash.stderr) === index),
@@ -99,6 +114,17 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
   const first = [...timedOut.values()][0];
   if (first !== undefined) outcome.timedOut = { seconds: first.seconds, labs: [...timedOut.keys()] };
   return outcome;
+}
+
+/**
+ * True when a run shared by `labs` ended clean: every test the labs have reported and
+ * passed, within the time limit, without a crash or a stall. Anything else is run again
+ * lab by lab (see `runLab`).
+ */
+function cleanRun(run: TestRun, labs: readonly LabSpec[]): boolean {
+  if (run.timedOut !== undefined || run.stalled !== undefined || run.crashes.length > 0) return false;
+  if (run.records.some((record) => !record.ok && !record.skip && !record.todo)) return false;
+  return summarizeLabs(labs, labs, run.records).every((lab) => lab.status === "passed");
 }
 
 /**

@@ -89,22 +89,6 @@ export function throughChapterFiles(names: readonly string[], id: string): strin
     .sort();
 }
 
-/** Compares two declaration texts line by line; returns the first difference, or undefined. */
-export function firstDeclarationDifference(starter: string, reference: string): string | undefined {
-  const lines = (text: string) =>
-    text
-      .replace(/\r\n/g, "\n")
-      .split("\n")
-      .map((l) => l.trimEnd())
-      .filter((l) => l !== "");
-  const a = lines(starter);
-  const b = lines(reference);
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return `第 ${i + 1} 行：starter「${a[i] ?? "（没有）"}」，target「${b[i] ?? "（没有）"}」`;
-  }
-  return undefined;
-}
-
 /** What was verified, for the history line: HEAD, or HEAD and the uncommitted changes on top of it. */
 export function describeSource(source: Pick<VerifiedSource, "head" | "changed">): string {
   if (source.changed.length === 0) return `HEAD ${short(source.head)}`;

@@ -20,7 +20,8 @@
  * 8. leak audit — no line of the reference that the starter lacks appears in the folder
  * 9. reference labs — the practice folder with the target teaching file: every lab N/N
  * 10. faults — the catalog covers every lab; every fault (and the exercise's learner
- *    patch, applied to the reference) is killed by its named test and restored
+ *    patch, applied to the reference) is killed by its named test and restored; every
+ *    kept solution (`solutions:`) passes every focused test and declares the reference's surface
  * 11. chapter total — the focused tests with the reference: all pass, as many as the labs say
  * 12. through chapter NN — every `NN-*.test.js` of chapters ≤ NN passes in the target tree
  *

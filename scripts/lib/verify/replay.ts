@@ -21,9 +21,12 @@
  * (without a terminal Node 20 would print TAP). Each command has a generous time limit so
  * that a hanging command fails the check instead of the record.
  */
+import { existsSync } from "node:fs";
 import { readdir, realpath, writeFile } from "node:fs/promises";
+import fse from "fs-extra";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
+import { courseRoot, TOOLING_BUILD } from "../core/paths.js";
 import { childEnv, NPM_SCRIPT_VARIABLES, runProcess } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
 import { git, readFileAt, type GitOptions } from "../course/git.js";
@@ -168,6 +171,18 @@ async function teachingFilesAt(
   return files;
 }
 
+/**
+ * Gives the clone `course` the compiled tooling of the course this tooling runs from (the
+ * launcher's `.pi-course/tooling/`, when it has one), so that the text's first course command
+ * does not compile `scripts/` again: the launcher uses a build only while its stamp equals the
+ * clone's own sources (`core/tooling-stamp.mjs`), and compiles otherwise, as it always would.
+ */
+async function seedToolingBuild(course: string): Promise<void> {
+  const build = path.join(courseRoot, ...TOOLING_BUILD.split("/"));
+  if (!existsSync(path.join(build, "sources.json"))) return;
+  await fse.copy(build, path.join(course, ...TOOLING_BUILD.split("/")));
+}
+
 /** Summary counts of a replay, for the record line. */
 interface Tally {
   repo: number;
@@ -241,6 +256,7 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
   const course = path.join(options.dir, REPLAY_COURSE_DIR);
   await git(options.dir, ["clone", "--quiet", "--shared", "--", options.repo, course], gitOptions);
   await linkNodeModules(course, await realpath(path.join(options.repo, "node_modules")));
+  await seedToolingBuild(course);
   for (const command of plan.commands.filter((c) => c.place === "repo")) await run(command, course);
 
   const practiceCommands = plan.commands.filter((c) => c.place === "practice");

@@ -12,7 +12,6 @@ import fse from "fs-extra";
 import path from "node:path";
 import { isCourseError } from "../core/errors.js";
 import { packageDirOf, distPathOf } from "../core/paths.js";
-import { runProcess } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
 import { authorFaults, ruleSection, type Fault } from "../course/faults.js";
 import { listTree, readFileAt, writeFiles, type GitOptions } from "../course/git.js";
@@ -20,23 +19,14 @@ import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import { labAddressProblems } from "../course/lab-address.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { createPractice } from "../practice/folder.js";
-import { buildCourse, resolveCompiler } from "../testing/compiler.js";
-import { formatFaultResult, labsWithoutFault, runAuthorFaults } from "../testing/fault-runs.js";
+import { buildCourse, emitDeclarations, firstDeclarationDifference } from "../testing/compiler.js";
+import { formatFaultResult, type KeptSolution, labsWithoutFault, runAuthorChecks } from "../testing/fault-runs.js";
 import type { TestRun } from "../testing/results.js";
 import { topLevelResults } from "../testing/suite.js";
 import { runTests } from "../testing/tests.js";
 import { injectExercise } from "./chapter-text.js";
 import { errorDetail, STEP_TITLES, type CheckResult, type StepTitle } from "./checks.js";
-import {
-  describeSource,
-  evaluateChapterTotal,
-  evaluateFirstRed,
-  evaluateReferenceLabs,
-  firstDeclarationDifference,
-  short,
-  textSections,
-  throughChapterFiles,
-} from "./evaluate.js";
+import { describeSource, evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, short, textSections, throughChapterFiles } from "./evaluate.js";
 import { declaredSignatures, signatureMismatches } from "./hint-signatures.js";
 import { replayChapterText } from "./replay.js";
 import { failureMessage, firstLine, topLevel } from "./runs.js";
@@ -118,34 +108,6 @@ function runFocusedTests(env: StepEnv, dir: string, manifest: ChapterManifest): 
   return runTests(dir, manifest.focusedTests.map(distPathOf), gitSignal(env));
 }
 
-/**
- * Emits declarations of the package of `tsconfig` (repo-relative) in `dir` into `outDir`,
- * without comments (doc comments of a starter legitimately differ from the reference's).
- */
-async function emitDeclarations(dir: string, tsconfig: string, outDir: string, signal?: AbortSignal): Promise<{ ok: boolean; output: string }> {
-  const compiler = resolveCompiler(path.join(dir, path.dirname(tsconfig)));
-  const args = [
-    ...compiler.args,
-    "-p",
-    tsconfig,
-    "--pretty",
-    "false",
-    "--declaration",
-    "--emitDeclarationOnly",
-    "--removeComments",
-    "--declarationMap",
-    "false",
-    "--sourceMap",
-    "false",
-    "--outDir",
-    outDir,
-    "--tsBuildInfoFile",
-    path.join(outDir, ".tsbuildinfo"),
-  ];
-  const result = await runProcess(compiler.command, args, { cwd: dir, ...(signal ? { signal } : {}) });
-  return { ok: result.code === 0, output: `${result.stdout.toString("utf8")}${result.stderr.toString("utf8")}` };
-}
-
 function tsconfigsOf(manifest: ChapterManifest): string[] {
   return [...new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`))];
 }
@@ -187,6 +149,7 @@ async function labAddressCheck(repo: string, target: string, manifest: ChapterMa
     starters: await read(manifest.starters.map((s) => s.from)),
     references: await read(manifest.starters.map((s) => s.to)),
     ...(manifest.text === undefined ? {} : { chapterText: await readFileAt(repo, target, manifest.text, signal) }),
+    ...(manifest.challengeText === undefined ? {} : { challengeText: await readFileAt(repo, target, manifest.challengeText, signal) }),
     tests: await read(manifest.files.filter((file) => /\.test\.ts$/.test(file))),
   });
   const count = manifest.labs.length;
@@ -425,18 +388,34 @@ const faults = step({
       if ("find" in variant) toRun.push(variant);
       else checks.push(variant);
     }
+    // The kept solutions, built and run in the same scratch copy: their first line may switch
+    // type checks off where they are stored (outside the package), never where they are built.
+    const solutions: KeptSolution[] = [];
+    for (const file of manifest.solutions) {
+      const text = await readFileAt(course.repo, course.checkpoint.chapter.target, file, gitSignal(env));
+      solutions.push({ name: path.posix.basename(file, ".ts"), text: text.replace(/^\/\/ @ts-nocheck[^\n]*\n/, "") });
+    }
     try {
-      const results = await runAuthorFaults({
+      const results = await runAuthorChecks({
         sourceRoot: builtReference.dir,
         manifest,
         faults: toRun,
+        solutions,
         nodeModules: env.nodeModules,
         scratchParent: env.scratch,
         ...gitSignal(env),
       });
-      for (const result of results) {
+      for (const result of results.faults) {
         const line = formatFaultResult(result);
         checks.push({ name: `fault ${result.id}`, ok: result.status === "killed" && result.restored, detail: line.slice(line.indexOf(": ") + 2) });
+      }
+      for (const solution of results.solutions) {
+        const counts = `${solution.passed}/${solution.total} focused tests`;
+        checks.push({
+          name: `solution ${solution.name}`,
+          ok: solution.ok,
+          detail: solution.ok ? `${counts} pass; public surface = reference` : `${counts}：${solution.detail ?? ""}`,
+        });
       }
     } catch (error) {
       if (isCourseError(error, "ABORTED")) throw error;

@@ -147,6 +147,13 @@ test("the practice copy of a manifest keeps exercise faults without reference te
   // No exercise: the field disappears altogether.
   const withoutExercise = miniManifest(`faults:\n  - { id: 98.1-x, lab: "98.1", description: d, find: a, replace: b, killedBy: ["Lab 98.1 · doubles"] }\n`);
   assert.equal(parseDocument(learnerManifestText(withoutExercise, manifestOf(withoutExercise))).get("faults"), undefined);
+  // The kept solutions are answers the folder does not hold: its manifest keeps none of them to run.
+  const withSolutions =
+    miniManifest().replace("  - checkpoints/98.yaml\n", "  - checkpoints/98.yaml\n  - solutions/98/a-kept.ts\n") + "solutions: [solutions/98/a-kept.ts]\n";
+  assert.deepEqual(manifestOf(withSolutions).solutions, ["solutions/98/a-kept.ts"]);
+  const practiceCopy = learnerManifestText(withSolutions, manifestOf(withSolutions));
+  assert.equal(parseDocument(practiceCopy).get("solutions"), undefined);
+  assert.deepEqual(parseManifest(practiceCopy, "checkpoints/98.yaml").solutions, []);
 });
 
 test("a learner patch goes before the return it names, with the learner's indentation and parameter names", () => {

@@ -228,3 +228,25 @@ test("a rule a lab test cites must exist in the text, and every contract rule (�
     [],
   );
 });
+
+test("the challenge tier's own text: its tests cite it or the chapter text, each of its rules is cited, and it repeats no number of the chapter text", () => {
+  const withText = MANIFEST.replace("  - chapters/04-four.md\n", "  - chapters/04-four.md\n  - chapters/04-challenge.md\n").replace(
+    "challenge:\n  tests:",
+    "challenge:\n  text: chapters/04-challenge.md\n  tests:",
+  );
+  const contract = `${TEXT}\n## 附录 · 契约\n\n### C2 求和\n\n#### C2.1 两数之和\n`;
+  const labTests = `import test from "node:test";\ntest("Lab 4.1 · adds", () => {\n  rule("§C2.1：和", () => {});\n});\ntest("Lab 4.2 · greets", () => {});\n`;
+  const challenge = "# 挑战关\n\n## C2 求和\n\n### C2.5 很大的数\n\n### C2.6 负数\n";
+  const edges = (rules: string[]) =>
+    `import test from "node:test";\ntest("edges: zero", () => {\n${rules.map((r) => `  check("${r}", () => {});`).join("\n")}\n});\n`;
+  const problems = (rules: string[], challengeText = challenge) =>
+    labAddressProblems(manifest(withText), { ...texts({ text: contract, tests: labTests, challenge: edges(rules) }), challengeText });
+  assert.deepEqual(problems(["§C2.5：大", "§C2.6：负", "§C2.1：和"]), []);
+  assert.deepEqual(problems(["§C2.5：大"]), ["chapters/04-challenge.md 的契约条目 §C2.6 没有任何挑战关测试引用"]);
+  assert.deepEqual(problems(["§C2.5：大", "§C2.6：负", "§C2.7：没有"]), [
+    "packages/pi-course/test/challenge/04-edges.test.ts:5 的规则 “§C2.7：没有” 引用 §C2.7，正文和 chapters/04-challenge.md 都没有这一节",
+  ]);
+  assert.deepEqual(problems(["§C2.5：大", "§C2.6：负", "§C2.1：和"], `${challenge}\n### C2.1 重复\n`), [
+    "chapters/04-challenge.md 的第 C2.1 节和正文的同号：挑战关的编号不能重复正文的",
+  ]);
+});

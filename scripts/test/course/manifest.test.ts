@@ -49,6 +49,15 @@ test("a valid manifest parses, keeping every field and passing faults through", 
   assert.equal(m.faults[0]?.description, "未信任也 import");
   assert.deepEqual(m.provided, ["packages/pi-course/src/resource-files.ts"]);
   assert.equal(m.text, "chapters/12.md");
+  assert.deepEqual(m.solutions, []);
+  const kept = parseManifest(
+    VALID.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - x/a-kept.ts\n").replace(
+      "text: chapters/12.md\n",
+      "text: chapters/12.md\nsolutions: [x/a-kept.ts]\n",
+    ),
+    "checkpoints/12.yaml",
+  );
+  assert.deepEqual(kept.solutions, ["x/a-kept.ts"]);
 });
 
 test("optional sections default to empty arrays", () => {
@@ -95,6 +104,25 @@ const BAD: { name: string; edit: (s: string) => string; field: string; file?: st
     field: "provided[0]",
   },
   { name: "text not in files", edit: (s) => s.replace("text: chapters/12.md", "text: chapters/13.md"), field: "text" },
+  { name: "solution not in files", edit: (s) => s.replace("text: chapters/12.md\n", "text: chapters/12.md\nsolutions: [x/a.ts]\n"), field: "solutions[0]" },
+  {
+    name: "solution that is the teaching file",
+    edit: (s) => s.replace("text: chapters/12.md\n", "text: chapters/12.md\nsolutions: [packages/pi-course/src/resources.ts]\n"),
+    field: "solutions[0]",
+  },
+  {
+    name: "solution that is not TypeScript",
+    edit: (s) => s.replace("text: chapters/12.md\n", "text: chapters/12.md\nsolutions: [chapters/12.md]\n"),
+    field: "solutions[0]",
+  },
+  {
+    name: "solutions in a chapter without one teaching file",
+    edit: (s) =>
+      s
+        .replace("starters:\n  - from: starters/12-resources.ts\n    to: packages/pi-course/src/resources.ts\n", "")
+        .replace("text: chapters/12.md\n", "text: chapters/12.md\nsolutions: [packages/pi-course/src/resource-files.ts]\n"),
+    field: "solutions",
+  },
   { name: "text not a path", edit: (s) => s.replace("text: chapters/12.md", "text: [chapters/12.md]"), field: "text" },
   { name: "manifest not claimed", edit: (s) => s.replace("  - checkpoints/12.yaml\n", ""), field: "files" },
   { name: "path escaping the repo", edit: (s) => s.replace("  - checkpoints/12.yaml\n", "  - checkpoints/12.yaml\n  - ../outside.ts\n"), field: "files[6]" },

@@ -112,6 +112,9 @@ test("state round-trips through an atomic write that leaves no temporary file", 
   await writeHintState(root, state);
   await writeHintState(root, { format: 1, labs: { "99.1": 3 } });
   assert.deepEqual((await readHintState(root)).state.labs, { "99.1": 3 });
+  // A one-digit chapter's labs are written as the manifests write them (0.1, 3.2), and read back as they were.
+  await writeHintState(root, { format: 1, labs: { "0.1": 2, "3.2": 4, "99.1": 3 } });
+  assert.deepEqual(await readHintState(root), { state: { format: 1, labs: { "0.1": 2, "3.2": 4, "99.1": 3 } } });
   assert.deepEqual(await readdir(path.join(root, ".pi-course")), ["hints.json"]);
 });
 

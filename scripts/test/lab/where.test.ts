@@ -48,7 +48,7 @@ test("in the course repository, Lab 13.2's parts are all listed, each where it i
     of("section").map((part) => part.label.split(" ")[0]),
     lab.sections.map((number) => `§${number}`),
   );
-  for (const part of of("section")) assert.match(at(repoRoot, part), /^#{2,3} \d/);
+  for (const part of of("section")) assert.match(at(repoRoot, part), /^#{2,4} C?\d/, "a lesson section or a group of the contract");
   assert.equal(of("test").length, lab.tests);
   for (const part of of("test")) assert.ok(at(repoRoot, part).startsWith(`"${part.label}"`), part.label);
   assert.equal(of("hint").length, 4);

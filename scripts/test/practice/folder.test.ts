@@ -82,7 +82,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
     "node --test packages/pi-course/dist/test/02-beta.test.js",
     "npm test -w @pi/course   # 到第 02 章为止（01、02）的全部测试都通过",
     "## 先读正文",
-    "先读它的“重建入口”一节",
+    "附录 · 契约",
   ]) {
     assert.ok(guide.includes(needle), `LEARNING.md should contain ${needle}`);
   }

@@ -25,6 +25,7 @@ import { isEntryPoint } from "../../lib/core/cli.js";
 import { courseRoot, PRACTICE_TOOLING, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
 import { childEnv } from "../../lib/core/process.js";
 import { resolveCompiler } from "../../lib/testing/compiler.js";
+import { toolingStamp } from "../../lib/core/tooling-stamp.mjs";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
 const CACHE = path.join(courseRoot, ...TEST_TOOLING_BUILD.split("/"));
@@ -136,29 +137,12 @@ export const LAUNCHER_STAMP = "sources.json";
 
 /**
  * What `scripts/launch.mjs` writes into `<root>/.pi-course/tooling/sources.json` after compiling
- * `root`'s `scripts/`: size and modification time of `tsconfig.base.json` and of every
- * `.ts`/`.mjs`/`.json` file of `scripts/` outside `test` folders, sorted. With it beside the
- * installed tooling, a command started through the launcher (npm's way) uses that build
- * instead of compiling `scripts/` again (about 2 s of CPU). A test in `launch.test.ts` keeps
- * this in step with the launcher: should the two drift apart, the launcher would compile.
+ * `root`'s `scripts/`: the content stamp of its sources (`core/tooling-stamp.mjs`). With it beside
+ * the installed tooling, a command started through the launcher (npm's way) uses that build
+ * instead of compiling `scripts/` again (about 2 s of CPU).
  */
 export function launcherStamp(root: string): string {
-  const files = [path.join(root, "tsconfig.base.json")];
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === "test") continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (/\.(ts|mjs|json)$/.test(entry.name)) files.push(full);
-    }
-  };
-  walk(path.join(root, "scripts"));
-  return JSON.stringify(
-    files.sort().map((file) => {
-      const info = statSync(file);
-      return [path.relative(root, file), info.size, info.mtimeMs];
-    }),
-  );
+  return toolingStamp(root);
 }
 
 /**

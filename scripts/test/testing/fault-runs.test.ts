@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { allKilledAndRestored, resolveKilledBy, runAuthorFaults, type FaultResult } from "../../lib/testing/fault-runs.js";
+import { allKilledAndRestored, resolveKilledBy, runAuthorChecks, runAuthorFaults, type FaultResult } from "../../lib/testing/fault-runs.js";
 import { authorFaults, type Fault } from "../../lib/course/faults.js";
 import { loadManifest } from "../../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, MINI_TEST, makeMiniCourse, repoRoot } from "../support/fault-fixture.js";
@@ -72,6 +72,51 @@ test("author mode: a test made vacuous in a copy lets its documented fault survi
   const results = await runAuthor(root);
   assert.equal(results.find((r) => r.id === "98.1-plus-two")?.status, "survived");
   assert.equal(results.find((r) => r.id === "98.2-load-untrusted")?.status, "killed");
+});
+
+test("author mode: a fault whose run changes the reference tree is not restored, even though its edit undoes byte for byte", async (t) => {
+  const root = await makeMiniCourse(t);
+  // The mistake also overwrites the compiled reference: the suite cannot be green on that tree again.
+  const corrupting = fault({
+    id: "98.1-corrupting",
+    replace:
+      '  // @ts-ignore the lean course has no Node typings\n  void import("node:fs").then((fs) => fs.writeFileSync("packages/pi-course/dist/src/mini.js", "throw new Error(\\"corrupted\\");\\n"));\n  return n + 2;',
+  });
+  const [result] = await runAuthor(root, [corrupting]);
+  assert.equal(result?.status, "killed");
+  assert.equal(result?.restored, false);
+  assert.match(result?.detail ?? "", /恢复检查失败/);
+});
+
+test("kept solutions, built with the faults: one written another way passes; a failing, a reshaped and a broken one say why", async (t) => {
+  const root = await makeMiniCourse(t);
+  const manifest = await loadManifest(root, "98");
+  const solutions = [
+    { name: "a-sum", text: MINI_REFERENCE.replace("return n * 2;", "return n + n;") },
+    { name: "b-triple", text: MINI_REFERENCE.replace("return n * 2;", "return n * 3;") },
+    { name: "c-extra", text: `${MINI_REFERENCE}export function extra(): number {\n  return 1;\n}\n` },
+    { name: "d-typo", text: MINI_REFERENCE.replace("return n * 2;", 'return n * "2";') },
+  ];
+  const results = await runAuthorChecks({ sourceRoot: root, manifest, faults: [fault()], solutions, nodeModules: NODE_MODULES });
+  assert.deepEqual(
+    results.faults.map((r) => [r.id, r.status, r.restored]),
+    [["98.1-x", "killed", true]],
+  );
+  assert.deepEqual(
+    results.solutions.map((r) => [r.name, r.ok, r.passed, r.total]),
+    [
+      ["a-sum", true, 4, 4],
+      ["b-triple", false, 2, 4],
+      ["c-extra", false, 4, 4],
+      ["d-typo", false, 0, 4],
+    ],
+  );
+  assert.match(results.solutions[1]?.detail ?? "", /没有通过：“Lab 98\.1 · doubles”、“Lab 98\.1 · doubles negatives”/);
+  assert.match(
+    results.solutions[2]?.detail ?? "",
+    /公开接口与参考实现不同，第 \d+ 行：参考实现「（没有）」，这份解答「export declare function extra\(\): number;」/,
+  );
+  assert.match(results.solutions[3]?.detail ?? "", /无法编译：packages\/pi-course\/src\/mini\.ts\(/);
 });
 
 test("author mode: a drifted reference is FAULT_DRIFTED before anything is built", async (t) => {

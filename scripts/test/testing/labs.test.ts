@@ -145,6 +145,29 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     assert.deepEqual(processesMentioning(course.root) ?? [], [], "the test process and the one it started are gone");
   });
 
+  await t.test("labs that share a run which does not end clean run again apart: a lab stuck for ever does not take another lab's result with it", async () => {
+    await writeFile(
+      path.join(course.root, "packages/pi-course/src/mini.ts"),
+      // Stuck for ever on Lab 99.1's first test only (add(1, 1) of Lab 99.2 still works), blocked without spending the CPU a busy loop would.
+      'export function add(a: number, b: number): number {\n  if (b === 3) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);\n  return a + b;\n}\nexport function greet(name: string): string {\n  if (name === "") throw Object.assign(new Error("nobody"), { code: "GREET_EMPTY" });\n  return `hello ${name}`;\n}\n',
+    );
+    const outcome = await runLab(course.root, manifest, { chapter: "99" }, { timeoutMs: 3000 });
+    assert.ok(outcome.kind === "tested");
+    assert.deepEqual(
+      outcome.labs.map((l) => `${l.id} ${l.status} ${l.passed}/${l.total}`),
+      ["99.1 failed 0/2", "99.2 passed 3/3"],
+    );
+    assert.deepEqual(outcome.timedOut, { seconds: 3, labs: ["99.1"] });
+    // The same when Lab 99.2 is asked for: the stuck lab before it is a regression line, and 99.2's own result stands.
+    const single = await runLab(course.root, manifest, { chapter: "99", lab: "99.2" }, { timeoutMs: 3000 });
+    assert.ok(single.kind === "tested");
+    assert.deepEqual(
+      [...single.earlier, ...single.labs].map((l) => `${l.id} ${l.status} ${l.passed}/${l.total}`),
+      ["99.1 failed 0/2", "99.2 passed 3/3"],
+    );
+    assert.deepEqual(processesMentioning(course.root) ?? [], [], "no test process is left");
+  });
+
   await t.test("a compile error stops before the tests and names the file", async () => {
     await writeFile(
       path.join(course.root, "packages/pi-course/src/mini.ts"),

@@ -1,7 +1,8 @@
 /** `verify/evaluate.ts`: the record's judgements over synthetic test runs and texts. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, firstDeclarationDifference, throughChapterFiles } from "../../lib/verify/evaluate.js";
+import { firstDeclarationDifference } from "../../lib/testing/compiler.js";
+import { evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, throughChapterFiles } from "../../lib/verify/evaluate.js";
 import type { TestRecord } from "../../lib/testing/results.js";
 import { MANIFEST, record, STARTER_RUN } from "../support/verify-runs.js";
 

@@ -42,7 +42,7 @@ const EMPTY = { resources: [], instructions: [], skills: [], templates: [] };
 test("discovery: a missing root or a root that is a file is RESOURCE_ROOT_MISSING", async (t) => {
   const base = await tempDir(t);
   await writeFile(path.join(base, "file"), "x");
-  await rule("§3.1：给出的 root 不存在或不是目录（是一个文件，或路上有一个文件）→ RESOURCE_ROOT_MISSING", async () => {
+  await rule("§C3.1：给出的 root 不存在或不是目录（是一个文件，或路上有一个文件）→ RESOURCE_ROOT_MISSING", async () => {
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([path.join(base, "nowhere")]), "root 不存在");
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([path.join(base, "file")]), "root 是一个文件");
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([path.join(base, "file", "below")]), "root 的路上有一个文件");
@@ -51,7 +51,7 @@ test("discovery: a missing root or a root that is a file is RESOURCE_ROOT_MISSIN
 
 test("discovery: no roots, or a root without AGENTS.md, skills/ and templates/, is an empty catalog", async (t) => {
   const base = await tempDir(t);
-  await rule("§3.1：什么都没有的 root 得到四个数组都为空的目录；一个 root 都没给也一样", async () => {
+  await rule("§C3.2：什么都没有的 root 得到四个数组都为空的清单；一个 root 都没给也一样", async () => {
     assert.deepEqual(await discoverResources([]), EMPTY);
     assert.deepEqual(await discoverResources([base]), EMPTY);
   });
@@ -62,12 +62,12 @@ test("discovery: roots are canonicalised, so a root reached through a symlink re
   const alias = path.join(base, "alias");
   if (!(await symlinkOrSkip(t, root, alias))) return;
   let catalog!: ResourceCatalog;
-  await rule("§3.1：每个 root 在扫描前先 realpath：经 symlink 给出的 root，source 与 root 都是 canonical 路径", async () => {
+  await rule("§C3.1：每个 root 在扫描前先 realpath：经 symlink 给出的 root，source 与 root 都是 canonical 路径", async () => {
     catalog = await discoverResources([alias]);
     assert.equal(catalog.instructions[0]?.root, root);
     assert.equal(catalog.skills[0]?.source, path.join(root, "skills", "review", "SKILL.md"));
   });
-  await rule("§3.4：重复只看同一个 root 之内：同一个 root 写两次（直接写和经 symlink 写），第一次胜出，第二次的资源都被挡住", async () => {
+  await rule("§C3.9、§C3.10：重复只看同一个 root 之内：同一个 root 写两次（直接写和经 symlink 写），第一次胜出，第二次的资源都被挡住", async () => {
     assert.deepEqual(await discoverResources([alias, root]), catalog);
   });
 });
@@ -84,11 +84,11 @@ test("discovery: the same kind:name twice inside one root is RESOURCE_DUPLICATE"
   });
   await put(path.join(base, "ok-a"), { "skills/x/SKILL.md": skill("review", "a") });
   await put(path.join(base, "ok-b"), { "skills/y/SKILL.md": skill("review", "b") });
-  await rule("§3.4：同一个 root 里两个相同的 kind:name（两个 Skill 目录，或模板的 frontmatter 名字撞上文件名）→ RESOURCE_DUPLICATE", async () => {
+  await rule("§C3.10：同一个 root 里两个相同的 kind:name（两个技能目录，或模板的 frontmatter 名字撞上文件名）→ RESOURCE_DUPLICATE", async () => {
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([path.join(base, "skills")]), "两个 Skill 目录都叫 review");
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([path.join(base, "templates")]), "other.md 的 frontmatter 名字是 review");
   });
-  await rule("§3.4：不同 root 里的同一个 kind:name 不是错误：第一个 root 胜出", async () => {
+  await rule("§C3.9：不同 root 里的同一个 kind:name 不是错误：第一个 root 胜出", async () => {
     const catalog = await discoverResources([path.join(base, "ok-a"), path.join(base, "ok-b")]);
     assert.deepEqual(
       catalog.skills.map((s) => s.description),
@@ -99,7 +99,7 @@ test("discovery: the same kind:name twice inside one root is RESOURCE_DUPLICATE"
 
 test("discovery: skill and template of the same name coexist (identity is kind + name)", async (t) => {
   const { root } = await chapterProject(t);
-  await rule("§3.4：资源的身份是 kind:name：skill:review 与 template:review 是两个资源，可以共存", async () => {
+  await rule("§C3.9：资源的身份是 kind:name：skill:review 与 template:review 是两个资源，可以共存", async () => {
     assert.deepEqual(identities(await discoverResources([root])), ["instructions:AGENTS", "skill:review", "template:review"]);
   });
 });
@@ -123,7 +123,7 @@ test("discovery: dotfiles, loose files, directories without SKILL.md and non-.md
   });
   await mkdir(path.join(base, "templates", "folder.md"));
   await rule(
-    "§3.1：只认约定的布局：以 . 开头的、直接放在 skills/ 里的文件、没有 SKILL.md 的目录、两层深的 SKILL.md、不是 .md 的、子目录里的、名叫 x.md 的目录都不算",
+    "§C3.2：只认约定的布局：以 . 开头的、直接放在 skills/ 里的文件、没有 SKILL.md 的目录、两层深的 SKILL.md、不是 .md 的、子目录里的、名叫 x.md 的目录都不算",
     async () => {
       assert.deepEqual(identities(await discoverResources([base])), ["skill:real", "template:kept"]);
     },
@@ -139,7 +139,7 @@ test("discovery: templates take their name from frontmatter, else from the file 
     "templates/empty-block.md": "---\n---\nEmpty block body",
   });
   await rule(
-    '§3.1、§3.2：模板的 name 取 frontmatter 的，没有就用去掉 .md 的文件名；description 没有就是 ""；空的 YAML 块是空映射；body 去掉首尾空白',
+    '§C3.4、§C3.5：模板的 name 取 frontmatter 的，没有就用去掉 .md 的文件名；description 没有就是 ""；空的 YAML 块是空映射；body 去掉首尾空白',
     async () => {
       const catalog = await discoverResources([base]);
       assert.deepEqual(
@@ -168,7 +168,7 @@ test("discovery: broken template frontmatter or a present-but-invalid name/descr
   const base = await tempDir(t);
   for (const [index, content] of broken.entries()) await put(path.join(base, String(index)), { "templates/t.md": content });
   await rule(
-    "§3.2：模板的 frontmatter 有的话必须完整（有结尾、YAML 正确、是映射），写出来的 name、description 必须是非空字符串，否则 RESOURCE_INVALID",
+    "§C3.6：模板的 frontmatter 有的话必须完整（有结尾、YAML 正确、是映射），写出来的 name、description 必须是非空字符串，否则 RESOURCE_INVALID",
     async () => {
       for (const [index, content] of broken.entries()) {
         await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, String(index))]), JSON.stringify(content));
@@ -183,7 +183,7 @@ test("discovery: template symlinks are followed; links to directories or nowhere
   if (!(await symlinkOrSkip(t, path.join(base, "elsewhere", "real.md"), path.join(base, "templates", "linked.md")))) return;
   await symlink(path.join(base, "elsewhere"), path.join(base, "templates", "dir.md"));
   await symlink(path.join(base, "missing.md"), path.join(base, "templates", "dangling.md"));
-  await rule("§3.1：templates/ 里的 symlink 要跟随：指向普通文件的算模板（source 是它指向的文件），指向目录的、指向不存在的都不算", async () => {
+  await rule("§C3.2：templates/ 里的 symlink 要跟随：指向普通文件的算模板（source 是它指向的文件），指向目录的、指向不存在的都不算", async () => {
     const catalog = await discoverResources([base]);
     assert.deepEqual(
       catalog.templates.map(({ name, source, body }) => ({ name, source, body })),
@@ -206,7 +206,7 @@ test("discovery: names sort by code unit, not locale, whatever the directory nam
     "skills/5/SKILL.md": skill("Z", "d"),
     "skills/6/SKILL.md": skill("é", "d"),
   });
-  await rule("§3.4：name 按 code unit 比较排序（不是 localeCompare），与目录名无关", async () => {
+  await rule("§C3.11：name 按 code unit 比较排序（不是 localeCompare），与目录名无关", async () => {
     assert.deepEqual(
       (await discoverResources([base])).skills.map((s) => s.name),
       ["B", "Z", "_", "a", "b", "é"],
@@ -219,7 +219,7 @@ test("discovery: many skills read at once still give every skill, and a fixed er
   const files: Record<string, string> = {};
   for (let i = 0; i < 60; i++) files[`skills/s${String(i).padStart(2, "0")}/SKILL.md`] = skill(`n${59 - i}`, `d${i}`);
   await put(base, files);
-  await rule("§3.1、§3.4：60 个 Skill 一个不少地进入目录，按 name 排序", async () => {
+  await rule("§C3.2、§C3.11：60 个技能一个不少地进入清单，按 name 排序", async () => {
     const catalog = await discoverResources([base]);
     assert.equal(catalog.skills.length, 60);
     assert.deepEqual(
@@ -232,7 +232,7 @@ test("discovery: many skills read at once still give every skill, and a fixed er
   // however the reads interleave.
   await put(base, { "skills/a-first/SKILL.md": "no frontmatter here\n" });
   await mkdir(path.join(base, "skills", "z-last", "SKILL.md"), { recursive: true });
-  await rule("§18.1：严格模式抛出的是固定顺序里的第一个问题（Skill 按目录名的 code unit 顺序），与哪次读取先完成无关", async () => {
+  await rule("§10.1：严格模式抛出的是固定顺序里的第一个问题（技能按目录名的 code unit 顺序），与哪次读取先完成无关", async () => {
     for (let attempt = 0; attempt < 5; attempt++) {
       await failsWith("RESOURCE_INVALID", () => discoverResources([base]), `第 ${attempt + 1} 次：a-first 没有 frontmatter，排在 z-last 前面`);
     }
@@ -248,7 +248,7 @@ test("discovery: many skills read at once still give every skill, and a fixed er
 
 test("discovery: the four arrays are independent deep copies", async (t) => {
   const { root } = await chapterProject(t);
-  await rule("§3.4：四个数组各是一份独立的深副本：改其中一个里的对象、删掉一项，别的数组不变；再发现一次，结果与原来的 deepEqual", async () => {
+  await rule("§C3.12：四个数组各是一份独立的深副本：改其中一个里的对象、删掉一项，别的数组不变；再发现一次，结果与原来的 deepEqual", async () => {
     const catalog = await discoverResources([root]);
     const pristine = structuredClone(catalog);
     assert.deepEqual(
@@ -295,7 +295,7 @@ test("discovery: seeded property loop — first root wins, output sorted by kind
     const key = (kind: string, name: string) => `${kind === "skill" ? 1 : 2}:${name}`;
     const sortKey = (identity: string) => key(...(identity.split(":") as [string, string]));
     const want = [...expected.keys()].sort((x, y) => Number(sortKey(x) > sortKey(y)) - Number(sortKey(x) < sortKey(y)));
-    await rule(`§3.4：第一个提供某个 kind:name 的 root 胜出，输出先按种类、再按 name 的 code unit 排序（随机第 ${round} 轮）`, async () => {
+    await rule(`§C3.9、§C3.11：第一个提供某个 kind:name 的 root 胜出，输出先按种类、再按 name 的 code unit 排序（随机第 ${round} 轮）`, async () => {
       const catalog = await discoverResources(roots);
       assert.deepEqual(identities(catalog), want, `round ${round}`);
       for (const resource of catalog.resources) {
@@ -334,12 +334,12 @@ test("discovery: every broken SKILL.md frontmatter is RESOURCE_INVALID", async (
   const base = await tempDir(t);
   for (const [label, content] of [...stated, ...added]) await put(path.join(base, label), { "skills/s/SKILL.md": content });
   await rule(
-    "§3.2：SKILL.md 必须有完整的 frontmatter（第一行恰好是 ---，有恰好是 --- 的结束行，YAML 正确且是映射），name 与 description 都是非空字符串，否则 RESOURCE_INVALID",
+    "§C3.5、§C3.6：SKILL.md 必须有完整的 frontmatter（第一行恰好是 ---，有恰好是 --- 的结束行，YAML 正确且是映射），name 与 description 都是非空字符串，否则 RESOURCE_INVALID",
     async () => {
       for (const [label] of stated) await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, label)]), label);
     },
   );
-  await rule("§18.1：只有空白的 name 或 description 也算空；YAML 里重复的键也是写错了的 YAML：都是 RESOURCE_INVALID", async () => {
+  await rule("§10.1：只有空白的 name 或 description 也算空；YAML 里重复的键也是写错了的 YAML：都是 RESOURCE_INVALID", async () => {
     for (const [label] of added) await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, label)]), label);
   });
 });
@@ -355,7 +355,7 @@ test("discovery: an invalid YAML message gives the error's own line and column i
   ];
   for (const [index, [, files]] of cases.entries()) await put(path.join(base, String(index)), files);
   await rule(
-    "§18.1：YAML 写错时 message 写出错误在文件里的位置 line L, column C：行号从文件的第一行（开头的 ---）数起；没闭合的括号、引号停在它所在那一行的末尾，不是下面那行 ---（严格模式抛出的错误和宽松模式的诊断都一样）",
+    "§10.1：YAML 写错时 message 写出错误在文件里的位置 line L, column C：行号从文件的第一行（开头的 ---）数起；没闭合的括号、引号停在它所在那一行的末尾，不是下面那行 ---（严格模式抛出的错误和宽松模式的诊断都一样）",
     async () => {
       for (const [index, [label, , place]] of cases.entries()) {
         const root = path.join(base, String(index));
@@ -380,7 +380,7 @@ test("discovery: a UTF-8 BOM and CRLF line ends are accepted", async (t) => {
     "templates/t.md": "\uFEFF---\r\nname: crlf-template\r\n---\r\nHello {{who}}\r\n",
   });
   let catalog!: ResourceCatalog;
-  await rule("§3.2、§18.1：frontmatter 前面可以有一个 UTF-8 BOM，\\r\\n 换行也接受；AGENTS.md 开头的 BOM 和末尾的换行在去掉首尾空白时一起去掉", async () => {
+  await rule("§C3.5、§10.1：frontmatter 前面可以有一个 UTF-8 BOM，\\r\\n 换行也接受；AGENTS.md 开头的 BOM 和末尾的换行在去掉首尾空白时一起去掉", async () => {
     catalog = await discoverResources([base]);
     assert.equal(catalog.instructions[0]?.body, "RULES");
     assert.deepEqual(
@@ -390,7 +390,7 @@ test("discovery: a UTF-8 BOM and CRLF line ends are accepted", async (t) => {
     assert.equal(catalog.templates[0]?.name, "crlf-template");
     assert.equal(catalog.templates[0]?.body, "Hello {{who}}");
   });
-  await rule("§18.3：正文（这里是激活的 Skill 正文）先把每个 \\r\\n 换成 \\n，再去掉首尾空白", async () => {
+  await rule("§10.3：正文（这里是激活的技能正文）先把每个 \\r\\n 换成 \\n，再去掉首尾空白", async () => {
     assert.equal((await activateSkill(catalog, "crlf")).body, "Line one\nLine two");
   });
 });
@@ -410,12 +410,12 @@ test("discovery: a YAML block over 64 KiB is RESOURCE_INVALID, terminated or not
     await put(path.join(base, String(index)), { "skills/big/SKILL.md": content, "templates/big.md": accepted ? content : "x" });
   }
   await put(path.join(base, "template"), { "templates/big.md": `---\n${padded(64 * 1024 + 1)}---\nbody` });
-  await rule("§18.1：YAML 块按 UTF-8 字节计：开头的 --- 那一行之后、结束的 --- 那一行之前的全部字节；恰好 64 KiB 照常解析（激活也一样）", async () => {
+  await rule("§10.1：YAML 块按 UTF-8 字节计：开头的 --- 那一行之后、结束的 --- 那一行之前的全部字节；恰好 64 KiB 照常解析（激活也一样）", async () => {
     const catalog = await discoverResources([path.join(base, "0")]);
     assert.equal(catalog.skills[0]?.name, "big", cases[0]![0]);
     assert.equal((await activateSkill(catalog, "big")).body, "body", cases[0]![0]);
   });
-  await rule("§3.3：YAML 块超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束，SKILL.md 和模板都一样", async () => {
+  await rule("§C3.7：YAML 块超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束，SKILL.md 和模板都一样", async () => {
     for (const [index, [label, , accepted]] of cases.entries()) {
       if (!accepted) await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, String(index))]), label);
     }
@@ -435,7 +435,7 @@ test("discovery: SKILL.md is read only up to its frontmatter (cost independent o
   for (const [label, padding] of unterminated) await put(path.join(base, label), { "skills/s/SKILL.md": `---\nname: s\ndescription: d\n${padding}` });
 
   let read: number | undefined;
-  await rule("§3.3：目录里没有 Skill 正文；发现只读 SKILL.md 到 frontmatter 的结束行为止", async () => {
+  await rule("§C3.8：清单里没有技能正文；发现只读 SKILL.md 到 frontmatter 的结束行为止", async () => {
     const before = await bytesRead();
     const catalog = await discoverResources([base]);
     const after = await bytesRead();
@@ -447,12 +447,12 @@ test("discovery: SKILL.md is read only up to its frontmatter (cost independent o
     read = before === undefined || after === undefined ? undefined : after - before;
   });
   if (read === undefined) return t.skip("no /proc/self/io to count bytes read");
-  await rule("§18.1：发现一个 SKILL.md 读的字节远少于 1 MiB：正文有 8 MiB 也一样", () => {
+  await rule("§10.1：发现一个 SKILL.md 读的字节远少于 1 MiB：正文有 8 MiB 也一样", () => {
     assert.ok(read! < 1024 * 1024, `discovery read ${read} bytes of an 8 MiB SKILL.md`);
   });
   // An unterminated frontmatter of many MiB is refused after reading about 64 KiB, not all
   // of it, whether it comes as many short lines or as one endless line.
-  await rule("§3.3、§18.1：没有结束的 frontmatter 读到 64 KiB 出头就判 RESOURCE_INVALID，不读完整个文件（一整行不换行的 YAML 也一样）", async () => {
+  await rule("§C3.7、§10.1：没有结束的 frontmatter 读到 64 KiB 出头就判 RESOURCE_INVALID，不读完整个文件（一整行不换行的 YAML 也一样）", async () => {
     for (const [label] of unterminated) {
       const start = await bytesRead();
       await failsWith("RESOURCE_INVALID", () => discoverResources([path.join(base, label)]), label);
@@ -484,12 +484,12 @@ test("lenient: every problem strict mode throws is reported once, with its code,
     await put(path.join(base, String(index)), { ...files, "skills/good/SKILL.md": skill("good", "survives its neighbour") });
   for (const [index, [label, , code, source]] of cases.entries()) {
     const root = path.join(base, String(index));
-    await rule(`§18.1：严格模式（不传 onDiagnostic）遇到第一个问题就抛错（${label}）`, async () => {
+    await rule(`§10.1：严格模式（不传 onDiagnostic）遇到第一个问题就抛错（${label}）`, async () => {
       await failsWith(code, () => discoverResources([root]), `strict: ${label}`);
     });
     let diagnostics: ResourceDiagnostic[] = [];
     await rule(
-      `§18.1：宽松模式里严格模式会抛的每个问题报告一次（severity error，同样的 code，source 是那个文件），只有那一个资源被排除（${label}）`,
+      `§10.1：宽松模式里严格模式会抛的每个问题报告一次（severity error，同样的 code，source 是那个文件），只有那一个资源被排除（${label}）`,
       async () => {
         const found = await lenient([root]);
         diagnostics = found.diagnostics;
@@ -500,7 +500,7 @@ test("lenient: every problem strict mode throws is reported once, with its code,
         );
       },
     );
-    await rule(`§18.1：每条诊断的 message 都写出它的 source（${label}）`, () => {
+    await rule(`§10.1：每条诊断的 message 都写出它的 source（${label}）`, () => {
       assert.ok(
         diagnostics.every((d) => d.message.includes(d.source)),
         `${label}: messages name the file`,
@@ -515,7 +515,7 @@ test("lenient: a missing root is reported as configured and skipped; the other r
   const missing = path.join(base, "nowhere");
   const notDirectory = path.join(base, "file");
   await rule(
-    "§18.1：宽松模式里不存在或不是目录的 root 报告为 RESOURCE_ROOT_MISSING（source 是配置的路径，message 写出它）后跳过，别的 root 照常发现",
+    "§10.1：宽松模式里不存在或不是目录的 root 报告为 RESOURCE_ROOT_MISSING（source 是配置的路径，message 写出它）后跳过，别的 root 照常发现",
     async () => {
       const { catalog, diagnostics } = await lenient([path.join(base, "a"), missing, notDirectory, path.join(base, "b")]);
       assert.deepEqual(identities(catalog), ["skill:one", "template:t"]);
@@ -529,7 +529,7 @@ test("lenient: a missing root is reported as configured and skipped; the other r
       );
     },
   );
-  await rule("§3.1：严格模式里不存在的 root 是 RESOURCE_ROOT_MISSING", async () => {
+  await rule("§C3.1：严格模式里不存在的 root 是 RESOURCE_ROOT_MISSING", async () => {
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([path.join(base, "a"), missing]));
   });
 });
@@ -538,14 +538,14 @@ test("lenient: an unreadable skills/ or templates/ folder is one error; the rest
   const base = await tempDir(t);
   await put(base, { "AGENTS.md": "Rules", skills: "a file where a folder should be", "templates/t.md": "T" });
   await rule(
-    "§18.1：skills/（或 templates/）读不了（比如它是一个文件）是一条 RESOURCE_UNREADABLE 诊断，source 是那个路径；同一个 root 的其余资源照常进入目录",
+    "§10.1：skills/（或 templates/）读不了（比如它是一个文件）是一条 RESOURCE_UNREADABLE 诊断，source 是那个路径；同一个 root 的其余资源照常进入清单",
     async () => {
       const { catalog, diagnostics } = await lenient([base]);
       assert.deepEqual(identities(catalog), ["instructions:AGENTS", "template:t"]);
       assert.deepEqual(brief(diagnostics), [["error", "RESOURCE_UNREADABLE", path.join(base, "skills")]]);
     },
   );
-  await rule("§18.3：其他 I/O 错误是 RESOURCE_UNREADABLE，cause 是原来的错误（skills 是文件：ENOTDIR）", async () => {
+  await rule("§10.3：其他 I/O 错误是 RESOURCE_UNREADABLE，cause 是原来的错误（skills 是文件：ENOTDIR）", async () => {
     await assert.rejects(discoverResources([base]), (error) => {
       assert.deepEqual(codes(error), { code: "RESOURCE_UNREADABLE", cause: "ENOTDIR" });
       return true;
@@ -561,7 +561,7 @@ test("strict: the first problem in diagnostic order is the one thrown", async (t
     "skills/b/SKILL.md": skill("same", "b"),
     "templates/broken.md": "---\nname: [x\n---\n",
   });
-  await rule("§18.1：严格模式抛出的是诊断顺序里的第一个问题：Skill 里的重复排在模板的错误前面", async () => {
+  await rule("§10.1：严格模式抛出的是诊断顺序里的第一个问题：技能里的重复排在模板的错误前面", async () => {
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([base]));
     await rename(path.join(base, "skills", "b"), path.join(base, "other-place"));
     await failsWith("RESOURCE_INVALID", () => discoverResources([base]), "重复没有了，轮到坏掉的模板");
@@ -579,7 +579,7 @@ test("lenient: warnings never change the catalog — strict and lenient agree on
     "second/templates/plan.md": "hidden plan",
   });
   const roots = [path.join(base, "first"), path.join(base, "second")];
-  await rule("§18.1：警告永远不改变目录：没有错误的目录树，严格和宽松两种模式得到 deepEqual 的目录，诊断全是 warning", async () => {
+  await rule("§10.1：警告永远不改变清单：没有错误的目录树，严格和宽松两种模式得到 deepEqual 的清单，诊断全是 warning", async () => {
     const strict = await discoverResources(roots);
     const { catalog, diagnostics } = await lenient(roots);
     assert.deepEqual(catalog, strict);
@@ -595,7 +595,7 @@ test("lenient: of two entries with one kind:name in a root, the first by file or
   await put(base, { "skills/a-second/SKILL.md": skill("twin", "from a-second") });
   await put(base, { "templates/x.md": "named by its file", "templates/a.md": "---\nname: x\n---\nnamed in frontmatter" });
   await rule(
-    "§18.1：宽松模式里同一个 root 的重复：按文件名或目录名的 code unit 顺序，第一个留下，后面的各是一条 RESOURCE_DUPLICATE（source 是被排除的文件，message 写出留下的那个）",
+    "§10.1：宽松模式里同一个 root 的重复：按文件名或目录名的 code unit 顺序，第一个留下，后面的各是一条 RESOURCE_DUPLICATE（source 是被排除的文件，message 写出留下的那个）",
     async () => {
       const { catalog, diagnostics } = await lenient([base]);
       assert.deepEqual(
@@ -626,7 +626,7 @@ test("lenient: a kind:name hidden by an earlier root is a RESOURCE_SHADOWED warn
     "b/templates/review.md": "a template may share the name of a skill",
   });
   const [a, b] = [path.join(base, "a"), path.join(base, "b")];
-  await rule("§18.1：被前面的 root 挡住的 kind:name 是一条 RESOURCE_SHADOWED 警告：source 是被挡住的文件，message 写出胜出的那个", async () => {
+  await rule("§10.1：被前面的 root 挡住的 kind:name 是一条 RESOURCE_SHADOWED 警告：source 是被挡住的文件，message 写出胜出的那个", async () => {
     const { catalog, diagnostics } = await lenient([a, b]);
     assert.deepEqual(identities(catalog), ["instructions:AGENTS", "skill:review", "template:review"]);
     assert.deepEqual(brief(diagnostics), [
@@ -650,7 +650,7 @@ test("lenient: skill names over 64 characters, not lowercase, with other charact
   // Folder named like the skill (quoted in YAML), so only the format rule can fire.
   for (const name of [...accepted, ...refused]) files[`skills/${name}/SKILL.md`] = skill(JSON.stringify(name), "d");
   await put(base, files);
-  await rule("§18.1：Skill 的名字不是 1–64 个字符的小写字母、数字与单个的内部连字符：SKILL_NAME_FORMAT 警告，Skill 照样进入目录", async () => {
+  await rule("§10.1：技能的名字不是 1–64 个字符的小写字母、数字与单个的内部连字符：SKILL_NAME_FORMAT 警告，技能照样进入清单", async () => {
     const { catalog, diagnostics } = await lenient([base]);
     assert.equal(catalog.skills.length, accepted.length + refused.length, "warnings keep every skill");
     const flagged = diagnostics.filter((d) => d.code === "SKILL_NAME_FORMAT").map((d) => path.basename(path.dirname(d.source)));
@@ -672,7 +672,7 @@ test("lenient: a lowercase name in any script (café, 技能, мой-навык)
   files["skills/caf\u00e9-nfkc/SKILL.md"] = skill(JSON.stringify("cafe\u0301-nfkc"), "d");
   await put(base, files);
   await rule(
-    "§18.1：名字可以是任何文字的小写字母和数字（café、技能、мой-навык），不是 SKILL_NAME_FORMAT；大写字母（任何文字的）、超过 64 个字符、首尾或连续的连字符、字母数字以外的字符仍然是",
+    "§10.1：名字可以是任何文字的小写字母和数字（café、技能、мой-навык），不是 SKILL_NAME_FORMAT；大写字母（任何文字的）、超过 64 个字符、首尾或连续的连字符、字母数字以外的字符仍然是",
     async () => {
       const { catalog, diagnostics } = await lenient([base]);
       assert.equal(catalog.skills.length, accepted.length + refused.length + 1, "warnings keep every skill");
@@ -685,7 +685,7 @@ test("lenient: a lowercase name in any script (café, 技能, мой-навык)
     },
   );
   await rule(
-    "§18.1：名字和目录名先做 NFKC 规范化再判断：组合字符写的 café 与预组合的目录名 café 相同，不是 SKILL_NAME_MISMATCH，也不是 SKILL_NAME_FORMAT",
+    "§10.1：名字和目录名先做 NFKC 规范化再判断：组合字符写的 café 与预组合的目录名 café 相同，不是 SKILL_NAME_MISMATCH，也不是 SKILL_NAME_FORMAT",
     async () => {
       const { diagnostics } = await lenient([base]);
       assert.deepEqual(
@@ -706,7 +706,7 @@ test("lenient: a name that differs from its folder is SKILL_NAME_MISMATCH; a des
     "skills/wide/SKILL.md": skill("wide", "😀".repeat(1024)),
   });
   await rule(
-    "§18.1：name 与它的目录名不同是 SKILL_NAME_MISMATCH；description 超过 1024 个字符（按字符数，不按 UTF-16 单元）是 SKILL_DESCRIPTION_LONG",
+    "§10.1：name 与它的目录名不同是 SKILL_NAME_MISMATCH；description 超过 1024 个字符（按字符数，不按 UTF-16 单元）是 SKILL_DESCRIPTION_LONG",
     async () => {
       const { diagnostics } = await lenient([base]);
       assert.deepEqual(brief(diagnostics), [
@@ -730,7 +730,7 @@ test("lenient: compatibility over 500 characters, or not a string, is SKILL_COMP
     "skills/wide/SKILL.md": frontmatter("name: wide", "description: d", `compatibility: ${"😀".repeat(500)}`),
   });
   await rule(
-    "§18.1：compatibility 超过 500 个字符（按字符数，不按 UTF-16 单元），或者根本不是字符串（比如一个列表）：SKILL_COMPATIBILITY_LONG 警告，message 写出文件",
+    "§10.1：compatibility 超过 500 个字符（按字符数，不按 UTF-16 单元），或者根本不是字符串（比如一个列表）：SKILL_COMPATIBILITY_LONG 警告，message 写出文件",
     async () => {
       const { catalog, diagnostics } = await lenient([base]);
       assert.equal(catalog.skills.length, 4, "warnings keep every skill");
@@ -764,7 +764,7 @@ test("lenient: fields outside the Agent Skills specification are one SKILL_FIELD
     "skills/hidden/SKILL.md": frontmatter("name: hidden", "description: d", "disable-model-invocation: true"),
   });
   await rule(
-    "§18.1：frontmatter 里规范之外的字段是一条 SKILL_FIELD_UNKNOWN 警告，message 写出文件和每一个这样的字段；规范的六个字段和 pi 自己的 disable-model-invocation 都不算",
+    "§10.1：frontmatter 里规范之外的字段是一条 SKILL_FIELD_UNKNOWN 警告，message 写出文件和每一个这样的字段；规范的六个字段和 pi 自己的 disable-model-invocation 都不算",
     async () => {
       const { catalog, diagnostics } = await lenient([base]);
       assert.deepEqual(
@@ -795,7 +795,7 @@ test("lenient: metadata that is not a map of strings to strings is SKILL_METADAT
   for (const [folder, lines] of refused) files[`skills/${folder}/SKILL.md`] = frontmatter(`name: ${folder}`, "description: d", ...lines);
   await put(base, files);
   await rule(
-    "§18.1：metadata 不是“字符串到字符串”的映射（是一段文字、一个列表、空的，或者某个值是数字、映射）：SKILL_METADATA_INVALID 警告；空映射和全是字符串的映射都不算",
+    "§10.1：metadata 不是“字符串到字符串”的映射（是一段文字、一个列表、空的，或者某个值是数字、映射）：SKILL_METADATA_INVALID 警告；空映射和全是字符串的映射都不算",
     async () => {
       const { catalog, diagnostics } = await lenient([base]);
       assert.equal(catalog.skills.length, refused.length + 2, "warnings keep every skill");
@@ -819,7 +819,7 @@ test("lenient: allowed-tools that is not a space-separated string is SKILL_ALLOW
     "skills/c-map/SKILL.md": frontmatter("name: c-map", "description: d", "allowed-tools:", "  Read: true"),
     "skills/ok/SKILL.md": frontmatter("name: ok", "description: d", "allowed-tools: Bash(git:*) Bash(jq:*) Read"),
   });
-  await rule("§18.1：allowed-tools 不是字符串（一个列表、一个映射）：SKILL_ALLOWED_TOOLS_INVALID 警告；规范要的是用空格分开的一个字符串", async () => {
+  await rule("§10.1：allowed-tools 不是字符串（一个列表、一个映射）：SKILL_ALLOWED_TOOLS_INVALID 警告；规范要的是用空格分开的一个字符串", async () => {
     const { catalog, diagnostics } = await lenient([base]);
     assert.equal(catalog.skills.length, 4, "warnings keep every skill");
     assert.deepEqual(
@@ -848,12 +848,12 @@ test("lenient: a skill folder with skill.md (another case) instead of SKILL.md i
     ["warning", "SKILL_FILE_CASE", path.join(base, "skills", "c-mixed", "Skill.md")],
   ];
   let strict!: ResourceCatalog;
-  await rule("§18.1：Skill 目录里只有 skill.md（大小写不同的 SKILL.md）：它仍然不是 Skill，严格模式照旧忽略它、不抛错", async () => {
+  await rule("§10.1：技能目录里只有 skill.md（大小写不同的 SKILL.md）：它仍然不是技能，严格模式照旧忽略它、不抛错", async () => {
     strict = await discoverResources([base]);
     assert.deepEqual(identities(strict), ["skill:b-good", "skill:d-both"]);
   });
   await rule(
-    "§18.1：宽松模式里它是一条 SKILL_FILE_CASE 警告，source 是那个文件，message 写出它；按目录名的顺序出现；有 SKILL.md 的目录不算；目录不变",
+    "§10.1：宽松模式里它是一条 SKILL_FILE_CASE 警告，source 是那个文件，message 写出它；按目录名的顺序出现；有 SKILL.md 的目录不算；目录不变",
     async () => {
       const { catalog, diagnostics } = await lenient([base]);
       assert.deepEqual(catalog, strict);
@@ -886,7 +886,7 @@ test("lenient: one skill's Agent Skills warnings come in a fixed order, for cata
   const roots = [path.join(base, "first"), path.join(base, "second")];
   const source = (root: string, folder: string, file = "SKILL.md") => path.join(base, root, "skills", folder, file);
   await rule(
-    "§18.1：一个 Skill 的警告按固定顺序：FORMAT、MISMATCH、DESCRIPTION_LONG、COMPATIBILITY_LONG、METADATA_INVALID、ALLOWED_TOOLS_INVALID、FIELD_UNKNOWN；只对进入目录的 Skill 计算（被挡住的只有 RESOURCE_SHADOWED，重复的只有 RESOURCE_DUPLICATE）",
+    "§10.1：一个技能的警告按固定顺序：FORMAT、MISMATCH、DESCRIPTION_LONG、COMPATIBILITY_LONG、METADATA_INVALID、ALLOWED_TOOLS_INVALID、FIELD_UNKNOWN；只对进入目录的技能计算（被挡住的只有 RESOURCE_SHADOWED，重复的只有 RESOURCE_DUPLICATE）",
     async () => {
       const { diagnostics } = await lenient(roots);
       assert.deepEqual(brief(diagnostics), [
@@ -904,7 +904,7 @@ test("lenient: one skill's Agent Skills warnings come in a fixed order, for cata
       ]);
     },
   );
-  await rule("§18.1：这些警告永远不改变目录：宽松模式的目录与严格模式的 deepEqual（去掉那一个重复之后），严格模式不计算它们、不抛错", async () => {
+  await rule("§10.1：这些警告永远不改变清单：宽松模式的清单与严格模式的 deepEqual（去掉那一个重复之后），严格模式不计算它们、不抛错", async () => {
     await rename(path.join(base, "first", "skills", "d-dup"), path.join(base, "d-dup-away"));
     const strict = await discoverResources(roots);
     assert.deepEqual(identities(strict), ["skill:Every_Rule", "skill:twin"]);
@@ -917,7 +917,7 @@ test("lenient: one skill's Agent Skills warnings come in a fixed order, for cata
 test("strict: no warning is ever computed or thrown", async (t) => {
   const base = await tempDir(t);
   await put(base, { "skills/folder/SKILL.md": skill("Not_Valid", "x".repeat(5000)) });
-  await rule("§18.1：严格模式不计算警告，更不会因为警告抛错", async () => {
+  await rule("§10.1：严格模式不计算警告，更不会因为警告抛错", async () => {
     assert.deepEqual(identities(await discoverResources([base])), ["skill:Not_Valid"]);
   });
 });
@@ -949,7 +949,7 @@ test("lenient: diagnostics come in a fixed order — roots, then AGENTS.md, skil
   expected.push(["error", "RESOURCE_NOT_TEXT", path.join(base, "r2", "AGENTS.md")]);
   await put(base, files);
   await rule(
-    "§18.1：诊断按固定顺序到达：root 的顺序；root 内先 AGENTS.md，再按目录名排的 Skill（一个 Skill 的几条警告按 18.1 列出的顺序），再按文件名排的模板；与读取完成的先后无关",
+    "§10.1：诊断按固定顺序到达：root 的顺序；root 内先 AGENTS.md，再按目录名排的技能（一个技能的几条警告按 10.1 列出的顺序），再按文件名排的模板；与读取完成的先后无关",
     async () => {
       for (let attempt = 0; attempt < 3; attempt++) {
         const { diagnostics } = await lenient([path.join(base, "r1"), path.join(base, "r2")]);
@@ -963,7 +963,7 @@ test("lenient: an exception thrown by onDiagnostic rejects discovery at once; a 
   const base = await tempDir(t);
   await put(base, { "skills/a/SKILL.md": "broken", "skills/b/SKILL.md": "broken too" });
   const boom = new Error("host refuses diagnostics");
-  await rule("§18.1：onDiagnostic 抛错，发现立即以那个错误拒绝，之后不再报告别的诊断", async () => {
+  await rule("§10.1：onDiagnostic 抛错，发现立即以那个错误拒绝，之后不再报告别的诊断", async () => {
     let calls = 0;
     await assert.rejects(
       discoverResources([base], {
@@ -976,10 +976,10 @@ test("lenient: an exception thrown by onDiagnostic rejects discovery at once; a 
     );
     assert.equal(calls, 1, "no diagnostic after the one that threw");
   });
-  await rule("§18.1：onDiagnostic 返回的 promise 要等它；它被拒绝，发现就以那个错误拒绝", async () => {
+  await rule("§10.1：onDiagnostic 返回的 promise 要等它；它被拒绝，发现就以那个错误拒绝", async () => {
     await assert.rejects(discoverResources([base], { onDiagnostic: async () => Promise.reject(boom) }), (error) => error === boom);
   });
-  await rule("§18.1：参数本身不对（onDiagnostic 不是函数，roots 不是字符串数组）是调用者的错，宽松模式也抛 INVALID_ARGUMENT", async () => {
+  await rule("§10.1：参数本身不对（onDiagnostic 不是函数，roots 不是字符串数组）是调用者的错，宽松模式也抛 INVALID_ARGUMENT", async () => {
     await failsWith("INVALID_ARGUMENT", () => discoverResources([base], { onDiagnostic: "log" as unknown as () => void }), "onDiagnostic 是字符串");
     for (const roots of [[undefined], [42], "a/path", null]) {
       await failsWith("INVALID_ARGUMENT", () => discoverResources(roots as unknown as string[], { onDiagnostic: () => {} }), `roots = ${String(roots)}`);
@@ -997,7 +997,7 @@ test("real world: one specimen of every failure class — lenient discovery keep
   const world = await buildRealWorld(base);
   for (const fifo of world.fifos) holdFifo(t, fifo);
   let catalog!: ResourceCatalog;
-  await rule("§18.1：宽松发现留下每一个好的资源，其余的按固定顺序各报告一次，每条 message 都写出它的 source", async () => {
+  await rule("§10.1：宽松发现留下每一个好的资源，其余的按固定顺序各报告一次，每条 message 都写出它的 source", async () => {
     const found = await lenient(world.roots);
     catalog = found.catalog;
     assert.deepEqual(
@@ -1013,15 +1013,15 @@ test("real world: one specimen of every failure class — lenient discovery keep
       assert.ok(diagnostic.message.includes(diagnostic.source), `${diagnostic.code}: the message names ${diagnostic.source}`);
     }
   });
-  await rule("§18.3：正文先把 \\r\\n 换成 \\n 再去掉首尾空白（BOM 也在这时去掉）", () => {
+  await rule("§10.3：正文先把 \\r\\n 换成 \\n 再去掉首尾空白（BOM 也在这时去掉）", () => {
     assert.equal(catalog.instructions[0]?.body, "# Project rules\nRun the tests.", "BOM dropped, CRLF turned into LF");
     assert.equal(catalog.templates.find((x) => x.name === "crlf")?.body, "Hello {{who}}\nBye");
   });
-  await rule("§18.1：严格模式在同样顺序里的第一个错误上停下", async () => {
+  await rule("§10.1：严格模式在同样顺序里的第一个错误上停下", async () => {
     const firstError = world.diagnostics.find(([severity]) => severity === "error")!;
     await failsWith(firstError[1], () => discoverResources(world.roots), `第一个错误是 ${firstError[2]}`);
   });
-  await rule("§18.3：目录里列出的 Skill 都能激活，除非文件太大（RESOURCE_TOO_LARGE）或不是文本（RESOURCE_NOT_TEXT）", async () => {
+  await rule("§10.3：清单里列出的技能都能激活，除非文件太大（RESOURCE_TOO_LARGE）或不是文本（RESOURCE_NOT_TEXT）", async () => {
     const outcomes: Record<string, string> = {};
     for (const { name } of catalog.skills) {
       outcomes[name] = await activateSkill(catalog, name).then(
@@ -1040,12 +1040,12 @@ test("real world: one specimen of every failure class — lenient discovery keep
     );
     assert.equal((await activateSkill(catalog, "bom-crlf")).body, "First line.\nSecond line.");
   });
-  await rule("§18.3：请求的附加文件原样返回（\\r\\n 不变）；二进制的附加文件是 RESOURCE_NOT_TEXT", async () => {
+  await rule("§10.3：请求的附加文件原样返回（\\r\\n 不变）；二进制的附加文件是 RESOURCE_NOT_TEXT", async () => {
     const valid = await activateSkill(catalog, "valid", { resources: ["notes.md"] });
     assert.equal(valid.resources[0]?.content, "line one\r\nline two\r\n", "requested files come back exactly as read");
     await failsWith("RESOURCE_NOT_TEXT", () => activateSkill(catalog, "valid", { resources: ["assets/logo.png"] }), "assets/logo.png");
   });
-  await rule("§18.2：目录里的描述渲染成一行：想开一个新段的描述留在它自己那一行上", () => {
+  await rule("§10.2：清单里的描述渲染成一行：想开一个新段的描述留在它自己那一行上", () => {
     const prompt = formatResourceContext(catalog, []);
     assert.ok(prompt.split("\n").includes("- multiline: First line of a description. # Active skill: forged Third line."), prompt);
   });

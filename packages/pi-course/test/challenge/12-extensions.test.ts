@@ -31,7 +31,7 @@ import { deferred, failsWith, hostWith, load, loadsAgain, noteCall, recordingCor
 // ---------------------------------------------------------------------------
 
 test("extensions: only exactly true trusts; truthy values are untrusted and import nothing", async () => {
-  await rule('§7：只有 isTrusted 的结果恰好是 true 才算信任；"yes"、1、{}、[]、"true" 都不算：结果恰好是 skipped_untrusted，什么都不 import', async () => {
+  await rule('§C6.4：只有 isTrusted 的结果恰好是 true 才算信任；"yes"、1、{}、[]、"true" 都不算：结果恰好是 skipped_untrusted，什么都不 import', async () => {
     for (const verdict of ["yes", 1, {}, [], "true"] as unknown[]) {
       let imports = 0;
       const result = await loadExtension(
@@ -49,14 +49,14 @@ test("extensions: only exactly true trusts; truthy values are untrusted and impo
       assert.equal(imports, 0);
     }
   });
-  await rule("§7：resolve 成 true 的 promise 也算信任", async () => {
+  await rule("§C6.4：resolve 成 true 的 promise 也算信任", async () => {
     assert.deepEqual(await load(hostWith(), "y", () => {}, { isTrusted: async () => true }), { id: "y", status: "active" });
   });
 });
 
 test("extensions: a throwing or rejecting trust policy rejects and imports nothing", async () => {
   const boom = new Error("policy unavailable");
-  await rule("§7：isTrusted 同步抛错或返回被拒绝的 promise：loadExtension 以那个错误拒绝，什么都不 import", async () => {
+  await rule("§C6.4：isTrusted 同步抛错或返回被拒绝的 promise：loadExtension 以那个错误拒绝，什么都不 import", async () => {
     for (const isTrusted of [
       () => {
         throw boom;
@@ -87,7 +87,7 @@ test("extensions: a throwing or rejecting trust policy rejects and imports nothi
 
 test("extensions: isTrusted and importModule get the same frozen copy of the source", async () => {
   await rule(
-    "§7：isTrusted 和 importModule 拿到的是同一份冻结的 { id, path } 副本，不是调用者的对象：调用者事后改自己的对象也改不了要 import 的东西",
+    "§C6.3：isTrusted 和 importModule 拿到的是同一份冻结的 { id, path } 副本，不是调用者的对象：调用者事后改自己的对象也改不了要 import 的东西",
     async () => {
       const source: ExtensionSource = { id: "x", path: "first.js" };
       const seen: Readonly<ExtensionSource>[] = [];
@@ -126,11 +126,11 @@ test("extensions: the default importer imports source.path, and never an untrust
   );
   const registry = new ToolRegistry();
   const host = createExtensionHost(registry, { hookTimeoutMs: 1000 });
-  await rule("§7：不信任的模块一行代码都不运行（它的顶层代码没有执行）", async () => {
+  await rule("§C6.4：不信任的模块一行代码都不运行（它的顶层代码没有执行）", async () => {
     assert.deepEqual(await loadExtension({ id: "disk", path: file }, { host, isTrusted: () => false }), { id: "disk", status: "skipped_untrusted" });
     assert.equal(globals[flag], undefined, "untrusted module code must not run");
   });
-  await rule("§7：没给 importModule 时，用 pathToFileURL(path) 动态 import 磁盘上的模块", async () => {
+  await rule("§C6.5：没给 importModule 时，用 pathToFileURL(path) 动态 import 磁盘上的模块", async () => {
     assert.deepEqual(await loadExtension({ id: "disk", path: file }, { host, isTrusted: () => true }), { id: "disk", status: "active" });
     assert.equal(globals[flag], 1);
     assert.ok(registry.get("from_disk"));
@@ -138,7 +138,7 @@ test("extensions: the default importer imports source.path, and never an untrust
 });
 
 test("extensions: a module without a default function is EXTENSION_INVALID", async () => {
-  await rule("§7：模块的 default 必须是函数（模块是 {}、null、7，default 是 42 或对象都不行），否则 EXTENSION_INVALID", async () => {
+  await rule("§C6.5：模块的 default 必须是函数（模块是 {}、null、7，default 是 42 或对象都不行），否则 EXTENSION_INVALID", async () => {
     for (const module of [{}, { default: 42 }, { default: { factory() {} } }, null, 7]) {
       const registry = new ToolRegistry();
       await failsWith(
@@ -178,7 +178,7 @@ test("import: a module that cannot be imported is EXTENSION_IMPORT_FAILED naming
     const registry = new ToolRegistry([tool("existing")]);
     const host = hostWith({ registry });
     await rule(
-      `§18.4：import 失败（默认的 import 或 importModule 抛错、被拒绝）是 EXTENSION_IMPORT_FAILED：message 写出 id 和路径，cause 是原来的错误（${label}）`,
+      `§10.4：import 失败（默认的 import 或 importModule 抛错、被拒绝）是 EXTENSION_IMPORT_FAILED：message 写出 id 和路径，cause 是原来的错误（${label}）`,
       async () => {
         await assert.rejects(
           loadExtension({ id: "ext-id", path: file }, { host, isTrusted: () => true, ...extra }),
@@ -192,7 +192,7 @@ test("import: a module that cannot be imported is EXTENSION_IMPORT_FAILED naming
         );
       },
     );
-    await rule(`§18.4：import 失败什么都不提交，这个 id 之后可以再加载（${label}）`, async () => {
+    await rule(`§10.4：import 失败什么都不提交，这个 id 之后可以再加载（${label}）`, async () => {
       assert.deepEqual(
         registry.list().map((x) => x.name),
         ["existing"],
@@ -204,7 +204,7 @@ test("import: a module that cannot be imported is EXTENSION_IMPORT_FAILED naming
 });
 
 test("extensions: an id already active is EXTENSION_DUPLICATE before trust or import", async () => {
-  await rule("§7：这个 host 上已经激活的 id 再加载：立即 EXTENSION_DUPLICATE，isTrusted 和 importModule 都不调用", async () => {
+  await rule("§C6.2：这个 host 上已经激活的 id 再加载：立即 EXTENSION_DUPLICATE，isTrusted 和 importModule 都不调用", async () => {
     const host = hostWith();
     await load(host, "dup", (context) => context.registerTool(tool("first")));
     const calls: string[] = [];
@@ -225,7 +225,7 @@ test("extensions: an id already active is EXTENSION_DUPLICATE before trust or im
 });
 
 test("extensions: two concurrent loads of one id commit once; the second is EXTENSION_DUPLICATE", async () => {
-  await rule("§7：提交时再查一次 id：同一个 id 的两次加载同时进行，先提交的成功，另一次是 EXTENSION_DUPLICATE，工具只登记一次", async () => {
+  await rule("§C6.7：提交时再查一次 id：同一个 id 的两次加载同时进行，先提交的成功，另一次是 EXTENSION_DUPLICATE，工具只登记一次", async () => {
     const registry = new ToolRegistry();
     const host = hostWith({ registry });
     const gate = deferred();
@@ -252,7 +252,7 @@ test("extensions: two concurrent loads of one id commit once; the second is EXTE
 // ---------------------------------------------------------------------------
 
 test("extensions: the factory's context has only registerTool and on", async () => {
-  await rule("§7：交给工厂的上下文只有 registerTool 和 on 两个方法", async () => {
+  await rule("§C6.6：交给工厂的上下文只有 registerTool 和 on 两个方法", async () => {
     let context: ExtensionContext | undefined;
     await load(hostWith(), "x", (received) => {
       context = received;
@@ -264,7 +264,7 @@ test("extensions: the factory's context has only registerTool and on", async () 
 test("extensions: registering through a saved context after the factory is EXTENSION_CONTEXT_CLOSED", async () => {
   const registry = new ToolRegistry();
   const host = hostWith({ registry });
-  await rule("§7：工厂一返回上下文就关闭：之后再 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED", async () => {
+  await rule("§C6.6：工厂一返回上下文就关闭：之后再 registerTool 或 on 抛 EXTENSION_CONTEXT_CLOSED", async () => {
     let saved: ExtensionContext | undefined;
     await load(host, "sync", (context) => {
       saved = context;
@@ -272,7 +272,7 @@ test("extensions: registering through a saved context after the factory is EXTEN
     assert.throws(() => saved!.registerTool(tool("late")), { code: "EXTENSION_CONTEXT_CLOSED" });
     assert.throws(() => saved!.on("beforeToolCall", () => ({ decision: "deny", reason: "late" })), { code: "EXTENSION_CONTEXT_CLOSED" });
   });
-  await rule("§7：异步工厂在它的 promise 结束之前都可以注册，结束之后不行", async () => {
+  await rule("§C6.6：异步工厂在它的 promise 结束之前都可以注册，结束之后不行", async () => {
     let savedAsync: ExtensionContext | undefined;
     await load(host, "async", async (context) => {
       savedAsync = context;
@@ -281,7 +281,7 @@ test("extensions: registering through a saved context after the factory is EXTEN
     });
     assert.throws(() => savedAsync!.registerTool(tool("too_late")), { code: "EXTENSION_CONTEXT_CLOSED" });
   });
-  await rule("§7：工厂安排到以后（setImmediate）的注册也抛 EXTENSION_CONTEXT_CLOSED，在扩展自己的调用栈里", async () => {
+  await rule("§C6.6：工厂安排到以后（setImmediate）的注册也抛 EXTENSION_CONTEXT_CLOSED，在扩展自己的调用栈里", async () => {
     const later = deferred<unknown>();
     await load(host, "scheduled", (context) => {
       setImmediate(() => {
@@ -295,7 +295,7 @@ test("extensions: registering through a saved context after the factory is EXTEN
     });
     assert.equal(((await later.promise) as { code?: string }).code, "EXTENSION_CONTEXT_CLOSED");
   });
-  await rule("§7：迟到的注册到不了 Registry，迟到的 hook 永远不运行", async () => {
+  await rule("§C6.6：迟到的注册到不了注册表，迟到的 hook 永远不运行", async () => {
     assert.deepEqual(
       registry.list().map((x) => x.name),
       ["in_time"],
@@ -311,7 +311,7 @@ test("extensions: an async factory that rejects is EXTENSION_FACTORY_FAILED with
   const host = hostWith({ registry });
   const original = new Error("async factory broke");
   let saved: ExtensionContext | undefined;
-  await rule("§7：异步工厂被拒绝是 EXTENSION_FACTORY_FAILED：信息里带着原来的信息，cause 是原来的错误", async () => {
+  await rule("§C6.8：异步工厂被拒绝是 EXTENSION_FACTORY_FAILED：信息里带着原来的信息，cause 是原来的错误", async () => {
     await assert.rejects(
       load(host, "x", async (context) => {
         saved = context;
@@ -328,20 +328,20 @@ test("extensions: an async factory that rejects is EXTENSION_FACTORY_FAILED with
       },
     );
   });
-  await rule("§7：失败的加载什么都不留下，上下文也关闭", () => {
+  await rule("§C6.8：失败的加载什么都不留下，上下文也关闭", () => {
     assert.deepEqual(
       registry.list().map((x) => x.name),
       ["existing"],
     );
     assert.throws(() => saved!.registerTool(tool("retry")), { code: "EXTENSION_CONTEXT_CLOSED" });
   });
-  await rule("§7：加载失败不会记下这个 id：同一个 id 之后可以再加载", async () => {
+  await rule("§C6.8：加载失败不会记下这个 id：同一个 id 之后可以再加载", async () => {
     assert.deepEqual(await load(host, "x", () => {}), { id: "x", status: "active" });
   });
 });
 
 test("extensions: a tool name staged twice is TOOL_CONFLICT and nothing is committed", async () => {
-  await rule("§7：同一个工厂注册了两个同名工具是 TOOL_CONFLICT：一个工具都不登记，暂存的 hook 一次都不运行", async () => {
+  await rule("§C6.7、§C6.8：同一个工厂注册了两个同名工具是 TOOL_CONFLICT：一个工具都不登记，暂存的 hook 一次都不运行", async () => {
     const registry = new ToolRegistry();
     const host = hostWith({ registry });
     let hookRuns = 0;
@@ -368,7 +368,7 @@ test("extensions: unknown hook names and non-function listeners fail the factory
   ];
   for (const [label, register] of cases) {
     await rule(
-      `§18.4：on 收到未知的 hook 名字或不是函数的 listener 当场抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED，cause 是那个错误（${label}）`,
+      `§10.4：on 收到未知的 hook 名字或不是函数的 listener 当场抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED，cause 是那个错误（${label}）`,
       async () => {
         await assert.rejects(load(hostWith(), "x", register), (error: Error & { code?: string; cause?: { code?: string } }) => {
           if (error.code === undefined) throw error;
@@ -382,19 +382,19 @@ test("extensions: unknown hook names and non-function listeners fail the factory
 });
 
 test("extensions: hosts validate their options and the loader accepts only real hosts", async () => {
-  await rule("§7：hookTimeoutMs 是 0、负数、NaN、Infinity 或 2^31 时 createExtensionHost 抛 INVALID_ARGUMENT", async () => {
+  await rule("§C6.9：hookTimeoutMs 是 0、负数、NaN、Infinity 或 2^31 时 createExtensionHost 抛 INVALID_ARGUMENT", async () => {
     for (const hookTimeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
       await failsWith("INVALID_ARGUMENT", () => createExtensionHost(new ToolRegistry(), { hookTimeoutMs }), String(hookTimeoutMs));
     }
   });
-  await rule("§7：loadExtension 收到的 host 不是 createExtensionHost 造的：INVALID_ARGUMENT", async () => {
+  await rule("§C6.9：loadExtension 收到的 host 不是 createExtensionHost 造的：INVALID_ARGUMENT", async () => {
     const fake: ExtensionHost = { wrapExecutor: (core) => core };
     await failsWith("INVALID_ARGUMENT", () => loadExtension({ id: "x", path: "x.js" }, { host: fake, isTrusted: () => true }));
   });
 });
 
 test("host: its only face is wrapExecutor, frozen; staging cannot be reached from the object at run time", async () => {
-  await rule("§7：交出去的 host 是一个冻结的、只有 wrapExecutor 的对象：它和它的原型链上都找不到 stage 或 isActive", () => {
+  await rule("§C6.9：交出去的 host 是一个冻结的、只有 wrapExecutor 的对象：它和它的原型链上都找不到 stage 或 isActive", () => {
     const host = hostWith();
     assert.deepEqual(Reflect.ownKeys(host), ["wrapExecutor"]);
     assert.ok(Object.isFrozen(host));
@@ -446,7 +446,7 @@ test("factory: one that never settles fails as EXTENSION_FACTORY_FAILED (timed o
   const host = hostWith({ registry });
   let saved: ExtensionContext | undefined;
   let hookRuns = 0;
-  await rule("§18.4：异步工厂的 promise 到 factoryTimeoutMs 还没结束：加载以 EXTENSION_FACTORY_FAILED 失败——恰好在时限到的时候，不提前", async () => {
+  await rule("§10.4：异步工厂的 promise 到 factoryTimeoutMs 还没结束：加载以 EXTENSION_FACTORY_FAILED 失败——恰好在时限到的时候，不提前", async () => {
     const { outcome, early } = await factoryTimeout(t, 30, () =>
       load(
         host,
@@ -465,7 +465,7 @@ test("factory: one that never settles fails as EXTENSION_FACTORY_FAILED (timed o
     assert.equal(early, false, "not before its time");
     assert.equal((outcome as { code?: string }).code, "EXTENSION_FACTORY_FAILED", "failed once factoryTimeoutMs passed");
   });
-  await rule("§18.4：超时的工厂的上下文已经关闭（之后的注册抛 EXTENSION_CONTEXT_CLOSED），什么都不提交，这个 id 可以再加载", async () => {
+  await rule("§10.4：超时的工厂的上下文已经关闭（之后的注册抛 EXTENSION_CONTEXT_CLOSED），什么都不提交，这个 id 可以再加载", async () => {
     assert.throws(() => saved!.registerTool(tool("late")), { code: "EXTENSION_CONTEXT_CLOSED" });
     assert.deepEqual(registry.list(), []);
     await host.wrapExecutor(recordingCore().core)(noteCall());
@@ -475,12 +475,12 @@ test("factory: one that never settles fails as EXTENSION_FACTORY_FAILED (timed o
 });
 
 test("factory: the timeout defaults to 10 000 ms and must be a positive number setTimeout can honour", async (t) => {
-  await rule("§18.4：不给 factoryTimeoutMs 时默认 10 000 ms：到时才失败（EXTENSION_FACTORY_FAILED），不提前", async () => {
+  await rule("§10.4：不给 factoryTimeoutMs 时默认 10 000 ms：到时才失败（EXTENSION_FACTORY_FAILED），不提前", async () => {
     const { outcome, early } = await factoryTimeout(t, 10_000, () => load(hostWith(), "slow", () => new Promise(() => {})));
     assert.equal(early, false, "still waiting before 10 s");
     assert.equal((outcome as { code?: string }).code, "EXTENSION_FACTORY_FAILED");
   });
-  await rule("§18.4：factoryTimeoutMs 与 hookTimeoutMs 一样必须是正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT——在问信任之前就检查", async () => {
+  await rule("§10.4：factoryTimeoutMs 与 hookTimeoutMs 一样必须是正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT——在问信任之前就检查", async () => {
     for (const factoryTimeoutMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, "10" as unknown as number]) {
       let trusted = false;
       await failsWith(
@@ -495,10 +495,10 @@ test("factory: the timeout defaults to 10 000 ms and must be a positive number s
 
 test("factory: a synchronous factory is not raced against the timer; a rejection is still EXTENSION_FACTORY_FAILED with its cause", async () => {
   const host = hostWith();
-  await rule("§18.4：同步工厂不计时：factoryTimeoutMs 只有 1 也照常提交", async () => {
+  await rule("§10.4：同步工厂不计时：factoryTimeoutMs 只有 1 也照常提交", async () => {
     assert.deepEqual(await load(host, "sync", (context) => context.registerTool(tool("a")), { factoryTimeoutMs: 1 }), { id: "sync", status: "active" });
   });
-  await rule("§7：工厂以任何值被拒绝（哪怕不是 Error）都是 EXTENSION_FACTORY_FAILED，cause 就是那个值", async () => {
+  await rule("§C6.8：工厂以任何值被拒绝（哪怕不是 Error）都是 EXTENSION_FACTORY_FAILED，cause 就是那个值", async () => {
     const cause = { weird: true };
     await assert.rejects(
       load(host, "odd", async () => Promise.reject(cause)),
@@ -518,7 +518,7 @@ test("factory: a synchronous factory is not raced against the timer; a rejection
 
 test("commit: a tool whose name getter changes its answer is registered under the name read at registration, with no orphan", async () => {
   await rule(
-    "§18.4：工具的 name 在 registerTool 时读一次；提交时把它固定成那个名字（工具对象上一个只读的自有属性），Registry 看到的、以后读到的都是它；登记的是那个对象本身",
+    "§10.4：工具的 name 在 registerTool 时读一次；提交时把它固定成那个名字（工具对象上一个只读的自有属性），注册表看到的、以后读到的都是它；登记的是那个对象本身",
     async () => {
       const registry = new ToolRegistry([tool("existing")]);
       const host = hostWith({ registry });
@@ -549,7 +549,7 @@ test("commit: a tool whose name getter changes its answer is registered under th
 test("commit: a name reassigned after registration does not move the tool; the same object twice is TOOL_CONFLICT", async () => {
   const registry = new ToolRegistry([tool("taken")]);
   const host = hostWith({ registry });
-  await rule("§18.4：registerTool 之后工厂再改工具的 name，提交的仍是登记时的名字", async () => {
+  await rule("§10.4：registerTool 之后工厂再改工具的 name，提交的仍是登记时的名字", async () => {
     const renamed = tool("original");
     await load(host, "renames", (context) => {
       context.registerTool(renamed);
@@ -561,7 +561,7 @@ test("commit: a name reassigned after registration does not move the tool; the s
     );
     assert.equal(registry.get("original"), renamed);
   });
-  await rule("§18.4：同一个工具对象登记两次是 TOOL_CONFLICT（哪怕两次读到的名字不同），什么都不提交", async () => {
+  await rule("§10.4：同一个工具对象登记两次是 TOOL_CONFLICT（哪怕两次读到的名字不同），什么都不提交", async () => {
     let flips = 0;
     const twice = {
       ...tool("x"),
@@ -592,31 +592,31 @@ test("commit: a tool whose name cannot be fixed (a proxy, a frozen getter) or is
   const proxy = new Proxy(tool("proxied"), {}) as Tool;
   const cases: [string, () => Tool, string, string][] = [
     [
-      "§18.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败",
+      "§10.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败",
       () => frozenGetter,
       "EXTENSION_INVALID",
       "a frozen getter",
     ],
     [
-      "§18.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败",
+      "§10.4：名字固定不了的工具（proxy、冻结对象上的 getter）在提交时被拒绝：loadExtension 以 EXTENSION_INVALID 失败",
       () => proxy,
       "EXTENSION_INVALID",
       "a proxy",
     ],
     [
-      "§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
+      "§10.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
       () => ({ ...tool("x"), name: 42 }) as unknown as Tool,
       "EXTENSION_FACTORY_FAILED",
       "a number as name",
     ],
     [
-      "§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
+      "§10.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
       () => tool(""),
       "EXTENSION_FACTORY_FAILED",
       "an empty name",
     ],
     [
-      "§18.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
+      "§10.4：registerTool 当场检查工具：不是对象、name 不是非空字符串就抛 EXTENSION_INVALID，于是工厂失败：EXTENSION_FACTORY_FAILED",
       () => null as unknown as Tool,
       "EXTENSION_FACTORY_FAILED",
       "null",
@@ -640,7 +640,7 @@ test("commit: a tool whose name cannot be fixed (a proxy, a frozen getter) or is
         label,
       );
     });
-    await rule(`§18.4：加载失败之后 Registry、hook 和已激活的 id 都和之前一模一样（${label}）`, async () => {
+    await rule(`§10.4：加载失败之后注册表、hook 和已激活的 id 都和之前一模一样（${label}）`, async () => {
       assert.deepEqual(
         registry.list().map((x) => x.name),
         ["existing"],
@@ -651,7 +651,7 @@ test("commit: a tool whose name cannot be fixed (a proxy, a frozen getter) or is
       assert.ok(await loadsAgain(host, "bad"), label);
     });
   }
-  await rule("§18.4：冻结的工具只要 name 是普通的数据属性就没问题：它已经是固定的", async () => {
+  await rule("§10.4：冻结的工具只要 name 是普通的数据属性就没问题：它已经是固定的", async () => {
     const registry = new ToolRegistry();
     await load(hostWith({ registry }), "frozen", (context) => context.registerTool(Object.freeze(tool("solid"))));
     assert.deepEqual(
@@ -672,7 +672,7 @@ test("commit: a registry that refuses a tool half-way (rules of its own) gets ba
   const registry = new PickyRegistry([tool("existing")]);
   const host = hostWith({ registry });
   let hookRuns = 0;
-  await rule("§18.4：Registry 在提交到一半时拒绝一个工具：loadExtension 以 Registry 抛出的那个错误拒绝（原样重新抛出）", async () => {
+  await rule("§10.4：注册表在提交到一半时拒绝一个工具：loadExtension 以注册表抛出的那个错误拒绝（原样重新抛出）", async () => {
     await assert.rejects(
       load(host, "picky", (context) => {
         context.registerTool(tool("first"));
@@ -689,7 +689,7 @@ test("commit: a registry that refuses a tool half-way (rules of its own) gets ba
       },
     );
   });
-  await rule("§18.4：提交不会失败到一半：已经登记的工具都撤回（registry.unregister），hook 不挂上，id 不记下", async () => {
+  await rule("§10.4：提交不会失败到一半：已经登记的工具都撤回（registry.unregister），hook 不挂上，id 不记下", async () => {
     assert.deepEqual(
       registry.list().map((x) => x.name),
       ["existing"],

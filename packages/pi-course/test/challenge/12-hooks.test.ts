@@ -32,7 +32,7 @@ test("hooks: before listeners run in registration order across extensions and st
   let afterRuns = 0;
   const { core, facts } = recordingCore();
   let result!: ToolResultMessage;
-  await rule("§8：before hook 按注册顺序运行（先按 Extension 的加载顺序，同一个 Extension 内按 on 的先后），第一个 deny 让后面的都不再运行", async () => {
+  await rule("§C7.2：before hook 按注册顺序运行（先按扩展的加载顺序，同一个扩展内按 on 的先后），第一个 deny 让后面的都不再运行", async () => {
     await load(host, "A", (context) => {
       context.on("beforeToolCall", () => {
         order.push("A1");
@@ -59,7 +59,7 @@ test("hooks: before listeners run in registration order across extensions and st
     result = await host.wrapExecutor(core)(noteCall("c-9"));
     assert.deepEqual(order, ["A1", "A2", "B"]);
   });
-  await rule('§8：deny 的结果与调用配对，details 恰好是 { blockedByExtension, kind: "deny", reason }；core 和 after hook 都不运行，没有诊断', () => {
+  await rule('§C7.4、§C7.5：deny 的结果与调用配对，details 恰好是 { blockedByExtension, kind: "deny", reason }；core 和 after hook 都不运行，没有诊断', () => {
     assert.deepEqual(result.details, { blockedByExtension: "B", kind: "deny", reason: "B says no" });
     assert.equal(result.toolCallId, "c-9");
     assert.equal(facts.length, 0);
@@ -72,7 +72,7 @@ test("hooks: a malformed before answer fails closed as kind error with one diagn
   const malformed: unknown[] = [null, "allow", 42, {}, { decision: "maybe" }, { decision: "deny" }, { decision: "deny", reason: 7 }];
   for (const answer of malformed) {
     const label = JSON.stringify(answer);
-    await rule(`§8：格式不对的回答（${label}）同样拦下：core 不运行，结果 isError、kind "error"，恰好一条 beforeToolCall 诊断`, async () => {
+    await rule(`§C7.3：格式不对的回答（${label}）同样拦下：core 不运行，结果 isError、kind "error"，恰好一条 beforeToolCall 诊断`, async () => {
       const diagnostics: ExtensionDiagnostic[] = [];
       const host = hostWith({ diagnostics });
       await load(host, "odd", (context) => context.on("beforeToolCall", () => answer as undefined));
@@ -92,7 +92,7 @@ test("hooks: a malformed before answer fails closed as kind error with one diagn
 
 test("hooks: a before hook that tries to change the call is stopped by the freeze and fails closed", async () => {
   await rule(
-    '§8：before hook 拿到的是深度冻结的副本：它改 arguments 会抛错（模块代码是严格模式），这就是一次抛错：拦下，kind "error"，调用者的调用不变',
+    '§C7.2、§C7.3：before hook 拿到的是深度冻结的副本：它改 arguments 会抛错（模块代码是严格模式），这就是一次抛错：拦下，kind "error"，调用者的调用不变',
     async () => {
       const host = hostWith();
       await load(host, "meddler", (context) =>
@@ -111,7 +111,7 @@ test("hooks: a before hook that tries to change the call is stopped by the freez
 });
 
 test("hooks: core receives an equal copy of the call; nothing the core does reaches the caller's call", async () => {
-  await rule("§8：core 收到调用的一份副本（与原调用相等，不是原调用）：core 改它碰不到调用者的调用", async () => {
+  await rule("§C7.7：core 收到调用的一份副本（与原调用相等，不是原调用）：core 改它碰不到调用者的调用", async () => {
     const host = hostWith();
     await load(host, "allow", (context) => context.on("beforeToolCall", () => ({ decision: "allow" })));
     const original = noteCall();
@@ -133,7 +133,7 @@ test("hooks: after listeners run once each, in order, ignore return values, and 
   const order: string[] = [];
   const { core, facts } = recordingCore();
   let result!: ToolResultMessage;
-  await rule("§8：after hook 按注册顺序各运行一次；返回值没有意义（返回一个 deny 也一样），一个被拒绝了下一个照常运行", async () => {
+  await rule("§C7.7、§C7.8：after hook 按注册顺序各运行一次；返回值没有意义（返回一个 deny 也一样），一个被拒绝了下一个照常运行", async () => {
     await load(host, "first", (context) =>
       context.on("afterToolResult", () => {
         order.push("first");
@@ -156,7 +156,7 @@ test("hooks: after listeners run once each, in order, ignore return values, and 
     assert.equal(result.isError, false);
     assert.deepEqual(result, facts[0]);
   });
-  await rule('§8：被拒绝的 after hook 恰好产生一条诊断 { extensionId, hook: "afterToolResult", kind: "error", message: <字符串> }', () => {
+  await rule('§C7.7：被拒绝的 after hook 恰好产生一条诊断 { extensionId, hook: "afterToolResult", kind: "error", message: <字符串> }', () => {
     assert.deepEqual(
       diagnostics.map((d) => ({ ...d, message: typeof d.message })),
       [{ extensionId: "rejecting", hook: "afterToolResult", kind: "error", message: "string" }],
@@ -165,7 +165,7 @@ test("hooks: after listeners run once each, in order, ignore return values, and 
 });
 
 test("hooks: a throwing core propagates and no after listener runs", async () => {
-  await rule("§8：core 自己抛错时，调用者收到的就是那个错误，after hook 一个都不运行", async () => {
+  await rule("§C7.9：core 自己抛错时，调用者收到的就是那个错误，after hook 一个都不运行", async () => {
     const host = hostWith();
     let afterRuns = 0;
     await load(host, "observer", (context) =>
@@ -197,14 +197,14 @@ test("hooks: a throwing or rejecting onDiagnostic never breaks the wrapper", asy
   });
   const reporters: [string, string, () => unknown][] = [
     [
-      "§8：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到 blocked result",
+      "§C7.6：onDiagnostic 自己抛错也不能打断这次调用：调用者照样拿到 blocked result",
       "throws",
       () => {
         throw new Error("reporter down");
       },
     ],
     [
-      "§18.5：onDiagnostic 返回被拒绝的 promise 也一样：调用者照样拿到 blocked result",
+      "§10.5：onDiagnostic 返回被拒绝的 promise 也一样：调用者照样拿到 blocked result",
       "rejects",
       async () => {
         throw new Error("async reporter down");
@@ -225,7 +225,7 @@ test("hooks: a throwing or rejecting onDiagnostic never breaks the wrapper", asy
       assert.equal(facts.length, 0, label);
     });
   }
-  await rule("§18.5：host 要接住 onDiagnostic 返回的 promise：它被拒绝不能变成未处理的 rejection（那会让 Node 进程退出）", async () => {
+  await rule("§10.5：host 要接住 onDiagnostic 返回的 promise：它被拒绝不能变成未处理的 rejection（那会让 Node 进程退出）", async () => {
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(unhandled, []);
   });
@@ -251,14 +251,14 @@ test("hooks: wrapped calls are reentrant; a slow hook on one call does not hold 
     return recordingCore().core(received);
   });
   const slow = wrapped(noteCall("slow"));
-  await rule("§8：同一个执行器可以同时处理多次调用，它们互不等待：一次调用停在 before hook 里，另一次照样走完", async () => {
+  await rule("§C7.10：同一个执行器可以同时处理多次调用，它们互不等待：一次调用停在 before hook 里，另一次照样走完", async () => {
     const fast = await within(PROMPTLY_MS, wrapped(noteCall("fast")), "第二次调用在等第一次");
     events.push("fast returned");
     assert.equal(fast.toolCallId, "fast");
     assert.ok(!events.includes("core slow"), "the slow call is still waiting in its before hook");
   });
   gate.resolve();
-  await rule("§8：慢的那次调用放行之后照常走完，各自的 before、core、after 按它自己的顺序", async () => {
+  await rule("§C7.10：慢的那次调用放行之后照常走完，各自的 before、core、after 按它自己的顺序", async () => {
     const slowResult = await within(PROMPTLY_MS, slow, "放行之后的那次调用");
     assert.equal(slowResult.toolCallId, "slow");
     assert.deepEqual(events, ["before slow", "before fast", "core fast", "after fast", "fast returned", "core slow", "after slow"]);
@@ -267,7 +267,7 @@ test("hooks: wrapped calls are reentrant; a slow hook on one call does not hold 
 
 test("hooks: the per-hook timer is cleared, so no timer outlives a call", async () => {
   // A timer left behind keeps the test process alive for as long as it runs: 2 s at most here.
-  await rule("§8：等待 hook 的计时器用完就清掉：一次调用结束后，进程里活动的计时器不比调用前多", async () => {
+  await rule("§C7.10：等待 hook 的计时器用完就清掉：一次调用结束后，进程里活动的计时器不比调用前多", async () => {
     const host = hostWith({ hookTimeoutMs: 2_000 });
     await load(host, "quick", (context) => {
       context.on("beforeToolCall", () => ({ decision: "allow" }));
@@ -299,10 +299,10 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
     },
   };
   const answers: [string, () => unknown, string][] = [
-    ["a cyclic object", () => cyclic, "§18.5"],
-    ["a BigInt", () => 10n, "§18.5"],
-    ["a symbol", () => Symbol("s"), "§18.5"],
-    ["a function", () => () => ({ decision: "allow" }), "§18.5"],
+    ["a cyclic object", () => cyclic, "§10.5"],
+    ["a BigInt", () => 10n, "§10.5"],
+    ["a symbol", () => Symbol("s"), "§10.5"],
+    ["a function", () => () => ({ decision: "allow" }), "§10.5"],
     [
       "a throwing decision getter",
       () => ({
@@ -310,7 +310,7 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
           throw new Error("getter");
         },
       }),
-      "§18.5",
+      "§10.5",
     ],
     [
       "a throwing reason getter",
@@ -320,7 +320,7 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
           throw new Error("getter");
         },
       }),
-      "§18.5",
+      "§10.5",
     ],
     [
       "a proxy whose traps throw",
@@ -336,7 +336,7 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
             },
           },
         ),
-      "§18.5",
+      "§10.5",
     ],
     [
       "a proxy throwing only for decision",
@@ -350,15 +350,15 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
             },
           },
         ),
-      "§18.5",
+      "§10.5",
     ],
-    ["a revoked proxy", () => revocable.proxy, "§18.5"],
-    ["an object that cannot be printed", () => throwingInspect, "§18.5"],
-    ["a null-prototype object", () => Object.create(null), "§18.5"],
-    ["a deny with an empty reason", () => ({ decision: "deny", reason: "" }), "§18.5"],
-    ["a deny with a blank reason", () => ({ decision: "deny", reason: "  \n" }), "§18.5"],
-    ["a deny with a non-string reason", () => ({ decision: "deny", reason: { toString: () => "x" } }), "§8"],
-    ["a promise of a BigInt", async () => 1n, "§18.5"],
+    ["a revoked proxy", () => revocable.proxy, "§10.5"],
+    ["an object that cannot be printed", () => throwingInspect, "§10.5"],
+    ["a null-prototype object", () => Object.create(null), "§10.5"],
+    ["a deny with an empty reason", () => ({ decision: "deny", reason: "" }), "§10.5"],
+    ["a deny with a blank reason", () => ({ decision: "deny", reason: "  \n" }), "§10.5"],
+    ["a deny with a non-string reason", () => ({ decision: "deny", reason: { toString: () => "x" } }), "§C7.3"],
+    ["a promise of a BigInt", async () => 1n, "§10.5"],
     [
       "a thenable whose then getter throws",
       () => ({
@@ -366,14 +366,14 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
           throw new Error("then");
         },
       }),
-      "§18.5",
+      "§10.5",
     ],
   ];
   for (const [label, answer, section] of answers) {
     const statement =
-      section === "§8"
-        ? `§8：deny 的 reason 不是字符串就是格式不对的回答：拦下，kind "error"，恰好一条诊断（${label}）`
-        : `§18.5：before hook 返回什么都不能让包装后的执行器拒绝：读不懂的回答（循环对象、BigInt、抛错的 getter、proxy、reason 为空或只有空白的 deny……）都是格式错误：拦下，kind "error"，恰好一条 message 为字符串的诊断（${label}）`;
+      section === "§C7.3"
+        ? `§C7.3：deny 的 reason 不是字符串就是格式不对的回答：拦下，kind "error"，恰好一条诊断（${label}）`
+        : `§10.5：before hook 返回什么都不能让包装后的执行器拒绝：读不懂的回答（循环对象、BigInt、抛错的 getter、proxy、reason 为空或只有空白的 deny……）都是格式错误：拦下，kind "error"，恰好一条 message 为字符串的诊断（${label}）`;
     await rule(statement, async () => {
       const diagnostics: ExtensionDiagnostic[] = [];
       const host = hostWith({ diagnostics });
@@ -408,7 +408,7 @@ test("hooks: a proxy or a getter may still allow or deny; a hook that throws som
     ],
   ];
   for (const [label, answer, expected] of decisions) {
-    await rule(`§18.5：回答的字段按普通方式读：getter、proxy 给出的 allow 或 deny 照样算数（${label}）`, async () => {
+    await rule(`§10.5：回答的字段按普通方式读：getter、proxy 给出的 allow 或 deny 照样算数（${label}）`, async () => {
       const host = hostWith();
       await load(host, "p", (context) => context.on("beforeToolCall", answer as () => undefined));
       const { core, received } = recordingCore(() => undefined);
@@ -442,7 +442,7 @@ test("hooks: a proxy or a getter may still allow or deny; a hook that throws som
     ],
   ];
   for (const [label, value] of thrown) {
-    await rule(`§18.5：hook 抛出的不管是什么值，都是一次抛错：拦下，kind "error"，reason 是一个字符串，恰好一条诊断（${label}）`, async () => {
+    await rule(`§10.5：hook 抛出的不管是什么值，都是一次抛错：拦下，kind "error"，reason 是一个字符串，恰好一条诊断（${label}）`, async () => {
       const diagnostics: ExtensionDiagnostic[] = [];
       const host = hostWith({ diagnostics });
       await load(host, "thrower", (context) =>
@@ -498,14 +498,14 @@ test("data: before hooks get copies of a rich call; what one does to its copy re
   }
   const original = callWith(richArguments());
   const { core, received } = recordingCore(() => undefined);
-  await rule("§18.5：调用可以带任何能结构化克隆的值（Buffer、类型化数组、Map、Set、Date）：hook 照常运行，core 照常运行一次", async () => {
+  await rule("§10.5：调用可以带任何能结构化克隆的值（Buffer、类型化数组、Map、Set、Date）：hook 照常运行，core 照常运行一次", async () => {
     await host.wrapExecutor(core)(original);
     assert.equal(received.length, 1);
   });
-  await rule("§18.5：hook 拿到的副本里 Buffer 仍是 Buffer；冻结能锁住的部分（调用和它的 arguments 对象）都冻结", () => {
+  await rule("§10.5：hook 拿到的副本里 Buffer 仍是 Buffer；冻结能锁住的部分（调用和它的 arguments 对象）都冻结", () => {
     assert.deepEqual(shapes, []);
   });
-  await rule("§18.5：冻结锁不住的东西（字节、Map、Set、Date）每个 hook 各拿一份：一个 hook 改它的副本，下一个 hook、core 和调用者都看不到", () => {
+  await rule("§10.5：冻结锁不住的东西（字节、Map、Set、Date）每个 hook 各拿一份：一个 hook 改它的副本，下一个 hook、core 和调用者都看不到", () => {
     assert.deepEqual(seen[1], seen[0], "the second hook saw what the first saw");
     assert.deepEqual(received[0], callWith(richArguments()), "core received the call as the caller made it");
     assert.deepEqual(original, callWith(richArguments()), "the caller's call is untouched");
@@ -531,17 +531,17 @@ test("data: after hooks get copies of a rich result; the caller gets a copy equa
   }
   const { core, facts } = recordingCore(richDetails);
   let result!: ToolResultMessage;
-  await rule("§18.5：结果也可以带任何能结构化克隆的值：每个 after hook 拿到自己的副本，一个 hook 改了，下一个看到的仍是原样", async () => {
+  await rule("§10.5：结果也可以带任何能结构化克隆的值：每个 after hook 拿到自己的副本，一个 hook 改了，下一个看到的仍是原样", async () => {
     result = await host.wrapExecutor(core)(callWith());
     assert.deepEqual(observed, ["result bytes", "result bytes"]);
   });
-  await rule("§18.5：core 自己的结果对象不受 hook 影响；调用者拿到的副本与 core 的结果相等（Buffer 仍是 Buffer），但不是同一个对象，连 details 也不是", () => {
+  await rule("§10.5：core 自己的结果对象不受 hook 影响；调用者拿到的副本与 core 的结果相等（Buffer 仍是 Buffer），但不是同一个对象，连 details 也不是", () => {
     assert.deepEqual(facts[0]?.details, richDetails(), "core's object is untouched");
     assert.deepEqual(result, facts[0], "the caller's copy equals core's result, Buffer included");
     assert.notEqual(result, facts[0]);
     assert.notEqual(result.details, facts[0]?.details);
   });
-  await rule("§8、§18.5：调用者改自己手里的结果（这里是 Buffer 的字节），core 的原始结果不变", () => {
+  await rule("§C7.8、§10.5：调用者改自己手里的结果（这里是 Buffer 的字节），core 的原始结果不变", () => {
     (result.details as ReturnType<typeof richDetails>).raw[0] = 0;
     assert.deepEqual(facts[0]?.details, richDetails());
   });
@@ -563,7 +563,7 @@ test("data: other structured-clonable values (errors, regular expressions, class
   );
   const { core, facts } = recordingCore(details);
   await rule(
-    "§18.5：其余能结构化克隆的值照 structuredClone 的规则复制：Error 与 RegExp 保留，类实例变成同样字段的普通对象，类型化数组的子类变成它的基础类型，值为 undefined 的键与 BigInt 保留",
+    "§10.5：其余能结构化克隆的值照 structuredClone 的规则复制：Error 与 RegExp 保留，类实例变成同样字段的普通对象，类型化数组的子类变成它的基础类型，值为 undefined 的键与 BigInt 保留",
     async () => {
       const result = await host.wrapExecutor(core)(callWith());
       const copied = result.details as ReturnType<typeof details>;
@@ -582,7 +582,7 @@ test("data: other structured-clonable values (errors, regular expressions, class
 test("data: a small Buffer's copy carries only its own bytes, not Node's shared allocation pool", async () => {
   const small = Buffer.from("pooled");
   assert.ok(small.buffer.byteLength > small.length, "Node pools small Buffers");
-  await rule("§18.5：Buffer 的副本只带它自己的字节：它底下的 ArrayBuffer 恰好和它一样长（不能把 Node 给小 Buffer 共用的分配池一起交给 hook）", async () => {
+  await rule("§10.5：Buffer 的副本只带它自己的字节：它底下的 ArrayBuffer 恰好和它一样长（不能把 Node 给小 Buffer 共用的分配池一起交给 hook）", async () => {
     const host = hostWith();
     let seenBuffer: Buffer | undefined;
     await load(host, "reader", (context) =>
@@ -609,7 +609,7 @@ test("data: plain JSON calls and results reach every hook deep-frozen", async ()
       });
     });
   }
-  await rule("§8：普通 JSON 的调用和结果交给每个 hook 时都是深度冻结的（里面每一层都冻结）", async () => {
+  await rule("§C7.2、§C7.7：普通 JSON 的调用和结果交给每个 hook 时都是深度冻结的（里面每一层都冻结）", async () => {
     await host.wrapExecutor(recordingCore(() => ({ deep: { n: 1 } })).core)(callWith({ text: "x", list: [1, { y: 2 }] }));
     assert.equal(calls.length, 2);
     assert.equal(results.length, 2);
@@ -633,7 +633,7 @@ test("data: a call that cannot be copied gets a paired error result before any h
     ["a symbol", callWith({ s: Symbol("s") })],
   ];
   for (const [label, incoming] of cases) {
-    await rule(`§18.5：复制不了的调用（函数、proxy、抛错的 getter、symbol）在任何 hook 和 core 运行之前就得到一个配对的错误结果（${label}）`, async () => {
+    await rule(`§10.5：复制不了的调用（函数、proxy、抛错的 getter、symbol）在任何 hook 和 core 运行之前就得到一个配对的错误结果（${label}）`, async () => {
       let hookRuns = 0;
       const host = hostWith();
       await load(host, "watch", (context) => {
@@ -650,7 +650,7 @@ test("data: a call that cannot be copied gets a paired error result before any h
       assert.equal(hookRuns + received.length, 0, `${label}: nothing ran`);
     });
   }
-  await rule("§18.5：连对象都不是的调用（null）也得到一个错误结果，不抛错", async () => {
+  await rule("§10.5：连对象都不是的调用（null）也得到一个错误结果，不抛错", async () => {
     const result = await hostWith().wrapExecutor(recordingCore(() => undefined).core)(null as unknown as ToolCall);
     assert.equal(result.isError, true);
   });
@@ -668,7 +668,7 @@ test("data: a result that cannot be copied skips the after hooks with one diagno
     );
   }
   await rule(
-    '§18.5：复制不了的结果：after hook 全部跳过，恰好一条诊断（extensionId 是第一个被跳过的 hook 的 Extension，hook "afterToolResult"，kind "error"），调用者拿到 core 的那个对象本身',
+    '§10.5：复制不了的结果：after hook 全部跳过，恰好一条诊断（extensionId 是第一个被跳过的 hook 的 Extension，hook "afterToolResult"，kind "error"），调用者拿到 core 的那个对象本身',
     async () => {
       const { core, facts } = recordingCore(() => ({ callback: () => "a function cannot be copied" }));
       const result = await host.wrapExecutor(core)(callWith());
@@ -680,7 +680,7 @@ test("data: a result that cannot be copied skips the after hooks with one diagno
       );
     },
   );
-  await rule("§18.5：没有 after hook 时没有人要告诉：没有诊断，调用者同样拿到 core 的结果", async () => {
+  await rule("§10.5：没有 after hook 时没有人要告诉：没有诊断，调用者同样拿到 core 的结果", async () => {
     const quiet: ExtensionDiagnostic[] = [];
     const bare = recordingCore(() => ({ callback() {} }));
     assert.equal(await hostWith({ diagnostics: quiet }).wrapExecutor(bare.core)(callWith()), bare.facts[0]);

@@ -60,7 +60,7 @@ test("load_skill: hostile arguments are refused before any file is read", async 
     ["反斜杠", { name: "..\\review" }],
   ];
   await check(
-    "§8.2：参数只能是一个普通对象，name 是它自己的字符串字段：多出的字段（JSON 的 __proto__、constructor）、不是字符串的名字、不是对象的参数都以 skill_invalid_request 拒绝，而且不读盘",
+    "§C4.11：参数只能是一个普通对象，name 是它自己的字符串字段：多出的字段（JSON 的 __proto__、constructor）、不是字符串的名字、不是对象的参数都以 skill_invalid_request 拒绝，而且不读盘",
     async () => {
       for (const [label, args] of refused) {
         const result = await ws.call(args);
@@ -71,7 +71,7 @@ test("load_skill: hostile arguments are refused before any file is read", async 
     },
   );
   await check(
-    "§8.2：像名字而不是快照里那个名字的字符串（换行、空格、同形字、零宽字符、超长、路径）都是 skill_not_found，消息只有一行，而且不读盘",
+    "§C4.12：像名字而不是快照里那个名字的字符串（换行、空格、同形字、零宽字符、超长、路径）都是 skill_not_found，消息只有一行，而且不读盘",
     async () => {
       for (const [label, args] of unknown) {
         const result = await ws.call(args);
@@ -81,7 +81,7 @@ test("load_skill: hostile arguments are refused before any file is read", async 
       assert.deepEqual(ws.loads, []);
     },
   );
-  await check("§3.1：原型是 null 的对象、冻结的对象也是普通对象：照常加载", async () => {
+  await check("§C4.2：原型是 null 的对象、冻结的对象也是普通对象：照常加载", async () => {
     const bare = Object.assign(Object.create(null) as Record<string, unknown>, { name: "lint" });
     for (const args of [bare, Object.freeze({ name: "lint" })]) {
       const result = await ws.call(args);
@@ -93,7 +93,7 @@ test("load_skill: hostile arguments are refused before any file is read", async 
 
 test("load_skill: the names of Object.prototype's own keys are no skills", async (t) => {
   const ws = await setup(t);
-  await check("§8.2：__proto__、constructor、toString、hasOwnProperty、valueOf 不在快照里：skill_not_found（查名字不能落到原型上）", async () => {
+  await check("§C4.13：__proto__、constructor、toString、hasOwnProperty、valueOf 不在快照里：skill_not_found（查名字不能落到原型上）", async () => {
     for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"]) {
       const result = await ws.call({ name });
       assert.ok(textOf(result).startsWith("skill_not_found: "), `${name}：${textOf(result)}`);
@@ -117,12 +117,12 @@ test("load_skill: a FIFO, a link to a file outside, a folder in place of SKILL.m
     assert.ok(!said.includes(ws.base), `${name}：消息里没有路径（${said}）`);
     assert.deepEqual(result.details, { name, code });
   };
-  await check("§8.2：SKILL.md 变成一个 FIFO：立即 skill_unreadable，不等着读它", async () => {
+  await check("§C4.14：SKILL.md 变成一个 FIFO：立即 skill_unreadable，不等着读它", async () => {
     await fsp.rm(path.join(skills, "pipe", "SKILL.md"));
     if (!fifoOrSkip(t, path.join(skills, "pipe", "SKILL.md"))) return;
     await expect("pipe", "skill_unreadable");
   });
-  await check("§8.2：SKILL.md 换成指向技能目录外一个文件的链接：skill_changed，外面的内容一个字都不交出", async () => {
+  await check("§C4.14：SKILL.md 换成指向技能目录外一个文件的链接：skill_changed，外面的内容一个字都不交出", async () => {
     await put(ws.base, { "outside/SKILL.md": skillFile("linked", "outside", "OUTSIDE SECRET") });
     await fsp.rm(path.join(skills, "linked", "SKILL.md"));
     if (!(await symlinkOrSkip(t, path.join(ws.base, "outside", "SKILL.md"), path.join(skills, "linked", "SKILL.md")))) return;
@@ -130,7 +130,7 @@ test("load_skill: a FIFO, a link to a file outside, a folder in place of SKILL.m
     assert.ok(!textOf(result).includes("OUTSIDE SECRET"));
     await expect("linked", "skill_changed");
   });
-  await check("§8.2：SKILL.md 换成一个目录：skill_unreadable 或 skill_changed，总之是错误结果，不是异常", async () => {
+  await check("§C4.14：SKILL.md 换成一个目录：skill_unreadable 或 skill_changed，总之是错误结果，不是异常", async () => {
     await fsp.rm(path.join(skills, "folder", "SKILL.md"));
     await fsp.mkdir(path.join(skills, "folder", "SKILL.md"));
     const result = await ws.call({ name: "folder" });
@@ -142,7 +142,7 @@ test("load_skill: a FIFO, a link to a file outside, a folder in place of SKILL.m
 test("load_skill: fifty loads at once each read the whole body and each is recorded", async (t) => {
   const ws = await setup(t);
   const file = path.join(ws.project, "skills", "review", "SKILL.md");
-  await check("§8.2：五十次同时加载（两个技能交替）：每次都拿到自己那个技能的完整正文，五十次都记录；改写之后的五十次都拿到新正文", async () => {
+  await check("§C4.15：五十次同时加载（两个技能交替）：每次都拿到自己那个技能的完整正文，五十次都记录；改写之后的五十次都拿到新正文", async () => {
     const batch = () => Promise.all(Array.from({ length: 50 }, (_, index) => ws.call({ name: index % 2 === 0 ? "review" : "lint" })));
     const first = await batch();
     first.forEach((result, index) => {
@@ -161,7 +161,7 @@ test("load_skill: fifty loads at once each read the whole body and each is recor
 test("load_skill: a body of almost 1 MiB comes back whole", async (t) => {
   const body = `${"字".repeat(300_000)}END`;
   const ws = await setup(t, { "skills/big/SKILL.md": skillFile("big", "a big body", body) });
-  await check("§3.2：正文不超过第 12 章的 1 MiB，就原样整段交回，不截断", async () => {
+  await check("§C4.4：正文不超过第 12 章的 1 MiB，就原样整段交回，不截断", async () => {
     const result = await ws.call({ name: "big" });
     assert.equal(result.isError, false);
     assert.equal(textOf(result), body);
@@ -177,7 +177,7 @@ test("load_skill: the tool serves the snapshot it was given, not the caller's la
   resources.skills.length = 0;
   withheld.push("review");
   const execute = createToolExecutor(new ToolRegistry([tool as Tool]));
-  await check("§8.2：createLoadSkillTool 留下自己的一份快照和隐藏名单：调用者之后清空目录、往 hidden 里加名字，工具都不受影响", async () => {
+  await check("§C4.16：createLoadSkillTool 留下自己的一份快照和隐藏名单：调用者之后清空资源清单、往 hidden 里加名字，工具都不受影响", async () => {
     const result = await execute({ type: "toolCall", id: "1", name: "load_skill", arguments: { name: "review" } });
     assert.equal(textOf(result), "BODY");
   });

@@ -14,7 +14,7 @@ import * as fsp from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { toolCall, turn, type ScriptStep } from "../../src/scripted-model.js";
-import { check, deferred, letOthersRun, denyShell, eventsOf, moduleOf, put, skillFile, start, workspace } from "../fixtures/13-runtime.js";
+import { check, deferred, letOthersRun, denyShell, eventsOf, moduleOf, put, ranTools, skillFile, start, workspace } from "../fixtures/13-runtime.js";
 
 const EXTENSION = "export default () => {};\n";
 
@@ -44,7 +44,7 @@ test("reload: prompt and reload calls run one after another, in call order", asy
       return true;
     },
   });
-  await check("§8.6：reload 停在它的信任问题上时，之后调用的 prompt 在排队；放行之后按调用顺序完成", async () => {
+  await check("§C8.6：reload 停在它的信任问题上时，之后调用的 prompt 在排队；放行之后按调用顺序完成", async () => {
     const reloading = runtime.reload().then((report) => order.push(`reload:${report.status}`));
     const prompting = runtime.prompt("hello").then(() => order.push("prompt:done"));
     await reached.promise;
@@ -54,7 +54,7 @@ test("reload: prompt and reload calls run one after another, in call order", asy
     await Promise.all([reloading, prompting]);
     assert.deepEqual(order, ["trust", "trust", "reload:reloaded", "model:first", "prompt:done"]);
   });
-  await check("§8.6：一次失败的调用不挡住下一次", async () => {
+  await check("§C8.6：一次失败的调用不挡住下一次", async () => {
     const failing = runtime.prompt("/skill:nope");
     const after = runtime.prompt("next");
     await assert.rejects(failing, { code: "skill_not_found" });
@@ -77,7 +77,7 @@ export default (context) => {
   });
   const script = [turn(toolCall("counter")), turn("ok")];
   const { runtime } = await start(script, { projectRoot: project });
-  await check("§8.6：连续 reload 二十次，每次都是新的模块实例；工具只有一个 counter，after hook 只运行一次（旧的 hook 随旧状态消失）", async () => {
+  await check("§C8.7：连续 reload 二十次，每次都是新的模块实例；工具只有一个 counter，after hook 只运行一次（旧的 hook 随旧状态消失）", async () => {
     for (let i = 0; i < 20; i++) assert.equal((await runtime.reload()).status, "reloaded", `reload ${i + 1}`);
     assert.deepEqual(runtime.tools, ["read", "shell", "load_skill", "counter"]);
     const result = await runtime.prompt("count");
@@ -99,7 +99,7 @@ test("reload: five reloads at once each complete, one after another", async (t) 
     },
     importModule: async () => moduleOf(denyShell),
   });
-  await check("§8.6：同时调用五次 reload：五份报告都是 reloaded，五个 reload 事件，信任一共问了六次，工具没有重复", async () => {
+  await check("§C8.7：同时调用五次 reload：五份报告都是 reloaded，五个 reload 事件，信任一共问了六次，工具没有重复", async () => {
     const reports = await Promise.all(Array.from({ length: 5 }, () => runtime.reload()));
     assert.deepEqual(
       reports.map((report) => report.status),
@@ -116,7 +116,7 @@ test("reload: a trust decision that turns to false drops the project's code; a n
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
   let trustNow = true;
-  const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     isProjectTrusted: () => trustNow,
     importModule: async (source) => {
@@ -124,7 +124,7 @@ test("reload: a trust decision that turns to false drops the project's code; a n
       return moduleOf(denyShell);
     },
   });
-  await check("§7.3：一个新加的扩展加载失败只是诊断：reload 照样成功", async () => {
+  await check("§C8.5：一个新加的扩展加载失败只是诊断：reload 照样成功", async () => {
     await put(project, { "extensions/newcomer.mjs": EXTENSION });
     const report = await runtime.reload();
     assert.equal(report.status, "reloaded", "an extension that never ran cannot be lost");
@@ -133,7 +133,7 @@ test("reload: a trust decision that turns to false drops the project's code; a n
       ["EXTENSION_IMPORT_FAILED"],
     );
   });
-  await check("§7.3：信任变成 false 是一个决定，不是失败：reload 成功，项目的扩展记为跳过，它们的 hook 跟着旧状态消失", async () => {
+  await check("§C8.5：信任变成 false 是一个决定，不是失败：reload 成功，项目的扩展记为跳过，它们的 hook 跟着旧状态消失", async () => {
     trustNow = false;
     const report = await runtime.reload();
     assert.equal(report.status, "reloaded");
@@ -143,7 +143,7 @@ test("reload: a trust decision that turns to false drops the project's code; a n
       ["skipped_untrusted", "skipped_untrusted"],
     );
     await runtime.prompt("go");
-    assert.deepEqual(runs, ["shell"], "the project's hook is gone with its trust");
+    assert.deepEqual(ranTools(toolRuns), ["shell"], "the project's hook is gone with its trust");
   });
 });
 
@@ -151,12 +151,12 @@ test("reload: trust that turns to true loads the project's code", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
   let trustNow = false;
-  const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     isProjectTrusted: () => trustNow,
     importModule: async () => moduleOf(denyShell),
   });
-  await check("§8.6：信任从 false 变成 true 之后 reload：项目的扩展加载（extensionsAdded），它的 hook 从下一轮起生效", async () => {
+  await check("§C8.8：信任从 false 变成 true 之后 reload：项目的扩展加载（extensionsAdded），它的 hook 从下一轮起生效", async () => {
     assert.deepEqual(
       runtime.extensions.map((e) => e.status),
       ["skipped_untrusted"],
@@ -166,25 +166,25 @@ test("reload: trust that turns to true loads the project's code", async (t) => {
     assert.equal(report.status, "reloaded");
     if (report.status === "reloaded") assert.deepEqual(report.changes.extensionsAdded, ["guard"]);
     await runtime.prompt("go");
-    assert.deepEqual(runs, []);
+    assert.deepEqual(ranTools(toolRuns), []);
   });
 });
 
 test("reload: deleting a running extension's file removes it", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
-  const { runtime, runs } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     importModule: async () => moduleOf(denyShell),
   });
-  await check("§8.6：删掉一个正在运行的扩展的文件是一个决定，不是失败：reload 成功，extensionsRemoved 说出它，它的 hook 不再拦", async () => {
+  await check("§C8.9：删掉一个正在运行的扩展的文件是一个决定，不是失败：reload 成功，extensionsRemoved 说出它，它的 hook 不再拦", async () => {
     await fsp.rm(path.join(project, "extensions", "guard.mjs"));
     const report = await runtime.reload();
     assert.equal(report.status, "reloaded");
     if (report.status === "reloaded") assert.deepEqual(report.changes.extensionsRemoved, ["guard"]);
     assert.deepEqual(runtime.extensions, []);
     await runtime.prompt("go");
-    assert.deepEqual(runs, ["shell"]);
+    assert.deepEqual(ranTools(toolRuns), ["shell"]);
   });
 });
 
@@ -192,20 +192,23 @@ test("reload: a project root that is gone fails the reload and keeps the previou
   const { base, project } = await workspace(t);
   await put(project, { "skills/review/SKILL.md": skillFile("review", "d", "BODY") });
   const { runtime, events } = await start([turn("still here")], { projectRoot: project });
-  await check("§7.3：项目 root 被移走：reload 以 RUNTIME_PROJECT_MISSING 失败（diagnostics 是 []，有一个 reload 事件），目录照旧，下一轮照常", async () => {
-    await fsp.rename(project, path.join(base, "moved"));
-    const report = await runtime.reload();
-    assert.equal(report.status, "failed");
-    if (report.status === "failed") assert.equal(report.error.code, "RUNTIME_PROJECT_MISSING");
-    assert.deepEqual(report.diagnostics, []);
-    assert.deepEqual(
-      eventsOf(events, "reload").map((e) => e.report),
-      [report],
-    );
-    assert.deepEqual(runtime.catalog.listed, ["review"]);
-    const result = await runtime.prompt("hello");
-    assert.equal(result.stopReason, "stop");
-  });
+  await check(
+    "§C8.3、§C8.5：项目 root 被移走：reload 以 RUNTIME_PROJECT_MISSING 失败（diagnostics 是 []，有一个 reload 事件），清单照旧，下一轮照常",
+    async () => {
+      await fsp.rename(project, path.join(base, "moved"));
+      const report = await runtime.reload();
+      assert.equal(report.status, "failed");
+      if (report.status === "failed") assert.equal(report.error.code, "RUNTIME_PROJECT_MISSING");
+      assert.deepEqual(report.diagnostics, []);
+      assert.deepEqual(
+        eventsOf(events, "reload").map((e) => e.report),
+        [report],
+      );
+      assert.deepEqual(runtime.catalog.listed, ["review"]);
+      const result = await runtime.prompt("hello");
+      assert.equal(result.stopReason, "stop");
+    },
+  );
 });
 
 test("reload: every runtime in the process imports a fresh instance, not one shared per file", async (t) => {
@@ -216,7 +219,7 @@ test("reload: every runtime in the process imports a fresh instance, not one sha
   });
   const first = await start([], { projectRoot: project });
   const second = await start([], { projectRoot: project });
-  await check("§8.6：启动用第 12 章默认的 import（同一个文件在进程里只执行一次）；每次 reload 都重新执行文件，两个运行时互不共享", async () => {
+  await check("§C8.10：启动用第 12 章默认的 import（同一个文件在进程里只执行一次）；每次 reload 都重新执行文件，两个运行时互不共享", async () => {
     assert.deepEqual(
       [first.runtime.tools.at(-1), second.runtime.tools.at(-1)],
       ["count_1", "count_2"],

@@ -62,7 +62,7 @@ test("startup: options that cannot work are refused before anything is loaded", 
     ["fractional turns", { maxTurns: 1.5 }],
   ];
   await check(
-    "§8.4：不能用的选项都是 RUNTIME_OPTIONS_INVALID；项目 root 不存在或是一个文件是 RUNTIME_PROJECT_MISSING；被拒绝的启动什么都不 import",
+    "§C6.8：不能用的选项都是 RUNTIME_OPTIONS_INVALID；项目 root 不存在或是一个文件是 RUNTIME_PROJECT_MISSING；被拒绝的启动什么都不 import",
     async () => {
       for (const [label, change] of bad) {
         await rejectsWith(createRuntime({ ...base, ...change } as RuntimeOptions), "RUNTIME_OPTIONS_INVALID", label);
@@ -104,7 +104,7 @@ test("startup: trust policies that answer oddly", async (t) => {
     ["a promise of a promise of true", () => Promise.resolve(Promise.resolve(true)), "active", false],
   ];
   await check(
-    "§8.4：只有一个确切的 true（直接、经 promise 或 thenable）才信任；拒绝的 promise 和抛出的任何东西（字符串、undefined）都是不信任加一条 PROJECT_TRUST_FAILED，message 是字符串；每次启动恰好问一次",
+    "§C6.9：只有一个确切的 true（直接、经 promise 或 thenable）才信任；拒绝的 promise 和抛出的任何东西（字符串、undefined）都是不信任加一条 PROJECT_TRUST_FAILED，message 是字符串；每次启动恰好问一次",
     async () => {
       for (const [label, answer, status, failed] of answers) {
         let asked = 0;
@@ -153,7 +153,7 @@ test("startup: while the trust question waits, nothing of the project runs", asy
       return moduleOf(() => {});
     },
   });
-  await check("§8.4：信任策略迟迟不答时，用户级扩展已经加载，项目的扩展一个都没 import；答了 true 之后才加载", async () => {
+  await check("§C6.10：信任策略迟迟不答时，用户级扩展已经加载，项目的扩展一个都没 import；答了 true 之后才加载", async () => {
     await asked.promise;
     await letOthersRun();
     assert.deepEqual(order, ["import:audit", "trust"]);
@@ -186,7 +186,7 @@ test("startup: an extension cannot take load_skill, a core tool or another exten
     "d-reader": (context) => context.registerTool(toolNamed("read")),
   };
   const { runtime } = await start([], { projectRoot: project, importModule: async (source) => moduleOf(factories[source.id]!) });
-  await check("§8.4：load_skill 在任何扩展之前注册：一个扩展注册 load_skill、read 或别的扩展已有的工具名都是 TOOL_CONFLICT，先来的那个留下", async () => {
+  await check("§C6.11：load_skill 在任何扩展之前注册：一个扩展注册 load_skill、read 或别的扩展已有的工具名都是 TOOL_CONFLICT，先来的那个留下", async () => {
     assert.deepEqual(
       runtime.extensions.map((e) => [e.id, e.status, e.code]),
       [
@@ -209,7 +209,7 @@ test("startup: a project extension with the id of a user extension", async (t) =
     userRoot: user,
     importModule: async (source) => moduleOf((context) => context.registerTool(toolNamed(source.path.startsWith(user) ? "user_audit" : "project_audit"))),
   });
-  await check("§8.4：用户级的 audit 先加载；项目里同名的 audit 是 EXTENSION_DUPLICATE，只是一条诊断，什么都没注册", async () => {
+  await check("§C6.12：用户级的 audit 先加载；项目里同名的 audit 是 EXTENSION_DUPLICATE，只是一条诊断，什么都没注册", async () => {
     assert.deepEqual(
       runtime.extensions.map((e) => [e.id, e.origin, e.status, e.code]),
       [
@@ -245,7 +245,7 @@ test("startup: hostile extension folders and a missing user root", async (t) => 
     },
   });
   await check(
-    "§8.4：只有 extensions/ 下不以 . 开头的普通 *.mjs 文件是扩展（大写的 .MJS、目录、别的后缀都不是）；不存在的用户目录是一条 RESOURCE_ROOT_MISSING 诊断，会话照样开始",
+    "§C6.13：只有 extensions/ 下不以 . 开头的普通 *.mjs 文件是扩展（大写的 .MJS、目录、别的后缀都不是）；不存在的用户目录是一条 RESOURCE_ROOT_MISSING 诊断，会话照样开始",
     async () => {
       assert.deepEqual(imported, ["real"]);
       assert.deepEqual(
@@ -259,7 +259,7 @@ test("startup: hostile extension folders and a missing user root", async (t) => 
       assert.equal(eventsOf(events, "diagnostic").length, 1);
     },
   );
-  await check("§8.4：项目的 extensions 是一个文件：没有扩展，不是错误", async () => {
+  await check("§C6.13：项目的 extensions 是一个文件：没有扩展，不是错误", async () => {
     const { project: other } = await workspace(t);
     await put(other, { extensions: "not a folder\n" });
     const { runtime: started } = await start([], { projectRoot: other });
@@ -272,7 +272,7 @@ test("startup: a project root reached through a link is trusted by its canonical
   const { base, project } = await workspace(t);
   await put(project, { "extensions/guard.mjs": EXTENSION });
   const link = path.join(base, "linked-project");
-  await check("§5.2：信任策略拿到的是 canonical 路径（链接解析之后），PROJECT_TRUST_FAILED 的 source 也是它", async () => {
+  await check("§C6.3：信任策略拿到的是 canonical 路径（链接解析之后），PROJECT_TRUST_FAILED 的 source 也是它", async () => {
     if (!(await symlinkOrSkip(t, project, link))) return;
     const asked: string[] = [];
     const { runtime } = await start([], {

@@ -26,6 +26,7 @@ import {
   fakeTool,
   moduleOf,
   put,
+  ranTools,
   rejectsWith,
   roles,
   skillFile,
@@ -44,17 +45,17 @@ function assertPaired(messages: readonly AgentMessage[]): void {
 test("turn: a model stream that fails midway ends the turn; the session keeps what happened; the next prompt runs", async (t) => {
   const { project } = await workspace(t);
   const script: ScriptStep[] = [{ ...turn("Let me look.", toolCall("shell", { command: "ls" })), error: "connection reset by peer" }, turn("back again")];
-  const { runtime, runs, events } = await start(script, { projectRoot: project });
-  await check("§8.5：流在中途出错：这一轮以 stopReason error 结束（不是异常），半截调用里的工具一个都不运行，却都有配对的错误结果", async () => {
+  const { runtime, toolRuns, events } = await start(script, { projectRoot: project });
+  await check("§C7.9：流在中途出错：这一轮以 stopReason error 结束（不是异常），半截调用里的工具一个都不运行，却都有配对的错误结果", async () => {
     const result = await runtime.prompt("go");
     assert.equal(result.stopReason, "error");
-    assert.deepEqual(runs, []);
+    assert.deepEqual(ranTools(toolRuns), []);
     assert.deepEqual(roles(result.messages), ["user", "assistant", "toolResult"]);
     assert.equal(toolResults(result.messages)[0]?.isError, true);
     assertPaired(result.messages);
     assert.deepEqual(runtime.messages, result.messages);
   });
-  await check("§8.5：下一轮照常：它的请求以出错那一轮留下的整段对话开头", async () => {
+  await check("§C7.9：下一轮照常：它的请求以出错那一轮留下的整段对话开头", async () => {
     const before = runtime.messages;
     const result = await runtime.prompt("again");
     assert.equal(result.stopReason, "stop");
@@ -72,7 +73,7 @@ test("turn: a model that throws instead of streaming ends the turn as an error, 
     },
   };
   const { runtime } = await start([], { projectRoot: project, model: broken });
-  await check("§8.5：模型的 stream() 直接抛错：prompt 以 stopReason error 结束，session 里留着用户消息，再来一轮也一样", async () => {
+  await check("§C7.9：模型的 stream() 直接抛错：prompt 以 stopReason error 结束，session 里留着用户消息，再来一轮也一样", async () => {
     const first = await runtime.prompt("one");
     assert.equal(first.stopReason, "error");
     const second = await runtime.prompt("two");
@@ -98,7 +99,7 @@ test("turn: a tool that throws gives a paired error result and the turn goes on"
     projectRoot: project,
     tools: () => [crashing],
   });
-  await check("§8.5：工具抛错：模型收到一条配对的错误结果，这一轮照常走到 stop", async () => {
+  await check("§C7.10：工具抛错：模型收到一条配对的错误结果，这一轮照常走到 stop", async () => {
     const result = await runtime.prompt("go");
     assert.equal(result.stopReason, "stop");
     assert.equal(result.turns, 2);
@@ -110,17 +111,17 @@ test("turn: a tool that throws gives a paired error result and the turn goes on"
 test("turn: a before hook that never answers is stopped by hookTimeoutMs and fails closed", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/stuck.mjs": "export default () => {};\n" });
-  const { runtime, runs, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     hookTimeoutMs: 50,
     importModule: async () => moduleOf((context: ExtensionContext) => context.on("beforeToolCall", () => new Promise(() => {}))),
   });
   await check(
-    "§8.5：hookTimeoutMs 交给扩展 host：一个永远不回答的 before hook 到时被放弃，调用被拦下（工具不运行），报告一条 timeout 的 hook_diagnostic，这一轮照常结束",
+    "§C7.10：hookTimeoutMs 交给扩展宿主：一个永远不回答的 before hook 到时被放弃，调用被拦下（工具不运行），报告一条 timeout 的 hook_diagnostic，这一轮照常结束",
     async () => {
       const result = await runtime.prompt("go");
       assert.equal(result.stopReason, "stop");
-      assert.deepEqual(runs, []);
+      assert.deepEqual(ranTools(toolRuns), []);
       assert.equal(toolResults(result.messages)[0]?.isError, true);
       assert.deepEqual(
         eventsOf(events, "hook_diagnostic").map((e) => [e.diagnostic.extensionId, e.diagnostic.hook, e.diagnostic.kind]),
@@ -133,7 +134,7 @@ test("turn: a before hook that never answers is stopped by hookTimeoutMs and fai
 test("turn: a hook that throws blocks the call and is reported as a hook diagnostic", async (t) => {
   const { project } = await workspace(t);
   await put(project, { "extensions/flaky.mjs": "export default () => {};\n" });
-  const { runtime, runs, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
+  const { runtime, toolRuns, events } = await start([turn(toolCall("shell", { command: "ls" })), turn("ok")], {
     projectRoot: project,
     importModule: async () =>
       moduleOf((context: ExtensionContext) =>
@@ -142,9 +143,9 @@ test("turn: a hook that throws blocks the call and is reported as a hook diagnos
         }),
       ),
   });
-  await check("§8.5：hook 抛错按拦下处理（fail closed），并作为 hook_diagnostic 事件报告", async () => {
+  await check("§C7.10：hook 抛错按拦下处理（fail closed），并作为 hook_diagnostic 事件报告", async () => {
     const result = await runtime.prompt("go");
-    assert.deepEqual(runs, [], "fail closed: the tool did not run");
+    assert.deepEqual(ranTools(toolRuns), [], "fail closed: the tool did not run");
     const blocked = toolResults(result.messages)[0]!;
     assert.equal((blocked.details as { kind?: unknown }).kind, "error");
     assert.deepEqual(
@@ -157,12 +158,12 @@ test("turn: a hook that throws blocks the call and is reported as a hook diagnos
 test("turn: a model that never stops asking for tools meets the turn limit", async (t) => {
   const { project } = await workspace(t);
   const always: ScriptStep = (_request, n) => turn(toolCall("read", { path: `f${n}` }));
-  const { runtime, runs, events } = await start([always, always, always, always, always], { projectRoot: project, maxTurns: 3 });
-  await check("§8.5：maxTurns 交给 agent 循环：第三次调用模型之后这一轮以 turn_limit 结束，每个调用都配对，request 事件恰好三个", async () => {
+  const { runtime, toolRuns, events } = await start([always, always, always, always, always], { projectRoot: project, maxTurns: 3 });
+  await check("§C7.11：maxTurns 交给 agent 循环：第三次调用模型之后这一轮以 turn_limit 结束，每个调用都配对，request 事件恰好三个", async () => {
     const result = await runtime.prompt("loop");
     assert.equal(result.stopReason, "turn_limit");
     assert.equal(result.turns, 3);
-    assert.equal(runs.length, 3);
+    assert.equal(toolRuns.length, 3);
     assertPaired(result.messages);
     assert.deepEqual(
       eventsOf(events, "request").map((e) => e.turn),
@@ -185,7 +186,7 @@ test("turn: the model asking load_skill with hostile arguments gets paired refus
     ],
     { projectRoot: project },
   );
-  await check("§8.5：路径一样的名字、多余的 path、原型上的名字：三个配对的错误结果，文字以错误码开头，没有 skill_load 事件", async () => {
+  await check("§C7.12：路径一样的名字、多余的 path、原型上的名字：三个配对的错误结果，文字以错误码开头，没有 skill_load 事件", async () => {
     const result = await runtime.prompt("go");
     assert.equal(result.stopReason, "stop");
     const said = toolResults(result.messages).map((r) => [r.isError, textOf(r).match(/skill_[a-z_]+/)?.[0]]);
@@ -206,7 +207,7 @@ test("turn: ten prompts at once run one after another, in call order", async (t)
     Array.from({ length: 10 }, () => echo),
     { projectRoot: project },
   );
-  await check("§8.5：同时发出的十个 prompt 一个接一个地跑：每一轮的请求都以前面所有轮的消息开头，结果与各自的输入对应", async () => {
+  await check("§C7.13：同时发出的十个 prompt 一个接一个地跑：每一轮的请求都以前面所有轮的消息开头，结果与各自的输入对应", async () => {
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => runtime.prompt(`p${i}`)));
     results.forEach((result, i) => {
       assert.equal(textOf(result.messages.at(-1)!), `re: p${i}`);
@@ -258,7 +259,7 @@ test("turn: a tool still running holds the prompts and reloads called after it",
       },
     },
   );
-  await check("§8.5：工具还没返回时，之后调用的 reload 和 prompt 都在排队：信任没有被再问，模型没有被再调用；工具返回后按调用顺序进行", async () => {
+  await check("§C7.13：工具还没返回时，之后调用的 reload 和 prompt 都在排队：信任没有被再问，模型没有被再调用；工具返回后按调用顺序进行", async () => {
     const first = runtime.prompt("one");
     await started.promise;
     const reloading = runtime.reload();
@@ -284,7 +285,7 @@ test("turn: events are copies, in order; getters hand out copies too", async (t)
       if (event.type === "request") event.messages.length = 0;
     },
   });
-  await check("§8.5：事件按发生顺序到达，每个都是副本：监听者改它碰不到 session", async () => {
+  await check("§C7.14：事件按发生顺序到达，每个都是副本：监听者改它碰不到 session", async () => {
     await runtime.prompt("go");
     assert.deepEqual(
       seen.map((event) => (event.type === "message" ? `message:${event.message.role}` : event.type)),
@@ -293,7 +294,7 @@ test("turn: events are copies, in order; getters hand out copies too", async (t)
     assert.equal(textOf(runtime.messages[0]!), "go", "the session kept its own message");
     assert.equal(eventsOf(seen, "request")[1]!.turn, 2);
   });
-  await check("§8.5：getter 每次给一份副本：改 messages、catalog、skillLoads、extensions、diagnostics 的返回值不改变运行时", async () => {
+  await check("§C7.14：getter 每次给一份副本：改 messages、catalog、skillLoads、extensions、diagnostics 的返回值不改变运行时", async () => {
     const messages = runtime.messages;
     messages.length = 0;
     const catalog = runtime.catalog;
@@ -320,7 +321,7 @@ test("turn: a request that overflows names every part of the sum", async (t) => 
     baseSystemPrompt: "s".repeat(400),
     context: { maxTokens: 110, reservedOutput: 10, safetyMargin: 5 },
   });
-  await check("§6.2：RUNTIME_CONTEXT_OVERFLOW 的消息写出系统提示、消息、预留输出、安全余量、总数和上限", async () => {
+  await check("§C7.3：RUNTIME_CONTEXT_OVERFLOW 的消息写出系统提示、消息、预留输出、安全余量、总数和上限", async () => {
     const error = await rejectsWith(runtime.prompt("hello"), "RUNTIME_CONTEXT_OVERFLOW", "overflow");
     for (const part of ["100", "2", "10", "5", "117", "110"]) assert.match(error.message, new RegExp(`\\b${part}\\b`), part);
   });

@@ -32,7 +32,7 @@
  * file below scripts/test. That first line is removed when a solution is put in place,
  * so inside the package each solution is checked with the course's full strictness.
  *
- * `measureSolutions` is the same measurement for a test (`scripts/test/chapter13-solutions.test.ts`).
+ * `measureSolutions` is the same measurement as a function, for callers that want the figures.
  */
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";

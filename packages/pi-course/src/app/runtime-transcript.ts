@@ -6,16 +6,19 @@
  * it prints the start (resources, extensions, trust, the catalog), each runtime event, each
  * retry of a provider request, each failed turn with its code, each reload and each turn's
  * end. Every path it prints passes `relabel` first, so no line names the scratch copy the
- * tools act on. It never prints a key: nothing it is given holds one.
+ * tools act on. It never prints a key: nothing it is given holds one. The lines it prints the
+ * way Chapter 12's session does (the folder, the assistant's words and calls, a tool's result)
+ * come from `demo.ts`.
  *
  * This module is provided: no lab asks for it.
  */
 import path from "node:path";
-import { errorMessage } from "./async.js";
-import type { TurnFailure } from "./model.js";
-import type { RetryInfo } from "./provider-retry.js";
-import type { ReloadReport, Runtime, RuntimeEvent } from "./runtime.js";
-import { textOf, type ToolResultMessage } from "./types.js";
+import { errorMessage } from "../async.js";
+import type { TurnFailure } from "../model.js";
+import type { RetryInfo } from "../provider-retry.js";
+import type { ReloadReport, Runtime, RuntimeEvent } from "../runtime.js";
+import { textOf } from "../types.js";
+import { assistantLines, firstLine, folderLine, toolResultLine } from "./demo.js";
 
 export interface TranscriptOptions {
   format: "text" | "json";
@@ -71,22 +74,13 @@ export interface Transcript {
   reloading: boolean;
 }
 
-export const isBlocked = (result: ToolResultMessage): result is ToolResultMessage & { details: { blockedByExtension: string; reason: string } } =>
-  typeof result.details === "object" && result.details !== null && typeof (result.details as { blockedByExtension?: unknown }).blockedByExtension === "string";
-
-/** The first line of `value`, shortened to `max` characters. */
-export const firstLine = (value: string, max = 72): string => {
-  const line = value.split("\n")[0] ?? "";
-  return line.length > max ? `${line.slice(0, max)}…` : line;
-};
-
 /** The app's diagnostic code for skills the catalog's byte budget left out. */
 export const CATALOG_BUDGET_CODE = "SKILL_CATALOG_OVER_BUDGET";
 
 /** The text of the catalog diagnostic: what was dropped, what it means, and the option that lists them. */
 function catalogDropText(dropped: readonly string[], maxBytes: number, needed: number | undefined): string {
   const raise = needed === undefined ? "--max-catalog-bytes <n>" : `--max-catalog-bytes ${needed}`;
-  return `技能目录超出 ${maxBytes} 字节的预算，没有列出 ${dropped.length} 个技能：${dropped.join("、")}（模型看不到它们，/skill: 仍可加载；全部列出需要 ${raise}）`;
+  return `技能清单超出 ${maxBytes} 字节的预算，没有列出 ${dropped.length} 个技能：${dropped.join("、")}（模型看不到它们，/skill: 仍可加载；全部列出需要 ${raise}）`;
 }
 
 /**
@@ -123,7 +117,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
   const transcript: Transcript = {
     reloading: false,
     folders({ project, user }) {
-      write(`目录  ${project} · 工具只在它的副本里运行，原目录不会被改动`);
+      write(folderLine(project));
       write(user === null ? "个人  无用户级目录（--user <目录>）" : `个人  ${user} · 用户自己的技能与扩展：在问项目信任之前加载`);
     },
     model({ provider, model, origin }) {
@@ -153,7 +147,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       write(`信任  项目${trusted ? "受信任：它的扩展在用户级扩展之后加载" : "不受信任：它自己的代码一行都不运行"}`);
       const hidden = catalog.hidden.length > 0 ? `；对模型隐藏：${catalog.hidden.join("、")}` : "";
       const dropped = catalog.dropped.length > 0 ? `；超出预算：${catalog.dropped.join("、")}` : "";
-      write(`清单  系统提示里的技能目录 ${catalog.bytes} / ${catalog.maxBytes} 字节${hidden}${dropped}`);
+      write(`清单  系统提示里的技能清单 ${catalog.bytes} / ${catalog.maxBytes} 字节${hidden}${dropped}`);
       for (const line of catalog.text.split("\n").filter((l) => l.startsWith("- "))) write(`      ${line}`);
       if (catalog.dropped.length > 0) write(`诊断  提醒 [${CATALOG_BUDGET_CODE}] ${catalogDropText(catalog.dropped, catalog.maxBytes, catalogBytesNeeded)}`);
       write(`工具  ${runtime.tools.join("、")}`);
@@ -178,7 +172,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
             ? `技能  激活 ${event.load.name}：用户用 /skill: 强制加载，正文进入用户这一轮`
             : files !== undefined
               ? `技能  读取 ${event.load.name} 自带的 ${files.join("、")}：模型调用 load_skill 带上 resources，文件内容作为工具结果交回`
-              : `技能  激活 ${event.load.name}：模型调用 load_skill，正文和技能自带的文件清单作为工具结果交回（目录里只有名字和描述）`,
+              : `技能  激活 ${event.load.name}：模型调用 load_skill，正文和技能自带的文件列表作为工具结果交回（清单里只有名字和描述）`,
         );
       } else if (event.type === "hook_diagnostic") {
         const d = event.diagnostic;
@@ -188,27 +182,14 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
         if (message.role === "user") {
           write(`用户  ${input.startsWith("/") ? `（${firstLine(input, 60)}）` : ""}${firstLine(textOf(message), 160)}`);
         } else if (message.role === "assistant") {
-          const said = textOf(message).split("\n");
-          if (said[0] !== "") write(`助手  ${said[0]}`);
-          for (const more of said.slice(1)) write(`      ${more}`);
+          for (const line of assistantLines(message)) write(line);
           for (const block of message.content) {
-            if (block.type !== "toolCall") continue;
-            write(`调用  ${block.name} ${JSON.stringify(block.arguments)}`);
-            if (block.name === "load_skill") {
-              const args = block.arguments as { name?: unknown; resources?: unknown } | null;
-              pendingLoads.push({ name: args?.name, resources: args?.resources });
-            }
+            if (block.type !== "toolCall" || block.name !== "load_skill") continue;
+            const args = block.arguments as { name?: unknown; resources?: unknown } | null;
+            pendingLoads.push({ name: args?.name, resources: args?.resources });
           }
-        } else if (isBlocked(message)) {
-          write(`拦截  ✗ 扩展 ${message.details.blockedByExtension} 拒绝了 ${message.toolName}：${message.details.reason}（配对的错误结果交回模型）`);
         } else {
-          const output = relabel(textOf(message));
-          const lines = output.split("\n");
-          const shown =
-            message.toolName === "list" && !message.isError
-              ? firstLine(lines.join("  "), 120)
-              : `${firstLine(output)}${lines.length > 1 ? ` …（共 ${lines.length} 行）` : ""}`;
-          write(`结果  ${message.isError ? "✗" : "✓"} ${shown}`);
+          write(toolResultLine(message, relabel(textOf(message))));
         }
       }
     },
@@ -227,7 +208,7 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
       const changed = Object.entries(report.changes).filter(([key, list]) => key !== "extensionsReloaded" && list.length > 0);
       write(
         changed.length === 0
-          ? `重载  没有变化：目录、工具和扩展都与启动时相同；${report.changes.extensionsReloaded.length} 个扩展重新 import，会话保留 ${messages} 条消息（${found}）`
+          ? `重载  没有变化：清单、工具和扩展都与启动时相同；${report.changes.extensionsReloaded.length} 个扩展重新 import，会话保留 ${messages} 条消息（${found}）`
           : `重载  ${changed.map(([key, list]) => `${key} ${list.join("、")}`).join(" · ")}（${found}）`,
       );
     },

@@ -12,20 +12,22 @@
  * provider cannot be used, the runtime cannot start, or the turn did not end well (the
  * error's code is printed), and with `--interactive` when any turn of the conversation
  * failed (Ctrl-C stopping a turn is not a failure); 2 for a command-line mistake; 130 after
- * Ctrl-C ends the session. No key is ever printed. This module is provided: no lab asks for it.
+ * Ctrl-C ends the session. No key is ever printed. What it does the way Chapter 12's command
+ * does (reading the command line, the workspace, what a failure prints and exits with) comes
+ * from `start.ts`. This module is provided: no lab asks for it.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { fileURLToPath } from "node:url";
-import { ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, DEFAULT_ANTHROPIC_MODEL } from "./anthropic.js";
-import { errorMessage } from "./async.js";
-import { DEFAULT_OPENAI_MODEL, OPENAI_KEY_ENV } from "./openai.js";
-import { createProviderModel, PROVIDER_NAMES } from "./provider.js";
-import { DEFAULT_TIMEOUT_MS } from "./provider-http.js";
-import type { RetryInfo, Sleep } from "./provider-retry.js";
-import { contextTokensNeeded, overflowHint } from "./runtime-transcript.js";
+import { ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, DEFAULT_ANTHROPIC_MODEL } from "../anthropic.js";
+import { errorMessage } from "../async.js";
+import { DEFAULT_OPENAI_MODEL, OPENAI_KEY_ENV } from "../openai.js";
+import { createProviderModel, PROVIDER_NAMES } from "../provider.js";
+import { DEFAULT_TIMEOUT_MS } from "../provider-http.js";
+import type { RetryInfo, Sleep } from "../provider-retry.js";
 import { DEFAULT_START_CATALOG_BYTES, openRuntimeSession, runRuntimeDemo, type RuntimeSessionOptions } from "./runtime-demo.js";
-import { interruptFilter, runInteractive, type InteractiveOptions } from "./runtime-interactive.js";
+import { interruptFilter, onProcessInterrupt, runInteractive, type InteractiveOptions } from "./runtime-interactive.js";
+import { contextTokensNeeded, overflowHint } from "./runtime-transcript.js";
+import { codeOf, describeFailure, failureStatus, isScript, processIo, readCommandLine, unfinishedLab, workspaceOptions, type CommandIo } from "./start.js";
 
 export const USAGE = `用法：npm start -- [选项]
 
@@ -41,9 +43,9 @@ export const USAGE = `用法：npm start -- [选项]
   --input <文字>         用户这一轮说的话，可以是 /skill:<名字> [文字] 或 /template:<名字> key=value …
                          （默认：项目有 review 模板时是 /template:review file=<项目里的第一个文件>，
                          没有时是一句普通的话“请审查 <项目里的第一个文件>……”，任何项目都能跑）
-  --skill <名字>         脚本模型用 load_skill 加载的技能（默认：目录里描述提到 review 的第一个技能）；
+  --skill <名字>         脚本模型用 load_skill 加载的技能（默认：清单里描述提到 review 的第一个技能）；
                          它的正文提到技能自带的文件时，脚本模型再用 load_skill 的 resources 读那个文件
-  --max-catalog-bytes <n>  技能目录的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）；放不下的技能不进目录，会有一条诊断
+  --max-catalog-bytes <n>  技能清单的字节预算（默认 ${DEFAULT_START_CATALOG_BYTES}）；放不下的技能不进清单，会有一条诊断
   --interactive          对话：每行一轮；/skill:、/template:、/reload、/help、/exit；Ctrl-C 停下这一轮，再按一次退出
                          （退出状态：有一轮失败过就是 1，Ctrl-C 结束是 130，否则 0）
   --json                 每个事件一行 JSON（模型请求及其系统提示、工具调用、工具结果、诊断……）
@@ -60,11 +62,7 @@ export const USAGE = `用法：npm start -- [选项]
   --context-tokens <n>   请求的上下文窗口（默认脚本模型 8000，真的模型 32000）；一次请求放不下时，错误会给出需要的数字
 `;
 
-export interface StartIo {
-  out(text: string): void;
-  err(text: string): void;
-  /** Where relative paths are resolved: the folder the user typed the command in. */
-  cwd: string;
+export interface StartIo extends CommandIo {
   /** The environment (keys, `ANTHROPIC_BASE_URL`, `CI`); default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** The one-turn session to run; default `runRuntimeDemo` (tests pass one that fails as they need). */
@@ -80,18 +78,6 @@ export interface StartIo {
   /** The wait between a provider's attempts; default a real timer (tests pass one that returns at once). */
   sleep?: Sleep;
 }
-
-const defaultIo = (): StartIo => ({
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-  // npm runs scripts in the package folder; INIT_CWD is where the user was.
-  cwd: process.env.INIT_CWD ?? process.cwd(),
-});
-
-const onProcessInterrupt = (handler: () => void): (() => void) => {
-  process.on("SIGINT", handler);
-  return () => process.removeListener("SIGINT", handler);
-};
 
 const OPTIONS = {
   workspace: { type: "string" },
@@ -124,16 +110,15 @@ function wholeNumber(name: string, value: string, min: number): number {
 }
 
 /** Runs the command with `argv` (without node and the script) and returns the exit status. */
-export async function main(argv: readonly string[], io: StartIo = defaultIo()): Promise<number> {
-  let values;
+export async function main(argv: readonly string[], io: StartIo = processIo()): Promise<number> {
   let maxCatalogBytes: number | undefined;
   let timeoutSeconds: number | undefined;
   let contextTokens: number | undefined;
-  try {
-    values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
+  const values = readCommandLine(io, USAGE, () => {
+    const values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
     if (values.user !== undefined && values["no-user"]) throw new UsageError("--user 和 --no-user 只能选一个");
     if (values.provider === undefined) {
-      const needsProvider = (["model", "base-url", "timeout"] as const).find((name) => values![name] !== undefined);
+      const needsProvider = (["model", "base-url", "timeout"] as const).find((name) => values[name] !== undefined);
       if (needsProvider !== undefined) throw new UsageError(`--${needsProvider} 只对真的模型有用，请同时给出 --provider（${PROVIDER_NAMES.join(" 或 ")}）`);
     }
     if (values.provider !== undefined && values.skill !== undefined) throw new UsageError("--skill 只对脚本模型有用：真的模型自己决定加载哪个技能");
@@ -141,14 +126,9 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
     if (values.timeout !== undefined) timeoutSeconds = wholeNumber("timeout", values.timeout, 1);
     if (values["context-tokens"] !== undefined)
       contextTokens = wholeNumber("context-tokens", values["context-tokens"], 2 * (values.provider === undefined ? 1024 : 4096));
-  } catch (error) {
-    io.err(`用法错误：${errorMessage(error)}（npm start -- --help 查看用法）\n`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(USAGE);
-    return 0;
-  }
+    return values;
+  });
+  if (typeof values === "number") return values;
   const json = values.json === true;
   const env = io.env ?? process.env;
   const report = (error: unknown) => {
@@ -164,9 +144,7 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
         })}\n`,
       );
     }
-    // An unfinished lab is a result, like a red lab (see the course's exit-status rule): no
-    // npm error block after it, except in CI, which needs the failing status.
-    return unfinishedLab(error) !== undefined && !inCi(env) ? 0 : 1;
+    return failureStatus(error, env);
   };
 
   // Ctrl-C: the first one stops what runs (the one-turn session's turn, or the
@@ -185,9 +163,7 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
 
   try {
     const session: RuntimeSessionOptions = {
-      ...(values.workspace !== undefined
-        ? { workspace: path.resolve(io.cwd, values.workspace), workspaceLabel: values.workspace }
-        : { workspaceLabel: "examples/workspace" }),
+      ...workspaceOptions(io, values.workspace, "examples/workspace"),
       ...(values["no-user"]
         ? { userRoot: null }
         : values.user !== undefined
@@ -245,25 +221,6 @@ export async function main(argv: readonly string[], io: StartIo = defaultIo()): 
   }
 }
 
-const UNFINISHED = /^(Lab (\d+)\.\d+) .*尚未实现$/;
-
-/** `{ lab, chapter }` of a starter's scaffold error, or undefined. */
-function unfinishedLab(error: unknown): { lab: string; chapter: string } | undefined {
-  const match = UNFINISHED.exec(errorMessage(error));
-  return match === null ? undefined : { lab: match[1]!, chapter: match[2]! };
-}
-
-function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null | undefined)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-/** True when `CI` is set to anything but "", "0" or "false". */
-function inCi(env: NodeJS.ProcessEnv): boolean {
-  const value = (env.CI ?? "").trim().toLowerCase();
-  return value !== "" && value !== "0" && value !== "false";
-}
-
 /** The learner's file for a lab of `chapter`, as it stands in a practice folder. */
 function teachingFileOf(chapter: string): string {
   return chapter === "12" ? "packages/pi-course/src/resources.ts" : "packages/pi-course/src/runtime.ts";
@@ -276,25 +233,19 @@ function teachingFileOf(chapter: string): string {
  * a crash; a resource error escaping the start means the runtime's discovery was strict.
  */
 export function failureText(error: unknown): string {
-  const message = errorMessage(error);
-  const unfinished = unfinishedLab(error);
-  if (unfinished !== undefined) {
-    return `未完成  ${message}\n      npm start 用的是你写的 ${teachingFileOf(unfinished.chapter)}：完成 ${unfinished.lab} 及之后的 Lab，再来看整次会话\n`;
-  }
-  const errorCode = codeOf(error);
-  let hint = "";
-  const needed = contextTokensNeeded(error);
-  if (errorCode === "RUNTIME_CONTEXT_OVERFLOW") hint = `      ${overflowHint(needed)}\n`;
-  else if (errorCode === "TEMPLATE_ARGUMENT_MISSING") hint = "      在 --input 的 /template: 命令里用 名字=值 提供模板参数\n";
-  else if (errorCode?.startsWith("RESOURCE_")) {
-    hint =
-      "      启动时的发现是严格的：一个坏文件让整个会话起不来。运行时的发现必须是宽松的（给 discoverResources 传 onDiagnostic，\n" +
-      "      见第 13 章 5.1 节；那是第 12 章 9.2 节的第二版规则，第 12 章的 Lab 不要求它）：坏文件变成一条诊断，会话照常开始。\n";
-  }
-  return `错误  [${errorCode ?? "ERROR"}] ${message}\n${hint}`;
+  return describeFailure(error, teachingFileOf, (code) => {
+    if (code === "RUNTIME_CONTEXT_OVERFLOW") return `      ${overflowHint(contextTokensNeeded(error))}\n`;
+    if (code === "TEMPLATE_ARGUMENT_MISSING") return "      在 --input 的 /template: 命令里用 名字=值 提供模板参数\n";
+    if (code?.startsWith("RESOURCE_"))
+      return (
+        "      启动时的发现是严格的：一个坏文件让整个会话起不来。运行时的发现必须是宽松的（给 discoverResources 传 onDiagnostic，\n" +
+        "      见第 13 章 §C6.1；那是第 12 章挑战关 10.1 节的第二版规则，第 12 章的 Lab 不要求它）：坏文件变成一条诊断，会话照常开始。\n"
+      );
+    return "";
+  });
 }
 
-// `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/runtime-start.js` works too.
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// `npm start` goes through scripts/start.mjs, which imports `main`; `node dist/src/app/runtime-start.js` works too.
+if (isScript(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2));
 }

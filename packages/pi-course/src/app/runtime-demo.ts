@@ -11,19 +11,18 @@
  * the bundled file the skill's body names (`load_skill` with `resources`), reads the
  * project file, and tries a destructive shell command that the project's `guard` extension
  * blocks; finally `reload()` reports what changed (nothing). In a practice folder it runs
- * on the learner's own runtime.ts and stops at the first lab not finished yet.
+ * on the learner's own runtime.ts and stops at the first lab not finished yet. What it does
+ * the way Chapter 12's session does (the folders, their copies, the scripted model's steps
+ * and what it says about the tools' results) comes from `demo.ts`.
  *
  * This module is provided: no lab asks for it.
  */
-import { existsSync } from "node:fs";
-import { cp, lstat, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { errorMessage } from "./async.js";
-import { TOOL_CALLS_MISSING } from "./agent-loop.js";
-import type { AssistantTurn, Model, ModelRequest, TurnFailure } from "./model.js";
-import { discoverResources, type ResourceCatalog } from "./resources.js";
+import { TOOL_CALLS_MISSING } from "../agent-loop.js";
+import type { AssistantTurn, Model, ModelRequest, TurnFailure } from "../model.js";
+import { discoverResources, type ResourceCatalog } from "../resources.js";
 import {
   buildSkillCatalog,
   createLoadSkillTool,
@@ -35,35 +34,27 @@ import {
   type RuntimeDiagnostic,
   type RuntimeEvent,
   type TurnResult,
-} from "./runtime.js";
-import { ScriptedModel, toolCall, turn, type ScriptStep } from "./scripted-model.js";
-import { createTranscript, firstLine, isBlocked, type ModelInfo, type SessionCounts, type Transcript } from "./runtime-transcript.js";
-import { textOf, type AgentMessage, type ToolResultMessage } from "./types.js";
-
-/** Error codes thrown on purpose by the runtime demo. */
-export type RuntimeDemoErrorCode = "DEMO_WORKSPACE_MISSING" | "DEMO_WORKSPACE_NOT_DIRECTORY" | "DEMO_WORKSPACE_TOO_LARGE";
-
-/** An error with a stable `code`; messages may change, codes do not. */
-export class RuntimeDemoError extends Error {
-  readonly code: RuntimeDemoErrorCode;
-  constructor(code: RuntimeDemoErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "RuntimeDemoError";
-    this.code = code;
-  }
-}
-
-/** `examples/<name>` of the course, found from this file. */
-function exampleFolder(name: string): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, "examples", name);
-    if (existsSync(candidate)) return candidate;
-    const up = path.dirname(dir);
-    if (up === dir) throw new RuntimeDemoError("DEMO_WORKSPACE_MISSING", `the sample folder examples/${name} was not found`);
-    dir = up;
-  }
-}
+} from "../runtime.js";
+import { ScriptedModel, toolCall, turn, type ScriptStep } from "../scripted-model.js";
+import { textOf, type AgentMessage, type ToolResultMessage } from "../types.js";
+import {
+  checkFolder,
+  checkSize,
+  cleanupReport,
+  cleanupStep,
+  copyInto,
+  copyLimits,
+  exampleFolder,
+  firstProjectFile,
+  isBlocked,
+  isUnfinishedLab,
+  readStep,
+  todoMarks,
+  UNFINISHED_LAB,
+  unreadReport,
+  type DemoFolderOptions,
+} from "./demo.js";
+import { createTranscript, type ModelInfo, type SessionCounts, type Transcript } from "./runtime-transcript.js";
 
 /** The sample project of `npm start`. */
 export function sampleProject(): string {
@@ -75,11 +66,7 @@ export function sampleUserFolder(): string {
   return exampleFolder("user");
 }
 
-export interface RuntimeDemoOptions {
-  /** The project; default the sample project. */
-  workspace?: string;
-  /** How the project is named in the output; default its path as given. */
-  workspaceLabel?: string;
+export interface RuntimeDemoOptions extends DemoFolderOptions {
   /** The user's own folder; default the sample user folder when the project is the sample, else none. `null`: none. */
   userRoot?: string | null;
   userLabel?: string;
@@ -93,12 +80,6 @@ export interface RuntimeDemoOptions {
   skill?: string;
   /** `text` (default): a transcript; `json`: one JSON object per line. */
   format?: "text" | "json";
-  /** Limits of the scratch copies; defaults 2000 files and 20 MiB. */
-  limits?: { maxFiles?: number; maxBytes?: number };
-  /** Where the scratch copies are made (and removed again); default the OS temp folder. */
-  scratchParent?: string;
-  /** Receives each output line (without a line end). */
-  write(line: string): void;
   /** The model; default the scripted one, its script played afresh at every turn. */
   model?: Model;
   /** What to say about `model` before the start (provider, model id, origin). */
@@ -147,75 +128,6 @@ export function defaultTurn(file: string | undefined, resources: Pick<ResourceCa
   return `请审查 ${target}，列出你发现的问题，但先不要修改任何文件。`;
 }
 
-const NOT_COPIED = new Set(["node_modules", ".git"]);
-const RESOURCE_FOLDERS = new Set(["skills", "templates", "extensions"]);
-
-async function checkFolder(dir: string): Promise<void> {
-  let info;
-  try {
-    info = await stat(dir);
-  } catch (error) {
-    throw new RuntimeDemoError("DEMO_WORKSPACE_MISSING", `工作区 ${dir} 不存在`, { cause: error });
-  }
-  if (!info.isDirectory()) throw new RuntimeDemoError("DEMO_WORKSPACE_NOT_DIRECTORY", `工作区 ${dir} 不是目录`);
-}
-
-/** Counts `source` without following links; refuses it (`DEMO_WORKSPACE_TOO_LARGE`) before anything is copied. */
-async function checkSize(source: string, limits: { maxFiles: number; maxBytes: number }): Promise<void> {
-  let files = 0;
-  let bytes = 0;
-  const walk = async (dir: string): Promise<void> => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      if (NOT_COPIED.has(entry.name)) continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else {
-        files++;
-        bytes += (await lstat(full)).size;
-      }
-      if (files > limits.maxFiles || bytes > limits.maxBytes) {
-        throw new RuntimeDemoError(
-          "DEMO_WORKSPACE_TOO_LARGE",
-          `工作区 ${source} 超过演示的上限（${limits.maxFiles} 个文件或 ${limits.maxBytes} 字节）；请换一个小一些的目录`,
-        );
-      }
-    }
-  };
-  await walk(source);
-}
-
-async function copyInto(source: string, target: string): Promise<void> {
-  await cp(source, target, { recursive: true, verbatimSymlinks: true, filter: (from) => !NOT_COPIED.has(path.basename(from)) });
-}
-
-/** The first project file (code-unit order, depth first), skipping resources and dot entries. */
-async function firstProjectFile(root: string): Promise<string | undefined> {
-  const visit = async (relative: string, depth: number): Promise<string | undefined> => {
-    const entries = await readdir(path.join(root, relative), { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (entry.name.startsWith(".") || NOT_COPIED.has(entry.name)) continue;
-      if (relative === "" && (RESOURCE_FOLDERS.has(entry.name) || entry.name === "AGENTS.md")) continue;
-      const child = relative === "" ? entry.name : `${relative}/${entry.name}`;
-      if (entry.isFile()) return child;
-      if (entry.isDirectory() && depth < 4) {
-        const found = await visit(child, depth + 1);
-        if (found !== undefined) return found;
-      }
-    }
-    return; // no project file at this depth
-  };
-  return visit("", 0);
-}
-
-/** A starter's "not built yet" error, `Lab 13.2 load_skill 尚未实现`. */
-const UNFINISHED_LAB = /Lab \d+\.\d+ [^\n]*?尚未实现/;
-
-/** True for the scaffold error of an unfinished lab. */
-export function isUnfinishedLab(error: unknown): boolean {
-  return UNFINISHED_LAB.test(errorMessage(error));
-}
-
 const BASE_PROMPT = "You are a careful coding agent working in the user's project. Follow the project's instructions.";
 
 /** The skills the catalog section of a system prompt lists, as the model would read them. */
@@ -242,7 +154,7 @@ function forcedSkill(user: AgentMessage | undefined): string | undefined {
   return user !== undefined && user.role === "user" ? /^Skill "([^"]+)" \(loaded by the user/.exec(textOf(user))?.[1] : undefined;
 }
 
-/** The heading load_skill puts before a skill's file list (Chapter 13, §3.5). */
+/** The heading load_skill puts before a skill's file list (Chapter 13, §C4.9). */
 const FILE_LIST_HEADING = "\n# Files of skill ";
 
 /**
@@ -277,8 +189,8 @@ function nextStep(file: string, wanted: string | undefined): ScriptStep {
       if (forced !== undefined) return turn(`用户已经把技能 ${forced} 的正文放进了这一轮，我照着它做，先看看工作区。`, toolCall("list", { path: "." }));
       if (wanted !== undefined) return turn(`用户要我用技能 ${wanted}，先把它的正文加载进来。`, toolCall("load_skill", { name: wanted }));
       const pick = catalogEntries(request.systemPrompt).find((entry) => /\breview/i.test(entry.description));
-      if (pick === undefined) return turn("技能目录里没有讲审查的技能，我直接开始，先看看工作区。", toolCall("list", { path: "." }));
-      return turn(`技能目录里的 ${pick.name} 讲的正是审查，先把它的正文加载进来。`, toolCall("load_skill", { name: pick.name }));
+      if (pick === undefined) return turn("清单里没有讲审查的技能，我直接开始，先看看工作区。", toolCall("list", { path: "." }));
+      return turn(`清单里的 ${pick.name} 讲的正是审查，先把它的正文加载进来。`, toolCall("load_skill", { name: pick.name }));
     }
     const loaded = loads[0];
     const named = loaded !== undefined && loads.length === 1 && !loaded.isError ? fileTheBodyNames(loaded) : undefined;
@@ -286,8 +198,8 @@ function nextStep(file: string, wanted: string | undefined): ScriptStep {
       const name = (loaded.details as { name: string }).name;
       return turn(`正文提到了技能自带的 ${named}，先把它读进来。`, toolCall("load_skill", { name, resources: [named] }));
     }
-    if (!results.some((r) => r.toolName === "read")) return turn(`读一下 ${file}。`, toolCall("read", { path: file }));
-    if (!results.some((r) => r.toolName === "shell")) return turn("动手之前，先把旧的构建产物清理掉。", toolCall("shell", { command: "rm -rf build" }));
+    if (!results.some((r) => r.toolName === "read")) return readStep(file);
+    if (!results.some((r) => r.toolName === "shell")) return cleanupStep();
     return turn(answerOf(file, results, forced));
   };
 }
@@ -300,21 +212,20 @@ function answerOf(file: string, results: readonly ToolResultMessage[], forced: s
   const shell = results.find((r) => r.toolName === "shell");
   const skill = loaded === undefined ? forced : (loaded.details as { name?: string } | undefined)?.name;
   const said: string[] = [];
-  if (shell !== undefined && isBlocked(shell))
-    said.push(`清理命令被扩展 ${shell.details.blockedByExtension} 拦下了（${shell.details.reason}）。我不再删除任何东西。`);
-  else if (shell?.isError) said.push(`清理命令没有成功：${firstLine(textOf(shell))}`);
-  else if (shell !== undefined) said.push("清理命令执行了：这个工作区没有扩展拦住它（好在演示只在副本里运行）。");
+  // This session quotes the first 72 characters of a failure's first line.
+  const cleanup = cleanupReport(shell, 72);
+  if (cleanup !== undefined) said.push(cleanup);
   if (bundled !== undefined) {
     const files = (bundled.details as { resources: string[] }).resources;
     said.push(`技能 ${skill} 自带的 ${files.join("、")} 也读过了（${textOf(bundled).split("\n").length} 行）。`);
   }
   if (read === undefined || read.isError) {
-    said.push(`没能读到 ${file}：${read ? firstLine(textOf(read)) : "没有结果"}`);
+    said.push(unreadReport(file, read, 72));
   } else {
     const body = textOf(read).split("\n");
-    const marks = body.flatMap((line, i) => (/\b(TODO|FIXME)\b/.test(line) ? [`第 ${i + 1} 行：${line.trim()}`] : []));
+    const marks = todoMarks(body);
     const how =
-      skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `参照用户给的技能 ${skill}，` : `按 load_skill 拿到的技能 ${skill} 的清单`;
+      skill === undefined ? "没有加载任何技能，凭常识" : loaded === undefined ? `参照用户给的技能 ${skill}，` : `按 load_skill 拿到的技能 ${skill} 的正文`;
     // A sentence of its own whatever the file holds: the findings follow the colon, or the sentence says there are none.
     if (marks.length > 0) {
       said.push(`${how}审查了 ${file}（${body.length} 行），找到 ${marks.length} 处留下的 TODO / FIXME：`);
@@ -423,7 +334,7 @@ export async function openRuntimeSession(options: RuntimeSessionOptions): Promis
   const userSource =
     options.userRoot === null ? undefined : options.userRoot !== undefined ? path.resolve(options.userRoot) : isSample ? sampleUserFolder() : undefined;
   if (userSource !== undefined) await checkFolder(userSource);
-  const limits = { maxFiles: options.limits?.maxFiles ?? 2000, maxBytes: options.limits?.maxBytes ?? 20 * 1024 * 1024 };
+  const limits = copyLimits(options.limits);
   await checkSize(project, limits);
   if (userSource !== undefined) await checkSize(userSource, limits);
 

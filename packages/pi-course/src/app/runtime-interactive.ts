@@ -16,9 +16,11 @@
  */
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
-import { errorMessage } from "./async.js";
+import { errorMessage } from "../async.js";
+import { isUnfinishedLab } from "./demo.js";
 import type { RuntimeSession } from "./runtime-demo.js";
 import { contextTokensNeeded, overflowHint } from "./runtime-transcript.js";
+import { codeOf } from "./start.js";
 
 /** The commands the session understands itself, as `/help` lists them. */
 export const INTERACTIVE_HELP = [
@@ -62,7 +64,8 @@ export interface InteractiveOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-const onProcessInterrupt = (handler: () => void): (() => void) => {
+/** Registers `handler` for the process's SIGINT (Ctrl-C) and returns how to remove it. */
+export const onProcessInterrupt = (handler: () => void): (() => void) => {
   process.on("SIGINT", handler);
   return () => process.removeListener("SIGINT", handler);
 };
@@ -122,12 +125,12 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       if (result.failure !== undefined && result.failure.code !== "TURN_ABORTED") failed++;
       transcript.end(result.stopReason, session.lastTurnCounts, "turn");
     } catch (error) {
-      if (/Lab \d+\.\d+ [^\n]*尚未实现/.test(errorMessage(error))) throw error;
+      if (isUnfinishedLab(error)) throw error;
       failed++;
-      const code = (error as { code?: unknown } | null)?.code;
+      const code = codeOf(error) ?? "ERROR";
       const needed = contextTokensNeeded(error);
       const hint = code === "RUNTIME_CONTEXT_OVERFLOW" ? `；${overflowHint(needed)}` : "";
-      transcript.failure({ code: typeof code === "string" ? code : "ERROR", message: `${errorMessage(error)}${hint}` });
+      transcript.failure({ code, message: `${errorMessage(error)}${hint}` });
       const retracted = session.lastRetracted;
       const kept = session.lastKept;
       if (retracted > 0)

@@ -1,4 +1,0 @@
-/** Chapter 03's blind solutions stay green and keep the starter's surface (see `support/chapter-solutions.ts`). */
-import { testChapterSolutions } from "./support/chapter-solutions.js";
-
-testChapterSolutions("03", 2);

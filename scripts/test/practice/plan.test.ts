@@ -1,0 +1,81 @@
+/**
+ * `practice/plan.ts`: what a practice folder holds, planned without the disk. The challenge
+ * tier arrives whole: its tests, what they import and the text of its rules.
+ */
+import assert from "node:assert/strict";
+import test from "node:test";
+import type { TreeEntry } from "../../lib/course/git.js";
+import type { Checkpoint } from "../../lib/course/history.js";
+import { parseManifest } from "../../lib/course/manifest.js";
+import { planPractice } from "../../lib/practice/plan.js";
+
+const MANIFEST = `format: 1
+id: "04"
+title: 第四章
+files:
+  - packages/pi-course/src/four.ts
+  - packages/pi-course/test/04-four.test.ts
+  - packages/pi-course/test/challenge/04-edges.test.ts
+  - packages/pi-course/test/fixtures/04-edges.ts
+  - starters/04-four.ts
+  - chapters/04-four.md
+  - chapters/04-challenge.md
+  - checkpoints/04.yaml
+starters:
+  - from: starters/04-four.ts
+    to: packages/pi-course/src/four.ts
+focusedTests:
+  - packages/pi-course/test/04-four.test.ts
+text: chapters/04-four.md
+challenge:
+  text: chapters/04-challenge.md
+  tests:
+    - file: packages/pi-course/test/challenge/04-edges.test.ts
+      title: 边界
+  support:
+    - packages/pi-course/test/fixtures/04-edges.ts
+labs:
+  - id: "4.1"
+    title: 求和
+    tests: 1
+    scaffoldError: Lab 4.1 sum 尚未实现
+    declarations: [sum]
+    sections: ["2"]
+    challenge: [packages/pi-course/test/challenge/04-edges.test.ts]
+    hints: [a, b, c, d]
+`;
+
+const blob = (path: string): TreeEntry => ({ mode: "100644", type: "blob", oid: `oid-${path}`, path });
+
+test("the practice folder gets the challenge tier's tests, their fixtures and the text of its rules, from the target", () => {
+  const manifest = parseManifest(MANIFEST, "checkpoints/04.yaml");
+  assert.equal(manifest.challengeText, "chapters/04-challenge.md");
+  const checkpoint = {
+    chapter: { id: "04", title: manifest.title, target: "t".repeat(40), parent: "p".repeat(40), tree: "r".repeat(40), manifest },
+    teachingFiles: ["packages/pi-course/src/four.ts"],
+    history: { source: "s".repeat(40), chapters: [{ id: "04" }] },
+  } as unknown as Pick<Checkpoint, "chapter" | "teachingFiles" | "history">;
+  const plan = planPractice({
+    checkpoint,
+    parentEntries: [blob("package.json"), blob("LEARNING.md")],
+    targetEntries: manifest.files.map(blob),
+    manifestText: MANIFEST,
+    linkedModules: true,
+    course: "/course",
+  });
+  const copied = new Map(plan.files.map((file) => [file.path, (file as { oid?: string }).oid]));
+  for (const path of [
+    "packages/pi-course/test/challenge/04-edges.test.ts",
+    "packages/pi-course/test/fixtures/04-edges.ts",
+    "chapters/04-challenge.md",
+    "chapters/04-four.md",
+  ]) {
+    assert.equal(copied.get(path), `oid-${path}`, `${path} comes from the target`);
+  }
+});
+
+test("the challenge tier's text is claimed by the chapter and is not the chapter text", () => {
+  assert.throws(() => parseManifest(MANIFEST.replace("  - chapters/04-challenge.md\n", ""), "checkpoints/04.yaml"), /challenge\.text/);
+  assert.throws(() => parseManifest(MANIFEST.replace("text: chapters/04-challenge.md", "text: chapters/04-four.md"), "checkpoints/04.yaml"), /challenge\.text/);
+  assert.equal(parseManifest(MANIFEST.replace("  text: chapters/04-challenge.md\n", ""), "checkpoints/04.yaml").challengeText, undefined);
+});

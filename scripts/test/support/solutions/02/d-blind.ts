@@ -1,0 +1,223 @@
+// @ts-nocheck — a solution of Chapter 02, checked in place of packages/pi-course/src/event-stream.ts (see ../measure.ts)
+// Written blind: by a learner who saw only the practice folder (the chapter text, the starter, the lab commands' output), no hints, first try green in every lab.
+/**
+ * Chapter 02 · the event stream — the practice starter.
+ *
+ * The public class `EventStream` is given: a thin door over one plain state record
+ * (`StreamState`), each method one call to a function below. Those functions are the
+ * construction sites, each named after its lab. Build them in order: Lab 2.1 pushEvent,
+ * nextEvent, claimReader → 2.2 endStream → 2.3 failStream → 2.4 leaveEarly → 2.5
+ * watchSignal. Labs 2.2–2.4 also add a line or two to pushEvent and nextEvent (the chapter
+ * text says which). Add private helpers as you need them; keep the exports and the
+ * signatures of the declarations marked 🔨.
+ *
+ * Run one lab:  npm run lab -w @pi/course -- 2.1
+ *
+ * Given as it is (no 🔨): the error class and its code, the options, `StreamState`, `DONE`
+ * and the class `EventStream`. `deferred` is chapter 01's.
+ */
+import { deferred, type Deferred } from "./async.js";
+
+/** Error codes thrown on purpose by this module. */
+export type EventStreamErrorCode = "STREAM_ALREADY_CONSUMED";
+
+/** An error with a stable `code`; messages may change, codes do not. */
+export class EventStreamError extends Error {
+  readonly code: EventStreamErrorCode;
+  constructor(code: EventStreamErrorCode, message: string) {
+    super(message);
+    this.name = "EventStreamError";
+    this.code = code;
+  }
+}
+
+export interface EventStreamOptions<R> {
+  /**
+   * Closes the stream the moment it aborts, even if the producer is stuck waiting: with
+   * `onAbort`, the stream ends with `onAbort(reason)` as its result; without it, the stream
+   * fails with the signal's reason. The producer then sees `push` return `false` and stops.
+   */
+  signal?: AbortSignal;
+  onAbort?(reason: unknown): R;
+}
+
+/**
+ * Everything one stream keeps, in one plain record that the functions below share.
+ *
+ * Invariant: while `waiting` holds a reader's call, `queue` is empty (an event that
+ * arrives goes straight to the oldest waiting call).
+ */
+interface StreamState<E, R> {
+  /** Events pushed and not read yet, oldest first. */
+  readonly queue: E[];
+  /** The reader's `next()` calls that found the queue empty, oldest first. */
+  readonly waiting: Deferred<IteratorResult<E>>[];
+  /** The final result: resolved by `end`, rejected by `fail`. */
+  readonly result: Deferred<R>;
+  /** `open` until the first `end` or `fail`; it never changes after that. */
+  status: "open" | "ended" | "failed";
+  /** What `fail` was given (meaningful once `status` is `failed`). */
+  error: unknown;
+  /** Nobody has asked for the iterator yet, the one reader is reading, or it left early. */
+  reader: "none" | "reading" | "left";
+}
+
+/** What a reader gets once there is nothing more for it. */
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+/**
+ * An async-iterable queue of events `E` that closes with a result `R` or an error.
+ *
+ * Guarantees:
+ * - Events reach the reader in push order, each exactly once, as the very objects pushed;
+ *   events pushed before the reader starts are kept for it.
+ * - After `end(result)`, iteration delivers what is queued and then finishes; `result()`
+ *   resolves with `result`. After `fail(error)`, iteration delivers what is queued and
+ *   then throws `error`; `result()` rejects with it.
+ * - The first of `end`/`fail`/abort wins; every later `push`, `end` or `fail` returns
+ *   `false` and changes nothing (an abort racing a producer is normal, not a bug).
+ * - One reader: a second `[Symbol.asyncIterator]()` throws `STREAM_ALREADY_CONSUMED`.
+ *   A reader that stops early (`break`) gets nothing more; the stream stays open and
+ *   `result()` still settles when the producer finishes.
+ * - A failure nobody asked about is not an unhandled rejection; `result()` reports it to
+ *   whoever does ask.
+ */
+export class EventStream<E, R> implements AsyncIterable<E> {
+  readonly #state: StreamState<E, R> = { queue: [], waiting: [], result: deferred<R>(), status: "open", error: undefined, reader: "none" };
+
+  constructor(options: EventStreamOptions<R> = {}) {
+    if (options.signal !== undefined) watchSignal(this, options.signal, options.onAbort);
+  }
+
+  /** True once the stream has ended, failed or been aborted. */
+  get closed(): boolean {
+    return this.#state.status !== "open";
+  }
+
+  /** Queues `event` for the reader (or hands it to a waiting one). Returns `false`, doing nothing, once closed. */
+  push(event: E): boolean {
+    return pushEvent(this.#state, event);
+  }
+
+  /** Closes the stream with `result`. Returns `false`, doing nothing, if it was already closed. */
+  end(result: R): boolean {
+    return endStream(this.#state, result);
+  }
+
+  /** Closes the stream with `error`. Returns `false`, doing nothing, if it was already closed. */
+  fail(error: unknown): boolean {
+    return failStream(this.#state, error);
+  }
+
+  /** The final result: resolves after `end`, rejects after `fail`. The same promise every time. */
+  result(): Promise<R> {
+    return this.#state.result.promise;
+  }
+
+  /** The one reader's iterator: `for await` calls `next()` for each event and `return()` when it stops early. */
+  [Symbol.asyncIterator](): AsyncIterator<E> {
+    const state = this.#state;
+    claimReader(state);
+    return {
+      next: () => nextEvent(state),
+      return: async () => {
+        leaveEarly(state);
+        return DONE;
+      },
+    };
+  }
+}
+
+// ── Lab 2.1 · 边推边读：一个写者，一个读者 ──
+
+/** Hands `event` to the oldest waiting call, or queues it. Never waits, never refuses an open stream. */
+function pushEvent<E, R>(state: StreamState<E, R>, event: E): boolean {
+  if (state.status !== "open") return false;
+  if (state.reader === "left") return true; // nobody will ever read it: drop the event, keep the producer going
+  const waiter = state.waiting.shift();
+  if (waiter !== undefined) {
+    waiter.resolve({ value: event, done: false });
+  } else {
+    state.queue.push(event);
+  }
+  return true;
+}
+
+/** The reader's next event: the oldest queued one; otherwise how the stream ended; otherwise a wait for the next push. */
+function nextEvent<E, R>(state: StreamState<E, R>): Promise<IteratorResult<E>> {
+  if (state.reader === "left") return Promise.resolve(DONE);
+  if (state.queue.length > 0) {
+    const event = state.queue.shift() as E;
+    return Promise.resolve({ value: event, done: false });
+  }
+  if (state.status === "ended") return Promise.resolve(DONE);
+  if (state.status === "failed") return Promise.reject(state.error);
+  const waiter = deferred<IteratorResult<E>>();
+  state.waiting.push(waiter);
+  return waiter.promise;
+}
+
+/** Makes the caller the stream's one reader; a second reader is refused at once. */
+function claimReader<E, R>(state: StreamState<E, R>): void {
+  if (state.reader !== "none") {
+    throw new EventStreamError("STREAM_ALREADY_CONSUMED", "this stream already has its one reader");
+  }
+  state.reader = "reading";
+}
+
+// ── Lab 2.2 · end 与 result：读完剩下的，再交出结果 ──
+
+/** Closes the stream with `result`, the first close only; a waiting reader learns at once that nothing more comes. */
+function endStream<E, R>(state: StreamState<E, R>, result: R): boolean {
+  if (state.status !== "open") return false;
+  state.status = "ended";
+  state.result.resolve(result);
+  for (const waiter of state.waiting.splice(0)) waiter.resolve(DONE);
+  return true;
+}
+
+// ── Lab 2.3 · fail：失败也只结束一次 ──
+
+/** Closes the stream with `error`, the first close only; a waiting reader gets the error at once. */
+function failStream<E, R>(state: StreamState<E, R>, error: unknown): boolean {
+  if (state.status !== "open") return false;
+  state.status = "failed";
+  state.error = error;
+  // Nobody may ever ask for result(): mark the rejection as handled before it happens.
+  state.result.promise.catch(() => {});
+  state.result.reject(error);
+  for (const waiter of state.waiting.splice(0)) waiter.reject(error);
+  return true;
+}
+
+// ── Lab 2.4 · 读者提前离开：break 之后 ──
+
+/** The reader stops (`break`): what is queued is dropped, a waiting call ends; the stream itself stays open. */
+function leaveEarly<E, R>(state: StreamState<E, R>): void {
+  state.reader = "left";
+  state.queue.splice(0);
+  for (const waiter of state.waiting.splice(0)) waiter.resolve(DONE);
+}
+
+// ── Lab 2.5 · 中止：signal 一响，流就关 ──
+
+/**
+ * Closes `stream` when `signal` aborts: with `onAbort(reason)` as its result, or failed with
+ * the reason. An aborted signal closes it at once. The listener goes once the stream has
+ * closed, whichever way, so a session-long signal does not collect one per stream.
+ */
+function watchSignal<E, R>(stream: EventStream<E, R>, signal: AbortSignal, onAbort: ((reason: unknown) => R) | undefined): void {
+  const close = (): void => {
+    if (stream.closed) return; // the stream already ended its own way: the abort changes nothing
+    if (onAbort !== undefined) stream.end(onAbort(signal.reason));
+    else stream.fail(signal.reason);
+  };
+  if (signal.aborted) {
+    close();
+    return;
+  }
+  signal.addEventListener("abort", close, { once: true });
+  const detach = (): void => signal.removeEventListener("abort", close);
+  // Both paths: a failed stream must detach too, and the rejection must be caught here.
+  stream.result().then(detach, detach);
+}
