@@ -270,11 +270,11 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
         }
       };
       let markdown = await read(manifest.text);
-      const challengeText = manifest.challengeText === undefined ? undefined : await read(manifest.challengeText);
+      const challengeFile = manifest.challengeText;
       // A rule of the challenge tier (a challenge test's failure) is stated in its own text, when it has one.
-      if (findSection(markdown, raw) === undefined && challengeText !== undefined && findSection(challengeText, raw) !== undefined) {
-        markdown = challengeText;
-      }
+      const inChapterText = findSection(markdown, raw) !== undefined;
+      let challengeText = inChapterText || challengeFile === undefined ? undefined : await read(challengeFile);
+      if (challengeText !== undefined && findSection(challengeText, raw) !== undefined) markdown = challengeText;
       const section = findSection(markdown, raw);
       const all = chapterSections(markdown);
       if (section === undefined) {
@@ -283,6 +283,7 @@ export function practiceTools(root: string, chapter: string): PracticeTools {
         throw new CourseError("MCP_SECTION_UNKNOWN", `第 ${manifest.id} 章的正文没有第 “${raw}” 节；${known}`);
       }
       // A section's subsections may continue in the challenge tier's text (Chapter 12's 10.1–10.5 under its section 10).
+      if (inChapterText && challengeFile !== undefined) challengeText = await read(challengeFile).catch(() => undefined);
       const continued = challengeText === undefined || markdown === challengeText ? [] : chapterSections(challengeText);
       const subsections = [...all, ...continued]
         .filter((s) => s.number.startsWith(`${section.number}.`) && (s.level > section.level || continued.includes(s)))

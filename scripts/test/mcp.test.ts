@@ -70,11 +70,13 @@ test.before(async () => {
   // A chapter text, and a rule (`§2.1：…`) on the first line of one test's failure.
   await mkdir(path.join(course.root, "chapters"));
   await writeFile(path.join(course.root, "chapters", "99-mini.md"), MINI_TEXT);
+  // The challenge tier's rules in a text of their own.
+  await writeFile(path.join(course.root, "chapters", "99-challenge.md"), "# 挑战关\n\n## C2 打招呼\n\n### C2.9 名字很长\n\n一万个字符的名字也照样问候。\n");
   await writeFile(
     path.join(course.root, "checkpoints", "99.yaml"),
-    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - chapters/99-mini.md\n").replace(
+    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - chapters/99-mini.md\n  - chapters/99-challenge.md\n").replace(
       "focusedTests:",
-      "text: chapters/99-mini.md\nfocusedTests:",
+      "text: chapters/99-mini.md\nchallenge:\n  text: chapters/99-challenge.md\n  tests: []\nfocusedTests:",
     ),
   );
   const testFile = path.join(course.root, "packages/pi-course/test/99-mini.test.ts");
@@ -240,6 +242,12 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
       "the replay's markup is left out",
     );
     assert.equal((await call(client, "chapter_section", { section: "§2.1" })).data.title, "规则");
+    const rule = await call(client, "chapter_section", { section: "§C2.9" });
+    assert.deepEqual(
+      [rule.data.section, rule.text],
+      ["C2.9", "### C2.9 名字很长\n\n一万个字符的名字也照样问候。"],
+      "a challenge rule, from the challenge tier's text",
+    );
     assert.match(await refusal(client, "chapter_section", { section: "7" }), /^错误 \[MCP_SECTION_UNKNOWN\] 第 99 章的正文没有第 “7” 节；有的节：1、2/);
     assert.match(await refusal(client, "run_lab", { lab: "99.9" }), /^错误 \[USAGE\] 没有 Lab 99\.9/);
     // Section numbers belong to this chapter's text: another chapter's lab is not answered.
@@ -359,20 +367,23 @@ test("mcp on chapter 12: its sections, its hints and a lab on the starter, and n
   t.after(() => rm(root, { recursive: true, force: true }));
   const manifest = await loadManifest(repoRoot, "12");
   await mkdir(path.join(root, "chapters"), { recursive: true });
-  writeFileSync(path.join(root, manifest.text!), readFileSync(path.join(repoRoot, manifest.text!), "utf8"));
+  for (const file of [manifest.text!, manifest.challengeText!]) writeFileSync(path.join(root, file), readFileSync(path.join(repoRoot, file), "utf8"));
   const { client, close } = await connect(root);
   const outputs: string[] = [];
   try {
-    const lab = await call(client, "chapter_section", { section: "11" });
-    assert.match(lab.text, /^## 11\. Lab 12\.1 · roots 顺序决定 catalog winner\n/);
-    const challenge = await call(client, "chapter_section", { section: "18.1" });
-    assert.equal(challenge.data.title, "目录：一个坏文件不能让用户什么都拿不到");
-    const whole = await call(client, "chapter_section", { section: "18" });
+    const lab = await call(client, "chapter_section", { section: "3" });
+    assert.match(lab.text, /^## 3\. Lab 12\.1 · roots 的顺序决定清单里谁胜出\n/);
+    const rule = await call(client, "chapter_section", { section: "C3.9" });
+    assert.equal(rule.data.title, "谁胜出");
+    // The challenge tier's rules live in a text of their own, numbered after the chapter text's section 10.
+    const challenge = await call(client, "chapter_section", { section: "10.1" });
+    assert.equal(challenge.data.title, "清单：一个坏文件不能让用户什么都拿不到");
+    const whole = await call(client, "chapter_section", { section: "10" });
     assert.deepEqual(
       (whole.data.subsections as { number: string }[]).map((s) => s.number),
-      ["18.1", "18.2", "18.3", "18.4", "18.5"],
+      ["10.1", "10.2", "10.3", "10.4", "10.5"],
     );
-    for (const number of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19"]) {
+    for (const number of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "C3", "C4", "C5", "C6", "C7", "10.3"]) {
       const section = await call(client, "chapter_section", { section: number });
       assert.doesNotMatch(section.text, /<!--\s*verify/, `§${number} without the replay's markup`);
       outputs.push(section.text, JSON.stringify(section.data));
