@@ -1251,6 +1251,10 @@ test("Lab 12.5 · before deny 阻止 core，并返回与调用配对的错误结
   const startedAt = Date.now();
   const result = await host.wrapExecutor(core)(call);
 
+  await rule('§C7.3：回答 undefined 或 { decision: "allow" }（多出来的字段不影响）就放行，轮到下一个：第一个拦下的是 note-policy', () => {
+    assert.deepEqual(seen.slice(0, 3), ["first-policy:1", "first-policy:2", "note-policy"]);
+    assert.equal((result.details as { blockedByExtension?: unknown } | undefined)?.blockedByExtension, "note-policy");
+  });
   await rule(
     '§C7.4：deny 的结果与调用配对：role toolResult，toolCallId、toolName 取自调用，isError: true，details 恰好是 { blockedByExtension, kind: "deny", reason }',
     () => {
