@@ -27,7 +27,10 @@
  *
  * A failing step does not stop the others; a step that needs what a failed step would
  * have produced reports that it did not run (each step declares what it needs once, in
- * `steps.ts`, and this runner supplies it). The judgements over test records are pure
+ * `steps.ts`, and this runner supplies it). Steps run as soon as what they need is made,
+ * up to `concurrency` at a time, never two in the same folder at once (`sameFolder`): the
+ * text replay, the parent and the through-chapter tree need only the history, so they run
+ * beside the practice folder's steps. Checks are reported in record order all the same. The judgements over test records are pure
  * (`evaluate.ts`, `staged.ts`), so they are tested on synthetic results.
  */
 import os from "node:os";
@@ -35,7 +38,7 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
 import { errorDetail, notRun, stepTitles, type CheckResult, type StepTitle } from "./checks.js";
-import { MISSING, stepName, VERIFY_STEPS, type Make, type ProductName, type Products, type Step, type StepEnv } from "./steps.js";
+import { MISSING, sameFolder, stepName, VERIFY_STEPS, type Make, type ProductName, type Products, type Step, type StepEnv } from "./steps.js";
 
 export type { CheckResult };
 
@@ -60,10 +63,12 @@ export interface VerifyOptions {
    */
   only?: readonly string[];
   signal?: AbortSignal;
-  /** Called before each step: 1-based index, step count, title. */
+  /** Called as each step starts (steps may overlap): 1-based index in record order, step count, title. */
   onStep?(index: number, total: number, title: string): void;
-  /** Called for each check as it is decided. */
+  /** Called for each check, in record order, once every check before it is decided. */
   onCheck?(check: CheckResult): void;
+  /** How many steps may run at once; default 2 (1 on a one-core machine). */
+  concurrency?: number;
   /** Called with a one-line note while a long step works (e.g. each replayed command). */
   onProgress?(message: string): void;
 }
@@ -116,24 +121,56 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
     products[name] = value;
   };
   const checks: CheckResult[] = [];
-  try {
-    for (const [index, step] of steps.entries()) {
-      const name = stepName(step.title, options.id);
-      options.onStep?.(index + 1, steps.length, name);
-      const missing = step.needs.find((product) => products[product] === undefined);
-      let results: CheckResult[];
-      try {
-        results = missing !== undefined ? [notRun(name, MISSING[missing])] : await step.run(env, products, make);
-      } catch (error) {
-        if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断；临时目录已删除", { cause: error });
-        results = [{ name, ok: false, detail: errorDetail(error, (e) => String((e as Error).message ?? e)) }];
-      }
-      if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断；临时目录已删除");
-      for (const check of results) {
+  const concurrency = Math.max(1, options.concurrency ?? Math.min(2, os.availableParallelism()));
+  const state = steps.map((): "waiting" | "running" | "done" => "waiting");
+  const results: (CheckResult[] | undefined)[] = steps.map(() => undefined);
+  let reported = 0;
+  const reportInOrder = (): void => {
+    for (; reported < steps.length && results[reported] !== undefined; reported += 1) {
+      for (const check of results[reported]!) {
         checks.push(check);
         options.onCheck?.(check);
       }
     }
+  };
+  // A need is settled once it is made or every step that could make it has finished without it.
+  const settled = (product: ProductName): boolean =>
+    products[product] !== undefined || steps.every((s, i) => !s.makes.includes(product) || state[i] === "done");
+  const ready = (index: number): boolean =>
+    state[index] === "waiting" &&
+    steps[index]!.needs.every(settled) &&
+    steps.every((other, i) => state[i] !== "running" || !sameFolder(steps[index]!, other));
+  const runStep = async (index: number): Promise<void> => {
+    const step = steps[index]!;
+    const name = stepName(step.title, options.id);
+    state[index] = "running";
+    options.onStep?.(index + 1, steps.length, name);
+    const missing = step.needs.find((product) => products[product] === undefined);
+    try {
+      results[index] = missing !== undefined ? [notRun(name, MISSING[missing])] : await step.run(env, products, make);
+    } catch (error) {
+      results[index] = [{ name, ok: false, detail: errorDetail(error, (e) => String((e as Error).message ?? e)) }];
+    }
+    state[index] = "done";
+  };
+  const running = new Set<Promise<void>>();
+  try {
+    while (state.some((s) => s !== "done")) {
+      if (!options.signal?.aborted) {
+        for (let index = 0; index < steps.length && running.size < concurrency; index += 1) {
+          if (!ready(index)) continue;
+          const run: Promise<void> = runStep(index).finally(() => running.delete(run));
+          running.add(run);
+        }
+      }
+      if (running.size === 0) {
+        if (options.signal?.aborted) break;
+        throw new Error("verify: no step can start (a step needs a product no step makes)");
+      }
+      await Promise.race(running);
+      reportInOrder();
+    }
+    if (options.signal?.aborted) throw new CourseError("ABORTED", "已中断；临时目录已删除");
     // The record is made in a private clone of a snapshot of the working tree, whose commits
     // the repository may not even have: verify never writes the teaching branch (checkpoint does).
   } finally {

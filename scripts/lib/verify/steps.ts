@@ -64,6 +64,19 @@ export const MISSING: Readonly<Record<ProductName, string>> = {
   referenceRun: "参考实现的测试没有运行",
 };
 
+/** The scratch folder each product is (products that are no folder are absent). */
+const FOLDER_OF: Partial<Record<ProductName, string>> = { practice: "practice", builtPractice: "practice", builtReference: "reference" };
+
+/**
+ * True when steps `a` and `b` work in one folder (they need or make a product that is it):
+ * such steps never run at once, since one may copy, build or test there while the other does.
+ */
+export function sameFolder(a: Step, b: Step): boolean {
+  const folders = (step: Step) => new Set([...step.needs, ...step.makes].map((p) => FOLDER_OF[p]).filter((f) => f !== undefined));
+  const ofA = folders(a);
+  return [...folders(b)].some((folder) => ofA.has(folder));
+}
+
 /** What every step has, whatever came before it. */
 export interface StepEnv {
   /** The repository the user asked to verify (only read). */

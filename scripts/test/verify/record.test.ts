@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { runVerify, selectSteps, type VerifyReport } from "../../lib/verify/record.js";
+import { sameFolder, VERIFY_STEPS } from "../../lib/verify/steps.js";
 import { CHAPTER_TEXT_BETA, makeFakeCourse, sh, STARTER_BETA } from "../support/fake-course.js";
 
 function failing(report: VerifyReport): string[] {
@@ -17,8 +18,10 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   const repo = makeFakeCourse(t, { linkModules: true });
   const steps: string[] = [];
   const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
-  assert.deepEqual(steps.slice(0, 3), ["[1/12] history", "[2/12] parent", "[3/12] fresh build"]);
-  assert.equal(steps.at(-1), "[12/12] through chapter 02");
+  // Steps overlap (two at a time by default): each starts once, the history first, and the checks come in record order.
+  assert.equal(steps[0], "[1/12] history");
+  assert.deepEqual([...steps].sort((a, b) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0])).at(-1), "[12/12] through chapter 02");
+  assert.equal(new Set(steps).size, 12);
   assert.deepEqual(
     report.checks.map((c) => c.name),
     [
@@ -76,6 +79,25 @@ test("a partial record runs the steps asked for and the steps they need, in reco
   );
   assert.equal(selectSteps(undefined).length, selectSteps(selectSteps(undefined).map((s) => s.title)).length);
   assert.throws(() => selectSteps(["nope"]), { code: "USAGE" });
+});
+
+test("steps that work in one scratch folder never overlap; the text replay, the parent and the through-chapter tree run beside them", () => {
+  const step = (title: string) => VERIFY_STEPS.find((s) => s.title === title)!;
+  const pairs: [string, string, boolean][] = [
+    ["fresh build", "first red", true],
+    ["public surface", "first red", true],
+    ["first red", "staged first red", true],
+    ["reference labs", "faults", true],
+    ["public surface", "faults", true],
+    ["chapter text", "faults", false],
+    ["chapter text", "staged first red", false],
+    ["parent", "through chapter", false],
+    ["leak audit", "first red", false],
+  ];
+  for (const [a, b, expected] of pairs) {
+    assert.equal(sameFolder(step(a), step(b)), expected, `${a} / ${b}`);
+    assert.equal(sameFolder(step(b), step(a)), expected, `${b} / ${a}`);
+  }
 });
 
 test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
