@@ -137,9 +137,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
   const settled = (product: ProductName): boolean =>
     products[product] !== undefined || steps.every((s, i) => !s.makes.includes(product) || state[i] === "done");
   const ready = (index: number): boolean =>
-    state[index] === "waiting" &&
-    steps[index]!.needs.every(settled) &&
-    steps.every((other, i) => state[i] !== "running" || !sameFolder(steps[index]!, other));
+    state[index] === "waiting" && steps[index]!.needs.every(settled) && steps.every((other, i) => state[i] !== "running" || !sameFolder(steps[index]!, other));
   const runStep = async (index: number): Promise<void> => {
     const step = steps[index]!;
     const name = stepName(step.title, options.id);
