@@ -9,7 +9,11 @@
  * compiler run type-checks and builds all of them (a fault that does not compile is named
  * by the compiler's diagnostics), and each fault's run imports its own edit through a copy
  * of the compiled focused test whose import of the teaching file names `<name>.m<k>.js`.
- * Each fault then runs its lab's tests only, several faults at once. Before and after, the
+ * Faults of one lab share a test process (`faultBatches`): each fault's test copies run in
+ * turn, then the untouched tests as a sentinel; a fault killed there, with the sentinel green
+ * after it, is decided. Any other fault (it survived, crashed or hung the process, or its batch
+ * spoiled the process for the sentinel) runs its lab's named tests in a process of its own,
+ * which alone decides it. Before and after, the
  * untouched reference runs every focused test: green before (the baseline), green after
  * (the restore check, with each fault's undo proven byte-exact). The source tree is only
  * read; the scratch copy is always removed.
@@ -20,11 +24,12 @@ import { readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { CourseError } from "../core/errors.js";
 import { distPathOf, packageDirOf } from "../core/paths.js";
 import { exactNamesPattern, labsNamePattern } from "../course/lab-names.js";
 import { type Fault, injectFault } from "../course/faults.js";
-import type { TestRun } from "./results.js";
+import type { TestRecord, TestRun } from "./results.js";
 import { describeRed, runSuite, topLevelResults } from "./suite.js";
 import { buildCourse, emitDeclarations, firstDeclarationDifference } from "./compiler.js";
 import { FAULT_RUN_TIMEOUT_MS } from "./limits.js";
@@ -65,6 +70,8 @@ export interface AuthorRunOptions {
   nodeModules: string;
   /** Faults whose tests run at the same time; default `defaultWorkers()`. */
   workers?: number;
+  /** Faults of one lab share test processes (see the module comment); false runs each fault alone (what `bench/faults.ts` compares). Default true. */
+  batched?: boolean;
   /** Time limit of one fault's test run, in ms; default `FAULT_RUN_TIMEOUT_MS`. */
   timeoutMs?: number;
   /** Where scratch folders are made; default the OS temp folder. */
@@ -187,7 +194,7 @@ async function runFaultTests(
   tests: readonly string[],
   pattern: string | undefined,
   expected: number | undefined,
-  options: { signal?: AbortSignal; timeoutMs: number },
+  options: { signal?: AbortSignal; timeoutMs: number; oneProcess?: boolean },
 ): Promise<TestRun> {
   const prepared = await prepareTests(dir, tests, {
     ...options,
@@ -281,10 +288,15 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
         const text = retargetImports(await readFile(path.join(dir, ...compiled.split("/")), "utf8"), compiled, file, index);
         if (text === undefined) continue;
         const copy = compiled.replace(/\.js$/, `.m${index}.js`);
-        await writeFile(path.join(dir, ...copy.split("/")), text);
+        // Without its source map, node names the copy itself as the file of each of its tests (a batch tells faults apart by it).
+        await writeFile(path.join(dir, ...copy.split("/")), text.replace(SOURCE_MAP_COMMENT, ""));
         tests.push(copy);
       }
-      return { tests, remove: () => Promise.all(tests.map((copy) => rm(path.join(dir, ...copy.split("/")), { force: true }))) };
+      return {
+        tests,
+        originals: tests.map((copy) => copy.replace(/\.m\d+\.js$/, ".js")),
+        remove: () => Promise.all(tests.map((copy) => rm(path.join(dir, ...copy.split("/")), { force: true }))),
+      };
     };
 
     /** Every kept solution: compiled, every focused test run and passed, and its declarations the reference's. */
@@ -306,7 +318,7 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
           "utf8",
         ).catch(() => undefined);
       const reference = await declarationsOf(teachingFile!);
-      return inPool(kept, options.workers ?? defaultWorkers(), async (solution) => {
+      return inPool(kept, workers, async (solution) => {
         const j = kept.indexOf(solution);
         const result: SolutionResult = { name: solution.name, ok: false, passed: 0, total: names.length };
         const errors = diagnosticsOf(diagnostics, files[j]!);
@@ -334,10 +346,63 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
       });
     };
 
-    const results = await inPool(edits, options.workers ?? defaultWorkers(), async (edit) => {
-      const { fault } = edit;
+    const expectedOf = edits.map((edit) => resolveKilledBy(edit.fault, names));
+    const compiles = (index: number) => diagnosticsOf(diagnostics, mutantFiles[index]!).length === 0;
+    const workers = options.workers ?? defaultWorkers();
+
+    /**
+     * Faults of one lab and file, several in one test process (`runBatch`): each fault's test
+     * copies in turn, then the untouched tests as a sentinel. A fault is decided there only when
+     * it is killed and the sentinel is green afterwards; everything else runs on its own below.
+     */
+    const killedInBatch = new Map<number, FaultResult>();
+    const runBatch = async (batch: readonly number[]): Promise<void> => {
+      const copies = new Map<number, Awaited<ReturnType<typeof testsOf>>>();
+      try {
+        for (const index of batch) copies.set(index, await testsOf(edits[index]!.fault.file, index));
+        const sentinel = copies.get(batch[0]!)!.originals;
+        if ([...copies.values()].some((c) => c.tests.length === 0)) return; // FAULT_INVALID, said by the fault's own run
+        const union = [...new Set(batch.flatMap((index) => expectedOf[index]!))];
+        const files = [...batch.flatMap((index) => copies.get(index)!.tests), ...sentinel];
+        const run = await runFaultTests(dir, files, exactNamesPattern(union), (batch.length + 1) * union.length, { ...runOptions, oneProcess: true });
+        if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+        if (run.timedOut !== undefined || run.crashes.length > 0) return;
+        const fileOf = (record: TestRecord) => (record.file === undefined ? undefined : recordPath(record.file));
+        const resultsOf = (members: readonly string[]) => {
+          const wanted = new Set(members.map((member) => path.join(dir, ...member.split("/"))));
+          return topLevelResults(run.records.filter((record) => wanted.has(fileOf(record) ?? "")));
+        };
+        // The sentinel's records are every one no copy declares (node may name their file by its source map).
+        const copied = new Set(files.slice(0, files.length - sentinel.length).map((member) => path.join(dir, ...member.split("/"))));
+        const green = topLevelResults(run.records.filter((record) => fileOf(record) !== undefined && !copied.has(fileOf(record)!)));
+        if (!union.every((name) => green.get(name) === true)) return;
+        for (const index of batch) {
+          const tests = resultsOf(copies.get(index)!.tests);
+          const expected = expectedOf[index]!;
+          if (!expected.every((name) => tests.get(name) === false)) continue;
+          const { fault } = edits[index]!;
+          killedInBatch.set(index, {
+            id: fault.id,
+            lab: fault.lab,
+            status: "killed",
+            killedBy: expected,
+            expected,
+            alsoFailed: [...tests].filter(([name, ok]) => !ok && !expected.includes(name)).map(([name]) => name),
+            restored: edits[index]!.bytesBack,
+          });
+        }
+      } finally {
+        await Promise.all([...copies.values()].map((c) => c.remove()));
+      }
+    };
+    if (options.batched !== false) await inPool(faultBatches(edits, compiles, workers), workers, runBatch);
+
+    const results = await inPool(edits, workers, async (edit) => {
       const index = edits.indexOf(edit);
-      const expected = resolveKilledBy(fault, names);
+      const killed = killedInBatch.get(index);
+      if (killed !== undefined) return killed;
+      const { fault } = edit;
+      const expected = expectedOf[index]!;
       const result: FaultResult = { id: fault.id, lab: fault.lab, status: "error", killedBy: [], expected, alsoFailed: [], restored: edit.bytesBack };
       const errors = diagnosticsOf(diagnostics, mutantFiles[index]!);
       if (errors.length > 0) {
@@ -395,6 +460,39 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
   } finally {
     await removeScratchDir(dir);
   }
+}
+
+/** The compiler's source map comment of a compiled file. */
+const SOURCE_MAP_COMMENT = /^\/\/# sourceMappingURL=.*$/m;
+
+/** A record's file as a path (node names it by path; a `file:` URL is taken too). */
+function recordPath(file: string): string {
+  return file.startsWith("file:") ? fileURLToPath(file) : file;
+}
+
+/** Most faults one batch process runs: a batch that cannot be decided costs each of its faults a run of its own. */
+export const FAULT_BATCH_SIZE = 8;
+
+/**
+ * The faults that compile, as batches of at most `FAULT_BATCH_SIZE` of one lab and one file
+ * each (their tests share one name pattern and one sentinel), split so that `workers`
+ * processes have about the same number of faults each.
+ */
+export function faultBatches(edits: readonly { fault: Pick<Fault, "lab" | "file"> }[], compiles: (index: number) => boolean, workers: number): number[][] {
+  const groups = new Map<string, number[]>();
+  for (const [index, { fault }] of edits.entries()) {
+    if (!compiles(index)) continue;
+    const key = `${fault.lab}\0${fault.file}`;
+    groups.set(key, [...(groups.get(key) ?? []), index]);
+  }
+  const total = [...groups.values()].reduce((sum, group) => sum + group.length, 0);
+  const size = Math.max(2, Math.min(FAULT_BATCH_SIZE, Math.ceil(total / Math.max(1, workers * 2))));
+  const batches: number[][] = [];
+  for (const group of groups.values()) {
+    const count = Math.ceil(group.length / size);
+    for (let i = 0; i < count; i++) batches.push(group.slice(Math.round((i * group.length) / count), Math.round(((i + 1) * group.length) / count)));
+  }
+  return batches;
 }
 
 /** Files of a fault's own (`<name>.m<k>.ts`, its build and its test copies), which the reference tree never holds. */

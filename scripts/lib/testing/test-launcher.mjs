@@ -1,4 +1,4 @@
-// Starts a test process ahead of time: `node <node:test flags> test-launcher.mjs <test file>`.
+// Starts a test process ahead of time: `node <node:test flags> test-launcher.mjs <test file> [<test file> …]`.
 //
 // `lab` spawns this while the compiler is still running, so node's own start-up overlaps
 // the build. It waits for one line on stdin: `run` imports the compiled test file (node:test
@@ -8,13 +8,17 @@
 // starts the watchdog (`watchdog.mjs`), which writes where the process is at the time `sampleBy`:
 // what a run ended by its time limit then reports.
 //
+// Several files are imported one after another in the order given, into one node:test run: the
+// author's fault runs put many faults' test copies in one process this way (node reports each
+// test with the file that declares it).
+//
 // Plain JavaScript on purpose: it runs in a bare `node`, without tsx.
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 
-const file = process.argv[2];
-if (file === undefined) {
-  process.stderr.write("usage: node test-launcher.mjs <compiled test file>\n");
+const files = process.argv.slice(2);
+if (files.length === 0) {
+  process.stderr.write("usage: node test-launcher.mjs <compiled test file> [<compiled test file> …]\n");
   process.exit(2);
 }
 
@@ -51,5 +55,5 @@ if (verb === "run") {
     });
     watchdog.unref();
   }
-  await import(pathToFileURL(file).href);
+  for (const file of files) await import(pathToFileURL(file).href);
 }

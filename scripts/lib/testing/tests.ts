@@ -59,6 +59,12 @@ export interface TestOptions {
    * `stalled` (one test file only).
    */
   stallMs?: number;
+  /**
+   * Every file in one process, imported in the given order into one node:test run (each record
+   * keeps the file that declares its test), instead of a process per file. `expectedTests` and
+   * `stallMs` then count that one process; a crash is reported against the first file.
+   */
+  oneProcess?: boolean;
 }
 
 /**
@@ -98,7 +104,7 @@ export function makeLabScratch(parent = os.tmpdir()): Promise<string> {
 }
 
 /**
- * Starts one node process per compiled test file (repo-relative `.js` paths), each with the
+ * Starts one node process per compiled test file (repo-relative `.js` paths; or one for them all, see `oneProcess`), each with the
  * lab reporter and, when given, a `--test-name-pattern`, waiting in `test-launcher.mjs`. Node's
  * start-up then overlaps the build; `run()` lets them import and run their file in parallel.
  *
@@ -114,12 +120,14 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
   if (options.signal !== undefined) setMaxListeners(Math.max(getMaxListeners(options.signal), files.length + 10), options.signal);
   const tmp = path.join(scratch, "tmp");
   await mkdir(tmp);
-  const started = files.map((file, index) => {
+  const groups = options.oneProcess === true ? [files] : files.map((file) => [file]);
+  const started = groups.map((group, index) => {
+    const file = group[0]!;
     const destination = path.join(scratch, `${index}.jsonl`);
     const args = ["--enable-source-maps", `--test-reporter=${pathToFileURL(REPORTER_PATH).href}`, `--test-reporter-destination=${destination}`];
     if (options.namePattern !== undefined) args.push(`--test-name-pattern=${options.namePattern}`);
     if (options.testTimeoutMs !== undefined) args.push(`--test-timeout=${Math.round(options.testTimeoutMs)}`);
-    args.push(LAUNCHER_PATH, path.join(courseRoot, file));
+    args.push(LAUNCHER_PATH, ...group.map((member) => path.join(courseRoot, member)));
     // Killed at once (SIGKILL), with whatever the learner's tests started: a time limit is no time for a grace period.
     const processOptions: ProcessOptions = {
       cwd: courseRoot,
@@ -129,7 +137,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
       env: childEnv({ set: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } }),
     };
     if (options.signal !== undefined) processOptions.signal = options.signal;
-    return { file, destination, process: startProcess(process.execPath, args, processOptions) };
+    return { file, group, destination, process: startProcess(process.execPath, args, processOptions) };
   });
   const cleanup = async () => {
     for (const s of started) s.process.stdin?.end();
@@ -205,11 +213,12 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
       try {
         const watch = (options.sampleOnTimeout === true && options.timeoutMs !== undefined) || options.stallMs !== undefined;
         const runs = await Promise.all(
-          started.map(async ({ file, destination, process: child }, index) => {
-            if (!existsSync(path.join(courseRoot, file))) {
+          started.map(async ({ file, group, destination, process: child }, index) => {
+            const absent = group.find((member) => !existsSync(path.join(courseRoot, member)));
+            if (absent !== undefined) {
               child.stdin?.end();
               await child.done;
-              const missing = { code: null, stdout: "", stderr: `找不到 ${file}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
+              const missing = { code: null, stdout: "", stderr: `找不到 ${absent}：编译没有产生它，检查对应的 .ts 测试文件是否存在` };
               return { file, result: missing, records: [] as TestRecord[], diagnostics: [] as string[], started: [] as string[], sample: undefined };
             }
             const sampleFile = path.join(scratch, `${index}.sample.json`);

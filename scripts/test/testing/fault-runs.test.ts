@@ -8,7 +8,15 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { allKilledAndRestored, resolveKilledBy, runAuthorChecks, runAuthorFaults, type FaultResult } from "../../lib/testing/fault-runs.js";
+import {
+  allKilledAndRestored,
+  faultBatches,
+  FAULT_BATCH_SIZE,
+  resolveKilledBy,
+  runAuthorChecks,
+  runAuthorFaults,
+  type FaultResult,
+} from "../../lib/testing/fault-runs.js";
 import { authorFaults, type Fault } from "../../lib/course/faults.js";
 import { loadManifest } from "../../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, MINI_TEST, makeMiniCourse, repoRoot } from "../support/fault-fixture.js";
@@ -63,6 +71,76 @@ test("author mode: a fault the named test cannot see survives", async (t) => {
   assert.deepEqual(results[0]?.alsoFailed, ["Lab 98.1 · doubles negatives"], "another test saw it");
   assert.deepEqual(results[1]?.alsoFailed, []);
   assert.ok(!allKilledAndRestored(results));
+});
+
+test("fault batches: one lab and one file each, at most FAULT_BATCH_SIZE, about even, and only faults that compile", () => {
+  const edits = [
+    ...Array.from({ length: 10 }, () => ({ fault: { lab: "98.1", file: "a.ts" } })),
+    { fault: { lab: "98.2", file: "a.ts" } },
+    { fault: { lab: "98.2", file: "b.ts" } },
+    { fault: { lab: "98.2", file: "a.ts" } },
+  ];
+  const broken = new Set([5]);
+  const batches = faultBatches(edits, (index) => !broken.has(index), 2);
+  assert.deepEqual(batches, [[0, 1, 2], [3, 4, 6], [7, 8, 9], [10, 12], [11]]);
+  const many = Array.from({ length: 40 }, () => ({ fault: { lab: "98.1", file: "a.ts" } }));
+  const sizes = faultBatches(many, () => true, 2).map((batch) => batch.length);
+  assert.ok(sizes.every((size) => size <= FAULT_BATCH_SIZE) && Math.max(...sizes) - Math.min(...sizes) <= 1, `${sizes}`);
+  assert.equal(
+    sizes.reduce((a, b) => a + b, 0),
+    40,
+  );
+});
+
+test("author mode: faults sharing a test process are judged as alone, even beside one that crashes it or spoils it for the rest", async (t) => {
+  const root = await makeMiniCourse(t);
+  const manifest = await loadManifest(root, "98");
+  // Once it has run, no later test can push "trust" onto its calls: the faults after it in its process would all look killed.
+  const spoiling = fault({
+    id: "98.2-spoiling",
+    lab: "98.2",
+    find: '    return "skipped";',
+    replace: [
+      "    const push = Array.prototype.push;",
+      "    Array.prototype.push = function (this: unknown[], ...items: unknown[]): number {",
+      '      return items[0] === "trust" ? this.length : push.apply(this, items);',
+      "    };",
+      '    return "skipped";',
+    ].join("\n"),
+    killedBy: ["Lab 98.2 · trusted code is loaded once"],
+  });
+  const invisible = fault({
+    id: "98.2-invisible",
+    lab: "98.2",
+    find: '    return "skipped";',
+    replace: '    return "skipped" as const;',
+    killedBy: ["Lab 98.2 · untrusted code is never loaded"],
+  });
+  // Ends the test process while the module loads.
+  const crashing = fault({
+    id: "98.1-crashing",
+    find: "export function double",
+    replace: "(globalThis as unknown as { process: { exit(code: number): never } }).process.exit(3);\nexport function double",
+  });
+  const [untrusted] = authorFaults(manifest).filter((f) => f.id === "98.2-load-untrusted");
+  const results = await runAuthorFaults({
+    sourceRoot: root,
+    manifest,
+    faults: [spoiling, invisible, untrusted!, crashing, fault()],
+    nodeModules: NODE_MODULES,
+    workers: 2,
+  });
+  assert.deepEqual(
+    results.map((r) => [r.id, r.status, r.restored]),
+    [
+      ["98.2-spoiling", "killed", true],
+      ["98.2-invisible", "survived", true],
+      ["98.2-load-untrusted", "killed", true],
+      ["98.1-crashing", "error", true],
+      ["98.1-x", "killed", true],
+    ],
+  );
+  assert.match(results[3]?.detail ?? "", /崩溃/);
 });
 
 test("author mode: a test made vacuous in a copy lets its documented fault survive", async (t) => {
