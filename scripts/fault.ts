@@ -73,7 +73,9 @@ async function authorMode(manifest: ChapterManifest, faults: readonly Fault[], a
   try {
     if (!args.json) {
       io.stdout.write(`这里是课程仓库本身（作者模式），不是练习目录：故障注入参考实现的临时副本，仓库里的文件只读不改。\n`);
-      io.stderr.write(`在临时副本中运行 ${selected.length} 个故障（一次编译全部故障 → 基线 → 每个故障只跑它所在 Lab 的测试，同一 Lab 的故障共用测试进程 → 撤销检查与基线）……\n`);
+      io.stderr.write(
+        `在临时副本中运行 ${selected.length} 个故障（一次编译全部故障 → 基线 → 每个故障只跑它所在 Lab 的测试，同一 Lab 的故障共用测试进程 → 撤销检查与基线）……\n`,
+      );
     }
     const results = await runAuthorFaults({
       sourceRoot: root,

@@ -35,7 +35,7 @@ const HEADING = /^(#{1,6})\s+(.*?)\s*$/;
 /** A section's number at the start of its heading (the heading may write a contract rule's number `§C3.4`). */
 const NUMBERED = new RegExp(String.raw`^§?(${SECTION_NUMBER_SOURCE})\.?\s+(.*)$`);
 /** One citation of a section in a rule: `§3.4`, `§C3.4`. */
-const CITATION = new RegExp(String.raw`§(${SECTION_NUMBER_SOURCE})`, "g");
+const CITATION = new RegExp(`§(${SECTION_NUMBER_SOURCE})`, "g");
 /** A string literal that starts with `§`, in double, single or back quotes (its text is one of the three groups). */
 const RULE_STRING = /"(§[^"\n]*)"|'(§[^'\n]*)'|`(§[^`]*)`/g;
 /** A rule's citations before its colon: `§5.1、§5.3：` (one or more, separated by 、 or a comma). */
