@@ -3,11 +3,13 @@
  * compile of the course package measured in the same minutes, so that the figures mean the
  * same on a fast machine and on a slow or loaded one.
  *
- *   npm run bench -- verify [--chapter 12 --chapter 13] [--npm-test]
+ *   npm run bench -- verify [--chapter 12 --chapter 13] [--npm-test] [--concurrency N]
  *
  * For each chapter (default: every chapter with a text): a baseline (`tsc -p
  * packages/pi-course` into a scratch folder, not incremental), the whole acceptance record
- * in-process with each step's time, and the baseline again; the ratio is against the mean
+ * in-process with each step's own time (steps run two at a time, as `verify` runs them, so
+ * their times overlap and add up to more than the record's; `--concurrency 1` runs them one
+ * after another and gives each its CPU seconds too), and the baseline again; the ratio is against the mean
  * of the two baselines. With `--npm-test`, `npm test` is timed the same way. The working
  * tree is what is verified, as `verify` itself does.
  *
@@ -26,7 +28,10 @@ import { listChapterIds, loadManifest } from "../scripts/lib/course/manifest.js"
 import { runVerify } from "../scripts/lib/verify/record.js";
 import { cpuSeconds } from "./lib/cpu.js";
 
-const { values } = parseArgs({ options: { chapter: { type: "string", multiple: true }, "npm-test": { type: "boolean" } } });
+const { values } = parseArgs({
+  options: { chapter: { type: "string", multiple: true }, "npm-test": { type: "boolean" }, concurrency: { type: "string" } },
+});
+const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tsc = path.join(repo, "node_modules", "typescript", "bin", "tsc");
 
@@ -36,6 +41,16 @@ function measured<T>(work: () => T): { value: T; wall: number; cpu: number | und
   const started = performance.now();
   const value = work();
   const wall = (performance.now() - started) / 1000;
+  const endCpu = cpuSeconds();
+  return { value, wall, cpu: startCpu === undefined || endCpu === undefined ? undefined : endCpu - startCpu };
+}
+
+/** `measured` for asynchronous work. */
+async function measuredAsync<T>(work: () => Promise<T>): Promise<{ value: T; wall: number; cpu: number | undefined }> {
+  const startCpu = cpuSeconds();
+  const start = performance.now();
+  const value = await work();
+  const wall = (performance.now() - start) / 1000;
   const endCpu = cpuSeconds();
   return { value, wall, cpu: startCpu === undefined || endCpu === undefined ? undefined : endCpu - startCpu };
 }
@@ -80,29 +95,27 @@ const rows: string[] = [];
 for (const id of chapters) {
   const before = baseline();
   const steps: { name: string; wall: number; cpu: number | undefined }[] = [];
-  let title = "";
-  let lastWall = performance.now();
-  let lastCpu = cpuSeconds();
-  const close = () => {
-    const now = performance.now();
-    const cpu = cpuSeconds();
-    if (title !== "") steps.push({ name: title, wall: (now - lastWall) / 1000, cpu: cpu === undefined || lastCpu === undefined ? undefined : cpu - lastCpu });
-    lastWall = now;
-    lastCpu = cpu;
-  };
-  const report = await runVerify({
-    repo,
-    id,
-    onStep: (_index, _total, name) => {
-      close();
-      title = name;
-    },
-  });
-  close();
+  const cpuAtStart = new Map<number, number | undefined>();
+  const {
+    value: report,
+    wall,
+    cpu,
+  } = await measuredAsync(() =>
+    runVerify({
+      repo,
+      id,
+      ...(concurrency === undefined ? {} : { concurrency }),
+      onStep: (index) => cpuAtStart.set(index, cpuSeconds()),
+      onStepDone: (index, _total, name, seconds) => {
+        const start = cpuAtStart.get(index);
+        const end = cpuSeconds();
+        // A step's CPU is its own only when no other step ran beside it.
+        steps.push({ name, wall: seconds, cpu: concurrency === 1 && start !== undefined && end !== undefined ? end - start : undefined });
+      },
+    }),
+  );
   const after = baseline();
   const unit = unitOf(before, after);
-  const wall = steps.reduce((sum, step) => sum + step.wall, 0);
-  const cpu = steps.every((step) => step.cpu !== undefined) ? steps.reduce((sum, step) => sum + step.cpu!, 0) : undefined;
   console.log(
     `\nverify ${id}: ${report.ok ? "pass" : "FAIL"}, ${report.checks.length} checks, ${figure(wall, cpu, unit)}; tsc ${seconds(before.wall)} before, ${seconds(after.wall)} after`,
   );

@@ -35,6 +35,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
 import { CourseError } from "../core/errors.js";
 import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
 import { errorDetail, notRun, stepTitles, type CheckResult, type StepTitle } from "./checks.js";
@@ -65,6 +66,8 @@ export interface VerifyOptions {
   signal?: AbortSignal;
   /** Called as each step starts (steps may overlap): 1-based index in record order, step count, title. */
   onStep?(index: number, total: number, title: string): void;
+  /** Called as each step ends, with the wall-clock seconds it took itself (overlapping steps each count their own). */
+  onStepDone?(index: number, total: number, title: string, seconds: number): void;
   /** Called for each check, in record order, once every check before it is decided. */
   onCheck?(check: CheckResult): void;
   /** How many steps may run at once; default 2 (1 on a one-core machine). */
@@ -142,6 +145,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
     const step = steps[index]!;
     const name = stepName(step.title, options.id);
     state[index] = "running";
+    const stepStarted = performance.now();
     options.onStep?.(index + 1, steps.length, name);
     const missing = step.needs.find((product) => products[product] === undefined);
     try {
@@ -150,6 +154,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
       results[index] = [{ name, ok: false, detail: errorDetail(error, (e) => String((e as Error).message ?? e)) }];
     }
     state[index] = "done";
+    options.onStepDone?.(index + 1, steps.length, name, (performance.now() - stepStarted) / 1000);
   };
   const running = new Set<Promise<void>>();
   try {

@@ -17,11 +17,22 @@ function failing(report: VerifyReport): string[] {
 test("verify end to end on a synthetic chapter: a fault its test cannot see fails exactly that line, every other line passes", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const steps: string[] = [];
-  const report = await runVerify({ repo, id: "02", onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`) });
+  const ended: string[] = [];
+  const report = await runVerify({
+    repo,
+    id: "02",
+    onStep: (index, total, title) => steps.push(`[${index}/${total}] ${title}`),
+    onStepDone: (index, total, title, seconds) => {
+      assert.ok(steps.includes(`[${index}/${total}] ${title}`), `${title} ends after it starts`);
+      assert.ok(Number.isFinite(seconds) && seconds >= 0, `${title} takes ${seconds} s`);
+      ended.push(`[${index}/${total}] ${title}`);
+    },
+  });
   // Steps overlap (two at a time by default): each starts once, the history first, and the checks come in record order.
   assert.equal(steps[0], "[1/12] history");
   assert.deepEqual([...steps].sort((a, b) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0])).at(-1), "[12/12] through chapter 02");
   assert.equal(new Set(steps).size, 12);
+  assert.deepEqual([...ended].sort(), [...steps].sort(), "every step that starts ends once");
   assert.deepEqual(
     report.checks.map((c) => c.name),
     [
