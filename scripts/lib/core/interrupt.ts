@@ -34,8 +34,13 @@ export interface Interruption {
   finish(): void;
 }
 
-/** Ends this process by `signal` (default action), or with 128 + its number where signals cannot be raised. */
+/**
+ * Ends this process by `signal` (default action), or with 128 + its number where signals cannot
+ * be raised. A process ended by a signal runs no `exit` handlers, so the scratch folders still
+ * registered (a cleanup some step left unfinished) are removed here first, synchronously.
+ */
 export function raiseSignal(signal: NodeJS.Signals): never {
+  removeAllScratchSync();
   if (process.platform === "win32") process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGHUP" ? 1 : 15));
   process.kill(process.pid, signal);
   // The default action has ended the process; should it be delayed, make sure nothing runs on.

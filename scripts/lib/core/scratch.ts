@@ -237,12 +237,21 @@ export async function withScratchDir<T>(parent: string, prefix: string, fn: (dir
 
 /**
  * Removes every scratch folder this process still has, and its journal, synchronously (for
- * an `exit` handler or a second Ctrl-C, where nothing can be awaited).
+ * an `exit` handler, a second Ctrl-C or a command ending by its signal, where nothing can be
+ * awaited). Never throws: a folder it cannot remove stays registered, and its journal with it.
  */
 export function removeAllScratchSync(): void {
-  for (const dir of active) rmSync(dir, { recursive: true, force: true });
-  active.clear();
-  dropJournal();
+  for (const dir of active) {
+    try {
+      // A child process still dying may write into the folder while it goes: retry then.
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 20 });
+    } catch {
+      // What cannot be removed now keeps its owner file and journal entry: the next command's sweep removes it.
+      continue;
+    }
+    active.delete(dir);
+  }
+  forgetIfDone();
 }
 
 /**

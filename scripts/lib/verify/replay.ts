@@ -22,7 +22,7 @@
  * that a hanging command fails the check instead of the record.
  */
 import { existsSync } from "node:fs";
-import { readdir, realpath, writeFile } from "node:fs/promises";
+import { mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
@@ -50,6 +50,8 @@ import { stagedTeachingText } from "./staged.js";
 
 /** The name of the course clone inside the replay folder (the text's `../x` lands beside it). */
 export const REPLAY_COURSE_DIR = "pi-course";
+/** The replayed commands' temporary folder, beside the clone (see `runShellCommand`'s `tmpDir`). */
+const REPLAY_TMP_DIR = ".tmp";
 
 /** Default time limit of one replayed command. */
 export const COMMAND_TIME_LIMIT_MS = 5 * 60 * 1000;
@@ -98,16 +100,19 @@ const KILL_GRACE_MS = 2000;
 /**
  * Runs `command` through a shell in `cwd` and collects its output. Aborting `signal` or
  * reaching the time limit ends the command's whole process group (on POSIX): SIGTERM, then
- * SIGKILL after two seconds. Never throws for a failing command; rejects only when the shell
- * cannot be started.
+ * SIGKILL after two seconds. With `tmpDir`, the command's temporary folder (`TMPDIR`, `TEMP`,
+ * `TMP`) is that folder: what a command ended mid-cleanup leaves there goes with it. Never
+ * throws for a failing command; rejects only when the shell cannot be started.
  */
 export async function runShellCommand(
   command: string,
-  options: { cwd: string; shell: "sh" | "bash"; signal?: AbortSignal; timeoutMs?: number },
+  options: { cwd: string; shell: "sh" | "bash"; signal?: AbortSignal; timeoutMs?: number; tmpDir?: string },
 ): Promise<CommandOutcome> {
+  const env = replayEnvironment(command);
+  if (options.tmpDir !== undefined) Object.assign(env, { TMPDIR: options.tmpDir, TEMP: options.tmpDir, TMP: options.tmpDir });
   const result = await runProcess(command, [], {
     cwd: options.cwd,
-    env: replayEnvironment(command),
+    env,
     shell: options.shell,
     group: true,
     kill: { signal: "SIGTERM", graceMs: KILL_GRACE_MS },
@@ -226,6 +231,11 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
   const problems = checkPlanAgainstManifest(plan, manifest);
   const tally: Tally = { repo: 0, practice: 0, stages: [], claims: 0, expectBlocks: 0 };
   const timeLimit = options.commandTimeoutMs ?? COMMAND_TIME_LIMIT_MS;
+  // The commands' temporary files live in the replay's folder: a command ended while it cleans
+  // up (an interrupted verify ends its group once the shell has gone) leaves nothing in the
+  // machine's temp folder, where no journal of its would lead a later sweep.
+  const tmpDir = path.join(options.dir, REPLAY_TMP_DIR);
+  await mkdir(tmpDir, { recursive: true });
   const run = async (command: TextCommand, cwd: string) => {
     options.signal?.throwIfAborted();
     options.onProgress?.(`${whereOf(command)}: ${command.command}`);
@@ -234,6 +244,7 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
       outcome = await runShellCommand(command.command, {
         cwd,
         shell: command.shell,
+        tmpDir,
         timeoutMs: timeLimit,
         ...(options.signal ? { signal: options.signal } : {}),
       });
@@ -261,7 +272,9 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
 
   const practiceCommands = plan.commands.filter((c) => c.place === "practice");
   if (practiceCommands.length > 0) {
-    const made = (await readdir(options.dir, { withFileTypes: true })).filter((e) => e.isDirectory() && e.name !== REPLAY_COURSE_DIR);
+    const made = (await readdir(options.dir, { withFileTypes: true })).filter(
+      (e) => e.isDirectory() && e.name !== REPLAY_COURSE_DIR && e.name !== REPLAY_TMP_DIR,
+    );
     let practice: string | undefined;
     if (made.length === 1) practice = path.join(options.dir, made[0]!.name);
     else if (made.length > 1)

@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { currentOwner, OWNER_FILE, SCRATCH_JOURNALS } from "../../lib/core/scratch.js";
@@ -162,4 +163,34 @@ interruption.finish();`;
   assert.equal(together.signal, "SIGINT");
   const pressedAgain = await run(700);
   assert.doesNotMatch(pressedAgain.out, /cleaned up/, "a second Ctrl-C later still ends the command at once");
+});
+
+test("a command that ends by its signal removes the scratch folders a step left registered (no exit handler runs then)", {
+  skip: !posix && posix,
+}, async (t) => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), "pi-interrupt-"));
+  t.after(() => rmSync(tmp, { recursive: true, force: true }));
+  const lib = path.join(compiledTooling(), "lib", "core");
+  // A step that is cut short and settles without awaiting its folder's removal.
+  const script = `import { withInterrupts } from ${JSON.stringify(path.join(lib, "interrupt.js"))};
+import { makeScratchDir, useJournalRoot } from ${JSON.stringify(path.join(lib, "scratch.js"))};
+useJournalRoot(${JSON.stringify(tmp)});
+await withInterrupts(async (signal) => {
+  const dir = await makeScratchDir(${JSON.stringify(tmp)}, "left-");
+  process.stdout.write("ready " + dir + "\\n");
+  const keepAlive = setInterval(() => {}, 1000); // signal handlers alone do not keep Node running
+  await new Promise((resolve) => signal.addEventListener("abort", resolve));
+  clearInterval(keepAlive);
+});`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  while (!out.includes("ready")) await once(child.stdout, "data");
+  const dir = /ready (.*)/.exec(out)![1]!;
+  assert.ok(existsSync(path.join(dir, OWNER_FILE)), "the folder is there while the command runs");
+  child.kill("SIGINT");
+  const [, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
+  assert.equal(signal, "SIGINT", "ended by the signal it received");
+  assert.equal(existsSync(dir), false, "the folder the step left registered is gone");
+  assert.deepEqual(journals(tmp), [], "and its journal with it");
 });

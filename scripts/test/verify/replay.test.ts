@@ -67,6 +67,9 @@ test("a command runs through the shell, stdout and stderr together; a time limit
   const pending = runShellCommand("sleep 30", { cwd, shell: "sh", signal: controller.signal });
   controller.abort();
   assert.notEqual((await pending).code, 0, "an abort ends the command");
+  const tmpDir = path.join(cwd, "replay-tmp");
+  const temp = await runShellCommand('echo "$TMPDIR|$TEMP|$TMP"', { cwd, shell: "sh", tmpDir });
+  assert.equal(temp.output.trim(), `${tmpDir}|${tmpDir}|${tmpDir}`, "the command's temporary folder is the one given");
 });
 
 /**
