@@ -139,7 +139,11 @@ export interface RunResult {
 
 function run(command: string, args: readonly string[], cwd: string, timeoutMs?: number): Promise<{ code: number | null; output: string; hung: boolean }> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env };
+    // The tests' temporary files stay in the worker's copy, removed with it: a test process killed
+    // or crashed by a mistake never runs its own cleanup.
+    const tmp = path.join(cwd, ".tmp");
+    mkdirSync(tmp, { recursive: true });
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp };
     delete env.NODE_TEST_CONTEXT; // our own node:test parent, if any, must not capture the child's report
     const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: process.platform !== "win32" });
     const chunks: Buffer[] = [];
