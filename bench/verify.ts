@@ -36,34 +36,24 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tsc = path.join(repo, "node_modules", "typescript", "bin", "tsc");
 
 /** Wall-clock and CPU seconds (CPU undefined off Linux) of what `work` does, children included once they have ended. */
-function measured<T>(work: () => T): { value: T; wall: number; cpu: number | undefined } {
+async function measured<T>(work: () => T | Promise<T>): Promise<{ value: T; wall: number; cpu: number | undefined }> {
   const startCpu = cpuSeconds();
   const started = performance.now();
-  const value = work();
+  const value = await work();
   const wall = (performance.now() - started) / 1000;
   const endCpu = cpuSeconds();
   return { value, wall, cpu: startCpu === undefined || endCpu === undefined ? undefined : endCpu - startCpu };
 }
 
-/** `measured` for asynchronous work. */
-async function measuredAsync<T>(work: () => Promise<T>): Promise<{ value: T; wall: number; cpu: number | undefined }> {
-  const startCpu = cpuSeconds();
-  const start = performance.now();
-  const value = await work();
-  const wall = (performance.now() - start) / 1000;
-  const endCpu = cpuSeconds();
-  return { value, wall, cpu: startCpu === undefined || endCpu === undefined ? undefined : endCpu - startCpu };
-}
-
 /** Seconds (wall and CPU) one plain compile of the course package takes now. */
-function baseline(): { wall: number; cpu: number | undefined } {
+async function baseline(): Promise<{ wall: number; cpu: number | undefined }> {
   const out = mkdtempSync(path.join(os.tmpdir(), "pi-bench-tsc-"));
   try {
     const {
       value: result,
       wall,
       cpu,
-    } = measured(() =>
+    } = await measured(() =>
       spawnSync(process.execPath, [tsc, "-p", "packages/pi-course/tsconfig.json", "--outDir", out, "--incremental", "false"], { cwd: repo, encoding: "utf8" }),
     );
     if (result.status !== 0) throw new Error(`tsc failed:\n${result.stdout}${result.stderr}`);
@@ -93,14 +83,14 @@ if (chapters.length === 0) {
 console.log(`machine: ${os.cpus().length} cores, Node ${process.versions.node}; baseline: tsc -p packages/pi-course (not incremental)`);
 const rows: string[] = [];
 for (const id of chapters) {
-  const before = baseline();
+  const before = await baseline();
   const steps: { name: string; wall: number; cpu: number | undefined }[] = [];
   const cpuAtStart = new Map<number, number | undefined>();
   const {
     value: report,
     wall,
     cpu,
-  } = await measuredAsync(() =>
+  } = await measured(() =>
     runVerify({
       repo,
       id,
@@ -114,7 +104,7 @@ for (const id of chapters) {
       },
     }),
   );
-  const after = baseline();
+  const after = await baseline();
   const unit = unitOf(before, after);
   console.log(
     `\nverify ${id}: ${report.ok ? "pass" : "FAIL"}, ${report.checks.length} checks, ${figure(wall, cpu, unit)}; tsc ${seconds(before.wall)} before, ${seconds(after.wall)} after`,
@@ -123,15 +113,15 @@ for (const id of chapters) {
   rows.push(`| verify ${id} | ${seconds(wall)} | ${(wall / unit.wall).toFixed(1)}× | ${cpu === undefined ? "–" : seconds(cpu)} | ${seconds(unit.wall)} |`);
 }
 if (values["npm-test"]) {
-  const before = baseline();
+  const before = await baseline();
   const {
     value: result,
     wall,
     cpu,
-  } = measured(() =>
+  } = await measured(() =>
     spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["test"], { cwd: repo, encoding: "utf8", shell: process.platform === "win32" }),
   );
-  const after = baseline();
+  const after = await baseline();
   const unit = unitOf(before, after);
   console.log(
     `\nnpm test: ${result.status === 0 ? "pass" : "FAIL"}, ${figure(wall, cpu, unit)}; tsc ${seconds(before.wall)} before, ${seconds(after.wall)} after`,

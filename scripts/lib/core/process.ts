@@ -113,6 +113,11 @@ export function childEnv(
   return env;
 }
 
+/** The variables that name a child's temporary folder on every platform (`TMPDIR`, `TEMP`, `TMP`), all set to `dir`. */
+export function tempFolderEnv(dir: string): Record<"TMPDIR" | "TEMP" | "TMP", string> {
+  return { TMPDIR: dir, TEMP: dir, TMP: dir };
+}
+
 /** `spawn`'s arguments for `command`: a program, a Windows batch file (through cmd.exe), or a shell command line. */
 function spawnPlan(command: string, args: readonly string[], options: ProcessOptions): { file: string; args: string[]; shell: boolean | string } {
   const windows = process.platform === "win32";

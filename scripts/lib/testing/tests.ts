@@ -16,7 +16,7 @@ import os from "node:os";
 import { SourceMap, type SourceMapPayload } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { shownPath } from "../core/paths.js";
-import { childEnv, startProcess, type ProcessOptions } from "../core/process.js";
+import { childEnv, startProcess, tempFolderEnv, type ProcessOptions } from "../core/process.js";
 import { makeScratchDir, removeScratchDir } from "../core/scratch.js";
 import { parseReport, type StackFrame, type TestRecord, type TestRun, type TimedOut } from "./results.js";
 
@@ -134,7 +134,7 @@ export async function prepareTests(courseRoot: string, files: readonly string[],
       stdin: true,
       group: true,
       kill: { signal: "SIGKILL" },
-      env: childEnv({ set: { TMPDIR: tmp, TEMP: tmp, TMP: tmp } }),
+      env: childEnv({ set: tempFolderEnv(tmp) }),
     };
     if (options.signal !== undefined) processOptions.signal = options.signal;
     return { file, group, destination, process: startProcess(process.execPath, args, processOptions) };

@@ -27,7 +27,7 @@ import fse from "fs-extra";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { courseRoot, TOOLING_BUILD } from "../core/paths.js";
-import { childEnv, NPM_SCRIPT_VARIABLES, runProcess } from "../core/process.js";
+import { childEnv, NPM_SCRIPT_VARIABLES, runProcess, tempFolderEnv } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
 import { git, readFileAt, type GitOptions } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
@@ -108,11 +108,9 @@ export async function runShellCommand(
   command: string,
   options: { cwd: string; shell: "sh" | "bash"; signal?: AbortSignal; timeoutMs?: number; tmpDir?: string },
 ): Promise<CommandOutcome> {
-  const env = replayEnvironment(command);
-  if (options.tmpDir !== undefined) Object.assign(env, { TMPDIR: options.tmpDir, TEMP: options.tmpDir, TMP: options.tmpDir });
   const result = await runProcess(command, [], {
     cwd: options.cwd,
-    env,
+    env: { ...replayEnvironment(command), ...(options.tmpDir === undefined ? {} : tempFolderEnv(options.tmpDir)) },
     shell: options.shell,
     group: true,
     kill: { signal: "SIGTERM", graceMs: KILL_GRACE_MS },

@@ -42,6 +42,7 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { isEntryPoint, normalizeChapterId } from "../../../lib/core/cli.js";
 import { courseRoot } from "../../../lib/core/paths.js";
+import { childEnv, tempFolderEnv } from "../../../lib/core/process.js";
 import { resolveCompiler, type Compiler } from "../../../lib/testing/compiler.js";
 
 const PACKAGE = "packages/pi-course";
@@ -143,8 +144,8 @@ function run(command: string, args: readonly string[], cwd: string, timeoutMs?: 
     // or crashed by a mistake never runs its own cleanup.
     const tmp = path.join(cwd, ".tmp");
     mkdirSync(tmp, { recursive: true });
-    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp };
-    delete env.NODE_TEST_CONTEXT; // our own node:test parent, if any, must not capture the child's report
+    // childEnv drops NODE_TEST_CONTEXT: our own node:test parent, if any, must not capture the child's report.
+    const env = childEnv({ set: tempFolderEnv(tmp) });
     const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: process.platform !== "win32" });
     const chunks: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
