@@ -61,53 +61,6 @@ export async function buildCourse(courseRoot: string, tsconfig: string, signal?:
   return { ok: result.code === 0, diagnostics: result.code === 0 ? [] : splitDiagnostics(output), output };
 }
 
-/**
- * Emits declarations of the package of `tsconfig` (repo-relative) in `dir` into `outDir`,
- * without comments (doc comments of a starter legitimately differ from the reference's).
- */
-export async function emitDeclarations(dir: string, tsconfig: string, outDir: string, signal?: AbortSignal): Promise<{ ok: boolean; output: string }> {
-  const compiler = resolveCompiler(path.join(dir, path.dirname(tsconfig)));
-  const args = [
-    ...compiler.args,
-    "-p",
-    tsconfig,
-    "--pretty",
-    "false",
-    "--declaration",
-    "--emitDeclarationOnly",
-    "--removeComments",
-    "--declarationMap",
-    "false",
-    "--sourceMap",
-    "false",
-    "--outDir",
-    outDir,
-    "--tsBuildInfoFile",
-    path.join(outDir, ".tsbuildinfo"),
-  ];
-  const result = await runProcess(compiler.command, args, { cwd: dir, ...(signal ? { signal } : {}) });
-  return { ok: result.code === 0, output: `${result.stdout.toString("utf8")}${result.stderr.toString("utf8")}` };
-}
-
-/**
- * Compares two declaration texts line by line (blank lines and trailing spaces aside);
- * returns the first difference, naming each side by its label, or undefined.
- */
-export function firstDeclarationDifference(starter: string, reference: string, labels: readonly [string, string] = ["starter", "target"]): string | undefined {
-  const lines = (text: string) =>
-    text
-      .replace(/\r\n/g, "\n")
-      .split("\n")
-      .map((l) => l.trimEnd())
-      .filter((l) => l !== "");
-  const a = lines(starter);
-  const b = lines(reference);
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return `第 ${i + 1} 行：${labels[0]}「${a[i] ?? "（没有）"}」，${labels[1]}「${b[i] ?? "（没有）"}」`;
-  }
-  return undefined;
-}
-
 /** The course package: every chapter's teaching files and focused tests live in it. */
 export const COURSE_PACKAGE = "packages/pi-course";
 

@@ -31,7 +31,8 @@ import { exactNamesPattern, labsNamePattern } from "../course/lab-names.js";
 import { type Fault, injectFault } from "../course/faults.js";
 import type { TestRecord, TestRun } from "./results.js";
 import { describeRed, runSuite, topLevelResults } from "./suite.js";
-import { buildCourse, emitDeclarations, firstDeclarationDifference } from "./compiler.js";
+import { buildCourse } from "./compiler.js";
+import { declarationPathOf, firstDeclarationDifference } from "./declarations.js";
 import { FAULT_RUN_TIMEOUT_MS } from "./limits.js";
 import { prepareTests } from "./tests.js";
 import type { ChapterManifest } from "../course/manifest.js";
@@ -302,21 +303,8 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
     /** Every kept solution: compiled, every focused test run and passed, and its declarations the reference's. */
     const runSolutions = async (kept: readonly KeptSolution[], files: readonly string[], first: number): Promise<SolutionResult[]> => {
       if (kept.length === 0) return [];
-      const declarationsDir = path.join(dir, ".solution-declarations");
-      const tsconfig = `${packageDirOf(teachingFile!)}/tsconfig.json`;
-      // Declarations without comments, for the reference and every edit at once (a fault that does not compile may make this red: each file is read on its own).
-      await emitDeclarations(dir, tsconfig, declarationsDir, signal);
-      const declarationsOf = (file: string) =>
-        readFile(
-          path.join(
-            declarationsDir,
-            ...file
-              .slice(packageDirOf(file).length + 1)
-              .replace(/\.ts$/, ".d.ts")
-              .split("/"),
-          ),
-          "utf8",
-        ).catch(() => undefined);
+      // The one build above emitted declarations for the reference and every edit (`declaration: true`); each is read on its own.
+      const declarationsOf = (file: string) => readFile(path.join(dir, ...declarationPathOf(file).split("/")), "utf8").catch(() => undefined);
       const reference = await declarationsOf(teachingFile!);
       return inPool(kept, workers, async (solution) => {
         const j = kept.indexOf(solution);

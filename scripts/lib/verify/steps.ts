@@ -19,10 +19,12 @@ import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import { labAddressProblems } from "../course/lab-address.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { createPractice } from "../practice/folder.js";
-import { buildCourse, emitDeclarations, firstDeclarationDifference } from "../testing/compiler.js";
+import { buildCourse } from "../testing/compiler.js";
+import { declarationPathOf, firstDeclarationDifference } from "../testing/declarations.js";
 import { formatFaultResult, type KeptSolution, labsWithoutFault, runAuthorChecks } from "../testing/fault-runs.js";
 import type { TestRun } from "../testing/results.js";
 import { topLevelResults } from "../testing/suite.js";
+import { runTestsShared } from "../testing/shared-runs.js";
 import { runTests } from "../testing/tests.js";
 import { injectExercise } from "./chapter-text.js";
 import { errorDetail, STEP_TITLES, type CheckResult, type StepTitle } from "./checks.js";
@@ -227,20 +229,18 @@ const publicSurface = step({
     make("builtReference", { dir: referenceDir });
     if (!practice.built) return [{ name, ok: false, detail: "没有运行：starter 无法编译" }];
 
+    // Both builds emitted declarations (the course package has `declaration: true`): compared with comments set aside.
     const differences: string[] = [];
     for (const starter of manifest.starters) {
-      const pkg = packageDirOf(starter.to);
-      const tsconfig = `${pkg}/tsconfig.json`;
-      const declaration = starter.to.slice(pkg.length + 1).replace(/\.ts$/, ".d.ts");
+      const declaration = declarationPathOf(starter.to);
       const texts: string[] = [];
       for (const [label, dir] of [
         ["starter", practice.dir],
         ["target", referenceDir],
       ] as const) {
-        const out = path.join(env.scratch, `declarations-${label}`);
-        const emitted = await emitDeclarations(dir, tsconfig, out, env.signal);
-        if (!emitted.ok) return [{ name, ok: false, detail: `${label} 的声明无法生成：${firstLine(emitted.output)}` }];
-        texts.push(await readFile(path.join(out, ...declaration.split("/")), "utf8"));
+        const text = await readFile(path.join(dir, ...declaration.split("/")), "utf8").catch(() => undefined);
+        if (text === undefined) return [{ name, ok: false, detail: `${label} 的编译没有生成声明文件 ${declaration}（包的 tsconfig 要有 declaration: true）` }];
+        texts.push(text);
       }
       const difference = firstDeclarationDifference(texts[0]!, texts[1]!);
       if (difference !== undefined) differences.push(`${starter.from} 与 ${starter.to} 的公开接口不同，${difference}`);
@@ -477,7 +477,8 @@ async function buildAndTestCommit(
   }
   if (files.length === 0 && firstChapter) return { name, ok: true, detail: `${short(commit)} builds; no chapter precedes this one, so no tests to run` };
   if (files.length === 0) return { name, ok: false, detail: `${short(commit)} 中没有任何章节测试` };
-  const run = await runTests(dir, files, gitSignal(env));
+  // Few processes for many files; a file whose shared process was not green is decided alone.
+  const run = await runTestsShared(dir, files, gitSignal(env));
   const tests = topLevelResults(run.records);
   const failed = [...tests].filter(([, ok]) => !ok).map(([test]) => test);
   const chapters = [...new Set(files.map((f) => path.posix.basename(f).slice(0, 2)))].join(" ");
@@ -488,7 +489,12 @@ async function buildAndTestCommit(
     const reason = record === undefined ? "" : firstLine(failureMessage(record, run.records)).slice(0, 300);
     return { name, ok: false, detail: `${failed.length} 项失败，第一项：“${failed[0]}”${reason === "" ? "" : `：${reason}`}` };
   }
-  return { name, ok: true, detail: `all pass (${tests.size} tests in ${files.length} files; chapters ${chapters})` };
+  const alone = run.rerunAlone.length === 0 ? "" : `, ${run.rerunAlone.length} of them run again alone`;
+  return {
+    name,
+    ok: true,
+    detail: `all pass (${tests.size} tests in ${files.length} files, ${run.processes} process${run.processes === 1 ? "" : "es"}${alone}; chapters ${chapters})`,
+  };
 }
 
 /** The parent as committed, with no starter: it builds and every earlier chapter's tests pass. */

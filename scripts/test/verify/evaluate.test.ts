@@ -1,7 +1,6 @@
 /** `verify/evaluate.ts`: the record's judgements over synthetic test runs and texts. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { firstDeclarationDifference } from "../../lib/testing/compiler.js";
 import { evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, throughChapterFiles } from "../../lib/verify/evaluate.js";
 import type { TestRecord } from "../../lib/testing/results.js";
 import { MANIFEST, record, STARTER_RUN } from "../support/verify-runs.js";
@@ -57,10 +56,4 @@ test("through chapter NN selects NN-*.test.js of chapters up to NN only", () => 
   ];
   assert.deepEqual(throughChapterFiles(names, "12"), ["03-messages.test.js", "12-resources-extensions.test.js", "12-resources-hardening.test.js"]);
   assert.deepEqual(throughChapterFiles(names, "03"), ["03-messages.test.js"]);
-});
-
-test("declarations are compared line by line, ignoring blank lines and trailing spaces", () => {
-  assert.equal(firstDeclarationDifference("export declare function a(): void;  \n\n", "export declare function a(): void;\n"), undefined);
-  assert.match(firstDeclarationDifference("export declare function a(): void;\n", "export declare function a(x: string): void;\n") ?? "", /第 1 行/);
-  assert.match(firstDeclarationDifference("a;\n", "a;\nb;\n") ?? "", /第 2 行：starter「（没有）」/);
 });
