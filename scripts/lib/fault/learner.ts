@@ -157,8 +157,11 @@ async function runExperiment(options: LearnerRunOptions, progress: { patched: bo
   const recovered = recoverFaultBackup(root);
   if (recovered.kind !== "none") result.recovered = recovered;
 
+  // The check before and the run with the line in place need the fault's lab only; the run
+  // after restoring is the whole chapter's, to say whether all of it is green again.
+  const ownLab = { labs: [fault.lab] };
   say(`先确认 Lab ${fault.lab} 现在是绿的……`);
-  const before = await runSuite(root, manifest, suiteOptions(signal));
+  const before = await runSuite(root, manifest, { ...suiteOptions(signal), ...ownLab });
   result.before = labCount(before, fault.lab);
   const labBefore = before.labs.find((l) => l.id === fault.lab);
   if (before.buildErrors || labBefore?.status !== "passed") {
@@ -203,7 +206,7 @@ async function runExperiment(options: LearnerRunOptions, progress: { patched: bo
     say(`已在 ${fault.file} 第 ${patch.lines.join("、")} 行加入：${inserted}`);
     if (options.afterPatch !== undefined) await unlessAborted(Promise.resolve(options.afterPatch()), controller.signal);
     say("编译并运行测试……");
-    const broken = await runSuite(root, manifest, suiteOptions(controller.signal));
+    const broken = await runSuite(root, manifest, { ...suiteOptions(controller.signal), ...ownLab });
     if (broken.buildErrors) {
       result.status = "build_failed";
       result.firstFailure = { test: "tsc", message: broken.buildErrors[0] ?? "" };

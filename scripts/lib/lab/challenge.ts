@@ -1,7 +1,7 @@
 /**
  * The challenge tier (`lab NN --challenge`): the chapter's hardening tests, run on the
- * learner's own code, one theme (test file) after another, as a table of themes with the
- * first failure of each. Apart from the labs on purpose: it never changes a lab's state, and
+ * learner's own code, each theme (test file) in a process of its own, one per core at a time,
+ * as a table of themes in the manifest's order with the first failure of each. Apart from the labs on purpose: it never changes a lab's state, and
  * a red challenge is no red lab.
  *
  * Every test has its own time limit, and a hang costs one red line, not the run: a test that
@@ -13,12 +13,13 @@
  * hung.
  */
 import { readFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import type { ChallengeTest, ChapterManifest } from "../course/manifest.js";
 import { distPathOf, packageDirOf } from "../core/paths.js";
 import { exactNamesPattern } from "../course/lab-names.js";
 import { type FirstFailure, summarizeTests, type TestRecord, type TestRun } from "../testing/results.js";
-import { buildCourse } from "../testing/compiler.js";
+import { buildCourse, type StartedBuild } from "../testing/compiler.js";
 import { CHALLENGE_TIMEOUT_SECONDS } from "../testing/limits.js";
 import { describeStuck, prepareTests } from "../testing/tests.js";
 
@@ -46,6 +47,10 @@ export interface ChallengeOptions {
   testTimeoutMs?: number;
   /** The course is built already: run the compiled tests as they are. */
   prebuilt?: boolean;
+  /** A build of the course package already under way (`lab` starts one before anything loads): awaited instead of building again. */
+  started?: StartedBuild;
+  /** How many themes run at once; default one per core (each is a process of its own, with its own stall watch). */
+  concurrency?: number;
   /** The directory locations in messages are relative to (where the command was typed); default the course root. */
   showFrom?: string;
 }
@@ -114,26 +119,39 @@ async function runTheme(
 }
 
 /**
- * Builds the course and runs every challenge test of `manifest` (in manifest order); never
- * throws for a red test, a hang or a compile error: those are outcomes.
+ * Builds the course (or awaits `options.started`) and runs every challenge test of
+ * `manifest`, up to `concurrency` themes at once, reported in manifest order; never throws
+ * for a red test, a hang or a compile error: those are outcomes.
  */
 export async function runChallenge(courseRoot: string, manifest: ChapterManifest, options: ChallengeOptions = {}): Promise<ChallengeOutcome> {
-  const { signal } = options;
+  const { signal, started } = options;
   const testTimeoutMs = options.testTimeoutMs ?? CHALLENGE_TEST_TIMEOUT_MS;
-  const tsconfigs = options.prebuilt === true ? [] : new Set(manifest.challenge.map((t) => `${packageDirOf(t.file)}/tsconfig.json`));
+  const tsconfigs = options.prebuilt === true ? [] : [...new Set(manifest.challenge.map((t) => `${packageDirOf(t.file)}/tsconfig.json`))];
+  // A build under way for a package no challenge test is in would only race with nothing: it is stopped.
+  if (started !== undefined && !tsconfigs.includes(started.tsconfig)) await started.stop();
   for (const tsconfig of tsconfigs) {
-    const build = await buildCourse(courseRoot, tsconfig, signal);
+    const build = await (started?.tsconfig === tsconfig ? started.result : buildCourse(courseRoot, tsconfig, signal));
     if (signal?.aborted) return { kind: "aborted" };
     if (!build.ok) return { kind: "build_failed", diagnostics: build.diagnostics };
   }
-  const themes: ThemeResult[] = [];
-  for (const test of manifest.challenge) {
-    const ran = await runTheme(courseRoot, test, { ...options, testTimeoutMs });
-    if (ran === "aborted") return { kind: "aborted" };
-    const summary = summarizeTests(ran.records);
-    const failures = [...summary.failures, ...ran.hangs];
-    const skipped = ran.records.filter((r) => r.path.length === 1 && (r.skip || r.todo)).length;
-    themes.push({ file: test.file, title: test.title, passed: summary.passed, total: summary.total + ran.hangs.length, skipped, failures });
-  }
-  return { kind: "tested", themes };
+  const themes: (ThemeResult | "aborted" | undefined)[] = manifest.challenge.map(() => undefined);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let index = next++; index < manifest.challenge.length && signal?.aborted !== true; index = next++) {
+      const test = manifest.challenge[index]!;
+      const ran = await runTheme(courseRoot, test, { ...options, testTimeoutMs });
+      if (ran === "aborted") {
+        themes[index] = "aborted";
+        return;
+      }
+      const summary = summarizeTests(ran.records);
+      const failures = [...summary.failures, ...ran.hangs];
+      const skipped = ran.records.filter((r) => r.path.length === 1 && (r.skip || r.todo)).length;
+      themes[index] = { file: test.file, title: test.title, passed: summary.passed, total: summary.total + ran.hangs.length, skipped, failures };
+    }
+  };
+  const workers = Math.max(1, Math.min(options.concurrency ?? os.availableParallelism(), manifest.challenge.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  if (signal?.aborted || themes.includes("aborted")) return { kind: "aborted" };
+  return { kind: "tested", themes: themes.filter((theme): theme is ThemeResult => theme !== undefined && theme !== "aborted") };
 }

@@ -113,7 +113,7 @@ export async function runLabCommand(courseRoot: string, args: LabArgs, signal: A
     io.stdout.write(`${shown}\n`);
     return 0;
   }
-  if (args.challenge) return challengeCommand(courseRoot, manifest, args, signal, paint, io);
+  if (args.challenge) return challengeCommand(courseRoot, manifest, args, { signal, paint, io, build });
   if (args.watch) return watchLab(courseRoot, manifest, target, { paint, verbose: args.verbose, timeoutMs, io, showFrom }, signal);
   const running = runningLine(io.stdout, target, args);
   const digest = teachingDigest(courseRoot, manifest);
@@ -145,15 +145,26 @@ async function openSite(courseRoot: string, manifest: ChapterManifest, lab: stri
 }
 
 /** `lab NN --challenge`: the challenge tier on the course's own code (see `challenge.ts`), as a table by theme. */
-async function challengeCommand(courseRoot: string, manifest: ChapterManifest, args: LabArgs, signal: AbortSignal, paint: Paint, io: Io): Promise<number> {
+async function challengeCommand(
+  courseRoot: string,
+  manifest: ChapterManifest,
+  args: LabArgs,
+  { signal, paint, io, build }: { signal: AbortSignal; paint: Paint; io: Io; build: StartedBuild | undefined },
+): Promise<number> {
   if (manifest.challenge.length === 0) {
+    await build?.stop();
     io.stdout.write(`第 ${manifest.id} 章没有挑战关。\n`);
     return 0;
   }
   const { runChallenge } = await import("./challenge.js");
   const running = runningLine(io.stdout, { chapter: manifest.id }, args, "挑战关");
   const showFrom = userCwd();
-  const outcome = await runChallenge(courseRoot, manifest, { signal, testTimeoutMs: args.timeoutSeconds * 1000, showFrom });
+  const outcome = await runChallenge(courseRoot, manifest, {
+    signal,
+    testTimeoutMs: args.timeoutSeconds * 1000,
+    showFrom,
+    ...(build === undefined ? {} : { started: build }),
+  });
   running.clear();
   if (outcome.kind === "aborted") {
     io.stderr.write(`${interruptedNote({ chapter: manifest.id })}\n`);

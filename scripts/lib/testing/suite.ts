@@ -5,6 +5,7 @@
  */
 import { CourseError } from "../core/errors.js";
 import { distPathOf, packageDirOf } from "../core/paths.js";
+import { labsNamePattern } from "../course/lab-names.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { buildCourse } from "./compiler.js";
 import { summarizeLabs, type LabResult, type TestRecord, type TestRun } from "./results.js";
@@ -31,17 +32,23 @@ export interface SuiteRun {
 
 /**
  * Builds `dir` incrementally (unless `prebuilt`: it is built already) and runs the chapter's
- * focused tests; never throws for red results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
+ * focused tests (only those of `labs`, when given: `labs` of the result then lists those
+ * labs, and `ok` judges them alone); never throws for red results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
  * after the test processes have ended and their temporary folder is gone.
  */
 export async function runSuite(
   dir: string,
   manifest: ChapterManifest,
-  options: { signal?: AbortSignal; timeoutMs?: number; prebuilt?: boolean } = {},
+  options: { signal?: AbortSignal; timeoutMs?: number; prebuilt?: boolean; labs?: readonly string[] } = {},
 ): Promise<SuiteRun> {
-  const { signal } = options;
+  const { signal, labs: only, ...testOptions } = options;
+  const selected = only === undefined ? manifest.labs : manifest.labs.filter((lab) => only.includes(lab.id));
   // The test processes start first, so node's start-up overlaps the build.
-  const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), options);
+  const prepared = await prepareTests(dir, manifest.focusedTests.map(distPathOf), {
+    ...testOptions,
+    ...(signal === undefined ? {} : { signal }),
+    ...(only === undefined ? {} : { namePattern: labsNamePattern(only) }),
+  });
   const tsconfigs = options.prebuilt === true ? [] : new Set(manifest.focusedTests.map((f) => `${packageDirOf(f)}/tsconfig.json`));
   for (const tsconfig of tsconfigs) {
     const build = await buildCourse(dir, tsconfig, signal).catch(async (error: unknown) => {
@@ -57,7 +64,7 @@ export async function runSuite(
   const run = await prepared.run();
   if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
   const tests = topLevelResults(run.records);
-  const labs = summarizeLabs(manifest.labs, manifest.labs, run.records);
+  const labs = summarizeLabs(selected, manifest.labs, run.records);
   const ok =
     run.crashes.length === 0 && run.timedOut === undefined && tests.size > 0 && [...tests.values()].every(Boolean) && labs.every((l) => l.status === "passed");
   return { ok, run, tests, labs };

@@ -45,10 +45,17 @@ test("edge: still runs after the hang", () => {
 });
 `;
 
+const QUICK_TEST = `import test from "node:test";
+
+test("quick: passes at once", () => {});
+`;
+
 const CHALLENGE_BLOCK = `challenge:
   tests:
     - file: packages/pi-course/test/challenge/99-edge.test.ts
       title: 边界
+    - file: packages/pi-course/test/challenge/99-quick.test.ts
+      title: 快速
 `;
 
 test("lab --challenge: pass, fail, skip, a wait and a computation that never end; the run goes on after each", { timeout: 120_000 }, async (t) => {
@@ -56,18 +63,30 @@ test("lab --challenge: pass, fail, skip, a wait and a computation that never end
   t.after(() => removeMiniCourse(course));
   await mkdir(path.join(course.root, "packages/pi-course/test/challenge"), { recursive: true });
   await writeFile(path.join(course.root, "packages/pi-course/test/challenge/99-edge.test.ts"), EDGE_TEST);
+  await writeFile(path.join(course.root, "packages/pi-course/test/challenge/99-quick.test.ts"), QUICK_TEST);
+  const files = "  - packages/pi-course/test/challenge/99-edge.test.ts\n  - packages/pi-course/test/challenge/99-quick.test.ts\n";
   await writeFile(
     path.join(course.root, "checkpoints/99.yaml"),
-    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - packages/pi-course/test/challenge/99-edge.test.ts\n").replace(
-      "labs:\n",
-      `${CHALLENGE_BLOCK}labs:\n`,
-    ),
+    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", `  - checkpoints/99.yaml\n${files}`).replace("labs:\n", `${CHALLENGE_BLOCK}labs:\n`),
   );
   const manifest = await loadManifest(course.root, "99");
+
+  // A build already under way is awaited, not started again: its failure is the outcome.
+  const failedBuild = { ok: false, diagnostics: ["src/mini.ts(1,1): error TS0000: from the started build"], output: "" };
+  const started = { tsconfig: "packages/pi-course/tsconfig.json", result: Promise.resolve(failedBuild), stop: async () => {} };
+  assert.deepEqual(await runChallenge(course.root, manifest, { started }), { kind: "build_failed", diagnostics: failedBuild.diagnostics });
 
   const outcome = await runChallenge(course.root, manifest, { testTimeoutMs: 800 });
   assert.equal(outcome.kind, "tested", JSON.stringify(outcome));
   assert.ok(outcome.kind === "tested");
+  // The quick theme ends long before the one that hangs twice; the table keeps the manifest's order.
+  assert.deepEqual(
+    outcome.themes.map((t) => [t.title, t.passed, t.total]),
+    [
+      ["边界", 2, 5],
+      ["快速", 1, 1],
+    ],
+  );
   const [theme] = outcome.themes;
   assert.deepEqual([theme?.passed, theme?.total, theme?.skipped], [2, 5, 1], "the skipped test is neither passed nor failed");
   assert.deepEqual(
@@ -85,7 +104,7 @@ test("lab --challenge: pass, fail, skip, a wait and a computation that never end
 
   const text = formatChallenge(outcome, manifest, { paint: createPaint(false), courseRoot: course.root, watch: false });
   assert.match(text, /✗ 边界\s+2\/5\s+edge: adds decimals exactly：/);
-  assert.match(text, /\n挑战 2\/5\n/);
+  assert.match(text, /\n挑战 3\/6\n/);
   const json = challengeJson(outcome, manifest, course.root) as { themes: { skipped: number }[] };
   assert.equal(json.themes[0]?.skipped, 1);
 });
