@@ -51,6 +51,7 @@ function allGreen(run: TestRun): boolean {
  * processes (default: one per core), then runs each file of a process that was not green
  * again alone (see the module comment). The records are every file's, from the run that
  * decided it; `files` is as given. Options apply to every run (a time limit to each).
+ * Once `signal` is aborted no file is run again: the shared runs are returned as they ended.
  */
 export async function runTestsShared(
   courseRoot: string,
@@ -68,8 +69,10 @@ export async function runTestsShared(
   const shared = await Promise.all(groups.map((group) => runTests(courseRoot, group, { ...testOptions, oneProcess: true })));
   const decided: TestRun[] = [];
   const rerun: string[] = [];
+  // Aborted, the shared runs (red or cut short) are the answer: nothing more is started.
+  const aborted = testOptions.signal?.aborted === true;
   shared.forEach((run, index) => {
-    if (allGreen(run) && run.records.length > 0) decided.push(run);
+    if (aborted || (allGreen(run) && run.records.length > 0)) decided.push(run);
     else rerun.push(...groups[index]!);
   });
   if (rerun.length > 0) decided.push(await runTests(courseRoot, rerun, testOptions));

@@ -78,3 +78,9 @@ test("a file that fails alone stays red, and one that ends its process is a cras
   assert.equal(run.records.filter((r) => r.path[0] === "red").length, 1);
   assert.deepEqual(run.files, files);
 });
+
+test("aborted, a red shared process is returned as it ended: no file is started again", async (t) => {
+  const root = testFolder(t, { "a-red.test.mjs": `test("red", () => { throw new Error("red"); });`, "b-green.test.mjs": `test("green", () => {});` });
+  const run = await runTestsShared(root, ["t/a-red.test.mjs", "t/b-green.test.mjs"], { processes: 1, signal: AbortSignal.abort() });
+  assert.deepEqual(run.rerunAlone, []);
+});
