@@ -1,8 +1,8 @@
 /**
  * The challenge tier (`lab NN --challenge`): the chapter's hardening tests, run on the
- * learner's own code, each theme (test file) in a process of its own, one per core at a time,
- * as a table of themes in the manifest's order with the first failure of each. Apart from the labs on purpose: it never changes a lab's state, and
- * a red challenge is no red lab.
+ * learner's own code, each theme (test file) in a process of its own, one per core at a
+ * time, as a table of themes in the manifest's order with the first failure of each. Apart
+ * from the labs on purpose: it never changes a lab's state, and a red challenge is no red lab.
  *
  * Every test has its own time limit, and a hang costs one red line, not the run: a test that
  * waits too long fails by node's own `--test-timeout` and the file goes on; a test that

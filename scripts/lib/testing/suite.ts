@@ -33,8 +33,9 @@ export interface SuiteRun {
 /**
  * Builds `dir` incrementally (unless `prebuilt`: it is built already) and runs the chapter's
  * focused tests (only those of `labs`, when given: `labs` of the result then lists those
- * labs, and `ok` judges them alone); never throws for red results (a run the time limit ended is red). Throws `ABORTED` when `options.signal` aborts,
- * after the test processes have ended and their temporary folder is gone.
+ * labs, and `ok` judges them alone); never throws for red results (a run the time limit
+ * ended is red). Throws `ABORTED` when `options.signal` aborts, after the test processes
+ * have ended and their temporary folder is gone.
  */
 export async function runSuite(
   dir: string,
