@@ -24,8 +24,8 @@ const WORD = /[\p{L}\p{N}_$]/u;
 
 /**
  * The lines of a declaration text without its comments (`//…` and `/* … *\/`; string
- * literals and template literal types kept exactly), blank lines left out. A comment counts
- * as a space; a line break inside a comment ends the line as any line break does.
+ * literals and template literal types kept exactly), blank lines left out. A comment, even
+ * one over several lines, counts as a space.
  */
 export function declarationLines(text: string): DeclarationLine[] {
   const lines: DeclarationLine[] = [];
@@ -87,8 +87,7 @@ export function declarationLines(text: string): DeclarationLine[] {
       const end = text.indexOf("*/", i + 2);
       const comment = end === -1 ? text.slice(i) : text.slice(i, end + 2);
       i += comment.length;
-      if (comment.includes("\n")) endLine();
-      else space = true;
+      space = true;
       continue;
     }
     if (c === "\n") {

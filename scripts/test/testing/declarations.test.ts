@@ -20,7 +20,7 @@ test("doc comments, line comments and inline comments are no difference; what th
     "export declare function load(/** where */ path: string, limit?: number): Promise<string>; // TODO",
     "//# sourceMappingURL=x.d.ts.map",
   ].join("\n");
-  const reference = "/** Loads it. */\nexport declare function load(path: string, limit?: number): Promise<string>;\n";
+  const reference = "/** Loads it. */\nexport declare function load(path: string, /* a comment\n over two lines */ limit?: number): Promise<string>;\n";
   assert.equal(firstDeclarationDifference(starter, reference), undefined);
   assert.equal(
     firstDeclarationDifference(starter, reference.replace("limit?: number", "limit: number")),
