@@ -30,7 +30,8 @@
  * `steps.ts`, and this runner supplies it). Steps run as soon as what they need is made,
  * up to `concurrency` at a time, never two in the same folder at once (`sameFolder`): the
  * text replay, the parent and the through-chapter tree need only the history, so they run
- * beside the practice folder's steps. Checks are reported in record order all the same. The judgements over test records are pure
+ * beside the practice folder's steps. Ready steps start in record order, except the text
+ * replay (`startsFirst`), the longest, which starts as soon as the history is made. Checks are reported in record order all the same. The judgements over test records are pure
  * (`evaluate.ts`, `staged.ts`), so they are tested on synthetic results.
  */
 import os from "node:os";
@@ -156,11 +157,14 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyReport> {
     state[index] = "done";
     options.onStepDone?.(index + 1, steps.length, name, (performance.now() - stepStarted) / 1000);
   };
+  // Record order, except that a step marked `startsFirst` (the longest) goes ahead of the others.
+  const startOrder = steps.map((_, index) => index).sort((a, b) => Number(steps[b]!.startsFirst === true) - Number(steps[a]!.startsFirst === true));
   const running = new Set<Promise<void>>();
   try {
     while (state.some((s) => s !== "done")) {
       if (!options.signal?.aborted) {
-        for (let index = 0; index < steps.length && running.size < concurrency; index += 1) {
+        for (const index of startOrder) {
+          if (running.size >= concurrency) break;
           if (!ready(index)) continue;
           const run: Promise<void> = runStep(index).finally(() => running.delete(run));
           running.add(run);

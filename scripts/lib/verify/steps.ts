@@ -101,6 +101,11 @@ export interface Step {
   /** The products it needs, in the order whose first missing one says why it did not run. */
   needs: readonly ProductName[];
   makes: readonly ProductName[];
+  /**
+   * Set on the record's longest step (its critical path): once it can start, it starts before
+   * any other ready step, whatever their order, so the other steps fill the cores around it.
+   */
+  startsFirst?: true;
   run(env: StepEnv, products: Partial<Products>, make: Make): Promise<CheckResult[]>;
 }
 
@@ -111,6 +116,7 @@ export interface Step {
 function step<const N extends ProductName>(definition: {
   needs: readonly N[];
   makes: readonly ProductName[];
+  startsFirst?: true;
   run(env: StepEnv, input: Pick<Products, N>, make: Make): Promise<CheckResult[]>;
 }): Omit<Step, "title"> {
   return { ...definition, run: (env, products, make) => definition.run(env, products as Pick<Products, N>, make) };
@@ -310,10 +316,15 @@ const stagedFirstRed = step({
   },
 });
 
-/** The chapter text replayed (see `replay.ts`), in its own scratch folder. */
+/**
+ * The chapter text replayed (see `replay.ts`), in its own scratch folder. Its commands run one
+ * after another, so it is the record's longest chain (about half the record's CPU): it starts
+ * first.
+ */
 const chapterText = step({
   needs: ["course"],
   makes: [],
+  startsFirst: true,
   async run(env, { course }) {
     const dir = path.join(env.scratch, "text");
     await mkdir(dir);

@@ -28,8 +28,10 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
       ended.push(`[${index}/${total}] ${title}`);
     },
   });
-  // Steps overlap (two at a time by default): each starts once, the history first, and the checks come in record order.
+  // Steps overlap (two at a time by default): each starts once, the history first, then the text replay (the longest),
+  // and the checks come in record order.
   assert.equal(steps[0], "[1/12] history");
+  assert.equal(steps[1], "[7/12] chapter text", "the text replay, the longest step, starts as soon as the history is made");
   assert.deepEqual([...steps].sort((a, b) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0])).at(-1), "[12/12] through chapter 02");
   assert.equal(new Set(steps).size, 12);
   assert.deepEqual([...ended].sort(), [...steps].sort(), "every step that starts ends once");
