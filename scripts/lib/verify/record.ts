@@ -31,7 +31,8 @@
  * up to `concurrency` at a time, never two in the same folder at once (`sameFolder`): the
  * text replay, the parent and the through-chapter tree need only the history, so they run
  * beside the practice folder's steps. Ready steps start in record order, except the text
- * replay (`startsFirst`), the longest, which starts as soon as the history is made. Checks are reported in record order all the same. The judgements over test records are pure
+ * replay (`startsFirst`), the longest, which starts as soon as the history is made. Checks
+ * are reported in record order all the same. The judgements over test records are pure
  * (`evaluate.ts`, `staged.ts`), so they are tested on synthetic results.
  */
 import os from "node:os";
