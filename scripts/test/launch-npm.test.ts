@@ -12,7 +12,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { createMiniCourse, removeMiniCourse, repoRoot, type MiniCourse } from "./support/lab-fixture.js";
+import { fakeEditor } from "./support/fake-editor.js";
+import { createMiniCourse, miniSource, removeMiniCourse, repoRoot, type MiniCourse } from "./support/lab-fixture.js";
 import { processesMentioning, waitForEntry } from "./support/leftover-probe.js";
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -27,11 +28,11 @@ async function npmCourse(): Promise<MiniCourse> {
   return course;
 }
 
-/** Starts `npm run <args>` in `cwd`, in a process group of its own, with `tmp` as its temp folder. */
-function startNpm(cwd: string, args: string[], tmp: string) {
+/** Starts `npm run <args>` in `cwd` (environment `base`), in a process group of its own, with `tmp` as its temp folder. */
+function startNpm(cwd: string, args: string[], tmp: string, base: NodeJS.ProcessEnv = process.env) {
   const child = spawn(npm, ["run", ...args], {
     cwd,
-    env: { ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1", CI: "" },
+    env: { ...base, TMPDIR: tmp, TEMP: tmp, TMP: tmp, NO_COLOR: "1", CI: "" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: posix,
   });
@@ -81,6 +82,52 @@ test.before(async () => {
   course = await npmCourse();
 });
 test.after(() => removeMiniCourse(course));
+
+test("through npm with no VISUAL or EDITOR of the learner's, lab --open starts code -g file:line:col, not npm's vi", {
+  skip: !posix && "fake editors are shell-script executables",
+}, async (t) => {
+  await course.use("starter");
+  const code = await fakeEditor(t, "code");
+  const vi = await fakeEditor(t, "vi");
+  const nano = await fakeEditor(t, "nano");
+  const marker =
+    miniSource("starter")
+      .split("\n")
+      .findIndex((line) => line.includes("🔨 Lab 99.2")) + 1;
+  const { EDITOR: _editor, VISUAL: _visual, ...rest } = process.env;
+  const learner = Object.fromEntries(Object.entries(rest).filter(([key]) => !key.startsWith("npm_")));
+  const searchPath = [path.dirname(code.command), path.dirname(vi.command), process.env.PATH].join(path.delimiter);
+  const open = async (extra: NodeJS.ProcessEnv) => {
+    const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-npm-tmp-"));
+    t.after(() => rm(tmp, { recursive: true, force: true }));
+    const run = startNpm(course.root, ["lab", "-w", "@pi/course", "--", "99.2", "--open"], tmp, { ...learner, PATH: searchPath, ...extra });
+    const exit = await run.exited;
+    assert.equal(exit.code, 0, run.output());
+    return run.output();
+  };
+  const shown = await open({});
+  assert.deepEqual(
+    code.calls().map((call) => call.argv),
+    [["-g", `packages/pi-course/src/mini.ts:${marker}:3`]],
+  );
+  assert.deepEqual(vi.calls(), [], "npm's EDITOR=vi is not the learner's");
+  assert.match(shown, /没有设置 VISUAL 或 EDITOR，用 VS Code/);
+
+  await open({ EDITOR: nano.command });
+  assert.deepEqual(
+    nano.calls().map((call) => call.argv),
+    [[`+${marker},3`, "packages/pi-course/src/mini.ts"]],
+    "the learner's own EDITOR wins",
+  );
+  if (process.platform === "linux") {
+    await open({ EDITOR: "vi" });
+    assert.deepEqual(
+      vi.calls().map((call) => call.argv),
+      [[`+${marker}`, "packages/pi-course/src/mini.ts"]],
+      "a learner whose own EDITOR is vi gets vi (read from npm's start environment)",
+    );
+  }
+});
 
 test("through npm: a red lab prints its result and no npm error block", async (t) => {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "pi-npm-tmp-"));

@@ -2,7 +2,9 @@
  * `lab NN.L --open`: opens the lab's construction site (`site.ts`) in the learner's editor,
  * and says what it ran.
  *
- * The editor is `$VISUAL`, else `$EDITOR`, else VS Code's `code -g` (`code.cmd` on Windows).
+ * The editor is `$VISUAL`, else `$EDITOR`, else VS Code's `code -g` (`code.cmd` on Windows),
+ * the learner's own variables: the `EDITOR` npm writes into every script's environment does
+ * not count (`editor-env.ts`).
  * A variable may hold arguments (`EDITOR="code --wait"`, quotes allowed). How the position is
  * passed depends on the editor's name (its base name, without `.exe`/`.cmd`/`.bat`):
  *
@@ -27,6 +29,7 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { shownPath } from "../core/paths.js";
 import { runProcess } from "../core/process.js";
+import { learnerEditorVariables, type StartEnvironmentReader } from "./editor-env.js";
 import type { SourceLocation } from "./locate.js";
 
 /** The editor command line for a site, and how it passes the position. */
@@ -155,9 +158,9 @@ export function showCommand(editor: Pick<EditorCommand, "command" | "args">): st
 export async function openInEditor(
   root: string,
   site: SourceLocation,
-  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; readStartEnvironment?: StartEnvironmentReader; signal?: AbortSignal },
 ): Promise<string[]> {
-  const env = options.env ?? process.env;
+  const env = learnerEditorVariables(options.env ?? process.env, options.readStartEnvironment);
   const file = shownPath(path.join(root, ...site.file.split("/")), options.cwd);
   const editor = editorCommand(file, site.line, site.column, env);
   const shown = showCommand(editor);

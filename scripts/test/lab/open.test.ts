@@ -5,12 +5,11 @@
  * their arguments.
  */
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { editorCommand, showCommand, splitCommandLine } from "../../lib/lab/open.js";
+import { fakeEditor } from "../support/fake-editor.js";
 import { createMiniCourse, miniSource, removeMiniCourse, runInPackage } from "../support/lab-fixture.js";
 
 const posix = process.platform !== "win32";
@@ -39,31 +38,6 @@ test("the editor is $VISUAL, else $EDITOR, else code -g; the position is passed 
   assert.deepEqual(at({ EDITOR: "notepad" }), ["notepad src/x.ts", "EDITOR", false], "an editor not known to take a position gets the file only");
   assert.deepEqual(splitCommandLine(`"/Applications/My Editor/bin/ed" --flag 'a b' c\\ d`), ["/Applications/My Editor/bin/ed", "--flag", "a b", "c d"]);
 });
-
-/** A fake editor named `name` in a fresh folder: it writes its arguments and working directory to `log`, then exits with `status`. */
-async function fakeEditor(t: test.TestContext, name: string, status = 0): Promise<{ command: string; calls: () => { argv: string[]; cwd: string }[] }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "pi-fake-editor-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const log = path.join(dir, "calls.jsonl");
-  const command = path.join(dir, "bin", name);
-  mkdirSync(path.dirname(command));
-  const script = `require("node:fs").appendFileSync(${JSON.stringify(log)}, JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd() }) + "\\n"); process.exitCode = ${status};`;
-  writeFileSync(command, `#!${process.execPath}\n${script}\n`);
-  chmodSync(command, 0o755);
-  return {
-    command,
-    calls: () => {
-      try {
-        return readFileSync(log, "utf8")
-          .trim()
-          .split("\n")
-          .map((line) => JSON.parse(line) as { argv: string[]; cwd: string });
-      } catch {
-        return [];
-      }
-    },
-  };
-}
 
 test("lab NN.L --open opens the lab's 🔨 construction site from where the command was typed, says what it ran, exit 0", {
   skip: !posix && "fake editors are shell-script executables",
