@@ -12,7 +12,8 @@
  *     <!-- verify: practice reference -->         … with every lab done
  *     <!-- verify: practice fault <fault id> -->  … every lab done, the exercise's line injected
  *     <!-- verify: expect -->                     the block below is what the last command of the
- *                                                 run block above prints (an excerpt)
+ *                                                 run block above prints: all of it, or each
+ *                                                 omission marked `…（省略 N 行）`
  *     <!-- verify: skip <reason> -->              the command block below is shown, not replayed
  *     <!-- verify: inject <fault id> -->          the block below is the exercise's line; it must
  *                                                 be exactly the line the fault stage injects
@@ -34,9 +35,11 @@
  *   `--test-name-pattern`, the `tests` and `skipped` counts are refused (Node 20 counts the
  *   filtered-out tests as skipped, Node 22 and later do not count them at all).
  *
- * Meaning of a claim (see `claims.ts`): every non-blank line of an expect block must appear,
- * in order, inside the command's output. A command without an expect block must succeed
- * (exit status 0); a command with one is judged by its output alone (a red test run exits 1).
+ * Meaning of a claim (see `claims.ts`): the non-blank lines of an expect block are the
+ * command's output line by line, except where a line `…（省略 N 行）` stands for exactly N
+ * output lines; a bare `…` is refused, since it would hide how much is left out. A command
+ * without an expect block must succeed (exit status 0); a command with one is judged by its
+ * output alone (a red test run exits 1).
  *
  * The labs table has the columns Lab id | title | test count | scaffold error, one row per
  * lab in course order, optionally a last row `合计` with the total in the count column;
@@ -55,6 +58,7 @@
 import { CourseError } from "../core/errors.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { applyLearnerPatch, authorFaults, type Fault } from "../course/faults.js";
+import { type ClaimLine, omittedCount } from "./claims.js";
 
 /** When, in a learner's progress, a practice-folder command runs. */
 export type Stage = { kind: "starter" } | { kind: "after"; lab: string } | { kind: "reference" } | { kind: "fault"; fault: string };
@@ -75,8 +79,8 @@ export interface TextCommand {
   /** For practice commands; `starter` for repo commands (where it means nothing). */
   stage: Stage;
   shell: "sh" | "bash";
-  /** The expected output excerpt, for the last command of a block with an expect block. */
-  expect?: NumberedLine[];
+  /** The expected output (omissions marked), for the last command of a block with an expect block. */
+  expect?: ClaimLine[];
 }
 
 export interface LabsTable {
@@ -240,8 +244,10 @@ export function parseChapterText(text: string, file: string): ChapterTextPlan {
       if (last === undefined) invalid(file, line, "verify: expect 之前没有被运行的命令块");
       if (last.expect !== undefined) invalid(file, line, `第 ${last.line} 行的命令已经有一个 expect 块`);
       const fence = nextFence(i + 1, line, "verify: expect");
-      const expected = fence.content.filter((l) => l.text.trim() !== "" && !ELLIPSIS.test(l.text.trim()));
-      if (expected.length === 0) invalid(file, fence.line, "expect 块是空的");
+      const expected = fence.content.filter((l) => l.text.trim() !== "");
+      const bare = expected.find((l) => ELLIPSIS.test(l.text.trim()));
+      if (bare !== undefined) invalid(file, bare.line, "省略要写明行数：…（省略 N 行），N 是这里略去的输出行数");
+      if (expected.every((l) => omittedCount(l.text) !== undefined)) invalid(file, fence.line, "expect 块是空的");
       const unportable = FILTERED_RUN.test(last.command) ? expected.find((l) => FILTER_DEPENDENT_COUNT.test(l.text)) : undefined;
       if (unportable !== undefined) {
         invalid(
@@ -250,7 +256,10 @@ export function parseChapterText(text: string, file: string): ChapterTextPlan {
           `“${unportable.text.trim()}” 随 Node 版本而变：--test-name-pattern 过滤掉的测试，Node 20 记为 skipped 并计入 tests，Node 22 起两者都不计；只声明 ℹ pass、ℹ fail 和 ✔/✖ 行`,
         );
       }
-      last.expect = expected.map((l) => ({ line: l.line, text: l.text.trim() }));
+      last.expect = expected.map((l) => {
+        const omitted = omittedCount(l.text);
+        return omitted === undefined ? { line: l.line, text: l.text.trim() } : { line: l.line, text: l.text.trim(), omitted };
+      });
       i = fence.next;
     } else if (kind === "skip") {
       if (rest.length === 0) invalid(file, line, "verify: skip 要写明理由，例如 <!-- verify: skip 需要网络 -->");

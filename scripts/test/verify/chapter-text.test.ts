@@ -59,7 +59,7 @@ const MARKED = lines(
   "<!-- verify: expect -->",
   `${FENCE}text`,
   "✖ Lab 2.2 · render joins the catalog",
-  "…",
+  "…（省略 2 行）",
   "ℹ fail 1",
   `${FENCE}`,
   "",
@@ -98,7 +98,7 @@ const MARKED = lines(
 
 test("markup: commands with place, stage, shell and line; an expect block claims the last command of the run block above", () => {
   const plan = parseChapterText(MARKED, "chapters/02-beta.md");
-  const brief = (c: TextCommand) => [c.line, c.place, c.stage, c.shell, c.command, c.expect?.map((e) => [e.line, e.text])];
+  const brief = (c: TextCommand) => [c.line, c.place, c.stage, c.shell, c.command, c.expect?.map((e) => [e.line, e.text, e.omitted])];
   assert.deepEqual(plan.commands.map(brief), [
     [8, "repo", { kind: "starter" }, "sh", "npm run build -w @pi/course", undefined],
     [13, "practice", { kind: "after", lab: "2.1" }, "sh", "npm run build -w @pi/course", undefined],
@@ -109,8 +109,9 @@ test("markup: commands with place, stage, shell and line; an expect block claims
       "sh",
       'node --test --test-name-pattern="Lab 2.2" packages/pi-course/dist/test/02-beta.test.js',
       [
-        [22, "✖ Lab 2.2 · render joins the catalog"],
-        [24, "ℹ fail 1"],
+        [22, "✖ Lab 2.2 · render joins the catalog", undefined],
+        [23, "…（省略 2 行）", 2],
+        [24, "ℹ fail 1", undefined],
       ],
     ],
     [29, "practice", { kind: "fault", fault: "2.1-no-sort" }, "bash", "node --test packages/pi-course/dist/test/{01,02}-*.test.js", undefined],
@@ -163,8 +164,13 @@ test("markup: what the parser refuses, naming the file and line", () => {
     ],
     [
       "an empty expect block",
-      lines("<!-- verify: repo -->", `${FENCE}sh`, "a", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "…", FENCE),
+      lines("<!-- verify: repo -->", `${FENCE}sh`, "a", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "…（省略 3 行）", FENCE),
       /^c\.md:6: expect 块是空的/,
+    ],
+    [
+      "an omission that does not say how many lines it leaves out",
+      lines("<!-- verify: repo -->", `${FENCE}sh`, "a", FENCE, "<!-- verify: expect -->", `${FENCE}text`, "x", "...", "y", FENCE),
+      /^c\.md:8: 省略要写明行数：…（省略 N 行）/,
     ],
     ["a skip without a reason", lines("<!-- verify: skip -->", `${FENCE}sh`, "npm install", FENCE), /^c\.md:1: verify: skip 要写明理由/],
     ["cd inside a run block", lines("<!-- verify: repo -->", `${FENCE}sh`, "cd ../pi-practice-02", FENCE), /^c\.md:3: 命令块里不能有 cd/],
