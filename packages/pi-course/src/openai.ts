@@ -15,7 +15,8 @@
  *   [DONE]` ends the stream; a last chunk may carry `usage` (asked for with
  *   `stream_options.include_usage`).
  * `createOpenAIModel` joins them over the transport of `provider-http.ts`, keeping the model
- * promise exactly as the Anthropic adapter does (never a throw; coded `failure`s).
+ * promise exactly as the Anthropic adapter does (never a throw; coded `failure`s; a call cut
+ * off by finish reason `length` is a `length` turn, its arguments `{}`, not a broken response).
  *
  * Wire format: https://platform.openai.com/docs/api-reference/chat/streaming. Leniencies for
  * compatible servers, each seen in the wild: a turn with tool calls whose finish reason is

@@ -264,3 +264,27 @@ test("Lab 5.6 · 出错都是带代码的 error 回合，保留已到达的文�
     assert.match(turn.errorMessage ?? "", pattern, label);
   }
 });
+
+test("Lab 5.6 · 写到一半的工具调用碰上 finish_reason length：回合是 length 而不是坏响应；完整的调用保留参数，残缺的参数为 {}", LIMITS, async (t) => {
+  const body =
+    chunk({ content: "Writing both." }) +
+    chunk(callFragment(0, { name: "read", arguments: '{"path":"a.md"}' }, "call_a")) +
+    chunk(callFragment(1, { name: "write", arguments: '{"path": "notes.md", "content": "# Notes\\n\\nFir' }, "call_b")) +
+    chunk({}, "length") +
+    "data: [DONE]\n\n";
+  const { turn, events } = await play(t, { body });
+  assert.equal(turn.stopReason, "length");
+  assert.equal(turn.failure, undefined);
+  assert.deepEqual(turn.message.content, [
+    { type: "text", text: "Writing both." },
+    { type: "toolCall", id: "call_a", name: "read", arguments: { path: "a.md" } },
+    { type: "toolCall", id: "call_b", name: "write", arguments: {} },
+  ]);
+  const ends = events.flatMap((e) => (e.type === "toolcall_end" ? [e.toolCall] : []));
+  assert.deepEqual(ends, turn.message.content.slice(1), "事件与消息一致");
+  assert.doesNotThrow(() => toOpenAIMessages("", [turn.message]), "消息可以再发送");
+
+  const notCut = (await play(t, { body: body.replace('"finish_reason":"length"', '"finish_reason":"tool_calls"') })).turn;
+  assert.equal(notCut.stopReason, "error", "tool_calls 回合里的残缺参数仍是坏响应");
+  assert.equal(notCut.failure?.code, "PROVIDER_RESPONSE_INVALID");
+});
