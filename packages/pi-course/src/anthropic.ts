@@ -11,6 +11,9 @@
  * model promise: whatever goes wrong (no connection, an HTTP status, an `error` event, a
  * body cut short, arguments that are not JSON) ends the turn as an error, never as a throw,
  * with the provider's own words as `errorMessage` and a coded `failure` (`PROVIDER_*`).
+ * Running out of `max_tokens` is not something going wrong: the turn is `length`, also when
+ * it stopped in the middle of a call's arguments (the API closes that block before it says
+ * `max_tokens`; `TurnBuilder` waits for the stop reason and gives the call `{}`).
  *
  * Wire format: https://docs.anthropic.com/en/api/messages-streaming (event types
  * `message_start`, `content_block_start|delta|stop`, `message_delta`, `message_stop`,

@@ -9,6 +9,8 @@
  *   and an `errorMessage`. The agent decides what a failure means; the model only reports.
  * - The finished message is exactly what the events described: text blocks are their
  *   deltas joined, each tool call is the one its `toolcall_end` event carried.
+ * - Running out of output tokens is a finished turn (`length`), never a broken one, even
+ *   in the middle of a tool call: that call keeps arguments `{}` (see `TurnBuilder`).
  *
  * `TurnBuilder` keeps the second promise for every model: a model tells it what arrived
  * ("a text block starts", "here are argument bytes"), and it emits the events and
@@ -104,7 +106,8 @@ export class ModelError extends Error {
   }
 }
 
-type OpenBlock = { kind: "text"; index: number; text: string } | { kind: "toolCall"; index: number; id: string; name: string; json: string };
+/** The block being built; a tool call is `ended` when its block ended with arguments that do not parse (see `endBlock`). */
+type OpenBlock = { kind: "text"; index: number; text: string } | { kind: "toolCall"; index: number; id: string; name: string; json: string; ended: boolean };
 
 export interface TurnBuilderOptions {
   signal?: AbortSignal;
@@ -119,8 +122,18 @@ export interface TurnBuilderOptions {
  * Every method returns `false` and does nothing once the stream is closed (finished,
  * failed or aborted), so a producer stops as soon as a call returns `false`. Calling a
  * method that does not fit the open block (argument bytes with no tool call open)
- * throws `TURN_BUILDER_MISUSE`; tool arguments that are not a JSON object when their
- * block ends throw `TOOL_ARGUMENTS_INVALID`. A model catches those and calls `fail`.
+ * throws `TURN_BUILDER_MISUSE`. A model catches the errors below and calls `fail`.
+ *
+ * Tool arguments must be a JSON object (no text at all means `{}`), with one exception:
+ * the output limit. A turn that finishes as `length` may have been cut off in the middle
+ * of its last tool call, so that call, if its arguments do not parse as an object, ends
+ * with arguments `{}`: its half-written text was streamed in `toolcall_delta` events,
+ * the loop never runs a call of a `length` turn (it answers each with an error result),
+ * and `{}` keeps the message sendable to a model again. Only the last block can be cut
+ * off, so arguments that do not parse throw `TOOL_ARGUMENTS_INVALID` as soon as the turn
+ * goes on past them (another block starts) or finishes as `stop` or `toolUse`. Whether
+ * the producer ended the call's block first (Anthropic closes it before it says
+ * `max_tokens`) or not makes no difference.
  */
 export class TurnBuilder {
   readonly stream: AssistantStream;
@@ -144,7 +157,7 @@ export class TurnBuilder {
   /** Opens a text block (finishing any open block) and emits `text_start`. */
   startText(): boolean {
     if (this.closed) return false;
-    this.endBlock();
+    this.#close(false);
     const index = this.#content.length;
     this.#open = { kind: "text", index, text: "" };
     return this.#emit({ type: "text_start", index });
@@ -163,16 +176,16 @@ export class TurnBuilder {
   /** Opens a tool call block (finishing any open block) and emits `toolcall_start`. */
   startToolCall(id: string, name: string): boolean {
     if (this.closed) return false;
-    this.endBlock();
+    this.#close(false);
     const index = this.#content.length;
-    this.#open = { kind: "toolCall", index, id, name, json: "" };
+    this.#open = { kind: "toolCall", index, id, name, json: "", ended: false };
     return this.#emit({ type: "toolcall_start", index, id, name });
   }
 
   /** Appends raw JSON text of the open tool call's arguments; an empty delta emits nothing. */
   appendToolArguments(delta: string): boolean {
     if (this.closed) return false;
-    if (this.#open?.kind !== "toolCall") {
+    if (this.#open?.kind !== "toolCall" || this.#open.ended) {
       throw new ModelError("TURN_BUILDER_MISUSE", "tool argument text arrived while no tool call block is open");
     }
     if (delta === "") return true;
@@ -182,10 +195,24 @@ export class TurnBuilder {
 
   /**
    * Finishes the open block, if any: a text block emits `text_end` with its whole text; a
-   * tool call parses its arguments (no text at all means `{}`) and emits `toolcall_end`.
+   * tool call parses its arguments and emits `toolcall_end`. A tool call whose arguments do
+   * not parse as an object is only marked ended: what comes next decides (see the class
+   * comment), and `toolcall_end` is emitted then, or never if the turn fails.
    */
   endBlock(): boolean {
     if (this.closed) return false;
+    const open = this.#open;
+    if (open?.kind !== "toolCall") return this.#close(false);
+    const args = parseArguments(open.name, open.json);
+    if (args instanceof ModelError) {
+      open.ended = true;
+      return true;
+    }
+    return this.#closeToolCall(open, args);
+  }
+
+  /** Closes the open block for good; `cutOff`: the turn ended at the output limit right after it. */
+  #close(cutOff: boolean): boolean {
     const open = this.#open;
     if (open === undefined) return true;
     if (open.kind === "text") {
@@ -194,6 +221,11 @@ export class TurnBuilder {
       return this.#emit({ type: "text_end", index: open.index, text: open.text });
     }
     const args = parseArguments(open.name, open.json);
+    if (args instanceof ModelError && !cutOff) throw args;
+    return this.#closeToolCall(open, args instanceof ModelError ? {} : args);
+  }
+
+  #closeToolCall(open: Extract<OpenBlock, { kind: "toolCall" }>, args: Record<string, unknown>): boolean {
     this.#open = undefined;
     const toolCall: ToolCall = { type: "toolCall", id: open.id, name: open.name, arguments: args };
     this.#content.push(toolCall);
@@ -205,17 +237,17 @@ export class TurnBuilder {
     this.#usage = { ...this.#usage, ...usage };
   }
 
-  /** Finishes the open block and ends the stream with a completed turn. */
+  /** Finishes the open block (a cut-off call of a `length` turn gets `{}`) and ends the stream with a completed turn. */
   finish(stopReason: "stop" | "toolUse" | "length"): boolean {
     if (this.closed) return false;
-    this.endBlock();
+    this.#close(stopReason === "length");
     return this.stream.end(this.#turn(stopReason));
   }
 
   /**
    * Ends the stream with a turn that did not finish. Its message keeps the finished blocks
-   * and the text of an open text block; an open tool call is dropped (its arguments are
-   * incomplete, so it is not a request anyone could run). `failure`, when given, names the
+   * and the text of an open text block; an open tool call, or one whose arguments did not
+   * parse, is dropped (it is not a request anyone could run). `failure`, when given, names the
    * failure for the caller (a copy is kept).
    */
   fail(message: string, stopReason: "error" | "aborted" = "error", failure?: TurnFailure): boolean {
@@ -243,18 +275,19 @@ export class TurnBuilder {
   }
 }
 
-function parseArguments(toolName: string, json: string): Record<string, unknown> {
+/** The arguments as an object (no text at all means `{}`), or the `TOOL_ARGUMENTS_INVALID` error saying why not. */
+function parseArguments(toolName: string, json: string): Record<string, unknown> | ModelError {
   if (json.trim() === "") return {};
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not valid JSON: ${errorMessage(error)}`, {
+    return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not valid JSON: ${errorMessage(error)}`, {
       cause: error,
     });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not a JSON object`);
+    return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not a JSON object`);
   }
   return value as Record<string, unknown>;
 }

@@ -15,14 +15,18 @@
  *   [DONE]` ends the stream; a last chunk may carry `usage` (asked for with
  *   `stream_options.include_usage`).
  * `createOpenAIModel` joins them over the transport of `provider-http.ts`, keeping the model
- * promise exactly as the Anthropic adapter does (never a throw; coded `failure`s).
+ * promise exactly as the Anthropic adapter does (never a throw; coded `failure`s; a call cut
+ * off by finish reason `length` is a `length` turn, its arguments `{}`, not a broken response).
  *
  * Wire format: https://platform.openai.com/docs/api-reference/chat/streaming. Leniencies for
  * compatible servers, each seen in the wild: a turn with tool calls whose finish reason is
  * `stop` is a `toolUse` turn; a body that ends cleanly after a finish reason but without
- * `[DONE]` is complete; fields this adapter does not know (`reasoning_content`, `logprobs`)
- * are skipped.
+ * `[DONE]` is complete; a call sent without an `id` gets one of ours, unique in the session
+ * (see `fallbackCallIds`); fields this adapter does not know (`reasoning_content`,
+ * `logprobs`) are skipped. Nothing else is: a chunk whose choice is not in the documented
+ * shape fails the turn (see `readOpenAIEvents`), so no text is ever lost silently.
  */
+import { randomBytes } from "node:crypto";
 import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StreamOptions } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode } from "./provider-error.js";
 import { isPlainObject, openStream, readProviderEvents, streamProviderTurn, type ProviderFacts, type ProviderModelOptions } from "./provider-http.js";
@@ -173,18 +177,107 @@ function streamError(data: Record<string, unknown>, facts: ProviderFacts): Provi
 }
 
 /**
- * Feeds the streamed chunks into `builder` until the turn is finished, failed or aborted.
- * Only the first choice is read. Tool calls stream one after another: a fragment whose
- * `index` is new starts a call (it must name the function; a missing `id` becomes
- * `call_<index>`), a fragment of the open call adds argument text, and a fragment of an
- * earlier call is a protocol error. Never rejects: every failure ends the turn through
- * `builder.fail` with a `PROVIDER_*` failure, as in `readAnthropicEvents`.
+ * Makes the ids of tool calls a server streams without one: `call_<tag>_<n>`, where `tag` is
+ * 12 random hex digits drawn once per source and `n` counts from 1, skipping any id in
+ * `taken`. A model keeps one source for its whole life, so its ids never repeat: the
+ * session's transcript must not hold one call id twice (chapter 11's `buildContext` refuses
+ * that, and a provider would pair results with the wrong call), and a fixed `call_<index>`
+ * would repeat on every turn. The random tag keeps ids of another model or an earlier run of
+ * the session apart, and `taken` rules out every id the adapter can see in use.
  */
-export async function readOpenAIEvents(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts = openAIFacts("unknown")): Promise<void> {
-  return readProviderEvents(translate, events, builder, facts);
+export function fallbackCallIds(): (taken: ReadonlySet<string>) => string {
+  const tag = randomBytes(6).toString("hex");
+  let count = 0;
+  return (taken) => {
+    for (;;) {
+      const id = `call_${tag}_${++count}`;
+      if (!taken.has(id)) return id;
+    }
+  };
 }
 
-async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts): Promise<void> {
+/** Where `readOpenAIEvents` gets the ids of calls sent without one. */
+export interface FallbackIds {
+  /** Makes an id not in `taken`; default a fresh `fallbackCallIds()` per call of `readOpenAIEvents`. */
+  next?: (taken: ReadonlySet<string>) => string;
+  /** Ids already in use (the request's conversation); the turn's own ids are added as they arrive. */
+  taken?: Iterable<string>;
+}
+
+/** Every tool call id of `messages`: the calls' and the ids their results answer. */
+function toolCallIdsOf(messages: readonly AgentMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of messages) {
+    if (message.role === "toolResult") ids.add(message.toolCallId);
+    else if (message.role === "assistant") for (const block of message.content) if (block.type === "toolCall") ids.add(block.id);
+  }
+  return ids;
+}
+
+/** The parts of a chunk's first choice this adapter reads. */
+interface ChoiceParts {
+  content: string;
+  toolCalls: Record<string, unknown>[];
+  finishReason: string | undefined;
+}
+
+/**
+ * The first choice of a chunk; `undefined` for a chunk that carries no choice on purpose;
+ * a string saying how the chunk breaks the wire format. A chunk without a choice is one whose
+ * `choices` is `[]` (OpenAI's usage chunk, Azure's `prompt_filter_results` chunk) or one with
+ * no `choices` field and a `usage` object (the usage chunk of some compatible servers); any
+ * other `choices` must be an array whose first item is an object, with `delta` an object
+ * (or absent/`null`: nothing), `delta.content` a string (or absent/`null`), `delta.tool_calls`
+ * an array of objects (or absent/`null`) and `finish_reason` a string (or absent/`null`).
+ */
+function choiceOf(data: Record<string, unknown>): ChoiceParts | undefined | string {
+  const choices = data.choices;
+  if (Array.isArray(choices) && choices.length === 0) return undefined;
+  if (choices === undefined && isPlainObject(data.usage)) return undefined;
+  if (!Array.isArray(choices)) return "a chunk whose choices is not an array";
+  const choice: unknown = choices[0];
+  if (!isPlainObject(choice)) return "a choice that is not an object";
+  const delta = choice.delta ?? {};
+  if (!isPlainObject(delta)) return "a delta that is not an object";
+  const content = delta.content ?? "";
+  if (typeof content !== "string") return "delta.content that is not a string";
+  const toolCalls = delta.tool_calls ?? [];
+  if (!Array.isArray(toolCalls) || !toolCalls.every(isPlainObject)) return "delta.tool_calls that is not an array of objects";
+  const finishReason = choice.finish_reason ?? undefined;
+  if (finishReason !== undefined && typeof finishReason !== "string") return "a finish_reason that is not a string";
+  return { content, toolCalls, finishReason };
+}
+
+/**
+ * Feeds the streamed chunks into `builder` until the turn is finished, failed or aborted.
+ * Only the first choice is read, and only the chunks `choiceOf` names carry none (the usage
+ * chunk); a chunk that breaks the wire format (invalid JSON, a `choices` that is not an array,
+ * a first choice that is not an object, a part of it of the wrong type) fails the turn as `PROVIDER_RESPONSE_INVALID`
+ * rather than being skipped with its text. Tool calls stream one after another: a fragment
+ * whose `index` is new starts a call (it must name the function; a missing `id` is made by
+ * `ids.next`, never one of `ids.taken` or of this turn's calls), a fragment of the open call
+ * adds argument text, and a fragment of an earlier call is a protocol error. Never rejects:
+ * every failure ends the turn through `builder.fail` with a `PROVIDER_*` failure, as in
+ * `readAnthropicEvents`.
+ */
+export async function readOpenAIEvents(
+  events: AsyncIterable<SseEvent>,
+  builder: TurnBuilder,
+  facts: ProviderFacts = openAIFacts("unknown"),
+  ids: FallbackIds = {},
+): Promise<void> {
+  const next = ids.next ?? fallbackCallIds();
+  const taken = new Set(ids.taken ?? []);
+  /** The id of a call that starts: the server's, or a new one; taken from then on either way. */
+  const callId = (given: unknown): string => {
+    const id = typeof given === "string" && given !== "" ? given : next(taken);
+    taken.add(id);
+    return id;
+  };
+  return readProviderEvents((e, b, f) => translate(e, b, f, callId), events, builder, facts);
+}
+
+async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts, callId: (given: unknown) => string): Promise<void> {
   const stop = (code: ProviderErrorCode, detail: string) => failTurn(builder, new ProviderError(code, { ...facts, detail }));
   let finishReason: unknown;
   let openCall: number | undefined;
@@ -222,15 +315,17 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
       const output = num(data.usage.completion_tokens);
       builder.setUsage({ ...(input !== undefined ? { inputTokens: input } : {}), ...(output !== undefined ? { outputTokens: output } : {}) });
     }
-    const choice = Array.isArray(data.choices) ? data.choices[0] : undefined;
-    if (!isPlainObject(choice)) continue; // the usage chunk has no choices
-    const delta = isPlainObject(choice.delta) ? choice.delta : {};
-    if (typeof delta.content === "string" && delta.content !== "") {
-      openCall = undefined;
-      builder.appendText(delta.content);
+    const choice = choiceOf(data);
+    if (typeof choice === "string") {
+      stop("PROVIDER_RESPONSE_INVALID", `protocol error: ${choice}: ${sse.data.slice(0, 200)}`);
+      return;
     }
-    for (const fragment of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-      if (!isPlainObject(fragment)) continue;
+    if (choice === undefined) continue; // the usage chunk
+    if (choice.content !== "") {
+      openCall = undefined;
+      builder.appendText(choice.content);
+    }
+    for (const fragment of choice.toolCalls) {
       const index = num(fragment.index) ?? 0;
       const fn = isPlainObject(fragment.function) ? fragment.function : {};
       if (index !== openCall) {
@@ -242,13 +337,13 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
           stop("PROVIDER_RESPONSE_INVALID", `protocol error: tool call ${index} began without a function name`);
           return;
         }
-        builder.startToolCall(typeof fragment.id === "string" && fragment.id !== "" ? fragment.id : `call_${index}`, fn.name);
+        builder.startToolCall(callId(fragment.id), fn.name);
         startedCalls.add(index);
         openCall = index;
       }
       if (typeof fn.arguments === "string") builder.appendToolArguments(fn.arguments);
     }
-    if (typeof choice.finish_reason === "string") finishReason = choice.finish_reason;
+    if (choice.finishReason !== undefined) finishReason = choice.finishReason;
   }
   if (builder.closed) return;
   if (finishReason !== undefined) finish();
@@ -259,10 +354,13 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
  * A `Model` backed by a Chat Completions server. Same promises as `createAnthropicModel`:
  * a status other than 2xx, a broken stream or an abort is a turn (`error` with a coded
  * `failure`, or `aborted`), never a throw; requests are sent once unless `options.retry`
- * allows more, and only before any event of the turn was emitted.
+ * allows more, and only before any event of the turn was emitted. Ids it makes for calls sent
+ * without one come from one `fallbackCallIds()` for the model's life and skip every call id
+ * of the request's conversation, so they are unique in the session.
  */
 export function createOpenAIModel(options: OpenAIModelOptions): Model {
   const facts = openAIFacts(options.model);
+  const nextCallId = fallbackCallIds();
   return {
     name: `openai-compatible:${options.model}`,
     stream(request: ModelRequest, streamOptions: StreamOptions = {}): AssistantStream {
@@ -275,7 +373,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
           return { url, headers: init.headers, body: init.body, facts };
         },
         open: openStream,
-        read: (opened, builder) => readOpenAIEvents(parseSse(opened.body), builder, facts),
+        read: (opened, builder) => readOpenAIEvents(parseSse(opened.body), builder, facts, { next: nextCallId, taken: toolCallIdsOf(request.messages) }),
       });
     },
   };

@@ -72,16 +72,58 @@ test("Lab 4.1 · TurnBuilder：事件与最终消息出自同一组调用，二�
   assert.deepEqual(replay(list), result.message.content);
 });
 
-test("Lab 4.1 · TurnBuilder：参数不是 JSON 对象、没有打开的工具调用时收到参数，都是明确的错误", () => {
-  for (const json of ["{not json", "[1,2]", "42"]) {
-    const builder = new TurnBuilder();
-    builder.startToolCall("c", "read");
-    builder.appendToolArguments(json);
-    assert.throws(() => builder.endBlock(), { code: "TOOL_ARGUMENTS_INVALID" }, json);
+test("Lab 4.1 · TurnBuilder：参数不是 JSON 对象、回合却继续或以 stop/toolUse 结束，没有打开的工具调用时收到参数，都是明确的错误", () => {
+  for (const json of ["{not json", "[1,2]", "42", '{"path":']) {
+    const next: [string, (b: TurnBuilder) => unknown][] = [
+      ["下一个块开始", (b) => b.startText()],
+      ["下一个调用开始", (b) => b.startToolCall("c2", "list")],
+      ["接着来文本", (b) => b.appendText("x")],
+      ["以 toolUse 结束", (b) => b.finish("toolUse")],
+      ["以 stop 结束", (b) => b.finish("stop")],
+    ];
+    for (const closeFirst of [false, true]) {
+      for (const [label, then] of next) {
+        const builder = new TurnBuilder();
+        builder.startToolCall("c", "read");
+        builder.appendToolArguments(json);
+        if (closeFirst) builder.endBlock();
+        assert.throws(() => then(builder), { code: "TOOL_ARGUMENTS_INVALID" }, `${json} · ${label} · 块已结束: ${closeFirst}`);
+      }
+    }
   }
   const builder = new TurnBuilder();
   builder.appendText("x");
   assert.throws(() => builder.appendToolArguments("{}"), { code: "TURN_BUILDER_MISUSE" });
+  const ended = new TurnBuilder();
+  ended.startToolCall("c", "read");
+  ended.appendToolArguments('{"path":');
+  ended.endBlock();
+  assert.throws(() => ended.appendToolArguments('"a"}'), { code: "TURN_BUILDER_MISUSE" }, "块结束之后不能再补参数");
+});
+
+test("Lab 4.1 · TurnBuilder：length 回合的最后一个调用参数写到一半（块结束与否都一样），以参数 {} 收尾，事件与消息一致", async () => {
+  for (const closeFirst of [false, true]) {
+    const builder = new TurnBuilder({ now: () => 3 });
+    const seen = events(builder.stream);
+    builder.appendText("写文件");
+    builder.startToolCall("c1", "read");
+    builder.appendToolArguments('{"path":"a.ts"}');
+    builder.startToolCall("c2", "write");
+    builder.appendToolArguments('{"path":"b.md","content":"# 标题\\n第一');
+    if (closeFirst) assert.equal(builder.endBlock(), true);
+    assert.equal(builder.finish("length"), true);
+    const result = await builder.stream.result();
+    assert.equal(result.stopReason, "length", `块已结束: ${closeFirst}`);
+    assert.equal("errorMessage" in result, false);
+    assert.deepEqual(result.message.content, [
+      { type: "text", text: "写文件" },
+      { type: "toolCall", id: "c1", name: "read", arguments: { path: "a.ts" } },
+      { type: "toolCall", id: "c2", name: "write", arguments: {} },
+    ]);
+    const list = await seen;
+    assert.deepEqual(replay(list), result.message.content, "toolcall_end 带的就是消息里的调用");
+    assert.equal(list.filter((e) => e.type === "toolcall_end").length, 2);
+  }
 });
 
 test("Lab 4.1 · TurnBuilder.fail 保留已完成的块和未完成的文本，丢掉未完成的工具调用；之后的调用都返回 false", async () => {

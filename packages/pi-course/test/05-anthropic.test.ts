@@ -5,6 +5,7 @@ import { anthropicRequestBody, createAnthropicModel, mapStopReason, toAnthropicM
 import { finalTurn, type AssistantEvent, type AssistantTurn, type ModelRequest } from "../src/model.js";
 import type { AgentMessage } from "../src/types.js";
 import { testSourcePath } from "./support/files.js";
+import { startReplayServer } from "./support/replay-server.js";
 
 const fixture = (name: string) => readFileSync(testSourcePath("fixtures", "anthropic", name), "utf8");
 
@@ -270,4 +271,62 @@ test("Lab 5.4 · 中止：请求被取消，回合立刻以 aborted 结束，保
   assert.match(turn.errorMessage ?? "", /用户中止/);
   assert.deepEqual(turn.message.content, [{ type: "text", text: "你好，我在。😀" }]);
   assert.equal(requestSignal?.aborted, true, "中止传到了 fetch");
+});
+
+/** Anthropic events, one `event:`/`data:` pair each, as the API streams them. */
+const sse = (...events: Record<string, unknown>[]) => events.map((data) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+
+/** A turn that writes some text, then starts a `write` call and is cut off in the middle of its arguments. */
+function cutInCall(options: { closeBlock: boolean; stopReason: string }): string {
+  return sse(
+    { type: "message_start", message: { id: "msg_cut", type: "message", role: "assistant", content: [], usage: { input_tokens: 30, output_tokens: 1 } } },
+    { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+    { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "I'll write the notes." } },
+    { type: "content_block_stop", index: 0 },
+    { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_cut", name: "write", input: {} } },
+    { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"path": "notes.md", "content": "# Notes\\n\\nFirst' } },
+    ...(options.closeBlock ? [{ type: "content_block_stop", index: 1 }] : []),
+    { type: "message_delta", delta: { stop_reason: options.stopReason, stop_sequence: null }, usage: { output_tokens: 4096 } },
+    { type: "message_stop" },
+  );
+}
+
+test("Lab 5.4 · 写到一半的工具调用碰上 max_tokens：回合是 length 而不是坏响应，无论块是否先结束；调用参数为 {}，回合可以再发送", async (t) => {
+  for (const closeBlock of [true, false]) {
+    const server = await startReplayServer(t, [{ body: cutInCall({ closeBlock, stopReason: "max_tokens" }) }]);
+    const model = createAnthropicModel(options(fetch, { baseUrl: server.origin }));
+    const stream = model.stream(simpleRequest);
+    const events: AssistantEvent[] = [];
+    for await (const event of stream) events.push(event);
+    const turn = await stream.result();
+    const label = `content_block_stop 先到: ${closeBlock}`;
+    assert.equal(turn.stopReason, "length", label);
+    assert.equal(turn.failure, undefined, label);
+    assert.equal(turn.errorMessage, undefined, label);
+    assert.deepEqual(turn.usage, { inputTokens: 30, outputTokens: 4096 }, label);
+    assert.deepEqual(
+      turn.message.content,
+      [
+        { type: "text", text: "I'll write the notes." },
+        { type: "toolCall", id: "toolu_cut", name: "write", arguments: {} },
+      ],
+      label,
+    );
+    const end = events.find((e) => e.type === "toolcall_end");
+    assert.deepEqual(end?.type === "toolcall_end" && end.toolCall, turn.message.content[1], `${label}: 事件与消息一致`);
+    assert.doesNotThrow(() => toAnthropicMessages([turn.message]), `${label}: 消息可以再发送`);
+  }
+});
+
+test("Lab 5.4 · 参数残缺的调用只有在 max_tokens 回合里才算被截断：tool_use 或 end_turn 回合里仍是 PROVIDER_RESPONSE_INVALID", async (t) => {
+  for (const stopReason of ["tool_use", "end_turn"]) {
+    for (const closeBlock of [true, false]) {
+      const server = await startReplayServer(t, [{ body: cutInCall({ closeBlock, stopReason }) }]);
+      const turn = await finalTurn(createAnthropicModel(options(fetch, { baseUrl: server.origin })).stream(simpleRequest));
+      const label = `${stopReason} · content_block_stop 先到: ${closeBlock}`;
+      assert.equal(turn.stopReason, "error", label);
+      assert.equal(turn.failure?.code, "PROVIDER_RESPONSE_INVALID", label);
+      assert.deepEqual(turn.message.content, [{ type: "text", text: "I'll write the notes." }], `${label}: 残缺的调用不进入消息`);
+    }
+  }
 });

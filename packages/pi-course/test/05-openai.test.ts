@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import test, { type TestContext } from "node:test";
 import { finalTurn, type AssistantEvent, type AssistantTurn, type ModelRequest } from "../src/model.js";
 import { createOpenAIModel, mapFinishReason, openAIRequestBody, toOpenAIMessages, type OpenAIModelOptions } from "../src/openai.js";
-import type { AgentMessage } from "../src/types.js";
+import { userMessage, type AgentMessage } from "../src/types.js";
 import { testSourcePath } from "./support/files.js";
 import { inPieces, startReplayServer, type ReplayStep } from "./support/replay-server.js";
 
@@ -204,6 +204,8 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
 const callFragment = (index: number, fn: Record<string, unknown>, id?: string) => ({
   tool_calls: [{ index, ...(id ? { id, type: "function" } : {}), function: fn }],
 });
+/** A tool turn whose single call has no `id`, as some compatible servers send it. */
+const callWithoutId = chunk(callFragment(0, { name: "list", arguments: "{}" })) + chunk({}, "tool_calls") + "data: [DONE]\n\n";
 
 test("Lab 5.6 · 兼容服务的宽松之处：带调用却说 stop 的回合是 toolUse；有 finish_reason 而缺 [DONE] 的回合是完整的；length 照实报告", LIMITS, async (t) => {
   const stopWithCall = chunk(callFragment(0, { name: "read", arguments: '{"path":"a"}' }, "call_a")) + chunk({}, "stop") + "data: [DONE]\n\n";
@@ -219,12 +221,10 @@ test("Lab 5.6 · 兼容服务的宽松之处：带调用却说 stop 的回合是
   const cut = chunk({ content: "说到一半" }) + chunk({}, "length") + "data: [DONE]\n\n";
   assert.equal((await play(t, { body: cut })).turn.stopReason, "length");
 
-  const noId = chunk(callFragment(0, { name: "list", arguments: "{}" })) + chunk({}, "tool_calls") + "data: [DONE]\n\n";
-  assert.deepEqual(
-    (await play(t, { body: noId })).turn.message.content,
-    [{ type: "toolCall", id: "call_0", name: "list", arguments: {} }],
-    "缺 id 的调用得到确定的 id",
-  );
+  const [noId] = (await play(t, { body: callWithoutId })).turn.message.content;
+  assert.ok(noId?.type === "toolCall");
+  assert.match(noId.id, /^call_[0-9a-f]{12}_\d+$/, "缺 id 的调用得到我们的 id");
+  assert.deepEqual({ ...noId, id: "" }, { type: "toolCall", id: "", name: "list", arguments: {} });
 });
 
 test("Lab 5.6 · 出错都是带代码的 error 回合，保留已到达的文本：流中的 error、截断、非法 JSON、交错或无名的调用片段、未知的结束原因", LIMITS, async (t) => {
@@ -262,5 +262,91 @@ test("Lab 5.6 · 出错都是带代码的 error 回合，保留已到达的文�
     assert.equal(turn.stopReason, "error", label);
     assert.equal(turn.failure?.code, "PROVIDER_RESPONSE_INVALID", label);
     assert.match(turn.errorMessage ?? "", pattern, label);
+  }
+});
+
+test("Lab 5.6 · 写到一半的工具调用碰上 finish_reason length：回合是 length 而不是坏响应；完整的调用保留参数，残缺的参数为 {}", LIMITS, async (t) => {
+  const body =
+    chunk({ content: "Writing both." }) +
+    chunk(callFragment(0, { name: "read", arguments: '{"path":"a.md"}' }, "call_a")) +
+    chunk(callFragment(1, { name: "write", arguments: '{"path": "notes.md", "content": "# Notes\\n\\nFir' }, "call_b")) +
+    chunk({}, "length") +
+    "data: [DONE]\n\n";
+  const { turn, events } = await play(t, { body });
+  assert.equal(turn.stopReason, "length");
+  assert.equal(turn.failure, undefined);
+  assert.deepEqual(turn.message.content, [
+    { type: "text", text: "Writing both." },
+    { type: "toolCall", id: "call_a", name: "read", arguments: { path: "a.md" } },
+    { type: "toolCall", id: "call_b", name: "write", arguments: {} },
+  ]);
+  const ends = events.flatMap((e) => (e.type === "toolcall_end" ? [e.toolCall] : []));
+  assert.deepEqual(ends, turn.message.content.slice(1), "事件与消息一致");
+  assert.doesNotThrow(() => toOpenAIMessages("", [turn.message]), "消息可以再发送");
+
+  const notCut = (await play(t, { body: body.replace('"finish_reason":"length"', '"finish_reason":"tool_calls"') })).turn;
+  assert.equal(notCut.stopReason, "error", "tool_calls 回合里的残缺参数仍是坏响应");
+  assert.equal(notCut.failure?.code, "PROVIDER_RESPONSE_INVALID");
+});
+
+const callIdOf = (turn: AssistantTurn): string => {
+  const block = turn.message.content.find((b) => b.type === "toolCall");
+  assert.ok(block?.type === "toolCall", "the turn has a call");
+  return block.id;
+};
+
+test("Lab 5.6 · 服务端没给调用 id：补上的 id 在会话里唯一（每一轮、每个模型都不同），也不与对话里已有的 id 重复", LIMITS, async (t) => {
+  const server = await startReplayServer(t, [{ body: callWithoutId }, { body: callWithoutId }, { body: callWithoutId }, { body: callWithoutId }]);
+  const model = createOpenAIModel(options(server.origin));
+  const first = callIdOf(await finalTurn(model.stream(simpleRequest)));
+  const second = callIdOf(await finalTurn(model.stream(simpleRequest)));
+  assert.notEqual(first, second, "同一个模型的两轮不重复");
+  const other = callIdOf(await finalTurn(createOpenAIModel(options(server.origin)).stream(simpleRequest)));
+  assert.ok(other !== first && other !== second, "另一个模型（另一次会话）的 id 也不同");
+
+  // Fallback ids are `call_<tag>_<n>` (see openai.ts): the next one of `model` would be `<tag>_3`.
+  // A server gave that id earlier in the conversation, so the adapter must not reuse it.
+  const taken = second.replace(/\d+$/, (n) => String(Number(n) + 1));
+  assert.notEqual(taken, second);
+  const history: AgentMessage[] = [
+    userMessage("list", 1),
+    { role: "assistant", content: [{ type: "toolCall", id: taken, name: "list", arguments: {} }], timestamp: 2 },
+    { role: "toolResult", toolCallId: taken, toolName: "list", content: [{ type: "text", text: "a.md" }], isError: false, timestamp: 3 },
+  ];
+  const third = callIdOf(await finalTurn(model.stream({ systemPrompt: "", messages: history, tools: [] })));
+  assert.ok(![first, second, taken].includes(third), `${third} 是新的 id`);
+});
+
+test("Lab 5.6 · 只有真正的用量块（choices 为 [] 或缺失而带 usage）被跳过；choices 形状不对的块是 PROVIDER_RESPONSE_INVALID", LIMITS, async (t) => {
+  const raw = (data: Record<string, unknown>) => `data: ${JSON.stringify(data)}\n\n`;
+  const skipped = (
+    await play(t, {
+      body:
+        raw({ id: "c", choices: [], prompt_filter_results: [] }) +
+        chunk({ content: "ok" }, "stop") +
+        raw({ id: "c", usage: { prompt_tokens: 3, completion_tokens: 1 } }) +
+        "data: [DONE]\n\n",
+    })
+  ).turn;
+  assert.equal(skipped.stopReason, "stop");
+  assert.deepEqual(skipped.message.content, [{ type: "text", text: "ok" }]);
+  assert.deepEqual(skipped.usage, { inputTokens: 3, outputTokens: 1 });
+
+  const broken: [string, Record<string, unknown>][] = [
+    ["choices 是对象", { id: "c", choices: { index: 0, delta: { content: "lost" }, finish_reason: null } }],
+    ["choices 是 null", { id: "c", choices: null, usage: { prompt_tokens: 1, completion_tokens: 1 } }],
+    ["choices 缺失也没有 usage", { id: "c", object: "chat.completion.chunk" }],
+    ["choice 不是对象", { id: "c", choices: ["lost"] }],
+    ["delta 不是对象", { id: "c", choices: [{ index: 0, delta: "lost", finish_reason: null }] }],
+    ["content 不是字符串", { id: "c", choices: [{ index: 0, delta: { content: ["lost"] }, finish_reason: null }] }],
+    ["tool_calls 不是数组", { id: "c", choices: [{ index: 0, delta: { tool_calls: { index: 0 } }, finish_reason: null }] }],
+    ["调用片段不是对象", { id: "c", choices: [{ index: 0, delta: { tool_calls: ["lost"] }, finish_reason: null }] }],
+    ["finish_reason 不是字符串", { id: "c", choices: [{ index: 0, delta: {}, finish_reason: 1 }] }],
+  ];
+  for (const [label, data] of broken) {
+    const turn = (await play(t, { body: chunk({ content: "kept " }) + raw(data) + chunk({}, "stop") + "data: [DONE]\n\n" })).turn;
+    assert.equal(turn.stopReason, "error", label);
+    assert.equal(turn.failure?.code, "PROVIDER_RESPONSE_INVALID", label);
+    assert.deepEqual(turn.message.content, [{ type: "text", text: "kept " }], `${label}: 已到达的文本保留`);
   }
 });

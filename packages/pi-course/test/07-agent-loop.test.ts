@@ -1,11 +1,16 @@
 import assert from "node:assert/strict";
-import test from "node:test";
+import { readFileSync } from "node:fs";
+import test, { type TestContext } from "node:test";
 import { deferred } from "../src/async.js";
 import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent } from "../src/agent-loop.js";
+import { createAnthropicModel } from "../src/anthropic.js";
 import { TurnBuilder, type Model } from "../src/model.js";
+import { createOpenAIModel } from "../src/openai.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
 import { createToolExecutor, objectSchema, stringValue, ToolRegistry, type Tool, type ToolExecutor } from "../src/tool.js";
 import { text, textOf, userMessage, type AgentMessage, type ToolResultMessage } from "../src/types.js";
+import { testSourcePath } from "./support/files.js";
+import { startReplayServer } from "./support/replay-server.js";
 
 /** A tool that echoes its `value` and records the calls it ran. */
 function echoTool(ran: string[] = []): Tool<{ value: string }> {
@@ -408,4 +413,102 @@ test("Lab 7.3 · 每一种结束状态下，模型发出的每个调用都有配
   const aborted = await runAgentLoop([], [userMessage("go", 1)], config);
   assert.equal(aborted.stopReason, "aborted");
   assertEveryCallAnswered(aborted.messages, "aborted after the first tool");
+});
+
+/** A `write` call cut off by the output limit in the middle of its arguments, as each provider streams it. */
+const CUT_IN_CALL: { wire: "anthropic" | "openai"; body: string; model(origin: string): Model }[] = [
+  {
+    wire: "anthropic",
+    body: [
+      { type: "message_start", message: { id: "msg_cut", type: "message", role: "assistant", content: [], usage: { input_tokens: 30, output_tokens: 1 } } },
+      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_cut", name: "write", input: {} } },
+      { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"path": "notes.md", "content": "# Notes\\n\\nFirst' } },
+      { type: "content_block_stop", index: 0 },
+      { type: "message_delta", delta: { stop_reason: "max_tokens", stop_sequence: null }, usage: { output_tokens: 4096 } },
+      { type: "message_stop" },
+    ]
+      .map((data) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`)
+      .join(""),
+    model: (origin) => createAnthropicModel({ apiKey: "sk-test", model: "claude-sonnet-4-5", baseUrl: origin, timeoutMs: 10_000 }),
+  },
+  {
+    wire: "openai",
+    body:
+      [
+        { index: 0, delta: { tool_calls: [{ index: 0, id: "call_cut", type: "function", function: { name: "write", arguments: "" } }] }, finish_reason: null },
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, function: { arguments: '{"path": "notes.md", "content": "# Notes\\n\\nFirst' } }] },
+          finish_reason: null,
+        },
+        { index: 0, delta: {}, finish_reason: "length" },
+      ]
+        .map((choice) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [choice] })}\n\n`)
+        .join("") + "data: [DONE]\n\n",
+    model: (origin) => createOpenAIModel({ baseUrl: `${origin}/v1`, model: "gpt-oss:20b", timeoutMs: 10_000 }),
+  },
+];
+
+/** A `write` tool that records what it was asked to write. */
+function writeTool(ran: string[]): Tool<{ path: string; content: string }> {
+  return {
+    name: "write",
+    description: "Write a file.",
+    schema: objectSchema({ path: stringValue(), content: stringValue() }),
+    async execute({ path }) {
+      ran.push(path);
+      return { content: [text(`wrote ${path}`)] };
+    },
+  };
+}
+
+async function cutOffRun(t: TestContext, wire: (typeof CUT_IN_CALL)[number]) {
+  const answer = readFileSync(testSourcePath("fixtures", wire.wire, "text.sse"), "utf8");
+  const server = await startReplayServer(t, [{ body: wire.body }, { body: answer }]);
+  const ran: string[] = [];
+  const registry = new ToolRegistry([writeTool(ran)]);
+  const events: LoopEvent[] = [];
+  const config: LoopConfig = { model: wire.model(server.origin), registry, executor: createToolExecutor(registry), maxTurns: 5, emit: (e) => events.push(e) };
+  const result = await runAgentLoop([], [userMessage("把笔记写进 notes.md", 1)], config);
+  return { server, ran, events, config, result };
+}
+
+test("Lab 7.5 · 真实 provider 的回答在工具调用参数中途被输出上限截断：运行以 length 结束（TURN_CUT_OFF），调用不运行、配上错误结果，对话还能接着发送", async (t) => {
+  for (const wire of CUT_IN_CALL) {
+    const { server, ran, events, config, result } = await cutOffRun(t, wire);
+    assert.equal(result.stopReason, "length", `${wire.wire}: 不是 error（不是“服务坏了”）`);
+    assert.equal(result.failure, undefined, wire.wire);
+    assert.deepEqual(ran, [], `${wire.wire}: 截断的调用没有运行`);
+    assert.equal(
+      events.some((e) => e.type === "tool_start"),
+      false,
+      wire.wire,
+    );
+    assert.deepEqual(
+      result.messages.map((m) => m.role),
+      ["user", "assistant", "toolResult"],
+      wire.wire,
+    );
+    assertEveryCallAnswered(result.messages, wire.wire);
+    const [, assistant, answer] = result.messages;
+    assert.deepEqual(assistant?.role === "assistant" && assistant.content, [
+      { type: "toolCall", id: `${wire.wire === "anthropic" ? "toolu" : "call"}_cut`, name: "write", arguments: {} },
+    ]);
+    assert.ok(answer?.role === "toolResult" && answer.isError, wire.wire);
+    assert.match(textOf(answer), /was not run: the model's output was cut off/, wire.wire);
+
+    // The transcript goes back to the provider as it is: the next run's request carries the cut call and its answer.
+    const next = await runAgentLoop(result.messages, [userMessage("分成几次写", 2)], config);
+    assert.equal(next.stopReason, "stop", wire.wire);
+    assert.equal(server.requests.length, 2, wire.wire);
+    const sent = server.requests[1]!.body;
+    assert.match(
+      sent,
+      wire.wire === "anthropic"
+        ? /"type":"tool_use","id":"toolu_cut","name":"write","input":\{\}/
+        : /"id":"call_cut","type":"function","function":\{"name":"write","arguments":"\{\}"\}/,
+      wire.wire,
+    );
+    assert.match(sent, /was not run: the model's output was cut off/, wire.wire);
+  }
 });

@@ -213,6 +213,20 @@ test(
       assert.match(line(cut, "失败  ") ?? "", /^失败  \[TURN_CUT_OFF\] /);
       assert.match(line(cut, "结束  ") ?? "", /^结束  length · 模型调用 1 次/);
       assert.equal(cut.server.requests.length, 1);
+
+      // Cut off in the middle of the call's arguments (its last piece, and any later call, never came): the same end.
+      const halfWritten = wire
+        .cutOff(fixture(wire, wire.toolFixture))
+        .split("\n\n")
+        .filter((event) => !/"(partial_json|arguments)":"0\}"|"id":"call_3Vn8pLs1Yd6E"/.test(event))
+        .join("\n\n");
+      const half = await start(t, wire, [{ body: halfWritten }]);
+      assert.equal(half.status, 1, wire.provider);
+      const halfResults = half.lines.filter((l) => l.startsWith("结果  "));
+      assert.equal(halfResults.length, 1, `${wire.provider}\n${half.out}`);
+      assert.match(halfResults[0]!, /^结果  ✗ tool "read" was not run: the model's output was cut off/);
+      assert.match(line(half, "失败  ") ?? "", /^失败  \[TURN_CUT_OFF\] /, `${wire.provider}\n${half.out}`);
+      assert.match(line(half, "结束  ") ?? "", /^结束  length · 模型调用 1 次/);
     }
     const anthropic = WIRES[0]!;
     const noCall =
