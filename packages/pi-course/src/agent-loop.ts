@@ -20,6 +20,9 @@
  * - `maxTurns` bounds the model calls of one run, so a model that never stops asking for
  *   tools cannot spin forever; the run then ends as `turn_limit` with every call paired.
  * - Aborting stops the model mid-stream, stops waiting for a running tool, and ends the run.
+ * - Whenever the loop stops reading a model stream before its end, for any reason (the
+ *   caller's `emit` throws, the stream breaks its contract), it aborts that model request
+ *   through the signal it gave the model, so no provider keeps streaming for nobody.
  */
 import { abortable, abortReason, errorMessage } from "./async.js";
 import type { AssistantEvent, AssistantTurn, Model, ModelRequest, StopReason, ToolSpec, TurnFailure, Usage } from "./model.js";
@@ -114,35 +117,54 @@ function pairedError(call: ToolCall, message: string): ToolResultMessage {
   return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [text(message)], isError: true, timestamp: Date.now() };
 }
 
-/** Streams one turn, reporting its events; a model that breaks its contract (throws, fails) gives an error turn. */
+/**
+ * Streams one turn, reporting its events; a model that breaks its contract (throws, fails)
+ * gives an error turn. The model gets a signal of the turn's own that follows `signal` and
+ * is aborted whenever this function stops reading before the stream's result (a listener
+ * threw, the stream failed), so the request behind it stops too.
+ */
 async function streamTurn(
   model: Model,
   request: ModelRequest,
   signal: AbortSignal | undefined,
   onEvent: (event: AssistantEvent) => void,
 ): Promise<AssistantTurn> {
-  let stream;
+  const ownRequest = new AbortController();
+  const follow = () => ownRequest.abort(abortReason(signal!));
+  if (signal?.aborted) follow();
+  else signal?.addEventListener("abort", follow, { once: true });
+  let readToEnd = false;
   try {
-    stream = model.stream(request, signal ? { signal } : {});
-  } catch (error) {
-    return brokenTurn(`model "${model.name}" threw: ${errorMessage(error)}`);
-  }
-  let listenerFailure: { error: unknown } | undefined;
-  try {
-    for await (const event of stream) {
-      try {
-        onEvent(event);
-      } catch (error) {
-        listenerFailure = { error };
-        break;
-      }
+    let stream;
+    try {
+      stream = model.stream(request, { signal: ownRequest.signal });
+    } catch (error) {
+      return brokenTurn(`model "${model.name}" threw: ${errorMessage(error)}`);
     }
-    if (listenerFailure === undefined) return await stream.result();
-  } catch (error) {
-    // The stream failed: the model broke its promise to report failures as turns.
-    return brokenTurn(`model "${model.name}" failed its stream: ${errorMessage(error)}`);
+    let listenerFailure: { error: unknown } | undefined;
+    try {
+      for await (const event of stream) {
+        try {
+          onEvent(event);
+        } catch (error) {
+          listenerFailure = { error };
+          break;
+        }
+      }
+      if (listenerFailure === undefined) {
+        const turn = await stream.result();
+        readToEnd = true;
+        return turn;
+      }
+    } catch (error) {
+      // The stream failed: the model broke its promise to report failures as turns.
+      return brokenTurn(`model "${model.name}" failed its stream: ${errorMessage(error)}`);
+    }
+    throw listenerFailure.error; // the caller's own listener threw: that is the caller's error
+  } finally {
+    signal?.removeEventListener("abort", follow);
+    if (!readToEnd) ownRequest.abort(new DOMException("the agent loop stopped reading this model turn", "AbortError"));
   }
-  throw listenerFailure.error; // the caller's own listener threw: that is the caller's error
 }
 
 function brokenTurn(message: string): AssistantTurn {

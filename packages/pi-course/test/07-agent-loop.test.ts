@@ -409,3 +409,42 @@ test("Lab 7.3 · 每一种结束状态下，模型发出的每个调用都有配
   assert.equal(aborted.stopReason, "aborted");
   assertEveryCallAnswered(aborted.messages, "aborted after the first tool");
 });
+
+test("Lab 7.4 · 循环不再读模型的流时（emit 抛错、流违约失败）就中止这次模型请求，不让它在后台跑完", async () => {
+  /** A model that streams one delta and then waits (like a provider mid HTTP stream); it records the signal it got. */
+  const signals: (AbortSignal | undefined)[] = [];
+  const waiting: Model = {
+    name: "waiting",
+    stream(_request, options) {
+      signals.push(options?.signal);
+      const builder = new TurnBuilder({ now: () => 0, ...(options?.signal ? { signal: options.signal } : {}) });
+      builder.appendText("半句");
+      return builder.stream; // never finishes on its own
+    },
+  };
+  const throwing = (event: LoopEvent) => {
+    if (event.type === "assistant") throw new Error("listener bug");
+  };
+  const run = new AbortController();
+  for (const signal of [undefined, run.signal]) {
+    const { config } = setup([], undefined, { model: waiting, emit: throwing, ...(signal ? { signal } : {}) });
+    await assert.rejects(runAgentLoop([], [userMessage("go", 1)], config), /listener bug/);
+    assert.equal(signals.at(-1)?.aborted, true, `emit threw (run signal ${signal ? "given" : "absent"}): the model request is aborted`);
+  }
+  assert.equal(run.signal.aborted, false, "the run's own signal is not aborted by the loop");
+
+  /** A model that breaks its contract: its stream fails instead of reporting an error turn. */
+  const failing: Model = {
+    name: "failing-stream",
+    stream(_request, options) {
+      signals.push(options?.signal);
+      const builder = new TurnBuilder({ now: () => 0 });
+      builder.stream.fail(new Error("socket reset"));
+      return builder.stream;
+    },
+  };
+  const { config } = setup([], undefined, { model: failing });
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "error");
+  assert.equal(signals.at(-1)?.aborted, true, "a stream that failed: the model request is aborted too");
+});
