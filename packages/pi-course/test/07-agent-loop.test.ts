@@ -448,3 +448,36 @@ test("Lab 7.4 · 循环不再读模型的流时（emit 抛错、流违约失败�
   assert.equal(result.stopReason, "error");
   assert.equal(signals.at(-1)?.aborted, true, "a stream that failed: the model request is aborted too");
 });
+
+test("Lab 7.4 · 中止落在工具完成之后：已经到达的结果原样保留，只有没完成、没开始的调用配上错误结果", async () => {
+  const controller = new AbortController();
+  const writeTool: Tool = {
+    name: "write",
+    description: "Writes, then the user presses Ctrl-C at that very moment.",
+    schema: objectSchema({}),
+    async execute() {
+      // The abort lands after the tool has finished, before its result reached the loop.
+      queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
+      return { content: [text("wrote a.txt")] };
+    },
+  };
+  const ran: string[] = [];
+  const registry = new ToolRegistry([writeTool, echoTool(ran)]);
+  const model = new ScriptedModel([turn(toolCall("write"), toolCall("echo", { value: "later" })), turn("不会到这里")]);
+  const result = await runAgentLoop([], [userMessage("go", 1)], {
+    model,
+    registry,
+    executor: createToolExecutor(registry, { signal: controller.signal }),
+    maxTurns: 5,
+    signal: controller.signal,
+  });
+  assert.equal(result.stopReason, "aborted");
+  assertEveryCallAnswered(result.messages, "abort after a finished tool");
+  const [written, notRun] = result.messages.slice(2) as ToolResultMessage[];
+  assert.equal(written!.isError, false, "the finished write keeps its real result");
+  assert.equal(textOf(written!), "wrote a.txt");
+  assert.equal(notRun!.isError, true);
+  assert.match(textOf(notRun!), /not run: Ctrl-C/);
+  assert.deepEqual(ran, []);
+  assert.equal(model.requests.length, 1);
+});
