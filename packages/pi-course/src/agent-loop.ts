@@ -57,7 +57,8 @@ export interface LoopResult {
   errorMessage?: string;
   /**
    * Present with `errorMessage` when the failure has a name: the failed turn's own (a
-   * provider's `PROVIDER_*`), or the loop's (`LoopFailureCode`).
+   * provider's `PROVIDER_*`), the loop's (`LoopFailureCode`), or, in the `run_end` of an
+   * agent's run that rejected, the agent's (`AGENT_RUN_REJECTED`, chapter 09).
    */
   failure?: TurnFailure;
 }
