@@ -19,9 +19,16 @@
  *   cannot give, and answering "stop" would hide that.
  * - `maxTurns` bounds the model calls of one run, so a model that never stops asking for
  *   tools cannot spin forever; the run then ends as `turn_limit` with every call paired.
- * - Aborting stops the model mid-stream, stops waiting for a running tool, and ends the run.
+ * - Aborting stops the model mid-stream and ends the run; calls not started are answered
+ *   "was not run". A running tool is the executor's to stop, because only the executor
+ *   sees whether its result arrived first: the loop waits for the executor's answer and
+ *   keeps it, so a write or command that finished is never reported as stopped (the model
+ *   would run it again). `createToolExecutor` with the run's signal answers promptly.
+ * - Whenever the loop stops reading a model stream before its end, for any reason (the
+ *   caller's `emit` throws, the stream breaks its contract), it aborts that model request
+ *   through the signal it gave the model, so no provider keeps streaming for nobody.
  */
-import { abortable, abortReason, errorMessage } from "./async.js";
+import { abortReason, errorMessage } from "./async.js";
 import type { AssistantEvent, AssistantTurn, Model, ModelRequest, StopReason, ToolSpec, TurnFailure, Usage } from "./model.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, type AgentMessage, type AssistantMessage, type ToolCall, type ToolResultMessage } from "./types.js";
@@ -50,7 +57,8 @@ export interface LoopResult {
   errorMessage?: string;
   /**
    * Present with `errorMessage` when the failure has a name: the failed turn's own (a
-   * provider's `PROVIDER_*`), or the loop's (`LoopFailureCode`).
+   * provider's `PROVIDER_*`), the loop's (`LoopFailureCode`), or, in the `run_end` of an
+   * agent's run that rejected, the agent's (`AGENT_RUN_REJECTED`, chapter 09).
    */
   failure?: TurnFailure;
 }
@@ -68,7 +76,11 @@ export interface LoopConfig {
   model: Model;
   /** Listed before every model call, so a tool registered mid-run is offered from the next turn. */
   registry: ToolRegistry;
-  /** Runs one call; create it with the run's signal (`createToolExecutor(registry, { signal })`) so tools can stop. */
+  /**
+   * Runs one call; create it with the run's signal (`createToolExecutor(registry, { signal })`)
+   * so tools can stop. After an abort the loop still waits for its answer (see the module
+   * comment), so it must answer promptly once the signal aborts, as `createToolExecutor` does.
+   */
   executor: ToolExecutor;
   /** Used by the default `prepareContext`; default `""`. */
   systemPrompt?: string;
@@ -114,35 +126,54 @@ function pairedError(call: ToolCall, message: string): ToolResultMessage {
   return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [text(message)], isError: true, timestamp: Date.now() };
 }
 
-/** Streams one turn, reporting its events; a model that breaks its contract (throws, fails) gives an error turn. */
+/**
+ * Streams one turn, reporting its events; a model that breaks its contract (throws, fails)
+ * gives an error turn. The model gets a signal of the turn's own that follows `signal` and
+ * is aborted whenever this function stops reading before the stream's result (a listener
+ * threw, the stream failed), so the request behind it stops too.
+ */
 async function streamTurn(
   model: Model,
   request: ModelRequest,
   signal: AbortSignal | undefined,
   onEvent: (event: AssistantEvent) => void,
 ): Promise<AssistantTurn> {
-  let stream;
+  const ownRequest = new AbortController();
+  const follow = () => ownRequest.abort(abortReason(signal!));
+  if (signal?.aborted) follow();
+  else signal?.addEventListener("abort", follow, { once: true });
+  let readToEnd = false;
   try {
-    stream = model.stream(request, signal ? { signal } : {});
-  } catch (error) {
-    return brokenTurn(`model "${model.name}" threw: ${errorMessage(error)}`);
-  }
-  let listenerFailure: { error: unknown } | undefined;
-  try {
-    for await (const event of stream) {
-      try {
-        onEvent(event);
-      } catch (error) {
-        listenerFailure = { error };
-        break;
-      }
+    let stream;
+    try {
+      stream = model.stream(request, { signal: ownRequest.signal });
+    } catch (error) {
+      return brokenTurn(`model "${model.name}" threw: ${errorMessage(error)}`);
     }
-    if (listenerFailure === undefined) return await stream.result();
-  } catch (error) {
-    // The stream failed: the model broke its promise to report failures as turns.
-    return brokenTurn(`model "${model.name}" failed its stream: ${errorMessage(error)}`);
+    let listenerFailure: { error: unknown } | undefined;
+    try {
+      for await (const event of stream) {
+        try {
+          onEvent(event);
+        } catch (error) {
+          listenerFailure = { error };
+          break;
+        }
+      }
+      if (listenerFailure === undefined) {
+        const turn = await stream.result();
+        readToEnd = true;
+        return turn;
+      }
+    } catch (error) {
+      // The stream failed: the model broke its promise to report failures as turns.
+      return brokenTurn(`model "${model.name}" failed its stream: ${errorMessage(error)}`);
+    }
+    throw listenerFailure.error; // the caller's own listener threw: that is the caller's error
+  } finally {
+    signal?.removeEventListener("abort", follow);
+    if (!readToEnd) ownRequest.abort(new DOMException("the agent loop stopped reading this model turn", "AbortError"));
   }
-  throw listenerFailure.error; // the caller's own listener threw: that is the caller's error
 }
 
 function brokenTurn(message: string): AssistantTurn {
@@ -154,13 +185,17 @@ function brokenTurn(message: string): AssistantTurn {
   };
 }
 
-/** Runs one call through the executor and makes sure the answer is a result paired with it. */
+/**
+ * Runs one call through the executor and makes sure the answer is a result paired with it.
+ * It waits for the executor even after an abort: the executor decides whether a result
+ * arrived before the abort (kept) or the tool was stopped.
+ */
 async function runTool(executor: ToolExecutor, call: ToolCall, signal: AbortSignal | undefined): Promise<ToolResultMessage> {
   let result: ToolResultMessage;
   try {
-    result = await abortable(executor(structuredClone(call)), signal);
+    result = await executor(structuredClone(call));
   } catch (error) {
-    if (signal?.aborted) return pairedError(call, `tool "${call.name}" was stopped: ${errorMessage(abortReason(signal))}`);
+    if (signal?.aborted && error === signal.reason) return pairedError(call, `tool "${call.name}" was stopped: ${errorMessage(error)}`);
     return pairedError(call, `tool "${call.name}" failed: ${errorMessage(error)}`);
   }
   if (result?.role !== "toolResult" || result.toolCallId !== call.id || result.toolName !== call.name) {

@@ -6,7 +6,13 @@
  * schema, a tool that throws), the caller gets exactly one result carrying the call's
  * id and name, never an exception, so the conversation never holds a call without
  * its answer.
+ *
+ * It is also the one place that sees when a tool's result arrives, so it is the one that
+ * answers an abort: a result that arrived before the abort was observed is kept (a write
+ * that finished did happen, and telling the model otherwise makes it run it again); only a
+ * tool still running then is answered "was stopped", and one not started "was not run".
  */
+import { abortReason, tick } from "./async.js";
 import { text, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
 
 /** Error codes thrown on purpose by this module. */
@@ -183,11 +189,38 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * How `work` settled, or `undefined` when `signal` aborted first. The abort is observed one
+ * `tick()` after it fires, so work that had already settled (its callbacks still queued) is
+ * reported, not lost. Adds one abort listener and removes it when either happens.
+ */
+function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<Settled<T> | undefined> {
+  return new Promise((resolve) => {
+    const observe = () => void tick().then(() => resolve(undefined));
+    Promise.resolve(work).then(
+      (value) => {
+        signal?.removeEventListener("abort", observe);
+        resolve({ ok: true, value });
+      },
+      (error: unknown) => {
+        signal?.removeEventListener("abort", observe);
+        resolve({ ok: false, error });
+      },
+    );
+    if (signal?.aborted) observe();
+    else signal?.addEventListener("abort", observe, { once: true });
+  });
+}
+
 export interface ToolExecutorOptions {
   /**
    * Handed to every tool run as `context.signal`, so a tool can stop its work (kill a
    * process, cancel a request) when the run it belongs to is aborted. A call that arrives
    * after the signal aborted is answered with a paired error without running the tool.
+   * When it aborts while a tool runs, the executor answers soon without waiting for a tool
+   * that ignores it (see `createToolExecutor`).
    */
   signal?: AbortSignal;
 }
@@ -203,6 +236,12 @@ export interface ToolExecutorOptions {
  * result later can reach them (nor the other way round). Copying also checks that the
  * output is plain data; one that cannot be cloned (a function, say) becomes a paired
  * error here rather than a failure far away when the session stores it.
+ *
+ * With a `signal`, an abort is observed once the callbacks already due when it fired have
+ * run (one `tick()`): whatever the tool answered by then, a result or an error, is its
+ * answer and is kept; a tool still running then is answered `tool "…" was stopped: <reason>`
+ * at once, and what it returns later is ignored. So an abort never hides a result that had
+ * arrived, and the executor never hangs on a tool that ignores its signal.
  */
 export function createToolExecutor(registry: ToolRegistry, options: ToolExecutorOptions = {}): ToolExecutor {
   const signal = options.signal;
@@ -233,7 +272,10 @@ export function createToolExecutor(registry: ToolRegistry, options: ToolExecutor
     if (signal?.aborted) return paired([text(`tool "${call.name}" was not run: the run was aborted`)], true);
 
     try {
-      const output = await tool.execute(parameters, signal ? { callId: call.id, signal } : { callId: call.id });
+      const settled = await untilStopped(tool.execute(parameters, signal ? { callId: call.id, signal } : { callId: call.id }), signal);
+      if (settled === undefined) return paired([text(`tool "${call.name}" was stopped: ${messageOf(abortReason(signal!))}`)], true);
+      if (!settled.ok) throw settled.error;
+      const output = settled.value;
       const copy = structuredClone({ content: output.content, details: output.details });
       return paired(copy.content, output.isError === true, copy.details);
     } catch (error) {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import test from "node:test";
+import { deferred, tick } from "../src/async.js";
 import { ToolRegistry, booleanValue, createToolExecutor, numberValue, objectSchema, optional, stringValue, type Tool, type ToolContext } from "../src/tool.js";
 import { text, textOf, type ToolCall } from "../src/types.js";
 
@@ -258,4 +259,45 @@ test("Lab 6.3 · 执行器把 signal 交给工具；signal 已中止时不运行
   const plain: { parameters: unknown; context: ToolContext }[] = [];
   await createToolExecutor(new ToolRegistry([readTool(plain)]))(call("read", { path: "c.ts" }));
   assert.deepEqual(plain[0]!.context, { callId: "call-1" }, "没有 signal 时上下文里也没有这个字段");
+});
+
+test("Lab 6.3 · 中止时已经到达的结果原样保留；中止时还在运行的工具得到“被中止”的配对错误，执行器不再等它", async () => {
+  const controller = new AbortController();
+  const release = deferred<void>();
+  const started = deferred<void>();
+  const finished: Tool = {
+    name: "finished",
+    description: "finishes; the abort lands right after",
+    schema: objectSchema({}),
+    async execute() {
+      queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
+      return { content: [text("done")] };
+    },
+  };
+  const stubborn: Tool = {
+    name: "stubborn",
+    description: "ignores its signal",
+    schema: objectSchema({}),
+    async execute() {
+      started.resolve();
+      await release.promise;
+      return { content: [text("too late")] };
+    },
+  };
+  const execute = createToolExecutor(new ToolRegistry([finished, stubborn]), { signal: controller.signal });
+  const kept = await execute(call("finished", {}, "first"));
+  assert.deepEqual([kept.toolCallId, kept.isError, textOf(kept)], ["first", false, "done"], "the result arrived before the abort: kept");
+
+  const again = new AbortController();
+  const stopping = createToolExecutor(new ToolRegistry([stubborn]), { signal: again.signal });
+  const answered = stopping(call("stubborn", {}, "second"));
+  await started.promise;
+  again.abort(new Error("Ctrl-C"));
+  // The stubborn tool finishes only after the abort was observed: its late result is not waited for.
+  await tick();
+  await tick();
+  release.resolve();
+  const stopped = await answered;
+  assert.deepEqual([stopped.toolCallId, stopped.isError], ["second", true]);
+  assert.match(textOf(stopped), /was stopped: Ctrl-C/);
 });

@@ -511,4 +511,75 @@ test("Lab 7.5 · 真实 provider 的回答在工具调用参数中途被输出�
     );
     assert.match(sent, /was not run: the model's output was cut off/, wire.wire);
   }
+
+test("Lab 7.4 · 循环不再读模型的流时（emit 抛错、流违约失败）就中止这次模型请求，不让它在后台跑完", async () => {
+  /** A model that streams one delta and then waits (like a provider mid HTTP stream); it records the signal it got. */
+  const signals: (AbortSignal | undefined)[] = [];
+  const waiting: Model = {
+    name: "waiting",
+    stream(_request, options) {
+      signals.push(options?.signal);
+      const builder = new TurnBuilder({ now: () => 0, ...(options?.signal ? { signal: options.signal } : {}) });
+      builder.appendText("半句");
+      return builder.stream; // never finishes on its own
+    },
+  };
+  const throwing = (event: LoopEvent) => {
+    if (event.type === "assistant") throw new Error("listener bug");
+  };
+  const run = new AbortController();
+  for (const signal of [undefined, run.signal]) {
+    const { config } = setup([], undefined, { model: waiting, emit: throwing, ...(signal ? { signal } : {}) });
+    await assert.rejects(runAgentLoop([], [userMessage("go", 1)], config), /listener bug/);
+    assert.equal(signals.at(-1)?.aborted, true, `emit threw (run signal ${signal ? "given" : "absent"}): the model request is aborted`);
+  }
+  assert.equal(run.signal.aborted, false, "the run's own signal is not aborted by the loop");
+
+  /** A model that breaks its contract: its stream fails instead of reporting an error turn. */
+  const failing: Model = {
+    name: "failing-stream",
+    stream(_request, options) {
+      signals.push(options?.signal);
+      const builder = new TurnBuilder({ now: () => 0 });
+      builder.stream.fail(new Error("socket reset"));
+      return builder.stream;
+    },
+  };
+  const { config } = setup([], undefined, { model: failing });
+  const result = await runAgentLoop([], [userMessage("go", 1)], config);
+  assert.equal(result.stopReason, "error");
+  assert.equal(signals.at(-1)?.aborted, true, "a stream that failed: the model request is aborted too");
+});
+
+test("Lab 7.4 · 中止落在工具完成之后：已经到达的结果原样保留，只有没完成、没开始的调用配上错误结果", async () => {
+  const controller = new AbortController();
+  const writeTool: Tool = {
+    name: "write",
+    description: "Writes, then the user presses Ctrl-C at that very moment.",
+    schema: objectSchema({}),
+    async execute() {
+      // The abort lands after the tool has finished, before its result reached the loop.
+      queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
+      return { content: [text("wrote a.txt")] };
+    },
+  };
+  const ran: string[] = [];
+  const registry = new ToolRegistry([writeTool, echoTool(ran)]);
+  const model = new ScriptedModel([turn(toolCall("write"), toolCall("echo", { value: "later" })), turn("不会到这里")]);
+  const result = await runAgentLoop([], [userMessage("go", 1)], {
+    model,
+    registry,
+    executor: createToolExecutor(registry, { signal: controller.signal }),
+    maxTurns: 5,
+    signal: controller.signal,
+  });
+  assert.equal(result.stopReason, "aborted");
+  assertEveryCallAnswered(result.messages, "abort after a finished tool");
+  const [written, notRun] = result.messages.slice(2) as ToolResultMessage[];
+  assert.equal(written!.isError, false, "the finished write keeps its real result");
+  assert.equal(textOf(written!), "wrote a.txt");
+  assert.equal(notRun!.isError, true);
+  assert.match(textOf(notRun!), /not run: Ctrl-C/);
+  assert.deepEqual(ran, []);
+  assert.equal(model.requests.length, 1);
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { Agent, type AgentEvent } from "../src/agent.js";
+import type { LoopResult } from "../src/agent-loop.js";
 import { deferred } from "../src/async.js";
 import { TurnBuilder, type Model } from "../src/model.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
@@ -234,4 +235,134 @@ test("Lab 9.1 · 运行以失败结束时带着失败的 failure，运行因迟�
   assert.equal(result.stopReason, "error");
   assert.equal(result.errorMessage, "HTTP 529 overloaded_error: Overloaded");
   assert.deepEqual(result.failure, { code: "PROVIDER_OVERLOADED", message: "服务过载，请稍后重试" });
+});
+
+test("Lab 9.2 · 运行从第一个事件起就在进行：run_start、输入、turn_start 里的 prompt 进入队列，同一时刻只有一个循环", async () => {
+  for (const first of ["run_start", "message", "turn_start"] as const) {
+    const { agent, model } = agentWith([turn("a"), turn("b")]);
+    const running: boolean[] = [];
+    let second: Promise<LoopResult> | undefined;
+    const off = agent.subscribe((event) => {
+      if (event.type !== first) return;
+      off();
+      running.push(agent.running);
+      second = agent.prompt("second");
+    });
+    const result = await agent.prompt("first");
+    assert.deepEqual(running, [true], `${first}: the run is running from its first event`);
+    assert.equal(await second, result, `${first}: the prompt joined the same run`);
+    assert.deepEqual(roles(model.requests[0]!.messages), ["user:first"], `${first}: the first request carries only the first input`);
+    assert.deepEqual(roles(agent.messages), ["user:first", "assistant", "user:second", "assistant"], `${first}: one loop, input in order`);
+  }
+});
+
+test("Lab 9.3 · run_start 里就能 abort：返回 true，运行以 aborted 结束，不调用模型", async () => {
+  const { agent, model, events } = agentWith([turn("never")]);
+  const answers: boolean[] = [];
+  agent.subscribe((event) => {
+    if (event.type === "run_start") answers.push(agent.abort("too soon"));
+  });
+  const result = await agent.prompt("go");
+  assert.deepEqual(answers, [true]);
+  assert.equal(result.stopReason, "aborted");
+  assert.equal(model.requests.length, 0);
+  assert.equal(events.filter((e) => e.type === "run_end").length, 1);
+});
+
+test("Lab 9.4 · 每次运行恰好以一个 run_end 结束：回调抛错让 prompt 拒绝时，run_end 也发出，带着 AGENT_RUN_REJECTED", async (t) => {
+  t.mock.method(console, "error", () => {});
+  const budgetBug = Object.assign(new Error("budget bug"), { code: "BUDGET_BUG" });
+  let calls = 0;
+  const cases: { label: string; extra: Partial<ConstructorParameters<typeof Agent>[0]>; code: string; roles: string[]; turns: number }[] = [
+    {
+      label: "prepareContext throws on the second turn",
+      extra: {
+        prepareContext: (messages) => {
+          if (++calls === 2) throw budgetBug;
+          return { systemPrompt: "", messages };
+        },
+      },
+      code: "BUDGET_BUG",
+      roles: ["user:go", "assistant", "toolResult"],
+      turns: 1,
+    },
+    {
+      label: "wrapExecutor throws",
+      extra: {
+        wrapExecutor: () => {
+          throw budgetBug;
+        },
+      },
+      code: "BUDGET_BUG",
+      roles: [],
+      turns: 0,
+    },
+    { label: "maxTurns is not a positive integer", extra: { maxTurns: 0 }, code: "LOOP_CONFIG_INVALID", roles: [], turns: 0 },
+  ];
+  const gate = gateTool();
+  gate.release();
+  for (const c of cases) {
+    const { agent, events } = agentWith([turn(toolCall("wait")), turn("never")], [gate.tool], c.extra);
+    await assert.rejects(agent.prompt("go"), { code: c.code }, c.label);
+    const ends = events.filter((e) => e.type === "run_end");
+    assert.equal(ends.length, 1, `${c.label}: exactly one run_end`);
+    assert.equal(events.at(-1)?.type, "run_end", `${c.label}: run_end is the last event`);
+    const result = ends[0]!.type === "run_end" ? ends[0]!.result : undefined;
+    assert.equal(result?.stopReason, "error", c.label);
+    assert.equal(result?.failure?.code, "AGENT_RUN_REJECTED", c.label);
+    assert.match(result?.errorMessage ?? "", c.code === "BUDGET_BUG" ? /budget bug/ : /maxTurns/, c.label);
+    assert.deepEqual(roles(result?.messages ?? []), c.roles, `${c.label}: what the run added before it rejected`);
+    assert.equal(result?.turns, c.turns, `${c.label}: model calls made`);
+    assert.equal(agent.running, false, `${c.label}: the run is over`);
+  }
+
+  // The agent's own emit hook never throws, even when onListenerError does: the run ends normally.
+  const { agent, events } = agentWith([turn("ok")], [], {
+    onListenerError: () => {
+      throw new Error("error handler bug");
+    },
+  });
+  agent.subscribe(() => {
+    throw new Error("ui bug");
+  });
+  assert.equal((await agent.prompt("go")).stopReason, "stop");
+  assert.equal(events.filter((e) => e.type === "run_end").length, 1);
+});
+
+test("Lab 9.4 · 事件按发出顺序送到每个订阅者：订阅者里引发的事件排在当前事件之后；每个订阅者拿到自己的副本", async () => {
+  const { agent, events } = agentWith([turn("a"), turn("b")]);
+  const mine: AgentEvent[] = [];
+  agent.subscribe((event) => {
+    mine.push(event);
+    if (event.type === "turn_start" && event.turn === 1) void agent.prompt("more");
+    if (event.type === "message") event.message.timestamp = -1; // changes this listener's copy only
+  });
+  const last: AgentEvent[] = [];
+  agent.subscribe((event) => last.push(event));
+  await agent.prompt("go");
+  const order = (list: AgentEvent[]) => list.map((e) => (e.type === "turn_start" ? `turn_start:${e.turn}` : e.type)).filter((type) => type !== "assistant");
+  for (const [label, list] of [
+    ["first", events],
+    ["second", mine],
+    ["third", last],
+  ] as const) {
+    const seen = order(list);
+    assert.ok(seen.indexOf("turn_start:1") < seen.indexOf("queued"), `${label} listener: turn_start before the queued event it caused`);
+    assert.deepEqual(seen, order(events), `${label} listener: the same order as everyone`);
+  }
+  assert.deepEqual(
+    last.filter((e) => e.type === "message").map((e) => e.type === "message" && e.message.timestamp === -1),
+    [false, false, false, false],
+    "another listener's change does not reach this one",
+  );
+  assert.equal(
+    agent.messages.some((m) => m.timestamp === -1),
+    false,
+    "nor the agent's transcript",
+  );
+  assert.equal(
+    events.every((event, i) => event !== last[i]),
+    true,
+    "each listener gets its own object",
+  );
 });
