@@ -5,7 +5,9 @@
  * What each tool promises the model (and the person whose files these are):
  * - every path goes through `Workspace.resolve` first, so nothing outside the workspace
  *   is read, listed or written, whatever the model typed;
- * - output is bounded (`truncate.ts`) and says what was left out and how to get more;
+ * - output is bounded (`truncate.ts`) and says what was left out and how to get more; the
+ *   limits hold for the whole text the model gets, notices, header and exit code included
+ *   (read, list and shell alike), since every byte of it lands in the context;
  * - a write is atomic: a temporary file in the same folder renamed over the target, so
  *   a crash leaves the old file or the new one, never half of one;
  * - `edit` replaces text that occurs exactly once, so an edit never lands somewhere the
@@ -22,7 +24,7 @@ import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { TimeoutError, linkedSignal } from "./async.js";
 import { numberValue, objectSchema, optional, stringValue, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
-import { truncateHead, truncateTail, type TruncationLimits } from "./truncate.js";
+import { truncateFramed, type Truncation, type TruncationLimits } from "./truncate.js";
 import { text } from "./types.js";
 import type { Workspace } from "./workspace.js";
 
@@ -106,12 +108,15 @@ export function createReadTool(workspace: Workspace, options: CodingToolsOptions
       const lines = content === "" ? [] : content.replace(/\n$/, "").split("\n");
       if (offset > Math.max(lines.length, 1)) throw new Error(`offset ${offset} is past the end of ${workspace.display(file)} (${lines.length} lines)`);
       const selected = lines.slice(offset - 1, limit === undefined ? undefined : offset - 1 + limit);
-      const cut = truncateHead(selected.join("\n"), settings.limits);
-      const last = offset - 1 + cut.keptLines;
-      let body = cut.text;
-      if (cut.truncated || last < lines.length) {
-        body += `\n\n[showing lines ${offset}-${last} of ${lines.length}${cut.partialLine ? " (line cut to fit)" : ""}; continue with offset=${last + 1}]`;
-      }
+      const lastOf = (cut: Truncation) => offset - 1 + cut.keptLines;
+      const { text: body, cut } = truncateFramed(selected.join("\n"), settings.limits, false, (cut) => {
+        const last = lastOf(cut);
+        if (!cut.truncated && last >= lines.length) return cut.text;
+        if (cut.keptLines === 0)
+          return `[lines ${offset}-${offset - 1 + selected.length} of ${lines.length} not shown: the output limits leave no room for them]`;
+        return `${cut.text}\n\n[showing lines ${offset}-${last} of ${lines.length}${cut.partialLine ? " (line cut to fit)" : ""}; continue with offset=${last + 1}]`;
+      });
+      const last = lastOf(cut);
       return {
         content: [text(body)],
         details: { path: workspace.display(file), totalLines: lines.length, firstLine: offset, lastLine: last, truncated: cut.truncated },
@@ -188,8 +193,12 @@ export function createListTool(workspace: Workspace, options: CodingToolsOptions
         .map((entry) => entry.name + (entry.isDirectory() ? "/" : entry.isSymbolicLink() ? "@" : ""))
         .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       if (names.length === 0) return { content: [text("(empty directory)")], details: { path: workspace.display(folder), entries: 0 } };
-      const cut = truncateHead(names.join("\n"), settings.limits);
-      const body = cut.truncated ? `${cut.text}\n\n[${names.length - cut.keptLines} more entries not shown]` : cut.text;
+      // A name cut to fit would name an entry that does not exist: such a cut shows none.
+      const { text: body, cut } = truncateFramed(names.join("\n"), settings.limits, false, (cut) => {
+        if (!cut.truncated) return cut.text;
+        if (cut.partialLine || cut.keptLines === 0) return `[${names.length} entries not shown]`;
+        return `${cut.text}\n\n[${names.length - cut.keptLines} more entries not shown]`;
+      });
       return { content: [text(body)], details: { path: workspace.display(folder), entries: names.length, truncated: cut.truncated } };
     },
   };
@@ -222,6 +231,14 @@ class TailBuffer {
     if (this.dropped) value = value.slice(value.indexOf("\n") + 1);
     return value;
   }
+}
+
+/** Why a command did not succeed, as the last line of its result; `undefined` after exit code 0. */
+function endingOf(ended: { code: number | null; signal: NodeJS.Signals | null }, timedOut: boolean, aborted: boolean, timeoutMs: number): string | undefined {
+  if (timedOut) return `[timed out after ${timeoutMs / 1000} s; the command was killed]`;
+  if (aborted) return "[aborted; the command was killed]";
+  if (ended.code === 0) return undefined;
+  return ended.code === null ? `[killed by ${ended.signal}]` : `[exit code ${ended.code}]`;
 }
 
 const shellSchema = objectSchema({ command: stringValue(), timeoutSeconds: optional(numberValue()) });
@@ -279,13 +296,15 @@ export function createShellTool(workspace: Workspace, options: CodingToolsOption
         });
         const timedOut = stop.signal.aborted && stop.signal.reason instanceof TimeoutError;
         const aborted = stop.signal.aborted && !timedOut;
-        const cut = truncateTail(output.text(), settings.limits);
+        const ending = endingOf(ended, timedOut, aborted, timeoutMs);
+        const { text: body, cut } = truncateFramed(output.text(), settings.limits, true, (cut) => {
+          const truncated = cut.truncated || output.dropped;
+          const header = truncated ? `[output truncated: showing the last ${cut.keptLines} lines of ${output.totalBytes} bytes]` : undefined;
+          const shown = cut.text !== "" ? cut.text : truncated ? undefined : "(no output)";
+          const framed = [header, shown].filter((part) => part !== undefined).join("\n");
+          return ending === undefined ? framed : `${framed}\n\n${ending}`;
+        });
         const truncated = cut.truncated || output.dropped;
-        let body = cut.text === "" ? "(no output)" : cut.text;
-        if (truncated) body = `[output truncated: showing the last ${cut.keptLines} lines of ${output.totalBytes} bytes]\n${body}`;
-        if (timedOut) body += `\n\n[timed out after ${timeoutMs / 1000} s; the command was killed]`;
-        else if (aborted) body += "\n\n[aborted; the command was killed]";
-        else if (ended.code !== 0) body += ended.code === null ? `\n\n[killed by ${ended.signal}]` : `\n\n[exit code ${ended.code}]`;
         return {
           content: [text(body)],
           isError: timedOut || aborted || ended.code !== 0,

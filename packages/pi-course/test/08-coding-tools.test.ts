@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, watch, writeFileSync } from "node:fs";
 import path from "node:path";
 import test, { after } from "node:test";
+import fc from "fast-check";
 import { createCodingTools, createShellTool, type CodingToolsOptions } from "../src/coding-tools.js";
 import { createToolExecutor, ToolRegistry } from "../src/tool.js";
 import { fitBytes, truncateHead, truncateTail } from "../src/truncate.js";
@@ -121,9 +122,10 @@ test("Lab 8.3 · read：读整个文件、按 offset/limit 读片段，大文件
   const slice = await run("read", { path: "a.txt", offset: 2, limit: 1 });
   assert.equal(textOf(slice), "two\n\n[showing lines 2-2 of 3; continue with offset=3]");
   assert.deepEqual(slice.details, { path: "a.txt", totalLines: 3, firstLine: 2, lastLine: 2, truncated: false });
+  // The notice and the blank line before it count against maxLines: 98 lines of the file fit in 100.
   const big = await run("read", { path: "big.txt" }, { maxLines: 100 });
   assert.equal(big.isError, false);
-  assert.match(textOf(big), /^line 1\n[\s\S]*\nline 100\n\n\[showing lines 1-100 of 3000; continue with offset=101\]$/);
+  assert.match(textOf(big), /^line 1\n[\s\S]*\nline 98\n\n\[showing lines 1-98 of 3000; continue with offset=99\]$/);
   assert.match(textOf(await run("read", { path: "big.txt", offset: 2999 })), /^line 2999\nline 3000$/);
 });
 
@@ -148,8 +150,9 @@ test("Lab 8.3 · read 的错误都是配对的错误结果：越界、目录、�
 test("Lab 8.3 · list：按码元排序，目录带 /、符号链接带 @；过多条目被截断", async () => {
   assert.equal(textOf(await run("list", {})), "a.txt\nbig.txt\nbin.dat\ndangling@\nlink-in@\nlink-out@\nsub/");
   assert.equal(textOf(await run("list", { path: "sub/empty" })), "(empty directory)");
-  const cut = await run("list", {}, { maxLines: 2 });
-  assert.equal(textOf(cut), "a.txt\nbig.txt\n\n[5 more entries not shown]");
+  const cut = await run("list", {}, { maxLines: 4 });
+  assert.equal(textOf(cut), "a.txt\nbig.txt\n\n[5 more entries not shown]", "提示和它前面的空行也算行数");
+  assert.equal(textOf(await run("list", {}, { maxLines: 2 })), "[7 entries not shown]", "放不下一个条目加提示时只给提示");
   for (const [args, pattern] of [
     [{ path: "a.txt" }, /not a directory/],
     [{ path: "link-out" }, /PATH_OUTSIDE_WORKSPACE/],
@@ -227,7 +230,8 @@ test("Lab 8.5 · shell：长输出只保留末尾，并说明截断了多少", p
   const result = await run("shell", { command: "awk 'BEGIN { for (i = 1; i <= 3000; i++) print \"line \" i }'" }, { maxLines: 50, maxBytes: 4096 });
   assert.equal(result.isError, false);
   const output = textOf(result);
-  assert.match(output, /^\[output truncated: showing the last 50 lines of 28893 bytes\]\nline 2951\n/);
+  // The header is one of the 50 lines.
+  assert.match(output, /^\[output truncated: showing the last 49 lines of 28893 bytes\]\nline 2952\n/);
   assert.ok(output.endsWith("\nline 3000"), output.slice(-20));
   assert.deepEqual((result.details as { truncated: boolean; totalBytes: number }).truncated, true);
 });
@@ -269,4 +273,48 @@ test("Lab 8.5 · shell：中止杀掉整个进程组，结果说明已中止", p
   assert.equal(result.isError, true);
   assert.match(textOf(result), /aborted; the command was killed/);
   assert.deepEqual([result.details?.aborted, existsSync(marker)], [true, false]);
+});
+
+test("Lab 8.2 · 上限连一行加提示都放不下时只给提示；连提示都放不下时提示本身截到上限之内", async () => {
+  assert.equal(textOf(await run("read", { path: "big.txt" }, { maxLines: 2 })), "[lines 1-3000 of 3000 not shown: the output limits leave no room for them]");
+  assert.equal(textOf(await run("read", { path: "big.txt" }, { maxBytes: 10 })), "[lines 1-3");
+  assert.equal(textOf(await run("list", { path: "sub" }, { maxBytes: 5 })), "[2 en");
+});
+
+/** Lines of a tool's text as the limits count them: a final "\n" does not start another line. */
+const linesOf = (value: string): number => (value === "" ? 0 : value.replace(/\n$/, "").split("\n").length);
+
+test("Lab 8.2 · 每个工具的最终文本（连同截断提示、页眉和退出码）都不超过 maxBytes 与 maxLines", async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const unit = fc.constantFrom("a", "b", " ", "é", "你", "😀");
+  const lines = fc.array(fc.string({ unit, maxLength: 30 }), { maxLength: 25 });
+  const names = fc.uniqueArray(fc.string({ unit: fc.constantFrom("a", "b", "c", "你"), minLength: 1, maxLength: 12 }), { maxLength: 12 });
+  const limits = fc.record({ maxBytes: fc.integer({ min: 1, max: 400 }), maxLines: fc.integer({ min: 1, max: 12 }) });
+  let round = 0;
+  await fc.assert(
+    fc.asyncProperty(lines, fc.boolean(), names, limits, fc.integer({ min: 0, max: 2 }), async (body, finalNewline, entries, limit, exitCode) => {
+      const content = body.join("\n") + (finalNewline && body.length > 0 ? "\n" : "");
+      const folder = path.join(dir, `round${++round}`);
+      mkdirSync(folder);
+      writeFileSync(path.join(folder, "file.txt"), content);
+      for (const name of entries) writeFileSync(path.join(folder, `${name}.txt`), "");
+      const tools = new ToolRegistry(createCodingTools(workspace, limit));
+      const execute = createToolExecutor(tools);
+      const results = [
+        await execute({ type: "toolCall", id: "r", name: "read", arguments: { path: `round${round}/file.txt` } }),
+        await execute({ type: "toolCall", id: "l", name: "list", arguments: { path: `round${round}` } }),
+      ];
+      if (process.platform !== "win32") {
+        results.push(await execute({ type: "toolCall", id: "s", name: "shell", arguments: { command: `cat round${round}/file.txt; exit ${exitCode}` } }));
+      }
+      for (const result of results) {
+        const output = textOf(result);
+        const where = `${result.toolName} ${JSON.stringify(limit)}: ${JSON.stringify(output)}`;
+        assert.ok(Buffer.byteLength(output, "utf8") <= limit.maxBytes, `bytes ${where}`);
+        assert.ok(linesOf(output) <= limit.maxLines, `lines ${where}`);
+      }
+    }),
+    { seed: 8080, numRuns: 40 },
+  );
 });
