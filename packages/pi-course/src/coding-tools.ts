@@ -10,6 +10,12 @@
  *   (read, list and shell alike), since every byte of it lands in the context;
  * - a write is atomic: a temporary file in the same folder renamed over the target, so
  *   a crash leaves the old file or the new one, never half of one;
+ * - replacing a file keeps what the file was, not only what it says: its permission bits
+ *   (a 755 script stays executable, setuid included) and, where the process may set them,
+ *   its owner and group; a new file gets the default mode (0666 less the umask). A file
+ *   the process may not write, or that has no write bit at all, is refused (`EACCES`) as
+ *   an ordinary write would refuse it: the rename must not get round a read-only mark
+ *   (a version control's lock, a generated file), not even for root;
  * - `edit` replaces text that occurs exactly once, so an edit never lands somewhere the
  *   model did not look;
  * - `shell` runs in the workspace root, is killed (its whole process group) on abort or
@@ -20,7 +26,8 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { access, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { TimeoutError, linkedSignal } from "./async.js";
 import { numberValue, objectSchema, optional, stringValue, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
@@ -74,13 +81,35 @@ async function readText(workspace: Workspace, file: string, settings: Settings):
   return data.toString("utf8");
 }
 
-/** Writes `content` to `file` through a temporary sibling and a rename; the sibling never outlives a failure. */
-async function writeAtomically(file: string, content: string): Promise<void> {
+/** Refuses (`EACCES`) a file the process may not write or that no one may: replacing it would get round that. */
+async function checkWritable(workspace: Workspace, file: string, mode: number): Promise<void> {
+  const refuse = () =>
+    Object.assign(new Error(`EACCES: ${workspace.display(file)} is read-only; change its mode first if it is really meant to change`), { code: "EACCES" });
+  if (process.platform !== "win32" && (mode & 0o222) === 0) throw refuse();
+  await access(file, constants.W_OK).catch(() => {
+    throw refuse();
+  });
+}
+
+/**
+ * Writes `content` to `file` through a temporary sibling and a rename; the sibling never
+ * outlives a failure. The new file takes the `existing` file's owner and group (where the
+ * process may: root, or a group it is in) and then its mode, setuid and setgid included
+ * (after the content and the owner, since writing or changing the owner clears those).
+ */
+async function writeAtomically(file: string, content: string, existing?: Stats): Promise<void> {
   const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     const handle = await open(temporary, "wx");
     try {
       await handle.writeFile(content, "utf8");
+      if (existing !== undefined && process.platform !== "win32") {
+        const mine = await handle.stat();
+        if (mine.uid !== existing.uid || mine.gid !== existing.gid) {
+          await handle.chown(existing.uid, existing.gid).catch(() => handle.chown(mine.uid, existing.gid).catch(() => undefined));
+        }
+        await handle.chmod(existing.mode & 0o7777);
+      }
     } finally {
       await handle.close();
     }
@@ -137,8 +166,9 @@ export function createWriteTool(workspace: Workspace): Tool<{ path: string; cont
       const file = await workspace.resolve(requested);
       const existing = await stat(file).catch(() => undefined);
       if (existing?.isDirectory()) throw new Error(`${workspace.display(file)} is a directory`);
+      if (existing?.isFile()) await checkWritable(workspace, file, existing.mode);
       await mkdir(path.dirname(file), { recursive: true });
-      await writeAtomically(file, content);
+      await writeAtomically(file, content, existing?.isFile() ? existing : undefined);
       const bytes = Buffer.byteLength(content, "utf8");
       const verb = existing === undefined ? "created" : "overwrote";
       return {
@@ -162,13 +192,15 @@ export function createEditTool(workspace: Workspace, options: CodingToolsOptions
       if (oldText === "") throw new Error("oldText must not be empty");
       const file = await workspace.resolve(requested);
       const content = await readText(workspace, file, settings);
+      const existing = await stat(file);
+      await checkWritable(workspace, file, existing.mode);
       const first = content.indexOf(oldText);
       if (first === -1) throw new Error(`oldText was not found in ${workspace.display(file)}`);
       let count = 0;
       for (let at = first; at !== -1; at = content.indexOf(oldText, at + oldText.length)) count++;
       if (count > 1) throw new Error(`oldText occurs ${count} times in ${workspace.display(file)}; include more context so it matches once`);
       // Slicing, not String.replace: "$&" or "$1" in newText stay literal.
-      await writeAtomically(file, content.slice(0, first) + newText + content.slice(first + oldText.length));
+      await writeAtomically(file, content.slice(0, first) + newText + content.slice(first + oldText.length), existing);
       const line = content.slice(0, first).split("\n").length;
       return { content: [text(`edited ${workspace.display(file)} at line ${line}`)], details: { path: workspace.display(file), line } };
     },

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, watch, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, watch, writeFileSync } from "node:fs";
 import path from "node:path";
 import test, { after } from "node:test";
 import fc from "fast-check";
-import { createCodingTools, createShellTool, type CodingToolsOptions } from "../src/coding-tools.js";
+import { createCodingTools, createEditTool, createShellTool, createWriteTool, type CodingToolsOptions } from "../src/coding-tools.js";
 import { createToolExecutor, ToolRegistry } from "../src/tool.js";
 import { fitBytes, truncateHead, truncateTail } from "../src/truncate.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
@@ -273,6 +273,60 @@ test("Lab 8.5 · shell：中止杀掉整个进程组，结果说明已中止", p
   assert.equal(result.isError, true);
   assert.match(textOf(result), /aborted; the command was killed/);
   assert.deepEqual([result.details?.aborted, existsSync(marker)], [true, false]);
+});
+
+const posixModes = { skip: process.platform === "win32" ? "file modes are POSIX" : false };
+
+test("Lab 8.4 · write 与 edit 保留已有文件的权限位（可执行、setuid、只给属主）；新文件的权限按 umask", posixModes, async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const write = createWriteTool(workspace);
+  const edit = createEditTool(workspace);
+  const call = { callId: "m" };
+  for (const mode of [0o755, 0o4755, 0o600, 0o640]) {
+    const name = `run-${mode.toString(8)}.sh`;
+    const file = path.join(dir, name);
+    writeFileSync(file, "echo one\n");
+    chmodSync(file, mode);
+    await write.execute({ path: name, content: "echo two\n" }, call);
+    assert.equal((statSync(file).mode & 0o7777).toString(8), mode.toString(8), `write ${name}`);
+    await edit.execute({ path: name, oldText: "two", newText: "three" }, call);
+    assert.equal((statSync(file).mode & 0o7777).toString(8), mode.toString(8), `edit ${name}`);
+    assert.equal(readFileSync(file, "utf8"), "echo three\n");
+  }
+  const previous = process.umask(0o027);
+  try {
+    await write.execute({ path: "fresh.txt", content: "x" }, call);
+  } finally {
+    process.umask(previous);
+  }
+  assert.equal((statSync(path.join(dir, "fresh.txt")).mode & 0o7777).toString(8), "640", "新文件：0666 去掉 umask 0027");
+});
+
+test("Lab 8.4 · write 与 edit 拒绝替换只读文件（EACCES），文件与权限都不变，不留临时文件", posixModes, async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const file = path.join(dir, "locked.txt");
+  writeFileSync(file, "keep\n");
+  chmodSync(file, 0o444);
+  await assert.rejects(createWriteTool(workspace).execute({ path: "locked.txt", content: "x" }, { callId: "w" }), { code: "EACCES" });
+  await assert.rejects(createEditTool(workspace).execute({ path: "locked.txt", oldText: "keep", newText: "x" }, { callId: "e" }), { code: "EACCES" });
+  assert.deepEqual([readFileSync(file, "utf8"), statSync(file).mode & 0o7777, readdirSync(dir)], ["keep\n", 0o444, ["locked.txt"]]);
+});
+
+const asRoot = { skip: process.platform === "win32" || process.getuid?.() !== 0 ? "only root can give a file to another user" : false };
+
+test("Lab 8.4 · 以 root 运行时，write 与 edit 保留已有文件的属主和属组", asRoot, async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const file = path.join(dir, "theirs.sh");
+  writeFileSync(file, "echo one\n");
+  chownSync(file, 4321, 4322);
+  chmodSync(file, 0o4750);
+  await createWriteTool(workspace).execute({ path: "theirs.sh", content: "echo two\n" }, { callId: "w" });
+  await createEditTool(workspace).execute({ path: "theirs.sh", oldText: "two", newText: "three" }, { callId: "e" });
+  const info = statSync(file);
+  assert.deepEqual([info.uid, info.gid, (info.mode & 0o7777).toString(8)], [4321, 4322, "4750"]);
 });
 
 test("Lab 8.2 · 上限连一行加提示都放不下时只给提示；连提示都放不下时提示本身截到上限之内", async () => {
