@@ -19,7 +19,10 @@
  * - `edit` replaces text that occurs exactly once, so an edit never lands somewhere the
  *   model did not look;
  * - `shell` runs in the workspace root, is killed (its whole process group) on abort or
- *   timeout, and keeps only the tail of what it printed, in bounded memory.
+ *   timeout, and keeps only the tail of what it printed, in bounded memory;
+ * - `shell` never hands a command the user's secrets: its environment is the user's minus
+ *   every variable that looks like a secret (`shellEnvironment`), and never holds a
+ *   provider's key, since what a command prints goes into the transcript and the next request.
  * A failure is thrown as an error whose message the executor turns into a paired error
  * result; an ordinary outcome the model must react to (a non-zero exit code) is a result
  * with `isError: true`.
@@ -29,11 +32,16 @@ import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { access, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import { ANTHROPIC_KEY_ENV } from "./anthropic.js";
 import { TimeoutError, linkedSignal } from "./async.js";
+import { OPENAI_KEY_ENV } from "./openai.js";
 import { numberValue, objectSchema, optional, stringValue, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
 import { truncateFramed, type Truncation, type TruncationLimits } from "./truncate.js";
 import { text } from "./types.js";
 import type { Workspace } from "./workspace.js";
+
+/** Environment variables by name, as `process.env` holds them. */
+export type Environment = Readonly<Record<string, string | undefined>>;
 
 export interface CodingToolsOptions {
   /** Output limits of read, list and shell; default 2000 lines and 50 KiB. */
@@ -45,6 +53,12 @@ export interface CodingToolsOptions {
   shell?: string;
   /** Default timeout of a shell command; default 120 000 ms. */
   shellTimeoutMs?: number;
+  /**
+   * The environment of shell commands; default `shellEnvironment(process.env)`, read at each
+   * command. A caller's own (an allow-list, a variable a tool needs on purpose) is used as
+   * given, except that the provider key variables are removed from it all the same.
+   */
+  shellEnv?: Environment;
 }
 
 interface Settings {
@@ -52,6 +66,7 @@ interface Settings {
   maxFileBytes: number;
   shell: string;
   shellTimeoutMs: number;
+  shellEnv: () => Record<string, string>;
 }
 
 function settingsOf(options: CodingToolsOptions): Settings {
@@ -60,7 +75,70 @@ function settingsOf(options: CodingToolsOptions): Settings {
     maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
     shell: options.shell ?? "/bin/sh",
     shellTimeoutMs: options.shellTimeoutMs ?? 120_000,
+    shellEnv: () => {
+      const given = options.shellEnv;
+      return given === undefined ? shellEnvironment(process.env) : withoutProviderKeys(given, [process.env, given]);
+    },
   };
+}
+
+/** The variables the course reads its provider keys from. */
+const PROVIDER_KEY_ENVS: readonly string[] = [ANTHROPIC_KEY_ENV, OPENAI_KEY_ENV];
+
+/** Words and parts of a variable's name that mark a secret (compared in upper case). */
+const SECRET_PARTS = ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "APIKEY", "COOKIE"];
+const SECRET_WORDS = new Set(["KEY", "KEYS", "PASS", "PAT", "AUTH", "CREDS"]);
+/** Names with a secret word that hold no secret and that ordinary commands need. */
+const NOT_SECRET = new Set(["SSH_AUTH_SOCK"]);
+
+/**
+ * True when a variable looks like it holds a secret: its name has a secret part anywhere
+ * (`GITHUB_TOKEN`, `npm_config__authToken`, `DB_PASSWORD`, `GOOGLE_APPLICATION_CREDENTIALS`)
+ * or a secret word between `_`s (`AWS_ACCESS_KEY_ID`, `MYSQL_PASS`, `GITHUB_PAT`,
+ * `NPM_CONFIG__AUTH`), or its value is a URL with credentials (`postgres://app:pw@db`, a
+ * proxy with a password).
+ */
+function looksSecret(name: string, value: string): boolean {
+  const upper = name.toUpperCase();
+  if (NOT_SECRET.has(upper)) return false;
+  if (SECRET_PARTS.some((part) => upper.includes(part))) return true;
+  if (upper.split(/[^A-Z0-9]+/).some((word) => SECRET_WORDS.has(word))) return true;
+  return /[a-z][a-z0-9+.-]*:\/\/[^\s/?#@]+@/i.test(value);
+}
+
+/**
+ * `env` less the provider key variables and any variable whose value holds a key read from
+ * `sources` (`MY_KEY_COPY=$ANTHROPIC_API_KEY`). A "key" of fewer than 8 characters (a local
+ * server's placeholder such as "none") is no secret and would match unrelated values: only
+ * its variable is removed.
+ */
+function withoutProviderKeys(env: Environment, sources: readonly Environment[]): Record<string, string> {
+  const keys = sources.flatMap((source) => PROVIDER_KEY_ENVS.map((name) => source[name]?.trim() ?? "")).filter((key) => key.length >= 8);
+  const holdsKey = (value: string) => keys.some((key) => value.includes(key));
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || PROVIDER_KEY_ENVS.includes(name.toUpperCase()) || holdsKey(value)) continue;
+    result[name] = value;
+  }
+  return result;
+}
+
+/**
+ * The environment a shell command gets from the user's `env`: every variable except those
+ * that look like secrets (see `looksSecret`) and the provider keys (by name, and by value
+ * under any other name). A deny-list rather than an allow-list: commands must run as in the
+ * user's terminal, and what they need is an open set (PATH, HOME, LANG and LC_*, TERM,
+ * TMPDIR, USER, SHELL, proxies, SSH_AUTH_SOCK, but also JAVA_HOME, GOPATH, VIRTUAL_ENV,
+ * NODE_EXTRA_CA_CERTS, …) that no list can name, and a missing one breaks a command in a
+ * way the model cannot see; secrets, on the contrary, follow naming conventions. A secret
+ * under an unusual name still passes: a caller who wants an allow-list passes `shellEnv`.
+ * This keeps secrets out of the transcript; it is no sandbox (a command can still read the
+ * user's files, credential files included).
+ */
+export function shellEnvironment(env: Environment): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && !looksSecret(name, value)) kept[name] = value;
+  return withoutProviderKeys(kept, [env]);
 }
 
 /** Reads a workspace file as text, refusing directories, oversized and binary files. */
@@ -286,7 +364,8 @@ export interface ShellDetails {
 
 /**
  * `shell {command, timeoutSeconds?}`: runs `<shell> -c command` in the workspace root with
- * stdin closed, stdout and stderr interleaved as they arrive. Exit code 0 is a success; any
+ * stdin closed, stdout and stderr interleaved as they arrive, in the environment of
+ * `CodingToolsOptions.shellEnv` (by default the user's without its secrets). Exit code 0 is a success; any
  * other ending (a code, a signal, the timeout, an abort) is `isError: true` and says why.
  * On abort or timeout the command's whole process group is killed (POSIX).
  */
@@ -307,7 +386,12 @@ export function createShellTool(workspace: Workspace, options: CodingToolsOption
       try {
         const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
           const posix = process.platform !== "win32";
-          const child = spawn(settings.shell, ["-c", command], { cwd: workspace.root, stdio: ["ignore", "pipe", "pipe"], detached: posix });
+          const child = spawn(settings.shell, ["-c", command], {
+            cwd: workspace.root,
+            env: settings.shellEnv(),
+            stdio: ["ignore", "pipe", "pipe"],
+            detached: posix,
+          });
           const kill = () => {
             try {
               if (posix && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");

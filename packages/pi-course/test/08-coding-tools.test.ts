@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import path from "node:path";
 import test, { after } from "node:test";
 import fc from "fast-check";
-import { createCodingTools, createEditTool, createShellTool, createWriteTool, type CodingToolsOptions } from "../src/coding-tools.js";
+import { createCodingTools, createEditTool, createShellTool, createWriteTool, shellEnvironment, type CodingToolsOptions } from "../src/coding-tools.js";
 import { createToolExecutor, ToolRegistry } from "../src/tool.js";
 import { fitBytes, truncateHead, truncateTail } from "../src/truncate.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
@@ -327,6 +327,91 @@ test("Lab 8.4 · 以 root 运行时，write 与 edit 保留已有文件的属主
   await createEditTool(workspace).execute({ path: "theirs.sh", oldText: "two", newText: "three" }, { callId: "e" });
   const info = statSync(file);
   assert.deepEqual([info.uid, info.gid, (info.mode & 0o7777).toString(8)], [4321, 4322, "4750"]);
+});
+
+test("Lab 8.5 · shell：命令的环境里没有任何 provider 的 key，也没有名字像密钥的变量；PATH、HOME 等照常传下去", posixOnly, async (t) => {
+  const planted: Record<string, string> = {
+    ANTHROPIC_API_KEY: "sk-ant-planted-0123456789",
+    OPENAI_API_KEY: "sk-openai-planted-0123456789",
+    GITHUB_TOKEN: "ghp_planted0123456789",
+    DB_PASSWORD: "planted-password-0123",
+    DATABASE_URL: "postgres://app:planted-url-pass@db.example/app",
+    KEY_COPY: "sk-ant-planted-0123456789",
+  };
+  const saved = Object.keys(planted).map((name) => [name, process.env[name]] as const);
+  t.after(() => {
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+  Object.assign(process.env, planted, { PI_COURSE_PLAIN: "kept" });
+  t.after(() => delete process.env.PI_COURSE_PLAIN);
+  const result = await run("shell", { command: 'echo "key=[$ANTHROPIC_API_KEY]"; env' });
+  const output = textOf(result);
+  assert.equal(result.isError, false, output);
+  for (const [name, value] of Object.entries(planted)) assert.equal(output.includes(value), false, `${name} 的值出现在了输出里`);
+  assert.match(output, /^key=\[\]$/m);
+  for (const name of ["PATH", "HOME", "PI_COURSE_PLAIN"]) if (process.env[name] !== undefined) assert.match(output, new RegExp(`^${name}=`, "m"), name);
+});
+
+test("Lab 8.5 · shellEnvironment：去掉名字像密钥的变量、带凭据的 URL 和 provider 的 key（换了名字也去掉），其余原样保留", () => {
+  const key = "sk-ant-pure-0123456789";
+  const kept = {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: "/home/u",
+    LANG: "zh_CN.UTF-8",
+    LC_ALL: "C.UTF-8",
+    TERM: "xterm-256color",
+    TMPDIR: "/tmp",
+    USER: "u",
+    SHELL: "/bin/bash",
+    HTTPS_PROXY: "http://proxy.example:3128",
+    no_proxy: "localhost,127.0.0.1",
+    SSH_AUTH_SOCK: "/tmp/ssh-agent.sock",
+    JAVA_HOME: "/opt/jdk",
+    VIRTUAL_ENV: "/home/u/project/.venv",
+    KEYTIMEOUT: "1",
+    ANTHROPIC_BASE_URL: "https://api.anthropic.com",
+  };
+  const secret = {
+    ANTHROPIC_API_KEY: key,
+    OPENAI_API_KEY: "sk-openai-pure-0123456789",
+    GITHUB_TOKEN: "ghp_x",
+    AWS_ACCESS_KEY_ID: "AKIA",
+    AWS_SECRET_ACCESS_KEY: "x",
+    AWS_SESSION_TOKEN: "x",
+    DB_PASSWORD: "x",
+    MYSQL_PASS: "x",
+    GITHUB_PAT: "x",
+    NPM_CONFIG__AUTH: "x",
+    "npm_config_//registry.npmjs.org/:_authToken": "x",
+    GOOGLE_APPLICATION_CREDENTIALS: "/home/u/sa.json",
+    STRIPE_KEY: "x",
+    DATABASE_URL: "postgres://app:pw@db.example/app",
+    HTTP_PROXY: "http://me:pw@proxy.example:3128",
+    CLAUDE_COPY: key,
+    BEARER: `Authorization: Bearer ${key}`,
+  };
+  const env = { ...kept, ...secret, UNSET: undefined };
+  const copy = structuredClone(env);
+  assert.deepEqual(shellEnvironment(env), kept);
+  assert.deepEqual(env, copy, "纯函数：不改传入的环境");
+  assert.deepEqual(shellEnvironment({ OPENAI_API_KEY: "none", PAGER: "none" }), { PAGER: "none" }, "不到 8 个字符的占位 key 只去掉它自己的变量");
+});
+
+test("Lab 8.5 · shell：调用者给的 shellEnv 原样使用，只有 provider 的 key 无论如何都被去掉", posixOnly, async () => {
+  const key = "sk-ant-custom-0123456789";
+  const result = await run(
+    "shell",
+    { command: "env" },
+    { shellEnv: { PATH: process.env.PATH, GH_TOKEN: "chosen-on-purpose", ANTHROPIC_API_KEY: key, KEY_COPY: key, OPENAI_API_KEY: "x" } },
+  );
+  const output = textOf(result);
+  assert.equal(result.isError, false, output);
+  assert.match(output, /^GH_TOKEN=chosen-on-purpose$/m, "调用者有意传下去的变量照传");
+  assert.equal(output.includes(key), false, output);
+  assert.doesNotMatch(output, /^(OPENAI_API_KEY|KEY_COPY|HOME)=/m, "没给的变量不会从父进程补进来");
 });
 
 test("Lab 8.2 · 上限连一行加提示都放不下时只给提示；连提示都放不下时提示本身截到上限之内", async () => {
