@@ -6,6 +6,12 @@
  * and say what they dropped so the model can ask for more. Which end is kept depends on
  * where the information is: the head of a file (read), the tail of a command's output
  * (shell: errors and results come last).
+ *
+ * The limits bound what the model receives, not just the part a tool kept: `truncateFramed`
+ * cuts the output so that it stays within both limits together with the notices the tool
+ * frames it with (what was left out, an exit code), since those reach the context too. When
+ * the limits cannot hold even a notice with nothing kept, the notice itself is cut to them:
+ * the limits are a budget the caller set, and nothing a tool adds may overdraw it.
  */
 
 export interface TruncationLimits {
@@ -52,6 +58,11 @@ function splitLines(value: string): string[] {
   return lines;
 }
 
+/** Lines of `value` as the limits count them: a final `\n` does not start another line; `""` has 0. */
+export function countLines(value: string): number {
+  return splitLines(value).length;
+}
+
 function checkLimits(limits: TruncationLimits): void {
   for (const [name, n] of Object.entries(limits)) {
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`${name} must be a positive integer, got ${String(n)}`);
@@ -94,4 +105,48 @@ export function truncateHead(value: string, limits: TruncationLimits): Truncatio
 /** Keeps the last lines of `value` within both limits. Never splits a character. */
 export function truncateTail(value: string, limits: TruncationLimits): Truncation {
   return truncate(value, limits, true);
+}
+
+/** `value`'s first lines and bytes within `limits`, never splitting a character. */
+function clip(value: string, limits: TruncationLimits): string {
+  return fitBytes(value.split("\n").slice(0, limits.maxLines).join("\n"), limits.maxBytes);
+}
+
+/**
+ * A tool's final text: `frame` applied to the largest cut of `value` (its head, or its tail
+ * when `fromEnd`) for which the framed text stays within `limits`, bytes and lines. `frame`
+ * adds the tool's notices, which may depend on the cut (how many lines it kept). When even
+ * a cut that keeps nothing frames to more than the limits, the framed text is itself cut
+ * to them.
+ */
+export function truncateFramed(
+  value: string,
+  limits: TruncationLimits,
+  fromEnd: boolean,
+  frame: (cut: Truncation) => string,
+): { text: string; cut: Truncation } {
+  checkLimits(limits);
+  let budget = { ...limits };
+  for (;;) {
+    const cut = truncate(value, budget, fromEnd);
+    const text = frame(cut);
+    const overBytes = byteLength(text) - limits.maxBytes;
+    const overLines = countLines(text) - limits.maxLines;
+    if (overBytes <= 0 && overLines <= 0) return { text, cut };
+    // Keep less than this cut did, by at least what the frame overdrew.
+    budget = {
+      maxBytes: Math.min(budget.maxBytes, byteLength(cut.text)) - Math.max(overBytes, 0),
+      maxLines: Math.min(budget.maxLines, cut.keptLines) - Math.max(overLines, 0),
+    };
+    if (budget.maxBytes < 1 || budget.maxLines < 1) break;
+  }
+  const nothing: Truncation = {
+    text: "",
+    truncated: value !== "",
+    totalLines: countLines(value),
+    totalBytes: byteLength(value),
+    keptLines: 0,
+    partialLine: false,
+  };
+  return { text: clip(frame(nothing), limits), cut: nothing };
 }

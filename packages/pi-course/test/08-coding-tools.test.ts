@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, watch, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, watch, writeFileSync } from "node:fs";
 import path from "node:path";
 import test, { after } from "node:test";
-import { createCodingTools, createShellTool, type CodingToolsOptions } from "../src/coding-tools.js";
+import fc from "fast-check";
+import { createCodingTools, createEditTool, createShellTool, createWriteTool, shellEnvironment, type CodingToolsOptions } from "../src/coding-tools.js";
 import { createToolExecutor, ToolRegistry } from "../src/tool.js";
 import { fitBytes, truncateHead, truncateTail } from "../src/truncate.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
@@ -121,9 +122,10 @@ test("Lab 8.3 · read：读整个文件、按 offset/limit 读片段，大文件
   const slice = await run("read", { path: "a.txt", offset: 2, limit: 1 });
   assert.equal(textOf(slice), "two\n\n[showing lines 2-2 of 3; continue with offset=3]");
   assert.deepEqual(slice.details, { path: "a.txt", totalLines: 3, firstLine: 2, lastLine: 2, truncated: false });
+  // The notice and the blank line before it count against maxLines: 98 lines of the file fit in 100.
   const big = await run("read", { path: "big.txt" }, { maxLines: 100 });
   assert.equal(big.isError, false);
-  assert.match(textOf(big), /^line 1\n[\s\S]*\nline 100\n\n\[showing lines 1-100 of 3000; continue with offset=101\]$/);
+  assert.match(textOf(big), /^line 1\n[\s\S]*\nline 98\n\n\[showing lines 1-98 of 3000; continue with offset=99\]$/);
   assert.match(textOf(await run("read", { path: "big.txt", offset: 2999 })), /^line 2999\nline 3000$/);
 });
 
@@ -148,8 +150,9 @@ test("Lab 8.3 · read 的错误都是配对的错误结果：越界、目录、�
 test("Lab 8.3 · list：按码元排序，目录带 /、符号链接带 @；过多条目被截断", async () => {
   assert.equal(textOf(await run("list", {})), "a.txt\nbig.txt\nbin.dat\ndangling@\nlink-in@\nlink-out@\nsub/");
   assert.equal(textOf(await run("list", { path: "sub/empty" })), "(empty directory)");
-  const cut = await run("list", {}, { maxLines: 2 });
-  assert.equal(textOf(cut), "a.txt\nbig.txt\n\n[5 more entries not shown]");
+  const cut = await run("list", {}, { maxLines: 4 });
+  assert.equal(textOf(cut), "a.txt\nbig.txt\n\n[5 more entries not shown]", "提示和它前面的空行也算行数");
+  assert.equal(textOf(await run("list", {}, { maxLines: 2 })), "[7 entries not shown]", "放不下一个条目加提示时只给提示");
   for (const [args, pattern] of [
     [{ path: "a.txt" }, /not a directory/],
     [{ path: "link-out" }, /PATH_OUTSIDE_WORKSPACE/],
@@ -227,7 +230,8 @@ test("Lab 8.5 · shell：长输出只保留末尾，并说明截断了多少", p
   const result = await run("shell", { command: "awk 'BEGIN { for (i = 1; i <= 3000; i++) print \"line \" i }'" }, { maxLines: 50, maxBytes: 4096 });
   assert.equal(result.isError, false);
   const output = textOf(result);
-  assert.match(output, /^\[output truncated: showing the last 50 lines of 28893 bytes\]\nline 2951\n/);
+  // The header is one of the 50 lines.
+  assert.match(output, /^\[output truncated: showing the last 49 lines of 28893 bytes\]\nline 2952\n/);
   assert.ok(output.endsWith("\nline 3000"), output.slice(-20));
   assert.deepEqual((result.details as { truncated: boolean; totalBytes: number }).truncated, true);
 });
@@ -269,4 +273,187 @@ test("Lab 8.5 · shell：中止杀掉整个进程组，结果说明已中止", p
   assert.equal(result.isError, true);
   assert.match(textOf(result), /aborted; the command was killed/);
   assert.deepEqual([result.details?.aborted, existsSync(marker)], [true, false]);
+});
+
+const posixModes = { skip: process.platform === "win32" ? "file modes are POSIX" : false };
+
+test("Lab 8.4 · write 与 edit 保留已有文件的权限位（可执行、setuid、只给属主）；新文件的权限按 umask", posixModes, async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const write = createWriteTool(workspace);
+  const edit = createEditTool(workspace);
+  const call = { callId: "m" };
+  for (const mode of [0o755, 0o4755, 0o600, 0o640]) {
+    const name = `run-${mode.toString(8)}.sh`;
+    const file = path.join(dir, name);
+    writeFileSync(file, "echo one\n");
+    chmodSync(file, mode);
+    await write.execute({ path: name, content: "echo two\n" }, call);
+    assert.equal((statSync(file).mode & 0o7777).toString(8), mode.toString(8), `write ${name}`);
+    await edit.execute({ path: name, oldText: "two", newText: "three" }, call);
+    assert.equal((statSync(file).mode & 0o7777).toString(8), mode.toString(8), `edit ${name}`);
+    assert.equal(readFileSync(file, "utf8"), "echo three\n");
+  }
+  const previous = process.umask(0o027);
+  try {
+    await write.execute({ path: "fresh.txt", content: "x" }, call);
+  } finally {
+    process.umask(previous);
+  }
+  assert.equal((statSync(path.join(dir, "fresh.txt")).mode & 0o7777).toString(8), "640", "新文件：0666 去掉 umask 0027");
+});
+
+test("Lab 8.4 · write 与 edit 拒绝替换只读文件（EACCES），文件与权限都不变，不留临时文件", posixModes, async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const file = path.join(dir, "locked.txt");
+  writeFileSync(file, "keep\n");
+  chmodSync(file, 0o444);
+  await assert.rejects(createWriteTool(workspace).execute({ path: "locked.txt", content: "x" }, { callId: "w" }), { code: "EACCES" });
+  await assert.rejects(createEditTool(workspace).execute({ path: "locked.txt", oldText: "keep", newText: "x" }, { callId: "e" }), { code: "EACCES" });
+  assert.deepEqual([readFileSync(file, "utf8"), statSync(file).mode & 0o7777, readdirSync(dir)], ["keep\n", 0o444, ["locked.txt"]]);
+});
+
+const asRoot = { skip: process.platform === "win32" || process.getuid?.() !== 0 ? "only root can give a file to another user" : false };
+
+test("Lab 8.4 · 以 root 运行时，write 与 edit 保留已有文件的属主和属组", asRoot, async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const file = path.join(dir, "theirs.sh");
+  writeFileSync(file, "echo one\n");
+  chownSync(file, 4321, 4322);
+  chmodSync(file, 0o4750);
+  await createWriteTool(workspace).execute({ path: "theirs.sh", content: "echo two\n" }, { callId: "w" });
+  await createEditTool(workspace).execute({ path: "theirs.sh", oldText: "two", newText: "three" }, { callId: "e" });
+  const info = statSync(file);
+  assert.deepEqual([info.uid, info.gid, (info.mode & 0o7777).toString(8)], [4321, 4322, "4750"]);
+});
+
+test("Lab 8.5 · shell：命令的环境里没有任何 provider 的 key，也没有名字像密钥的变量；PATH、HOME 等照常传下去", posixOnly, async (t) => {
+  const planted: Record<string, string> = {
+    ANTHROPIC_API_KEY: "sk-ant-planted-0123456789",
+    OPENAI_API_KEY: "sk-openai-planted-0123456789",
+    GITHUB_TOKEN: "ghp_planted0123456789",
+    DB_PASSWORD: "planted-password-0123",
+    DATABASE_URL: "postgres://app:planted-url-pass@db.example/app",
+    KEY_COPY: "sk-ant-planted-0123456789",
+  };
+  const saved = Object.keys(planted).map((name) => [name, process.env[name]] as const);
+  t.after(() => {
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+  Object.assign(process.env, planted, { PI_COURSE_PLAIN: "kept" });
+  t.after(() => delete process.env.PI_COURSE_PLAIN);
+  const result = await run("shell", { command: 'echo "key=[$ANTHROPIC_API_KEY]"; env' });
+  const output = textOf(result);
+  assert.equal(result.isError, false, output);
+  for (const [name, value] of Object.entries(planted)) assert.equal(output.includes(value), false, `${name} 的值出现在了输出里`);
+  assert.match(output, /^key=\[\]$/m);
+  for (const name of ["PATH", "HOME", "PI_COURSE_PLAIN"]) if (process.env[name] !== undefined) assert.match(output, new RegExp(`^${name}=`, "m"), name);
+});
+
+test("Lab 8.5 · shellEnvironment：去掉名字像密钥的变量、带凭据的 URL 和 provider 的 key（换了名字也去掉），其余原样保留", () => {
+  const key = "sk-ant-pure-0123456789";
+  const kept = {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: "/home/u",
+    LANG: "zh_CN.UTF-8",
+    LC_ALL: "C.UTF-8",
+    TERM: "xterm-256color",
+    TMPDIR: "/tmp",
+    USER: "u",
+    SHELL: "/bin/bash",
+    HTTPS_PROXY: "http://proxy.example:3128",
+    no_proxy: "localhost,127.0.0.1",
+    SSH_AUTH_SOCK: "/tmp/ssh-agent.sock",
+    JAVA_HOME: "/opt/jdk",
+    VIRTUAL_ENV: "/home/u/project/.venv",
+    KEYTIMEOUT: "1",
+    ANTHROPIC_BASE_URL: "https://api.anthropic.com",
+  };
+  const secret = {
+    ANTHROPIC_API_KEY: key,
+    OPENAI_API_KEY: "sk-openai-pure-0123456789",
+    GITHUB_TOKEN: "ghp_x",
+    AWS_ACCESS_KEY_ID: "AKIA",
+    AWS_SECRET_ACCESS_KEY: "x",
+    AWS_SESSION_TOKEN: "x",
+    DB_PASSWORD: "x",
+    MYSQL_PASS: "x",
+    GITHUB_PAT: "x",
+    NPM_CONFIG__AUTH: "x",
+    "npm_config_//registry.npmjs.org/:_authToken": "x",
+    GOOGLE_APPLICATION_CREDENTIALS: "/home/u/sa.json",
+    STRIPE_KEY: "x",
+    DATABASE_URL: "postgres://app:pw@db.example/app",
+    HTTP_PROXY: "http://me:pw@proxy.example:3128",
+    CLAUDE_COPY: key,
+    BEARER: `Authorization: Bearer ${key}`,
+  };
+  const env = { ...kept, ...secret, UNSET: undefined };
+  const copy = structuredClone(env);
+  assert.deepEqual(shellEnvironment(env), kept);
+  assert.deepEqual(env, copy, "纯函数：不改传入的环境");
+  assert.deepEqual(shellEnvironment({ OPENAI_API_KEY: "none", PAGER: "none" }), { PAGER: "none" }, "不到 8 个字符的占位 key 只去掉它自己的变量");
+});
+
+test("Lab 8.5 · shell：调用者给的 shellEnv 原样使用，只有 provider 的 key 无论如何都被去掉", posixOnly, async () => {
+  const key = "sk-ant-custom-0123456789";
+  const result = await run(
+    "shell",
+    { command: "env" },
+    { shellEnv: { PATH: process.env.PATH, GH_TOKEN: "chosen-on-purpose", ANTHROPIC_API_KEY: key, KEY_COPY: key, OPENAI_API_KEY: "x" } },
+  );
+  const output = textOf(result);
+  assert.equal(result.isError, false, output);
+  assert.match(output, /^GH_TOKEN=chosen-on-purpose$/m, "调用者有意传下去的变量照传");
+  assert.equal(output.includes(key), false, output);
+  assert.doesNotMatch(output, /^(OPENAI_API_KEY|KEY_COPY|HOME)=/m, "没给的变量不会从父进程补进来");
+});
+
+test("Lab 8.2 · 上限连一行加提示都放不下时只给提示；连提示都放不下时提示本身截到上限之内", async () => {
+  assert.equal(textOf(await run("read", { path: "big.txt" }, { maxLines: 2 })), "[lines 1-3000 of 3000 not shown: the output limits leave no room for them]");
+  assert.equal(textOf(await run("read", { path: "big.txt" }, { maxBytes: 10 })), "[lines 1-3");
+  assert.equal(textOf(await run("list", { path: "sub" }, { maxBytes: 5 })), "[2 en");
+});
+
+/** Lines of a tool's text as the limits count them: a final "\n" does not start another line. */
+const linesOf = (value: string): number => (value === "" ? 0 : value.replace(/\n$/, "").split("\n").length);
+
+test("Lab 8.2 · 每个工具的最终文本（连同截断提示、页眉和退出码）都不超过 maxBytes 与 maxLines", async (t) => {
+  const dir = tempDir(t);
+  const workspace = await openWorkspace(dir);
+  const unit = fc.constantFrom("a", "b", " ", "é", "你", "😀");
+  const lines = fc.array(fc.string({ unit, maxLength: 30 }), { maxLength: 25 });
+  const names = fc.uniqueArray(fc.string({ unit: fc.constantFrom("a", "b", "c", "你"), minLength: 1, maxLength: 12 }), { maxLength: 12 });
+  const limits = fc.record({ maxBytes: fc.integer({ min: 1, max: 400 }), maxLines: fc.integer({ min: 1, max: 12 }) });
+  let round = 0;
+  await fc.assert(
+    fc.asyncProperty(lines, fc.boolean(), names, limits, fc.integer({ min: 0, max: 2 }), async (body, finalNewline, entries, limit, exitCode) => {
+      const content = body.join("\n") + (finalNewline && body.length > 0 ? "\n" : "");
+      const folder = path.join(dir, `round${++round}`);
+      mkdirSync(folder);
+      writeFileSync(path.join(folder, "file.txt"), content);
+      for (const name of entries) writeFileSync(path.join(folder, `${name}.txt`), "");
+      const tools = new ToolRegistry(createCodingTools(workspace, limit));
+      const execute = createToolExecutor(tools);
+      const results = [
+        await execute({ type: "toolCall", id: "r", name: "read", arguments: { path: `round${round}/file.txt` } }),
+        await execute({ type: "toolCall", id: "l", name: "list", arguments: { path: `round${round}` } }),
+      ];
+      if (process.platform !== "win32") {
+        results.push(await execute({ type: "toolCall", id: "s", name: "shell", arguments: { command: `cat round${round}/file.txt; exit ${exitCode}` } }));
+      }
+      for (const result of results) {
+        const output = textOf(result);
+        const where = `${result.toolName} ${JSON.stringify(limit)}: ${JSON.stringify(output)}`;
+        assert.ok(Buffer.byteLength(output, "utf8") <= limit.maxBytes, `bytes ${where}`);
+        assert.ok(linesOf(output) <= limit.maxLines, `lines ${where}`);
+      }
+    }),
+    { seed: 8080, numRuns: 40 },
+  );
 });
