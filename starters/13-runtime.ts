@@ -23,7 +23,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, type LoopResult, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, toolSpec, type LoopResult, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -684,19 +684,22 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
  * Runs one user turn on the current state. Guarantees: a signal already aborted sends and
  * records nothing (`aborted`, `TURN_ABORTED`, no message); the input's command is applied
  * first (`expandInput`); every model request is built by `buildContext` (with the
- * `context` options) from the session's active path and the system prompt, which is the
- * base prompt, then `# Instructions`, a blank line and the instruction bodies (the user's,
- * then the project's, blank lines between), then the skill catalog, empty parts left out
- * and parts joined by a blank line; a request whose total exceeds `maxTokens` is never
- * sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of
- * the total and the limit; every request that is sent is reported as a `request` event
- * first; the model and every tool get the signal, and tools run through the extension
- * host's wrapped executor; every message is appended to the session as it happens, so the
- * transcript survives the turn (and a reload). A turn that ends before its first request
- * was sent (refused, failed or aborted) leaves the session's leaf where it was: nothing of
- * it is sent later. Once a request was sent, what happened stays: an aborted turn keeps its
- * completed calls, each unanswered one paired with an error result, and resolves as
- * `aborted` with `TURN_ABORTED`; a later request that does not fit rejects and keeps them too.
+ * `context` options) from the session's active path, the specs of the registry's tools
+ * (the list the loop sends with that request: the budget counts what is sent) and the
+ * system prompt, which is the base prompt, then `# Instructions`, a blank line and the
+ * instruction bodies (the user's, then the project's, blank lines between), then the
+ * skill catalog, empty parts left out and parts joined by a blank line; a request whose
+ * total (system prompt, tools, messages, reserved output, safety margin) exceeds
+ * `maxTokens` is never sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose
+ * message gives each part of the total and the limit; every request that is sent is
+ * reported as a `request` event first; the model and every tool get the signal, and tools
+ * run through the extension host's wrapped executor; every message is appended to the
+ * session as it happens, so the transcript survives the turn (and a reload). A turn that
+ * ends before its first request was sent (refused, failed or aborted) leaves the session's
+ * leaf where it was: nothing of it is sent later. Once a request was sent, what happened
+ * stays: an aborted turn keeps its completed calls, each unanswered one paired with an
+ * error result, and resolves as `aborted` with `TURN_ABORTED`; a later request that does
+ * not fit rejects and keeps them too.
  */
 async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOptions): Promise<TurnResult> {
   // 🔨 Lab 13.5：promptOptions.signal 已经中断 → 什么都不做，直接返回 aborted（turns 0，messages []，failure 是 TURN_ABORTED）
@@ -704,7 +707,8 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
   // 🔨 Lab 13.5：先 expandInput（Lab 13.3），加载记录交给 core.recordLoad；按上面的文档注释拼出系统提示
   // 🔨 Lab 13.5：交给第 07 章的 runAgentLoop：历史是空数组，输入是展开后的那条消息，signal 交给它，
   //    执行器是 host 包装过的第 06 章执行器（用同一个 signal 建出），轮数上限默认 DEFAULT_MAX_TURNS
-  // 🔨 Lab 13.5：prepareContext 每次都用 buildContext 从 session 的 activePath 算出这次请求；
+  // 🔨 Lab 13.5：prepareContext 每次都用 buildContext 从 session 的 activePath 算出这次请求，
+  //    工具说明也交给它（循环随这次请求发出的那份：registry 里每个工具的 toolSpec）；
   //    total 超过 maxTokens 就抛 RUNTIME_CONTEXT_OVERFLOW，不发送；放得下才发出 request 事件再返回
   // 🔨 Lab 13.5：循环的每个 message 事件：追加进 session，并作为 message 事件发出
   // 🔨 Lab 13.5：循环以 aborted 结束 → 结果带上 failure：code 是 TURN_ABORTED，message 是循环的 errorMessage

@@ -2,12 +2,15 @@
  * Chapter 11 · building the context of one model request.
  *
  * `buildContext` is the one place that budgets a request. It charges the fixed costs
- * first (system prompt, reserved output, safety margin), then spends what is left on
- * the conversation, newest interaction first. It drops only whole interactions and
- * only from the old end, so the model always sees a contiguous, recent slice of the
- * active path in which every tool call still has its result. It never changes the
- * session: the projection holds copies.
+ * first (system prompt, tool specs, reserved output, safety margin), then spends what is
+ * left on the conversation, newest interaction first. The tool specs are charged because
+ * the request carries every one of them: a budget without them lets a request with many
+ * or long tool specs exceed the window. It drops only whole interactions and only from
+ * the old end, so the model always sees a contiguous, recent slice of the active path in
+ * which every tool call still has its result. It never changes the session: the
+ * projection holds copies.
  */
+import type { ToolSpec } from "./model.js";
 import type { SessionEntry } from "./session.js";
 import type { AgentMessage } from "./types.js";
 
@@ -16,11 +19,17 @@ export interface BuildContextOptions {
   maxTokens: number;
   /** `""` or absent: no system text, and it costs 0 tokens. */
   systemPrompt?: string;
+  /**
+   * The tool specs the request carries, exactly as sent (Chapter 07's `toolSpec`); absent:
+   * none. Each costs the estimate of one string, its name, description and the JSON of
+   * its parameters schema joined by newlines; a fixed cost, like the system prompt.
+   */
+  tools?: readonly ToolSpec[];
   /** Tokens kept free for the answer; default 0. Finite and non-negative. */
   reservedOutput?: number;
   /** Tokens kept free for estimation error; default 0. Finite and non-negative. */
   safetyMargin?: number;
-  /** Token estimate of a system prompt or a message; default {@link estimateTokens}. */
+  /** Token estimate of a system prompt, a tool spec's text or a message; default {@link estimateTokens}. */
   estimateTokens?(value: string | AgentMessage): number;
 }
 
@@ -41,6 +50,8 @@ export interface ContextProjection {
   tokens: {
     maxTokens: number;
     system: number;
+    /** The tool specs, summed; 0 without tools. */
+    tools: number;
     messages: number;
     reservedOutput: number;
     safetyMargin: number;
@@ -77,6 +88,15 @@ export function estimateTokens(value: string | AgentMessage): number {
     else characters += block.name.length + (JSON.stringify(block.arguments) ?? "").length;
   }
   return Math.ceil(characters / 4);
+}
+
+/**
+ * The text a tool spec is estimated as: its name, its description and the JSON of its
+ * parameters schema, one per line; the part of the spec the model reads, as with a tool
+ * call's name and arguments. The wrapping each provider adds around it is not counted.
+ */
+function toolSpecText(spec: ToolSpec): string {
+  return [spec.name, spec.description, JSON.stringify(spec.parameters) ?? ""].join("\n");
 }
 
 function budget(name: string, value: unknown): number {
@@ -149,8 +169,10 @@ function checkPairing(entries: readonly SessionEntry[]): void {
  * Projects the active path into one model request within `options.maxTokens`.
  *
  * Guarantees:
- * - `tokens.availableForMessages = max(0, maxTokens − system − reservedOutput − safetyMargin)`
- *   and `tokens.total = system + messages + reservedOutput + safetyMargin`.
+ * - `tokens.availableForMessages = max(0, maxTokens − system − tools − reservedOutput − safetyMargin)`
+ *   and `tokens.total = system + tools + messages + reservedOutput + safetyMargin`, where
+ *   `tools` sums the estimate of each spec's `toolSpecText`: the request carries them all,
+ *   so they are a fixed cost like the system prompt, and `total` is the whole request.
  * - The kept messages are whole interactions forming a contiguous suffix of the path:
  *   interactions are added newest first while they fit, and the first one that does not
  *   fit ends the projection (an older, smaller one is never kept past a gap).
@@ -162,7 +184,7 @@ function checkPairing(entries: readonly SessionEntry[]): void {
  *   its interaction (or a repeated call id) throws `CONTEXT_UNPAIRED_TOOL_CALL`; a result
  *   that answers no earlier call in its interaction throws `CONTEXT_UNPAIRED_TOOL_RESULT`.
  * - The system prompt is estimated only when non-empty; `""` costs 0 without calling the
- *   estimator. Every message is estimated exactly once, as a copy.
+ *   estimator. Every tool spec and every message is estimated exactly once, as a copy.
  * - The input path is never changed and the projection shares no object with it.
  */
 export function buildContext(activePath: readonly SessionEntry[], options: BuildContextOptions): ContextProjection {
@@ -177,11 +199,12 @@ export function buildContext(activePath: readonly SessionEntry[], options: Build
   for (const group of groups) checkPairing(group);
 
   const system = systemPrompt === "" ? 0 : estimate(estimator, systemPrompt);
+  const tools = (options.tools ?? []).reduce((sum, spec) => sum + estimate(estimator, toolSpecText(spec)), 0);
   const interactions: Interaction[] = groups.map((entries) => ({
     entries,
     tokens: entries.reduce((sum, entry) => sum + estimate(estimator, entry.message), 0),
   }));
-  const availableForMessages = Math.max(0, maxTokens - system - reservedOutput - safetyMargin);
+  const availableForMessages = Math.max(0, maxTokens - system - tools - reservedOutput - safetyMargin);
 
   const kept: Interaction[] = [];
   let messages = 0;
@@ -210,11 +233,12 @@ export function buildContext(activePath: readonly SessionEntry[], options: Build
     tokens: {
       maxTokens,
       system,
+      tools,
       messages,
       reservedOutput,
       safetyMargin,
       availableForMessages,
-      total: system + messages + reservedOutput + safetyMargin,
+      total: system + tools + messages + reservedOutput + safetyMargin,
     },
   };
 }

@@ -15,7 +15,8 @@
  * - Startup runs in a fixed order: lenient discovery (every problem becomes a diagnostic),
  *   the user's own extensions, then the project's trust decision, and only after a `true`
  *   the project's extensions. A project that is not trusted runs nothing of its own.
- * - Every request goes through Chapter 11's `buildContext`; one that does not fit the
+ * - Every request goes through Chapter 11's `buildContext`, which counts the tool specs the
+ *   request carries as well as its system prompt and messages; one that does not fit the
  *   window is never sent. Tools run through the extension host; a session tree holds the
  *   transcript.
  * - `reload()` builds a whole new state beside the old one (discovery, a fresh import of
@@ -30,7 +31,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, type LoopResult, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, toolSpec, type LoopResult, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -918,7 +919,7 @@ function systemPromptOf(base: string, state: RuntimeState): string {
 
 /** The error of a request that does not fit: it says every part of the sum and the limit. */
 function overflowError(tokens: ContextProjection["tokens"]): RuntimeError {
-  const sum = `系统提示 ${tokens.system} + 消息 ${tokens.messages} + 预留输出 ${tokens.reservedOutput} + 安全余量 ${tokens.safetyMargin} = ${tokens.total} tokens`;
+  const sum = `系统提示 ${tokens.system} + 工具 ${tokens.tools} + 消息 ${tokens.messages} + 预留输出 ${tokens.reservedOutput} + 安全余量 ${tokens.safetyMargin} = ${tokens.total} tokens`;
   return new RuntimeError("RUNTIME_CONTEXT_OVERFLOW", `请求放不下，没有发送：${sum}，超过上限 ${tokens.maxTokens}`);
 }
 
@@ -931,19 +932,22 @@ function abortedTurn(turns: number, messages: AgentMessage[], reason: string): T
  * Runs one user turn on the current state. Guarantees: a signal already aborted sends and
  * records nothing (`aborted`, `TURN_ABORTED`, no message); the input's command is applied
  * first (`expandInput`); every model request is built by `buildContext` (with the
- * `context` options) from the session's active path and the system prompt, which is the
- * base prompt, then `# Instructions`, a blank line and the instruction bodies (the user's,
- * then the project's, blank lines between), then the skill catalog, empty parts left out
- * and parts joined by a blank line; a request whose total exceeds `maxTokens` is never
- * sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of
- * the total and the limit; every request that is sent is reported as a `request` event
- * first; the model and every tool get the signal, and tools run through the extension
- * host's wrapped executor; every message is appended to the session as it happens, so the
- * transcript survives the turn (and a reload). A turn that ends before its first request
- * was sent (refused, failed or aborted) leaves the session's leaf where it was: nothing of
- * it is sent later. Once a request was sent, what happened stays: an aborted turn keeps its
- * completed calls, each unanswered one paired with an error result, and resolves as
- * `aborted` with `TURN_ABORTED`; a later request that does not fit rejects and keeps them too.
+ * `context` options) from the session's active path, the specs of the registry's tools
+ * (the list the loop sends with that request: the budget counts what is sent) and the
+ * system prompt, which is the base prompt, then `# Instructions`, a blank line and the
+ * instruction bodies (the user's, then the project's, blank lines between), then the
+ * skill catalog, empty parts left out and parts joined by a blank line; a request whose
+ * total (system prompt, tools, messages, reserved output, safety margin) exceeds
+ * `maxTokens` is never sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose
+ * message gives each part of the total and the limit; every request that is sent is
+ * reported as a `request` event first; the model and every tool get the signal, and tools
+ * run through the extension host's wrapped executor; every message is appended to the
+ * session as it happens, so the transcript survives the turn (and a reload). A turn that
+ * ends before its first request was sent (refused, failed or aborted) leaves the session's
+ * leaf where it was: nothing of it is sent later. Once a request was sent, what happened
+ * stays: an aborted turn keeps its completed calls, each unanswered one paired with an
+ * error result, and resolves as `aborted` with `TURN_ABORTED`; a later request that does
+ * not fit rejects and keeps them too.
  */
 async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOptions): Promise<TurnResult> {
   const { options, state, session } = core;
@@ -968,10 +972,12 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
       signal,
       prepareContext: () => {
-        const planned = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt });
+        // The specs the loop sends with this request (it lists the same registry): the budget counts them all.
+        const tools = state.registry.list().map(toolSpec);
+        const planned = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt, tools });
         if (planned.tokens.total > planned.tokens.maxTokens) throw overflowError(planned.tokens);
-        const tools = state.registry.list().map((tool) => tool.name);
-        core.emit({ type: "request", turn: ++requests, systemPrompt: planned.systemPrompt, messages: planned.messages, tools, tokens: planned.tokens });
+        const names = tools.map((tool) => tool.name);
+        core.emit({ type: "request", turn: ++requests, systemPrompt: planned.systemPrompt, messages: planned.messages, tools: names, tokens: planned.tokens });
         return { systemPrompt: planned.systemPrompt, messages: planned.messages };
       },
       emit: (event) => {

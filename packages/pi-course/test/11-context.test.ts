@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { buildContext, estimateTokens, type BuildContextOptions } from "../src/context.js";
+import type { ToolSpec } from "../src/model.js";
 import { createSession, type SessionEntry } from "../src/session.js";
 import { text, textOf, userMessage, type AgentMessage } from "../src/types.js";
 
@@ -49,23 +50,23 @@ test("Lab 11.1 · 先扣除系统提示、输出预留和安全余量，再计�
     {
       name: "全部计入",
       options: { maxTokens: 20, systemPrompt: "SYSTEM", reservedOutput: 2, safetyMargin: 1, estimateTokens: one },
-      tokens: { maxTokens: 20, system: 1, messages: 8, reservedOutput: 2, safetyMargin: 1, availableForMessages: 16, total: 12 },
+      tokens: { maxTokens: 20, system: 1, tools: 0, messages: 8, reservedOutput: 2, safetyMargin: 1, availableForMessages: 16, total: 12 },
     },
     {
       name: "默认值为 0",
       options: { maxTokens: 10, estimateTokens: one },
-      tokens: { maxTokens: 10, system: 0, messages: 8, reservedOutput: 0, safetyMargin: 0, availableForMessages: 10, total: 8 },
+      tokens: { maxTokens: 10, system: 0, tools: 0, messages: 8, reservedOutput: 0, safetyMargin: 0, availableForMessages: 10, total: 8 },
     },
     {
       name: "刚好放下",
       options: { maxTokens: 12, systemPrompt: "S", reservedOutput: 2, safetyMargin: 1, estimateTokens: one },
-      tokens: { maxTokens: 12, system: 1, messages: 8, reservedOutput: 2, safetyMargin: 1, availableForMessages: 8, total: 12 },
+      tokens: { maxTokens: 12, system: 1, tools: 0, messages: 8, reservedOutput: 2, safetyMargin: 1, availableForMessages: 8, total: 12 },
     },
     {
       name: "系统提示按估算器计价",
       // Message texts: u1 a1 u2 "" "result c1" a2 u3 a3 = 2+2+2+0+9+2+2+2 = 21 characters.
       options: { maxTokens: 40, systemPrompt: "ten chars!", estimateTokens: chars },
-      tokens: { maxTokens: 40, system: 10, messages: 21, reservedOutput: 0, safetyMargin: 0, availableForMessages: 30, total: 31 },
+      tokens: { maxTokens: 40, system: 10, tools: 0, messages: 21, reservedOutput: 0, safetyMargin: 0, availableForMessages: 30, total: 31 },
     },
   ];
   for (const { name, options, tokens } of cases) {
@@ -94,6 +95,57 @@ test("Lab 11.1 · systemPrompt 原样返回；空字符串计 0 且不调用估�
     assert.equal(seen.filter((value) => typeof value === "string").length, 0);
     assert.equal(seen.length, 8, "每条消息恰好估算一次");
   }
+});
+
+/**
+ * Two tool specs as a request carries them. Their texts (name, description, parameters JSON,
+ * one per line) are "read\nRead a file\n{"type":"object"}" (34 characters) and "sh\n\n{}" (6).
+ */
+const specs = (): ToolSpec[] => [
+  { name: "read", description: "Read a file", parameters: { type: "object" } },
+  { name: "sh", description: "", parameters: {} },
+];
+
+test("Lab 11.1 · 工具说明与系统提示一样是固定开销：每个按名字、描述和参数 JSON 估算一次，计入总数", () => {
+  const seen: string[] = [];
+  const spy = (value: string | AgentMessage) => {
+    if (typeof value === "string") seen.push(value);
+    return chars(value);
+  };
+  const tools = specs();
+  const before = structuredClone(tools);
+  // Messages cost 21 with `chars` (see Lab 11.1's first test); the tools cost 34 + 6 = 40.
+  const projection = buildContext(conversation(), { maxTokens: 50, tools, estimateTokens: spy });
+  assert.deepEqual(seen, ['read\nRead a file\n{"type":"object"}', "sh\n\n{}"], "每个工具说明恰好估算一次，估算的是它发送出去的文字");
+  assert.deepEqual(projection.tokens, {
+    maxTokens: 50,
+    system: 0,
+    tools: 40,
+    messages: 4,
+    reservedOutput: 0,
+    safetyMargin: 0,
+    availableForMessages: 10,
+    total: 44,
+  });
+  assert.equal(projection.reason, "trimmed", "同样的对话没有工具时放得下，工具占去的预算让旧交互被丢弃");
+  assert.deepEqual(projection.keptEntryIds, I3);
+  assert.deepEqual(tools, before, "工具说明不被改动");
+  assert.equal(buildContext(conversation(), { maxTokens: 50, estimateTokens: chars }).reason, "within_budget");
+
+  const overflow = buildContext(conversation(), { maxTokens: 30, systemPrompt: "ten chars!", tools, estimateTokens: chars });
+  assert.equal(overflow.reason, "single_interaction_overflow", "工具说明本身就超过窗口");
+  assert.equal(overflow.tokens.availableForMessages, 0);
+  assert.equal(overflow.tokens.total, 10 + 40 + 4, "total 是整个请求：系统提示 + 工具 + 消息");
+  assert.ok(overflow.tokens.total > overflow.tokens.maxTokens);
+
+  assert.equal(buildContext([], { maxTokens: 100, tools }).tokens.tools, 9 + 2, "默认估算器：ceil(34 / 4) + ceil(6 / 4)");
+  for (const none of [{}, { tools: [] }]) {
+    seen.length = 0;
+    assert.equal(buildContext(conversation(), { maxTokens: 100, estimateTokens: spy, ...none }).tokens.tools, 0);
+    assert.deepEqual(seen, [], "没有工具时计 0，不调用估算器");
+  }
+  const onTool = (value: string | AgentMessage) => (typeof value === "string" ? -1 : 1);
+  assert.throws(() => buildContext(conversation(), { maxTokens: 100, tools, estimateTokens: onTool }), { code: "CONTEXT_ESTIMATE_INVALID" });
 });
 
 test("Lab 11.1 · 默认估算器为 ceil(字符数 / 4)，消息计文本与工具调用 JSON", () => {

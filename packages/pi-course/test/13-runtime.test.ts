@@ -14,6 +14,7 @@ import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
 import * as nodePath from "node:path";
 import test, { type TestContext } from "node:test";
+import { buildContext } from "../src/context.js";
 import { discoverResources, type ExtensionContext, type ResourceCatalog } from "../src/resources.js";
 import {
   buildSkillCatalog,
@@ -30,7 +31,7 @@ import {
 import { toolCall, turn } from "../src/scripted-model.js";
 import { createToolExecutor, ToolRegistry, type Tool } from "../src/tool.js";
 import { text, textOf, type AgentMessage, type ToolCall } from "../src/types.js";
-import { eventsOf, moduleOf, put, rejectsWith, runtimeStarter, skillFile, toolResults, workspace } from "./fixtures/13-runtime.js";
+import { eventsOf, fakeTool, moduleOf, put, rejectsWith, runtimeStarter, skillFile, toolResults, workspace } from "./fixtures/13-runtime.js";
 
 // ---------------------------------------------------------------------------
 // Helpers of this file only (the shared ones are in fixtures/13-runtime.ts)
@@ -1136,14 +1137,14 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
     projectRoot: project,
     maxCatalogBytes: 0,
     baseSystemPrompt: "base",
-    context: { maxTokens: 40, estimateTokens: () => 10 },
+    context: { maxTokens: 70, estimateTokens: () => 10 },
   });
   for (const input of ["first", "second", "third"]) await trimmed.runtime.prompt(input);
   assert.equal(trimmed.model.requests.length, 3, "§C7.3：裁掉旧的交互之后放得下的请求照常发送");
   assert.deepEqual(
     trimmed.model.requests[2]!.messages.map((m) => textOf(m)),
     ["second", "two", "third"],
-    "§C7.3：预算由 buildContext 按 context 选项（含 estimateTokens）计算：系统提示 10，上限 40，放得下最新的两段交互",
+    "§C7.3：预算由 buildContext 按 context 选项（含 estimateTokens）计算：系统提示 10，三个工具各 10，上限 70，放得下最新的两段交互",
   );
   assert.deepEqual(
     eventsOf(trimmed.events, "request").map((e) => e.messages),
@@ -1160,15 +1161,37 @@ test("Lab 13.5 · 放不下的请求不发送", async (t) => {
       projectRoot: project,
       maxCatalogBytes: 0,
       baseSystemPrompt: "base",
-      context: { maxTokens: 40, estimateTokens: () => 10, ...budget },
+      context: { maxTokens: 70, estimateTokens: () => 10, ...budget },
     });
     await rejectsWith(
       tight.runtime.prompt("hello"),
       "RUNTIME_CONTEXT_OVERFLOW",
-      `§C7.3：${label}来自 options.context，也算进这次请求：系统提示 10 + 消息 10 + ${label} 25 超过 40`,
+      `§C7.3：${label}来自 options.context，也算进这次请求：系统提示 10 + 工具 30 + 消息 10 + ${label} 25 超过 70`,
     );
     assert.equal(tight.model.requests.length, 0, `§C7.3：${label}让请求放不下时，它不发送`);
   }
+
+  // Every request carries every tool's spec: the specs count like the system prompt.
+  const wideTools = () => [fakeTool("read", []), { ...fakeTool("wide", []), description: "w".repeat(8000) }];
+  const toolsTooBig = await start([turn("never sent")], { projectRoot: project, maxCatalogBytes: 0, tools: wideTools, context: { maxTokens: 1000 } });
+  await rejectsWith(
+    toolsTooBig.runtime.prompt("hello"),
+    "RUNTIME_CONTEXT_OVERFLOW",
+    "§C7.3：工具说明随每次请求发出，也算进预算：工具说明本身就超过窗口时，这一轮以 RUNTIME_CONTEXT_OVERFLOW 结束",
+  );
+  assert.equal(toolsTooBig.model.requests.length, 0, "§C7.3：工具说明让请求放不下时，它一次都不发给模型");
+  assert.equal(eventsOf(toolsTooBig.events, "request").length, 0, "§C7.4：没有发送的请求不报告 request 事件");
+
+  const toolsFit = await start([turn("sent")], { projectRoot: project, maxCatalogBytes: 0, tools: wideTools, context: { maxTokens: 4000 } });
+  assert.equal((await toolsFit.runtime.prompt("hello")).stopReason, "stop", "§C7.3：工具说明放得下时，这一轮照常进行");
+  const [sent] = toolsFit.model.requests;
+  const [reported] = eventsOf(toolsFit.events, "request");
+  assert.equal(
+    reported?.tokens.tools,
+    buildContext([], { maxTokens: 0, tools: sent?.tools ?? [] }).tokens.tools,
+    "§C7.3：预算里的工具正是这次请求带着的那些工具说明（每个工具的名字、描述和参数 schema）",
+  );
+  assert.ok(reported.tokens.total <= reported.tokens.maxTokens, "§C7.3：发出的请求连同工具说明都在预算之内");
 });
 
 test("Lab 13.5 · 中断一轮：信号交给模型和每个工具，完成的调用留下，没回答的配上错误结果", async (t) => {
@@ -1447,8 +1470,15 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
     "}",
     "",
   ].join("\n");
+  const version3 = [
+    "export default function counter(context) {",
+    `  context.registerTool({ name: "wide", description: "${"w".repeat(40_000)}", schema: { parse: (value) => value },`,
+    '    execute: async () => ({ content: [{ type: "text", text: "wide" }] }) });',
+    "}",
+    "",
+  ].join("\n");
   await put(project, { "extensions/counter.mjs": version1 });
-  const { runtime, toolRuns } = await start(
+  const { runtime, model, toolRuns } = await start(
     [
       turn(toolCall("counter"), toolCall("shell", { command: "ls" })),
       turn("start checked"),
@@ -1457,7 +1487,7 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
       turn(toolCall("counter"), toolCall("counter_v2"), toolCall("shell", { command: "ls" })),
       turn("version 2 checked"),
     ],
-    { projectRoot: project },
+    { projectRoot: project, context: { maxTokens: 5000 } },
   );
 
   const atStart = toolResults((await runtime.prompt("start")).messages);
@@ -1494,6 +1524,17 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
     ["shell"],
     "§C8.4：shell 只在 hook 消失之后运行了一次",
   );
+
+  // The new tools go with every later request, so the budget counts them: a 10,000-token spec does not fit 5000.
+  await fsp.writeFile(extension, version3);
+  assert.equal((await runtime.reload()).status, "reloaded", "§C8.2：（前提）注册了大工具的新版本 reload 成功");
+  const sent = model.requests.length;
+  await rejectsWith(
+    runtime.prompt("too wide"),
+    "RUNTIME_CONTEXT_OVERFLOW",
+    "§C8.2：reload 之后请求带着新注册表里的工具，预算也按它们算：新工具的说明超过窗口，这一轮不发送",
+  );
+  assert.equal(model.requests.length, sent, "§C8.2：放不下的请求没有发给模型");
 });
 
 test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {

@@ -25,6 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent } from "../agent.js";
+import { toolSpec } from "../agent-loop.js";
 import { errorMessage } from "../async.js";
 import { createCodingTools } from "../coding-tools.js";
 import { buildContext, type ContextProjection } from "../context.js";
@@ -416,11 +417,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       maxTurns: 8,
       wrapExecutor: (core) => host.wrapExecutor(core),
       prepareContext: () => {
-        const projection = buildContext(session.activePath(), { maxTokens: 8000, reservedOutput: 1024, systemPrompt });
+        // The loop sends every registered tool's spec with the request: the budget counts the same list.
+        const tools = registry.list().map(toolSpec);
+        const projection = buildContext(session.activePath(), { maxTokens: 8000, reservedOutput: 1024, systemPrompt, tools });
         if (firstProjection === undefined) {
           firstProjection = projection;
           const t = projection.tokens;
-          write(`预算  buildContext：系统提示 ${t.system} + 消息 ${t.messages} + 预留输出 ${t.reservedOutput} = ${t.total} / ${t.maxTokens} tokens`);
+          write(
+            `预算  buildContext：系统提示 ${t.system} + 工具 ${t.tools} + 消息 ${t.messages} + 预留输出 ${t.reservedOutput} = ${t.total} / ${t.maxTokens} tokens`,
+          );
         }
         return { systemPrompt: projection.systemPrompt, messages: projection.messages };
       },

@@ -159,7 +159,9 @@ function textTranscript({ write, relabel }: TranscriptOptions): Transcript {
         write(`诊断  ${d.severity === "error" ? "跳过" : "提醒"} [${d.code}] ${firstLine(relabel(d.message), 160)}`);
       } else if (event.type === "request") {
         const t = event.tokens;
-        write(`请求  #${event.turn} 系统提示 ${t.system} + 消息 ${t.messages} + 预留输出 ${t.reservedOutput} = ${t.total} / ${t.maxTokens} tokens`);
+        write(
+          `请求  #${event.turn} 系统提示 ${t.system} + 工具 ${t.tools} + 消息 ${t.messages} + 预留输出 ${t.reservedOutput} = ${t.total} / ${t.maxTokens} tokens`,
+        );
         const droppedMessages = context?.droppedMessages ?? 0;
         if (droppedMessages > 0)
           write(`裁剪  上下文窗口放不下整段对话：这次请求省去了最早的 ${droppedMessages} 条消息（它们还在会话里；要带上它们：--context-tokens 更大的窗口）`);

@@ -316,13 +316,15 @@ test("turn: events are copies, in order; getters hand out copies too", async (t)
 
 test("turn: a request that overflows names every part of the sum", async (t) => {
   const { project } = await workspace(t);
+  const system = "s".repeat(400);
   const { runtime } = await start([turn("x")], {
     projectRoot: project,
-    baseSystemPrompt: "s".repeat(400),
-    context: { maxTokens: 110, reservedOutput: 10, safetyMargin: 5 },
+    baseSystemPrompt: system,
+    // The system prompt costs 100, each of the three tools (read, shell, load_skill) 1, a message 2.
+    context: { maxTokens: 110, reservedOutput: 10, safetyMargin: 5, estimateTokens: (value) => (typeof value !== "string" ? 2 : value === system ? 100 : 1) },
   });
-  await check("§C7.3：RUNTIME_CONTEXT_OVERFLOW 的消息写出系统提示、消息、预留输出、安全余量、总数和上限", async () => {
+  await check("§C7.3：RUNTIME_CONTEXT_OVERFLOW 的消息写出系统提示、工具、消息、预留输出、安全余量、总数和上限", async () => {
     const error = await rejectsWith(runtime.prompt("hello"), "RUNTIME_CONTEXT_OVERFLOW", "overflow");
-    for (const part of ["100", "2", "10", "5", "117", "110"]) assert.match(error.message, new RegExp(`\\b${part}\\b`), part);
+    for (const part of ["100", "3", "2", "10", "5", "120", "110"]) assert.match(error.message, new RegExp(`\\b${part}\\b`), part);
   });
 });

@@ -13,7 +13,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, toolSpec, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type BuildContextOptions, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -845,10 +845,10 @@ const systemPromptFrom = (base: string, instructions: readonly { body: string }[
   return sections.filter((section) => section.length > 0).join("\n\n");
 };
 
-const overflow = ({ system, messages, reservedOutput, safetyMargin, total, maxTokens }: ContextProjection["tokens"]): RuntimeError =>
+const overflow = ({ system, tools, messages, reservedOutput, safetyMargin, total, maxTokens }: ContextProjection["tokens"]): RuntimeError =>
   new RuntimeError(
     "RUNTIME_CONTEXT_OVERFLOW",
-    `the request does not fit and was not sent: system ${system} + messages ${messages} + reserved output ${reservedOutput} + safety margin ${safetyMargin} = ${total} tokens, more than maxTokens ${maxTokens}`,
+    `the request does not fit and was not sent: system ${system} + tools ${tools} + messages ${messages} + reserved output ${reservedOutput} + safety margin ${safetyMargin} = ${total} tokens, more than maxTokens ${maxTokens}`,
   );
 
 /** What an aborted turn reports. */
@@ -879,7 +879,7 @@ async function runTurn(core: RuntimeCore, input: string, { signal }: PromptOptio
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
       ...(signal === undefined ? {} : { signal }),
       prepareContext: () => {
-        const request = buildContext(session.activePath(), budget);
+        const request = buildContext(session.activePath(), { ...budget, tools: state.registry.list().map(toolSpec) });
         if (request.tokens.total > request.tokens.maxTokens) throw overflow(request.tokens);
         sent.count += 1;
         core.emit({

@@ -15,7 +15,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, toolSpec, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -1017,7 +1017,7 @@ class ContextOverflow extends RuntimeError {
     super(
       "RUNTIME_CONTEXT_OVERFLOW",
       "not sent, the request is too large for the window: " +
-        ["system prompt " + tokens.system, "messages " + tokens.messages, "reserved output " + tokens.reservedOutput, "safety margin " + tokens.safetyMargin].join(" + ") +
+        ["system prompt " + tokens.system, "tools " + tokens.tools, "messages " + tokens.messages, "reserved output " + tokens.reservedOutput, "safety margin " + tokens.safetyMargin].join(" + ") +
         " = " + tokens.total + " tokens > maxTokens " + tokens.maxTokens,
     );
   }
@@ -1056,6 +1056,7 @@ class Turn {
       safetyMargin: context.safetyMargin,
       estimateTokens: context.estimateTokens,
       systemPrompt,
+      tools: this.#state.registry.list().map(toolSpec),
     });
     const tokens = projection.tokens;
     if (tokens.total > tokens.maxTokens) throw new ContextOverflow(tokens);

@@ -24,7 +24,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, type LoopResult, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, toolSpec, type LoopResult, type LoopStopReason } from "./agent-loop.js";
 import { abortReason, errorMessage } from "./async.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
@@ -963,19 +963,22 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
  * Runs one user turn on the current state. Guarantees: a signal already aborted sends and
  * records nothing (`aborted`, `TURN_ABORTED`, no message); the input's command is applied
  * first (`expandInput`); every model request is built by `buildContext` (with the
- * `context` options) from the session's active path and the system prompt, which is the
- * base prompt, then `# Instructions`, a blank line and the instruction bodies (the user's,
- * then the project's, blank lines between), then the skill catalog, empty parts left out
- * and parts joined by a blank line; a request whose total exceeds `maxTokens` is never
- * sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose message gives each part of
- * the total and the limit; every request that is sent is reported as a `request` event
- * first; the model and every tool get the signal, and tools run through the extension
- * host's wrapped executor; every message is appended to the session as it happens, so the
- * transcript survives the turn (and a reload). A turn that ends before its first request
- * was sent (refused, failed or aborted) leaves the session's leaf where it was: nothing of
- * it is sent later. Once a request was sent, what happened stays: an aborted turn keeps its
- * completed calls, each unanswered one paired with an error result, and resolves as
- * `aborted` with `TURN_ABORTED`; a later request that does not fit rejects and keeps them too.
+ * `context` options) from the session's active path, the specs of the registry's tools
+ * (the list the loop sends with that request: the budget counts what is sent) and the
+ * system prompt, which is the base prompt, then `# Instructions`, a blank line and the
+ * instruction bodies (the user's, then the project's, blank lines between), then the
+ * skill catalog, empty parts left out and parts joined by a blank line; a request whose
+ * total (system prompt, tools, messages, reserved output, safety margin) exceeds
+ * `maxTokens` is never sent: the turn rejects with `RUNTIME_CONTEXT_OVERFLOW`, whose
+ * message gives each part of the total and the limit; every request that is sent is
+ * reported as a `request` event first; the model and every tool get the signal, and tools
+ * run through the extension host's wrapped executor; every message is appended to the
+ * session as it happens, so the transcript survives the turn (and a reload). A turn that
+ * ends before its first request was sent (refused, failed or aborted) leaves the session's
+ * leaf where it was: nothing of it is sent later. Once a request was sent, what happened
+ * stays: an aborted turn keeps its completed calls, each unanswered one paired with an
+ * error result, and resolves as `aborted` with `TURN_ABORTED`; a later request that does
+ * not fit rejects and keeps them too.
  */
 /** The system prompt of a state: the base prompt, the instructions, the catalog; empty parts left out. */
 function systemPromptOf(base: string, state: RuntimeState): string {
@@ -1022,12 +1025,13 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
           ...(budget.reservedOutput === undefined ? {} : { reservedOutput: budget.reservedOutput }),
           ...(budget.safetyMargin === undefined ? {} : { safetyMargin: budget.safetyMargin }),
           ...(budget.estimateTokens === undefined ? {} : { estimateTokens: budget.estimateTokens }),
+          tools: state.registry.list().map(toolSpec),
         });
         const { tokens } = projection;
         if (tokens.total > tokens.maxTokens) {
           throw new RuntimeError(
             "RUNTIME_CONTEXT_OVERFLOW",
-            `the request does not fit the context window, so it was not sent: system prompt ${tokens.system} + messages ${tokens.messages} + reserved output ${tokens.reservedOutput} + safety margin ${tokens.safetyMargin} = ${tokens.total} > maxTokens ${tokens.maxTokens}`,
+            `the request does not fit the context window, so it was not sent: system prompt ${tokens.system} + tools ${tokens.tools} + messages ${tokens.messages} + reserved output ${tokens.reservedOutput} + safety margin ${tokens.safetyMargin} = ${tokens.total} > maxTokens ${tokens.maxTokens}`,
           );
         }
         requests++;
