@@ -23,7 +23,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, toolSpec, type LoopResult, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, type LoopResult, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -708,7 +708,7 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
   // 🔨 Lab 13.5：交给第 07 章的 runAgentLoop：历史是空数组，输入是展开后的那条消息，signal 交给它，
   //    执行器是 host 包装过的第 06 章执行器（用同一个 signal 建出），轮数上限默认 DEFAULT_MAX_TURNS
   // 🔨 Lab 13.5：prepareContext 每次都用 buildContext 从 session 的 activePath 算出这次请求，
-  //    工具说明也交给它（循环随这次请求发出的那份：registry 里每个工具的 toolSpec）；
+  //    工具说明也交给它（prepareContext 的第二个参数：循环随这次请求发出的那一份）；
   //    total 超过 maxTokens 就抛 RUNTIME_CONTEXT_OVERFLOW，不发送；放得下才发出 request 事件再返回
   // 🔨 Lab 13.5：循环的每个 message 事件：追加进 session，并作为 message 事件发出
   // 🔨 Lab 13.5：循环以 aborted 结束 → 结果带上 failure：code 是 TURN_ABORTED，message 是循环的 errorMessage

@@ -89,9 +89,11 @@ export interface LoopConfig {
   signal?: AbortSignal;
   /**
    * Builds each request from the whole transcript (a copy). Default: `systemPrompt` and
-   * every message. Chapter 11's `buildContext` plugs in here to budget the request.
+   * every message. Chapter 11's `buildContext` plugs in here to budget the request. `tools`
+   * are the specs this very request will carry (listed once per turn, before this call), so
+   * a budget that counts them counts exactly what is sent.
    */
-  prepareContext?(transcript: AgentMessage[]): RequestContext | Promise<RequestContext>;
+  prepareContext?(transcript: AgentMessage[], tools: readonly ToolSpec[]): RequestContext | Promise<RequestContext>;
   /** Asked at every turn boundary for messages to add before the next model call (queued user input). */
   takeInput?(): AgentMessage[];
   emit?(event: LoopEvent): void;
@@ -245,8 +247,9 @@ export async function runAgentLoop(history: readonly AgentMessage[], input: read
     turns++;
     const turn = turns;
     emit({ type: "turn_start", turn });
-    const context = await prepare(structuredClone(transcript));
-    const request: ModelRequest = { systemPrompt: context.systemPrompt, messages: context.messages, tools: registry.list().map(toolSpec) };
+    const tools = registry.list().map(toolSpec);
+    const context = await prepare(structuredClone(transcript), structuredClone(tools));
+    const request: ModelRequest = { systemPrompt: context.systemPrompt, messages: context.messages, tools };
     const result = await streamTurn(model, request, signal, (event) => emit({ type: "assistant", turn, event }));
     usage.inputTokens += result.usage.inputTokens;
     usage.outputTokens += result.usage.outputTokens;

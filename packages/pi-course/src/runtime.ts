@@ -31,7 +31,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { runAgentLoop, toolSpec, type LoopResult, type LoopStopReason } from "./agent-loop.js";
+import { runAgentLoop, type LoopResult, type LoopStopReason } from "./agent-loop.js";
 import { createCodingTools } from "./coding-tools.js";
 import { buildContext, type ContextProjection } from "./context.js";
 import type { Model } from "./model.js";
@@ -971,9 +971,8 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
       executor: state.host.wrapExecutor(createToolExecutor(state.registry, { signal })),
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
       signal,
-      prepareContext: () => {
-        // The specs the loop sends with this request (it lists the same registry): the budget counts them all.
-        const tools = state.registry.list().map(toolSpec);
+      prepareContext: (_transcript, tools) => {
+        // `tools` are the specs the loop sends with this very request: the budget counts them all.
         const planned = buildContext(session.activePath(), { maxTokens, reservedOutput, safetyMargin, estimateTokens, systemPrompt, tools });
         if (planned.tokens.total > planned.tokens.maxTokens) throw overflowError(planned.tokens);
         const names = tools.map((tool) => tool.name);

@@ -4,7 +4,7 @@ import test, { type TestContext } from "node:test";
 import { deferred } from "../src/async.js";
 import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent } from "../src/agent-loop.js";
 import { createAnthropicModel } from "../src/anthropic.js";
-import { TurnBuilder, type Model } from "../src/model.js";
+import { TurnBuilder, type Model, type ToolSpec } from "../src/model.js";
 import { createOpenAIModel } from "../src/openai.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
 import { createToolExecutor, objectSchema, stringValue, ToolRegistry, type Tool, type ToolExecutor } from "../src/tool.js";
@@ -117,6 +117,21 @@ test("Lab 7.1 · 历史与输入不被改动；prepareContext 决定每次请求
     model.requests[0]!.messages.map((m) => textOf(m)),
     ["new"],
   );
+});
+
+test("Lab 7.1 · prepareContext 拿到的工具说明正是这次请求带着的那一份：它在准备时改了注册表也不变", async () => {
+  const seen: (readonly ToolSpec[])[] = [];
+  const late: Tool = { ...echoTool(), name: "late" };
+  const { model, registry, config } = setup([turn("ok")], [echoTool()], {
+    prepareContext: (transcript, tools) => {
+      seen.push(tools);
+      registry.register(late);
+      return { systemPrompt: "", messages: transcript };
+    },
+  });
+  await runAgentLoop([], [userMessage("hi", 1)], config);
+  assert.deepEqual(seen, [[toolSpec(echoTool())]]);
+  assert.deepEqual(model.requests[0]!.tools, seen[0], "预算看到的工具说明与发出的完全一样");
 });
 
 test("Lab 7.2 · 执行器拒绝、答非所问：循环自己补上配对的错误结果", async () => {
@@ -511,6 +526,7 @@ test("Lab 7.5 · 真实 provider 的回答在工具调用参数中途被输出�
     );
     assert.match(sent, /was not run: the model's output was cut off/, wire.wire);
   }
+});
 
 test("Lab 7.4 · 循环不再读模型的流时（emit 抛错、流违约失败）就中止这次模型请求，不让它在后台跑完", async () => {
   /** A model that streams one delta and then waits (like a provider mid HTTP stream); it records the signal it got. */
