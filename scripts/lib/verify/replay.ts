@@ -43,7 +43,7 @@ import {
   type Stage,
   type TextCommand,
 } from "./chapter-text.js";
-import { firstMissingClaim } from "./claims.js";
+import { firstClaimMismatch } from "./claims.js";
 import type { CheckResult } from "./checks.js";
 import { firstLine } from "./runs.js";
 import { stagedTeachingText } from "./staged.js";
@@ -128,7 +128,7 @@ function whereOf(command: TextCommand): string {
 /**
  * The problem with one command's outcome, as a `file:line: …` message, or undefined when
  * it did what the text says: a command without a claim exited 0; a command with a claim
- * printed every claimed line (exit status not judged). Pure.
+ * printed what the block shows, omissions marked (exit status not judged). Pure.
  */
 export function judgeCommand(file: string, command: TextCommand, outcome: CommandOutcome, timeLimitMs = COMMAND_TIME_LIMIT_MS): string | undefined {
   const label = `命令 “${command.command}”（${whereOf(command)}）`;
@@ -137,9 +137,9 @@ export function judgeCommand(file: string, command: TextCommand, outcome: Comman
     if (outcome.code === 0) return undefined;
     return `${file}:${command.line}: ${label}退出码 ${outcome.code ?? "（被信号结束）"}：${firstLine(lastLines(outcome.output))}`;
   }
-  const missing = firstMissingClaim(outcome.output, command.expect);
-  if (missing === undefined) return undefined;
-  return `${file}:${missing.line}: ${label}的输出里没有 “${missing.text}”（按正文的顺序）`;
+  const mismatch = firstClaimMismatch(outcome.output, command.expect);
+  if (mismatch === undefined) return undefined;
+  return `${file}:${mismatch.line}: ${label}：${mismatch.problem}`;
 }
 
 /** The last few non-blank lines of an output (where a failure usually says why). */
@@ -255,7 +255,7 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
     else tally.practice++;
     if (command.expect !== undefined) {
       tally.expectBlocks++;
-      tally.claims += command.expect.length;
+      tally.claims += command.expect.filter((claim) => claim.omitted === undefined).length;
     }
     const problem = judgeCommand(plan.file, command, outcome, timeLimit);
     if (problem !== undefined) problems.push(problem);
