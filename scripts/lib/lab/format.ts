@@ -139,6 +139,11 @@ function describeFailure(failure: FirstFailure, ctx: FormatContext): { lines: st
   const location = locateFailure(failure.stack, ctx.courseRoot, failure.scaffoldOf);
   const where = location === undefined ? undefined : formatLocation(location, ctx.courseRoot, ctx.showFrom);
   const lines = [ctx.paint.red(`✗ ${failure.test}`)];
+  if (failure.rules !== undefined) {
+    // The code failed outside every check of the test: name the rules the test checks first.
+    lines.push(...failure.rules.map((rule) => `  ${rule.split("\n")[0]}`));
+    lines.push(ctx.paint.dim(failure.timedOut === true ? "  这项测试检查上面的规则；它没有结束：" : "  这项测试检查上面的规则；你的代码在检查之外出错了："));
+  }
   if (ctx.verbose && failure.compared !== undefined) {
     // The message's own diff may be shortened by node; show the whole one instead.
     lines.push(`  ${failure.message.split("\n")[0] ?? ""}`, ctx.paint.dim("  完整差异（+ 实际值，- 期望值）："));
@@ -214,7 +219,7 @@ function chapterTable(labs: readonly LabResult[], manifest: ChapterManifest, ctx
       note =
         f.scaffoldOf !== undefined && f.scaffoldOf !== lab.id
           ? paint.dim(`等待 Lab ${f.scaffoldOf} 的施工位`)
-          : paint.dim(truncate(`${f.test}：${f.message.split("\n")[0] ?? ""}`, 60));
+          : paint.dim(truncate(`${f.test}：${f.rules?.[0] ?? f.message.split("\n")[0] ?? ""}`, 60));
     }
     const countText = lab.status === "passed" ? paint.green(count) : count;
     lines.push(`  ${mark} Lab ${lab.id}  ${padEnd(truncate(lab.title, titleWidth), titleWidth)}  ${padEnd(countText, 5)}  ${note}`.trimEnd());
@@ -280,6 +285,7 @@ function failureJson(f: FirstFailure, courseRoot: string, showFrom: string): Rec
   const failure: Record<string, unknown> = { test: f.test, message: f.message };
   if (f.scaffoldOf !== undefined) failure.scaffoldOf = f.scaffoldOf;
   if (f.timedOut === true) failure.timedOut = true;
+  if (f.rules !== undefined) failure.rules = f.rules;
   const location = locateFailure(f.stack, courseRoot, f.scaffoldOf);
   if (location !== undefined) failure.location = formatLocation(location, courseRoot, showFrom);
   const test = testLocation(f, showFrom);

@@ -12,7 +12,9 @@ import type { ChapterManifest, LabSpec } from "../course/manifest.js";
 import { labsNamePattern } from "../course/lab-names.js";
 import { buildCourse, type StartedBuild } from "./compiler.js";
 import { strayFailures, summarizeLabs, type FirstFailure, type LabResult, type TestRun, type TimedOut } from "./results.js";
+import { withTestRules } from "./test-rules.js";
 import { describeStuck, prepareTests, type TestOptions } from "./tests.js";
+import path from "node:path";
 
 export type { LabTarget };
 
@@ -99,7 +101,9 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
   const records = runs.flatMap(({ run }) => run.records);
   const timedOut = new Map(runs.flatMap(({ labs, run }) => (run.timedOut === undefined ? [] : labs.map((lab) => [lab.id, run.timedOut!] as const))));
   const showFrom = options.showFrom ?? courseRoot;
-  const cutShort = (labs: LabResult[]) => labs.map((lab) => (timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot, showFrom) : lab));
+  const sources = manifest.focusedTests.map((file) => path.join(courseRoot, ...file.split("/")));
+  const cutShort = (labs: LabResult[]) =>
+    labs.map((lab) => withRules(timedOut.has(lab.id) ? markTimedOut(lab, timedOut.get(lab.id)!, courseRoot, showFrom) : lab, sources));
   const outcome: LabOutcome = {
     kind: "tested",
     labs: cutShort(summarizeLabs(selected, manifest.labs, records)),
@@ -114,6 +118,18 @@ export async function runLab(courseRoot: string, manifest: ChapterManifest, targ
   const first = [...timedOut.values()][0];
   if (first !== undefined) outcome.timedOut = { seconds: first.seconds, labs: [...timedOut.keys()] };
   return outcome;
+}
+
+/**
+ * `lab` with each failure that names no rule of its own given the rules its test checks
+ * (`test-rules.ts`): a lab that fails because the code threw, rejected or hung outside every
+ * check still points at the text's sections.
+ */
+function withRules(lab: LabResult, testSources: readonly string[]): LabResult {
+  if (lab.firstFailure === undefined) return lab;
+  const failures = lab.failures.map((failure) => withTestRules(failure, testSources));
+  const first = lab.failures.indexOf(lab.firstFailure);
+  return { ...lab, failures, firstFailure: first < 0 ? withTestRules(lab.firstFailure, testSources) : failures[first]! };
 }
 
 /**

@@ -58,6 +58,8 @@ export interface FirstFailure {
   timedOut?: boolean;
   /** For an equality assertion: both values rendered whole. */
   compared?: { actual: string; expected: string };
+  /** The rules the test checks (`test-rules.ts`), when the failure itself names none. */
+  rules?: string[];
 }
 
 export interface LabResult {

@@ -211,4 +211,43 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
     assert.equal(outcomeOk(outcome), false);
     assert.match(report(outcome), /测试文件没能运行完：packages\/pi-course\/dist\/test\/99-mini\.test\.js/);
   });
+
+  await t.test("code that throws outside every rule check, or hangs, still names the rules its test checks", async (st) => {
+    const testFile = path.join(course.root, "packages/pi-course/test/99-mini.test.ts");
+    const original = await readFile(testFile, "utf8");
+    st.after(() => writeFile(testFile, original));
+    // The test computes with the learner's code first (outside the check), then checks under its rules.
+    await writeFile(
+      testFile,
+      original.replace(
+        'test("Lab 99.1 · adds two numbers", () => {\n  assert.equal(add(2, 3), 5);\n});',
+        'const rule = (_statement: string, check: () => void) => check();\ntest("Lab 99.1 · adds two numbers", () => {\n  const sum = add(2, 3);\n  rule("§C1.1：两数之和", () => assert.equal(sum, 5));\n  rule("§C1.2：结果是数", () => assert.equal(typeof sum, "number"));\n});',
+      ),
+    );
+    await writeFile(
+      path.join(course.root, "packages/pi-course/src/mini.ts"),
+      'export function add(a: number, b: number): number {\n  if (b === 3) throw new TypeError("boom outside");\n  return a + b;\n}\nexport function greet(n: string): string { return `hello ${n}`; }\n',
+    );
+    const thrown = await runLab(course.root, manifest, { chapter: "99", lab: "99.1" });
+    assert.ok(thrown.kind === "tested");
+    assert.deepEqual(thrown.labs[0]?.firstFailure?.rules, ["§C1.1：两数之和", "§C1.2：结果是数"]);
+    assert.match(
+      report(thrown, "99.1"),
+      /✗ Lab 99\.1 · adds two numbers\n {2}§C1\.1：两数之和\n {2}§C1\.2：结果是数\n {2}这项测试检查上面的规则；你的代码在检查之外出错了：\n {2}boom outside/,
+    );
+    assert.deepEqual(
+      (outcomeJson(thrown, manifest, { chapter: "99", lab: "99.1" }, course.root) as { labs: { firstFailure?: { rules?: string[] } }[] }).labs[0]?.firstFailure
+        ?.rules,
+      ["§C1.1：两数之和", "§C1.2：结果是数"],
+    );
+
+    await writeFile(
+      path.join(course.root, "packages/pi-course/src/mini.ts"),
+      "export function add(a: number, b: number): number {\n  if (b === 3) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);\n  return a + b;\n}\nexport function greet(n: string): string { return `hello ${n}`; }\n",
+    );
+    const hung = await runLab(course.root, manifest, { chapter: "99", lab: "99.1" }, { timeoutMs: 2500 });
+    assert.ok(hung.kind === "tested");
+    assert.deepEqual(hung.labs[0]?.firstFailure?.rules, ["§C1.1：两数之和", "§C1.2：结果是数"]);
+    assert.match(report(hung, "99.1"), /§C1\.2：结果是数\n {2}这项测试检查上面的规则；它没有结束：\n {2}超过时间上限/);
+  });
 });

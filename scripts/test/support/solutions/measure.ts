@@ -3,7 +3,9 @@
  *
  *   npx tsx scripts/test/support/solutions/measure.ts              every solution: lab results, public .d.ts check
  *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
- *   options: --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
+ *   options: --catalog <file>  the mistakes of that file instead of NN/mistakes.yaml (a held-out catalog;
+ *                              implies --mistakes; `base: reference` edits the reference itself)
+ *            --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
  *            --only <solution | base | mistake id prefix>   --jobs <n>   --verbose
  *            --chapter <NN>   the chapter measured (12 by default; 3 and 03 both name chapter 03), each with its
  *                             own folder of solutions, mistakes.yaml and, when it has one, rule-probes.ts
@@ -279,8 +281,11 @@ function occurrences(haystack: string, needle: string): number {
   return count;
 }
 
-function loadMistakes(chapter: ChapterSetup): Mistake[] {
-  const raw = parseYaml(readFileSync(path.join(chapter.dir, "mistakes.yaml"), "utf8")) as unknown;
+/** The base a catalog names for the chapter's reference (its teaching file) rather than a kept solution. */
+const REFERENCE_BASE = "reference";
+
+function loadMistakes(chapter: ChapterSetup, file = path.join(chapter.dir, "mistakes.yaml")): Mistake[] {
+  const raw = parseYaml(readFileSync(file, "utf8")) as unknown;
   const list = (raw as { mistakes?: unknown }).mistakes;
   if (!Array.isArray(list)) throw new Error("mistakes.yaml: expected a top-level `mistakes:` list");
   const seen = new Set<string>();
@@ -289,7 +294,7 @@ function loadMistakes(chapter: ChapterSetup): Mistake[] {
     for (const field of ["id", "lab", "base", "rule", "find", "replace"] as const) {
       if (typeof m[field] !== "string") throw new Error(`mistakes.yaml entry ${index}: field ${field} must be a string`);
     }
-    if (!chapter.solutions.includes(m.base!)) throw new Error(`${m.id}: unknown base ${m.base}`);
+    if (m.base !== REFERENCE_BASE && !chapter.solutions.includes(m.base!)) throw new Error(`${m.id}: unknown base ${m.base}`);
     if (!chapter.labs.includes(m.lab!)) throw new Error(`${m.id}: unknown lab ${m.lab}`);
     if (seen.has(m.id!)) throw new Error(`${m.id}: id used twice`);
     seen.add(m.id!);
@@ -409,8 +414,10 @@ async function main(): Promise<number> {
       jobs: { type: "string" },
       verbose: { type: "boolean" },
       probes: { type: "boolean" },
+      catalog: { type: "string" },
     },
   });
+  if (values.catalog !== undefined) values.mistakes = true;
   const asked = values.chapter ?? "12";
   const chapter = chapterSetup(normalizeChapterId(asked) ?? asked);
   const expected = chapter.expectedTests;
@@ -447,8 +454,10 @@ async function main(): Promise<number> {
     });
 
     if (values.mistakes === true) {
-      const all = loadMistakes(chapter).filter((m) => values.only === undefined || m.id.startsWith(values.only) || m.base === values.only);
+      const catalog = values.catalog === undefined ? undefined : path.resolve(values.catalog);
+      const all = loadMistakes(chapter, catalog).filter((m) => values.only === undefined || m.id.startsWith(values.only) || m.base === values.only);
       const bases = new Map(chapter.solutions.map((name) => [name, storedSolution(chapter, name)] as const));
+      bases.set(REFERENCE_BASE, readFileSync(path.join(courseRoot, ...chapter.target.split("/")), "utf8"));
       console.log(`\n# mistakes (${all.length})`);
       const runs = await pool(all, workers, async (workspace, mistake) => {
         const base = bases.get(mistake.base)!;
