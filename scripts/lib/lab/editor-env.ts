@@ -14,7 +14,9 @@
  *   process itself was started with (the first ancestor process that was not started for
  *   this same npm script: its `npm_lifecycle_script` differs, or it has none, so an
  *   `npm run` inside another npm script still finds its own npm), where the system shows it
- *   (Linux: `/proc`).
+ *   (Linux: `/proc`). That holds only while `EDITOR` is still what npm wrote from that
+ *   environment; an `EDITOR` set after npm (a program that starts `lab` with an editor of its
+ *   choosing) is kept.
  * - Where it does not, an `EDITOR` equal to npm's fallback is taken as npm's, not the
  *   learner's (a learner who really wants `vi` there can set `VISUAL=vi`); any other value
  *   is the learner's. An `editor` the learner set in npm's own configuration
@@ -54,7 +56,11 @@ export function learnerEditorVariables(
   });
   if (env.npm_lifecycle_event === undefined || env.npm_config_editor !== undefined) return chosen(env.VISUAL, env.EDITOR);
   const start = readStart(env.npm_lifecycle_script);
-  if (start !== undefined) return chosen(env.VISUAL, start.EDITOR);
+  if (start !== undefined) {
+    // What npm wrote from that environment; anything else was set after npm, on purpose.
+    const written = start.EDITOR || start.VISUAL || npmFallbackEditor(start, platform);
+    return chosen(env.VISUAL, env.EDITOR === written ? start.EDITOR : env.EDITOR);
+  }
   return chosen(env.VISUAL, env.EDITOR === npmFallbackEditor(env, platform) ? undefined : env.EDITOR);
 }
 

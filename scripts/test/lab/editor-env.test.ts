@@ -35,6 +35,17 @@ test("under npm, EDITOR is the one npm itself was started with; VISUAL passes as
   );
 });
 
+test("under npm, an EDITOR set after npm (not what npm wrote from its start environment) is kept", () => {
+  assert.deepEqual(
+    learnerEditorVariables({ ...underNpm, EDITOR: "/opt/bin/code" }, () => ({}), "linux"),
+    { EDITOR: "/opt/bin/code" },
+  );
+  assert.deepEqual(
+    learnerEditorVariables({ ...underNpm, EDITOR: "vi" }, () => ({ EDITOR: "nano" }), "linux"),
+    { EDITOR: "vi" },
+  );
+});
+
 test("the start environment asked for is npm's, the one that runs this script", () => {
   const asked: (string | undefined)[] = [];
   learnerEditorVariables({ ...underNpm, npm_lifecycle_script: "exec node lab.mjs", EDITOR: "vi" }, (script) => (asked.push(script), {}), "linux");
