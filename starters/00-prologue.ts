@@ -48,8 +48,8 @@ function labError(lab: string): Error {
 /**
  * The loop. Asks `model` at most `maxSteps` times, each time with the whole conversation so
  * far; each tool request becomes a `call` line and a `tool` line before the next ask. An
- * unknown tool or a tool that throws does not end the run: the error becomes the tool's
- * result (`error: …`), so the model can see it and recover.
+ * unknown tool or a tool that throws does not end the run, whatever it throws: the error
+ * becomes the tool's result (`error: …`), so the model can see it and recover.
  */
 export function runToyAgent(question: string, model: ToyModel, tools: Readonly<Record<string, ToyTool>>, maxSteps = 5): ToyRun {
   // 🔨 Lab 0.1：从一条 user 行开始；每一步把整段对话交给模型，回答就收尾，要工具就记下调用、

@@ -42,11 +42,14 @@ export function deferred<T>(): Deferred<T> {
 }
 
 /**
- * The text of anything thrown: an `Error`'s message (as it is, even empty), otherwise
- * `String(value)`; `"unprintable error"` when even that throws. Never throws itself.
+ * The text of anything thrown: an `Error`'s message (as it is, even empty; `String(message)`
+ * when it is no string), otherwise `String(value)`; `"unprintable error"` when any of that
+ * throws (a throwing `message` getter or `toString`, no prototype, a revoked Proxy, on which
+ * even `instanceof` throws). Always a string; never throws itself.
  */
 export function errorMessage(error: unknown): string {
-  // 🔨 Lab 1.1：只有真正的 Error（instanceof）才取 message；其余一律 String(…)，它自己抛错时给出固定的一句
+  // 🔨 Lab 1.1：只有真正的 Error（instanceof）才取 message（不是字符串就 String 它）；其余一律 String(…)；
+  // 🔨 Lab 1.1：哪一步抛错（String、读 message，连 instanceof 也会）都给出固定的一句
   void error;
   throw labError("Lab 1.1 async basics");
 }
@@ -103,9 +106,12 @@ export class Listeners<E> {
 
 // ── Lab 1.3 · abortable：中止只停下等待，不留监听 ──
 
-/** What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless the caller chose one). */
+/**
+ * What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless
+ * the caller chose one). Only `undefined` is replaced: `null` is a reason like any other.
+ */
 export function abortReason(signal: AbortSignal): unknown {
-  // 🔨 Lab 1.3：就是 signal.reason；万一它是 undefined，给一个名为 AbortError 的 DOMException
+  // 🔨 Lab 1.3：就是 signal.reason；只有它是 undefined 时，才给一个名为 AbortError 的 DOMException
   void signal;
   throw labError("Lab 1.3 abortable");
 }
@@ -153,12 +159,14 @@ export interface LinkedSignal {
  * Call `dispose()` when the work is done: it detaches from the parent and clears the timer,
  * so neither outlives the work (a forgotten timer keeps the process alive; a forgotten
  * listener on a session-long signal is a leak per call). `timeoutMs` must be a finite
- * number ≥ 0, otherwise `RangeError`.
+ * number ≥ 0, otherwise `RangeError`; it has no upper bound (a wait longer than a timer can
+ * hold is taken in steps).
  */
 export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number): LinkedSignal {
   // 🔨 Lab 1.4：先检查 timeoutMs（在挂任何东西之前）；然后一个自己的 AbortController
   // 🔨 Lab 1.4：父已经中止：立刻以父的原因中止，什么都不挂、不启动定时器
   // 🔨 Lab 1.4：否则挂父的监听、按需启动定时器；谁先触发，都先收拾（摘监听、清定时器）再中止
+  // 🔨 Lab 1.4：一个定时器最多等 2^31 - 1 ms（再长 Node 就当作 1 ms）：更长的超时分段等
   void parent;
   void timeoutMs;
   throw labError("Lab 1.4 linked signal");

@@ -200,10 +200,13 @@ function leaveEarly<E, R>(state: StreamState<E, R>): void {
 /**
  * Closes `stream` when `signal` aborts: with `onAbort(reason)` as its result, or failed with
  * the reason. An aborted signal closes it at once. The listener goes once the stream has
- * closed, whichever way, so a session-long signal does not collect one per stream.
+ * closed, whichever way, so a session-long signal does not collect one per stream. A stream
+ * that has already closed is left alone: the listener goes only when `result()`'s callbacks
+ * run, and an abort in between (in the same synchronous run as `end`) must not call `onAbort`.
  */
 function watchSignal<E, R>(stream: EventStream<E, R>, signal: AbortSignal, onAbort: ((reason: unknown) => R) | undefined): void {
-  // 🔨 Lab 2.5：怎么关：有 onAbort → 以它对中止原因（signal.reason）的返回值 end；没有 → 以中止原因本身 fail
+  // 🔨 Lab 2.5：怎么关：流已经关了 → 什么都不做；有 onAbort → 以它对中止原因（signal.reason）的返回值 end；
+  // 🔨 Lab 2.5：没有 onAbort → 以中止原因本身 fail
   // 🔨 Lab 2.5：signal 已经中止 → 现在就关，不挂监听
   // 🔨 Lab 2.5：否则挂一个 abort 监听，中止时同步地关（不要等下一个微任务）
   // 🔨 Lab 2.5：流不管怎样关了（result 兑现或拒绝），都把这个监听摘掉；拒绝的那条路也要接住

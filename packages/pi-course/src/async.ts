@@ -52,13 +52,14 @@ export function deferred<T>(): Deferred<T> {
 }
 
 /**
- * The text of anything thrown: an `Error`'s message (as it is, even empty), otherwise
- * `String(value)`; `"unprintable error"` when even that throws. Never throws itself.
+ * The text of anything thrown: an `Error`'s message (as it is, even empty; `String(message)`
+ * when it is no string), otherwise `String(value)`; `"unprintable error"` when any of that
+ * throws (a throwing `message` getter or `toString`, no prototype, a revoked Proxy, on which
+ * even `instanceof` throws). Always a string; never throws itself.
  */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
   try {
-    return String(error);
+    return error instanceof Error ? String(error.message) : String(error);
   } catch {
     return "unprintable error";
   }
@@ -121,9 +122,12 @@ export class Listeners<E> {
 
 // ── Lab 1.3 · abortable：中止只停下等待，不留监听 ──
 
-/** What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless the caller chose one). */
+/**
+ * What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless
+ * the caller chose one). Only `undefined` is replaced: `null` is a reason like any other.
+ */
 export function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+  return signal.reason === undefined ? new DOMException("This operation was aborted", "AbortError") : signal.reason;
 }
 
 /**
@@ -185,7 +189,8 @@ export interface LinkedSignal {
  * Call `dispose()` when the work is done: it detaches from the parent and clears the timer,
  * so neither outlives the work (a forgotten timer keeps the process alive; a forgotten
  * listener on a session-long signal is a leak per call). `timeoutMs` must be a finite
- * number ≥ 0, otherwise `RangeError`.
+ * number ≥ 0, otherwise `RangeError`; it has no upper bound (a wait longer than a timer can
+ * hold is taken in steps).
  */
 export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number): LinkedSignal {
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs >= 0)) {
@@ -208,10 +213,16 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
   }
   parent?.addEventListener("abort", onParentAbort, { once: true });
   if (timeoutMs !== undefined) {
-    timer = setTimeout(() => {
-      dispose();
-      own.abort(new TimeoutError(timeoutMs));
-    }, timeoutMs);
+    // Node runs a timer set above 2^31 - 1 ms after 1 ms instead: a longer wait goes in steps.
+    const wait = (left: number) => {
+      const step = Math.min(left, 2 ** 31 - 1);
+      timer = setTimeout(() => {
+        if (left > step) return wait(left - step);
+        dispose();
+        own.abort(new TimeoutError(timeoutMs));
+      }, step);
+    };
+    wait(timeoutMs);
   }
   return { signal: own.signal, dispose };
 }

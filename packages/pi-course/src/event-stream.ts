@@ -195,10 +195,13 @@ function leaveEarly<E, R>(state: StreamState<E, R>): void {
 /**
  * Closes `stream` when `signal` aborts: with `onAbort(reason)` as its result, or failed with
  * the reason. An aborted signal closes it at once. The listener goes once the stream has
- * closed, whichever way, so a session-long signal does not collect one per stream.
+ * closed, whichever way, so a session-long signal does not collect one per stream. A stream
+ * that has already closed is left alone: the listener goes only when `result()`'s callbacks
+ * run, and an abort in between (in the same synchronous run as `end`) must not call `onAbort`.
  */
 function watchSignal<E, R>(stream: EventStream<E, R>, signal: AbortSignal, onAbort: ((reason: unknown) => R) | undefined): void {
   const close = () => {
+    if (stream.closed) return;
     if (onAbort !== undefined) stream.end(onAbort(signal.reason));
     else stream.fail(signal.reason);
   };

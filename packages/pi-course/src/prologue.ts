@@ -47,8 +47,8 @@ export interface ToyRun {
 /**
  * The loop. Asks `model` at most `maxSteps` times, each time with the whole conversation so
  * far; each tool request becomes a `call` line and a `tool` line before the next ask. An
- * unknown tool or a tool that throws does not end the run: the error becomes the tool's
- * result (`error: …`), so the model can see it and recover.
+ * unknown tool or a tool that throws does not end the run, whatever it throws: the error
+ * becomes the tool's result (`error: …`), so the model can see it and recover.
  */
 export function runToyAgent(question: string, model: ToyModel, tools: Readonly<Record<string, ToyTool>>, maxSteps = 5): ToyRun {
   const conversation: Line[] = [{ role: "user", text: question }];
@@ -65,7 +65,13 @@ export function runToyAgent(question: string, model: ToyModel, tools: Readonly<R
     try {
       result = tool === undefined ? `error: unknown tool "${decision.tool}"` : tool(decision.input);
     } catch (error) {
-      result = `error: ${error instanceof Error ? error.message : String(error)}`;
+      // Whatever was thrown becomes a result, even a value whose text cannot be read (its
+      // `message` getter or `String()` throws, or even `instanceof` does, on a revoked Proxy).
+      try {
+        result = `error: ${error instanceof Error ? String(error.message) : String(error)}`;
+      } catch {
+        result = "error: unprintable error";
+      }
     }
     conversation.push({ role: "tool", tool: decision.tool, text: result });
   }

@@ -149,8 +149,50 @@ test("Lab 0.1 · 未知工具和抛错的工具都变成 error: 结果，循环�
       throw "no power";
     };
     assert.equal(runToyAgent("q", askOnce("odd").model, { odd }).answer, "saw: error: no power");
+    const symbolic: ToyTool = () => {
+      throw Symbol("x");
+    };
+    assert.equal(runToyAgent("q", askOnce("symbolic").model, { symbolic }).answer, "saw: error: Symbol(x)", "Symbol 用 String()：模板字符串会对它抛错");
+  });
+  rule("§C4.4：取不出文字的值也不结束循环：结果恰好是 error: unprintable error", () => {
+    for (const [what, thrown] of unprintable()) {
+      const odd: ToyTool = () => {
+        throw thrown;
+      };
+      let run: ReturnType<typeof runToyAgent> | undefined;
+      assert.doesNotThrow(() => {
+        run = runToyAgent("q", askOnce("odd").model, { odd });
+      }, `工具抛出${what}：循环不该因此结束`);
+      assert.deepEqual(run?.conversation.slice(2), [result("odd", "error: unprintable error"), assistant("saw: error: unprintable error")], `工具抛出${what}`);
+    }
   });
 });
+
+/** Thrown values whose text cannot be read: String() throws on them, or reading message does, or even instanceof does. */
+function unprintable(): [string, unknown][] {
+  const revoked = Proxy.revocable(new Error("x"), {});
+  revoked.revoke();
+  return [
+    ["没有原型的对象", Object.create(null)],
+    [
+      "toString 抛错的对象",
+      {
+        toString: () => {
+          throw new Error("x");
+        },
+      },
+    ],
+    [
+      "message 是抛错的 getter 的 Error",
+      Object.defineProperty(new Error("x"), "message", {
+        get: () => {
+          throw new Error("x");
+        },
+      }),
+    ],
+    ["已撤销的 Proxy（连 instanceof 都抛错）", revoked.proxy],
+  ];
+}
 
 test("Lab 0.1 · 步数上限：最多问模型 maxSteps 次", () => {
   rule('§C4.5：模型最多被问 maxSteps 次；用完还没回答就返回 { conversation, stopped: "step_limit" }，没有 answer 字段', () => {

@@ -9,7 +9,8 @@
  * AbortSignal through `events.getEventListeners`, timers through the test runner's mock
  * timers and a ledger of the timers started and not yet fired or cleared, a wait's outcome
  * after a few turns of the event loop (so a wait that never ends fails its test instead of
- * hanging the file). No check depends on the wall clock.
+ * hanging the file). No check depends on the wall clock: the one check with a real timer
+ * (a timeout beyond 2^31 - 1 ms) relies only on the order in which Node fires its timers.
  */
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
@@ -145,6 +146,17 @@ test("Lab 1.1 · errorMessage 把任何被抛出的值变成一句话，自己�
       "unprintable error",
     ],
     ["没有原型、无法转成字符串的对象", Object.create(null), "unprintable error"],
+    ["message 不是字符串的 Error：用 String(message)", Object.assign(new Error("x"), { message: 42 }), "42"],
+    [
+      "message 是抛错的 getter 的 Error",
+      Object.defineProperty(new Error("x"), "message", {
+        get: () => {
+          throw new Error("x");
+        },
+      }),
+      "unprintable error",
+    ],
+    ["已撤销的 Proxy（连 instanceof 都抛错）", revokedProxy(), "unprintable error"],
   ];
   for (const [what, value, expected] of cases) {
     await rule(`§C3.2：${what}：期望 ${JSON.stringify(expected)}`, () => {
@@ -152,6 +164,13 @@ test("Lab 1.1 · errorMessage 把任何被抛出的值变成一句话，自己�
     });
   }
 });
+
+/** A Proxy of an Error, revoked: every operation on it throws, `instanceof` included. */
+function revokedProxy(): unknown {
+  const { proxy, revoke } = Proxy.revocable(new Error("x"), {});
+  revoke();
+  return proxy;
+}
 
 test("Lab 1.1 · tick 让出一整轮事件循环，不靠定时器", async (t) => {
   await rule("§C3.3：tick 之前排进队列的 setImmediate 回调先运行；每次调用都重新让出一轮", async () => {
@@ -332,6 +351,10 @@ test("Lab 1.3 · 等待时被中止：以 signal.reason 拒绝，监听随之摘
     user.abort(reason);
     assert.deepEqual(await outcomeOf(waiting), { status: "rejected", reason });
     assert.equal(abortListeners(user.signal), 0);
+    const quiet = new AbortController();
+    const waitingQuietly = abortable(deferred<string>().promise, quiet.signal);
+    quiet.abort(null);
+    assert.deepEqual(await outcomeOf(waitingQuietly), { status: "rejected", reason: null }, "null 也是一个原因：原样拒绝，只有 undefined 才换成 AbortError");
   });
   await rule("§C5.1：abort() 不带原因时，以 signal 自己的 reason（名为 AbortError 的 DOMException）拒绝；abortReason 给出同一个值", async () => {
     const user = new AbortController();
@@ -346,6 +369,9 @@ test("Lab 1.3 · 等待时被中止：以 signal.reason 拒绝，监听随之摘
     const chosen = new AbortController();
     chosen.abort("因为");
     assert.equal(abortReason(chosen.signal), "因为");
+    const nulled = new AbortController();
+    nulled.abort(null);
+    assert.equal(abortReason(nulled.signal), null, "null 也是一个原因：abortReason 原样交回，只有 undefined 才换");
   });
   await rule("§C5.1：中止之后，被放弃的工作再失败，也不会变成未处理的拒绝", async () => {
     const user = new AbortController();
@@ -396,6 +422,9 @@ test("Lab 1.3 · 已经中止：立即拒绝，不挂监听，替被放弃的 pr
   const never = new Promise<string>(() => {});
   await rule("§C5.3：signal 已经中止：不等 promise，立即以 signal.reason 拒绝", async () => {
     assert.deepEqual(await outcomeOf(abortable(never, user.signal)), { status: "rejected", reason });
+    const nulled = new AbortController();
+    nulled.abort(null);
+    assert.deepEqual(await outcomeOf(abortable(never, nulled.signal)), { status: "rejected", reason: null }, "原因是 null 时原样以 null 拒绝");
   });
   await rule("§C5.3：signal 已经中止：不在它上面挂任何监听", () => {
     void abortable(never, user.signal).catch(() => {});
@@ -440,6 +469,11 @@ test("Lab 1.4 · 跟随父 signal：同一个原因，摘掉监听，清掉定�
       assert.equal(linked.signal.aborted, true);
       assert.equal(linked.signal.reason, reason);
       assert.equal(abortListeners(parent.signal), 0);
+      const nulled = new AbortController();
+      const following = linkedSignal(nulled.signal);
+      nulled.abort(null);
+      assert.equal(following.signal.aborted, true);
+      assert.equal(following.signal.reason, null, "父的原因是 null：linked 的原因也是 null，原样");
     });
     await rule("§C6.1：有超时时，父 signal 先中止：定时器被清掉，之后到点也不会改成 TimeoutError", () => {
       const parent = new AbortController();
@@ -458,6 +492,9 @@ test("Lab 1.4 · 跟随父 signal：同一个原因，摘掉监听，清掉定�
       assert.equal(linked.signal.reason, "已经停了");
       assert.equal(abortListeners(parent.signal), 0);
       assert.equal(clock.pending, 0);
+      const nulled = new AbortController();
+      nulled.abort(null);
+      assert.equal(linkedSignal(nulled.signal).signal.reason, null, "父早已以 null 中止：linked 的原因也是 null，原样");
     });
     await rule("§C6.1：linked 自己中止不影响父 signal：它们之间只有从父到子一个方向", () => {
       const parent = new AbortController();
@@ -470,6 +507,31 @@ test("Lab 1.4 · 跟随父 signal：同一个原因，摘掉监听，清掉定�
 });
 
 test("Lab 1.4 · 超时：恰好到点以 TimeoutError 中止，并摘掉父 signal 上的监听", async (t) => {
+  await rule("§C6.2：timeoutMs 大于 2^31 - 1 也是毫秒：真实的定时器下，2^31 ms 的 linked 不会 1 ms 就中止", async () => {
+    // The real timers the call starts are cleared at the end whatever dispose does: a 24-day
+    // timer left behind would keep the test process alive.
+    const realSet = globalThis.setTimeout;
+    const started: NodeJS.Timeout[] = [];
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      const handle = realSet(...args);
+      started.push(handle);
+      return handle;
+    }) as typeof setTimeout;
+    let long: ReturnType<typeof linkedSignal>;
+    try {
+      long = linkedSignal(undefined, 2 ** 31);
+    } finally {
+      globalThis.setTimeout = realSet;
+    }
+    try {
+      // Node runs a setTimeout longer than 2^31 - 1 ms after 1 ms: such a timer fires before this one.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      assert.equal(long.signal.aborted, false, "2^31 ms 的超时 1 ms 之后就中止了：setTimeout 把超过 2^31 - 1 的延迟当作 1 ms");
+    } finally {
+      long.dispose();
+      for (const handle of started) clearTimeout(handle);
+    }
+  });
   await withClock(t, async (clock) => {
     await rule("§C6.2：timeoutMs 毫秒之前不中止，恰好到点以 TimeoutError 中止（code 是 TIMEOUT，timeoutMs 是给的数）", () => {
       const parent = new AbortController();
@@ -500,6 +562,15 @@ test("Lab 1.4 · 超时：恰好到点以 TimeoutError 中止，并摘掉父 sig
       clock.tick(0);
       assert.equal(zero.signal.aborted, true, "timeoutMs 为 0 也是一个超时，不是“没有超时”");
       assert.equal((zero.signal.reason as TimeoutError).timeoutMs, 0);
+    });
+    await rule("§C6.2：timeoutMs 大于 2^31 - 1：2^31 ms 之前不中止，恰好到点以 TimeoutError 中止", () => {
+      const long = linkedSignal(undefined, 2 ** 31);
+      clock.tick(2 ** 31 - 1);
+      assert.equal(long.signal.aborted, false, "2^31 - 1 ms 时还没有中止");
+      clock.tick(1);
+      assert.equal(long.signal.aborted, true, "2^31 ms 时中止");
+      assert.equal((long.signal.reason as TimeoutError).timeoutMs, 2 ** 31);
+      assert.equal(clock.pending, 0, "中止之后不留定时器");
     });
     await rule("§C6.2：既没有父 signal 也没有 timeoutMs：一个永远不会自己中止的 signal，不启动定时器", () => {
       const free = linkedSignal(undefined);

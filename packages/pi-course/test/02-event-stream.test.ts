@@ -559,12 +559,26 @@ test("Lab 2.5 · 流先结束：长寿的 signal 上不留监听，之后的中�
     await realTurn();
     assert.equal(abortListeners(session.signal), 0);
   });
-  await rule("§C7.4：流结束、result 落定之后 signal 才中止：onAbort 不被调用，result 不变", async () => {
+  await rule("§C7.4：流先结束（end 或 fail，哪怕中止紧跟在同一段同步代码里）之后 signal 才中止：onAbort 不被调用，result 不变", async () => {
     const stream = new EventStream<Piece, string>({ signal: session.signal, onAbort });
     stream.end(ANSWER);
     await realTurn();
     session.abort("会话结束");
     assert.equal(aborts, 0, "onAbort 被调用了");
     assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
+    const turn = new AbortController();
+    const ended = new EventStream<Piece, string>({ signal: turn.signal, onAbort });
+    ended.end(ANSWER);
+    turn.abort("同一段同步代码里紧跟着的中止");
+    assert.equal(aborts, 0, "end 之后、result 的回调还没运行时中止：onAbort 被调用了");
+    assert.deepEqual(await outcomeOf(ended.result()), { status: "fulfilled", value: ANSWER });
+    const other = new AbortController();
+    const failed = new EventStream<Piece, string>({ signal: other.signal, onAbort });
+    const cause = new Error("模型出错");
+    failed.fail(cause);
+    other.abort("同一段同步代码里紧跟着的中止");
+    assert.equal(aborts, 0, "fail 之后、result 的回调还没运行时中止：onAbort 被调用了");
+    const outcome = await outcomeOf(failed.result());
+    assert.equal((outcome as { reason?: unknown }).reason, cause);
   });
 });

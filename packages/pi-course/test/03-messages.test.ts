@@ -173,12 +173,8 @@ test("Lab 3.2 · textOf() 对三种消息都适用，只读不写", () => {
 // ---------------------------------------------------------------------------
 
 test("Lab 3.3 · userMessage() 不给时间戳时，取调用那一刻的 Date.now()", (t) => {
-  let clock = 1_700_000_000_000;
-  t.mock.method(Date, "now", () => {
-    const now = clock;
-    clock += 500;
-    return now;
-  });
+  // The whole clock is faked, not only Date.now: new Date().getTime() and +new Date() read it too.
+  t.mock.timers.enable({ apis: ["Date"], now: 1_700_000_000_000 });
   rule("§C5.1：不给 timestamp 时，它是这次调用时 Date.now() 的值（毫秒，不换算成秒）", () => {
     assert.deepEqual(userMessage("a.ts 里有什么？"), {
       role: "user",
@@ -187,13 +183,15 @@ test("Lab 3.3 · userMessage() 不给时间戳时，取调用那一刻的 Date.n
     });
   });
   rule("§C5.1：每次调用都重新读 Date.now()，不是模块加载时读的那一次；传 undefined 和不传一样", () => {
+    t.mock.timers.tick(500);
     assert.equal(userMessage("再来一条").timestamp, 1_700_000_000_500);
+    t.mock.timers.tick(500);
     assert.equal(userMessage("还有一条", undefined).timestamp, 1_700_000_001_000);
   });
 });
 
 test("Lab 3.3 · userMessage() 原样保留给出的时间戳，0 也是时间戳", (t) => {
-  t.mock.method(Date, "now", () => 99);
+  t.mock.timers.enable({ apis: ["Date"], now: 99 });
   for (const timestamp of [42, 1_700_000_000_000, 0]) {
     rule("§C5.2：给出的数字原样成为 timestamp，0 也是：0 是 1970-01-01T00:00:00Z，不是“没给”", () => {
       assert.equal(userMessage("a", timestamp).timestamp, timestamp, `userMessage("a", ${timestamp})`);
@@ -202,7 +200,7 @@ test("Lab 3.3 · userMessage() 原样保留给出的时间戳，0 也是时间�
 });
 
 test("Lab 3.3 · userMessage() 给出一条新的纯数据消息：恰好一个文本块", (t) => {
-  t.mock.method(Date, "now", () => 7);
+  t.mock.timers.enable({ apis: ["Date"], now: 7 });
   for (const value of ["a.ts 里有什么？", "", "两行\n文字", "  空白  "]) {
     rule("§C5.3：content 恰好是 [text(value)]：一个块，value 原样；空字符串也是一个块，多行文字也不拆开", () => {
       assert.deepEqual(userMessage(value, 1).content, [{ type: "text", text: value }], JSON.stringify(value));

@@ -35,8 +35,17 @@ function toolResult(tools: Readonly<Record<string, ToyTool>>, name: string, inpu
   try {
     return tools[name]!(input);
   } catch (problem) {
-    if (problem instanceof Error) return "error: " + problem.message;
+    return problemText(problem);
+  }
+}
+
+/** What a tool threw, as a result: even a value whose text cannot be read (String() throws on it). */
+function problemText(problem: unknown): string {
+  try {
+    if (problem instanceof Error) return "error: " + String(problem.message);
     return "error: " + String(problem);
+  } catch {
+    return "error: unprintable error";
   }
 }
 

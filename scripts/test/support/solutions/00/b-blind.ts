@@ -75,7 +75,11 @@ function runTool(tools: Readonly<Record<string, ToyTool>>, name: string, input: 
   try {
     return tool(input);
   } catch (err) {
-    return `error: ${err instanceof Error ? err.message : String(err)}`;
+    try {
+      return `error: ${err instanceof Error ? String(err.message) : String(err)}`;
+    } catch {
+      return "error: unprintable error"; // String() itself threw: no prototype, a throwing toString
+    }
   }
 }
 

@@ -42,8 +42,8 @@ export function deferred<T>(): Deferred<T> {
 
 /** The text of anything thrown; never throws. */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
   try {
+    if (error instanceof Error) return String(error.message);
     return String(error);
   } catch {
     return "unprintable error";
@@ -168,7 +168,13 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
   }
   if (typeof timeoutMs === "number") {
     const ms = timeoutMs;
-    const timer = setTimeout(() => stop(new TimeoutError(ms)), ms);
+    // A timer holds at most 2^31 - 1 ms (Node fires a longer one after 1 ms): longer waits go in legs.
+    const longest = 2147483647;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const leg = (left: number) => {
+      timer = setTimeout(() => (left > longest ? leg(left - longest) : stop(new TimeoutError(ms))), Math.min(left, longest));
+    };
+    leg(ms);
     cleanups.push(() => clearTimeout(timer));
   }
   return { signal: own.signal, dispose };

@@ -54,14 +54,15 @@ export function deferred<T>(): Deferred<T> {
 
 /** The text of anything thrown; never throws. */
 export function errorMessage(error: unknown): string {
-  if (!(error instanceof Error)) {
-    try {
+  try {
+    if (!(error instanceof Error)) {
       return String(error);
-    } catch {
-      return "unprintable error";
     }
+    const message: unknown = error.message;
+    return typeof message === "string" ? message : String(message);
+  } catch {
+    return "unprintable error";
   }
-  return error.message;
 }
 
 /** One turn of the event loop, through setImmediate. */
@@ -158,6 +159,9 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefine
 
 // ── Lab 1.4 · linkedSignal：跟随、超时、收拾干净 ──
 
+/** The longest delay a Node timer holds: a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The reason a `linkedSignal` aborts when its timeout fires; `code` is `TIMEOUT`. */
 export class TimeoutError extends Error {
   readonly code = "TIMEOUT";
@@ -208,11 +212,18 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
     }
     if (timeoutMs !== undefined) {
       const ms = timeoutMs;
-      timer = setTimeout(() => {
-        timer = undefined;
-        detach();
-        controller.abort(new TimeoutError(ms));
-      }, ms);
+      let left = ms;
+      const arm = (): void => {
+        const leg = Math.min(left, MAX_TIMER_MS);
+        left -= leg;
+        timer = setTimeout(() => {
+          if (left > 0) return arm();
+          timer = undefined;
+          detach();
+          controller.abort(new TimeoutError(ms));
+        }, leg);
+      };
+      arm();
     }
   }
   return { signal: controller.signal, dispose: detach };

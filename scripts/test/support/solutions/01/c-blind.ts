@@ -67,10 +67,10 @@ export function deferred<T>(): Deferred<T> {
  * `String(value)`; `"unprintable error"` when even that throws. Never throws itself.
  */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
   try {
-    return String(error);
+    return error instanceof Error ? String(error.message) : String(error);
   } catch {
+    // String() threw (no prototype, a throwing toString), or reading message did, or instanceof (a revoked Proxy).
     return "unprintable error";
   }
 }
@@ -226,11 +226,20 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
   }
   parent?.addEventListener("abort", onParentAbort);
   if (timeoutMs !== undefined) {
-    timer = setTimeout(() => {
-      timer = undefined;
-      dispose();
-      controller.abort(new TimeoutError(timeoutMs));
-    }, timeoutMs);
+    // setTimeout holds at most 2^31 - 1 ms; a longer timeout is waited for leg by leg.
+    const startLeg = (remaining: number): void => {
+      const leg = remaining > 0x7fffffff ? 0x7fffffff : remaining;
+      timer = setTimeout(() => {
+        timer = undefined;
+        if (remaining > leg) {
+          startLeg(remaining - leg);
+          return;
+        }
+        dispose();
+        controller.abort(new TimeoutError(timeoutMs));
+      }, leg);
+    };
+    startLeg(timeoutMs);
   }
   return { signal: controller.signal, dispose };
 }

@@ -237,6 +237,7 @@ function leaveEarly<E, R>(state: StreamState<E, R>): void {
  */
 function watchSignal<E, R>(stream: EventStream<E, R>, signal: AbortSignal, onAbort: ((reason: unknown) => R) | undefined): void {
   function closeOnAbort(): void {
+    if (stream.closed) return; // ended or failed first: too late for the abort
     const reason = signal.reason;
     if (onAbort === undefined) {
       stream.fail(reason);

@@ -202,6 +202,8 @@ function leaveEarly<E, R>(state: StreamState<E, R>): void {
 
 function watchSignal<E, R>(stream: EventStream<E, R>, signal: AbortSignal, onAbort: ((reason: unknown) => R) | undefined): void {
   const close = (): void => {
+    // The cleanup below waits for result()'s callbacks: an abort right after end() still lands here.
+    if (stream.closed) return;
     if (onAbort) stream.end(onAbort(signal.reason));
     else stream.fail(signal.reason);
   };
