@@ -17,6 +17,11 @@
  *     <!-- verify: skip <reason> -->              the command block below is shown, not replayed
  *     <!-- verify: inject <fault id> -->          the block below is the exercise's line; it must
  *                                                 be exactly the line the fault stage injects
+ *     <!-- verify: mistake <fault id> -->         the block below is what `lab <the fault's lab>`
+ *                                                 prints in the practice folder with every lab
+ *                                                 done and that catalogued fault's edit applied to
+ *                                                 the reference: a common mistake the text quotes,
+ *                                                 replayed (whole, or omissions marked)
  *     <!-- verify: labs -->                       the table below lists the labs
  *     <!-- verify: record -->                     the block below is the acceptance record
  *
@@ -60,8 +65,16 @@ import type { ChapterManifest } from "../course/manifest.js";
 import { applyLearnerPatch, authorFaults, type Fault } from "../course/faults.js";
 import { type ClaimLine, omittedCount } from "./claims.js";
 
-/** When, in a learner's progress, a practice-folder command runs. */
-export type Stage = { kind: "starter" } | { kind: "after"; lab: string } | { kind: "reference" } | { kind: "fault"; fault: string };
+/**
+ * When, in a learner's progress, a practice-folder command runs. `fault`: the exercise's line
+ * injected (its learner patch); `mistake`: a catalogued fault's own edit of the reference.
+ */
+export type Stage =
+  | { kind: "starter" }
+  | { kind: "after"; lab: string }
+  | { kind: "reference" }
+  | { kind: "fault"; fault: string }
+  | { kind: "mistake"; fault: string };
 
 /** A line of text with the 1-based line number it has in the chapter file. */
 export interface NumberedLine {
@@ -98,6 +111,8 @@ export interface ChapterTextPlan {
   labsTables: LabsTable[];
   /** Exercise lines the text shows (`inject` blocks). */
   injections: { line: number; fault: string; text: string }[];
+  /** Common mistakes the text quotes (`mistake` blocks): the fault, and what its lab's run prints. */
+  mistakes: { line: number; fault: string; expect: ClaimLine[] }[];
 }
 
 const DIRECTIVE = /^\s*<!--\s*verify:\s*(.*?)\s*-->\s*$/;
@@ -116,6 +131,22 @@ interface Fence {
   content: NumberedLine[];
   /** Line index (0-based) just after the closing fence. */
   next: number;
+}
+
+/**
+ * The claimed lines of an expect or mistake block: its non-blank lines, trimmed, each
+ * `…（省略 N 行）` a marker. Refuses a bare `…` (it hides how much is left out) and a block
+ * with nothing but markers.
+ */
+function claimLinesOf(fence: Fence, file: string): ClaimLine[] {
+  const lines = fence.content.filter((l) => l.text.trim() !== "");
+  const bare = lines.find((l) => ELLIPSIS.test(l.text.trim()));
+  if (bare !== undefined) invalid(file, bare.line, "省略要写明行数：…（省略 N 行），N 是这里略去的输出行数");
+  if (lines.every((l) => omittedCount(l.text) !== undefined)) invalid(file, fence.line, "expect 块是空的");
+  return lines.map((l) => {
+    const omitted = omittedCount(l.text);
+    return omitted === undefined ? { line: l.line, text: l.text.trim() } : { line: l.line, text: l.text.trim(), omitted };
+  });
 }
 
 function invalid(file: string, line: number, message: string): never {
@@ -197,7 +228,7 @@ function tableAt(lines: readonly string[], at: number, file: string, directiveLi
  */
 export function parseChapterText(text: string, file: string): ChapterTextPlan {
   const lines = text.split(/\r?\n/);
-  const plan: ChapterTextPlan = { file, records: [], commands: [], skipped: [], labsTables: [], injections: [] };
+  const plan: ChapterTextPlan = { file, records: [], commands: [], skipped: [], labsTables: [], injections: [], mistakes: [] };
   /** The last run block's commands, which a following expect block may claim. */
   let lastRun: TextCommand[] | undefined;
   let i = 0;
@@ -244,10 +275,7 @@ export function parseChapterText(text: string, file: string): ChapterTextPlan {
       if (last === undefined) invalid(file, line, "verify: expect 之前没有被运行的命令块");
       if (last.expect !== undefined) invalid(file, line, `第 ${last.line} 行的命令已经有一个 expect 块`);
       const fence = nextFence(i + 1, line, "verify: expect");
-      const expected = fence.content.filter((l) => l.text.trim() !== "");
-      const bare = expected.find((l) => ELLIPSIS.test(l.text.trim()));
-      if (bare !== undefined) invalid(file, bare.line, "省略要写明行数：…（省略 N 行），N 是这里略去的输出行数");
-      if (expected.every((l) => omittedCount(l.text) !== undefined)) invalid(file, fence.line, "expect 块是空的");
+      const expected = claimLinesOf(fence, file);
       const unportable = FILTERED_RUN.test(last.command) ? expected.find((l) => FILTER_DEPENDENT_COUNT.test(l.text)) : undefined;
       if (unportable !== undefined) {
         invalid(
@@ -256,10 +284,7 @@ export function parseChapterText(text: string, file: string): ChapterTextPlan {
           `“${unportable.text.trim()}” 随 Node 版本而变：--test-name-pattern 过滤掉的测试，Node 20 记为 skipped 并计入 tests，Node 22 起两者都不计；只声明 ℹ pass、ℹ fail 和 ✔/✖ 行`,
         );
       }
-      last.expect = expected.map((l) => {
-        const omitted = omittedCount(l.text);
-        return omitted === undefined ? { line: l.line, text: l.text.trim() } : { line: l.line, text: l.text.trim(), omitted };
-      });
+      last.expect = expected;
       i = fence.next;
     } else if (kind === "skip") {
       if (rest.length === 0) invalid(file, line, "verify: skip 要写明理由，例如 <!-- verify: skip 需要网络 -->");
@@ -275,6 +300,12 @@ export function parseChapterText(text: string, file: string): ChapterTextPlan {
       plan.injections.push({ line: content[0]!.line, fault: rest[0]!, text: content[0]!.text.trim() });
       lastRun = undefined;
       i = fence.next;
+    } else if (kind === "mistake") {
+      if (rest.length !== 1) invalid(file, line, "verify: mistake 需要恰好一个故障 id");
+      const fence = nextFence(i + 1, line, "verify: mistake");
+      plan.mistakes.push({ line: fence.line, fault: rest[0]!, expect: claimLinesOf(fence, file) });
+      lastRun = undefined;
+      i = fence.next;
     } else if (kind === "record") {
       if (rest.length > 0) invalid(file, line, "verify: record 不带参数");
       const fence = nextFence(i + 1, line, "verify: record");
@@ -288,7 +319,7 @@ export function parseChapterText(text: string, file: string): ChapterTextPlan {
       lastRun = undefined;
       i = next;
     } else {
-      invalid(file, line, `不认识的 verify 标记 “${directive[1]}”：可用 repo、practice、expect、skip、inject、labs、record`);
+      invalid(file, line, `不认识的 verify 标记 “${directive[1]}”：可用 repo、practice、expect、skip、inject、mistake、labs、record`);
     }
   }
   return plan;
@@ -308,6 +339,8 @@ export function stageOrder(stage: Stage, manifest: ChapterManifest): number {
       return labs;
     case "fault":
       return labs + 1;
+    case "mistake":
+      return labs + 2;
   }
 }
 
@@ -322,6 +355,8 @@ export function describeStage(stage: Stage): string {
       return "reference";
     case "fault":
       return `fault ${stage.fault}`;
+    case "mistake":
+      return `mistake ${stage.fault}`;
   }
 }
 
@@ -331,18 +366,20 @@ const stripCode = (cell: string) => cell.replace(/^`(.*)`$/, "$1").trim();
  * Everything the text claims that the manifest alone can confirm, as `file:line: …`
  * problems (empty when all holds): the labs exist (stages, tables), the labs tables match
  * the manifest cell by cell, every fault stage and inject block names an exercise fault
- * with a learner patch, and every inject block shows exactly the line that patch inserts.
+ * with a learner patch, every inject block shows exactly the line that patch inserts, and
+ * every mistake block names a fault of the chapter's catalog.
  */
 export function checkPlanAgainstManifest(plan: ChapterTextPlan, manifest: ChapterManifest): string[] {
   const problems: string[] = [];
   const at = (line: number, message: string) => problems.push(`${plan.file}:${line}: ${message}`);
-  let faults: Fault[] = [];
+  let faults: Fault[] | undefined;
   try {
     faults = authorFaults(manifest);
   } catch (error) {
     problems.push(`${manifest.manifestPath}: ${(error as Error).message}`);
   }
   const exercise = (id: string, line: number): Fault | undefined => {
+    if (faults === undefined) return undefined;
     const fault = faults.find((f) => f.id === id);
     if (fault === undefined) at(line, `清单里没有故障 ${id}`);
     else if (fault.learner === undefined) at(line, `故障 ${id} 没有 learner 注入方式，练习目录里无法注入`);
@@ -352,6 +389,10 @@ export function checkPlanAgainstManifest(plan: ChapterTextPlan, manifest: Chapte
   for (const command of plan.commands) {
     if (command.stage.kind === "after" && stageOrder(command.stage, manifest) < 0) at(command.line, `本章没有 Lab ${command.stage.lab}`);
     if (command.stage.kind === "fault") exercise(command.stage.fault, command.line);
+  }
+  for (const mistake of plan.mistakes) {
+    if (faults !== undefined && !faults.some((f) => f.id === mistake.fault))
+      at(mistake.line, `清单里没有故障 ${mistake.fault}：正文引用的常见错误要登记成本章的故障`);
   }
   for (const injection of plan.injections) {
     const fault = exercise(injection.fault, injection.line);
@@ -381,7 +422,7 @@ export function checkPlanAgainstManifest(plan: ChapterTextPlan, manifest: Chapte
   }
   for (const record of plan.records) {
     for (const entry of record) {
-      const problem = recordLineProblem(entry.text, manifest, faults);
+      const problem = recordLineProblem(entry.text, manifest, faults ?? []);
       if (problem !== undefined) at(entry.line, problem);
     }
   }

@@ -10,10 +10,11 @@
  * - `practice`: the practice folder those commands created (the one new folder beside the
  *   clone); when the text creates none, one made as `practice NN --link-modules` would.
  *   Its commands run stage by stage in a learner's order — starter, after each lab,
- *   reference, fault — and in the text's order within a stage. Before a stage, the
- *   teaching files are written as the stage says: the starter; the reference for the labs
- *   done and the starter for the rest (`staged.ts`); the reference; the reference with
- *   the exercise's line injected.
+ *   reference, fault, then each common mistake the text quotes — and in the text's order
+ *   within a stage. Before a stage, the teaching files are written as the stage says: the
+ *   starter; the reference for the labs done and the starter for the rest (`staged.ts`); the
+ *   reference; the reference with the exercise's line injected; the reference with a
+ *   catalogued fault's edit applied (a `mistake` block: its command is `lab <the fault's lab>`).
  *
  * How: each command runs through the platform's shell (`bash` when the text says so) with
  * a clean environment (no npm or test-runner variables inherited from `verify` itself, no
@@ -31,7 +32,8 @@ import { childEnv, NPM_SCRIPT_VARIABLES, runProcess, tempFolderEnv } from "../co
 import { linkNodeModules } from "../core/scratch.js";
 import { git, readFileAt, type GitOptions } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
-import { authorFaults } from "../course/faults.js";
+import { applyFault, authorFaults } from "../course/faults.js";
+import { courseCommand } from "../core/command-line.js";
 import { createPractice } from "../practice/folder.js";
 import {
   checkPlanAgainstManifest,
@@ -151,8 +153,8 @@ function lastLines(output: string): string {
     .join("\n");
 }
 
-/** The practice-folder teaching files of `stage`: path → content. */
-async function teachingFilesAt(
+/** The practice-folder teaching files of `stage`: path → content, or why they cannot be made. */
+export async function teachingFilesAt(
   stage: Stage,
   manifest: Checkpoint["chapter"]["manifest"],
   texts: Map<string, { starter: string; reference: string }>,
@@ -161,12 +163,16 @@ async function teachingFilesAt(
   const files = new Map<string, string>();
   const order = stageOrder(stage, manifest);
   for (const [file, { starter, reference }] of texts) {
-    if (stage.kind === "fault") files.set(file, reference);
+    if (stage.kind === "fault" || stage.kind === "mistake") files.set(file, reference);
     else files.set(file, stagedTeachingText({ file, starter, reference, labIds, done: Math.min(order, labIds.length) }).text);
   }
-  if (stage.kind === "fault") {
+  if (stage.kind === "fault" || stage.kind === "mistake") {
     const fault = authorFaults(manifest).find((f) => f.id === stage.fault);
     if (fault === undefined) return `清单里没有故障 ${stage.fault}`;
+    if (stage.kind === "mistake") {
+      files.set(fault.file, applyFault(files.get(fault.file) ?? "", fault));
+      return files;
+    }
     const injected = injectExercise(files.get(fault.file) ?? "", fault);
     if (!injected.ok) return injected.reason;
     files.set(fault.file, injected.text);
@@ -186,6 +192,33 @@ async function seedToolingBuild(course: string): Promise<void> {
   await fse.copy(build, path.join(course, ...TOOLING_BUILD.split("/")));
 }
 
+/**
+ * The common mistakes the text quotes as practice commands: `lab <the fault's lab>` at the
+ * mistake's stage, claiming the quoted block. A fault the manifest lacks is left out here
+ * (`checkPlanAgainstManifest` reports it).
+ */
+export function mistakeCommands(plan: ChapterTextPlan, manifest: Checkpoint["chapter"]["manifest"]): TextCommand[] {
+  let faults: ReturnType<typeof authorFaults>;
+  try {
+    faults = authorFaults(manifest);
+  } catch {
+    return []; // an invalid catalog: checkPlanAgainstManifest names it
+  }
+  return plan.mistakes.flatMap((mistake) => {
+    const fault = faults.find((f) => f.id === mistake.fault);
+    if (fault === undefined) return [];
+    const command: TextCommand = {
+      line: mistake.line,
+      command: courseCommand("lab", fault.lab),
+      place: "practice",
+      stage: { kind: "mistake", fault: fault.id },
+      shell: "sh",
+      expect: mistake.expect,
+    };
+    return [command];
+  });
+}
+
 /** Summary counts of a replay, for the record line. */
 interface Tally {
   repo: number;
@@ -199,6 +232,7 @@ function summary(plan: ChapterTextPlan, tally: Tally): string {
   const extras = [
     plan.labsTables.length > 0 ? `labs table matches the manifest` : "",
     plan.injections.length > 0 ? `exercise line matches the fault it injects` : "",
+    plan.mistakes.length > 0 ? `${plan.mistakes.length} common mistake${plan.mistakes.length === 1 ? "" : "s"} replayed` : "",
     plan.skipped.length > 0 ? `${plan.skipped.length} block${plan.skipped.length === 1 ? "" : "s"} shown only` : "",
   ].filter((s) => s !== "");
   return (
@@ -268,7 +302,7 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
   await seedToolingBuild(course);
   for (const command of plan.commands.filter((c) => c.place === "repo")) await run(command, course);
 
-  const practiceCommands = plan.commands.filter((c) => c.place === "practice");
+  const practiceCommands = [...plan.commands.filter((c) => c.place === "practice"), ...mistakeCommands(plan, manifest)];
   if (practiceCommands.length > 0) {
     const made = (await readdir(options.dir, { withFileTypes: true })).filter(
       (e) => e.isDirectory() && e.name !== REPLAY_COURSE_DIR && e.name !== REPLAY_TMP_DIR,

@@ -248,3 +248,45 @@ test("the manifest confirms the labs table, the exercise line and the acceptance
   ];
   for (const [line, message] of wrong) assert.match(recordLineProblem(line, MANIFEST, faults) ?? "(accepted)", message, line);
 });
+
+test("a common mistake the text quotes is a mistake block: a catalogued fault and what its lab's run prints", () => {
+  const text = lines(
+    "# 第二章",
+    "",
+    "**常见的错。** 忘了排序，你会看到：",
+    "",
+    "<!-- verify: mistake 2.1-no-sort -->",
+    `${FENCE}text`,
+    "Lab 2.1 · 目录去重并排序 1/2",
+    "✗ Lab 2.1 · catalog is sorted",
+    "…（省略 3 行）",
+    FENCE,
+  );
+  const plan = parseChapterText(text, "c.md");
+  assert.deepEqual(plan.mistakes, [
+    {
+      line: 6,
+      fault: "2.1-no-sort",
+      expect: [
+        { line: 7, text: "Lab 2.1 · 目录去重并排序 1/2" },
+        { line: 8, text: "✗ Lab 2.1 · catalog is sorted" },
+        { line: 9, text: "…（省略 3 行）", omitted: 3 },
+      ],
+    },
+  ]);
+  assert.deepEqual(plan.commands, [], "a mistake block is no command of the text");
+  assert.deepEqual(checkPlanAgainstManifest(plan, MANIFEST), []);
+  assert.deepEqual(checkPlanAgainstManifest(parseChapterText(text.replace("2.1-no-sort", "2.1-no-such"), "c.md"), MANIFEST), [
+    "c.md:6: 清单里没有故障 2.1-no-such：正文引用的常见错误要登记成本章的故障",
+  ]);
+  for (const [label, broken, message] of [
+    ["no fault id", text.replace("mistake 2.1-no-sort", "mistake"), /^c\.md:5: verify: mistake 需要恰好一个故障 id/],
+    ["an unmarked omission", text.replace("…（省略 3 行）", "…"), /^c\.md:9: 省略要写明行数/],
+  ] as const) {
+    assert.throws(
+      () => parseChapterText(broken, "c.md"),
+      (error: Error & { code?: string }) => error.code === "CHAPTER_TEXT_INVALID" && message.test(error.message),
+      label,
+    );
+  }
+});

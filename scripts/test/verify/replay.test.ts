@@ -5,9 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { resolveCheckpoint } from "../../lib/course/history.js";
-import type { TextCommand } from "../../lib/verify/chapter-text.js";
-import { judgeCommand, replayChapterText, replayEnvironment, runShellCommand } from "../../lib/verify/replay.js";
-import { makeFakeCourse } from "../support/fake-course.js";
+import { parseChapterText, type TextCommand } from "../../lib/verify/chapter-text.js";
+import { judgeCommand, mistakeCommands, replayChapterText, replayEnvironment, runShellCommand, teachingFilesAt } from "../../lib/verify/replay.js";
+import { makeFakeCourse, REFERENCE_BETA, STARTER_BETA } from "../support/fake-course.js";
 
 const FENCE = "```";
 
@@ -151,5 +151,33 @@ test("replay on the synthetic chapter: every stage runs in a practice folder, an
     progress.map((m) => m.split(":")[0]),
     ["课程仓库", "练习目录，starter", "练习目录，starter", "练习目录，after 2.1", "练习目录，after 2.1", "练习目录，fault 2.1-no-sort"],
     "repo first, then the stages in a learner's order",
+  );
+});
+
+test("a quoted common mistake replays as `lab <its lab>` with that fault's own edit of the reference, every other lab done", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: false });
+  const { chapter } = await resolveCheckpoint(repo, "02");
+  const plan = parseChapterText(lines("<!-- verify: mistake 2.2-no-join -->", `${FENCE}text`, "Lab 2.2 · 渲染 0/1", "…（省略 4 行）", FENCE), "c.md");
+  const [command, ...rest] = mistakeCommands(plan, chapter.manifest);
+  assert.deepEqual(rest, []);
+  assert.deepEqual(command, {
+    line: 2,
+    command: "npm run lab -w @pi/course -- 2.2",
+    place: "practice",
+    stage: { kind: "mistake", fault: "2.2-no-join" },
+    shell: "sh",
+    expect: plan.mistakes[0]!.expect,
+  });
+  const files = await teachingFilesAt(
+    command!.stage,
+    chapter.manifest,
+    new Map([["packages/pi-course/src/beta.ts", { starter: STARTER_BETA, reference: REFERENCE_BETA }]]),
+  );
+  assert.equal(typeof files, "object");
+  assert.equal((files as Map<string, string>).get("packages/pi-course/src/beta.ts"), REFERENCE_BETA.replace('join(" | ")', 'join("")'));
+  assert.deepEqual(
+    mistakeCommands(parseChapterText(lines("<!-- verify: mistake nope -->", `${FENCE}text`, "x", FENCE), "c.md"), chapter.manifest),
+    [],
+    "an unknown fault is the manifest check's to report",
   );
 });
