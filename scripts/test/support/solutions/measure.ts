@@ -5,6 +5,9 @@
  *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
  *   options: --catalog <file>  the mistakes of that file instead of NN/mistakes.yaml (a held-out catalog;
  *                              implies --mistakes; `base: reference` edits the reference itself)
+ *            --compile-only    only check that each mistake applies (its find occurs once) and compiles;
+ *                              runs no test and prints nothing about the tests, so a catalog's writer,
+ *                              who must not see the tests, can check their own catalog
  *            --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
  *            --only <solution | base | mistake id prefix>   --jobs <n>   --verbose
  *            --chapter <NN>   the chapter measured (12 by default; 3 and 03 both name chapter 03), each with its
@@ -205,8 +208,8 @@ class Workspace {
     );
   }
 
-  /** Puts `source` in place of the teaching file, builds, and runs the lab tests when it compiled. */
-  async measure(source: string, withProbes = false): Promise<RunResult> {
+  /** Puts `source` in place of the teaching file, builds, and runs the lab tests when it compiled (unless `compileOnly`). */
+  async measure(source: string, withProbes = false, compileOnly = false): Promise<RunResult> {
     const chapter = this.#chapter;
     const target = path.join(this.dir, ...chapter.target.split("/"));
     writeFileSync(target, source);
@@ -216,6 +219,7 @@ class Workspace {
     const build = await run(this.#compiler.command, [...this.#compiler.args, "-p", `${PACKAGE}/${MEASURE_TSCONFIG}`, "--pretty", "false"], this.dir);
     const testsFile = path.join(this.dir, ...chapter.labTests.split("/"));
     if (build.code !== 0 || !existsSync(testsFile)) return { built: false, buildOutput: build.output, tests: [], hung: false };
+    if (compileOnly) return { built: true, buildOutput: "", tests: [], hung: false };
     const declarations = readFileSync(path.join(this.dir, ...chapter.declarations.split("/")), "utf8");
     const tests = await run(process.execPath, ["--test", "--test-reporter=tap", chapter.labTests], this.dir, TEST_TIMEOUT_MS);
     const result: RunResult = { built: true, buildOutput: build.output, tests: parseTap(tests.output), declarations, hung: tests.hung };
@@ -415,8 +419,13 @@ async function main(): Promise<number> {
       verbose: { type: "boolean" },
       probes: { type: "boolean" },
       catalog: { type: "string" },
+      "compile-only": { type: "boolean" },
     },
   });
+  if (values["compile-only"] === true) {
+    if (values.catalog === undefined) throw new Error("--compile-only checks a catalog: give it --catalog <file>");
+    return checkCatalogCompiles(chapterSetup(normalizeChapterId(values.chapter ?? "12") ?? values.chapter ?? "12"), path.resolve(values.catalog));
+  }
   if (values.catalog !== undefined) values.mistakes = true;
   const asked = values.chapter ?? "12";
   const chapter = chapterSetup(normalizeChapterId(asked) ?? asked);
@@ -521,6 +530,37 @@ async function main(): Promise<number> {
     dispose();
   }
   return failed ? 1 : 0;
+}
+
+/**
+ * `--compile-only`: every mistake of `catalog` applied to its base and built; prints, per
+ * mistake, `ok`, `BAD FIND` or `INVALID` with the compiler's messages about the teaching file
+ * only (an error elsewhere means the public surface changed, and says no more). Never runs or
+ * names a test. Exit status 1 when any mistake does not apply or compile.
+ */
+async function checkCatalogCompiles(chapter: ChapterSetup, catalog: string): Promise<number> {
+  const mistakes = loadMistakes(chapter, catalog);
+  const bases = new Map(chapter.solutions.map((name) => [name, storedSolution(chapter, name)] as const));
+  bases.set(REFERENCE_BASE, readFileSync(path.join(courseRoot, ...chapter.target.split("/")), "utf8"));
+  const { workers, dispose } = workspaces(chapter, Math.min(2, Math.max(1, os.availableParallelism())), courseRoot);
+  const teaching = path.posix.relative(PACKAGE, chapter.target);
+  try {
+    const verdicts = await pool(mistakes, workers, async (workspace, mistake) => {
+      const base = bases.get(mistake.base)!;
+      const count = occurrences(base, mistake.find);
+      if (count !== 1) return `BAD FIND (${count} occurrences)`;
+      const result = await workspace.measure(inPlace(base.replace(mistake.find, () => mistake.replace)), false, true);
+      if (result.built) return "ok";
+      const own = result.buildOutput.split("\n").filter((line) => line.startsWith(teaching) || line.startsWith(chapter.target));
+      return own.length > 0 ? `INVALID\n${own.slice(0, 5).map((line) => `    ${line}`).join("\n")}` : "INVALID (a type error outside the teaching file: the public surface changed)";
+    });
+    mistakes.forEach((mistake, index) => console.log(`${pad(mistake.id, 40)}${verdicts[index]}`));
+    const bad = verdicts.filter((verdict) => verdict !== "ok").length;
+    console.log(`\n${mistakes.length - bad}/${mistakes.length} apply and compile`);
+    return bad === 0 ? 0 : 1;
+  } finally {
+    dispose();
+  }
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await main();
