@@ -128,13 +128,15 @@ export function renderTemplate(template: TemplateResource, args: Readonly<Record
  * # Active skill: <name>    then its body, then per file "## <request>" and its content
  * ```
  *
- * Active skills come sorted by name (code unit). No inactive skill body can appear: only
+ * Names, descriptions and requests are written on one line each; bodies and files appear as
+ * they are. Active skills come sorted by name (code unit). No inactive skill body can appear: only
  * `ActivatedSkill` objects carry one. Throws `ACTIVATION_DUPLICATE` / `ACTIVATION_FOREIGN`.
  * It does not count tokens; the caller hands the string to `buildContext` as `systemPrompt`.
  */
 export function formatResourceContext(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): string {
   // 🔨 Lab 12.3：先校验 activated（重复 → ACTIVATION_DUPLICATE，不属于本 catalog → ACTIVATION_FOREIGN）
   // 🔨 Lab 12.3：instructions → 全部 Skill 的 name/description → 按 name 排序的 active body 与附加文件，用空行连接
+  // 🔨 Lab 12.3：name、description 和 request 来自元数据，放进去之前各压成一行（§C5.5）；正文和文件内容原样
   throw labError("Lab 12.3 template and context");
 }
 

@@ -240,7 +240,7 @@ export interface TurnResult {
   failure?: { code: TurnFailureCode; message: string };
 }
 
-/** What a reload changed, by name. */
+/** What a reload changed, by name; every array in code-unit order of name (not registration or load order). */
 export interface RuntimeChanges {
   skillsAdded: string[];
   skillsRemoved: string[];
@@ -731,8 +731,9 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
  * and swaps it in only when nothing running would be lost. A reload fails when the project
  * root is gone or building the state throws, when an extension that is active now fails to
  * load, or when the trust policy throws: then the previous state keeps running untouched
- * (its catalog, tools and hooks) and the report says why. An extension that was not
- * running (new, or failing already) and fails is only a diagnostic, as at the start.
+ * (its catalog, tools and hooks) and the report says why. An extension is its origin and
+ * its id: one that was not running (new, failing already, or a project's namesake of a
+ * running user extension) and fails is only a diagnostic, as at the start.
  * On success the old extensions' tools and hooks are gone with the old state, the catalog
  * is the new snapshot, and the session is the same one. Either way the attempt's
  * diagnostics are reported once as events, then a `reload` event.
@@ -741,7 +742,7 @@ async function reloadRuntime(core: RuntimeCore): Promise<ReloadReport> {
   // 🔨 Lab 13.6：resolveRoots 再查一次项目还在，然后用 loadState 在旁边建一个完整的新状态
   //    （importModule：options 里给了就用它，否则用你的新实例 helper）；这一步抛错 → failed，旧状态不动
   // 🔨 Lab 13.6：新状态的每条诊断作为事件报告一次；信任策略抛错，或一个现在正在运行（active）的扩展加载失败
-  //    → failed（带那条诊断的 code），旧状态不动；原本就没在运行的扩展失败只是一条诊断
+  //    → failed（带那条诊断的 code），旧状态不动；原本就没在运行的扩展失败只是一条诊断（扩展按来源和 id 认，§C8.5）
   // 🔨 Lab 13.6：否则换上新状态，报告变化；session 不动。无论成败，最后都发出一个 reload 事件
   void core;
   throw labError("Lab 13.6 runtime reload");

@@ -248,7 +248,7 @@ export interface TurnResult {
   failure?: { code: TurnFailureCode; message: string };
 }
 
-/** What a reload changed, by name. */
+/** What a reload changed, by name; every array in code-unit order of name (not registration or load order). */
 export interface RuntimeChanges {
   skillsAdded: string[];
   skillsRemoved: string[];
@@ -1013,16 +1013,21 @@ async function importFresh(source: Readonly<ExtensionSource>): Promise<unknown> 
   return import(url.href);
 }
 
-/** Names in `after` but not `before`, in `after`'s order. */
+/** Names in `after` but not `before`, in `after`'s order (code-unit order where `after` is sorted). */
 function added(before: readonly string[], after: readonly string[]): string[] {
   return after.filter((name) => !before.includes(name));
 }
 
-/** What differs between two states, by name. */
+/** Names in code-unit order: every array of `RuntimeChanges` is, whatever order the state keeps them in. */
+function byName(names: string[]): string[] {
+  return names.sort(compareNames);
+}
+
+/** What differs between two states, by name; every array in code-unit order (not registration or load order). */
 function changesBetween(before: RuntimeState, after: RuntimeState): RuntimeChanges {
-  const skillNames = (state: RuntimeState) => state.resources.skills.map((skill) => skill.name);
-  const toolNames = (state: RuntimeState) => state.registry.list().map((tool) => tool.name);
-  const activeIds = (state: RuntimeState) => state.extensions.filter((extension) => extension.status === "active").map((extension) => extension.id);
+  const skillNames = (state: RuntimeState) => byName(state.resources.skills.map((skill) => skill.name));
+  const toolNames = (state: RuntimeState) => byName(state.registry.list().map((tool) => tool.name));
+  const activeIds = (state: RuntimeState) => byName(state.extensions.filter((extension) => extension.status === "active").map((extension) => extension.id));
   const changedSkills = after.resources.skills
     .filter((skill) => {
       const old = before.resources.skills.find((candidate) => candidate.name === skill.name);
@@ -1035,7 +1040,7 @@ function changesBetween(before: RuntimeState, after: RuntimeState): RuntimeChang
   return {
     skillsAdded: added(skillNames(before), skillNames(after)),
     skillsRemoved: added(skillNames(after), skillNames(before)),
-    skillsChanged: changedSkills,
+    skillsChanged: byName(changedSkills),
     toolsAdded: added(toolNames(before), toolNames(after)),
     toolsRemoved: added(toolNames(after), toolNames(before)),
     extensionsAdded: added(activeIds(before), activeIds(after)),
@@ -1050,8 +1055,9 @@ function changesBetween(before: RuntimeState, after: RuntimeState): RuntimeChang
  * and swaps it in only when nothing running would be lost. A reload fails when the project
  * root is gone or building the state throws, when an extension that is active now fails to
  * load, or when the trust policy throws: then the previous state keeps running untouched
- * (its catalog, tools and hooks) and the report says why. An extension that was not
- * running (new, or failing already) and fails is only a diagnostic, as at the start.
+ * (its catalog, tools and hooks) and the report says why. An extension is its origin and
+ * its id: one that was not running (new, failing already, or a project's namesake of a
+ * running user extension) and fails is only a diagnostic, as at the start.
  * On success the old extensions' tools and hooks are gone with the old state, the catalog
  * is the new snapshot, and the session is the same one. Either way the attempt's
  * diagnostics are reported once as events, then a `reload` event.
@@ -1068,8 +1074,11 @@ async function reloadRuntime(core: RuntimeCore): Promise<ReloadReport> {
     return report;
   }
   for (const diagnostic of next.diagnostics) core.emit({ type: "diagnostic", diagnostic });
-  const running = core.state.extensions.filter((extension) => extension.status === "active").map((extension) => extension.id);
-  const lost = (diagnostic: RuntimeDiagnostic) => diagnostic.area === "trust" || (diagnostic.area === "extensions" && running.includes(diagnostic.source));
+  // An extension is its origin and its id: a project's namesake of a running user extension is another one, not running.
+  const wasRunning = (extension: ExtensionStatus) =>
+    core.state.extensions.some((old) => old.status === "active" && old.origin === extension.origin && old.id === extension.id);
+  const stopped = next.extensions.filter((extension) => extension.status === "failed" && wasRunning(extension)).map((extension) => extension.id);
+  const lost = (diagnostic: RuntimeDiagnostic) => diagnostic.area === "trust" || (diagnostic.area === "extensions" && stopped.includes(diagnostic.source));
   const broken = next.diagnostics.find((diagnostic) => diagnostic.severity === "error" && lost(diagnostic));
   if (broken !== undefined) {
     report = { status: "failed", error: { code: broken.code, message: `${broken.source}: ${broken.message}` }, diagnostics: structuredClone(next.diagnostics) };

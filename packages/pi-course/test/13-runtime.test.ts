@@ -1401,7 +1401,11 @@ test("Lab 13.6 · reload 之前清单是快照、正文总是现读；reload 报
   });
   await fsp.rm(nodePath.join(project, "skills", "old"), { recursive: true });
   await fsp.rm(nodePath.join(project, "skills", "shared"), { recursive: true });
-  await put(user, { "AGENTS.md": "USER RULES v2\n" });
+  // Two new extensions, loaded (and their tools registered) in the order zeta, alpha: user's first, then the project's.
+  const noting = (tool: string) =>
+    `export default (context) => context.registerTool({ name: "${tool}", description: "d", schema: { parse: (v) => v }, execute: async () => ({ content: [] }) });\n`;
+  await put(user, { "AGENTS.md": "USER RULES v2\n", "extensions/zeta.mjs": noting("zeta_note") });
+  await put(project, { "extensions/alpha.mjs": noting("alpha_note") });
 
   const second = await runtime.prompt("second");
   assert.deepEqual(runtime.catalog, catalogBefore, "§C8.1：reload 之前，清单仍是启动时的快照");
@@ -1420,16 +1424,17 @@ test("Lab 13.6 · reload 之前清单是快照、正文总是现读；reload 报
         skillsAdded: ["fresh"],
         skillsRemoved: ["old"],
         skillsChanged: ["lint", "review", "shared"],
-        toolsAdded: [],
+        toolsAdded: ["alpha_note", "zeta_note"],
         toolsRemoved: [],
-        extensionsAdded: [],
+        extensionsAdded: ["alpha", "zeta"],
         extensionsRemoved: [],
         extensionsReloaded: [],
       },
       diagnostics: [],
     },
-    "§C8.3：reload 报告变化：新增、删除、描述或来源或可见性变了的技能（按名字顺序；shared 现在来自用户目录），以及工具和扩展的变化",
+    "§C8.3：reload 报告变化：新增、删除、描述或来源或可见性变了的技能（shared 现在来自用户目录），以及工具和扩展的变化；每个数组都按名字的 code unit 顺序，不按注册或加载的顺序",
   );
+  assert.deepEqual(runtime.tools.slice(-2), ["zeta_note", "alpha_note"], "§C6.4：（对照）runtime.tools 仍按注册顺序：用户的扩展先加载");
   assert.deepEqual(
     events.filter((e) => e.type === "reload").map((e) => (e as Extract<RuntimeEvent, { type: "reload" }>).report),
     [report],
@@ -1543,6 +1548,8 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
     "skills/review/SKILL.md": skillFile("review", "review things", "BODY"),
     "extensions/guard.mjs": "export default () => {};\n",
     "extensions/clash.mjs": "export default () => {};\n",
+    // The project's own audit: the user's audit runs under that id, so this one is EXTENSION_DUPLICATE from the start.
+    "extensions/audit.mjs": "export default () => {};\n",
   });
   await put(user, { "extensions/audit.mjs": "export default () => {};\n" });
   let mode: "ok" | "factory-throws" | "import-fails" = "ok";
@@ -1577,11 +1584,25 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
   });
   const diagnosticEvents = () => events.filter((e): e is Extract<RuntimeEvent, { type: "diagnostic" }> => e.type === "diagnostic").map((e) => e.diagnostic);
   const reloadEvents = () => events.filter((e): e is Extract<RuntimeEvent, { type: "reload" }> => e.type === "reload").map((e) => e.report);
+  const atStart = { extensions: runtime.extensions, diagnostics: runtime.diagnostics };
   assert.deepEqual(
-    runtime.extensions.map((e) => `${e.id}:${e.status}`),
-    ["audit:active", "clash:failed", "guard:active"],
-    "§C6.5：（前提）clash 从启动起就加载失败",
+    atStart.extensions.map((e) => `${e.origin}:${e.id}:${e.status}:${e.code ?? ""}`),
+    ["user:audit:active:", "project:audit:failed:EXTENSION_DUPLICATE", "project:clash:failed:TOOL_CONFLICT", "project:guard:active:"],
+    "§C6.5：（前提）项目的 audit（和用户的同 id）和 clash 从启动起就加载失败",
   );
+  for (const attempt of [1, 2]) {
+    const unchanged = await runtime.reload();
+    assert.equal(
+      unchanged.status,
+      "reloaded",
+      `§C8.5：什么都没改，第 ${attempt} 次 reload 也成功：项目的 audit 本来就失败（扩展按来源和 id 认，用户的 audit 在运行不等于项目的 audit 在运行）`,
+    );
+    assert.deepEqual(
+      { extensions: runtime.extensions, diagnostics: runtime.diagnostics },
+      atStart,
+      `§C8.5：第 ${attempt} 次 reload 之后，扩展和诊断都和启动时一样：项目的 audit 仍是 EXTENSION_DUPLICATE`,
+    );
+  }
   const reported = diagnosticEvents().length;
   await put(project, { "skills/broken/SKILL.md": skillFile("broken", "has: an unquoted colon", "BODY") });
   const again = await runtime.reload();
@@ -1590,9 +1611,10 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
     again.diagnostics.map((d) => [d.code, d.source]),
     [
       ["RESOURCE_INVALID", nodePath.join(project, "skills", "broken", "SKILL.md")],
+      ["EXTENSION_DUPLICATE", "audit"],
       ["TOOL_CONFLICT", "clash"],
     ],
-    "§C8.3：这次 reload 的报告里带着这次重建的诊断：坏文件的和 clash 的",
+    "§C8.3：这次 reload 的报告里带着这次重建的诊断：坏文件的、项目的 audit 的和 clash 的",
   );
   assert.deepEqual(diagnosticEvents().slice(reported), again.diagnostics, "§C8.3：这次重建的每条诊断作为 diagnostic 事件报告一次");
   const before = {
@@ -1641,7 +1663,7 @@ test("Lab 13.6 · reload 失败时旧状态原样继续", async (t) => {
     assert.equal((blocked?.details as { blockedByExtension?: unknown } | undefined)?.blockedByExtension, "guard", `§C8.5：${label}：旧的 guard 仍然拦着 shell`);
   }
   assert.deepEqual(toolRuns, [], "§C8.5：任何一次失败的 reload 都没有让 shell 溜过去");
-  assert.equal(reloadEvents().length, 1 + attempts.length, "§C8.3：每次 reload 无论成败都恰好发出一个 reload 事件");
+  assert.equal(reloadEvents().length, 3 + attempts.length, "§C8.3：每次 reload 无论成败都恰好发出一个 reload 事件");
 
   await fsp.rename(moved, project);
   const fixed = await runtime.reload();

@@ -355,8 +355,8 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
     ["a revoked proxy", () => revocable.proxy, "§10.5"],
     ["an object that cannot be printed", () => throwingInspect, "§10.5"],
     ["a null-prototype object", () => Object.create(null), "§10.5"],
-    ["a deny with an empty reason", () => ({ decision: "deny", reason: "" }), "§10.5"],
-    ["a deny with a blank reason", () => ({ decision: "deny", reason: "  \n" }), "§10.5"],
+    ["a deny with an empty reason", () => ({ decision: "deny", reason: "" }), "§C7.3"],
+    ["a deny with a blank reason", () => ({ decision: "deny", reason: "  \n" }), "§C7.3"],
     ["a deny with a non-string reason", () => ({ decision: "deny", reason: { toString: () => "x" } }), "§C7.3"],
     ["a promise of a BigInt", async () => 1n, "§10.5"],
     [
@@ -372,8 +372,8 @@ test("hooks: no answer a before hook returns can make the wrapper reject; odd on
   for (const [label, answer, section] of answers) {
     const statement =
       section === "§C7.3"
-        ? `§C7.3：deny 的 reason 不是字符串就是格式不对的回答：拦下，kind "error"，恰好一条诊断（${label}）`
-        : `§10.5：before hook 返回什么都不能让包装后的执行器拒绝：读不懂的回答（循环对象、BigInt、抛错的 getter、proxy、reason 为空或只有空白的 deny……）都是格式错误：拦下，kind "error"，恰好一条 message 为字符串的诊断（${label}）`;
+        ? `§C7.3：deny 的 reason 不是字符串、是空字符串或只有空白，都是格式不对的回答：拦下，kind "error"，恰好一条诊断（${label}）`
+        : `§10.5：before hook 返回什么都不能让包装后的执行器拒绝：读不懂的回答（循环对象、BigInt、抛错的 getter、proxy……）都是格式错误：拦下，kind "error"，恰好一条 message 为字符串的诊断（${label}）`;
     await rule(statement, async () => {
       const diagnostics: ExtensionDiagnostic[] = [];
       const host = hostWith({ diagnostics });

@@ -149,7 +149,7 @@ function stringField(fields: Record<string, unknown>, key: string, file: string,
     return undefined;
   }
   const value = fields[key];
-  if (typeof value !== "string" || value.length === 0) {
+  if (typeof value !== "string" || value.trim().length === 0) {
     throw failure("RESOURCE_INVALID", `${file}: "${key}" must be a non-empty string`);
   }
   return value;
@@ -504,11 +504,17 @@ function checkActivated(catalog: ResourceCatalog, activated: readonly ActivatedS
   }
 }
 
+/** Control characters that are not whitespace, and the bidirectional embeddings, overrides and isolates. */
+const INVISIBLE_CONTROLS = /[\u0000-\u0008\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g;
+
+/** Metadata (a name, a description, a request) on one line: invisible controls removed, each whitespace run one space, trimmed. */
+const singleLine = (text: string): string => text.replace(INVISIBLE_CONTROLS, "").replace(/\s+/g, " ").trim();
+
 function activeSections(skill: ActivatedSkill): string[] {
-  const sections = [`# Active skill: ${skill.name}`];
+  const sections = [`# Active skill: ${singleLine(skill.name)}`];
   if (skill.body !== "") sections.push(skill.body);
   for (const file of skill.resources) {
-    sections.push(`## ${file.request}`);
+    sections.push(`## ${singleLine(file.request)}`);
     if (file.content !== "") sections.push(file.content);
   }
   return sections;
@@ -535,7 +541,7 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   const bodies = catalog.instructions.map((instruction) => instruction.body).filter((body) => body !== "");
   if (bodies.length > 0) sections.push("# Instructions", ...bodies);
   if (catalog.skills.length > 0) {
-    sections.push("# Skills", catalog.skills.map((skill) => `- ${skill.name}: ${skill.description}`).join("\n"));
+    sections.push("# Skills", catalog.skills.map((skill) => `- ${singleLine(skill.name)}: ${singleLine(skill.description)}`).join("\n"));
   }
   const ordered = [...activated].sort((a, b) => byCodeUnit(a.name, b.name));
   for (const skill of ordered) sections.push(...activeSections(skill));
@@ -787,7 +793,7 @@ function judgeBefore(outcome: HookOutcome, extensionId: string, ms: number): Bef
   const answer = outcome.value;
   if (answer === undefined) return { allow: true };
   if (isMapping(answer) && answer.decision === "allow") return { allow: true };
-  if (isMapping(answer) && answer.decision === "deny" && typeof answer.reason === "string") {
+  if (isMapping(answer) && answer.decision === "deny" && typeof answer.reason === "string" && answer.reason.trim() !== "") {
     return { allow: false, kind: "deny", reason: answer.reason, diagnose: false };
   }
   return { allow: false, kind: "error", reason: `beforeToolCall hook of ${extensionId} gave a malformed answer`, diagnose: true };

@@ -119,7 +119,7 @@ class Frontmatter {
   static optionalText(meta: Record<string, unknown>, key: string, file: string): string | undefined {
     if (!Object.hasOwn(meta, key)) return undefined;
     const value = meta[key];
-    if (typeof value === "string" && value !== "") return value;
+    if (typeof value === "string" && value.trim() !== "") return value;
     throw coded("RESOURCE_INVALID", `${file}: frontmatter field "${key}" must be a non-empty string`);
   }
 
@@ -520,6 +520,18 @@ class PromptBuilder {
   toString(): string {
     return this.#sections.join("\n\n");
   }
+
+  /** Metadata as one line: controls that are not whitespace and bidi controls dropped, whitespace runs one space, trimmed. */
+  static line(text: string): string {
+    let kept = "";
+    for (const character of text) {
+      const code = character.codePointAt(0)!;
+      const control = (code <= 0x1f || (code >= 0x7f && code <= 0x9f)) && !/\s/.test(character);
+      const bidi = (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+      if (!control && !bidi) kept += character;
+    }
+    return kept.split(/\s+/).filter((word) => word !== "").join(" ");
+  }
 }
 
 /** The checks on `activated`: no name twice, and every one is this catalog's skill of that name. */
@@ -556,11 +568,11 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   assertActivatedFrom(catalog, activated);
   const prompt = new PromptBuilder();
   prompt.group("# Instructions", catalog.instructions.map((resource) => resource.body));
-  prompt.group("# Skills", [catalog.skills.map((skill) => `- ${skill.name}: ${skill.description}`).join("\n")]);
+  prompt.group("# Skills", [catalog.skills.map((skill) => `- ${PromptBuilder.line(skill.name)}: ${PromptBuilder.line(skill.description)}`).join("\n")]);
   const sorted = activated.slice().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const skill of sorted) {
-    prompt.add(`# Active skill: ${skill.name}`).add(skill.body);
-    for (const file of skill.resources) prompt.add(`## ${file.request}`).add(file.content);
+    prompt.add(`# Active skill: ${PromptBuilder.line(skill.name)}`).add(skill.body);
+    for (const file of skill.resources) prompt.add(`## ${PromptBuilder.line(file.request)}`).add(file.content);
   }
   return prompt.toString();
 }
@@ -880,7 +892,7 @@ class HookPipeline {
     if (answer === null || typeof answer !== "object") return undefined;
     const { decision, reason } = answer as { decision?: unknown; reason?: unknown };
     if (decision === "allow") return "allow";
-    if (decision === "deny" && typeof reason === "string") return { reason };
+    if (decision === "deny" && typeof reason === "string" && reason.trim() !== "") return { reason };
     return undefined;
   }
 

@@ -71,7 +71,7 @@ const frontmatter = (src: string, file: string): { meta?: Record<string, unknown
 const field = (meta: Record<string, unknown>, key: string, file: string, need: boolean): string | undefined => {
   const value = meta[key];
   if (value === undefined && !need) return undefined;
-  if (typeof value !== "string" || value === "") throw oops("RESOURCE_INVALID", `${file}: "${key}" must be a non-empty string`);
+  if (typeof value !== "string" || !value.trim()) throw oops("RESOURCE_INVALID", `${file}: "${key}" must be a non-empty string`);
   return value;
 };
 
@@ -254,13 +254,15 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
     const mine = catalog.skills.find((s) => s.name === skill.name);
     if (!mine || mine.source !== skill.source || mine.root !== skill.root) throw oops("ACTIVATION_FOREIGN", `${skill.name} is not this catalog's skill`);
   }
+  // Names, descriptions and requests on one line: invisible controls out, whitespace runs one space, trimmed.
+  const flat = (t: string) => t.replace(/[\0-\x08\x0E-\x1F\x7F-\x9F\u202A-\u202E\u2066-\u2069]/g, "").replace(/\s+/g, " ").trim();
   const bodies = catalog.instructions.map((i) => i.body).filter((body) => body !== "");
   return [
     ...(bodies.length > 0 ? ["# Instructions", ...bodies] : []),
-    ...(catalog.skills.length > 0 ? ["# Skills", catalog.skills.map((s) => `- ${s.name}: ${s.description}`).join("\n")] : []),
+    ...(catalog.skills.length > 0 ? ["# Skills", catalog.skills.map((s) => `- ${flat(s.name)}: ${flat(s.description)}`).join("\n")] : []),
     ...[...activated]
       .sort((a, b) => cmp(a.name, b.name))
-      .flatMap((s) => [`# Active skill: ${s.name}`, s.body, ...s.resources.flatMap((f) => [`## ${f.request}`, f.content])]),
+      .flatMap((s) => [`# Active skill: ${flat(s.name)}`, s.body, ...s.resources.flatMap((f) => [`## ${flat(f.request)}`, f.content])]),
   ]
     .filter((section) => section !== "")
     .join("\n\n");
@@ -471,7 +473,7 @@ function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: T
       const answer = value as { decision?: unknown; reason?: unknown } | null | undefined;
       const isObject = typeof answer === "object" && answer !== null;
       if (state === "ok" && (answer === undefined || (isObject && answer.decision === "allow"))) continue;
-      const deny = state === "ok" && isObject && answer.decision === "deny" && typeof answer.reason === "string";
+      const deny = state === "ok" && isObject && answer.decision === "deny" && typeof answer.reason === "string" && answer.reason.trim() !== "";
       const kind = deny ? "deny" : state === "late" ? "timeout" : "error";
       const reason = deny
         ? String(answer!.reason)

@@ -192,7 +192,7 @@ function parseFrontmatter(file: string, raw: string): ParsedFrontmatter {
 
 function requireText(file: string, data: Record<string, unknown>, field: string): string {
   const value = data[field];
-  if (typeof value !== "string" || value === "") {
+  if (typeof value !== "string" || value.trim() === "") {
     throw new ResourceError("RESOURCE_INVALID", `${file}: frontmatter ${field} must be a non-empty string`);
   }
   return value;
@@ -406,6 +406,12 @@ export function renderTemplate(template: TemplateResource, args: Readonly<Record
   return userMessage(body);
 }
 
+/** One line of metadata (§C5.5): controls that are not whitespace and bidi controls dropped, whitespace collapsed, trimmed. */
+function oneLine(value: string): string {
+  const visible = [...value].filter((character) => !((/\p{Cc}/u.test(character) && !/\s/.test(character)) || /[\u202A-\u202E\u2066-\u2069]/.test(character)));
+  return visible.join("").replace(/\s+/g, " ").trim();
+}
+
 /**
  * The system prompt text of a catalog and this turn's activated skills. Layout: every
  * heading and every body is a section of its own (so a blank line follows each heading),
@@ -437,12 +443,12 @@ export function formatResourceContext(catalog: ResourceCatalog, activated: reado
   const instructionBodies = catalog.instructions.map((instruction) => instruction.body).filter((body) => body !== "");
   if (instructionBodies.length > 0) sections.push("# Instructions", ...instructionBodies);
   if (catalog.skills.length > 0) {
-    sections.push("# Skills", catalog.skills.map((skill) => `- ${skill.name}: ${skill.description}`).join("\n"));
+    sections.push("# Skills", catalog.skills.map((skill) => `- ${oneLine(skill.name)}: ${oneLine(skill.description)}`).join("\n"));
   }
   const ordered = [...activated].sort((a, b) => compareCodeUnits(a.name, b.name));
   for (const skill of ordered) {
-    sections.push(`# Active skill: ${skill.name}`, skill.body);
-    for (const file of skill.resources) sections.push(`## ${file.request}`, file.content);
+    sections.push(`# Active skill: ${oneLine(skill.name)}`, skill.body);
+    for (const file of skill.resources) sections.push(`## ${oneLine(file.request)}`, file.content);
   }
   return sections.filter((section) => section !== "").join("\n\n");
 }
@@ -685,7 +691,7 @@ function beforeDecision(value: unknown): { decision: "allow" } | { decision: "de
   if (typeof value !== "object" || value === null) return undefined;
   const answer = value as { decision?: unknown; reason?: unknown };
   if (answer.decision === "allow") return { decision: "allow" };
-  if (answer.decision === "deny" && typeof answer.reason === "string") return { decision: "deny", reason: answer.reason };
+  if (answer.decision === "deny" && typeof answer.reason === "string" && answer.reason.trim() !== "") return { decision: "deny", reason: answer.reason };
   return undefined;
 }
 

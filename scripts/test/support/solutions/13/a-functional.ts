@@ -930,9 +930,10 @@ const importAgain: ImportModule = (() => {
 const minus = (from: readonly string[], without: readonly string[]): string[] => from.filter((name) => !without.includes(name));
 const both = (from: readonly string[], also: readonly string[]): string[] => from.filter((name) => also.includes(name));
 
-const skillNames = (state: RuntimeState) => state.resources.skills.map(({ name }) => name);
-const toolNames = (state: RuntimeState) => state.registry.list().map(({ name }) => name);
-const runningIds = (state: RuntimeState) => state.extensions.filter(({ status }) => status === "active").map(({ id }) => id);
+const sorted = (names: string[]): string[] => names.sort(compareNames);
+const skillNames = (state: RuntimeState) => sorted(state.resources.skills.map(({ name }) => name));
+const toolNames = (state: RuntimeState) => sorted(state.registry.list().map(({ name }) => name));
+const runningIds = (state: RuntimeState) => sorted(state.extensions.filter(({ status }) => status === "active").map(({ id }) => id));
 
 /** How a skill looks to the model: its description, where it comes from, whether it is hidden. */
 const looks = (state: RuntimeState, skill: SkillResource) => [skill.description, skill.source, state.skills.hidden.includes(skill.name)].join("\u0000");
@@ -942,7 +943,7 @@ function differences(before: RuntimeState, after: RuntimeState): RuntimeChanges 
   return {
     skillsAdded: minus(skillNames(after), skillNames(before)),
     skillsRemoved: minus(skillNames(before), skillNames(after)),
-    skillsChanged: after.resources.skills.filter((skill) => earlier.has(skill.name) && earlier.get(skill.name) !== looks(after, skill)).map(({ name }) => name),
+    skillsChanged: sorted(after.resources.skills.filter((skill) => earlier.has(skill.name) && earlier.get(skill.name) !== looks(after, skill)).map(({ name }) => name)),
     toolsAdded: minus(toolNames(after), toolNames(before)),
     toolsRemoved: minus(toolNames(before), toolNames(after)),
     extensionsAdded: minus(runningIds(after), runningIds(before)),
@@ -965,9 +966,11 @@ async function reloadRuntime(core: RuntimeCore): Promise<ReloadReport> {
   if (!("state" in built)) return finish({ status: "failed", error: { code: codeOf(built.error) ?? "RELOAD_FAILED", message: messageOf(built.error) }, diagnostics: [] });
   const next = built.state;
   next.diagnostics.forEach((diagnostic) => core.emit({ type: "diagnostic", diagnostic }));
-  const running = runningIds(core.state);
+  // Running means this origin's extension of that id: a project's namesake of a running user extension never ran.
+  const ran = (extension: ExtensionStatus) => core.state.extensions.some((old) => old.status === "active" && old.origin === extension.origin && old.id === extension.id);
+  const stopped = next.extensions.filter((extension) => extension.status === "failed" && ran(extension)).map(({ id }) => id);
   const fatal = next.diagnostics.find(
-    ({ severity, area, source }) => severity === "error" && (area === "trust" || (area === "extensions" && running.includes(source))),
+    ({ severity, area, source }) => severity === "error" && (area === "trust" || (area === "extensions" && stopped.includes(source))),
   );
   if (fatal !== undefined) {
     return finish({ status: "failed", error: { code: fatal.code, message: `${fatal.source}: ${fatal.message}` }, diagnostics: structuredClone(next.diagnostics) });

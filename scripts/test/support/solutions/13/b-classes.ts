@@ -1170,6 +1170,23 @@ class StateComparison {
     return ids;
   }
 
+  /** Names in code-unit order: a report's arrays never follow registration or load order. */
+  static #sorted(names: string[]): string[] {
+    return names.sort(compareNames);
+  }
+
+  /** The ids of the new state's failed extensions that ran before: the same origin and id, active then. */
+  #stopped(): string[] {
+    const stopped: string[] = [];
+    for (const extension of this.#after.extensions) {
+      if (extension.status !== "failed") continue;
+      let ran = false;
+      for (const old of this.#before.extensions) if (old.status === "active" && old.origin === extension.origin && old.id === extension.id) ran = true;
+      if (ran) stopped.push(extension.id);
+    }
+    return stopped;
+  }
+
   #changedSkills(): string[] {
     const changed: string[] = [];
     for (const skill of this.#after.resources.skills) {
@@ -1189,7 +1206,7 @@ class StateComparison {
     const activeAfter = StateComparison.#active(after);
     const reloaded: string[] = [];
     for (const id of activeAfter) if (activeBefore.includes(id)) reloaded.push(id);
-    return {
+    const changes: RuntimeChanges = {
       skillsAdded: StateComparison.#missingFrom(StateComparison.#skills(after), StateComparison.#skills(before)),
       skillsRemoved: StateComparison.#missingFrom(StateComparison.#skills(before), StateComparison.#skills(after)),
       skillsChanged: this.#changedSkills(),
@@ -1199,15 +1216,17 @@ class StateComparison {
       extensionsRemoved: StateComparison.#missingFrom(activeBefore, activeAfter),
       extensionsReloaded: reloaded,
     };
+    for (const names of Object.values(changes)) StateComparison.#sorted(names);
+    return changes;
   }
 
   /** The first error of the new state that would lose something running now: a trust failure, or an active extension that failed. */
   loss(): RuntimeDiagnostic | undefined {
-    const running = StateComparison.#active(this.#before);
+    const stopped = this.#stopped();
     for (const diagnostic of this.#after.diagnostics) {
       if (diagnostic.severity !== "error") continue;
       if (diagnostic.area === "trust") return diagnostic;
-      if (diagnostic.area === "extensions" && running.includes(diagnostic.source)) return diagnostic;
+      if (diagnostic.area === "extensions" && stopped.includes(diagnostic.source)) return diagnostic;
     }
     return undefined;
   }

@@ -1151,8 +1151,10 @@ async function reloadRuntime(core: RuntimeCore): Promise<ReloadReport> {
   if (trustFailure !== undefined) {
     return finish({ status: "failed", error: { code: trustFailure.code, message: trustFailure.message }, diagnostics });
   }
-  const running = new Set(core.state.extensions.filter((extension) => extension.status === "active").map((extension) => extension.id));
-  const lost = next.extensions.find((extension) => extension.status === "failed" && running.has(extension.id));
+  // An extension is its origin and its id: the project's namesake of a running user extension was never running.
+  const key = (extension: ExtensionStatus) => `${extension.origin}/${extension.id}`;
+  const running = new Set(core.state.extensions.filter((extension) => extension.status === "active").map(key));
+  const lost = next.extensions.find((extension) => extension.status === "failed" && running.has(key(extension)));
   if (lost !== undefined) {
     const diagnostic = next.diagnostics.find((candidate) => candidate.area === "extensions" && candidate.source === lost.id);
     const code = lost.code ?? diagnostic?.code ?? "EXTENSION_FACTORY_FAILED";
