@@ -170,17 +170,17 @@ test("Lab 1.1 · deferred 由外部兑现，第一次调用说了算", async () 
   });
   await holds(
     '§C3.1：resolve、reject 的值原样成为结果：任何值（0、""、null、undefined、对象）都是同一个值，不复制，不包装',
-    fc.asyncProperty(anyValue(), async (value) => {
+    fc.asyncProperty(anyValue(), async (given) => {
       const kept = deferred<unknown>();
-      kept.resolve(value);
+      kept.resolve(given);
       const fulfilled = await outcomeOf(kept.promise);
       assert.equal(fulfilled.status, "fulfilled");
-      assert.equal((fulfilled as { value: unknown }).value, value, "resolve(值) 之后，promise 兑现的不是传进去的那个值");
+      assert.equal((fulfilled as { value: unknown }).value, given, "resolve(值) 之后，promise 兑现的不是传进去的那个值");
       const broken = deferred<unknown>();
-      broken.reject(value);
+      broken.reject(given);
       const rejected = await outcomeOf(broken.promise);
       assert.equal(rejected.status, "rejected");
-      assert.equal((rejected as { reason: unknown }).reason, value, "reject(值) 之后，promise 拒绝的不是传进去的那个值");
+      assert.equal((rejected as { reason: unknown }).reason, given, "reject(值) 之后，promise 拒绝的不是传进去的那个值");
     }),
     { numRuns: 60 },
   );
@@ -250,14 +250,14 @@ test("Lab 1.1 · errorMessage 把任何被抛出的值变成一句话，自己�
   );
   await holds(
     '§C3.2：不是 Error 的值一律用 String(值)；String 抛错时恰好是 "unprintable error"',
-    fc.property(fc.anything({ withNullPrototype: true, withBoxedValues: true }), (value) => {
+    fc.property(fc.anything({ withNullPrototype: true, withBoxedValues: true }), (thrown) => {
       let expected: string;
       try {
-        expected = String(value);
+        expected = String(thrown);
       } catch {
         expected = "unprintable error";
       }
-      assert.equal(errorMessage(value), expected);
+      assert.equal(errorMessage(thrown), expected);
     }),
   );
 });
@@ -687,17 +687,17 @@ test("Lab 1.3 · promise 先结束：原样交回结果，长寿的 signal 上�
   });
   await holds(
     '§C5.2：promise 先结束，它的值或错误原样交回：任何值（0、""、null、undefined、对象）都是同一个值；有没有 signal 都一样，signal 上不留监听',
-    fc.asyncProperty(anyValue(), async (value) => {
+    fc.asyncProperty(anyValue(), async (given) => {
       for (const withSignal of [true, false]) {
         const live = new AbortController();
         const signal = withSignal ? live.signal : undefined;
         const where = withSignal ? "有 signal" : "没有 signal";
-        const fulfilled = await outcomeOf(abortable(Promise.resolve(value), signal));
+        const fulfilled = await outcomeOf(abortable(Promise.resolve(given), signal));
         assert.equal(fulfilled.status, "fulfilled", `${where}：promise 兑现了，abortable 却没有兑现`);
-        assert.equal((fulfilled as { value: unknown }).value, value, `${where}：交回的不是 promise 兑现的那个值`);
-        const rejected = await outcomeOf(abortable(Promise.reject(value), signal));
+        assert.equal((fulfilled as { value: unknown }).value, given, `${where}：交回的不是 promise 兑现的那个值`);
+        const rejected = await outcomeOf(abortable(Promise.reject(given), signal));
         assert.equal(rejected.status, "rejected", `${where}：promise 拒绝了，abortable 却没有拒绝`);
-        assert.equal((rejected as { reason: unknown }).reason, value, `${where}：拒绝的不是 promise 自己的那个错误`);
+        assert.equal((rejected as { reason: unknown }).reason, given, `${where}：拒绝的不是 promise 自己的那个错误`);
         assert.equal(abortListeners(live.signal), 0, "等待结束之后 signal 上还留着监听");
       }
     }),
