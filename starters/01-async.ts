@@ -36,8 +36,7 @@ function labError(lab: string): Error {
  * its own.
  */
 export function deferred<T>(): Deferred<T> {
-  // 🔨 Lab 1.1：在 new Promise 的执行器里拿到它的 resolve 和 reject，存进外面的变量
-  // 🔨 Lab 1.1：settled 要在读取时反映当前状态（用 getter），不是创建对象那一刻的快照
+  // 🔨 Lab 1.1：deferred。课文第 3 节，规则见附录 §C3.1
   throw labError("Lab 1.1 async basics");
 }
 
@@ -48,8 +47,7 @@ export function deferred<T>(): Deferred<T> {
  * even `instanceof` throws). Always a string; never throws itself.
  */
 export function errorMessage(error: unknown): string {
-  // 🔨 Lab 1.1：只有真正的 Error（instanceof）才取 message（不是字符串就 String 它）；其余一律 String(…)；
-  // 🔨 Lab 1.1：哪一步抛错（String、读 message，连 instanceof 也会）都给出固定的一句
+  // 🔨 Lab 1.1：errorMessage。课文第 3 节，规则见附录 §C3.2
   void error;
   throw labError("Lab 1.1 async basics");
 }
@@ -61,7 +59,7 @@ export function errorMessage(error: unknown): string {
  * yields when a test mocks `setTimeout`.
  */
 export function tick(): Promise<void> {
-  // 🔨 Lab 1.1：一个在下一轮事件循环（check 阶段）才兑现的 promise；不要用微任务，也不要用定时器
+  // 🔨 Lab 1.1：tick。课文第 3 节的表，规则见附录 §C3.3
   throw labError("Lab 1.1 async basics");
 }
 
@@ -79,12 +77,12 @@ export type Unsubscribe = () => void;
  * what the listeners threw, so its owner decides what a failing listener means.
  */
 export class Listeners<E> {
-  // 🔨 Lab 1.2：add、size、emit 三处都要写；#listeners 已经给出（Set 按插入顺序遍历，同一个函数只存一次）
+  // 🔨 Lab 1.2：add、size、emit 三处都要写。课文第 4 节，规则见附录 §C4；#listeners 已经给出
   readonly #listeners = new Set<(event: E) => void>();
 
   /** Adds `listener`; returns the function that removes it. Adding the same function twice adds it once. */
   add(listener: (event: E) => void): Unsubscribe {
-    // 🔨 Lab 1.2：返回的退订函数只移除这一个 listener，调用几次都无害
+    // 🔨 Lab 1.2：add（§C4.1）
     void listener;
     void this.#listeners;
     throw labError("Lab 1.2 listeners");
@@ -97,8 +95,7 @@ export class Listeners<E> {
 
   /** Calls every listener with `event`; returns the errors they threw, in order (empty when none did). */
   emit(event: E): unknown[] {
-    // 🔨 Lab 1.2：遍历开始那一刻的名单（直接遍历 Set 时，途中加进来的也会被走到）；
-    // 🔨 Lab 1.2：轮到某个 listener 时，它若已被退订就跳过；每个 listener 的异常单独接住，收集起来返回
+    // 🔨 Lab 1.2：emit（§C4.1–§C4.3；第 4 节的表说的是 emit 期间名单变了怎么办）
     void event;
     throw labError("Lab 1.2 listeners");
   }
@@ -111,7 +108,7 @@ export class Listeners<E> {
  * the caller chose one). Only `undefined` is replaced: `null` is a reason like any other.
  */
 export function abortReason(signal: AbortSignal): unknown {
-  // 🔨 Lab 1.3：就是 signal.reason；只有它是 undefined 时，才给一个名为 AbortError 的 DOMException
+  // 🔨 Lab 1.3：abortReason。课文第 5 节，规则见附录 §C5.1
   void signal;
   throw labError("Lab 1.3 abortable");
 }
@@ -125,9 +122,7 @@ export function abortReason(signal: AbortSignal): unknown {
  * On a signal that is already aborted it rejects at once and adds no listener.
  */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  // 🔨 Lab 1.3：三种起点：没有 signal；signal 已经中止；还在等
-  // 🔨 Lab 1.3：还在等：挂一个 abort 监听；promise 兑现、拒绝、signal 中止，三条路都要把监听摘掉
-  // 🔨 Lab 1.3：被放弃的 promise 之后可能失败：给它接一个什么都不做的 catch
+  // 🔨 Lab 1.3：abortable。课文第 5 节的三种起点，规则见附录 §C5
   void promise;
   void signal;
   throw labError("Lab 1.3 abortable");
@@ -163,10 +158,7 @@ export interface LinkedSignal {
  * hold is taken in steps).
  */
 export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number): LinkedSignal {
-  // 🔨 Lab 1.4：先检查 timeoutMs（在挂任何东西之前）；然后一个自己的 AbortController
-  // 🔨 Lab 1.4：父已经中止：立刻以父的原因中止，什么都不挂、不启动定时器
-  // 🔨 Lab 1.4：否则挂父的监听、按需启动定时器；谁先触发，都先收拾（摘监听、清定时器）再中止
-  // 🔨 Lab 1.4：一个定时器最多等 2^31 - 1 ms（再长 Node 就当作 1 ms）：更长的超时分段等
+  // 🔨 Lab 1.4：linkedSignal。课文第 6 节（包括“分段”那一段），规则见附录 §C6
   void parent;
   void timeoutMs;
   throw labError("Lab 1.4 linked signal");

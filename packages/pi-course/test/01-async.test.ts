@@ -4,18 +4,22 @@
  *
  *   node --test --test-name-pattern="Lab 1.1" packages/pi-course/dist/test/01-async.test.js
  *
- * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
- * chapters/01-async.md that it checks. Everything is observed from outside: listeners on an
- * AbortSignal through `events.getEventListeners`, timers through the test runner's mock
- * timers and a ledger of the timers started and not yet fired or cleared, a wait's outcome
- * after a few turns of the event loop (so a wait that never ends fails its test instead of
- * hanging the file). No check depends on the wall clock: the one check with a real timer
+ * Every check runs under `rule("§C…：…")` or, for a rule that holds for every input (any value
+ * passes through unchanged, no bound, each listener once and in order), `holds("§C…：…")`
+ * (fast-check with a fixed seed, support/properties.ts), naming the rule of the contract
+ * appendix of chapters/01-async.md that it checks. Everything is observed from outside:
+ * listeners on an AbortSignal through `events.getEventListeners`, timers through the test
+ * runner's mock timers (setTimeout and Date) and a ledger of the timers started and not yet
+ * fired or cleared, a wait's outcome after a few turns of the event loop (so a wait that
+ * never ends fails its test instead of hanging the file). No check depends on the wall clock: the one check with a real timer
  * (a timeout beyond 2^31 - 1 ms) relies only on the order in which Node fires its timers.
  */
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import test, { type TestContext } from "node:test";
-import { TimeoutError, abortReason, abortable, deferred, errorMessage, linkedSignal, Listeners, tick } from "../src/async.js";
+import fc from "fast-check";
+import { TimeoutError, abortReason, abortable, deferred, errorMessage, linkedSignal, Listeners, tick, type Unsubscribe } from "../src/async.js";
+import { holds } from "./support/properties.js";
 import { rule } from "./support/rules.js";
 
 // ---------------------------------------------------------------------------
@@ -42,44 +46,90 @@ async function outcomeOf<T>(watched: Promise<T>, turns = 3): Promise<Outcome<T>>
   return outcome;
 }
 
+/**
+ * Any value a caller may pass or throw: the falsy ones (0, -0, "", null, undefined, false, NaN,
+ * 0n) often, since "any value" rules break on them first, and anything else fast-check makes.
+ */
+const anyValue = () =>
+  fc.oneof({ weight: 1, arbitrary: fc.constantFrom<unknown>(0, -0, "", null, undefined, false, Number.NaN, 0n) }, { weight: 3, arbitrary: fc.anything() });
+
+/** A value as a failure message shows it: a string quoted, anything else as String gives it (by its tag when String throws). */
+function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
 /** The abort listeners attached to `signal` right now. */
 const abortListeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
 
 interface Clock {
-  /** Advances the mocked clock by `ms`, firing the timers that fall due. */
+  /** Advances the mocked clock by `ms`, firing the timers that fall due, each at its own time. */
   tick(ms: number): void;
   /** Timers started with setTimeout that have neither fired nor been cleared. */
   readonly pending: number;
 }
 
+/** More timers than this started within one advance of the clock: the code keeps starting timers and never gets there. */
+const RUNAWAY_TIMERS = 100_000;
+
 /**
- * Runs `body` with `setTimeout` mocked by the test runner and a ledger of the timers the code
- * under test holds. The mocked timers fire only when the test advances the clock.
+ * Runs `body` with `setTimeout` and `Date` mocked by the test runner (so code that reads the
+ * time with `Date.now()` sees the same clock) and a ledger of the timers the code under test
+ * holds: when each one falls due. The mocked timers fire only when the test
+ * advances the clock, and `clock.tick` advances it from one due time to the next, so a timer
+ * started by a firing timer counts from the moment it was started (the test runner's own
+ * `tick(ms)` moves "now" to the end first). A timeout that keeps starting a new timer whenever
+ * one fires (a wait in steps that never reaches its last step) would hang `clock.tick`: past
+ * RUNAWAY_TIMERS starts within one advance it fails.
  */
 async function withClock(t: TestContext, body: (clock: Clock) => unknown): Promise<void> {
-  t.mock.timers.enable({ apis: ["setTimeout"] });
+  t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
   const mockedSet = globalThis.setTimeout;
   const mockedClear = globalThis.clearTimeout;
-  const live = new Set<unknown>();
+  let now = 0;
+  const dueAt = new Map<unknown, number>();
+  let startedThisAdvance = 0;
   const ledgerSet = (callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    if (++startedThisAdvance > RUNAWAY_TIMERS) {
+      throw new assert.AssertionError({
+        message: `推进一次时钟就启动了超过 ${RUNAWAY_TIMERS} 个定时器：每到点一次又启动一个新的，超时永远等不完（分段等待在剩下的时间用完时就该停下）`,
+      });
+    }
     const handle: unknown = mockedSet(() => {
-      live.delete(handle);
+      dueAt.delete(handle);
       callback(...args);
     }, ms);
-    live.add(handle);
+    dueAt.set(handle, now + (ms ?? 0));
     return handle;
   };
   const ledgerClear = (handle: unknown) => {
-    live.delete(handle);
+    dueAt.delete(handle);
     mockedClear(handle as NodeJS.Timeout);
+  };
+  const advance = (ms: number) => {
+    now += ms;
+    t.mock.timers.tick(ms);
   };
   globalThis.setTimeout = ledgerSet as unknown as typeof setTimeout;
   globalThis.clearTimeout = ledgerClear as unknown as typeof clearTimeout;
   try {
     await body({
-      tick: (ms) => t.mock.timers.tick(ms),
+      tick: (ms) => {
+        startedThisAdvance = 0;
+        const target = now + ms;
+        for (;;) {
+          const next = Math.min(...dueAt.values());
+          if (!(next <= target)) break;
+          advance(Math.max(0, next - now));
+        }
+        advance(target - now);
+      },
       get pending() {
-        return live.size;
+        return dueAt.size;
       },
     });
   } finally {
@@ -100,7 +150,7 @@ test("Lab 1.1 · deferred 由外部兑现，第一次调用说了算", async () 
   });
   await rule("§C3.1：第一次 resolve 决定结果；之后的 resolve、reject 都被忽略，settled 从此是 true", async () => {
     reply.resolve("第一句");
-    assert.equal(reply.settled, true, "resolve 之后 settled 是 true（它是读取时的状态，不是创建时的快照）");
+    assert.ok(reply.settled === true, "resolve 之后 settled 是 true（它是读取时的状态，不是创建时的快照）");
     reply.resolve("第二句");
     reply.reject(new Error("迟到的失败"));
     assert.equal(reply.settled, true);
@@ -123,6 +173,27 @@ test("Lab 1.1 · deferred 由外部兑现，第一次调用说了算", async () 
     second.resolve(2);
     assert.deepEqual(await outcomeOf(second.promise), { status: "fulfilled", value: 2 });
   });
+  await rule('§C3.1：不是 Error 的原因也原样拒绝：reject("断线") 以字符串 "断线" 拒绝，不包装成 Error', async () => {
+    const plain = deferred<string>();
+    plain.reject("断线");
+    assert.deepEqual(await outcomeOf(plain.promise), { status: "rejected", reason: "断线" });
+  });
+  await holds(
+    '§C3.1：resolve、reject 的值原样成为结果：任何值（0、""、null、undefined、对象）都是同一个值，不复制，不包装',
+    fc.asyncProperty(anyValue(), async (given) => {
+      const kept = deferred<unknown>();
+      kept.resolve(given);
+      const fulfilled = await outcomeOf(kept.promise);
+      assert.equal(fulfilled.status, "fulfilled");
+      assert.equal((fulfilled as { value: unknown }).value, given, "resolve(值) 之后，promise 兑现的不是传进去的那个值");
+      const broken = deferred<unknown>();
+      broken.reject(given);
+      const rejected = await outcomeOf(broken.promise);
+      assert.equal(rejected.status, "rejected");
+      assert.equal((rejected as { reason: unknown }).reason, given, "reject(值) 之后，promise 拒绝的不是传进去的那个值");
+    }),
+    { numRuns: 60 },
+  );
 });
 
 test("Lab 1.1 · errorMessage 把任何被抛出的值变成一句话，自己从不抛错", async () => {
@@ -157,12 +228,48 @@ test("Lab 1.1 · errorMessage 把任何被抛出的值变成一句话，自己�
       "unprintable error",
     ],
     ["已撤销的 Proxy（连 instanceof 都抛错）", revokedProxy(), "unprintable error"],
+    ["message 两边的空白和换行原样保留（不修剪，不只取第一行）", new Error("  第一行\n  第二行\t\n"), "  第一行\n  第二行\t\n"],
+    ["带 cause 的 Error 只给它自己的 message", new Error("外层", { cause: new Error("内层") }), "外层"],
+    ["AggregateError 也只给它自己的 message", new AggregateError([new Error("甲"), new Error("乙")], "两个都失败了"), "两个都失败了"],
+    ["message 是 undefined 的 Error：用 String(message)", Object.assign(new Error("x"), { message: undefined }), "undefined"],
+    ["字符串两边的空白和换行原样保留", "  多行\n文本  ", "  多行\n文本  "],
   ];
   for (const [what, value, expected] of cases) {
     await rule(`§C3.2：${what}：期望 ${JSON.stringify(expected)}`, () => {
       assert.equal(errorMessage(value), expected);
     });
   }
+  await rule("§C3.2：没有长度上限：十万个字符的 message 和字符串都原样交回，不截断", () => {
+    const long = "很长的堆栈".repeat(20_000);
+    for (const [what, value] of [
+      ["Error 的 message ", new Error(long)],
+      ["字符串", long],
+    ] as const) {
+      const got = errorMessage(value);
+      assert.equal(got.length, long.length, `${what}有 ${long.length} 个字符，只交回了 ${got.length} 个`);
+      assert.ok(got === long, `${what}被改动了`);
+    }
+  });
+  await holds(
+    "§C3.2：Error 的 message 原样交回，字符串原样交回：任何字符串（空白、换行、各种字符）都一字不改",
+    fc.property(fc.string({ unit: "binary", maxLength: 200 }), (text) => {
+      assert.equal(errorMessage(new Error(text)), text, "new Error(text) 的 message 没有原样交回");
+      assert.equal(errorMessage(new RangeError(text)), text, "Error 子类的 message 没有原样交回");
+      assert.equal(errorMessage(text), text, "字符串没有原样交回");
+    }),
+  );
+  await holds(
+    '§C3.2：不是 Error 的值一律用 String(值)；String 抛错时恰好是 "unprintable error"',
+    fc.property(fc.anything({ withNullPrototype: true, withBoxedValues: true }), (thrown) => {
+      let expected: string;
+      try {
+        expected = String(thrown);
+      } catch {
+        expected = "unprintable error";
+      }
+      assert.equal(errorMessage(thrown), expected);
+    }),
+  );
 });
 
 /** A Proxy of an Error, revoked: every operation on it throws, `instanceof` included. */
@@ -252,6 +359,55 @@ test("Lab 1.2 · 按添加顺序通知，退订只退自己，同一个函数只
     listeners.emit({ text: "d" });
     assert.deepEqual(heard, ["ui:c", "metrics:c", "metrics:d"]);
   });
+  await rule("§C4.1：每个 Listeners 有自己的名单：加在另一个上的 listener 不算在这里，也不被这里的 emit 叫到", () => {
+    heard.length = 0;
+    const other = new Listeners<{ text: string }>();
+    other.add(log);
+    assert.equal(other.size, 1);
+    assert.equal(listeners.size, 1, "另一个 Listeners 的 add 改了这里的 size");
+    listeners.emit({ text: "e" });
+    assert.deepEqual(heard, ["metrics:e"]);
+  });
+  await rule("§C4.1、§C4.2：名单没有上限：一万个 listener 按添加的顺序各收到一次，五千个错误全部交回", () => {
+    const crowd = new Listeners<number>();
+    const order: number[] = [];
+    for (let i = 0; i < 10_000; i++) {
+      crowd.add(() => {
+        order.push(i);
+        if (i % 2 === 1) throw i;
+      });
+    }
+    assert.equal(crowd.size, 10_000);
+    const errors = crowd.emit(1);
+    assert.equal(order.length, 10_000, "不是每个 listener 都被调用了");
+    assert.ok(
+      order.every((n, i) => n === i),
+      "调用的顺序不是添加的顺序",
+    );
+    assert.equal(errors.length, 5_000, "抛出的错误没有全部交回");
+    assert.ok(
+      errors.every((e, i) => e === 2 * i + 1),
+      "错误的顺序不对",
+    );
+  });
+  await holds(
+    '§C4.1：任何值都是事件：每个 listener 按添加的顺序各收到一次，收到的就是 emit 的那个值（0、""、null、undefined 也是）',
+    fc.property(fc.integer({ min: 0, max: 6 }), fc.array(anyValue(), { minLength: 1, maxLength: 4 }), (count, events) => {
+      const bus = new Listeners<unknown>();
+      const received: [number, unknown][] = [];
+      for (let i = 0; i < count; i++) bus.add((event) => received.push([i, event]));
+      for (const event of events) {
+        received.length = 0;
+        assert.deepEqual(bus.emit(event), [], "没人抛错时 emit 返回空数组");
+        assert.deepEqual(
+          received.map(([i]) => i),
+          Array.from({ length: count }, (_, i) => i),
+          "不是每个 listener 按顺序各收到一次",
+        );
+        for (const [, got] of received) assert.equal(got, event, "listener 收到的不是 emit 的那个值");
+      }
+    }),
+  );
 });
 
 test("Lab 1.2 · 一个 listener 抛错，其余照常；emit 交回错误，自己不抛", async () => {
@@ -285,6 +441,52 @@ test("Lab 1.2 · 一个 listener 抛错，其余照常；emit 交回错误，自
     assert.equal(listeners.emit("y").length, 2);
     assert.deepEqual(heard, ["first:y", "middle:y", "last:y"]);
   });
+  await rule("§C4.2：每次 emit 返回一个新的数组：之后的 emit 不改它，调用方改它也不影响下一次", () => {
+    const kept = errors;
+    const next = listeners.emit("z");
+    assert.notEqual(next, kept, "两次 emit 返回了同一个数组");
+    assert.equal(kept.length, 2, "之后的 emit 改动了上一次交回的数组");
+    assert.equal(kept[0], boom);
+    const quiet = new Listeners<string>();
+    quiet.add(() => {});
+    const first = quiet.emit("a");
+    first.push("调用方自己放进去的");
+    assert.deepEqual(quiet.emit("b"), [], "调用方改了上一次的数组，下一次 emit 受到了影响");
+  });
+  await rule('§C4.2：一个不少：两个 listener 抛出同一个错误，它出现两次；抛出 0、""、undefined 也照样算', () => {
+    const same = new Listeners<string>();
+    const shared = new Error("同一个");
+    for (const thrown of [shared, shared, 0, "", undefined]) {
+      same.add(() => {
+        throw thrown;
+      });
+    }
+    const got = same.emit("x");
+    assert.equal(got.length, 5, "有抛出的值没有交回");
+    assert.deepEqual(got, [shared, shared, 0, "", undefined]);
+  });
+  await holds(
+    "§C4.2：每个 listener 都被调用；emit 按顺序交回每一个抛出的值，原样，一个不少（重复的、假值也在）",
+    fc.property(fc.array(fc.record({ throws: fc.boolean(), value: fc.oneof(anyValue(), fc.constant(boom)) }), { maxLength: 8 }), (plan) => {
+      const bus = new Listeners<string>();
+      const called: number[] = [];
+      plan.forEach(({ throws, value }, i) => {
+        bus.add(() => {
+          called.push(i);
+          if (throws) throw value;
+        });
+      });
+      const got = bus.emit("e");
+      const expected = plan.filter((p) => p.throws).map((p) => p.value);
+      assert.deepEqual(
+        called,
+        plan.map((_, i) => i),
+        "不是每个 listener 都按顺序被调用",
+      );
+      assert.equal(got.length, expected.length, "交回的错误个数不对");
+      for (const [i, value] of got.entries()) assert.equal(value, expected[i], `第 ${i + 1} 个错误不是抛出的那个值`);
+    }),
+  );
 });
 
 test("Lab 1.2 · emit 期间的增删：新来的从下一个事件开始，被退订的不再收到", async () => {
@@ -296,6 +498,7 @@ test("Lab 1.2 · emit 期间的增删：新来的从下一个事件开始，被�
       if (n === 1) listeners.add((m) => heard.push(`added${m}`));
     });
     listeners.emit(1);
+    assert.ok(!heard.includes("added1"), `途中加进来的 listener 当场就听到了这个事件：收到的是 ${JSON.stringify(heard)}`);
     assert.deepEqual(heard, ["first1"]);
     listeners.emit(2);
     assert.deepEqual(heard, ["first1", "first2", "added2"]);
@@ -309,9 +512,10 @@ test("Lab 1.2 · emit 期间的增删：新来的从下一个事件开始，被�
       offLater();
     });
     offLater = listeners.add((n) => heard.push(`later${n}`));
+    listeners.add((n) => heard.push(`last${n}`));
     listeners.emit(1);
-    assert.deepEqual(heard, ["first1"]);
-    assert.equal(listeners.size, 1);
+    assert.deepEqual(heard, ["first1", "last1"], "被退订的那个跳过，排在它后面的照常收到");
+    assert.equal(listeners.size, 2);
   });
   await rule("§C4.3：emit 期间退订自己的 listener 不会让排在它后面的 listener 被跳过", () => {
     const listeners = new Listeners<number>();
@@ -327,7 +531,62 @@ test("Lab 1.2 · emit 期间的增删：新来的从下一个事件开始，被�
     listeners.emit(2);
     assert.deepEqual(heard, ["once1", "next1", "last1", "next2", "last2"]);
   });
+  await holds(
+    "§C4.3：emit 期间任意的增删：开始那一刻的名单里、轮到时还在册的才被调用；途中新加的从下一个事件开始",
+    fc.property(fc.array(midEmitAction(), { maxLength: 7 }), fc.integer({ min: 1, max: 3 }), (actions, events) => {
+      assert.deepEqual(callsDuringEmit(actions, events), expectedCallsDuringEmit(actions, events));
+    }),
+  );
 });
+
+/** What one listener does when it is called: nothing, unsubscribe the listener at `target`, or add a new listener. */
+type MidEmitAction = { kind: "none" } | { kind: "remove"; target: number } | { kind: "add" };
+
+function midEmitAction(): fc.Arbitrary<MidEmitAction> {
+  return fc.oneof(
+    fc.constant({ kind: "none" } as const),
+    fc.record({ kind: fc.constant("remove" as const), target: fc.nat(6) }),
+    fc.constant({ kind: "add" } as const),
+  );
+}
+
+/** The calls (`<listener>@<event>`) a Listeners makes when listener i does actions[i] every time it is called. */
+function callsDuringEmit(actions: MidEmitAction[], events: number): string[] {
+  const bus = new Listeners<number>();
+  const calls: string[] = [];
+  const off = new Map<string, Unsubscribe>();
+  let added = 0;
+  const listen = (id: string, action: MidEmitAction) => {
+    off.set(
+      id,
+      bus.add((n) => {
+        calls.push(`${id}@${n}`);
+        if (action.kind === "remove") off.get(`L${action.target}`)?.();
+        if (action.kind === "add") listen(`N${added++}`, { kind: "none" });
+      }),
+    );
+  };
+  for (const [i, action] of actions.entries()) listen(`L${i}`, action);
+  for (let n = 1; n <= events; n++) bus.emit(n);
+  return calls;
+}
+
+/** The same, as the rules of §C4.3 say it: the list at the start of the emit, minus whoever is gone by their turn. */
+function expectedCallsDuringEmit(actions: MidEmitAction[], events: number): string[] {
+  let current = actions.map((_, i) => `L${i}`);
+  const calls: string[] = [];
+  let added = 0;
+  for (let n = 1; n <= events; n++) {
+    for (const id of [...current]) {
+      if (!current.includes(id)) continue;
+      calls.push(`${id}@${n}`);
+      const action: MidEmitAction = id.startsWith("L") ? actions[Number(id.slice(1))]! : { kind: "none" };
+      if (action.kind === "remove") current = current.filter((other) => other !== `L${action.target}`);
+      if (action.kind === "add") current.push(`N${added++}`);
+    }
+  }
+  return calls;
+}
 
 // ---------------------------------------------------------------------------
 // Lab 1.3 · abortable：中止只停下等待，不留监听
@@ -349,7 +608,10 @@ test("Lab 1.3 · 等待时被中止：以 signal.reason 拒绝，监听随之摘
     const waiting = abortable(slow.promise, user.signal);
     const reason = new Error("用户按了 Ctrl-C");
     user.abort(reason);
-    assert.deepEqual(await outcomeOf(waiting), { status: "rejected", reason });
+    const outcome = await outcomeOf(waiting);
+    assert.ok(outcome.status === "rejected", `中止之后等待应当以拒绝结束，实际是 ${outcome.status}`);
+    const got = (outcome as { reason: unknown }).reason;
+    assert.ok(got === reason, `拒绝的应当是 signal.reason 本身，实际是 ${shown(got)}`);
     assert.equal(abortListeners(user.signal), 0);
     const quiet = new AbortController();
     const waitingQuietly = abortable(deferred<string>().promise, quiet.signal);
@@ -373,6 +635,26 @@ test("Lab 1.3 · 等待时被中止：以 signal.reason 拒绝，监听随之摘
     nulled.abort(null);
     assert.equal(abortReason(nulled.signal), null, "null 也是一个原因：abortReason 原样交回，只有 undefined 才换");
   });
+  await rule("§C5.1：abortReason 从不交回 undefined：还没中止的 signal（reason 是 undefined）也得到一个真正的 DOMException，名为 AbortError", () => {
+    const fresh = new AbortController();
+    const reason = abortReason(fresh.signal);
+    assert.ok(reason instanceof DOMException, `应当是 DOMException，实际是 ${String(reason)}`);
+    assert.equal(reason.name, "AbortError");
+  });
+  await holds(
+    '§C5.1：等待时被中止，以 signal.reason 本身拒绝：任何原因（字符串、0、""、false、对象）都是同一个值；监听随之摘掉',
+    fc.asyncProperty(anyValue(), async (why) => {
+      const user = new AbortController();
+      const waiting = abortable(deferred<string>().promise, user.signal);
+      user.abort(why);
+      const outcome = await outcomeOf(waiting);
+      assert.equal(outcome.status, "rejected", "中止之后等待没有以拒绝结束");
+      assert.equal((outcome as { reason: unknown }).reason, user.signal.reason, "拒绝的不是 signal.reason 本身");
+      assert.equal(abortReason(user.signal), user.signal.reason, "abortReason 没有原样交回 signal.reason");
+      assert.equal(abortListeners(user.signal), 0, "中止之后 signal 上还留着监听");
+    }),
+    { numRuns: 60 },
+  );
   await rule("§C5.1：中止之后，被放弃的工作再失败，也不会变成未处理的拒绝", async () => {
     const user = new AbortController();
     const slow = deferred<string>();
@@ -413,6 +695,28 @@ test("Lab 1.3 · promise 先结束：原样交回结果，长寿的 signal 上�
     const own = new Error("自己的错");
     assert.deepEqual(await outcomeOf(abortable(Promise.reject(own), undefined)), { status: "rejected", reason: own });
   });
+  await rule("§C5.2：promise 以不是 Error 的值拒绝：abortable 以同一个值拒绝，不包装成 Error", async () => {
+    const live = new AbortController();
+    assert.deepEqual(await outcomeOf(abortable(Promise.reject("磁盘满了"), live.signal)), { status: "rejected", reason: "磁盘满了" });
+  });
+  await holds(
+    '§C5.2：promise 先结束，它的值或错误原样交回：任何值（0、""、null、undefined、对象）都是同一个值；有没有 signal 都一样，signal 上不留监听',
+    fc.asyncProperty(anyValue(), async (given) => {
+      for (const withSignal of [true, false]) {
+        const live = new AbortController();
+        const signal = withSignal ? live.signal : undefined;
+        const where = withSignal ? "有 signal" : "没有 signal";
+        const fulfilled = await outcomeOf(abortable(Promise.resolve(given), signal));
+        assert.equal(fulfilled.status, "fulfilled", `${where}：promise 兑现了，abortable 却没有兑现`);
+        assert.equal((fulfilled as { value: unknown }).value, given, `${where}：交回的不是 promise 兑现的那个值`);
+        const rejected = await outcomeOf(abortable(Promise.reject(given), signal));
+        assert.equal(rejected.status, "rejected", `${where}：promise 拒绝了，abortable 却没有拒绝`);
+        assert.equal((rejected as { reason: unknown }).reason, given, `${where}：拒绝的不是 promise 自己的那个错误`);
+        assert.equal(abortListeners(live.signal), 0, "等待结束之后 signal 上还留着监听");
+      }
+    }),
+    { numRuns: 60 },
+  );
 });
 
 test("Lab 1.3 · 已经中止：立即拒绝，不挂监听，替被放弃的 promise 接住失败", async () => {
@@ -445,6 +749,19 @@ test("Lab 1.3 · 已经中止：立即拒绝，不挂监听，替被放弃的 pr
     assert.equal((outcome as { reason: unknown }).reason, plain.signal.reason);
     assert.equal(((outcome as { reason: unknown }).reason as Error).name, "AbortError");
   });
+  await holds(
+    '§C5.3：signal 早已以任何原因中止（字符串、0、""、false、对象）：立即以那个原因本身拒绝，不挂监听',
+    fc.asyncProperty(anyValue(), async (why) => {
+      const early = new AbortController();
+      early.abort(why);
+      const waiting = abortable(never, early.signal);
+      assert.equal(abortListeners(early.signal), 0, "在已经中止的 signal 上挂了监听");
+      const outcome = await outcomeOf(waiting);
+      assert.equal(outcome.status, "rejected", "没有立即拒绝");
+      assert.equal((outcome as { reason: unknown }).reason, early.signal.reason, "拒绝的不是 signal.reason 本身");
+    }),
+    { numRuns: 60 },
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -503,6 +820,22 @@ test("Lab 1.4 · 跟随父 signal：同一个原因，摘掉监听，清掉定�
       assert.equal(linked.signal.aborted, true);
       assert.equal(parent.signal.aborted, false);
     });
+    await holds(
+      '§C6.1：父 signal 以任何原因中止（字符串、0、""、false、对象），linked 的原因就是父的 reason 本身；早已中止的父也一样',
+      fc.property(anyValue(), (why) => {
+        for (const early of [false, true]) {
+          const parent = new AbortController();
+          if (early) parent.abort(why);
+          const linked = linkedSignal(parent.signal, 1000);
+          if (!early) parent.abort(why);
+          const when = early ? "父早已中止" : "父后来中止";
+          assert.equal(linked.signal.aborted, true, `${when}：linked 没有跟着中止`);
+          assert.equal(linked.signal.reason, parent.signal.reason, `${when}：linked 的原因不是父的 reason 本身`);
+          assert.equal(abortListeners(parent.signal), 0, `${when}：父 signal 上还留着监听`);
+          assert.equal(clock.pending, 0, `${when}：还留着定时器`);
+        }
+      }),
+    );
   });
 });
 
@@ -560,7 +893,7 @@ test("Lab 1.4 · 超时：恰好到点以 TimeoutError 中止，并摘掉父 sig
       assert.ok(alone.signal.reason instanceof TimeoutError);
       const zero = linkedSignal(undefined, 0);
       clock.tick(0);
-      assert.equal(zero.signal.aborted, true, "timeoutMs 为 0 也是一个超时，不是“没有超时”");
+      assert.ok(zero.signal.aborted === true, "timeoutMs 为 0 也是一个超时，不是“没有超时”");
       assert.equal((zero.signal.reason as TimeoutError).timeoutMs, 0);
     });
     await rule("§C6.2：timeoutMs 大于 2^31 - 1：2^31 ms 之前不中止，恰好到点以 TimeoutError 中止", () => {
@@ -579,6 +912,43 @@ test("Lab 1.4 · 超时：恰好到点以 TimeoutError 中止，并摘掉父 sig
       assert.equal(free.signal.aborted, false);
       free.dispose();
     });
+    await rule("§C6.2：timeoutMs 没有上限：3 × 2^31 + 5 ms 的超时，早 1 ms 不中止，恰好到点才中止", () => {
+      const far = 3 * 2 ** 31 + 5;
+      const parent = new AbortController();
+      const long = linkedSignal(parent.signal, far);
+      clock.tick(far - 1);
+      assert.equal(long.signal.aborted, false, `${far - 1} ms 时还没有中止`);
+      assert.equal(clock.pending, 1, "任何时候只有一个定时器在走");
+      clock.tick(1);
+      assert.equal(long.signal.aborted, true, `${far} ms 时中止`);
+      assert.equal((long.signal.reason as TimeoutError).timeoutMs, far, "TimeoutError 的 timeoutMs 是给的数");
+      assert.equal(clock.pending, 0);
+      assert.equal(abortListeners(parent.signal), 0);
+    });
+    await holds(
+      "§C6.2：任何 timeoutMs（0 到 2^40 ms，约 35 年）：早 1 ms 不中止，恰好到点以 TimeoutError(timeoutMs) 中止；只有一个定时器在走，之后一个不留",
+      fc.property(
+        fc.oneof(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 2 ** 31 - 3, max: 2 ** 31 + 3 }), fc.integer({ min: 0, max: 2 ** 40 })),
+        (timeoutMs) => {
+          const timed = linkedSignal(undefined, timeoutMs);
+          assert.equal(clock.pending, 1, "有 timeoutMs 时恰好一个定时器在走");
+          if (timeoutMs > 0) {
+            clock.tick(timeoutMs - 1);
+            assert.equal(timed.signal.aborted, false, `${timeoutMs - 1} ms 时就中止了`);
+            assert.equal(clock.pending, 1, "任何时候只有一个定时器在走");
+            clock.tick(1);
+          } else {
+            clock.tick(0);
+          }
+          assert.equal(timed.signal.aborted, true, `${timeoutMs} ms 时没有中止`);
+          const reason = timed.signal.reason as TimeoutError;
+          assert.ok(reason instanceof TimeoutError, "原因不是 TimeoutError");
+          assert.equal(reason.timeoutMs, timeoutMs, "TimeoutError 的 timeoutMs 不是给的数");
+          assert.equal(clock.pending, 0, "中止之后还留着定时器");
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
 
@@ -606,6 +976,72 @@ test("Lab 1.4 · dispose 与参数检查：dispose 只收拾不中止，坏的 t
       clock.tick(5);
       timed.dispose();
       assert.ok(timed.signal.reason instanceof TimeoutError);
+    });
+    await rule("§C6.3：每次调用 linkedSignal 得到独立的一个：dispose 一个，别的照常按自己的时间中止", () => {
+      const parent = new AbortController();
+      const first = linkedSignal(parent.signal, 10);
+      const second = linkedSignal(parent.signal, 20);
+      first.dispose();
+      clock.tick(10);
+      assert.equal(first.signal.aborted, false, "dispose 过的 linked 到点还是中止了");
+      clock.tick(10);
+      assert.equal(second.signal.aborted, true, "dispose 了另一个 linked，这一个到点却没有中止");
+      assert.equal(clock.pending, 0);
+      assert.equal(abortListeners(parent.signal), 0);
+    });
+    await holds(
+      "§C6.1、§C6.2、§C6.3：同一个父 signal 上的几个 linked 各管各的：没有 dispose 的，谁先到听谁的（自己的 timeoutMs 或父的中止），dispose 过的永远不中止；最后一个监听、一个定时器都不留",
+      fc.property(
+        fc.array(fc.record({ timeoutMs: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined }), disposed: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        fc.option(fc.integer({ min: 0, max: 31 }), { nil: undefined }),
+        (plan, parentAbortsAt) => {
+          const parent = new AbortController();
+          const stop = new Error("会话结束");
+          const linked = plan.map(({ timeoutMs }) => linkedSignal(parent.signal, timeoutMs));
+          plan.forEach(({ disposed }, i) => {
+            if (disposed) linked[i]!.dispose();
+          });
+          for (let now = 0; now <= 31; now++) {
+            clock.tick(now === 0 ? 0 : 1);
+            if (now === parentAbortsAt) parent.abort(stop);
+            plan.forEach(({ timeoutMs, disposed }, i) => {
+              const timedOut = !disposed && timeoutMs !== undefined && timeoutMs <= now && (parentAbortsAt === undefined || timeoutMs <= parentAbortsAt);
+              const followed = !disposed && !timedOut && parentAbortsAt !== undefined && parentAbortsAt <= now;
+              const who = `第 ${i + 1} 个 linked（timeoutMs ${timeoutMs ?? "无"}${disposed ? "，已 dispose" : ""}${parentAbortsAt === undefined ? "" : `，父在 ${parentAbortsAt} ms 中止`}）在 ${now} ms 时`;
+              const signal = linked[i]!.signal;
+              assert.equal(signal.aborted, timedOut || followed, `${who}${timedOut || followed ? "应当已经" : "不应"}中止`);
+              if (timedOut) assert.ok(signal.reason instanceof TimeoutError, `${who}的原因应当是 TimeoutError`);
+              if (followed) assert.equal(signal.reason, stop, `${who}的原因应当是父的 reason`);
+            });
+          }
+          for (const one of linked) one.dispose();
+          assert.equal(clock.pending, 0, "还留着定时器");
+          assert.equal(abortListeners(parent.signal), 0, "父 signal 上还留着监听");
+        },
+      ),
+      { numRuns: 40 },
+    );
+    await rule("§C6.3：有限且 ≥ 0 的数都合法：小数 1.5 也是毫秒（1 ms 时不中止，2 ms 时已中止），-0、极大的数都不抛错", () => {
+      const fractional = linkedSignal(undefined, 1.5);
+      clock.tick(1);
+      assert.equal(fractional.signal.aborted, false, "1.5 ms 的超时在 1 ms 时就中止了");
+      clock.tick(1);
+      assert.equal(fractional.signal.aborted, true, "1.5 ms 的超时在 2 ms 时还没有中止");
+      assert.equal((fractional.signal.reason as TimeoutError).timeoutMs, 1.5);
+      const minusZero = linkedSignal(undefined, -0);
+      clock.tick(0);
+      assert.equal(minusZero.signal.aborted, true, "-0 是一个合法的 0 ms 超时");
+      for (const huge of [Number.MAX_SAFE_INTEGER, 1e300]) {
+        const far = linkedSignal(undefined, huge);
+        assert.equal(clock.pending, 1, `${huge} ms 的超时：一个定时器在走`);
+        clock.tick(2 ** 33);
+        assert.equal(far.signal.aborted, false, `${huge} ms 的超时不会在 2^33 ms 时中止`);
+        far.dispose();
+        assert.equal(clock.pending, 0);
+      }
     });
     for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
       await rule(`§C6.3：timeoutMs 必须是有限且 ≥ 0 的数：${bad} 抛出 RangeError，而且不在父 signal 上挂监听、不启动定时器`, () => {
