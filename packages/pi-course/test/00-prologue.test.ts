@@ -141,13 +141,22 @@ const expression = fc
   .record({ a: numberText, op: fc.constantFrom(...OPERATORS), b: numberText, around: fc.tuple(space, space, space, space) })
   .map(({ a, op, b, around: [s0, s1, s2, s3] }) => ({ a, op, b, core: `${a}${s1}${op}${s2}${b}`, input: `${s0}${a}${s1}${op}${s2}${b}${s3}` }));
 
+/** The six operators of §C5.1, as arithmetic. */
+const ARITHMETIC: Readonly<Record<string, (x: number, y: number) => number>> = {
+  "+": (x, y) => x + y,
+  "-": (x, y) => x - y,
+  "*": (x, y) => x * y,
+  "×": (x, y) => x * y,
+  "/": (x, y) => x / y,
+  "÷": (x, y) => x / y,
+};
+
 /** What §C5.2 and §C5.3 say `calculator` does with a valid expression: its value as text, or the division-by-zero message. */
 function expectedFrom(a: string, op: string, b: string): string {
-  const x = Number(a);
-  const y = Number(b);
-  if ((op === "/" || op === "÷") && y === 0) return "division by zero";
-  const value = op === "+" ? x + y : op === "-" ? x - y : op === "*" || op === "×" ? x * y : x / y;
-  return String(Number(value.toPrecision(12)));
+  const divisor = Number(b);
+  if ("/÷".includes(op) && divisor === 0) return "division by zero";
+  const exact = (ARITHMETIC[op] as (x: number, y: number) => number)(Number(a), divisor);
+  return Number(exact.toPrecision(12)).toString();
 }
 
 // ---------------------------------------------------------------------------
