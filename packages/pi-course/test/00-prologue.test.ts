@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import test from "node:test";
 import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { calculator, formatConversation, main, ruleModel, runToyAgent, type Decision, type Line, type ToyModel, type ToyTool } from "../src/prologue.js";
 import { holds } from "./support/properties.js";
@@ -438,6 +439,33 @@ function refuses(run: () => unknown, message: string, why: string): void {
   );
 }
 
+/**
+ * Expects `calculator(input)` to return `expected`. A valid input refused is reported as such,
+ * and when a second call with the same input passes, as state left over from earlier calls.
+ */
+function computes(input: string, expected: string, why = JSON.stringify(input)): void {
+  let actual: string;
+  try {
+    actual = calculator(input);
+  } catch (error) {
+    if (isScaffold(error)) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    let again: unknown;
+    try {
+      again = calculator(input);
+    } catch {
+      again = undefined;
+    }
+    if (again !== undefined) {
+      assert.fail(
+        `${why}：同一个输入，第一次被拒绝（${message}），再算一次却通过了。calculator 不该记着上一次调用留下的状态（比如放在函数外面、带 g 或 y 标志的正则的 lastIndex）`,
+      );
+    }
+    assert.fail(`${why}：这是合法的算式，却被拒绝了（${message}）`);
+  }
+  assert.equal(actual, expected, why);
+}
+
 test("Lab 0.2 · 一步四则运算，结果四舍五入到 12 位有效数字", async () => {
   rule("§C5.1：六个运算符 + - * / × ÷，数可以带负号、小数和前导 0（2--3 是 5，010 是 10），各部分前后可以有空白", () => {
     const cases: [string, string][] = [
@@ -460,7 +488,7 @@ test("Lab 0.2 · 一步四则运算，结果四舍五入到 12 位有效数字",
       ["010 + 1", "11"],
       ["08 + 1", "9"],
     ];
-    for (const [input, expected] of cases) assert.equal(calculator(input), expected, JSON.stringify(input));
+    for (const [input, expected] of cases) computes(input, expected);
   });
   rule("§C5.1：空白是正则 \\s 认的任何字符（制表符、换行、全角空格……），有多少都可以；输入和数都没有长度上限", () => {
     const cases: [string, string][] = [
@@ -471,7 +499,7 @@ test("Lab 0.2 · 一步四则运算，结果四舍五入到 12 位有效数字",
       [`${"0".repeat(10_000)}7 * 6`, "42"],
       [`1 + 0.${"0".repeat(10_000)}1`, "1"],
     ];
-    for (const [input, expected] of cases) assert.equal(calculator(input), expected, `${JSON.stringify(input.slice(0, 40))}（共 ${input.length} 个字符）`);
+    for (const [input, expected] of cases) computes(input, expected, `${JSON.stringify(input.slice(0, 40))}（共 ${input.length} 个字符）`);
   });
   await holds(
     "§C5.1、§C5.2：任何“数 运算符 数”（各部分前后任意空白）都按运算符计算，先四舍五入到 12 位有效数字，再写成 String(数)；同样的输入每次结果一样",
@@ -479,7 +507,7 @@ test("Lab 0.2 · 一步四则运算，结果四舍五入到 12 位有效数字",
       const expected = expectedFrom(a, op, b);
       for (const round of [1, 2]) {
         if (expected === "division by zero") refuses(() => calculator(input), expected, `第 ${round} 次：${JSON.stringify(input)}`);
-        else assert.equal(calculator(input), expected, `第 ${round} 次：${JSON.stringify(input)}`);
+        else computes(input, expected, `第 ${round} 次：${JSON.stringify(input)}`);
       }
     }),
   );
@@ -492,7 +520,7 @@ test("Lab 0.2 · 一步四则运算，结果四舍五入到 12 位有效数字",
       ["1 - 0.9", "0.1"],
       ["0 * -5", "0"],
     ];
-    for (const [input, expected] of cases) assert.equal(calculator(input), expected, JSON.stringify(input));
+    for (const [input, expected] of cases) computes(input, expected);
   });
 });
 
@@ -539,7 +567,7 @@ test("Lab 0.2 · 不是“数 运算符 数”的输入和除以零都被拒绝�
         if (whole === null) refuses(() => calculator(input), `not an expression of the form "a op b": ${input}`, JSON.stringify(input));
         else if (expectedFrom(whole[1]!, whole[2]!, whole[3]!) === "division by zero")
           refuses(() => calculator(input), "division by zero", JSON.stringify(input));
-        else assert.equal(calculator(input), expectedFrom(whole[1]!, whole[2]!, whole[3]!), JSON.stringify(input));
+        else computes(input, expectedFrom(whole[1]!, whole[2]!, whole[3]!));
       },
     ),
     { numRuns: 300 },
@@ -595,6 +623,18 @@ function frozen(...lines: Line[]): readonly Line[] {
   return Object.freeze(lines.map((line) => Object.freeze(line)));
 }
 
+/** Expects `ruleModel(lines)` to decide `expected`, asking twice: a model must not remember earlier calls. */
+function decides(lines: readonly Line[], expected: Decision, why: string): void {
+  const first = ruleModel(lines);
+  const second = ruleModel(lines);
+  if (!isDeepStrictEqual(first, second)) {
+    assert.fail(
+      `${why}：同一段对话问了两次，决定却不一样（第一次 ${JSON.stringify(first)}，第二次 ${JSON.stringify(second)}）。ruleModel 不该记着上一次调用留下的状态（比如放在函数外面、带 g 或 y 标志的正则的 lastIndex）`,
+    );
+  }
+  assert.deepEqual(first, expected, why);
+}
+
 test("Lab 0.3 · 问题里有表达式就请求 calculator，原样交出第一个表达式", async () => {
   rule("§C6.4：模型只读对话，不改动它", () => {
     const lines = frozen(user("12 * 7 等于多少？"));
@@ -617,10 +657,7 @@ test("Lab 0.3 · 问题里有表达式就请求 calculator，原样交出第一�
       ["12\n*\n7", "12\n*\n7"],
       ["2--3 是几", "2--3"],
     ];
-    for (const [question, input] of cases) {
-      assert.deepEqual(ruleModel(frozen(user(question))), { tool: "calculator", input }, JSON.stringify(question));
-      assert.deepEqual(ruleModel(frozen(user(question))), { tool: "calculator", input }, `${JSON.stringify(question)}：再问一次，决定应当一样`);
-    }
+    for (const [question, input] of cases) decides(frozen(user(question)), { tool: "calculator", input }, JSON.stringify(question));
   });
   rule("§C6.2：问题是对话里第一条 user 行（不一定是第一行），后面再有 user 行也不看", () => {
     assert.deepEqual(ruleModel(frozen(assistant("欢迎"), user("1 + 2 呢"))), { tool: "calculator", input: "1 + 2" });
@@ -635,8 +672,7 @@ test("Lab 0.3 · 问题里有表达式就请求 calculator，原样交出第一�
       fc.string({ unit: fc.constantFrom("是", "几", "？", " ", "\n", "=", "+", "）") }),
       (before, { core }, after) => {
         const question = `${before}${core}${after}`;
-        for (const round of [1, 2])
-          assert.deepEqual(ruleModel(frozen(user(question))), { tool: "calculator", input: core }, `第 ${round} 次：${JSON.stringify(question)}`);
+        decides(frozen(user(question)), { tool: "calculator", input: core }, JSON.stringify(question));
       },
     ),
   );
