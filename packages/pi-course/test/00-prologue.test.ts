@@ -586,7 +586,7 @@ test("Lab 0.2 · 不是“数 运算符 数”的输入和除以零都被拒绝�
     });
     assert.deepEqual(ran, [], "合法的算式也不能交给 eval 或 new Function：计算器自己按运算符计算");
   });
-  rule("§C5.3：除数是 0（/ 或 ÷）时抛出 Error，message 恰好是 division by zero", () => {
+  rule("§C5.3：除数是 0（/ 或 ÷）时抛出 Error，message 恰好是 division by zero；除数不是 0 就照常计算", () => {
     for (const input of ["5 / 0", "5 ÷ 0", "5 / 0.0", "0 / -0"]) refuses(() => calculator(input), "division by zero", input);
     assert.equal(calculator("0 / 5"), "0", "被除数是 0 没有问题");
     assert.equal(calculator("5 * 0"), "0", "乘以 0 没有问题");
