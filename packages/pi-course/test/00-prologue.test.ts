@@ -449,9 +449,9 @@ function computes(input: string, expected: string, why = JSON.stringify(input)):
   let actual: string;
   try {
     actual = calculator(input);
-  } catch (error) {
-    if (isScaffold(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
+  } catch (refusal) {
+    if (isScaffold(refusal)) throw refusal;
+    const message = refusal instanceof Error ? refusal.message : String(refusal);
     let again: unknown;
     try {
       again = calculator(input);
