@@ -52,8 +52,7 @@ function labError(lab: string): Error {
  * becomes the tool's result (`error: …`), so the model can see it and recover.
  */
 export function runToyAgent(question: string, model: ToyModel, tools: Readonly<Record<string, ToyTool>>, maxSteps = 5): ToyRun {
-  // 🔨 Lab 0.1：从一条 user 行开始；每一步把整段对话交给模型，回答就收尾，要工具就记下调用、
-  // 运行工具、记下结果（出错也是结果），再问；问满 maxSteps 次就停下。规则见正文 §C4。
+  // 🔨 Lab 0.1 · 循环：正文第 4 节讲它，附录 §C4 是它的规则。
   void question;
   void model;
   void tools;
@@ -70,8 +69,7 @@ export function runToyAgent(question: string, model: ToyModel, tools: Readonly<R
  * digits. Throws on any other input, and on division by zero.
  */
 export function calculator(input: string): string {
-  // 🔨 Lab 0.2：整个输入必须恰好是“数 运算符 数”，否则抛错；算出结果，四舍五入到 12 位有效数字。
-  // 规则见正文 §C5。
+  // 🔨 Lab 0.2 · 计算器：正文第 5 节讲它，附录 §C5 是它的规则。
   void input;
   throw labError("Lab 0.2 calculator");
 }
@@ -84,8 +82,7 @@ export function calculator(input: string): string {
  * first one, as written; with no expression at all, say what it can do.
  */
 export const ruleModel: ToyModel = (conversation) => {
-  // 🔨 Lab 0.3：最后一行是工具结果就回答；否则在问题里找第一个“数 运算符 数”，找到就请求
-  // calculator，找不到就直接回答。规则见正文 §C6。
+  // 🔨 Lab 0.3 · 规则模型：正文第 6 节讲它，附录 §C6 是它的规则。
   void conversation;
   throw labError("Lab 0.3 rule model");
 };
@@ -94,7 +91,7 @@ export const ruleModel: ToyModel = (conversation) => {
 
 /** The conversation as readable text: one line per entry, labelled in Chinese, no newline at the end. */
 export function formatConversation(conversation: readonly Line[]): string {
-  // 🔨 Lab 0.4：每条一行，标签（用户、助手、调用、结果）加两个空格再加内容。规则见正文 §C7。
+  // 🔨 Lab 0.4 · 打印对话：正文第 7 节讲它，附录 §C7.1、§C7.2 是它的规则。
   void conversation;
   throw labError("Lab 0.4 print and main");
 }
@@ -106,7 +103,7 @@ export function formatConversation(conversation: readonly Line[]): string {
  * `停止` line saying so).
  */
 export function main(argv: readonly string[], write: (text: string) => void = (t) => process.stdout.write(t), model: ToyModel = ruleModel): number {
-  // 🔨 Lab 0.4：把参数连成问题，用 model 和 calculator 跑一遍循环，写出对话，返回退出码。
+  // 🔨 Lab 0.4 · main：正文第 7 节讲它，附录 §C7.3 到 §C7.5 是它的规则。
   void argv;
   void write;
   void model;
