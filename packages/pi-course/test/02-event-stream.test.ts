@@ -609,16 +609,15 @@ test("Lab 2.4 · 离开只有一次：等着的 next 随之结束，不能再来
         if (before === "ended") left.end(ANSWER);
         if (before === "failed") left.fail(lost);
         const returned = await outcomesOf(Array.from({ length: returns }, () => leaving.return?.() ?? Promise.reject(new Error("迭代器没有 return()"))));
-        returned.forEach((outcome, i) => assert.equal(outcome.status, "fulfilled", `第 ${i + 1} 次 return() 应当正常返回，实际是 ${show(outcome)}`));
+        for (const [i, outcome] of returned.entries())
+          assert.equal(outcome.status, "fulfilled", `第 ${i + 1} 次 return() 应当正常返回，实际是 ${show(outcome)}`);
         // Calls made before leaving: none is left waiting. Each has the event it was owed, the stream's
         // error, or done (whether the leaving or the event reached it first is the solution's own business).
         const fits = (got: Step<number>, i: number) =>
           "done" in got || ("event" in got && got.event === i) || (before === "failed" && "threw" in got && got.threw === lost);
-        (await earlier)
-          .map(stepOf)
-          .forEach((got, i) =>
-            assert.ok(fits(got, i), `离开之前的第 ${i + 1} 次 next() 应当已经落定（done、排着的 ${i}，或者流失败时的那个错误），实际是 ${show(got)}`),
-          );
+        for (const [i, got] of (await earlier).map(stepOf).entries()) {
+          assert.ok(fits(got, i), `离开之前的第 ${i + 1} 次 next() 应当已经落定（done、排着的 ${i}，或者流失败时的那个错误），实际是 ${show(got)}`);
+        }
         assert.deepEqual((await outcomesOf([leaving.next(), leaving.next()])).map(stepOf), [{ done: true }, { done: true }], "离开之后 next() 一律是 done");
         assert.throws(
           () => left[Symbol.asyncIterator](),
