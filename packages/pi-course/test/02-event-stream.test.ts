@@ -80,6 +80,12 @@ async function outcomesOf<T>(watched: readonly Promise<T>[], turns = 3): Promise
 /** A value as a failure message shows it (`undefined`, `""`, `{"delta":"我先"}`). */
 const show = (value: unknown): string => fc.stringify(value);
 
+/** Fails when the stream froze, sealed or closed a value it was given to pass on: 原样 means it does not touch it. */
+function assertUntouched(value: unknown, what: string): void {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return;
+  assert.ok(Object.isExtensible(value), `${what} ${show(value)} 被冻结（或封住）了：流只是把它交出去，不该改动它`);
+}
+
 /** What a failure adds when a value looks right and still is not the one: a copy has the content, not the identity. */
 const copyNote = (got: unknown, wanted: unknown): string =>
   !Object.is(got, wanted) && isDeepStrictEqual(got, wanted) ? "：内容一样，却不是同一个对象（是副本）" : "";
@@ -187,12 +193,13 @@ test("Lab 2.1 · 先推后读：按推入的顺序交付，每个一次，原样
     assert.deepEqual(await step(reader), { event: second });
     assert.deepEqual(await step(reader), { event: third });
   });
-  await rule("§C3.1：交给读者的是推入的那个对象本身，不是副本", async () => {
+  await rule("§C3.1：交给读者的是推入的那个对象本身，不是副本，也没被冻结", async () => {
     const piece = { delta: "原样" };
     stream.push(piece);
     const got = await step(reader);
     assert.ok("event" in got, `next() 应当给出一个事件，实际是 ${JSON.stringify(got)}`);
     assert.equal(got.event, piece);
+    assertUntouched(piece, "推入的事件");
   });
   await rule("§C3.1：每一次 push 都是一个事件：同一个对象推两次就交付两次；undefined、null、0、空字符串、false 也是事件", async () => {
     const again = { delta: "再说一遍" };
@@ -281,6 +288,7 @@ test("Lab 2.1 · 等着的读者：下一次 push 直接交给它", async () => 
               `第 ${i + 1} 次 next() 应当拿到第 ${i + 1} 次推入的那个值本身 ${show(pushed[i])}，实际拿到 ${show(got)}${"event" in got ? copyNote(got.event, pushed[i]) : ""}`,
             );
         });
+        for (const value of pushed) assertUntouched(value, "推入的事件");
       },
     ),
   );
@@ -364,7 +372,7 @@ test("Lab 2.2 · end 之后：先读完排着的事件，再结束；result 给�
     assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
   });
   await holds(
-    '§C4.2：end(任何值) 之后，result() 兑现为那个值本身：对象不复制，undefined、null、0、"" 也原样',
+    '§C4.2：end(任何值) 之后，result() 兑现为那个值本身：对象不复制、不冻结，undefined、null、0、"" 也原样',
     fc.asyncProperty(anyValue, async (value) => {
       const ended = new EventStream<Piece, unknown>();
       assert.equal(ended.end(value), true);
@@ -374,6 +382,7 @@ test("Lab 2.2 · end 之后：先读完排着的事件，再结束；result 给�
         Object.is(outcome.value, value),
         `result() 应当兑现为传给 end 的那个值本身 ${show(value)}，实际是 ${show(outcome.value)}${copyNote(outcome.value, value)}`,
       );
+      assertUntouched(value, "传给 end 的结果");
     }),
   );
 });
@@ -458,7 +467,7 @@ test("Lab 2.3 · fail 之后：先读完排着的事件，再抛出同一个错�
     assert.deepEqual(await outcomeOf(other.result()), { status: "rejected", reason: "断线" }, "result() 以同一个值拒绝");
   });
   await holds(
-    '§C5.1、§C5.2：fail(任何值)：等着的 next()、之后的 next()、result() 都以那个值本身拒绝：不包装，undefined、null、0、"" 也不换成别的错误',
+    '§C5.1、§C5.2：fail(任何值)：等着的 next()、之后的 next()、result() 都以那个值本身拒绝：不包装、不冻结，undefined、null、0、"" 也不换成别的错误',
     fc.asyncProperty(anyValue, async (error) => {
       const failed = new EventStream<Piece, string>();
       askForResult(failed);
@@ -473,6 +482,7 @@ test("Lab 2.3 · fail 之后：先读完排着的事件，再抛出同一个错�
           `${who} 应当以 fail 收到的那个值本身 ${show(error)} 拒绝，实际是 ${show(outcome)}${outcome?.status === "rejected" ? copyNote(outcome.reason, error) : ""}`,
         );
       });
+      assertUntouched(error, "传给 fail 的错误");
     }),
   );
 });
@@ -683,6 +693,8 @@ async function abortedAsItIs({ reason, withOnAbort, returned }: { reason: unknow
   assert.deepEqual(seen.events, pushed ? [piece] : [], "读者先读完中止之前推入的事件");
   if (withOnAbort) assert.equal(seen.end, "done", "有 onAbort：读者以 done 结束");
   else assert.ok(seen.end === "threw" && Object.is(seen.error, reason), `没有 onAbort：读者应当收到 signal.reason 本身 ${show(reason)}，实际是 ${show(seen)}`);
+  assertUntouched(reason, "中止原因");
+  if (withOnAbort) assertUntouched(returned, "onAbort 返回的结果");
 }
 
 test("Lab 2.5 · 中止：有 onAbort 就以它的结果结束，没有就以中止原因失败", async () => {
