@@ -135,9 +135,8 @@ function labError(lab: string): Error {
 
 /** Hands `event` to the oldest waiting call, or queues it. Never waits, never refuses an open stream. */
 function pushEvent<E, R>(state: StreamState<E, R>, event: E): boolean {
-  // 🔨 Lab 2.1：有 next() 在等（waiting 不空）→ 把事件交给最早的那一个（用 { value, done: false } 兑现它）；没人等 → 排进 queue 末尾
-  // 🔨 Lab 2.1：返回 true。不设上限，不丢事件，也不等读者：这个流没有背压
-  // 🔨 Lab 2.1：（流关了、读者走了这两种情况，Lab 2.2 和 Lab 2.4 再回来补上）
+  // 🔨 Lab 2.1：正文第 3 节（规则在附录 §C3）
+  // 🔨 Lab 2.1：Lab 2.2（第 4 节）和 Lab 2.4（第 6 节）还会回到这里，各补一种情况
   void state;
   void event;
   throw labError("Lab 2.1 push and next");
@@ -145,16 +144,15 @@ function pushEvent<E, R>(state: StreamState<E, R>, event: E): boolean {
 
 /** The reader's next event: the oldest queued one; otherwise how the stream ended; otherwise a wait for the next push. */
 function nextEvent<E, R>(state: StreamState<E, R>): Promise<IteratorResult<E>> {
-  // 🔨 Lab 2.1：queue 里有事件 → 取出最早的一个，返回一个已经兑现的 promise
-  // 🔨 Lab 2.1：queue 空了 → 用第 01 章的 deferred 造一个等待者，排进 waiting 末尾，返回它的 promise
-  // 🔨 Lab 2.1：（流结束、失败、读者离开之后该给什么，Lab 2.2、2.3、2.4 再回来补上）
+  // 🔨 Lab 2.1：正文第 3 节（规则在附录 §C3）
+  // 🔨 Lab 2.1：Lab 2.2、2.3、2.4（第 4、5、6 节）还会回到这里，各补一种情况
   void state;
   throw labError("Lab 2.1 push and next");
 }
 
 /** Makes the caller the stream's one reader; a second reader is refused at once. */
 function claimReader<E, R>(state: StreamState<E, R>): void {
-  // 🔨 Lab 2.1：还没有人读过（reader 是 none）→ 记下“有人在读了”；否则抛出 code 为 STREAM_ALREADY_CONSUMED 的 EventStreamError
+  // 🔨 Lab 2.1：正文第 3 节（规则在附录 §C3.4）
   void state;
   throw labError("Lab 2.1 push and next");
 }
@@ -163,9 +161,8 @@ function claimReader<E, R>(state: StreamState<E, R>): void {
 
 /** Closes the stream with `result`, the first close only; a waiting reader learns at once that nothing more comes. */
 function endStream<E, R>(state: StreamState<E, R>, result: R): boolean {
-  // 🔨 Lab 2.2：流已经关了 → 返回 false，什么都不改
-  // 🔨 Lab 2.2：否则记下状态 ended，兑现 result，把每一个还在等的 next() 都以 DONE 兑现，返回 true
-  // 🔨 Lab 2.2：别忘了回到 pushEvent 和 nextEvent，各补一种情况（见正文第 4 节的表）
+  // 🔨 Lab 2.2：正文第 4 节（规则在附录 §C4）
+  // 🔨 Lab 2.2：写完再回到 pushEvent 和 nextEvent，各补一种情况（第 4 节的表）
   void state;
   void result;
   throw labError("Lab 2.2 end");
@@ -175,10 +172,8 @@ function endStream<E, R>(state: StreamState<E, R>, result: R): boolean {
 
 /** Closes the stream with `error`, the first close only; a waiting reader gets the error at once. */
 function failStream<E, R>(state: StreamState<E, R>, error: unknown): boolean {
-  // 🔨 Lab 2.3：和 endStream 一样只关一次；记下状态 failed 和这个错误，原样（不包装）
-  // 🔨 Lab 2.3：result 以它拒绝，每一个还在等的 next() 也以它拒绝
-  // 🔨 Lab 2.3：可能永远没人调用 result()：先给 result 的 promise 接一个什么都不做的 catch，再拒绝
-  // 🔨 Lab 2.3：回到 nextEvent：失败的流，排着的事件读完之后，以这个错误拒绝
+  // 🔨 Lab 2.3：正文第 5 节（规则在附录 §C5）
+  // 🔨 Lab 2.3：写完再回到 nextEvent 补一种情况（第 5 节的表）
   void state;
   void error;
   throw labError("Lab 2.3 fail");
@@ -188,9 +183,8 @@ function failStream<E, R>(state: StreamState<E, R>, error: unknown): boolean {
 
 /** The reader stops (`break`): what is queued is dropped, a waiting call ends; the stream itself stays open. */
 function leaveEarly<E, R>(state: StreamState<E, R>): void {
-  // 🔨 Lab 2.4：记下读者走了（reader 是 left：位置不会再空出来）；清空 queue；还在等的 next() 都以 DONE 兑现
-  // 🔨 Lab 2.4：不要关闭流：status 不动，生产者照常 end 或 fail
-  // 🔨 Lab 2.4：回到 nextEvent（读者走了 → 一律 DONE，先于别的情况判断）和 pushEvent（读者走了 → 不再排队，照样返回 true）
+  // 🔨 Lab 2.4：正文第 6 节（规则在附录 §C6）
+  // 🔨 Lab 2.4：写完再回到 nextEvent 和 pushEvent，各补一种情况（第 6 节的表）
   void state;
   throw labError("Lab 2.4 early exit");
 }
@@ -205,11 +199,7 @@ function leaveEarly<E, R>(state: StreamState<E, R>): void {
  * run, and an abort in between (in the same synchronous run as `end`) must not call `onAbort`.
  */
 function watchSignal<E, R>(stream: EventStream<E, R>, signal: AbortSignal, onAbort: ((reason: unknown) => R) | undefined): void {
-  // 🔨 Lab 2.5：怎么关：流已经关了 → 什么都不做；有 onAbort → 以它对中止原因（signal.reason）的返回值 end；
-  // 🔨 Lab 2.5：没有 onAbort → 以中止原因本身 fail
-  // 🔨 Lab 2.5：signal 已经中止 → 现在就关，不挂监听
-  // 🔨 Lab 2.5：否则挂一个 abort 监听，中止时同步地关（不要等下一个微任务）
-  // 🔨 Lab 2.5：流不管怎样关了（result 兑现或拒绝），都把这个监听摘掉；拒绝的那条路也要接住
+  // 🔨 Lab 2.5：正文第 7 节（规则在附录 §C7）。这里只用 stream 的公开方法
   void stream;
   void signal;
   void onAbort;

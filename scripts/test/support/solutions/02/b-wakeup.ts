@@ -3,8 +3,10 @@
  * Chapter 02 · the event stream — solution B, written from the chapter text: the given
  * class kept, a state of its own behind it. No list of waiting calls: every waiting
  * `next()` sleeps on one shared "something happened" promise and looks again when it wakes
- * (an async loop); events are read through a head index. watchSignal removes its listener
- * through the listener's own `signal` option.
+ * (an async loop); events are read through a head index. Calls of `next()` take turns in
+ * the order they were made (each one starts looking once the one before it has its
+ * answer), so a later call never takes the event a waiting one was owed (§C3.2).
+ * watchSignal removes its listener through the listener's own `signal` option.
  *
  * (The starter's own notes follow.)
  *
@@ -56,6 +58,8 @@ interface StreamState<E, R> {
   readonly result: Deferred<R>;
   /** How the stream closed, once it has. */
   outcome: { failed: false } | { failed: true; error: unknown } | undefined;
+  /** The last `next()` call's turn: the next call starts looking once it is over. */
+  line: Promise<unknown>;
   /** Someone asked for the iterator; the reader left early. */
   reading: boolean;
   gone: boolean;
@@ -89,7 +93,7 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, 
  *   whoever does ask.
  */
 export class EventStream<E, R> implements AsyncIterable<E> {
-  readonly #state: StreamState<E, R> = { events: [], head: 0, wake: deferred<void>(), result: deferred<R>(), outcome: undefined, reading: false, gone: false };
+  readonly #state: StreamState<E, R> = { events: [], head: 0, wake: deferred<void>(), result: deferred<R>(), outcome: undefined, line: Promise.resolve(), reading: false, gone: false };
 
   constructor(options: EventStreamOptions<R> = {}) {
     if (options.signal !== undefined) watchSignal(this, options.signal, options.onAbort);
@@ -145,7 +149,13 @@ function pushEvent<E, R>(state: StreamState<E, R>, event: E): boolean {
   return true;
 }
 
-async function nextEvent<E, R>(state: StreamState<E, R>): Promise<IteratorResult<E>> {
+function nextEvent<E, R>(state: StreamState<E, R>): Promise<IteratorResult<E>> {
+  const turn = state.line.then(() => look(state));
+  state.line = turn.catch(() => undefined);
+  return turn;
+}
+
+async function look<E, R>(state: StreamState<E, R>): Promise<IteratorResult<E>> {
   for (;;) {
     if (state.gone) return DONE;
     if (state.head < state.events.length) {
