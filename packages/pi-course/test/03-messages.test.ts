@@ -86,6 +86,10 @@ const block = (value: string): TextContent => ({ type: "text", text: value });
 const readCall: ToolCall = { type: "toolCall", id: "call-1", name: "read", arguments: { path: "a.ts" } };
 const listCall: ToolCall = { type: "toolCall", id: "call-2", name: "ls", arguments: { path: "." } };
 
+/** The pieces generated strings are made of: whitespace, line ends, BOM, controls, combining marks, lone surrogates, emoji, letters. */
+const PIECES = [" ", "  ", "\t", "\n", "\r\n", "\r", "\n\n\n", "\uFEFF", "\u0000", "\u001F", "\u007F", "\u00A0", "\u200B", "\u2028"];
+const MORE_PIECES = ["e\u0301", "\u212B", "\uFB01", "\uFF21", "\uDFFF", "\uD800", "🙂", "a", "B", "读", "。", "\\", '"', "<b>"];
+
 /**
  * Strings a "helpful" cleanup would change, the examples of 原样 (§C3.1, §C4.1, §C5.3): each is
  * a legal string and must come back with every code unit where it was.
@@ -98,11 +102,8 @@ const AS_IS: { name: string; value: string }[] = [
   { name: "Windows 的换行（\\r\\n 不改成 \\n）", value: "一\r\n二\r\n" },
   { name: "落单的代理项（不换成 U+FFFD）", value: "半个\uD800字" },
   { name: "很长的文字（一百万个字符，不截断）", value: "长".repeat(1_000_000) },
+  { name: "各种空白、换行和特殊字符放在一起", value: [...PIECES, ...MORE_PIECES].join("") },
 ];
-
-/** The pieces generated strings are made of: whitespace, line ends, BOM, controls, combining marks, lone surrogates, emoji, letters. */
-const PIECES = [" ", "  ", "\t", "\n", "\r\n", "\r", "\n\n\n", "\uFEFF", "\u0000", "\u001F", "\u007F", "\u00A0", "\u200B", "\u2028"];
-const MORE_PIECES = ["e\u0301", "\u212B", "\uFB01", "\uFF21", "\uD800", "\uDFFF", "🙂", "a", "B", "读", "。", "\\", '"', "<b>"];
 
 /** Any string, built from the pieces above and random ones: what 原样 has to keep. */
 const anyText: fc.Arbitrary<string> = fc
@@ -386,9 +387,9 @@ test("Lab 3.3 · userMessage() 不给时间戳时，取调用那一刻的 Date.n
     userMessage("给了将来的时间", 5_000_000_000_000);
     assert.equal(userMessage("之后不给").timestamp, 1_700_000_001_000, "给出的时间戳不影响之后的默认值");
     t.mock.timers.setTime(1_000);
-    assert.equal(userMessage("时钟拨回了 1970 年").timestamp, 1_000);
+    assert.equal(userMessage("时钟拨回了 1970 年").timestamp, 1_000, "时钟往回拨到 1000：时间戳就是 1000，不保留更大的旧值");
     t.mock.timers.setTime(0);
-    assert.equal(userMessage("时钟是 0").timestamp, 0);
+    assert.equal(userMessage("时钟是 0").timestamp, 0, "时钟是 0：时间戳就是 0");
   });
   await holds(
     `${C5_1_EACH}：任何时刻、任何调用顺序，默认的时间戳都是那一刻的 Date.now()`,
