@@ -69,8 +69,7 @@ function labError(lab: string): Error {
  * object the caller may change.
  */
 export function text(value: string): TextContent {
-  // 🔨 Lab 3.1：返回一个对象字面量，只有两个字段，先 type 后 text；字符串原样放进去，不 trim、不改换行
-  // 🔨 Lab 3.1：每次调用都新建一个：不缓存、不冻结、不用 class
+  // 🔨 Lab 3.1：在这里写 text()。讲解在正文第 3 节，规则在附录 §C3 和 §C1。
   void value;
   throw labError("Lab 3.1 text block");
 }
@@ -84,9 +83,7 @@ export function text(value: string): TextContent {
  * delivered whole. The message is only read, so a frozen one works too.
  */
 export function textOf(message: { readonly content: readonly (TextContent | ToolCall)[] }): string {
-  // 🔨 Lab 3.2：按顺序看 content 里的每一块：type 是 "text" 的，把它的文字原样接到结果后面
-  // 🔨 Lab 3.2：工具调用跳过，不留任何字符；块与块之间什么都不加；一块文字都没有时结果是 ""
-  // 🔨 Lab 3.2：只读：不要改 message 和它的数组（它可能是冻结的）
+  // 🔨 Lab 3.2：在这里写 textOf()。讲解在正文第 4 节，规则在附录 §C4。
   void message;
   throw labError("Lab 3.2 textOf");
 }
@@ -100,8 +97,7 @@ export function textOf(message: { readonly content: readonly (TextContent | Tool
  * Each call returns a new plain object, its own `content` array and block.
  */
 export function userMessage(value: string, timestamp?: number): UserMessage {
-  // 🔨 Lab 3.3：没给时间戳（或给的是 undefined）才用调用这一刻的 Date.now()；0 是一个合法的时间戳，原样保留
-  // 🔨 Lab 3.3：content 恰好一个文本块，用 Lab 3.1 的 text()；字段顺序 role、content、timestamp
+  // 🔨 Lab 3.3：在这里写 userMessage()，用上 Lab 3.1 的 text()。讲解在正文第 5 节，规则在附录 §C5 和 §C1。
   void value;
   void timestamp;
   throw labError("Lab 3.3 user message");

@@ -5,11 +5,26 @@
  *   npm run lab -w @pi/course -- 3.1
  *
  * Every check runs under `rule("§C…：…")`, the rule of the contract appendix of
- * chapters/03-messages.md it checks, so a failure names the rule before the values.
+ * chapters/03-messages.md it checks, so a failure names the rule before the values. Rules
+ * that hold for every input (原样, a fresh object each call, the clock read at the call, any
+ * number kept) are also checked as properties with `holds()` over generated inputs, beside
+ * the examples that tell the story.
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { text, textOf, userMessage, type AgentMessage, type AssistantMessage, type TextContent, type ToolCall, type ToolResultMessage } from "../src/types.js";
+import fc from "fast-check";
+import {
+  text,
+  textOf,
+  userMessage,
+  type AgentMessage,
+  type AssistantMessage,
+  type TextContent,
+  type ToolCall,
+  type ToolResultMessage,
+  type UserMessage,
+} from "../src/types.js";
+import { holds } from "./support/properties.js";
 import { ruleSync as rule } from "./support/rules.js";
 
 // ---------------------------------------------------------------------------
@@ -19,7 +34,9 @@ import { ruleSync as rule } from "./support/rules.js";
 /**
  * Where `value` stops being plain JSON data (§C1.1), or undefined when it is: strings,
  * finite numbers, booleans, `null`, arrays, and objects whose prototype is
- * `Object.prototype` holding only enumerable data fields none of which is `undefined`.
+ * `Object.prototype` holding only enumerable data fields none of which is `undefined`, each
+ * object and array as a literal makes it (extensible, its fields writable and configurable,
+ * no symbol keys).
  */
 function notPlain(value: unknown, at = "消息"): string | undefined {
   if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
@@ -31,11 +48,14 @@ function notPlain(value: unknown, at = "消息"): string | undefined {
   } else if (prototype !== Object.prototype) {
     return `${at} 的原型不是 Object.prototype（${prototype === null ? "null" : ((prototype as { constructor?: { name?: string } }).constructor?.name ?? "?")}）`;
   }
+  if (!Object.isExtensible(value)) return `${at} 不可扩展（被 Object.freeze、Object.seal 或 Object.preventExtensions 处理过）`;
+  if (Object.getOwnPropertySymbols(value).length > 0) return `${at} 有 symbol 键：JSON 看不见它`;
   for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(value))) {
     if (Array.isArray(value) && key === "length") continue;
     const field = `${at}.${key}`;
     if (!("value" in descriptor)) return `${field} 是 getter/setter，不是数据字段`;
     if (descriptor.enumerable !== true) return `${field} 不可枚举`;
+    if (descriptor.writable !== true || descriptor.configurable !== true) return `${field} 只读或不可配置（不像对象字面量的字段）`;
     if (descriptor.value === undefined) return `${field} 的值是 undefined`;
     const inner = notPlain(descriptor.value, field);
     if (inner !== undefined) return inner;
@@ -66,32 +86,119 @@ const block = (value: string): TextContent => ({ type: "text", text: value });
 const readCall: ToolCall = { type: "toolCall", id: "call-1", name: "read", arguments: { path: "a.ts" } };
 const listCall: ToolCall = { type: "toolCall", id: "call-2", name: "ls", arguments: { path: "." } };
 
+/** The pieces generated strings are made of: whitespace, line ends, BOM, controls, combining marks, lone surrogates, emoji, letters. */
+const PIECES = [" ", "  ", "\t", "\n", "\r\n", "\r", "\n\n\n", "\uFEFF", "\u0000", "\u001F", "\u007F", "\u00A0", "\u200B", "\u2028"];
+const MORE_PIECES = ["e\u0301", "\u212B", "\uFB01", "\uFF21", "\uDFFF", "\uD800", "🙂", "a", "B", "读", "。", "\\", '"', "<b>"];
+
+/**
+ * Strings a "helpful" cleanup would change, the examples of 原样 (§C3.1, §C4.1, §C5.3): each is
+ * a legal string and must come back with every code unit where it was.
+ */
+const AS_IS: { name: string; value: string }[] = [
+  { name: "组合字符（e 加上组合重音，不做 NFC 规范化）", value: "cafe\u0301" },
+  { name: "开头的 BOM", value: "\uFEFF第一行" },
+  { name: "控制字符", value: "a\u0000b\u001Fc\u007F" },
+  { name: "连续的空行", value: "上\n\n\n\n下" },
+  { name: "Windows 的换行（\\r\\n 不改成 \\n）", value: "一\r\n二\r\n" },
+  { name: "落单的代理项（不换成 U+FFFD）", value: "半个\uD800字" },
+  { name: "很长的文字（一百万个字符，不截断）", value: "长".repeat(1_000_000) },
+  { name: "各种空白、换行和特殊字符放在一起", value: [...PIECES, ...MORE_PIECES].join("") },
+];
+
+/** Any string, built from the pieces above and random ones: what 原样 has to keep. */
+const anyText: fc.Arbitrary<string> = fc
+  .array(fc.oneof(fc.constantFrom(...PIECES, ...MORE_PIECES), fc.string({ maxLength: 4 }), fc.string({ unit: "binary", maxLength: 2 })), { maxLength: 8 })
+  .map((parts) => parts.join(""));
+
+/** Any tool call: tool calls carry no text whatever their name and arguments hold. */
+const anyToolCall: fc.Arbitrary<ToolCall> = fc.record(
+  {
+    type: fc.constant("toolCall" as const),
+    id: fc.constantFrom("call-1", "call-2", ""),
+    name: fc.constantFrom("read", "ls", "text", ""),
+    arguments: fc.constantFrom<unknown>({ path: "a.ts" }, {}, { text: "参数里的文字" }),
+  },
+  { noNullPrototype: true },
+);
+
+/** Any content of an assistant message: text blocks and tool calls in any order. */
+const anyContent: fc.Arbitrary<(TextContent | ToolCall)[]> = fc.array(fc.oneof(anyText.map(block), anyToolCall), { maxLength: 10 });
+
+/** The text of `content` as the contract states it (§C4.1, §C4.2), written out for the tests. */
+const expectedText = (content: readonly (TextContent | ToolCall)[]): string => content.map((item) => (item.type === "text" ? item.text : "")).join("");
+
+/** Any finite number but -0 (which no JSON can hold): every timestamp a caller may give (§C5.2). */
+const anyTimestamp: fc.Arbitrary<number> = fc
+  .oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, -1, 0.5, 2 ** 31, 8_640_000_000_000_000))
+  .filter((value) => !Object.is(value, -0));
+
+/** What a clock may read: from the epoch to the year 2100, 0 and 2^31 included (§C5.1). */
+const anyClock: fc.Arbitrary<number> = fc.oneof(fc.constantFrom(0, 1, 999, 1_000, 2 ** 31, 1_700_000_000_000), fc.integer({ min: 0, max: 4_102_444_800_000 }));
+
+/** How many generated inputs each property of this file tries: the examples carry the story, the properties widen it. */
+const RUNS = 25;
+
+/**
+ * A string as a failure names it: JSON, cut short when long, every character outside printable
+ * ASCII and CJK escaped, so that "e\u0301" and "é", or a BOM, can be told apart.
+ */
+function shown(value: string): string {
+  const escaped = (part: string) =>
+    JSON.stringify(part).replace(/[^\x20-\x7E\u3000-\u303F\u4E00-\u9FFF\uFF01-\uFF5E]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return value.length <= 40 ? escaped(value) : `${escaped(value.slice(0, 12))}…（共 ${value.length} 个字符）`;
+}
+
+/** Fails unless `actual` is `expected` unit for unit, naming where they part (long strings cut short). */
+function assertSameText(actual: unknown, expected: string, what: string): void {
+  if (actual === expected) return;
+  if (typeof actual !== "string") assert.fail(`${what}：应当是字符串 ${shown(expected)}，实际是 ${typeof actual}`);
+  let same = 0;
+  while (same < actual.length && same < expected.length && actual[same] === expected[same]) same++;
+  assert.fail(`${what}：应当是 ${shown(expected)}，实际是 ${shown(actual)}（前 ${same} 个字符相同，之后不一样）`);
+}
+
+/** Checks that `made` is exactly the text block of `value`: its text first (原样), then its shape. */
+function assertBlockOf(made: TextContent, value: string, what: string): void {
+  assertSameText(made.text, value, what);
+  assert.deepEqual(made, { type: "text", text: value }, what);
+}
+
 // ---------------------------------------------------------------------------
 // Lab 3.1 · 文本块：原样包住字符串，每次一个新对象
 // ---------------------------------------------------------------------------
 
-test("Lab 3.1 · text() 原样包住字符串：只有 type 和 text，先 type 后 text", () => {
+const C3_1 =
+  '§C3.1：text(value) 恰好是 { type: "text", text: value }：只有这两个字段，value 原样（不去首尾空白、不改换行，不规范化、不过滤、不截断，空字符串也照样包）';
+
+test("Lab 3.1 · text() 原样包住字符串：只有 type 和 text，先 type 后 text", async () => {
   const values = ["a.ts 里有什么？", "", "  两边的空格  ", "第一行\r\n第二行\n", "tab\tand 🙂"];
   for (const value of values) {
-    rule('§C3.1：text(value) 恰好是 { type: "text", text: value }：只有这两个字段，value 原样（不去首尾空白、不改换行，空字符串也照样包）', () => {
-      assert.deepEqual(text(value), { type: "text", text: value }, JSON.stringify(value));
+    rule(C3_1, () => {
+      assertBlockOf(text(value), value, `text(${shown(value)})`);
     });
     rule('§C1.2：字段按类型声明的顺序：text() 的 JSON 是 {"type":"text","text":…}', () => {
       assert.equal(JSON.stringify(text(value)), JSON.stringify({ type: "text", text: value }));
     });
   }
+  for (const { name, value } of AS_IS) {
+    rule(C3_1, () => {
+      assertBlockOf(text(value), value, `${name}：text(${shown(value)})`);
+    });
+  }
+  await holds(
+    C3_1,
+    fc.property(anyText, (value) => {
+      assertBlockOf(text(value), value, `text(${shown(value)})`);
+    }),
+    { numRuns: RUNS },
+  );
 });
 
-test("Lab 3.1 · text() 每次给出一个新的纯数据对象，调用者可以随意修改", () => {
+test("Lab 3.1 · text() 每次给出一个新的纯数据对象，调用者可以随意修改", async () => {
   const made = text("hello");
-  rule(
-    "§C1.1：消息里的一切都是纯 JSON 数据：原型是 Object.prototype 的对象、数组、字符串、数字、布尔值，没有值为 undefined 的字段，structuredClone 和 JSON 往返都不丢东西",
-    () => {
-      assertPlainJson(made, 'text("hello")');
-    },
-  );
   rule('§C3.2：每次调用返回一个新对象：text("a") !== text("a")', () => {
     assert.notEqual(text("a"), text("a"));
+    assert.notEqual(text(""), text(""), '空字符串也一样：text("") !== text("")');
     assert.notEqual(text("hello"), made);
   });
   rule("§C3.2：不冻结：调用者可以改它的 text，之后造的块不受影响", () => {
@@ -99,37 +206,83 @@ test("Lab 3.1 · text() 每次给出一个新的纯数据对象，调用者可�
     assert.equal(made.text, "changed");
     assert.deepEqual(text("hello"), { type: "text", text: "hello" });
   });
+  await holds(
+    "§C3.2：不缓存、不复用：同样的字符串（空字符串也是）每次都得到一个新对象；改了它，之后造的块不受影响",
+    fc.property(fc.array(fc.oneof(fc.constantFrom("", "a", " "), anyText), { minLength: 1, maxLength: 8 }), (values) => {
+      const blocks = [...values, ...values].map((value) => text(value));
+      const first = blocks.map((made) => structuredClone(made));
+      assert.equal(new Set(blocks).size, blocks.length, "每次调用都应当是一个新对象");
+      for (const made of blocks) made.text = `${made.text}（改过）`;
+      for (const [i, value] of values.entries()) {
+        assert.deepEqual(text(value), first[i], `改过之后再造 text(${shown(value)})：应当和第一次造的一样`);
+      }
+    }),
+    { numRuns: RUNS },
+  );
+  rule(
+    "§C1.1：消息里的一切都是纯 JSON 数据：像对象字面量造出的那样（原型是 Object.prototype，可扩展，字段可写），没有值为 undefined 的字段，structuredClone 和 JSON 往返都不丢东西",
+    () => {
+      assertPlainJson(text("hello"), 'text("hello")');
+      assertPlainJson(text(""), 'text("")');
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------
 // Lab 3.2 · textOf：文本块首尾相接，工具调用不出声
 // ---------------------------------------------------------------------------
 
-test("Lab 3.2 · textOf() 文本块按顺序首尾相接，工具调用不出声", () => {
+const C4_1 = "§C4.1：文本块的 text 按 content 的顺序首尾相接，中间不加空格、换行或任何字符，每块原样";
+const C4_2 = "§C4.2：工具调用不贡献任何字符：不写名字和参数，也不当分隔符，后面的文本块照样接上";
+const C4_4 =
+  "§C4.4：textOf 接受任何带 content 的消息，结果只看 content（role、isError 等字段不影响它）；它只读消息：冻结的消息、数组和块也照样工作，调用前后消息深相等";
+
+test("Lab 3.2 · textOf() 文本块按顺序首尾相接，工具调用不出声", async () => {
+  const many = Array.from({ length: 10_000 }, (_, i) => `${i % 10}`);
   const cases: { rule: string; name: string; content: AssistantMessage["content"]; expected: string }[] = [
     { rule: "C4.1", name: "单个文本块", content: [block("hi")], expected: "hi" },
     { rule: "C4.1", name: "流式分片：中间不加任何字符", content: [block("我先"), block("读一下"), block(" a.ts。")], expected: "我先读一下 a.ts。" },
     { rule: "C4.1", name: "每块原样：首尾空白和换行都留着", content: [block("  a "), block(" b  "), block("\n")], expected: "  a  b  \n" },
     { rule: "C4.1", name: "空字符串块什么都不加", content: [block("a"), block(""), block("b")], expected: "ab" },
+    { rule: "C4.1", name: "相邻两块文字一样：两块都接上，不去重", content: [block("哈"), block("哈"), block("哈")], expected: "哈哈哈" },
+    ...AS_IS.map(({ name, value }) => ({ rule: "C4.1", name: `每块原样：${name}`, content: [block("["), block(value), block("]")], expected: `[${value}]` })),
+    { rule: "C4.1", name: "一万个文本块，一块不丢", content: many.map(block), expected: many.join("") },
     { rule: "C4.2", name: "工具调用夹在中间", content: [block("before "), readCall, block("after")], expected: "before after" },
     { rule: "C4.2", name: "工具调用在最前", content: [readCall, block("after")], expected: "after" },
     { rule: "C4.2", name: "两个工具调用之后还有文字", content: [block("a"), readCall, listCall, block("b")], expected: "ab" },
+    { rule: "C4.2", name: "一万个工具调用之后还有文字", content: [...Array.from({ length: 10_000 }, () => readCall), block("end")], expected: "end" },
     { rule: "C4.3", name: "没有内容", content: [], expected: "" },
     { rule: "C4.3", name: "只有工具调用", content: [readCall, listCall], expected: "" },
+    { rule: "C4.3", name: "只有一个空文本块", content: [block("")], expected: "" },
   ];
   const statements: Record<string, string> = {
-    "C4.1": "§C4.1：文本块的 text 按 content 的顺序首尾相接，中间不加空格、换行或任何字符，每块原样",
-    "C4.2": "§C4.2：工具调用不贡献任何字符：不写名字和参数，也不当分隔符，后面的文本块照样接上",
+    "C4.1": C4_1,
+    "C4.2": C4_2,
     "C4.3": '§C4.3：content 为空或只有工具调用时，结果是 ""',
   };
   for (const { rule: section, name, content, expected } of cases) {
     rule(statements[section]!, () => {
-      assert.equal(textOf({ content }), expected, name);
+      const got = textOf({ content });
+      assertSameText(got, expected, name);
     });
   }
+  await holds(
+    C4_1,
+    fc.property(fc.array(anyText, { maxLength: 10 }), (texts) => {
+      assertSameText(textOf({ content: texts.map(block) }), texts.join(""), "textOf");
+    }),
+    { numRuns: RUNS },
+  );
+  await holds(
+    C4_2,
+    fc.property(anyContent, (content) => {
+      assertSameText(textOf({ content }), expectedText(content), "textOf");
+    }),
+    { numRuns: RUNS },
+  );
 });
 
-test("Lab 3.2 · textOf() 对三种消息都适用，只读不写", () => {
+test("Lab 3.2 · textOf() 对三种消息都适用，只读不写", async () => {
   const messages: { name: string; message: AgentMessage; expected: string }[] = [
     { name: "用户消息", message: { role: "user", content: [block("a.ts 里"), block("有什么？")], timestamp: 1 }, expected: "a.ts 里有什么？" },
     {
@@ -150,10 +303,22 @@ test("Lab 3.2 · textOf() 对三种消息都适用，只读不写", () => {
       } satisfies ToolResultMessage,
       expected: "export const a = 1;\n",
     },
+    {
+      name: "失败的工具结果（isError 不加任何前缀）",
+      message: {
+        role: "toolResult",
+        toolCallId: "call-2",
+        toolName: "read",
+        content: [block("ENOENT: b.ts 不存在")],
+        isError: true,
+        timestamp: 4,
+      } satisfies ToolResultMessage,
+      expected: "ENOENT: b.ts 不存在",
+    },
   ];
   for (const { name, message, expected } of messages) {
     const before = structuredClone(message);
-    rule("§C4.4：textOf 接受任何带 content 的消息，只读它：冻结的消息、数组和块也照样工作，调用前后消息深相等", () => {
+    rule(C4_4, () => {
       const frozen = deepFreeze(message);
       assert.equal(textOf(frozen), expected, name);
       assert.equal(textOf(frozen), expected, `${name}（第二次调用结果相同）`);
@@ -166,13 +331,40 @@ test("Lab 3.2 · textOf() 对三种消息都适用，只读不写", () => {
     assert.equal(textOf(message), "ab");
     assert.deepEqual(message, before);
   });
+  const C4_4_NOW = "§C4.4：textOf 不记住以前的结果：同一条消息改过之后再交给它，结果按改过的 content 算";
+  rule(C4_4_NOW, () => {
+    const message: AssistantMessage = { role: "assistant", content: [block("a")], timestamp: 5 };
+    assert.equal(textOf(message), "a");
+    message.content.push(readCall, block("b"));
+    assert.equal(textOf(message), "ab", "content 里多了一块");
+    (message.content[0] as TextContent).text = "A";
+    assert.equal(textOf(message), "Ab", "第一块的 text 改了");
+    message.content = [block("新的")];
+    assert.equal(textOf(message), "新的", "content 换成了另一个数组");
+  });
+  await holds(
+    `${C4_4}；${C4_4_NOW.slice("§C4.4：".length)}`,
+    fc.property(fc.constantFrom("user", "assistant", "toolResult"), fc.boolean(), anyContent, anyContent, (role, isError, content, more) => {
+      // The message gets its own array: fast-check keeps the generated one to shrink it.
+      const own = [...content];
+      const message = (
+        role === "toolResult" ? { role, toolCallId: "call-1", toolName: "read", content: own, isError, timestamp: 1 } : { role, content: own, timestamp: 1 }
+      ) as AgentMessage;
+      const before = structuredClone(message);
+      assertSameText(textOf(message), expectedText(content), "textOf");
+      assert.deepEqual(message, before, "调用之后消息没有被改动");
+      own.push(...more);
+      assertSameText(textOf(message), expectedText(own), "消息改过之后再调用 textOf");
+    }),
+    { numRuns: RUNS },
+  );
 });
 
 // ---------------------------------------------------------------------------
 // Lab 3.3 · userMessage：时间戳 0 也是时间戳
 // ---------------------------------------------------------------------------
 
-test("Lab 3.3 · userMessage() 不给时间戳时，取调用那一刻的 Date.now()", (t) => {
+test("Lab 3.3 · userMessage() 不给时间戳时，取调用那一刻的 Date.now()", async (t) => {
   // The whole clock is faked, not only Date.now: new Date().getTime() and +new Date() read it too.
   t.mock.timers.enable({ apis: ["Date"], now: 1_700_000_000_000 });
   rule("§C5.1：不给 timestamp 时，它是这次调用时 Date.now() 的值（毫秒，不换算成秒）", () => {
@@ -182,41 +374,149 @@ test("Lab 3.3 · userMessage() 不给时间戳时，取调用那一刻的 Date.n
       timestamp: 1_700_000_000_000,
     });
   });
-  rule("§C5.1：每次调用都重新读 Date.now()，不是模块加载时读的那一次；传 undefined 和不传一样", () => {
+  const C5_1_EACH = "§C5.1：每次调用都重新读 Date.now()，不是模块加载时读的那一次；传 undefined 和不传一样";
+  rule(C5_1_EACH, () => {
     t.mock.timers.tick(500);
     assert.equal(userMessage("再来一条").timestamp, 1_700_000_000_500);
     t.mock.timers.tick(500);
     assert.equal(userMessage("还有一条", undefined).timestamp, 1_700_000_001_000);
   });
+  rule(`${C5_1_EACH}：同一毫秒里的两条消息时间戳相同，时钟往回拨也照读`, () => {
+    assert.equal(userMessage("同一毫秒，第一条").timestamp, 1_700_000_001_000, "时钟没走：还是那一刻的 Date.now()（不自己加 1）");
+    assert.equal(userMessage("同一毫秒，第二条").timestamp, 1_700_000_001_000, "时钟没走：还是那一刻的 Date.now()（不自己加 1）");
+    userMessage("给了将来的时间", 5_000_000_000_000);
+    assert.equal(userMessage("之后不给").timestamp, 1_700_000_001_000, "给出的时间戳不影响之后的默认值");
+    t.mock.timers.setTime(1_000);
+    assert.equal(userMessage("时钟拨回了 1970 年").timestamp, 1_000, "时钟往回拨到 1000：时间戳就是 1000，不保留更大的旧值");
+    t.mock.timers.setTime(0);
+    assert.equal(userMessage("时钟是 0").timestamp, 0, "时钟是 0：时间戳就是 0");
+  });
+  await holds(
+    `${C5_1_EACH}：任何时刻、任何调用顺序，默认的时间戳都是那一刻的 Date.now()`,
+    fc.property(
+      // Calls that give a timestamp sit in between (what they keep is §C5.2's test): they must not change the next default.
+      fc.array(fc.record({ clock: anyClock, given: fc.option(anyClock, { nil: undefined }), passUndefined: fc.boolean() }, { noNullPrototype: true }), {
+        minLength: 1,
+        maxLength: 8,
+      }),
+      (calls) => {
+        for (const { clock, given, passUndefined } of calls) {
+          t.mock.timers.setTime(clock);
+          if (given !== undefined) {
+            userMessage("给了时间戳", given);
+            continue;
+          }
+          const message = passUndefined ? userMessage("a", undefined) : userMessage("a");
+          assert.equal(message.timestamp, clock, `时钟是 ${clock}，${passUndefined ? "传了 undefined" : "没给"}`);
+        }
+      },
+    ),
+    { numRuns: RUNS },
+  );
 });
 
-test("Lab 3.3 · userMessage() 原样保留给出的时间戳，0 也是时间戳", (t) => {
+const C5_2 = "§C5.2：给出的数字原样成为 timestamp，0 也是：0 是 1970-01-01T00:00:00Z，不是“没给”";
+
+test("Lab 3.3 · userMessage() 原样保留给出的时间戳，0 也是时间戳", async (t) => {
   t.mock.timers.enable({ apis: ["Date"], now: 99 });
   for (const timestamp of [42, 1_700_000_000_000, 0]) {
-    rule("§C5.2：给出的数字原样成为 timestamp，0 也是：0 是 1970-01-01T00:00:00Z，不是“没给”", () => {
+    rule(C5_2, () => {
       assert.equal(userMessage("a", timestamp).timestamp, timestamp, `userMessage("a", ${timestamp})`);
     });
   }
-});
-
-test("Lab 3.3 · userMessage() 给出一条新的纯数据消息：恰好一个文本块", (t) => {
-  t.mock.timers.enable({ apis: ["Date"], now: 7 });
-  for (const value of ["a.ts 里有什么？", "", "两行\n文字", "  空白  "]) {
-    rule("§C5.3：content 恰好是 [text(value)]：一个块，value 原样；空字符串也是一个块，多行文字也不拆开", () => {
-      assert.deepEqual(userMessage(value, 1).content, [{ type: "text", text: value }], JSON.stringify(value));
+  const others = [-1, -1_700_000_000_000, 1.5, 0.25, 1_700_000_000_000.5, 2 ** 31, 8_640_000_000_000_000, Number.MAX_SAFE_INTEGER, 1e300];
+  for (const timestamp of others) {
+    rule(`${C5_2}；负数、小数、很大的数也一样：不取整，不截断，不拒绝`, () => {
+      assert.equal(userMessage("a", timestamp).timestamp, timestamp, `userMessage("a", ${timestamp})`);
     });
   }
+  await holds(
+    `${C5_2}；任何有限的数字都原样保留`,
+    fc.property(anyTimestamp, (timestamp) => {
+      assert.equal(userMessage("a", timestamp).timestamp, timestamp);
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+const C5_3 = "§C5.3：content 恰好是 [text(value)]：一个块，value 原样；空字符串也是一个块，多行文字也不拆开";
+const C5_4 = "§C5.4：每次调用都是新对象、新数组、新块，不冻结：改一条消息，另一条和之后造的消息都不受影响";
+
+/** Checks that `message.content` is exactly `[text(value)]`: one block, `value` 原样. */
+function assertContentOf(message: UserMessage, value: string, what: string): void {
+  assert.ok(Array.isArray(message.content), `${what}：content 应当是数组`);
+  assert.equal(message.content.length, 1, `${what}：content 应当恰好一个块`);
+  assertBlockOf(message.content[0]!, value, what);
+}
+
+test("Lab 3.3 · userMessage() 给出一条新的纯数据消息：恰好一个文本块", async (t) => {
+  t.mock.timers.enable({ apis: ["Date"], now: 7 });
+  for (const value of ["a.ts 里有什么？", "", "两行\n文字", "  空白  ", "Windows 的\r\n换行"]) {
+    rule(C5_3, () => {
+      assertContentOf(userMessage(value, 1), value, `userMessage(${shown(value)}, 1)`);
+    });
+  }
+  for (const { name, value } of AS_IS) {
+    rule(C5_3, () => {
+      assertContentOf(userMessage(value, 1), value, `${name}：userMessage(${shown(value)}, 1)`);
+    });
+  }
+  await holds(
+    C5_3,
+    fc.property(anyText, anyTimestamp, (value, timestamp) => {
+      assertContentOf(userMessage(value, timestamp), value, `userMessage(${shown(value)}, ${timestamp})`);
+    }),
+    { numRuns: RUNS },
+  );
   rule('§C1.2：字段按类型声明的顺序：userMessage() 的 JSON 是 {"role":"user","content":[…],"timestamp":…}', () => {
     assert.equal(JSON.stringify(userMessage("hi", 5)), '{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":5}');
   });
+  rule(C5_4, () => {
+    const original = { role: "user", content: [{ type: "text", text: "x" }], timestamp: 1 };
+    const first = userMessage("x", 1);
+    const second = userMessage("x", 1);
+    assert.notEqual(first, second, "两次调用是两个对象");
+    assert.notEqual(first.content, second.content, "两条消息的 content 是两个数组");
+    assert.notEqual(first.content[0], second.content[0], "两条消息的文本块是两个对象");
+    first.content.push({ type: "text", text: "!" });
+    first.content[0]!.text = "changed";
+    first.timestamp = 2;
+    assert.deepEqual(second, original, "另一条消息不受影响");
+    assert.deepEqual(userMessage("x", 1), original, "之后造的消息不受影响");
+  });
+  await holds(
+    `${C5_4}；同样的文字、同样的时间戳（不给也一样）也不复用`,
+    fc.property(
+      fc.array(fc.record({ value: fc.constantFrom("", "x", "a.ts 里有什么？"), timestamp: fc.constantFrom(undefined, 0, 1) }, { noNullPrototype: true }), {
+        minLength: 1,
+        maxLength: 6,
+      }),
+      (calls) => {
+        const made = [...calls, ...calls].map(({ value, timestamp }) => userMessage(value, timestamp));
+        const first = made.map((message) => structuredClone(message));
+        assert.equal(new Set(made).size, made.length, "每次调用都是一个新对象");
+        assert.equal(new Set(made.map((message) => message.content)).size, made.length, "每条消息都有自己的 content 数组");
+        assert.equal(new Set(made.map((message) => message.content[0])).size, made.length, "每条消息都有自己的文本块");
+        for (const message of made) {
+          message.content[0]!.text += "（改过）";
+          message.content.push({ type: "text", text: "!" });
+          message.timestamp = 2;
+        }
+        for (const [i, { value, timestamp }] of calls.entries()) {
+          assert.deepEqual(userMessage(value, timestamp), first[i], `改过之后再造 userMessage(${shown(value)}, ${timestamp})：应当和第一次造的一样`);
+        }
+      },
+    ),
+    { numRuns: RUNS },
+  );
   rule(
-    "§C1.1：消息里的一切都是纯 JSON 数据：原型是 Object.prototype 的对象、数组、字符串、数字、布尔值，没有值为 undefined 的字段，structuredClone 和 JSON 往返都不丢东西",
+    "§C1.1：消息里的一切都是纯 JSON 数据：像对象字面量造出的那样（原型是 Object.prototype，可扩展，字段可写），没有值为 undefined 的字段，structuredClone 和 JSON 往返都不丢东西",
     () => {
       assertPlainJson(userMessage("a.ts 里有什么？"), 'userMessage("a.ts 里有什么？")');
       assertPlainJson(userMessage("", 0), 'userMessage("", 0)');
       const conversation: AgentMessage[] = [
         userMessage("a.ts 里有什么？", 1),
-        { role: "assistant", content: [text("我先读一下 a.ts。"), readCall], timestamp: 2 },
+        { role: "assistant", content: [text("我先读一下 a.ts。"), structuredClone(readCall)], timestamp: 2 },
         {
           role: "toolResult",
           toolCallId: "call-1",
@@ -230,17 +530,4 @@ test("Lab 3.3 · userMessage() 给出一条新的纯数据消息：恰好一个�
       assertPlainJson(conversation, "一段对话");
     },
   );
-  rule("§C5.4：每次调用都是新对象、新数组、新块：改一条消息，另一条和之后造的消息都不受影响", () => {
-    const original = { role: "user", content: [{ type: "text", text: "x" }], timestamp: 1 };
-    const first = userMessage("x", 1);
-    const second = userMessage("x", 1);
-    assert.notEqual(first, second, "两次调用是两个对象");
-    assert.notEqual(first.content, second.content, "两条消息的 content 是两个数组");
-    assert.notEqual(first.content[0], second.content[0], "两条消息的文本块是两个对象");
-    first.content.push({ type: "text", text: "!" });
-    first.content[0]!.text = "changed";
-    first.timestamp = 2;
-    assert.deepEqual(second, original, "另一条消息不受影响");
-    assert.deepEqual(userMessage("x", 1), original, "之后造的消息不受影响");
-  });
 });

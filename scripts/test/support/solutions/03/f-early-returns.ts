@@ -1,0 +1,67 @@
+// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../measure.ts)
+/**
+ * Chapter 03 · the message IR, written from the chapter text alone, with early returns: the
+ * block made through a JSON round trip (plain data by construction, lone surrogates survive
+ * it), flatMap with an `in` check for the text, a `typeof` test for the given timestamp and
+ * `+new Date()` for the clock.
+ */
+
+/** A block of plain text inside a message. */
+export interface TextContent {
+  type: "text";
+  text: string;
+}
+
+/** A request from the model to run one tool; `id` pairs it with its result. */
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+/** What the user typed, as one or more text blocks, with the time it was written (ms since the epoch). */
+export interface UserMessage {
+  role: "user";
+  content: TextContent[];
+  timestamp: number;
+}
+
+/** One answer of the model: text blocks and tool calls in the order they arrived. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ToolCall)[];
+  timestamp: number;
+}
+
+/** The answer to exactly one `ToolCall`: `toolCallId` and `toolName` repeat the call's. */
+export interface ToolResultMessage {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: TextContent[];
+  details?: unknown;
+  isError: boolean;
+  timestamp: number;
+}
+
+/** Every message of a conversation: what the model is sent and what a session stores. */
+export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** A text block `{ type: "text", text: value }`, value as it is; a new object every call. */
+export function text(value: string): TextContent {
+  return JSON.parse(JSON.stringify({ type: "text", text: value })) as TextContent;
+}
+
+/** The text blocks' text in order, joined with nothing; tool calls add nothing; only reads the message. */
+export function textOf(message: { readonly content: readonly (TextContent | ToolCall)[] }): string {
+  if (message.content.length === 0) return "";
+  return message.content.flatMap((block) => ("text" in block ? [block.text] : [])).join("");
+}
+
+/** A user message with one text block; the timestamp given (0 too), else the clock read at the call. */
+export function userMessage(value: string, timestamp?: number): UserMessage {
+  if (typeof timestamp === "number") return { role: "user", content: [text(value)], timestamp };
+  const now = +new Date();
+  return { role: "user", content: [text(value)], timestamp: now };
+}
