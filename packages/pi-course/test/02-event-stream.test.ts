@@ -399,14 +399,18 @@ test("Lab 2.2 · 边推边读到结束：等着的读者随 end 一起结束", a
     assert.equal(stream.end(ANSWER), true);
     assert.deepEqual(await screen.seen(), { events: all, end: "done" });
   });
-  await rule("§C4.1：几个 next() 一起等着时 end：每一个都以 done 结束", async () => {
+  await rule("§C4.1：几个 next() 一起等着时 end：每一个都以 done（{ value: undefined, done: true }）结束", async () => {
     const other = new EventStream<Piece, string>();
     const reader = other[Symbol.asyncIterator]();
     const waiting = [reader.next(), reader.next(), reader.next()];
     other.end("");
     const steps = [];
-    for (const one of waiting) steps.push(stepOf(await outcomeOf(one)));
-    assert.deepEqual(steps, [{ done: true }, { done: true }, { done: true }]);
+    for (const one of waiting) steps.push(await outcomeOf(one));
+    assert.deepEqual(
+      steps,
+      [0, 1, 2].map(() => ({ status: "fulfilled", value: { value: undefined, done: true } })),
+      "每一个都得到 DONE，也就是 { value: undefined, done: true }：结果只从 result() 拿，不放进 done",
+    );
   });
   await rule("§C4.2：只关心结果的一方（agent 循环）：result() 兑现为 end 的值", async () => {
     assert.deepEqual(await outcomeOf(stream.result()), { status: "fulfilled", value: ANSWER });
@@ -464,6 +468,7 @@ test("Lab 2.3 · fail 之后：先读完排着的事件，再抛出同一个错�
     other.fail("断线");
     assert.deepEqual((await outcomesOf(waiting)).map(stepOf), [{ threw: "断线" }, { threw: "断线" }, { threw: "断线" }], "一起等着的每一个 next() 都以它拒绝");
     assert.deepEqual(await step(reader), { threw: "断线" }, "之后的 next() 也以它拒绝");
+    assert.deepEqual(await step(reader), { threw: "断线" }, "之后每一次 next() 都以它拒绝，不是只报一次就变成 done");
     assert.deepEqual(await outcomeOf(other.result()), { status: "rejected", reason: "断线" }, "result() 以同一个值拒绝");
   });
   await holds(
@@ -697,7 +702,7 @@ async function abortedAsItIs({ reason, withOnAbort, returned }: { reason: unknow
   if (withOnAbort) assertUntouched(returned, "onAbort 返回的结果");
 }
 
-test("Lab 2.5 · 中止：有 onAbort 就以它的结果结束，没有就以中止原因失败", async () => {
+test("Lab 2.5 · 中止：有 onAbort 就以它的结果结束，没有就以中止原因失败", async (t) => {
   const [first, second] = pieces() as [Piece, Piece];
   const turn = new AbortController();
   const reasons: unknown[] = [];
@@ -745,6 +750,18 @@ test("Lab 2.5 · 中止：有 onAbort 就以它的结果结束，没有就以中
     assert.equal(seen.error, reason);
     const outcome = await outcomeOf(bare.result());
     assert.equal((outcome as { reason?: unknown }).reason, reason);
+  });
+  await rule("§C7.1：signal 上的监听一直挂到流结束，没有时限：开着的流过了多久（这里是 2^31 ms 以上，假时钟）都照样被中止关闭", () => {
+    t.mock.timers.enable({ apis: ["setTimeout", "setInterval"] });
+    try {
+      const later = new AbortController();
+      const open = new EventStream<Piece, string>({ signal: later.signal, onAbort: () => "（很久以后中止）" });
+      t.mock.timers.tick(2 ** 31 + 1);
+      later.abort("很久以后");
+      assert.equal(open.closed, true, "过了多久，中止都应当关掉这个流");
+    } finally {
+      t.mock.timers.reset();
+    }
   });
   await rule("§C7.1：同一个 signal 上开着的几个流：abort 时各自关闭，各自的 onAbort 各调用一次", async () => {
     const session = new AbortController();
