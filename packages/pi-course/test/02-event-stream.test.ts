@@ -404,10 +404,11 @@ test("Lab 2.2 · 边推边读到结束：等着的读者随 end 一起结束", a
     const reader = other[Symbol.asyncIterator]();
     const waiting = [reader.next(), reader.next(), reader.next()];
     other.end("");
-    const steps = [];
-    for (const one of waiting) steps.push(await outcomeOf(one));
+    const outcomes = [];
+    for (const one of waiting) outcomes.push(await outcomeOf(one));
+    assert.deepEqual(outcomes.map(stepOf), [{ done: true }, { done: true }, { done: true }]);
     assert.deepEqual(
-      steps,
+      outcomes,
       [0, 1, 2].map(() => ({ status: "fulfilled", value: { value: undefined, done: true } })),
       "每一个都得到 DONE，也就是 { value: undefined, done: true }：结果只从 result() 拿，不放进 done",
     );
