@@ -500,9 +500,7 @@ function labError(lab: string): Error {
 // Lab 13.1 · 技能清单只给名字和描述，按字节预算
 // ---------------------------------------------------------------------------
 
-// 🔨 Lab 13.1：先写一个 helper，把一个名字或描述变成一行，按顺序三步：先去掉不是空白的控制字符
-//    （U+0000–U+001F、U+007F–U+009F 里除了换行、回车、制表符这些空白的）和双向控制符（U+200E、U+200F、
-//    U+202A–U+202E、U+2066–U+2069）；再把每一段空白（换行、制表符也算）换成一个空格；最后去掉首尾空白。
+// 🔨 Lab 13.1（第 3 节）：在这里写一个 helper，把一个名字或描述压成一行（§C3.3）。
 
 /**
  * The catalog section of the system prompt: `SKILL_CATALOG_HEADER`, a blank line, then one
@@ -518,11 +516,7 @@ function labError(lab: string): Error {
  * `RUNTIME_OPTIONS_INVALID`.
  */
 export async function buildSkillCatalog(catalog: ResourceCatalog, options: SkillCatalogOptions): Promise<SkillCatalog> {
-  // 🔨 Lab 13.1：预算不是非负整数 → RUNTIME_OPTIONS_INVALID
-  // 🔨 Lab 13.1：按名字的 code unit 排序（不要依赖 catalog.skills 原来的顺序），用已经写好的 hiddenFromModel() 分出隐藏的
-  // 🔨 Lab 13.1：从标题和它后面那个空行的字节数算起，逐条累加 UTF-8 字节（两条之间的换行也算）：
-  //    放得下就留下，放不下就整条记进 dropped，然后接着看下一条（后面更短的也许还放得下）
-  // 🔨 Lab 13.1：一条都没留下时 text 是空字符串；bytes 是 text 的 UTF-8 字节数，maxBytes 是这次的预算
+  // 🔨 Lab 13.1（第 3 节的骨架，契约 §C3）：建出清单；hiddenFromModel() 已经写好，直接用
   void catalog;
   void options;
   throw labError("Lab 13.1 skill catalog");
@@ -532,13 +526,8 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
 // Lab 13.2 · load_skill 按名字加载，正文和文件每次现读
 // ---------------------------------------------------------------------------
 
-// 🔨 Lab 13.2：先写 load_skill 的 schema：一个带 jsonSchema（给模型看：对象，必填的字符串 name，可选的字符串数组
-//    resources，最多 8 项，不许别的字段）和 parse 的对象。parse 不合格时抛 RuntimeError，code 是 skill_invalid_request，
-//    消息以这个 code 加冒号开头。name 只要是字符串就过 schema：它是不是技能名，由快照说了算（execute 里查）。
-// 🔨 Lab 13.2：再写一个给名字和路径加引号的 helper：JSON.stringify 之后，把它不转义的 U+007F–U+009F、U+2028、U+2029
-//    和双向控制符也写成 \uXXXX（§C4.7）；每条消息里的技能名、每个文件标题里的名字和路径都经过它。
-// 🔨 Lab 13.2：文件请求的错误另写一个翻译函数（§C4.6 的表）：SKILL_CHANGED 照旧是 skill_changed，
-//    SKILL_PATH_INVALID、SKILL_PATH_ESCAPE、SKILL_RESOURCE_MISSING 是 skill_resource_invalid，其余是 skill_resource_unreadable。
+// 🔨 Lab 13.2（第 4 节）：在这里写 load_skill 的参数 schema（§C4.1、§C4.2）、给名字和路径加引号的 helper（§C4.7）
+//    和读文件时的错误翻译（§C4.6）。
 
 /**
  * Turns a failed activation of skill `name` into the error the model may see. Its message
@@ -549,8 +538,7 @@ export async function buildSkillCatalog(catalog: ResourceCatalog, options: Skill
  * and a colon (`skill_changed: …`).
  */
 function skillLoadError(error: unknown, name: string): RuntimeError {
-  // 🔨 Lab 13.2：看第 12 章错误的 code 分三类（见上面的文档注释），每类 new 一个 RuntimeError 返回（不是抛出）
-  // 🔨 Lab 13.2：消息自己写：以新的 code 加冒号开头，说出加了引号的技能名；原错误的 message 一个字都不要用，它带着路径
+  // 🔨 Lab 13.2（第 4 节，契约 §C4.6、§C4.7）：把第 12 章的错误翻译成模型可以看的错误，返回它
   void error;
   void name;
   throw labError("Lab 13.2 load_skill");
@@ -574,14 +562,7 @@ function skillLoadError(error: unknown, name: string): RuntimeError {
  * `onLoad({ name, by: "model", at: now() })`; a refused one records nothing.
  */
 export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRequest, LoadSkillDetails> {
-  // 🔨 Lab 13.2：返回一个 Tool：name 是 load_skill，一句 description，schema 是你写的那个
-  // 🔨 Lab 13.2：execute：名字不在快照里 → skill_not_found；在 hidden 里 → skill_hidden；
-  //    否则每次都用第 12 章的 activateSkill 现读正文，它抛的错交给 skillLoadError()
-  // 🔨 Lab 13.2：没有 resources（或是空数组）：文字是正文，再接上 skillFilesOf(技能的 root) 列出的文件（格式见 §C4.9），
-  //    details 是 { name, files }；有 resources：再用 activateSkill(快照, name, { resources }) 读这些文件（§C4.10），
-  //    它抛的错交给你的文件错误翻译函数；文字是每个文件的标题和内容，details 是 { name, resources }
-  // 🔨 Lab 13.2：错误：返回 isError 为 true 的输出（不要抛出），文字是错误的 message，details 是名字和 code
-  // 🔨 Lab 13.2：成功之后调用 onLoad 记下这次加载（by 是 model，at 取 now），两种成功都记一条
+  // 🔨 Lab 13.2（第 4 节的骨架，契约 §C4）：返回 load_skill 工具；skillFilesOf() 已经写好，直接用
   void options;
   throw labError("Lab 13.2 load_skill");
 }
@@ -590,7 +571,7 @@ export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRe
 // Lab 13.3 · 用户命令先于模型
 // ---------------------------------------------------------------------------
 
-// 🔨 Lab 13.3：建议写两个 helper，一个处理 /skill: 之后的部分，一个处理 /template: 之后的部分。
+// 🔨 Lab 13.3（第 5 节）：建议在这里为 /skill: 和 /template: 各写一个 helper。
 
 /**
  * Applies a user command, if the input starts with one, and returns the turn the model
@@ -608,11 +589,7 @@ export function createLoadSkillTool(options: LoadSkillOptions): Tool<LoadSkillRe
  * key given twice is `COMMAND_INVALID`. Nothing is sent and nothing recorded on any error.
  */
 export async function expandInput(input: string, resources: ResourceCatalog, options: ExpandOptions = {}): Promise<ExpandedInput> {
-  // 🔨 Lab 13.3：只有输入恰好以 /skill: 或 /template: 开头才是命令（大小写、位置都不能差）；其余原样包成用户消息
-  // 🔨 Lab 13.3：/skill:：名字是前缀之后直到第一个空白的那一段，之后的文字去掉首尾空白；用 activateSkill 现读正文，
-  //    它的错交给 skillLoadError()（Lab 13.2）再抛出；成功后记一条 by 为 user 的加载；消息的排版见上面的文档注释
-  // 🔨 Lab 13.3：/template:：名字之后按空白切开，每一段都要是 key=value，同一个 key 不能出现两次；
-  //    先检查参数，再找模板（TEMPLATE_NOT_FOUND），最后交给第 12 章的 renderTemplate
+  // 🔨 Lab 13.3（第 5 节的骨架和判断表，契约 §C5）：展开用户的命令
   void input;
   void resources;
   void options;
@@ -641,19 +618,7 @@ async function defaultTools(projectRoot: string): Promise<Tool[]> {
  * and the session goes on without it. Changes nothing outside the state it returns.
  */
 async function loadState(setup: RuntimeSetup, importModule: ImportModule | undefined): Promise<RuntimeState> {
-  // 🔨 Lab 13.4：宽松发现：roots 是项目在前、用户在后（没有 userRoot 就只有项目），带上 onDiagnostic，
-  //    每条诊断变成 area 为 resources 的 RuntimeDiagnostic（severity、code、source、message 照搬）
-  // 🔨 Lab 13.4：指令：用户的 AGENTS.md 在前、项目的在后，每个文件只出现一次。第 12 章的发现里同名的只留第一个 root 的，
-  //    所以用户的那份要单独发现一次用户 root 来拿（它的诊断上面已经报告过，这一次不再记）；两份都用上了，
-  //    发现说用户的 AGENTS.md “被挡住”（RESOURCE_SHADOWED）的那条警告就不对了，不要记下它
-  // 🔨 Lab 13.4：buildSkillCatalog（Lab 13.1，预算默认 DEFAULT_MAX_CATALOG_BYTES）→ 一个新的 ToolRegistry：
-  //    核心工具（options.tools，没给就用 defaultTools）在前，load_skill（Lab 13.2，onLoad 交给 setup.recordLoad）在后
-  // 🔨 Lab 13.4：一个新的 extension host（hookTimeoutMs 默认 DEFAULT_HOOK_TIMEOUT_MS；hook 诊断作为 hook_diagnostic 事件交给 setup.emit）
-  // 🔨 Lab 13.4：先加载用户级扩展（extensionSourcesOf 已经写好；用户自己装的代码直接信任）；然后问一次 isProjectTrusted：
-  //    只有恰好 true 才信任，抛错记一条 area 为 trust 的 PROJECT_TRUST_FAILED 诊断并当作不信任；
-  //    信任才加载项目的扩展，不信任就把它们记为 skipped_untrusted，一个也不 import
-  // 🔨 Lab 13.4：importModule 有值才交给 loadExtension；一个扩展加载失败：状态记为 failed 并带上错误的 code，
-  //    再加一条 area 为 extensions、source 为扩展 id 的 error 诊断，然后继续下一个
+  // 🔨 Lab 13.4（第 6 节的顺序表和骨架，契约 §C6.1–§C6.5）：按启动的顺序建出一份完整的状态
   void setup;
   void importModule;
   throw labError("Lab 13.4 runtime startup");
@@ -666,12 +631,7 @@ async function loadState(setup: RuntimeSetup, importModule: ImportModule | undef
  * `RUNTIME_OPTIONS_INVALID` or `RUNTIME_PROJECT_MISSING` before anything is loaded.
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  // 🔨 Lab 13.4：先用已经写好的 checkOptions 与 resolveRoots
-  // 🔨 Lab 13.4：准备 RuntimeSetup：emit 把事件的副本交给 options.onEvent；recordLoad 把加载的副本记进一个数组，并发出 skill_load 事件
-  // 🔨 Lab 13.4：loadState 建出第一个状态（importModule 用 options 里的），它的每条诊断作为 diagnostic 事件报告一次；再建一个空的 session
-  // 🔨 Lab 13.4：返回 Runtime：每个 getter 都返回副本（messages 是 session 的 activePath 里的消息，tools 是 registry 里的名字）；
-  //    instructions 是状态里的指令；prompt 把输入和它的选项（没给就是 {}）交给 runTurn（Lab 13.5），
-  //    reload 交给 reloadRuntime（Lab 13.6），两者经同一个 serialized() 排队
+  // 🔨 Lab 13.4（第 6 节，契约 §C6.6、§C6.7）：启动，返回 Runtime；checkOptions、resolveRoots、serialized 已经写好
   void options;
   throw labError("Lab 13.4 runtime startup");
 }
@@ -702,16 +662,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
  * not fit rejects and keeps them too.
  */
 async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOptions): Promise<TurnResult> {
-  // 🔨 Lab 13.5：promptOptions.signal 已经中断 → 什么都不做，直接返回 aborted（turns 0，messages []，failure 是 TURN_ABORTED）
-  // 🔨 Lab 13.5：记下 session 现在的 leafId；这一轮还没发出第一次请求就结束（抛错或中断）时，用 session.branch 把 leaf 移回去
-  // 🔨 Lab 13.5：先 expandInput（Lab 13.3），加载记录交给 core.recordLoad；按上面的文档注释拼出系统提示
-  // 🔨 Lab 13.5：交给第 07 章的 runAgentLoop：历史是空数组，输入是展开后的那条消息，signal 交给它，
-  //    执行器是 host 包装过的第 06 章执行器（用同一个 signal 建出），轮数上限默认 DEFAULT_MAX_TURNS
-  // 🔨 Lab 13.5：prepareContext 每次都用 buildContext 从 session 的 activePath 算出这次请求，
-  //    工具说明也交给它（prepareContext 的第二个参数：循环随这次请求发出的那一份）；
-  //    total 超过 maxTokens 就抛 RUNTIME_CONTEXT_OVERFLOW，不发送；放得下才发出 request 事件再返回
-  // 🔨 Lab 13.5：循环的每个 message 事件：追加进 session，并作为 message 事件发出
-  // 🔨 Lab 13.5：循环以 aborted 结束 → 结果带上 failure：code 是 TURN_ABORTED，message 是循环的 errorMessage
+  // 🔨 Lab 13.5（第 7 节的流水线和骨架，契约 §C7）：跑一轮；buildContext 和 runAgentLoop 已经写好，不要改它们
   void core;
   void input;
   void promptOptions;
@@ -722,8 +673,7 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
 // Lab 13.6 · reload：换掉代码与清单，留下会话
 // ---------------------------------------------------------------------------
 
-// 🔨 Lab 13.6：先写一个 helper，每次都 import 出扩展模块的新实例：在文件 URL 上加一个本进程里不会重复的查询参数，
-//    Node 就会重新读取、重新执行这个文件。再写一个比较两个状态的 helper（技能、工具、扩展，按名字）。
+// 🔨 Lab 13.6（第 8 节）：在这里写每次 import 出新模块实例的 helper（§C8.4）和比较两个状态的 helper（§C8.3）。
 
 /**
  * Reloads: builds a complete new state beside the current one (`loadState`, every
@@ -739,11 +689,7 @@ async function runTurn(core: RuntimeCore, input: string, promptOptions: PromptOp
  * diagnostics are reported once as events, then a `reload` event.
  */
 async function reloadRuntime(core: RuntimeCore): Promise<ReloadReport> {
-  // 🔨 Lab 13.6：resolveRoots 再查一次项目还在，然后用 loadState 在旁边建一个完整的新状态
-  //    （importModule：options 里给了就用它，否则用你的新实例 helper）；这一步抛错 → failed，旧状态不动
-  // 🔨 Lab 13.6：新状态的每条诊断作为事件报告一次；信任策略抛错，或一个现在正在运行（active）的扩展加载失败
-  //    → failed（带那条诊断的 code），旧状态不动；原本就没在运行的扩展失败只是一条诊断（扩展按来源和 id 认，§C8.5）
-  // 🔨 Lab 13.6：否则换上新状态，报告变化；session 不动。无论成败，最后都发出一个 reload 事件
+  // 🔨 Lab 13.6（第 8 节的骨架，契约 §C8）：在旁边建一份新状态，只在不丢掉正在运行的东西时换上
   void core;
   throw labError("Lab 13.6 runtime reload");
 }
