@@ -1813,6 +1813,7 @@ test("Lab 13.6 · reload 之前清单是快照、正文总是现读；reload 报
   assert.match(answers[0] ?? "", /^skill_not_found: /, "§C8.1：启动之后才加的技能，reload 之前按名字也找不到");
   assert.equal(answers[1], "BODY TWO", "§C8.1：正文总是现读：reload 之前就拿到改过的正文");
   assert.ok(model.requests[2]!.systemPrompt.includes("v1 review"), "§C8.1：reload 之前，系统提示里的清单也还是旧的");
+  await rejectsWith(runtime.prompt("/skill:fresh 看看"), "skill_not_found", "§C8.1：/skill: 也只查启动时的快照：reload 之前，启动后才加的技能用命令也加载不了");
 
   const transcript = runtime.messages;
   const report = await runtime.reload();
