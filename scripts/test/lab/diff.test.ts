@@ -20,3 +20,10 @@ test("long renderings: 3 000 lines with 30 changed give exactly the 30 changes, 
   assert.equal(lines.length, 3030);
   assert.deepEqual(lines.slice(0, 3), ["+ line 0 changed", "- line 0", "  line 1"]);
 });
+
+test("texts that differ in more lines than the comparison looks for are shown whole, the same way however busy the machine", () => {
+  const expected = Array.from({ length: 1000 }, (_, i) => `old ${i}`);
+  const actual = Array.from({ length: 1000 }, (_, i) => `new ${i}`);
+  const lines = lineDiff(expected.join("\n"), actual.join("\n"));
+  assert.deepEqual(lines, [...expected.map((line) => `- ${line}`), ...actual.map((line) => `+ ${line}`)]);
+});
