@@ -89,12 +89,12 @@ function deeplyFrozen(value: unknown, seen = new Set<unknown>()): boolean {
 }
 
 /** `value` with everything reachable from it frozen (a caller's data may be). */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
+function deepFreeze<T>(target: T): T {
+  if (typeof target === "object" && target !== null && !Object.isFrozen(target)) {
+    Object.freeze(target);
+    for (const key of Reflect.ownKeys(target)) deepFreeze((target as Record<PropertyKey, unknown>)[key]);
   }
-  return value;
+  return target;
 }
 
 // ---------------------------------------------------------------------------
