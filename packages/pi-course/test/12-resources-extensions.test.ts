@@ -1863,15 +1863,16 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
       for (let round = 0; round < 5; round += 1) await new Promise((resolve) => setImmediate(resolve));
     };
     for (const stage of ["beforeToolCall", "afterToolResult"] as const) {
+      const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 2 ** 31 - 1 });
+      let release!: () => void;
+      const answer = new Promise<undefined>((resolve) => (release = () => resolve(undefined)));
+      await loadTrusted(host, "patient", (context) => {
+        if (stage === "beforeToolCall") context.on(stage, () => answer);
+        else context.on(stage, () => answer);
+      });
+      // The fake clock starts after the load: only the call's own timers run on it.
       mock.timers.enable({ apis: ["setTimeout"] });
       try {
-        const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 2 ** 31 - 1 });
-        let release!: () => void;
-        const answer = new Promise<undefined>((resolve) => (release = () => resolve(undefined)));
-        await loadTrusted(host, "patient", (context) => {
-          if (stage === "beforeToolCall") context.on(stage, () => answer);
-          else context.on(stage, () => answer);
-        });
         const recorded = recordingCore();
         let settled: ToolResultMessage | undefined;
         const pending = host
