@@ -62,8 +62,7 @@ function labError(lab: string): Error {
 
 // ── Lab 12.1 · roots 的顺序决定清单里谁胜出 ──
 
-// 🔨 Lab 12.1：先写 helper——canonical root（缺失或不是目录 → RESOURCE_ROOT_MISSING）、
-//    frontmatter 扫描（允许 BOM 与 CRLF）、只读 SKILL.md 前缀的分块读取、单个 root 的扫描。
+// 🔨 Lab 12.1（课文第 3 节，契约 §C3）：discoverResources 需要的 helper 写在这里。
 
 /**
  * Builds the catalog of `roots`. Guarantees: roots are canonicalised and scanned in the
@@ -77,16 +76,13 @@ function labError(lab: string): Error {
  * it, so your version may leave it unused.
  */
 export async function discoverResources(roots: readonly string[], options: DiscoverOptions = {}): Promise<ResourceCatalog> {
-  // 🔨 Lab 12.1：按 roots 顺序扫描，每个 root 先 realpath；第一次出现的 kind:name 胜出
-  // 🔨 Lab 12.1：同一 root 内重复的 kind:name → RESOURCE_DUPLICATE；只有 ENOENT 表示"没有这类资源"
-  // 🔨 Lab 12.1：SKILL.md 只读到 frontmatter 结束（YAML 块上限 64 KiB），catalog 里没有 Skill 正文
-  // 🔨 Lab 12.1：winner 先按 kind、再按 name 的 code unit 排序；四个数组各是一份深副本
+  // 🔨 Lab 12.1（课文第 3 节的骨架，契约 §C3）
   throw labError("Lab 12.1 resource catalog");
 }
 
 // ── Lab 12.2 · 激活时才把技能正文交给本轮 ──
 
-// 🔨 Lab 12.2：先写 containment helper——用 path.relative 判断，不要比较字符串前缀。
+// 🔨 Lab 12.2（课文第 4 节，契约 §C4）：activateSkill 需要的 helper 写在这里。
 
 /**
  * Activates the catalog's skill `name` for this turn. Guarantees: SKILL.md is re-read
@@ -97,10 +93,7 @@ export async function discoverResources(roots: readonly string[], options: Disco
  * changes the catalog.
  */
 export async function activateSkill(catalog: ResourceCatalog, name: string, options: { resources?: readonly string[] } = {}): Promise<ActivatedSkill> {
-  // 🔨 Lab 12.2：按 name 在 catalog 中查找（找不到 → SKILL_NOT_FOUND）
-  // 🔨 Lab 12.2：经 realpath 重新读取 SKILL.md：必须仍在 canonical root 内，name 必须不变（SKILL_CHANGED）
-  // 🔨 Lab 12.2：每个 request：拒绝空串/绝对路径/NUL → resolve → lexical containment → realpath → canonical containment → 读取
-  // 🔨 Lab 12.2：相同 request 只保留第一次；返回保留 catalog metadata 的全新副本
+  // 🔨 Lab 12.2（课文第 4 节的骨架，契约 §C4）
   throw labError("Lab 12.2 skill activation");
 }
 
@@ -113,7 +106,7 @@ export async function activateSkill(catalog: ResourceCatalog, name: string, opti
  * argument throws `TEMPLATE_ARGUMENT_MISSING` naming it; extra arguments are ignored.
  */
 export function renderTemplate(template: TemplateResource, args: Readonly<Record<string, string>>): UserMessage {
-  // 🔨 Lab 12.3：只匹配 {{identifier}}，用一次带回调的 replace 完成替换；缺参数 → TEMPLATE_ARGUMENT_MISSING
+  // 🔨 Lab 12.3（课文第 5 节的骨架，契约 §C5.1–§C5.4）
   throw labError("Lab 12.3 template and context");
 }
 
@@ -134,9 +127,7 @@ export function renderTemplate(template: TemplateResource, args: Readonly<Record
  * It does not count tokens; the caller hands the string to `buildContext` as `systemPrompt`.
  */
 export function formatResourceContext(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): string {
-  // 🔨 Lab 12.3：先校验 activated（重复 → ACTIVATION_DUPLICATE，不属于本 catalog → ACTIVATION_FOREIGN）
-  // 🔨 Lab 12.3：instructions → 全部 Skill 的 name/description → 按 name 排序的 active body 与附加文件，用空行连接
-  // 🔨 Lab 12.3：name、description 和 request 来自元数据，放进去之前各压成一行（§C5.5）；正文和文件内容原样
+  // 🔨 Lab 12.3（课文第 5 节的骨架，契约 §C5.5–§C5.9）
   throw labError("Lab 12.3 template and context");
 }
 
@@ -172,13 +163,12 @@ class ExtensionHostImpl implements ExtensionHost {
   }
 
   isActive(extensionId: string): boolean {
-    // 🔨 Lab 12.4：这个 id 是否已经 commit 过
+    // 🔨 Lab 12.4（课文第 6 节，契约 §C6.2）
     throw labError("Lab 12.4 trust and staging");
   }
 
   stage(extensionId: string): StagedRegistration {
-    // 🔨 Lab 12.4：context 的 registerTool/on 只写局部数组；factory 结束后 close，再调用会抛 EXTENSION_CONTEXT_CLOSED
-    // 🔨 Lab 12.4：commit 先检查 id 未激活、暂存工具不重名、Registry 中没有同名工具（TOOL_CONFLICT），全部通过后才一次写入
+    // 🔨 Lab 12.4（课文第 6 节的 commit() 伪代码，契约 §C6.6–§C6.8）
     throw labError("Lab 12.4 trust and staging");
   }
 
@@ -214,8 +204,7 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
  * can honour (at most 2^31 − 1), else `INVALID_ARGUMENT`.
  */
 export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
-  // 🔨 Lab 12.4：校验 hookTimeoutMs（正数且不超过 2^31 − 1，否则 INVALID_ARGUMENT），
-  //    再把新建的 ExtensionHostImpl 交给已经写好的 publicFace()，交出去的只是它的外壳
+  // 🔨 Lab 12.4（课文第 6 节，契约 §C6.9）：新建的 ExtensionHostImpl 交给已经写好的 publicFace()
   void registry;
   void options;
   throw labError("Lab 12.4 trust and staging");
@@ -230,17 +219,13 @@ export function createExtensionHost(registry: ToolRegistry, options: ExtensionHo
  * nothing. Any failure leaves the registry and the hooks exactly as they were.
  */
 export async function loadExtension(source: ExtensionSource, options: LoadExtensionOptions): Promise<LoadExtensionResult> {
-  // 🔨 Lab 12.4：hostImplementation(options.host)；已激活的 id → EXTENSION_DUPLICATE（在 trust 之前）
-  // 🔨 Lab 12.4：复制并冻结 source → isTrusted 只有恰好 true 才算信任；否则 skipped_untrusted，绝不 import
-  // 🔨 Lab 12.4：import（默认用 pathToFileURL 动态 import）→ default 必须是函数（EXTENSION_INVALID）
-  // 🔨 Lab 12.4：factory 跑在 staging context 上（抛错 → EXTENSION_FACTORY_FAILED，带 cause）→ commit
+  // 🔨 Lab 12.4（课文第 6 节的骨架，契约 §C6.1–§C6.8）
   throw labError("Lab 12.4 trust and staging");
 }
 
 // ── Lab 12.5 · 一次工具调用怎样穿过 hook ──
 
-// 🔨 Lab 12.5：建议的 helper——等待一个 hook 至多 hookTimeoutMs（Promise.race，结束后 clearTimeout）、
-//    深冻结、与 call 配对的 blocked result、调用 onDiagnostic（它自己抛错也不能打断调用）。
+// 🔨 Lab 12.5（课文第 7 节，契约 §C7）：hookedExecutor 需要的 helper 写在这里。
 
 /**
  * The executor behind `ExtensionHost.wrapExecutor`. Guarantees: the before hooks run in
@@ -258,8 +243,7 @@ function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: T
     // Lab 12.4 的第二项测试靠它观察“失败的加载没有留下 hook”。Lab 12.5 要重写整个函数体：
     // 到那时没有 hook 的调用也要遵守上面的保证（core 拿到的是 call 的副本，调用者拿到的是结果的副本）。
     if (hooks.before.length === 0 && hooks.after.length === 0) return core(call);
-    // 🔨 Lab 12.5：复制 call → before 按注册顺序执行（deny/抛错/超时/格式错误 → 配对的 blocked result，不调用 core）
-    // 🔨 Lab 12.5：全部 allow → core 恰好一次 → after 逐个观察同一份冻结副本（失败只写 diagnostic）→ 返回深副本
+    // 🔨 Lab 12.5（课文第 7 节的骨架，契约 §C7）
     throw labError("Lab 12.5 hook execution");
   };
 }

@@ -19,7 +19,8 @@ import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
 import * as os from "node:os";
 import * as nodePath from "node:path";
-import test, { type TestContext } from "node:test";
+import test, { mock, type TestContext } from "node:test";
+import fc from "fast-check";
 import { buildContext } from "../src/context.js";
 import {
   activateSkill,
@@ -38,6 +39,7 @@ import {
 import { createSession } from "../src/session.js";
 import { ToolRegistry, objectSchema, stringValue, type Tool, type ToolExecutor } from "../src/tool.js";
 import { text, textOf, type ToolCall, type ToolResultMessage } from "../src/types.js";
+import { holds } from "./support/properties.js";
 import { isScaffold, rule } from "./support/rules.js";
 
 /**
@@ -84,6 +86,15 @@ function deeplyFrozen(value: unknown, seen = new Set<unknown>()): boolean {
   seen.add(value);
   if (!Object.isFrozen(value)) return false;
   return Reflect.ownKeys(value).every((key) => deeplyFrozen((value as Record<PropertyKey, unknown>)[key], seen));
+}
+
+/** `value` with everything reachable from it frozen (a caller's data may be). */
+function deepFreeze<T>(target: T): T {
+  if (typeof target === "object" && target !== null && !Object.isFrozen(target)) {
+    Object.freeze(target);
+    for (const key of Reflect.ownKeys(target)) deepFreeze((target as Record<PropertyKey, unknown>)[key]);
+  }
+  return target;
 }
 
 // ---------------------------------------------------------------------------
@@ -234,10 +245,15 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
   const user = ws.userRoot;
 
   let catalog!: ResourceCatalog;
-  await rule("§C3.9：roots 按给出的顺序扫描，第一个提供某个 kind:name 的 root 胜出；skill:review 与 template:review 是两个资源", async () => {
-    catalog = await discoverResources([ws.projectRoot, ws.userRoot]);
-    assert.deepEqual(identities(catalog), ["instructions:AGENTS", "skill:lint", "skill:review", "template:review"]);
-  });
+  await rule(
+    "§C3.9：roots 按给出的顺序扫描，第一个提供某个 kind:name 的 root 胜出；skill:review 与 template:review 是两个资源；调用者的数组不被改动",
+    async () => {
+      const roots = Object.freeze([ws.projectRoot, ws.userRoot]); // a caller's array may be frozen
+      catalog = await discoverResources(roots);
+      assert.deepEqual(identities(catalog), ["instructions:AGENTS", "skill:lint", "skill:review", "template:review"]);
+      assert.deepEqual(roots, [ws.projectRoot, ws.userRoot], "roots 数组本身不被改动");
+    },
+  );
   await rule("§C3.4：AGENTS.md 是 name 为 AGENTS 的 instructions，body 是整个文件去掉首尾空白，source/root 是 realpath 之后的路径", () => {
     assert.deepEqual(catalog.instructions, [
       { kind: "instructions", name: "AGENTS", source: nodePath.join(project, "AGENTS.md"), root: project, body: "PROJECT RULES" },
@@ -264,6 +280,17 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
         body: "Review {{target}}; then test {{target}} for {{owner}}.",
       },
     ]);
+  });
+  await rule("§C3.4：没有 frontmatter 的模板，name 是文件名去掉末尾那一个 .md：v1.2.md → v1.2，notes.md.md → notes.md", async () => {
+    const root = await makeRoot(t, { "templates/v1.2.md": "A", "templates/notes.md.md": "B", "templates/a.md.b.md": "C" });
+    assert.deepEqual(
+      (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.body]),
+      [
+        ["a.md.b", "C"],
+        ["notes.md", "B"],
+        ["v1.2", "A"],
+      ],
+    );
   });
   await rule("§C3.9：调换两个 root，每个同名资源的胜出者都跟着调换——优先级只来自调用者给的顺序", async () => {
     const swapped = await discoverResources([ws.userRoot, ws.projectRoot]);
@@ -324,6 +351,38 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     assert.deepEqual(await discoverResources([empty]), { resources: [], instructions: [], skills: [], templates: [] });
     const onlyTemplates = await makeRoot(t, { "templates/a.md": "A" });
     assert.deepEqual(identities(await discoverResources([onlyTemplates])), ["template:a"]);
+  });
+  await rule("§C3.2：没有数量上限：130 个技能、260 个模板、131 个 root，每一个都进入清单", async () => {
+    const root = await makeRoot(t, { "shared.md": "Shared {{x}}" });
+    const skillCount = 130;
+    const templateCount = 260;
+    const pad = (n: number) => String(n).padStart(4, "0");
+    await fsp.mkdir(nodePath.join(root, "templates"));
+    await fsp.mkdir(nodePath.join(root, "skills"));
+    const skillFolders: string[] = [];
+    for (let first = 0; first < Math.max(skillCount, templateCount); first += 50) {
+      const batch = Array.from({ length: 50 }, (_, offset) => first + offset);
+      await Promise.all(
+        batch.map(async (n) => {
+          // Templates without frontmatter are named after their file: hard links to one file are enough.
+          if (n < templateCount) await fsp.link(nodePath.join(root, "shared.md"), nodePath.join(root, "templates", `t${pad(n)}.md`));
+          if (n >= skillCount) return;
+          const folder = nodePath.join(root, "skills", `s${pad(n)}`);
+          await fsp.mkdir(folder);
+          await fsp.writeFile(nodePath.join(folder, "SKILL.md"), skillMarkdown(`s${pad(n)}`, `skill ${n}`, ""));
+          skillFolders.push(folder);
+        }),
+      );
+    }
+    // Each skill folder is also a root with nothing in it: the resources come from the last of 131 roots.
+    const found = await discoverResources([...skillFolders, root]);
+    const expected = [
+      ...Array.from({ length: skillCount }, (_, n) => `skill:s${pad(n)}`),
+      ...Array.from({ length: templateCount }, (_, n) => `template:t${pad(n)}`),
+    ];
+    assert.equal(found.skills.length, skillCount, "技能的个数");
+    assert.equal(found.templates.length, templateCount, "模板的个数");
+    assert.deepEqual(identities(found), expected);
   });
   await rule("§C3.3：只有“不存在”（ENOENT）表示没有这类资源；其他 I/O 错误不能被吞成一份空清单", async () => {
     const cases: [string, Record<string, string>, (root: string) => Promise<void>][] = [
@@ -419,6 +478,11 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     ["description 是列表", "---\nname: listed\ndescription: [a, b]\n---\n"],
     ["name 只有空白", "---\nname: '   '\ndescription: a blank name\n---\n"],
     ["description 只有空白", '---\nname: spaced\ndescription: "\\t \\n "\n---\n'],
+    ["name 是 0", "---\nname: 0\ndescription: zero name\n---\n"],
+    ["name 是 false", "---\nname: false\ndescription: boolean name\n---\n"],
+    ["description 是 0", "---\nname: zero\ndescription: 0\n---\n"],
+    ["description 写了却没有值（null）", "---\nname: nothing\ndescription:\n---\n"],
+    ["name 是空列表", "---\nname: []\ndescription: listed name\n---\n"],
   ];
   await rule("§C3.6：SKILL.md 必须有 frontmatter，name 与 description 都必须是非空字符串（只有空白也算空），否则 RESOURCE_INVALID", async () => {
     for (const [why, content] of invalidSkills) {
@@ -446,6 +510,11 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
         ["description 是数字", "---\ndescription: 3\n---\nbody\n"],
         ["name 只有空白", "---\nname: '  '\n---\nbody\n"],
         ["description 只有空白", "---\ndescription: ' '\n---\nbody\n"],
+        ["name 是 0", "---\nname: 0\n---\nbody\n"],
+        ["name 是 false", "---\nname: false\n---\nbody\n"],
+        ["description 是空字符串", '---\ndescription: ""\n---\nbody\n'],
+        ["description 写了却没有值（null）", "---\ndescription:\n---\nbody\n"],
+        ["description 是 false", "---\ndescription: false\n---\nbody\n"],
       ];
       for (const [why, content] of invalidTemplates) {
         const root = await makeRoot(t, { "templates/bad.md": content });
@@ -461,9 +530,53 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     await failsWith("RESOURCE_INVALID", () => discoverResources([open]), "没有结束的 70 KiB YAML 块");
     const template = await makeRoot(t, { "templates/big.md": `---\nname: big\n${padding}---\nbody\n` });
     await failsWith("RESOURCE_INVALID", () => discoverResources([template]), "模板的 frontmatter 也一样：70 KiB 的 YAML 块");
-    const fine = await makeRoot(t, { "skills/fine/SKILL.md": `---\nname: fine\ndescription: d\n# ${"x".repeat(40 * 1024)}\n---\nbody\n` });
-    assert.deepEqual(identities(await discoverResources([fine])), ["skill:fine"], "40 KiB 的 YAML 块没有超过上限");
+    // 64 KiB is 65 536 bytes: a block of 65 400 bytes is under the limit (64 000 is not the limit).
+    const under = (head: string) => `${head}# ${"x".repeat(65_400 - Buffer.byteLength(head) - 3)}\n`;
+    const fine = await makeRoot(t, {
+      "skills/fine/SKILL.md": `---\n${under("name: fine\ndescription: d\n")}---\nbody\n`,
+      "templates/near.md": `---\n${under("name: near\n")}---\nNear {{x}}\n`,
+    });
+    assert.equal(Buffer.byteLength(under("name: near\n")), 65_400);
+    assert.deepEqual(identities(await discoverResources([fine])), ["skill:fine", "template:near"], "65 400 字节的 YAML 块没有超过 64 KiB（65 536 字节）");
   });
+  const metadataRoot = await makeRoot(t, {});
+  const roundTrip = async (name: string, description: string) => {
+    const root = metadataRoot;
+    const skillFile = nodePath.join(root, "skills", "any", "SKILL.md");
+    const templateFile = nodePath.join(root, "templates", "any.md");
+    await fsp.mkdir(nodePath.dirname(skillFile), { recursive: true });
+    await fsp.mkdir(nodePath.dirname(templateFile), { recursive: true });
+    // A double-quoted YAML scalar holds any text; JSON's escapes are YAML's.
+    const head = `---\nname: ${JSON.stringify(name)}\ndescription: ${JSON.stringify(description)}\n---\n`;
+    await fsp.writeFile(skillFile, `${head}BODY\n`);
+    await fsp.writeFile(templateFile, `${head}Template {{x}}\n`);
+    const found = await discoverResources([root]);
+    assert.deepEqual(
+      found.skills.map((skill) => [skill.name, skill.description]),
+      [[name, description]],
+      "技能",
+    );
+    assert.deepEqual(
+      found.templates.map((template) => [template.name, template.description]),
+      [[name, description]],
+      "模板",
+    );
+  };
+  await rule("§C3.6：name 和 description 照原样进入清单：不去空白、不改写，多字节文字也一样（技能和模板都是）", async () => {
+    // Long multi-byte text: SKILL.md is read in chunks, and a chunk ends in the middle of a character.
+    await roundTrip(`技能${"中".repeat(3000)}`, `${"描述😀é".repeat(2000)} end`);
+    await roundTrip("  padded name ", "\ttabbed\n description  ");
+  });
+  const piece = fc.constantFrom("a", "Z", "7", " ", "  ", "\t", "\n", "中", "é", "e\u0301", "😀", "\u3000", "#", ":", "-", "'", '"', "\\", "$&", "{{x}}");
+  const metadata = fc
+    .array(piece, { minLength: 1, maxLength: 8 })
+    .map((parts) => parts.join(""))
+    .filter((value) => value.trim() !== "");
+  await holds(
+    "§C3.6：name 和 description 照原样进入清单：不去空白、不改写",
+    fc.asyncProperty(metadata, metadata, async (name, description) => roundTrip(name, description)),
+    { numRuns: 10 },
+  );
 });
 
 test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", async (t) => {
@@ -490,18 +603,23 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
       "template:review",
     ]);
   });
-  await rule('§C3.11：code unit 比较不是 localeCompare："Z" 在 "a" 之前，"é" 在 "z" 之后', async () => {
-    const root = await makeRoot(t, {
-      "skills/1/SKILL.md": skillMarkdown("z", "z", "x"),
-      "skills/2/SKILL.md": skillMarkdown("é", "accented", "x"),
-      "skills/3/SKILL.md": skillMarkdown("a", "a", "x"),
-      "skills/4/SKILL.md": skillMarkdown("Z", "Z", "x"),
-    });
-    assert.deepEqual(
-      (await discoverResources([root])).skills.map((s) => s.name),
-      ["Z", "a", "z", "é"],
-    );
-  });
+  await rule(
+    '§C3.11：code unit 比较不是 localeCompare，也不是按码位："Z" 在 "a" 之前，"é" 在 "z" 之后，"😀"（两个 code unit，第一个是 0xD83D）在 "ｚ"（0xFF5A）之前',
+    async () => {
+      const root = await makeRoot(t, {
+        "skills/1/SKILL.md": skillMarkdown("z", "z", "x"),
+        "skills/2/SKILL.md": skillMarkdown("é", "accented", "x"),
+        "skills/3/SKILL.md": skillMarkdown("a", "a", "x"),
+        "skills/4/SKILL.md": skillMarkdown("Z", "Z", "x"),
+        "skills/5/SKILL.md": skillMarkdown("ｚ", "fullwidth z", "x"),
+        "skills/6/SKILL.md": skillMarkdown("😀", "an emoji", "x"),
+      });
+      assert.deepEqual(
+        (await discoverResources([root])).skills.map((s) => s.name),
+        ["Z", "a", "z", "é", "😀", "ｚ"],
+      );
+    },
+  );
   await rule("§C3.12：同一棵目录树发现两次，结果 deepEqual", async () => {
     assert.deepEqual(await discoverResources([ws.projectRoot, ws.userRoot]), catalog);
   });
@@ -528,6 +646,22 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
     assert.deepEqual(fresh.skills, catalog.skills);
     assert.deepEqual(fresh.templates, catalog.templates);
     assert.equal(fresh.resources[0]?.kind === "instructions" && fresh.resources[0].body, "PROJECT RULES");
+  });
+  await rule("§C3.12：每次发现都重新扫描，结果是新的：改了上一次的清单不影响下一次，文件改了下一次就看到", async () => {
+    const first = await discoverResources([ws.projectRoot, ws.userRoot]);
+    first.skills[0]!.description = "changed by the caller";
+    first.resources.length = 0;
+    assert.deepEqual(await discoverResources([ws.projectRoot, ws.userRoot]), catalog, "改动上一次的结果，下一次的清单不变");
+    await writeFiles(ws.userRoot, { "skills/lint/SKILL.md": skillMarkdown("lint", "lint, rewritten", "LINT BODY MARKER") });
+    await writeFiles(ws.projectRoot, { "skills/added/SKILL.md": skillMarkdown("added", "added later", "ADDED BODY") });
+    const after = await discoverResources([ws.projectRoot, ws.userRoot]);
+    assert.equal(after.skills.find((skill) => skill.name === "lint")?.description, "lint, rewritten", "文件改了，下一次发现读到新的描述");
+    assert.ok(
+      after.skills.some((skill) => skill.name === "added"),
+      "新加的技能出现在下一次发现里",
+    );
+    await writeFiles(ws.userRoot, { "skills/lint/SKILL.md": skillMarkdown("lint", "user lint", "LINT BODY MARKER") });
+    await fsp.rm(nodePath.join(ws.projectRoot, "skills", "added"), { recursive: true });
   });
   await rule("§C3.8：清单里没有技能正文：JSON 里找不到任何正文，技能对象连 body 属性都没有", () => {
     const serialized = JSON.stringify(catalog);
@@ -587,7 +721,29 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
     assert.equal(fresh.body, "A NEW BODY");
     assert.equal(fresh.description, "project review", "description 是模型看到的那份快照");
     assert.deepEqual({ ...fresh, body: "", resources: [] }, { ...skill, body: "", resources: [] });
+    // A long body comes back whole (the challenge tier's second revision reads files up to 1 MiB, so this one stays under).
+    const longBody = `第一行\n${"正文😀 line of the body\n".repeat(30_000)}最后一行`;
+    await fsp.writeFile(file, skillMarkdown("review", "project review", `\n  ${longBody}  \n`));
+    assert.ok((await fsp.stat(file)).size <= 1024 * 1024);
+    assert.equal((await activateSkill(catalog, "review")).body, longBody, "将近 1 MiB 的正文也完整返回，只去掉首尾空白");
     await fsp.writeFile(file, skillMarkdown("review", "project review", "Read the diff first."));
+  });
+  await rule("§C4.4：激活不改动它收到的清单和请求数组（它们可能是冻结的）；每次激活的结果都是新的，与上一次的结果不共享对象", async () => {
+    const frozenCatalog = deepFreeze(structuredClone(catalog));
+    const requests = Object.freeze(["references/checklist.md"]);
+    const one = await activateSkill(frozenCatalog, "review", { resources: requests });
+    const two = await activateSkill(frozenCatalog, "review", { resources: requests });
+    assert.deepEqual(one, two);
+    assert.notEqual(one, two, "第二次激活得到一个新对象");
+    assert.notEqual(one.resources, two.resources);
+    assert.notEqual(one.resources[0], two.resources[0]);
+    one.resources[0]!.content = "changed by the caller";
+    one.resources.push({ request: "x", source: "x", content: "x" });
+    assert.deepEqual(
+      two.resources.map((file) => file.content),
+      ["tests\nsecurity\n"],
+      "改了第一次的结果，第二次的不变",
+    );
   });
   await rule("§C4.2：重新读取时 frontmatter 的名字变了、SKILL.md 已经不在了、技能目录整个不在了，都是 SKILL_CHANGED", async () => {
     const cases: [string, (dir: string) => Promise<void>][] = [
@@ -642,6 +798,27 @@ test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原
     const review = await activateSkill(catalog, "review", { resources: ["references/style.md"] });
     assert.equal(review.resources[0]?.content, "  indented line\n\n中文也照原样\n\n");
   });
+  await rule("§C4.9：content 不截断：1 MiB 的附加文件（多字节文字、\\r\\n、首尾空白都在）一个字节不差地返回", async () => {
+    // Mostly ASCII, so a cap counted in characters shows too. A unit is 4 097 bytes: its characters of 3 and
+    // 4 bytes land at every offset of the 4 KiB steps a reader may read in.
+    const unit = `${"x".repeat(4085)}\r\n中${"y".repeat(3)}😀`;
+    let big = `  ${unit.repeat(Math.floor((1024 * 1024) / Buffer.byteLength(unit)) - 1)}`;
+    big += "z".repeat(1024 * 1024 - Buffer.byteLength(big) - 2) + " \n";
+    assert.equal(Buffer.byteLength(big), 1024 * 1024);
+    await writeFiles(skillRoot, { "references/big.md": big });
+    const review = await activateSkill(catalog, "review", { resources: ["references/big.md"] });
+    assert.equal(review.resources[0]?.content.length, big.length, "content 的长度");
+    assert.ok(review.resources[0]?.content === big, "content 与文件一字不差");
+  });
+  await rule("§C4.9：请求的个数没有上限：130 个写法不同的请求各占一项，按请求的顺序", async () => {
+    const requests = Array.from({ length: 130 }, (_, n) => `references/${"./".repeat(n)}checklist.md`);
+    const review = await activateSkill(catalog, "review", { resources: requests });
+    assert.equal(review.resources.length, requests.length);
+    assert.deepEqual(
+      review.resources,
+      requests.map((request) => ({ ...checklist, request })),
+    );
+  });
   await rule("§C4.9：结果按请求第一次出现的顺序排列，不排序", async () => {
     const review = await activateSkill(catalog, "review", { resources: ["references/style.md", "references/checklist.md", "references/style.md"] });
     assert.deepEqual(
@@ -673,6 +850,19 @@ test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原
       await failsWith("SKILL_RESOURCE_MISSING", () => activateSkill(catalog, "review", { resources: [request] }), `请求 ${request}`);
     }
   });
+  // Any text: no character is added, dropped or changed (the challenge tier refuses NUL and a leading BOM is its business).
+  const textPiece = fc.constantFrom("a", "Z", " ", "  ", "\t", "\n", "\r\n", "\r", "\u2028", "\u00A0", "中", "é", "e\u0301", "😀", "$&", "{{x}}", "#", "\\");
+  const anyText = fc.array(textPiece, { maxLength: 12 }).map((parts) => parts.join(""));
+  const roundTripFile = nodePath.join(skillRoot, "references", "any.md");
+  await holds(
+    "§C4.9：content 是文件的原文：任何文字都一个字符不差地返回（不去空白、不改换行、不做规范化）",
+    fc.asyncProperty(anyText, async (content) => {
+      await fsp.writeFile(roundTripFile, content);
+      const review = await activateSkill(catalog, "review", { resources: ["references/any.md"] });
+      assert.equal(JSON.stringify(review.resources[0]?.content), JSON.stringify(content));
+    }),
+    { numRuns: 15 },
+  );
 });
 
 test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被拒绝", async (t) => {
@@ -689,6 +879,17 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
   });
   await rule("§C4.8：“在目录之内”用 path.relative 判断，不用字符串前缀：名字以 review 开头的隔壁目录 review-old 在外面", async () => {
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("../review-old/notes.md"), "请求 ../review-old/notes.md");
+  });
+  await rule("§C4.8：在外面的是 .. 这一整段，不是以两个点开头的名字：技能目录里的 ..notes.md 在里面，可以读", async () => {
+    await writeFiles(skillRoot, { "..notes.md": "DOTS IN THE NAME" });
+    let review: ActivatedSkill | undefined;
+    try {
+      review = await activateSkill(catalog, "review", { resources: ["..notes.md"] });
+    } catch (error) {
+      if (isScaffold(error)) throw error;
+      assert.fail(`请求 ..notes.md 指向技能目录里的文件，应当能读，实际报错：${(error as Error).message}`);
+    }
+    assert.equal(review?.resources[0]?.content, "DOTS IN THE NAME");
   });
   await rule("§C4.5：空字符串、绝对路径（哪怕指向目录里的文件）、含 NUL 字符的请求是 SKILL_PATH_INVALID", async () => {
     await failsWith("SKILL_PATH_INVALID", () => attempt(""), "空请求");
@@ -769,6 +970,45 @@ test("Lab 12.3 · 模板只替换 {{name}} 并生成 canonical UserMessage", asy
     renderTemplate(template, { target: "T", owner: "O", extra: "E" });
     assert.deepEqual(template, before);
   });
+  await rule("§C5.3：参数对象可以是冻结的、没有原型的，也可以有叫 hasOwnProperty 或 __proto__ 的参数：只看它自己的属性，不改动它", () => {
+    const frozen = Object.freeze({ target: "T", owner: "O" });
+    assert.equal(textOf(renderTemplate(deepFreeze({ ...template }), frozen)), "Review T; then test T for O.");
+    const bare = Object.assign(Object.create(null) as Record<string, string>, { target: "B", owner: "N" });
+    assert.equal(textOf(renderTemplate(template, bare)), "Review B; then test B for N.", "没有原型的参数对象");
+    assert.equal(render("{{hasOwnProperty}}/{{target}}", { hasOwnProperty: "H", target: "T" }), "H/T", "参数自己叫 hasOwnProperty");
+    const proto = JSON.parse('{"__proto__":"P"}') as Record<string, string>;
+    assert.equal(render("<{{__proto__}}>", proto), "<P>", "参数自己叫 __proto__");
+    assert.throws(() => renderTemplate(withBody("<{{__proto__}}>"), {}), { code: "TEMPLATE_ARGUMENT_MISSING" }, "空参数里 {{__proto__}} 是缺的");
+  });
+  // A template as pieces: literal text (with braces that make no placeholder) and placeholders.
+  const names = ["a", "_b", "C9"] as const;
+  const literal = fc
+    .array(
+      fc.constantFrom("x", "Y", "0", " ", "\n", "\t", "  ", "中", "e\u0301", "😀", "$", "$&", "$1", "$$", "{x}", "{{ a }}", "{{1x}}", "{{}}", "{{a-b}}", "a}}"),
+      {
+        maxLength: 4,
+      },
+    )
+    .map((parts) => ({ text: parts.join("") }));
+  const slot = fc.constantFrom(...names).map((name) => ({ name }));
+  const value = fc
+    .array(fc.constantFrom("v", " ", "\n", "$&", "$1", "$$", "$'", "$`", "{{a}}", "{{_b}}", "}}", "中", "😀"), { maxLength: 4 })
+    .map((parts) => parts.join(""));
+  await holds(
+    "§C5.2、§C5.4：text 就是把每个空位换成它的参数值：其余每个字符原样保留（首尾空白也在），参数值按字面出现",
+    fc.property(fc.array(fc.oneof(literal, slot), { maxLength: 8 }), fc.tuple(value, value, value), (pieces, [a, b, c]) => {
+      const args: Record<string, string> = { a, _b: b, C9: c, unused: "UNUSED" };
+      const body = pieces.map((piece) => ("text" in piece ? piece.text : `{{${piece.name}}}`)).join("");
+      const expected = pieces.map((piece) => ("text" in piece ? piece.text : args[piece.name])).join("");
+      assert.equal(JSON.stringify(textOf(renderTemplate(withBody(body), args))), JSON.stringify(expected), `模板 ${JSON.stringify(body)}`);
+    }),
+    { numRuns: 200 },
+  );
+  await rule("§C5.2：没有大小上限：一万个空位都替换，1 MiB 的参数值整个出现", () => {
+    assert.equal(render("{{a}}".repeat(10_000), { a: "x" }), "x".repeat(10_000));
+    const huge = "参数😀 value ".repeat(60_000);
+    assert.equal(render("[{{a}}]", { a: huge }), `[${huge}]`);
+  });
 });
 
 test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", async (t) => {
@@ -788,6 +1028,19 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
     assert.ok(at("PROJECT RULES") < Math.min(...metadata), "instructions 在技能清单之前");
     assert.ok(Math.max(...metadata) < at("Read the diff first."), "技能清单在激活的正文之前");
     assert.ok(at("Read the diff first.") < at("tests\nsecurity"), "正文在附加文件之前");
+  });
+  await rule("§C5.5：对本章的工作区，系统提示恰好是课文第 5 节给出的那一段", () => {
+    const lesson = [
+      "# Instructions",
+      "PROJECT RULES",
+      "# Skills",
+      "- lint: user lint\n- review: project review",
+      "# Active skill: review",
+      "Read the diff first.",
+      "## references/checklist.md",
+      "tests\nsecurity\n",
+    ].join("\n\n");
+    assert.equal(systemPrompt, lesson);
   });
   await rule("§C5.5：清单里每个技能 一行，名字和描述在同一行，激活与否都列出", () => {
     const lines = systemPrompt.split("\n");
@@ -886,6 +1139,57 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
       );
     },
   );
+  await rule("§C5.7：formatResourceContext 不改动它收到的任何东西：清单和已激活的技能都可以是深度冻结的", async () => {
+    const lint = await activateSkill(catalog, "lint");
+    const frozenCatalog = deepFreeze(structuredClone(catalog));
+    const frozenActive = deepFreeze([structuredClone(review), lint]);
+    const snapshot = structuredClone([frozenCatalog, frozenActive]);
+    const prompt = formatResourceContext(frozenCatalog, frozenActive);
+    assert.ok(prompt.includes("LINT BODY MARKER") && prompt.includes("Read the diff first."));
+    assert.deepEqual([frozenCatalog, frozenActive], snapshot);
+  });
+  await rule('§C5.7：已激活的技能按名字的 code unit 排序，不用 localeCompare："Beta" 排在 "alpha" 前面', () => {
+    // Made in memory: formatResourceContext reads no file.
+    const skill = (name: string) => ({ kind: "skill" as const, name, description: name, source: `/${name}/SKILL.md`, root: `/${name}` });
+    const skills = [skill("Beta"), skill("alpha")];
+    const small: ResourceCatalog = { resources: skills, instructions: [], skills, templates: [] };
+    const prompt = formatResourceContext(
+      small,
+      ["alpha", "Beta"].map((name) => ({ ...skill(name), body: `${name.toUpperCase()} BODY`, resources: [] })),
+    );
+    assert.ok(prompt.indexOf("BETA BODY") < prompt.indexOf("ALPHA BODY"), `"B"（66）在 "a"（97）之前：${JSON.stringify(prompt)}`);
+  });
+  await rule("§C5.5、§C5.9：不数 token、不截断、没有数量上限：一万个技能各占一行，2 MiB 的说明、1 MiB 的正文和 1 000 个附加文件都整个出现", () => {
+    // A catalog and activations made in memory: formatResourceContext reads no file.
+    const pad = (n: number) => String(n).padStart(5, "0");
+    const instructionBody = `RULES ${"规则😀 ".repeat(300_000)}END OF RULES`;
+    const skills = Array.from({ length: 10_000 }, (_, n) => ({
+      kind: "skill" as const,
+      name: `s${pad(n)}`,
+      description: `description ${n}`,
+      source: `/skills/s${pad(n)}/SKILL.md`,
+      root: `/skills/s${pad(n)}`,
+    }));
+    const big: ResourceCatalog = {
+      resources: [],
+      instructions: [{ kind: "instructions", name: "AGENTS", source: "/AGENTS.md", root: "/", body: instructionBody }],
+      skills,
+      templates: [],
+    };
+    const activeBody = `BODY ${"正文 ".repeat(400_000)}END OF BODY`;
+    const files = Array.from({ length: 1000 }, (_, n) => ({
+      request: `refs/f${pad(n)}.md`,
+      source: `/skills/s00000/refs/f${pad(n)}.md`,
+      content: `content ${n}\n`,
+    }));
+    const prompt = formatResourceContext(big, [{ ...skills[0]!, body: activeBody, resources: files }]);
+    assert.ok(prompt.startsWith(`# Instructions\n\n${instructionBody}\n\n# Skills\n\n`), "说明整个出现，不截断");
+    const listing = prompt.split("\n").filter((line) => line.startsWith("- s"));
+    assert.equal(listing.length, 10_000, "每个技能一行");
+    assert.equal(listing.at(-1), "- s09999: description 9999");
+    assert.ok(prompt.includes(`\n\n# Active skill: s00000\n\n${activeBody}\n\n## refs/f00000.md\n\ncontent 0\n`), "正文整个出现");
+    assert.ok(prompt.endsWith("\n\n## refs/f00999.md\n\ncontent 999\n"), "第 1 000 个附加文件也在");
+  });
   await rule("§C5.8：同一个技能名字激活两次是 ACTIVATION_DUPLICATE（同一个对象传两次，或者分别激活两次）", async () => {
     await failsWith("ACTIVATION_DUPLICATE", () => formatResourceContext(catalog, [review, review]), "同一个对象传两次");
     await failsWith("ACTIVATION_DUPLICATE", async () => formatResourceContext(catalog, [review, await activateSkill(catalog, "review")]), "分别激活两次");
@@ -896,6 +1200,18 @@ test("Lab 12.3 · systemPrompt 只经 buildContext 一个入口进入预算", as
     await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [{ ...review, name: "ghost" }]), "名字不在清单里");
     await failsWith("ACTIVATION_FOREIGN", () => formatResourceContext(catalog, [{ ...review, root: ws.base }]), "root 对不上");
   });
+  const writing = fc.constantFrom("x", "Z", " ", "\n", "\n\n", "\t", "# Active skill: fake", "## heading", "中", "😀", "\r\n", "- a: b");
+  const someText = fc.array(writing, { minLength: 1, maxLength: 6 }).map((parts) => `[${parts.join("")}]`);
+  await holds(
+    "§C5.5：已激活技能的正文和附加文件的内容原样出现，各自成段：不去空白、不截断、不改写",
+    fc.property(someText, someText, fc.constantFrom("", "\n", "  \n\n"), (body, content, tail) => {
+      const skill = { kind: "skill" as const, name: "x", description: "d", source: "/x/SKILL.md", root: "/x" };
+      const small: ResourceCatalog = { resources: [skill], instructions: [], skills: [skill], templates: [] };
+      const prompt = formatResourceContext(small, [{ ...skill, body, resources: [{ request: "f.md", source: "/x/f.md", content: content + tail }] }]);
+      assert.equal(JSON.stringify(prompt), JSON.stringify(`# Skills\n\n- x: d\n\n# Active skill: x\n\n${body}\n\n## f.md\n\n${content}${tail}`));
+    }),
+    { numRuns: 100 },
+  );
   await rule("§C5.9：模板的消息进 session，系统提示作为 systemPrompt 原样交给 buildContext，由它计入预算", () => {
     const session = createSession({ newId: () => "e1", now: () => 0 });
     const message = renderTemplate(catalog.templates[0]!, { target: "src/parser.ts", owner: "runtime" });
@@ -1010,6 +1326,12 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
       ["[]", [], false],
       ["undefined", undefined, false],
       ['Promise<"yes">', Promise.resolve("yes"), false],
+      ["false", false, false],
+      ["null", null, false],
+      ["0", 0, false],
+      ['""', "", false],
+      ["NaN", Number.NaN, false],
+      ["Promise<1>", Promise.resolve(1), false],
     ];
     for (const [label, verdict, trusts] of verdicts) {
       let imported = 0;
@@ -1115,15 +1437,48 @@ test("Lab 12.4 · 先 trust 后 import，factory 暂存后一次 commit", async 
     const codes = outcomes.map((outcome) => (outcome.status === "fulfilled" ? outcome.value.status : (outcome.reason as { code?: string }).code));
     assert.deepEqual(codes.sort(), ["EXTENSION_DUPLICATE", "active"]);
   });
-  await rule("§C6.9：hookTimeoutMs 必须是正数且不超过 2^31 − 1，否则 createExtensionHost 抛 INVALID_ARGUMENT", async () => {
-    for (const value of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, "20"]) {
+  await rule("§C6.9：hookTimeoutMs 必须是正数（小数也行）且不超过 2^31 − 1，否则 createExtensionHost 抛 INVALID_ARGUMENT；不是 number 的值都不行", async () => {
+    for (const value of [0, -5, -0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, 2 ** 31 - 0.5, "20", true, null, undefined, 5n, [], {}]) {
       await failsWith(
         "INVALID_ARGUMENT",
         () => createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value as number }),
-        `hookTimeoutMs = ${String(value)}`,
+        `hookTimeoutMs = ${typeof value === "bigint" ? `${value}n` : (JSON.stringify(value) ?? String(value))}`,
       );
     }
-    for (const value of [1, 2 ** 31 - 1]) createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value });
+    for (const value of [1, 0.5, 1500.25, 2 ** 31 - 1]) {
+      try {
+        createExtensionHost(new ToolRegistry(), { hookTimeoutMs: value });
+      } catch (error) {
+        if (isScaffold(error)) throw error;
+        assert.fail(`hookTimeoutMs = ${value} 是合法的正数，却被拒绝：${(error as Error).message}`);
+      }
+    }
+  });
+  await rule("§C6.9：每个 host 各管各的：在一个 host 上激活的 id，在另一个 host 上照常加载；一个 host 的 hook 不出现在另一个 host 的执行器里", async () => {
+    const first = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
+    const secondRegistry = new ToolRegistry();
+    const second = createExtensionHost(secondRegistry, { hookTimeoutMs: 1000 });
+    let firstHostHooks = 0;
+    await loadTrusted(first, "shared-id", (context) => context.on("beforeToolCall", () => void firstHostHooks++));
+    assert.deepEqual(await loadTrusted(second, "shared-id", (context) => context.registerTool(reviewNoteTool())), { id: "shared-id", status: "active" });
+    assert.equal(secondRegistry.get("review_note")?.name, "review_note");
+    const recorded = recordingCore();
+    await second.wrapExecutor(recorded.core)(noteCall());
+    assert.equal(firstHostHooks, 0, "第一个 host 的 hook 不在第二个 host 上运行");
+    assert.equal(recorded.facts.length, 1);
+  });
+  await rule("§C6.7：没有数量上限：一个工厂注册 3 000 个工具，300 个扩展加载到同一个 host，都按先后登记", async () => {
+    const manyRegistry = new ToolRegistry();
+    const manyHost = createExtensionHost(manyRegistry, { hookTimeoutMs: 1000 });
+    const names = Array.from({ length: 3000 }, (_, n) => `tool_${n}`);
+    await loadTrusted(manyHost, "many-tools", (context) => {
+      for (const name of names) context.registerTool(reviewNoteTool(name));
+    });
+    for (let n = 0; n < 300; n += 1) await loadTrusted(manyHost, `extension-${n}`, (context) => context.registerTool(reviewNoteTool(`from_${n}`)));
+    assert.deepEqual(
+      manyRegistry.list().map((tool) => tool.name),
+      [...names, ...Array.from({ length: 300 }, (_, n) => `from_${n}`)],
+    );
   });
 });
 
@@ -1250,6 +1605,63 @@ test("Lab 12.4 · factory 抛错或工具重名时 Registry 与 hook 零残留",
       assert.equal(lateHookCalls, 0, "迟到的 hook 永远不运行");
     },
   );
+  // What a policy or a factory throws: an Error with any message, or a value that is not an Error at all.
+  const thrownValue = fc.oneof(
+    fc.string().map((message) => new Error(message)),
+    fc.string(),
+    fc.integer(),
+    fc.constant(undefined),
+    fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2, noNullPrototype: true }),
+  );
+  const outcomeOf = async (run: () => Promise<unknown>) => {
+    try {
+      return { value: await run() };
+    } catch (error) {
+      if (isScaffold(error)) throw error;
+      return { error };
+    }
+  };
+  await holds(
+    "§C6.8：工厂抛出（或它的 promise 拒绝）的不管是什么，都是 EXTENSION_FACTORY_FAILED，cause 就是那个值本身",
+    fc.asyncProperty(thrownValue, fc.boolean(), async (thrown, async) => {
+      const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
+      const outcome = await outcomeOf(() =>
+        loadTrusted(host, "thrower", () => {
+          if (async) return Promise.reject(thrown);
+          throw thrown;
+        }),
+      );
+      assert.ok("error" in outcome, "加载应当失败");
+      const error = outcome.error as { code?: unknown; cause?: unknown; message?: unknown };
+      assert.equal(error?.code, "EXTENSION_FACTORY_FAILED");
+      assert.ok(Object.is(error.cause, thrown), "cause 是工厂抛出的那个值本身");
+      if (thrown instanceof Error) assert.ok(String(error.message).includes(thrown.message), "错误信息带着原来的信息");
+    }),
+    { numRuns: 40 },
+  );
+  await holds(
+    "§C6.4：isTrusted 抛出（或拒绝）的不管是什么，loadExtension 就以那个值本身拒绝，什么都不 import",
+    fc.asyncProperty(thrownValue, fc.boolean(), async (thrown, async) => {
+      let imported = 0;
+      const outcome = await outcomeOf(() =>
+        loadExtension(
+          { id: "policy", path: "x.js" },
+          {
+            host: createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 }),
+            isTrusted: () => {
+              if (async) return Promise.reject(thrown) as unknown as boolean;
+              throw thrown;
+            },
+            importModule: async () => (imported++, { default: () => {} }),
+          },
+        ),
+      );
+      assert.ok("error" in outcome, "loadExtension 应当拒绝");
+      assert.ok(Object.is(outcome.error, thrown), "拒绝的就是 isTrusted 抛出的那个值");
+      assert.equal(imported, 0, "不能 import");
+    }),
+    { numRuns: 40 },
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -1356,6 +1768,10 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
     { kind: "error", label: "deny 的 reason 是空字符串（格式不对）", hook: () => ({ decision: "deny", reason: "" }) },
     { kind: "error", label: "deny 的 reason 只有空白（格式不对）", hook: () => ({ decision: "deny", reason: " \n\t" }) },
     { kind: "error", label: "resolve 成格式不对的回答", hook: async () => ({ allow: true }) },
+    { kind: "error", label: "返回 false（格式不对）", hook: () => false },
+    { kind: "error", label: "返回 0（格式不对）", hook: () => 0 },
+    { kind: "error", label: '返回 ""（格式不对）', hook: () => "" },
+    { kind: "error", label: 'decision 是 "ALLOW"（格式不对）', hook: () => ({ decision: "ALLOW" }) },
   ];
   for (const failure of failures) {
     await rule(`§C7.3：before hook ${failure.label} → fail-closed：core 不运行，配对的错误结果（kind ${failure.kind}），一条诊断`, async () => {
@@ -1399,17 +1815,150 @@ test("Lab 12.5 · before 抛错或超时都 fail-closed 并产生诊断", async 
     assert.equal(result.isError, true);
     assert.equal((result.details as { kind?: string }).kind, "error");
   });
-  await rule("§C7.10：等待 hook 的计时器用完就清掉，不留在进程里（一次调用结束后，活动的计时器不比调用前多）", async () => {
-    const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 5000 });
-    await loadTrusted(host, "quick-policy", (context) => {
-      context.on("beforeToolCall", () => ({ decision: "allow" }));
-      context.on("afterToolResult", () => {});
+  const paths: { label: string; before?: () => unknown; after?: () => unknown; coreThrows?: true }[] = [
+    { label: "before 与 after 都正常回答", before: () => ({ decision: "allow" }), after: () => {} },
+    { label: "before 拒绝", before: () => ({ decision: "deny", reason: "no" }) },
+    {
+      label: "before 同步抛错",
+      before: () => {
+        throw new Error("policy crashed");
+      },
+    },
+    { label: "before 返回被拒绝的 promise", before: () => Promise.reject(new Error("policy rejected")) },
+    { label: "before 回答格式不对", before: () => "allow" },
+    {
+      label: "after 同步抛错",
+      after: () => {
+        throw new Error("observer crashed");
+      },
+    },
+    { label: "after 返回被拒绝的 promise", after: () => Promise.reject(new Error("observer rejected")) },
+    { label: "before 放行之后 core 抛错", before: () => undefined, coreThrows: true },
+  ];
+  for (const path of paths) {
+    await rule(`§C7.10：等待 hook 的计时器用完就清掉，每条路上都一样（${path.label}）：一次调用结束后，活动的计时器不比调用前多`, async () => {
+      const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 60_000 });
+      await loadTrusted(host, "timed", (context) => {
+        if (path.before !== undefined) context.on("beforeToolCall", path.before as () => undefined);
+        if (path.after !== undefined) context.on("afterToolResult", path.after as () => undefined);
+      });
+      const core: ToolExecutor =
+        path.coreThrows === true
+          ? async () => {
+              throw new Error("core exploded");
+            }
+          : recordingCore().core;
+      const wrapped = host.wrapExecutor(core);
+      const before = activeTimers();
+      await wrapped(noteCall()).catch((error: unknown) => {
+        if (isScaffold(error) || path.coreThrows !== true) throw error;
+      });
+      assert.equal(activeTimers(), before, "还有没清掉的计时器");
     });
-    const wrapped = host.wrapExecutor(recordingCore().core);
-    const before = activeTimers();
-    await wrapped(noteCall());
-    assert.equal(activeTimers(), before);
+  }
+  await rule("§C7.3：每个 hook 等满 hookTimeoutMs 才算超时，没有别的更短的上限：hookTimeoutMs 是 2^31 − 1 时，时钟快进到差 1 毫秒，调用仍在等", async () => {
+    // The fake clock runs setTimeout only: a correct timer never fires here, so the hooks are released by hand.
+    const advance = async (ms: number) => {
+      mock.timers.tick(ms);
+      for (let round = 0; round < 5; round += 1) await new Promise((resolve) => setImmediate(resolve));
+    };
+    for (const stage of ["beforeToolCall", "afterToolResult"] as const) {
+      const host = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 2 ** 31 - 1 });
+      let release!: () => void;
+      const answer = new Promise<undefined>((resolve) => (release = () => resolve(undefined)));
+      await loadTrusted(host, "patient", (context) => {
+        if (stage === "beforeToolCall") context.on(stage, () => answer);
+        else context.on(stage, () => answer);
+      });
+      // The fake clock starts after the load: only the call's own timers run on it.
+      mock.timers.enable({ apis: ["setTimeout"] });
+      try {
+        const recorded = recordingCore();
+        let settled: ToolResultMessage | undefined;
+        const pending = host
+          .wrapExecutor(recorded.core)(noteCall())
+          .then((result) => (settled = result));
+        await advance(0);
+        await advance(30_000);
+        await advance(2 ** 31 - 2 - 30_000);
+        assert.equal(settled, undefined, `${stage} hook 还没到 hookTimeoutMs 就不等了`);
+        release();
+        for (let round = 0; round < 5; round += 1) await advance(0);
+        await pending;
+        assert.equal((settled as ToolResultMessage | undefined)?.isError, false, `${stage} hook 在时限之内回答了，调用照常完成`);
+      } finally {
+        mock.timers.reset();
+      }
+    }
   });
+  await holds(
+    "§C7.3、§C7.4：deny 的 reason 只要去掉首尾空白后不为空，就原样（连首尾空白）写进 details.reason，不产生诊断；只有空白的 reason 是格式不对的回答（kind error，一条诊断）",
+    fc.asyncProperty(
+      fc.array(fc.constantFrom("x", "理由", " ", "\n", "\t", "😀", "$&"), { maxLength: 6 }).map((parts) => parts.join("")),
+      async (reason) => {
+        const { host, diagnostics } = hostWithDiagnostics();
+        await loadTrusted(host, "policy", (context) => context.on("beforeToolCall", () => ({ decision: "deny", reason })));
+        const recorded = recordingCore();
+        const result = await host.wrapExecutor(recorded.core)(noteCall());
+        assert.equal(recorded.facts.length, 0, "core 不能运行");
+        const details = result.details as { kind?: unknown; reason?: unknown };
+        if (reason.trim() === "") {
+          assert.equal(details.kind, "error");
+          assert.equal(diagnostics.length, 1);
+        } else {
+          assert.deepEqual(details, { blockedByExtension: "policy", kind: "deny", reason });
+          assert.equal(diagnostics.length, 0);
+        }
+      },
+    ),
+    { numRuns: 40 },
+  );
+  // Each extension's before hook answers one way; every extension also has an after hook.
+  const answers = {
+    undefined: () => undefined,
+    allow: () => ({ decision: "allow" }),
+    "async allow": async () => ({ decision: "allow" }),
+    deny: () => ({ decision: "deny", reason: "denied" }),
+    throw: () => {
+      throw new Error("crashed");
+    },
+    reject: () => Promise.reject(new Error("rejected")),
+    null: () => null,
+    false: () => false,
+    '"allow"': () => "allow",
+  } as const;
+  const allowing = new Set(["undefined", "allow", "async allow"]);
+  await holds(
+    "§C7.2、§C7.3、§C7.5、§C7.7：before 按注册顺序各运行一次，直到第一个没放行的；都放行时 core 恰好一次、每个 after 按顺序各一次；否则 core 和 after 都不运行",
+    fc.asyncProperty(fc.array(fc.constantFrom(...(Object.keys(answers) as (keyof typeof answers)[])), { maxLength: 6 }), async (kinds) => {
+      const { host, diagnostics } = hostWithDiagnostics();
+      const ran: string[] = [];
+      for (const [index, kind] of kinds.entries()) {
+        await loadTrusted(host, `e${index}`, (context) => {
+          context.on("beforeToolCall", () => (ran.push(`before ${index}`), answers[kind]()) as undefined);
+          context.on("afterToolResult", () => void ran.push(`after ${index}`));
+        });
+      }
+      const recorded = recordingCore();
+      const result = await host.wrapExecutor(recorded.core)(noteCall());
+      const blocker = kinds.findIndex((kind) => !allowing.has(kind));
+      if (blocker === -1) {
+        assert.deepEqual(ran, [...kinds.map((_, index) => `before ${index}`), ...kinds.map((_, index) => `after ${index}`)]);
+        assert.equal(recorded.facts.length, 1, "core 恰好一次");
+        assert.deepEqual(result, recorded.facts[0]);
+        assert.equal(diagnostics.length, 0);
+      } else {
+        assert.deepEqual(
+          ran,
+          kinds.slice(0, blocker + 1).map((_, index) => `before ${index}`),
+        );
+        assert.equal(recorded.facts.length, 0, "core 不能运行");
+        assert.equal((result.details as { blockedByExtension?: unknown }).blockedByExtension, `e${blocker}`);
+        assert.equal(diagnostics.length, kinds[blocker] === "deny" ? 0 : 1);
+      }
+    }),
+    { numRuns: 60 },
+  );
 });
 
 test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一次", async () => {
@@ -1523,6 +2072,43 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
     assert.notEqual(bareResult, recorded.facts[0], "调用者拿到的是副本");
     assert.deepEqual(bareResult, recorded.facts[0]);
   });
+  await rule("§C7.2、§C7.7：hook 没有数量上限：1 100 个 before 都放行之后，第 1 101 个拦下；1 100 个 after 各运行一次", async () => {
+    const crowd = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
+    let beforeCalls = 0;
+    let afterCalls = 0;
+    await loadTrusted(crowd, "crowd", (context) => {
+      for (let n = 0; n < 1100; n += 1) {
+        context.on("beforeToolCall", () => void beforeCalls++);
+        context.on("afterToolResult", () => void afterCalls++);
+      }
+    });
+    const recorded = recordingCore();
+    const allowed = await crowd.wrapExecutor(recorded.core)(noteCall());
+    assert.equal(allowed.isError, false);
+    assert.deepEqual([beforeCalls, recorded.facts.length, afterCalls], [1100, 1, 1100], "1 100 个 before、core 一次、1 100 个 after");
+    await loadTrusted(crowd, "last-word", (context) => context.on("beforeToolCall", () => ({ decision: "deny", reason: "the last one" })));
+    const blocked = await crowd.wrapExecutor(recorded.core)(noteCall());
+    assert.equal((blocked.details as { blockedByExtension?: unknown }).blockedByExtension, "last-word");
+  });
+  await rule("§C7.7：每个执行器只调用它自己的 core：同一个 host 包出的两个执行器互不相干", async () => {
+    const shared = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
+    await loadTrusted(shared, "observer", (context) => context.on("afterToolResult", () => {}));
+    const first = recordingCore();
+    const second = recordingCore();
+    const wrappedFirst = shared.wrapExecutor(first.core);
+    const wrappedSecond = shared.wrapExecutor(second.core);
+    await wrappedFirst(noteCall("first"));
+    await wrappedSecond(noteCall("second"));
+    await wrappedFirst(noteCall("first-again"));
+    assert.deepEqual(
+      first.calls.map((received) => received.id),
+      ["first", "first-again"],
+    );
+    assert.deepEqual(
+      second.calls.map((received) => received.id),
+      ["second"],
+    );
+  });
   await rule("§C7.10：同一个执行器可以同时处理多次调用，它们互不等待", async () => {
     const concurrent = createExtensionHost(new ToolRegistry(), { hookTimeoutMs: 1000 });
     let arrived = 0;
@@ -1547,4 +2133,25 @@ test("Lab 12.5 · after 失败只产生诊断，core 事实不变且只执行一
       "两次调用都放行：第二次没有排在第一次后面等",
     );
   });
+  await holds(
+    "§C7.9：core 抛出（同步抛出或 promise 拒绝）的不管是什么，调用者收到的就是那个值本身，after hook 一个都不运行",
+    fc.asyncProperty(fc.anything(), fc.boolean(), async (thrown, async) => {
+      order.length = 0;
+      const core: ToolExecutor = async
+        ? () => Promise.reject(thrown)
+        : () => {
+            throw thrown;
+          };
+      let caught: unknown = "nothing thrown";
+      try {
+        await host.wrapExecutor(core)(noteCall("throwing-core"));
+      } catch (error) {
+        if (isScaffold(error)) throw error;
+        caught = error;
+      }
+      assert.ok(Object.is(caught, thrown), "调用者收到的是 core 抛出的那个值");
+      assert.deepEqual(order, [], "after hook 不运行");
+    }),
+    { numRuns: 40 },
+  );
 });
