@@ -18,7 +18,7 @@
  *
  * How: each command runs through the platform's shell (`bash` when the text says so) with
  * a clean environment (no npm or test-runner variables inherited from `verify` itself, no
- * colours). `node --test` commands get the spec reporter, which is what a terminal shows
+ * colours, no `CI`: the text shows what a learner's terminal shows). `node --test` commands get the spec reporter, which is what a terminal shows
  * (without a terminal Node 20 would print TAP). Each command has a generous time limit so
  * that a hanging command fails the check instead of the record.
  */
@@ -89,7 +89,8 @@ const NODE_TEST_COMMAND = /(?:^|[;&|]\s*)node\s(?:[^;&|]*\s)?--test(?:\s|$)/;
 export function replayEnvironment(command: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return childEnv(
     {
-      without: [...NPM_SCRIPT_VARIABLES, "FORCE_COLOR"],
+      // Not in CI mode either: a text shows what a learner's terminal shows (in CI a red lab exits 1, and npm adds its error block).
+      without: [...NPM_SCRIPT_VARIABLES, "FORCE_COLOR", "CI"],
       set: { NO_COLOR: "1", ...(NODE_TEST_COMMAND.test(command) ? { NODE_OPTIONS: "--test-reporter=spec" } : {}) },
     },
     base,

@@ -34,8 +34,9 @@ test("a command without a claim must exit 0; a command with one is judged by its
   );
 });
 
-test("commands run with a clean environment; node --test gets the spec reporter a terminal shows", () => {
+test("commands run with a clean environment, as in a learner's terminal (no CI); node --test gets the spec reporter a terminal shows", () => {
   const base = {
+    CI: "true",
     PATH: "/bin",
     npm_config_cache: "x",
     npm_lifecycle_event: "verify",
