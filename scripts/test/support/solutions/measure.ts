@@ -288,6 +288,13 @@ function occurrences(haystack: string, needle: string): number {
 /** The base a catalog names for the chapter's reference (its teaching file) rather than a kept solution. */
 const REFERENCE_BASE = "reference";
 
+/** What a mistake may edit, by its `base`: each kept solution as stored, and the reference itself. */
+function mistakeBases(chapter: ChapterSetup): Map<string, string> {
+  const bases = new Map(chapter.solutions.map((name) => [name, storedSolution(chapter, name)] as const));
+  bases.set(REFERENCE_BASE, readFileSync(path.join(courseRoot, ...chapter.target.split("/")), "utf8"));
+  return bases;
+}
+
 function loadMistakes(chapter: ChapterSetup, file = path.join(chapter.dir, "mistakes.yaml")): Mistake[] {
   const raw = parseYaml(readFileSync(file, "utf8")) as unknown;
   const list = (raw as { mistakes?: unknown }).mistakes;
@@ -465,8 +472,7 @@ async function main(): Promise<number> {
     if (values.mistakes === true) {
       const catalog = values.catalog === undefined ? undefined : path.resolve(values.catalog);
       const all = loadMistakes(chapter, catalog).filter((m) => values.only === undefined || m.id.startsWith(values.only) || m.base === values.only);
-      const bases = new Map(chapter.solutions.map((name) => [name, storedSolution(chapter, name)] as const));
-      bases.set(REFERENCE_BASE, readFileSync(path.join(courseRoot, ...chapter.target.split("/")), "utf8"));
+      const bases = mistakeBases(chapter);
       console.log(`\n# mistakes (${all.length})`);
       const runs = await pool(all, workers, async (workspace, mistake) => {
         const base = bases.get(mistake.base)!;
@@ -540,8 +546,7 @@ async function main(): Promise<number> {
  */
 async function checkCatalogCompiles(chapter: ChapterSetup, catalog: string): Promise<number> {
   const mistakes = loadMistakes(chapter, catalog);
-  const bases = new Map(chapter.solutions.map((name) => [name, storedSolution(chapter, name)] as const));
-  bases.set(REFERENCE_BASE, readFileSync(path.join(courseRoot, ...chapter.target.split("/")), "utf8"));
+  const bases = mistakeBases(chapter);
   const { workers, dispose } = workspaces(chapter, Math.min(2, Math.max(1, os.availableParallelism())), courseRoot);
   const teaching = path.posix.relative(PACKAGE, chapter.target);
   try {
