@@ -99,6 +99,14 @@ function stepOf<E>(outcome: Outcome<IteratorResult<E>>): Step<E> {
   return outcome.value.done === true ? { done: true } : { event: outcome.value.value };
 }
 
+/** A step as a failure message shows it: the event, `done`, `（还在等）` or `（抛出 …）`. */
+function shownStep<E>(got: Step<E>): string {
+  if ("event" in got) return show(got.event);
+  if ("done" in got) return "done";
+  if ("threw" in got) return `（抛出 ${show(got.threw)}）`;
+  return "（还在等）";
+}
+
 /** Calls `next()` once and reports what it gave. */
 async function step<E>(reader: AsyncIterator<E>): Promise<Step<E>> {
   return stepOf(await outcomeOf(reader.next()));
@@ -241,10 +249,10 @@ test("Lab 2.1 · 等着的读者：下一次 push 直接交给它", async () => 
     stream.push(first);
     stream.push(second);
     stream.push(third);
-    assert.deepEqual(
-      [stepOf(await outcomeOf(a)), stepOf(await outcomeOf(b)), stepOf(await outcomeOf(c))],
-      [{ event: first }, { event: second }, { event: third }],
-    );
+    const got = [stepOf(await outcomeOf(a)), stepOf(await outcomeOf(b)), stepOf(await outcomeOf(c))];
+    const wanted = [{ event: first }, { event: second }, { event: third }];
+    if (!isDeepStrictEqual(got, wanted))
+      assert.fail(`三个一起等着的 next() 应当依次拿到 ${wanted.map(shownStep).join("、")}，实际拿到 ${got.map(shownStep).join("、")}`);
   });
   await rule("§C3.2：一起等着的 next() 没有数目上限：一万个 next() 等着，接下来的一万次 push 按调用的顺序各交一个", async () => {
     const count = 10_000;

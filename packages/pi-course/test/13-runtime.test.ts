@@ -14,6 +14,7 @@ import assert from "node:assert/strict";
 import * as fsp from "node:fs/promises";
 import * as nodePath from "node:path";
 import test, { type TestContext } from "node:test";
+import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { buildContext } from "../src/context.js";
 import { discoverResources, type ExtensionContext, type ResourceCatalog, type SkillResource } from "../src/resources.js";
@@ -63,6 +64,20 @@ function denyRm(context: ExtensionContext): void {
       ? { decision: "deny", reason: "rm needs the user's consent" }
       : undefined;
   });
+}
+
+/** A value as a failure message shows it (`"text"`, `[{"name":"read"}]`): the same on every Node version. */
+const show = (value: unknown): string => fc.stringify(value);
+
+/**
+ * How a failure message tells a catalog text from the one expected: the entry lines after the
+ * header and its blank line when both texts start with them, else both texts whole.
+ */
+function catalogMismatch(expected: string, actual: string): string {
+  const head = `${SKILL_CATALOG_HEADER}\n\n`;
+  if (!expected.startsWith(head) || !actual.startsWith(head)) return `清单应当是 ${show(expected)}，实际是 ${show(actual)}`;
+  const entries = (catalogText: string) => show(catalogText.slice(head.length).split("\n"));
+  return `清单在标题和空行之后应当是 ${entries(expected)}，实际是 ${entries(actual)}`;
 }
 
 /** UTF-8 bytes of a string. */
@@ -275,11 +290,11 @@ test("Lab 13.1 · 字节预算整条丢弃，并说出丢了哪些", async (t) =
     const catalog = await buildSkillCatalog(resources, { maxCatalogBytes: budget });
     const names = ["alpha", "bravo", "charlie"] as const;
     const expectedText = kept.length === 0 ? "" : `${SKILL_CATALOG_HEADER}\n\n${kept.map((name) => lines[name]).join("\n")}`;
-    assert.equal(
-      catalog.text,
-      expectedText,
-      `§C3.5：预算 ${budget} 字节：按名字顺序，放得下的条目留下，放不下的整条丢弃（后面更短的条目仍然可以放进来）；一条都没有时清单是 ""`,
-    );
+    if (catalog.text !== expectedText)
+      assert.fail(
+        `§C3.5：预算 ${budget} 字节：按名字顺序，放得下的条目留下，放不下的整条丢弃（后面更短的条目仍然可以放进来）；一条都没有时清单是 ""\n` +
+          catalogMismatch(expectedText, catalog.text),
+      );
     assert.deepEqual(catalog.listed, kept, `§C3.5：预算 ${budget} 字节时 listed 是留下的名字`);
     assert.deepEqual(
       catalog.dropped,
@@ -820,7 +835,11 @@ test("Lab 13.3 · /skill: 强制本轮加载一个技能，隐藏的也可以", 
 
   for (const plain of ["/help me", "/docs/notes.txt is a file", " /skill:review", "please /skill:review", "/Skill:review", "/skills:review", "/template"]) {
     const expanded = await expandInput(plain, ws.resources, options);
-    assert.deepEqual(expanded.message.content, [{ type: "text", text: plain }], `§C5.1：${JSON.stringify(plain)} 不是命令，原样作为用户消息`);
+    const asItIs = [{ type: "text", text: plain }];
+    if (!isDeepStrictEqual(expanded.message.content, asItIs))
+      assert.fail(
+        `§C5.1：${JSON.stringify(plain)} 不是命令，原样作为用户消息\n消息的 content 应当是 ${show(asItIs)}，实际是 ${show(expanded.message.content)}`,
+      );
     assert.equal(expanded.skill, undefined, `§C5.1：${JSON.stringify(plain)} 不加载技能`);
     assert.equal(expanded.template, undefined, `§C5.1：${JSON.stringify(plain)} 不渲染模板`);
   }
@@ -1008,11 +1027,12 @@ test("Lab 13.4 · 先用户、再信任、后项目：不受信任的项目不�
       },
     });
     const projectCode = trusted ? ["import:guard", "factory:guard", "import:notes", "factory:notes"] : [];
-    assert.deepEqual(
-      log,
-      ["import:audit", "factory:audit", "trust", ...projectCode],
-      `§C6.3：信任策略${label}：先加载用户级扩展，再问一次项目信任，${trusted ? "之后才加载项目的扩展" : "项目的代码一行都不 import"}`,
-    );
+    const order = ["import:audit", "factory:audit", "trust", ...projectCode];
+    if (!isDeepStrictEqual(log, order))
+      assert.fail(
+        `§C6.3：信任策略${label}：先加载用户级扩展，再问一次项目信任，${trusted ? "之后才加载项目的扩展" : "项目的代码一行都不 import"}\n` +
+          `测试记下的顺序应当是 ${order.join(" → ")}，实际是 ${log.join(" → ")}`,
+      );
     assert.deepEqual(asked, [project], `§C6.3：信任策略${label}：每次启动恰好问一次，参数是项目 root 的 canonical 路径（不是调用者写的 projectRoot）`);
     assert.deepEqual(
       runtime.extensions,
@@ -1444,7 +1464,9 @@ test("Lab 13.5 · 工具经扩展宿主执行，session 保存整段对话，诊
   assert.equal(diagnosticsAtStart, 1, "§C6.6：（前提）启动时报告了坏文件那一条诊断");
 
   const first = await runtime.prompt("clean up");
-  assert.deepEqual(toolRuns, [{ name: "read", parameters: { path: "a.ts" } }], "§C7.6：被扩展拦下的 shell 没有运行，放行的 read 运行了一次");
+  const allowedRuns = [{ name: "read", parameters: { path: "a.ts" } }];
+  if (!isDeepStrictEqual(toolRuns, allowedRuns))
+    assert.fail(`§C7.6：被扩展拦下的 shell 没有运行，放行的 read 运行了一次\n运行过的工具应当只有 ${show(allowedRuns)}，实际是 ${show(toolRuns)}`);
   const blocked = toolResults(first.messages).find((m) => m.toolName === "shell");
   assert.equal(blocked?.isError, true, "§C7.6：被拦下的调用得到一条错误结果");
   assert.equal(
@@ -1906,7 +1928,11 @@ test("Lab 13.6 · reload 重新 import：新的模块实例，旧的工具和 ho
   assert.equal(same.status, "reloaded", "§C8.4：文件没变时 reload 也成功");
   assert.deepEqual(same.status === "reloaded" ? same.changes.extensionsReloaded : [], ["counter"], "§C8.4：每个扩展都被重新 import（extensionsReloaded）");
   const afterSame = toolResults((await runtime.prompt("after reload")).messages);
-  assert.equal(textOf(afterSame[0]!), "factory runs: 1", "§C8.4：reload 得到新的模块实例：模块顶层的状态从头开始（缓存里的旧实例会说 2）");
+  const counted = textOf(afterSame[0]!);
+  if (counted !== "factory runs: 1")
+    assert.fail(
+      `§C8.4：reload 得到新的模块实例：模块顶层的状态从头开始（缓存里的旧实例会说 2）\ncounter 工具应当答 "factory runs: 1"，实际答 ${show(counted)}`,
+    );
 
   // Two reloads within one millisecond (the clock stands still here): each still needs a URL of its own.
   t.mock.timers.enable({ apis: ["Date"], now: 1_700_000_000_000 });
