@@ -414,7 +414,10 @@ test("Lab 2.2 · 边推边读到结束：等着的读者随 end 一起结束", a
     other.end("");
     const outcomes = [];
     for (const one of waiting) outcomes.push(await outcomeOf(one));
-    assert.deepEqual(outcomes.map(stepOf), [{ done: true }, { done: true }, { done: true }]);
+    const steps = outcomes.map(stepOf);
+    const wanted: Step<Piece>[] = [{ done: true }, { done: true }, { done: true }];
+    if (!isDeepStrictEqual(steps, wanted))
+      assert.fail(`三个一起等着的 next() 应当都以 ${wanted.map(shownStep).join("、")} 结束，实际是 ${steps.map(shownStep).join("、")}`);
     assert.deepEqual(
       outcomes,
       [0, 1, 2].map(() => ({ status: "fulfilled", value: { value: undefined, done: true } })),
