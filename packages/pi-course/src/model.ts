@@ -310,11 +310,8 @@ function appendArgumentText(state: TurnState, stream: AssistantStream, delta: st
 
 /** `endBlock()` on a tool call: arguments that parse close it; arguments that do not only mark it ended, and what comes next decides. */
 function endToolCall(state: TurnState, stream: AssistantStream, open: OpenToolCall): boolean {
-  if (parseArguments(open.name, open.json) instanceof ModelError) {
-    open.ended = true;
-    return true;
-  }
-  return closeToolCall(state, stream, open, false);
+  open.ended = parseArguments(open.name, open.json) instanceof ModelError;
+  return open.ended || closeToolCall(state, stream, open, false);
 }
 
 /**
@@ -337,10 +334,8 @@ function parseArguments(toolName: string, json: string): Record<string, unknown>
   let value: unknown;
   try {
     value = JSON.parse(json);
-  } catch (error) {
-    return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not valid JSON: ${errorMessage(error)}`, {
-      cause: error,
-    });
+  } catch (syntax) {
+    return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not valid JSON: ${errorMessage(syntax)}`, { cause: syntax });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not a JSON object`);
