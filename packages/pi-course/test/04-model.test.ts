@@ -150,14 +150,22 @@ function line(event: AssistantEvent): string {
   }
 }
 
-/** Fails unless the events are `expected`, line by line (see `line`), showing both lists. */
-function assertEvents(events: readonly AssistantEvent[], expected: readonly string[], what = "事件"): void {
+/** Fails unless the events are `expected`, line by line (see `line`), naming the first that differs and showing both lists; `context` says which events. */
+function assertEvents(events: readonly AssistantEvent[], expected: readonly string[], context?: string): void {
   const got = events.map(line);
   if (got.length === expected.length && got.every((one, i) => one === expected[i])) return;
   const at = got.findIndex((one, i) => one !== expected[i]);
   const first = at === -1 ? Math.min(got.length, expected.length) : at;
+  const list = (lines: readonly string[]) => lines.map((one) => `  ${one}`).join("\n") || "  （没有事件）";
   assert.fail(
-    `${what}从第 ${first + 1} 个起不对。\n应当是：\n${expected.map((one) => `  ${one}`).join("\n")}\n实际是：\n${got.map((one) => `  ${one}`).join("\n") || "  （没有事件）"}`,
+    [
+      ...(context === undefined ? [] : [`${context}：`]),
+      `第 ${first + 1} 个事件不对（应当有 ${expected.length} 个，实际 ${got.length} 个）：`,
+      `  应当是 ${expected[first] ?? "（没有了）"}`,
+      `  实际是 ${got[first] ?? "（没有了）"}`,
+      `应当的事件：\n${list(expected)}`,
+      `实际的事件：\n${list(got)}`,
+    ].join("\n"),
   );
 }
 
@@ -493,7 +501,7 @@ test("Lab 4.2 · 参数不是 JSON 对象：回合要继续或正常结束时，
       assertEvents(
         (await readAll(builder.stream)).events,
         ["toolcall_start 0 call-1 read", `toolcall_delta 0 ${show(json)}`],
-        `参数是 ${show(json)} 时 endBlock 之后的事件`,
+        `参数是 ${show(json)}，endBlock 之后`,
       );
     }
   });
@@ -576,7 +584,10 @@ test("Lab 4.3 · fail：失败是 result() 给出的一个回合，不是异常"
     is(builder.fail("连接断了"), true, "fail 的返回值");
     is(builder.closed, true, "fail 之后，closed ");
     const reading = await readAll(builder.stream);
-    is(reading.end, "done", `读者结束的方式${reading.end === "threw" ? `（它抛出了 ${show(reading.error)}）` : ""}`);
+    expect(
+      reading.end === "done",
+      `读者应当以 done 结束，实际是 ${reading.end}${reading.end === "threw" ? `：for await 抛出了 ${show(reading.error)}` : ""}`,
+    );
   });
   await rule("§C5.1、§C5.2：失败的回合：stopReason 是 error，errorMessage 是 fail 的那句话，打开的文本块的文字留在消息里", async () => {
     assertSame(
