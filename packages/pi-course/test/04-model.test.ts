@@ -584,10 +584,7 @@ test("Lab 4.3 · fail：失败是 result() 给出的一个回合，不是异常"
     is(builder.fail("连接断了"), true, "fail 的返回值");
     is(builder.closed, true, "fail 之后，closed ");
     const reading = await readAll(builder.stream);
-    expect(
-      reading.end === "done",
-      `读者应当以 done 结束，实际是 ${reading.end}${reading.end === "threw" ? `：for await 抛出了 ${show(reading.error)}` : ""}`,
-    );
+    expect(reading.end === "done", `读者应当以 done 结束，实际是 ${reading.end}${reading.end === "threw" ? `：for await 抛出了 ${show(reading.error)}` : ""}`);
   });
   await rule("§C5.1、§C5.2：失败的回合：stopReason 是 error，errorMessage 是 fail 的那句话，打开的文本块的文字留在消息里", async () => {
     assertSame(
