@@ -252,42 +252,45 @@ test("Lab 4.1 · 一段回答：每一片都是一个事件，块结束时消息
     assertSame(Object.keys(result.message), ["role", "content", "timestamp"], "消息的字段按 role、content、timestamp 的顺序（第 03 章 §C1.2）");
     expect(!("errorMessage" in result) && !("failure" in result), `完成的回合没有 errorMessage 和 failure 字段，实际有：${show(Object.keys(result))}`);
   });
-  await rule("§C3.2：块按顺序排：startText 先关上打开的块；endBlock 关上它（之后的 appendText 开一个新块）；没有一片的块也是一个块，文字是空字符串", async () => {
-    const blocks = builderAt(3);
-    blocks.startText();
-    blocks.appendText("我先");
-    blocks.startText();
-    blocks.appendText("读一下");
-    is(blocks.endBlock(), true, "endBlock 的返回值");
-    is(blocks.endBlock(), true, "没有打开的块时，endBlock 的返回值");
-    blocks.appendText("a.ts");
-    blocks.startText();
-    blocks.finish("stop");
-    const reading = await readAll(blocks.stream);
-    assertEvents(reading.events, [
-      "text_start 0",
-      'text_delta 0 "我先"',
-      'text_end 0 "我先"',
-      "text_start 1",
-      'text_delta 1 "读一下"',
-      'text_end 1 "读一下"',
-      "text_start 2",
-      'text_delta 2 "a.ts"',
-      'text_end 2 "a.ts"',
-      "text_start 3",
-      'text_end 3 ""',
-    ]);
-    assertSame(
-      (await resultOf(blocks)).message.content,
-      [
-        { type: "text", text: "我先" },
-        { type: "text", text: "读一下" },
-        { type: "text", text: "a.ts" },
-        { type: "text", text: "" },
-      ],
-      "消息的 content 不对",
-    );
-  });
+  await rule(
+    "§C3.2：块按顺序排：startText 先关上打开的块；endBlock 关上它（之后的 appendText 开一个新块）；没有一片的块也是一个块，文字是空字符串",
+    async () => {
+      const blocks = builderAt(3);
+      blocks.startText();
+      blocks.appendText("我先");
+      blocks.startText();
+      blocks.appendText("读一下");
+      is(blocks.endBlock(), true, "endBlock 的返回值");
+      is(blocks.endBlock(), true, "没有打开的块时，endBlock 的返回值");
+      blocks.appendText("a.ts");
+      blocks.startText();
+      blocks.finish("stop");
+      const reading = await readAll(blocks.stream);
+      assertEvents(reading.events, [
+        "text_start 0",
+        'text_delta 0 "我先"',
+        'text_end 0 "我先"',
+        "text_start 1",
+        'text_delta 1 "读一下"',
+        'text_end 1 "读一下"',
+        "text_start 2",
+        'text_delta 2 "a.ts"',
+        'text_end 2 "a.ts"',
+        "text_start 3",
+        'text_end 3 ""',
+      ]);
+      assertSame(
+        (await resultOf(blocks)).message.content,
+        [
+          { type: "text", text: "我先" },
+          { type: "text", text: "读一下" },
+          { type: "text", text: "a.ts" },
+          { type: "text", text: "" },
+        ],
+        "消息的 content 不对",
+      );
+    },
+  );
 });
 
 test("Lab 4.1 · 片怎么切都一样：消息只看拼起来的文字，事件原样描述它", async () => {
