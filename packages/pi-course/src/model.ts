@@ -19,6 +19,11 @@
  * Per-turn facts that are not part of the conversation (why the turn stopped, token
  * usage, the error) live in `AssistantTurn`, next to the message, not inside it: the
  * message IR of chapter 03 stays exactly what is sent back to a model later.
+ *
+ * `TurnBuilder` is a thin door over one plain state record (`TurnState`); each lab of the
+ * chapter writes the functions behind it, in this order: text blocks (4.1), tool calls
+ * (4.2), the turn of a failure or an abort (4.3). The scripted model that drives it in the
+ * chapter's examples is given (`scripted-model.ts`).
  */
 import { EventStream } from "./event-stream.js";
 import { errorMessage } from "./async.js";
@@ -106,8 +111,27 @@ export class ModelError extends Error {
   }
 }
 
-/** The block being built; a tool call is `ended` when its block ended with arguments that do not parse (see `endBlock`). */
+/** The block being built; a tool call is `ended` when its block ended with arguments that do not parse (see `endToolCall`). */
 type OpenBlock = { kind: "text"; index: number; text: string } | { kind: "toolCall"; index: number; id: string; name: string; json: string; ended: boolean };
+
+/** The open tool call block. */
+type OpenToolCall = Extract<OpenBlock, { kind: "toolCall" }>;
+
+/**
+ * Everything one turn keeps while it is built, in one plain record that the functions below
+ * share. Blocks are sequential: at most one is open; `content` holds the finished ones, in
+ * order, so an open block's `index` is `content.length` when it opened.
+ */
+interface TurnState {
+  /** The finished blocks, in order: what the message will hold. */
+  readonly content: (TextContent | ToolCall)[];
+  /** The block being built, if any. */
+  open: OpenBlock | undefined;
+  /** Token usage so far (`setUsage`). */
+  usage: Usage;
+  /** The message's timestamp, read once when the builder is made. */
+  readonly timestamp: number;
+}
 
 export interface TurnBuilderOptions {
   signal?: AbortSignal;
@@ -134,19 +158,22 @@ export interface TurnBuilderOptions {
  * goes on past them (another block starts) or finishes as `stop` or `toolUse`. Whether
  * the producer ended the call's block first (Anthropic closes it before it says
  * `max_tokens`) or not makes no difference.
+ *
+ * The class is a thin door over one `TurnState`: each method checks that the stream is
+ * still open and calls one function below, which emits the events and records the blocks
+ * in the same step, so the events and the message cannot disagree.
  */
 export class TurnBuilder {
   readonly stream: AssistantStream;
-  readonly #content: (TextContent | ToolCall)[] = [];
-  readonly #timestamp: number;
-  #open: OpenBlock | undefined;
-  #usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  readonly #state: TurnState;
 
   constructor(options: TurnBuilderOptions = {}) {
-    this.#timestamp = (options.now ?? Date.now)();
+    // The state first: a signal that has already aborted asks for the aborted turn while the stream is being made.
+    const state: TurnState = { content: [], open: undefined, usage: { inputTokens: 0, outputTokens: 0 }, timestamp: (options.now ?? Date.now)() };
+    this.#state = state;
     this.stream = new EventStream<AssistantEvent, AssistantTurn>({
       ...(options.signal ? { signal: options.signal } : {}),
-      onAbort: (reason) => this.#turn("aborted", `aborted: ${errorMessage(reason)}`),
+      onAbort: (reason) => abortedTurn(state, reason),
     });
   }
 
@@ -156,41 +183,22 @@ export class TurnBuilder {
 
   /** Opens a text block (finishing any open block) and emits `text_start`. */
   startText(): boolean {
-    if (this.closed) return false;
-    this.#close(false);
-    const index = this.#content.length;
-    this.#open = { kind: "text", index, text: "" };
-    return this.#emit({ type: "text_start", index });
+    return !this.closed && startTextBlock(this.#state, this.stream);
   }
 
   /** Appends to the open text block, opening one if needed; an empty delta emits nothing. */
   appendText(delta: string): boolean {
-    if (this.closed) return false;
-    if (this.#open?.kind !== "text") this.startText();
-    const open = this.#open as Extract<OpenBlock, { kind: "text" }>;
-    if (delta === "") return true;
-    open.text += delta;
-    return this.#emit({ type: "text_delta", index: open.index, delta });
+    return !this.closed && appendTextDelta(this.#state, this.stream, delta);
   }
 
   /** Opens a tool call block (finishing any open block) and emits `toolcall_start`. */
   startToolCall(id: string, name: string): boolean {
-    if (this.closed) return false;
-    this.#close(false);
-    const index = this.#content.length;
-    this.#open = { kind: "toolCall", index, id, name, json: "", ended: false };
-    return this.#emit({ type: "toolcall_start", index, id, name });
+    return !this.closed && startToolCallBlock(this.#state, this.stream, id, name);
   }
 
   /** Appends raw JSON text of the open tool call's arguments; an empty delta emits nothing. */
   appendToolArguments(delta: string): boolean {
-    if (this.closed) return false;
-    if (this.#open?.kind !== "toolCall" || this.#open.ended) {
-      throw new ModelError("TURN_BUILDER_MISUSE", "tool argument text arrived while no tool call block is open");
-    }
-    if (delta === "") return true;
-    this.#open.json += delta;
-    return this.#emit({ type: "toolcall_delta", index: this.#open.index, delta });
+    return !this.closed && appendArgumentText(this.#state, this.stream, delta);
   }
 
   /**
@@ -200,48 +208,17 @@ export class TurnBuilder {
    * comment), and `toolcall_end` is emitted then, or never if the turn fails.
    */
   endBlock(): boolean {
-    if (this.closed) return false;
-    const open = this.#open;
-    if (open?.kind !== "toolCall") return this.#close(false);
-    const args = parseArguments(open.name, open.json);
-    if (args instanceof ModelError) {
-      open.ended = true;
-      return true;
-    }
-    return this.#closeToolCall(open, args);
-  }
-
-  /** Closes the open block for good; `cutOff`: the turn ended at the output limit right after it. */
-  #close(cutOff: boolean): boolean {
-    const open = this.#open;
-    if (open === undefined) return true;
-    if (open.kind === "text") {
-      this.#open = undefined;
-      this.#content.push({ type: "text", text: open.text });
-      return this.#emit({ type: "text_end", index: open.index, text: open.text });
-    }
-    const args = parseArguments(open.name, open.json);
-    if (args instanceof ModelError && !cutOff) throw args;
-    return this.#closeToolCall(open, args instanceof ModelError ? {} : args);
-  }
-
-  #closeToolCall(open: Extract<OpenBlock, { kind: "toolCall" }>, args: Record<string, unknown>): boolean {
-    this.#open = undefined;
-    const toolCall: ToolCall = { type: "toolCall", id: open.id, name: open.name, arguments: args };
-    this.#content.push(toolCall);
-    return this.#emit({ type: "toolcall_end", index: open.index, toolCall: structuredClone(toolCall) });
+    return !this.closed && endOpenBlock(this.#state, this.stream);
   }
 
   /** Records token usage; fields not given keep their value. */
   setUsage(usage: Partial<Usage>): void {
-    this.#usage = { ...this.#usage, ...usage };
+    this.#state.usage = { ...this.#state.usage, ...usage };
   }
 
   /** Finishes the open block (a cut-off call of a `length` turn gets `{}`) and ends the stream with a completed turn. */
   finish(stopReason: "stop" | "toolUse" | "length"): boolean {
-    if (this.closed) return false;
-    this.#close(stopReason === "length");
-    return this.stream.end(this.#turn(stopReason));
+    return !this.closed && finishTurn(this.#state, this.stream, stopReason);
   }
 
   /**
@@ -251,28 +228,104 @@ export class TurnBuilder {
    * failure for the caller (a copy is kept).
    */
   fail(message: string, stopReason: "error" | "aborted" = "error", failure?: TurnFailure): boolean {
-    if (this.closed) return false;
-    return this.stream.end(this.#turn(stopReason, message, failure));
+    return !this.closed && failTurn(this.#state, this.stream, message, stopReason, failure);
   }
+}
 
-  #emit(event: AssistantEvent): boolean {
-    return this.stream.push(event);
-  }
+// ── Lab 4.1 · 文本块：一次调用，既发事件也记进消息 ──
 
-  #turn(stopReason: StopReason, error?: string, failure?: TurnFailure): AssistantTurn {
-    const content = structuredClone(this.#content);
-    if (error !== undefined && this.#open?.kind === "text" && this.#open.text !== "") {
-      content.push({ type: "text", text: this.#open.text });
-    }
-    const turn: AssistantTurn = {
-      message: { role: "assistant", content, timestamp: this.#timestamp },
-      stopReason,
-      usage: { ...this.#usage },
-    };
-    if (error !== undefined) turn.errorMessage = error;
-    if (error !== undefined && failure !== undefined) turn.failure = { code: failure.code, message: failure.message };
-    return turn;
+/** Finishes the open block, then opens a text block at the next position of the message and emits `text_start`. */
+function startTextBlock(state: TurnState, stream: AssistantStream): boolean {
+  closeOpenBlock(state, stream, false);
+  const index = state.content.length;
+  state.open = { kind: "text", index, text: "" };
+  return stream.push({ type: "text_start", index });
+}
+
+/** Appends `delta` to the open text block and emits it, opening a text block first when none is open; `""` emits nothing. */
+function appendTextDelta(state: TurnState, stream: AssistantStream, delta: string): boolean {
+  if (state.open?.kind !== "text") startTextBlock(state, stream);
+  const open = state.open as Extract<OpenBlock, { kind: "text" }>;
+  if (delta === "") return true;
+  open.text += delta;
+  return stream.push({ type: "text_delta", index: open.index, delta });
+}
+
+/** `endBlock()`: a text block closes at once; a tool call goes to `endToolCall`, which may have to wait (Lab 4.2). */
+function endOpenBlock(state: TurnState, stream: AssistantStream): boolean {
+  const open = state.open;
+  if (open?.kind === "toolCall") return endToolCall(state, stream, open);
+  return closeOpenBlock(state, stream, false);
+}
+
+/**
+ * Closes the open block for good, if any: a text block joins the message and emits `text_end`
+ * with its whole text; a tool call is closed by `closeToolCall` (Lab 4.2). `cutOff`: the turn
+ * ended at the output limit right after this block.
+ */
+function closeOpenBlock(state: TurnState, stream: AssistantStream, cutOff: boolean): boolean {
+  const open = state.open;
+  if (open === undefined) return true;
+  if (open.kind === "toolCall") return closeToolCall(state, stream, open, cutOff);
+  state.open = undefined;
+  state.content.push({ type: "text", text: open.text });
+  return stream.push({ type: "text_end", index: open.index, text: open.text });
+}
+
+/** `finish()`: closes the open block (a cut-off call of a `length` turn gets `{}`) and ends the stream with the finished turn. */
+function finishTurn(state: TurnState, stream: AssistantStream, stopReason: "stop" | "toolUse" | "length"): boolean {
+  closeOpenBlock(state, stream, stopReason === "length");
+  return stream.end(assembleTurn(state, stopReason));
+}
+
+/** The turn of the finished blocks: the message (a copy of them), why it stopped, a copy of the usage. */
+function assembleTurn(state: TurnState, stopReason: StopReason): AssistantTurn {
+  return {
+    message: { role: "assistant", content: structuredClone(state.content), timestamp: state.timestamp },
+    stopReason,
+    usage: { ...state.usage },
+  };
+}
+
+// ── Lab 4.2 · 工具调用：参数到齐了才解析 ──
+
+/** Finishes the open block, then opens a tool call block at the next position and emits `toolcall_start`. */
+function startToolCallBlock(state: TurnState, stream: AssistantStream, id: string, name: string): boolean {
+  closeOpenBlock(state, stream, false);
+  const index = state.content.length;
+  state.open = { kind: "toolCall", index, id, name, json: "", ended: false };
+  return stream.push({ type: "toolcall_start", index, id, name });
+}
+
+/** Appends raw argument text to the open tool call and emits it; `""` emits nothing. No tool call open (or its block ended): `TURN_BUILDER_MISUSE`. */
+function appendArgumentText(state: TurnState, stream: AssistantStream, delta: string): boolean {
+  const open = state.open;
+  if (open?.kind !== "toolCall" || open.ended) {
+    throw new ModelError("TURN_BUILDER_MISUSE", "tool argument text arrived while no tool call block is open");
   }
+  if (delta === "") return true;
+  open.json += delta;
+  return stream.push({ type: "toolcall_delta", index: open.index, delta });
+}
+
+/** `endBlock()` on a tool call: arguments that parse close it; arguments that do not only mark it ended, and what comes next decides. */
+function endToolCall(state: TurnState, stream: AssistantStream, open: OpenToolCall): boolean {
+  open.ended = parseArguments(open.name, open.json) instanceof ModelError;
+  return open.ended || closeToolCall(state, stream, open, false);
+}
+
+/**
+ * Closes the open tool call for good: the call joins the message and `toolcall_end` carries a
+ * copy of it. Arguments that do not parse throw their `TOOL_ARGUMENTS_INVALID`, unless the
+ * turn was cut off right after this block (`cutOff`): then the call keeps arguments `{}`.
+ */
+function closeToolCall(state: TurnState, stream: AssistantStream, open: OpenToolCall, cutOff: boolean): boolean {
+  const parsed = parseArguments(open.name, open.json);
+  if (parsed instanceof ModelError && !cutOff) throw parsed;
+  state.open = undefined;
+  const toolCall: ToolCall = { type: "toolCall", id: open.id, name: open.name, arguments: parsed instanceof ModelError ? {} : parsed };
+  state.content.push(toolCall);
+  return stream.push({ type: "toolcall_end", index: open.index, toolCall: structuredClone(toolCall) });
 }
 
 /** The arguments as an object (no text at all means `{}`), or the `TOOL_ARGUMENTS_INVALID` error saying why not. */
@@ -281,15 +334,38 @@ function parseArguments(toolName: string, json: string): Record<string, unknown>
   let value: unknown;
   try {
     value = JSON.parse(json);
-  } catch (error) {
-    return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not valid JSON: ${errorMessage(error)}`, {
-      cause: error,
-    });
+  } catch (syntax) {
+    return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not valid JSON: ${errorMessage(syntax)}`, { cause: syntax });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not a JSON object`);
   }
   return value as Record<string, unknown>;
+}
+
+// ── Lab 4.3 · 失败也是一个回合 ──
+
+/**
+ * The turn of a failure (`error`) or an abort (`aborted`): the finished blocks, then the text
+ * of an open text block if it has any (an open tool call is dropped), with `errorMessage` and,
+ * when given, a copy of `failure`.
+ */
+function brokenTurn(state: TurnState, stopReason: "error" | "aborted", message: string, failure?: TurnFailure): AssistantTurn {
+  const turn = assembleTurn(state, stopReason);
+  if (state.open?.kind === "text" && state.open.text !== "") turn.message.content.push({ type: "text", text: state.open.text });
+  turn.errorMessage = message;
+  if (failure !== undefined) turn.failure = { code: failure.code, message: failure.message };
+  return turn;
+}
+
+/** `fail()`: the stream ends, it does not fail: the failure is the turn `result()` gives. */
+function failTurn(state: TurnState, stream: AssistantStream, message: string, stopReason: "error" | "aborted", failure: TurnFailure | undefined): boolean {
+  return stream.end(brokenTurn(state, stopReason, message, failure));
+}
+
+/** The stream's `onAbort`: the turn an abort ends it with, its message saying why. */
+function abortedTurn(state: TurnState, reason: unknown): AssistantTurn {
+  return brokenTurn(state, "aborted", `aborted: ${errorMessage(reason)}`);
 }
 
 /** Reads a stream to its end, ignoring the events, and returns the turn. */

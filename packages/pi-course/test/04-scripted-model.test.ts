@@ -1,6 +1,13 @@
+/**
+ * Chapter 04 ground tests · the scripted model (`scripted-model.ts`), which the chapter gives
+ * as it is: the labs (04-model.test.ts) write the `TurnBuilder` it drives. These tests hold
+ * what the chapter text says of it: one turn per call, in order, in chunks of code points, with
+ * ids fixed by the script; a deep copy of every request, made before anything else; every
+ * failure a turn, never a throw; an abort that lands mid-turn.
+ */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { finalTurn, TurnBuilder, type AssistantEvent, type AssistantStream, type ModelRequest } from "../src/model.js";
+import { finalTurn, type AssistantEvent, type AssistantStream, type ModelRequest } from "../src/model.js";
 import { ScriptedModel, toolCall, turn } from "../src/scripted-model.js";
 import { textOf, userMessage, type ToolCall } from "../src/types.js";
 
@@ -25,127 +32,7 @@ function replay(seen: readonly AssistantEvent[]): unknown[] {
   return blocks;
 }
 
-test("Lab 4.1 · TurnBuilder：事件与最终消息出自同一组调用，二者一致", async () => {
-  const builder = new TurnBuilder({ now: () => 7 });
-  const seen = events(builder.stream);
-  builder.appendText("Hel");
-  builder.appendText("");
-  builder.appendText("lo");
-  builder.startToolCall("c1", "read");
-  builder.appendToolArguments('{"pa');
-  builder.appendToolArguments('th":"a.ts"}');
-  builder.startToolCall("c2", "list");
-  builder.setUsage({ inputTokens: 5 });
-  builder.setUsage({ outputTokens: 9 });
-  builder.finish("toolUse");
-  const result = await builder.stream.result();
-  assert.deepEqual(result, {
-    message: {
-      role: "assistant",
-      timestamp: 7,
-      content: [
-        { type: "text", text: "Hello" },
-        { type: "toolCall", id: "c1", name: "read", arguments: { path: "a.ts" } },
-        { type: "toolCall", id: "c2", name: "list", arguments: {} },
-      ],
-    },
-    stopReason: "toolUse",
-    usage: { inputTokens: 5, outputTokens: 9 },
-  });
-  const list = await seen;
-  assert.deepEqual(
-    list.map((e) => e.type),
-    [
-      "text_start",
-      "text_delta",
-      "text_delta",
-      "text_end",
-      "toolcall_start",
-      "toolcall_delta",
-      "toolcall_delta",
-      "toolcall_end",
-      "toolcall_start",
-      "toolcall_end",
-    ],
-    "空 delta 不产生事件",
-  );
-  assert.deepEqual(replay(list), result.message.content);
-});
-
-test("Lab 4.1 · TurnBuilder：参数不是 JSON 对象、回合却继续或以 stop/toolUse 结束，没有打开的工具调用时收到参数，都是明确的错误", () => {
-  for (const json of ["{not json", "[1,2]", "42", '{"path":']) {
-    const next: [string, (b: TurnBuilder) => unknown][] = [
-      ["下一个块开始", (b) => b.startText()],
-      ["下一个调用开始", (b) => b.startToolCall("c2", "list")],
-      ["接着来文本", (b) => b.appendText("x")],
-      ["以 toolUse 结束", (b) => b.finish("toolUse")],
-      ["以 stop 结束", (b) => b.finish("stop")],
-    ];
-    for (const closeFirst of [false, true]) {
-      for (const [label, then] of next) {
-        const builder = new TurnBuilder();
-        builder.startToolCall("c", "read");
-        builder.appendToolArguments(json);
-        if (closeFirst) builder.endBlock();
-        assert.throws(() => then(builder), { code: "TOOL_ARGUMENTS_INVALID" }, `${json} · ${label} · 块已结束: ${closeFirst}`);
-      }
-    }
-  }
-  const builder = new TurnBuilder();
-  builder.appendText("x");
-  assert.throws(() => builder.appendToolArguments("{}"), { code: "TURN_BUILDER_MISUSE" });
-  const ended = new TurnBuilder();
-  ended.startToolCall("c", "read");
-  ended.appendToolArguments('{"path":');
-  ended.endBlock();
-  assert.throws(() => ended.appendToolArguments('"a"}'), { code: "TURN_BUILDER_MISUSE" }, "块结束之后不能再补参数");
-});
-
-test("Lab 4.1 · TurnBuilder：length 回合的最后一个调用参数写到一半（块结束与否都一样），以参数 {} 收尾，事件与消息一致", async () => {
-  for (const closeFirst of [false, true]) {
-    const builder = new TurnBuilder({ now: () => 3 });
-    const seen = events(builder.stream);
-    builder.appendText("写文件");
-    builder.startToolCall("c1", "read");
-    builder.appendToolArguments('{"path":"a.ts"}');
-    builder.startToolCall("c2", "write");
-    builder.appendToolArguments('{"path":"b.md","content":"# 标题\\n第一');
-    if (closeFirst) assert.equal(builder.endBlock(), true);
-    assert.equal(builder.finish("length"), true);
-    const result = await builder.stream.result();
-    assert.equal(result.stopReason, "length", `块已结束: ${closeFirst}`);
-    assert.equal("errorMessage" in result, false);
-    assert.deepEqual(result.message.content, [
-      { type: "text", text: "写文件" },
-      { type: "toolCall", id: "c1", name: "read", arguments: { path: "a.ts" } },
-      { type: "toolCall", id: "c2", name: "write", arguments: {} },
-    ]);
-    const list = await seen;
-    assert.deepEqual(replay(list), result.message.content, "toolcall_end 带的就是消息里的调用");
-    assert.equal(list.filter((e) => e.type === "toolcall_end").length, 2);
-  }
-});
-
-test("Lab 4.1 · TurnBuilder.fail 保留已完成的块和未完成的文本，丢掉未完成的工具调用；之后的调用都返回 false", async () => {
-  const builder = new TurnBuilder({ now: () => 1 });
-  builder.appendText("partial");
-  builder.fail("network down");
-  assert.equal(builder.appendText("more"), false);
-  assert.equal(builder.finish("stop"), false);
-  const result = await builder.stream.result();
-  assert.equal(result.stopReason, "error");
-  assert.equal(result.errorMessage, "network down");
-  assert.deepEqual(result.message.content, [{ type: "text", text: "partial" }]);
-
-  const withCall = new TurnBuilder();
-  withCall.appendText("a");
-  withCall.startToolCall("c1", "read");
-  withCall.appendToolArguments('{"path":');
-  withCall.fail("cut");
-  assert.deepEqual((await withCall.stream.result()).message.content, [{ type: "text", text: "a" }]);
-});
-
-test("Lab 4.2 · 脚本模型按顺序播放回合，分块流式输出，id 确定", async () => {
+test("脚本模型 · 按顺序播放回合，分块流式输出，id 确定", async () => {
   const script = [turn("读一下文件", toolCall("read", { path: "src/a.ts" })), turn("文件很短。")];
   const play = async () => {
     const model = new ScriptedModel(script, { chunkSize: 3, now: () => 0 });
@@ -171,13 +58,13 @@ test("Lab 4.2 · 脚本模型按顺序播放回合，分块流式输出，id 确
   assert.equal(a.model.remaining, 0);
 });
 
-test("Lab 4.2 · 分块按码点切分，不会切开代理对", async () => {
+test("脚本模型 · 分块按码点切分，不会切开代理对", async () => {
   const model = new ScriptedModel([turn("a😀b😀")], { chunkSize: 1 });
   const deltas = (await events(model.stream(request()))).filter((e) => e.type === "text_delta").map((e) => (e as { delta: string }).delta);
   assert.deepEqual(deltas, ["a", "😀", "b", "😀"]);
 });
 
-test("Lab 4.2 · 模型记录收到的请求副本；之后改动请求不影响记录", async () => {
+test("脚本模型 · 记录收到的请求副本；之后改动请求不影响记录", async () => {
   const model = new ScriptedModel([turn("ok")]);
   const sent = request("原文");
   const stream = model.stream(sent);
@@ -186,13 +73,13 @@ test("Lab 4.2 · 模型记录收到的请求副本；之后改动请求不影响
   assert.equal(textOf(model.requests[0]!.messages[0]!), "原文");
 });
 
-test("Lab 4.3 · 函数回合根据请求写出回合（能对工具结果作出反应）", async () => {
+test("脚本模型 · 函数回合根据请求写出回合（能对工具结果作出反应）", async () => {
   const model = new ScriptedModel([(req, n) => turn(`第 ${n} 回合，看到 ${req.messages.length} 条消息`)]);
   const result = await finalTurn(model.stream(request()));
   assert.equal(textOf(result.message), "第 1 回合，看到 1 条消息");
 });
 
-test("Lab 4.3 · 失败都变成 error 回合而不是抛出：脚本用完、函数回合抛错、脚本声明的错误、参数不是 JSON", async () => {
+test("脚本模型 · 失败都变成 error 回合而不是抛出：脚本用完、函数回合抛错、脚本声明的错误、参数不是 JSON", async () => {
   const cases: { name: string; model: ScriptedModel; message: RegExp; text?: string }[] = [
     { name: "脚本用完", model: new ScriptedModel([]), message: /no turn left/ },
     {
@@ -215,7 +102,7 @@ test("Lab 4.3 · 失败都变成 error 回合而不是抛出：脚本用完、�
   }
 });
 
-test("Lab 4.3 · 中止：流式输出途中中止，回合以 aborted 结束，只保留已完成的部分", async () => {
+test("脚本模型 · 中止：流式输出途中中止，回合以 aborted 结束，只保留已完成的部分", async () => {
   const controller = new AbortController();
   const model = new ScriptedModel([turn("第一段", toolCall("read", { path: "a" }), "第二段")], { chunkSize: 1 });
   const stream = model.stream(request(), { signal: controller.signal });
@@ -236,7 +123,7 @@ test("Lab 4.3 · 中止：流式输出途中中止，回合以 aborted 结束，
   assert.deepEqual(aborted.message.content, []);
 });
 
-test("Lab 4.3 · stopReason 默认按内容推断，也可以由脚本指定", async () => {
+test("脚本模型 · stopReason 默认按内容推断，也可以由脚本指定", async () => {
   const model = new ScriptedModel([turn("a"), turn(toolCall("x")), { ...turn("cut"), stopReason: "length" }]);
   const reasons = [];
   for (let i = 0; i < 3; i++) reasons.push((await finalTurn(model.stream(request()))).stopReason);
@@ -246,4 +133,43 @@ test("Lab 4.3 · stopReason 默认按内容推断，也可以由脚本指定", a
     calls.map((c) => c.id),
     ["call-1-1", "mine"],
   );
+});
+
+test("脚本模型 · 请求先复制再用：函数回合拿到的也是副本；复制不了的请求是一个 error 回合，不记录", async () => {
+  const model = new ScriptedModel([
+    (req) => {
+      (req.messages[0]!.content[0] as { text: string }).text = "函数回合改了它";
+      return turn("好");
+    },
+    turn("不会播放"),
+  ]);
+  await finalTurn(model.stream(request("原文")));
+  assert.equal(textOf(model.requests[0]!.messages[0]!), "原文", "函数回合改的是自己的副本");
+  const odd = { ...request("带着一个函数"), tools: [{ name: "f", description: "", parameters: { check: () => true } }] };
+  const result = await finalTurn(model.stream(odd));
+  assert.equal(result.stopReason, "error");
+  assert.match(result.errorMessage ?? "", /request cannot be copied/);
+  assert.equal(model.requests.length, 1, "复制不了的请求不记录");
+  assert.equal(model.remaining, 1, "也不消耗脚本里的回合");
+});
+
+test("脚本模型 · stream() 先交出流，第一个事件在下一轮事件循环才来；早已中止的 signal 照样记录请求、消耗一个回合", async () => {
+  const model = new ScriptedModel([turn("第一轮"), turn("第二轮")]);
+  const stream = model.stream(request());
+  let seen = 0;
+  const reading = (async () => {
+    for await (const _event of stream) seen++;
+  })();
+  assert.equal(seen, 0, "stream() 返回时还没有事件");
+  await reading;
+  assert.ok(seen > 0);
+  const aborted = await finalTurn(model.stream(request("已经中止"), { signal: AbortSignal.abort("不用了") }));
+  assert.equal(aborted.stopReason, "aborted");
+  assert.deepEqual(aborted.message.content, []);
+  assert.equal(model.requests.length, 2, "请求照样记录");
+  assert.equal(model.remaining, 0, "第二轮被这次调用消耗了");
+});
+
+test("脚本模型 · chunkSize 不是正整数：构造时就抛 RangeError（stream() 之外的错误是写脚本的人的错）", () => {
+  for (const chunkSize of [0, -1, 1.5, Number.NaN]) assert.throws(() => new ScriptedModel([], { chunkSize }), RangeError, String(chunkSize));
 });
