@@ -21,7 +21,7 @@
  * message IR of chapter 03 stays exactly what is sent back to a model later.
  */
 import { EventStream } from "./event-stream.js";
-import { errorMessage } from "./async.js";
+import { errorMessage, isPlainObject } from "./async.js";
 import type { AgentMessage, AssistantMessage, TextContent, ToolCall } from "./types.js";
 
 /** A tool as the model sees it: its name, what it is for, and a JSON Schema of its arguments. */
@@ -286,10 +286,10 @@ function parseArguments(toolName: string, json: string): Record<string, unknown>
       cause: error,
     });
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not a JSON object`);
   }
-  return value as Record<string, unknown>;
+  return value;
 }
 
 /** Reads a stream to its end, ignoring the events, and returns the turn. */
