@@ -1080,9 +1080,9 @@ const RETURNED = Symbol("returned");
 function thrownBy(run: () => unknown): unknown {
   try {
     run();
-  } catch (error) {
-    if (isScaffold(error)) throw error;
-    return error;
+  } catch (thrown) {
+    if (isScaffold(thrown)) throw thrown;
+    return thrown;
   }
   return RETURNED;
 }
@@ -1224,10 +1224,10 @@ test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", as
         withSparseArray: true,
         withTypedArray: true,
       }),
-      (value) => {
-        const prototype: unknown = typeof value === "object" && value !== null ? Reflect.getPrototypeOf(value) : undefined;
-        const expected = typeof value === "object" && value !== null && !Array.isArray(value) && (prototype === Object.prototype || prototype === null);
-        const answer = guardAnswer(value, "这个值");
+      (candidate) => {
+        const proto: unknown = typeof candidate === "object" && candidate !== null ? Reflect.getPrototypeOf(candidate) : undefined;
+        const expected = typeof candidate === "object" && candidate !== null && !Array.isArray(candidate) && (proto === Object.prototype || proto === null);
+        const answer = guardAnswer(candidate, "这个值");
         assert.ok(answer === expected, `应当答 ${expected}，实际答 ${shown(answer)}`);
       },
     ),
