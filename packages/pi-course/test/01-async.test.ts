@@ -1102,12 +1102,12 @@ function kindOf(thrown: unknown): string {
 }
 
 /** What the guard answers for `value`; a guard that throws fails here with a message of the course's own. */
-function guardAnswer(value: unknown, what: string): unknown {
+function guardAnswer(value: unknown): unknown {
   const answer: { value?: unknown } = {};
   const thrown = thrownBy(() => {
     answer.value = isPlainObject(value);
   });
-  if (thrown !== RETURNED) assert.fail(`isPlainObject(${what}) 自己抛出了 ${kindOf(thrown)}：守卫对任何值都只答 true 或 false，从不抛错`);
+  if (thrown !== RETURNED) assert.fail(`isPlainObject 自己抛出了 ${kindOf(thrown)}：守卫对任何值都只答 true 或 false，从不抛错`);
   return answer.value;
 }
 
@@ -1198,15 +1198,15 @@ test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", as
   ];
   for (const [what, value, expected] of cases) {
     await rule(`§C7.1：${what}${expected ? "是" : "不是"}普通对象`, () => {
-      const answer = guardAnswer(value, what);
-      assert.ok(answer === expected, `isPlainObject(${what}) 应当是 ${expected}，实际是 ${shown(answer)}`);
+      const answer = guardAnswer(value);
+      assert.ok(answer === expected, `isPlainObject 应当答 ${expected}，实际答 ${shown(answer)}`);
     });
   }
   await holds(
     "§C7.1：任何 JSON 文本解析出的值，恰好在它是 {…} 时是普通对象（数组、null、字符串、数字、布尔都不是）",
     fc.property(fc.jsonValue(), (json) => {
       const text = JSON.stringify(json);
-      const answer = guardAnswer(JSON.parse(text), text);
+      const answer = guardAnswer(JSON.parse(text));
       assert.ok(answer === text.startsWith("{"), `isPlainObject(JSON.parse(${JSON.stringify(text)})) 答了 ${shown(answer)}`);
     }),
   );
@@ -1227,7 +1227,7 @@ test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", as
       (candidate) => {
         const proto: unknown = typeof candidate === "object" && candidate !== null ? Reflect.getPrototypeOf(candidate) : undefined;
         const expected = typeof candidate === "object" && candidate !== null && !Array.isArray(candidate) && (proto === Object.prototype || proto === null);
-        const answer = guardAnswer(candidate, "这个值");
+        const answer = guardAnswer(candidate);
         assert.ok(answer === expected, `应当答 ${expected}，实际答 ${shown(answer)}`);
       },
     ),
@@ -1328,15 +1328,16 @@ test("Lab 1.5 · assertNever：编译器说不可能的值，运行时真的来�
       assert.ok(thrown.what === what, "UnreachableError 的 what 不是传给 assertNever 的 what");
     }),
   );
-  await rule("§C7.3：没有 JSON 形式的值也能抛出 UnreachableError：循环引用的对象、Symbol", () => {
+  await rule("§C7.3：没有 JSON 形式的值也能抛出 UnreachableError：message 换成 errorMessage 给出的文字（循环引用的对象、Symbol）", () => {
     const cycle: Record<string, unknown> = { role: "loop" };
     cycle["self"] = cycle;
-    for (const [what, value] of [
-      ["循环引用的对象", cycle],
-      ["Symbol", Symbol("x")],
+    for (const [what, value, message] of [
+      ["循环引用的对象", cycle, "unexpected value: [object Object]"],
+      ["Symbol", Symbol("x"), "unexpected value: Symbol(x)"],
     ] as const) {
       const thrown = thrownBy(() => assertNever(value as never, "value"));
       assert.ok(thrown instanceof UnreachableError && thrown.value === value, `${what}：抛出的应当是带着它的 UnreachableError，实际是 ${kindOf(thrown)}`);
+      assert.ok(thrown.message === message, `${what}：message 应当是 ${JSON.stringify(message)}，实际是 ${JSON.stringify(thrown.message)}`);
     }
   });
 });
