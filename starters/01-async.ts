@@ -4,13 +4,15 @@
  * The public types and the exported functions are fixed: the tests use them, and so does
  * every later chapter. Every lab's function is a construction site named after its lab.
  * Build them in order: Lab 1.1 deferred, errorMessage, tick → 1.2 Listeners → 1.3
- * abortReason, abortable → 1.4 linkedSignal. Add private helpers as you need them; keep the
- * exports and the signatures of the declarations marked 🔨.
+ * abortReason, abortable → 1.4 linkedSignal → 1.5 isPlainObject, parseJsonObject,
+ * assertNever. Add private helpers as you need them; keep the exports and the signatures of
+ * the declarations marked 🔨.
  *
  * Run one lab:  npm run lab -w @pi/course -- 1.1
  *
  * Given as it is (no 🔨): `TimeoutError`, the reason a timed-out `linkedSignal` aborts
- * with, and the `Set` that `Listeners` keeps its listeners in.
+ * with; the `Set` that `Listeners` keeps its listeners in; `UnreachableError`, what
+ * `assertNever` throws.
  */
 
 // ── Lab 1.1 · deferred、errorMessage 与 tick ──
@@ -162,4 +164,74 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
   void parent;
   void timeoutMs;
   throw labError("Lab 1.4 linked signal");
+}
+
+// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
+
+/**
+ * What `assertNever` throws: a value that the types said could not exist arrived anyway (a
+ * message role added to the union and forgotten in a `switch`, a value that came from outside
+ * through a cast). `code` is `UNREACHABLE`; `value` is that value as it came; the message shows
+ * it as JSON when it has a JSON form, else as `errorMessage` gives it (it never throws).
+ */
+export class UnreachableError extends Error {
+  readonly code = "UNREACHABLE";
+  /** What the value was meant to be, as the caller named it ("message role"). */
+  readonly what: string;
+  readonly value: unknown;
+  constructor(what: string, value: unknown) {
+    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
+    this.name = "UnreachableError";
+    this.what = what;
+    this.value = value;
+  }
+
+  static #shown(value: unknown): string {
+    try {
+      const json = JSON.stringify(value);
+      if (json !== undefined) return json;
+    } catch {
+      // a BigInt, a cycle, a revoked Proxy: no JSON form
+    }
+    return errorMessage(value);
+  }
+}
+
+/**
+ * True for a plain object, the kind `JSON.parse` makes: not `null`, not an array (not even one
+ * whose prototype was replaced), and its prototype is `Object.prototype` or `null`. A class
+ * instance (`Date`, `Map`, an `Error`), a boxed primitive, a function or an object that inherits
+ * from another object is not one. Never throws: a value on which the check itself throws (a
+ * revoked Proxy) is not a plain object. Narrows to `Record<string, unknown>`: each field is
+ * still `unknown` until it is checked in turn.
+ */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  // 🔨 Lab 1.5：isPlainObject。课文第 7 节，规则见附录 §C7.1
+  void value;
+  throw labError("Lab 1.5 narrowing");
+}
+
+/**
+ * The JSON object that `text` holds, or `undefined` when it holds none: text that is not JSON
+ * (cut off, empty) and JSON that is not an object (`[]`, `null`, `42`, `"x"`) alike. Never
+ * throws. The boundary where text from the network or from a model becomes a value the
+ * code may read, field by field.
+ */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  // 🔨 Lab 1.5：parseJsonObject。课文第 7 节，规则见附录 §C7.2
+  void text;
+  throw labError("Lab 1.5 narrowing");
+}
+
+/**
+ * The `default` of a `switch` over a tagged union: `value` has type `never` only when every
+ * member has its `case`, so a member added to the union and forgotten here fails the build.
+ * At run time it throws an `UnreachableError` carrying `value` (one that reached it through a
+ * cast, or from a caller the compiler never saw); it never returns.
+ */
+export function assertNever(value: never, what: string): never {
+  // 🔨 Lab 1.5：assertNever。课文第 7 节，规则见附录 §C7.3
+  void value;
+  void what;
+  throw labError("Lab 1.5 narrowing");
 }

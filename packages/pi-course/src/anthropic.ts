@@ -20,10 +20,10 @@
  * `ping`, `error`). Unknown event and block types are skipped, as the API asks clients
  * to do; thinking blocks are not part of our IR and are skipped too.
  */
+import { isPlainObject, parseJsonObject } from "./async.js";
 import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StopReason, type StreamOptions } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
 import {
-  isPlainObject,
   openStream,
   readProviderEvents,
   streamProviderTurn,
@@ -198,15 +198,6 @@ function streamError(data: Record<string, unknown>, facts: Omit<ProviderErrorFac
   );
 }
 
-function parseObject(data: string): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(data);
-    return isPlainObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Feeds the API's events into `builder` until the turn is finished, failed or aborted.
  * Blocks arrive one after another; their API index is mapped to our content index (they
@@ -231,7 +222,7 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
   let open: { apiIndex: number; kind: "text" | "toolCall" | "skipped" } | undefined;
   for await (const sse of events) {
     if (builder.closed) return;
-    const data = parseObject(sse.data);
+    const data = parseJsonObject(sse.data);
     if (data === undefined) {
       stop("PROVIDER_RESPONSE_INVALID", `invalid JSON in "${sse.event}" event: ${sse.data.slice(0, 200)}`);
       return;
@@ -319,7 +310,7 @@ async function openAnthropicEvents(http: HttpRequest, transport: TransportOption
       const next = await iterator.next();
       if (next.done) break;
       ahead.push(next.value);
-      const data = parseObject(next.value.data);
+      const data = parseJsonObject(next.value.data);
       if (data?.type === "message_start" || data?.type === "ping") continue;
       if (data?.type === "error") {
         const early = streamError(data, { ...http.facts, attempts: attempt }, true);

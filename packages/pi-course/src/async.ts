@@ -1,13 +1,13 @@
 /**
  * Chapter 01 · TypeScript survival for agent code: promises you settle from outside,
  * listeners you can remove, waits that stop on abort, timers that never outlive their
- * use.
+ * use, and values from outside narrowed before they are trusted.
  *
  * An agent is a handful of things happening at once: a model streaming, a tool running,
  * a user pressing Ctrl-C, a UI listening. Every later chapter leans on the small idioms
  * below, and each one exists to close a leak: a promise nobody can settle, a listener
  * still attached after its work ended, a timer that keeps the process alive, an abort
- * that nobody hears.
+ * that nobody hears, a value from the network used as the type it was hoped to have.
  */
 
 // ── Lab 1.1 · deferred、errorMessage 与 tick ──
@@ -225,4 +225,80 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
     wait(timeoutMs);
   }
   return { signal: own.signal, dispose };
+}
+
+// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
+
+/**
+ * What `assertNever` throws: a value that the types said could not exist arrived anyway (a
+ * message role added to the union and forgotten in a `switch`, a value that came from outside
+ * through a cast). `code` is `UNREACHABLE`; `value` is that value as it came; the message shows
+ * it as JSON when it has a JSON form, else as `errorMessage` gives it (it never throws).
+ */
+export class UnreachableError extends Error {
+  readonly code = "UNREACHABLE";
+  /** What the value was meant to be, as the caller named it ("message role"). */
+  readonly what: string;
+  readonly value: unknown;
+  constructor(what: string, value: unknown) {
+    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
+    this.name = "UnreachableError";
+    this.what = what;
+    this.value = value;
+  }
+
+  static #shown(value: unknown): string {
+    try {
+      const json = JSON.stringify(value);
+      if (json !== undefined) return json;
+    } catch {
+      // a BigInt, a cycle, a revoked Proxy: no JSON form
+    }
+    return errorMessage(value);
+  }
+}
+
+/**
+ * True for a plain object, the kind `JSON.parse` makes: not `null`, not an array (not even one
+ * whose prototype was replaced), and its prototype is `Object.prototype` or `null`. A class
+ * instance (`Date`, `Map`, an `Error`), a boxed primitive, a function or an object that inherits
+ * from another object is not one. Never throws: a value on which the check itself throws (a
+ * revoked Proxy) is not a plain object. Narrows to `Record<string, unknown>`: each field is
+ * still `unknown` until it is checked in turn.
+ */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    if (Array.isArray(value)) return false;
+    const prototype: unknown = Object.getPrototypeOf(value);
+    return prototype === Object.prototype || prototype === null;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The JSON object that `text` holds, or `undefined` when it holds none: text that is not JSON
+ * (cut off, empty) and JSON that is not an object (`[]`, `null`, `42`, `"x"`) alike. Never
+ * throws. The boundary where text from the network or from a model becomes a value the
+ * code may read, field by field.
+ */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  let parsed: unknown; // JSON.parse returns `any`: kept as `unknown` until checked
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return isPlainObject(parsed) ? parsed : undefined;
+}
+
+/**
+ * The `default` of a `switch` over a tagged union: `value` has type `never` only when every
+ * member has its `case`, so a member added to the union and forgotten here fails the build.
+ * At run time it throws an `UnreachableError` carrying `value` (one that reached it through a
+ * cast, or from a caller the compiler never saw); it never returns.
+ */
+export function assertNever(value: never, what: string): never {
+  throw new UnreachableError(what, value);
 }

@@ -26,7 +26,7 @@
  * chapter's examples is given (`scripted-model.ts`).
  */
 import { EventStream } from "./event-stream.js";
-import { errorMessage } from "./async.js";
+import { errorMessage, isPlainObject } from "./async.js";
 import type { AgentMessage, AssistantMessage, TextContent, ToolCall } from "./types.js";
 
 /** A tool as the model sees it: its name, what it is for, and a JSON Schema of its arguments. */
@@ -337,10 +337,10 @@ function parseArguments(toolName: string, json: string): Record<string, unknown>
   } catch (syntax) {
     return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not valid JSON: ${errorMessage(syntax)}`, { cause: syntax });
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     return new ModelError("TOOL_ARGUMENTS_INVALID", `arguments of tool call "${toolName}" are not a JSON object`);
   }
-  return value as Record<string, unknown>;
+  return value;
 }
 
 // ── Lab 4.3 · 失败也是一个回合 ──

@@ -27,9 +27,10 @@
  * shape fails the turn (see `readOpenAIEvents`), so no text is ever lost silently.
  */
 import { randomBytes } from "node:crypto";
+import { assertNever, isPlainObject, parseJsonObject } from "./async.js";
 import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StreamOptions } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode } from "./provider-error.js";
-import { isPlainObject, openStream, readProviderEvents, streamProviderTurn, type ProviderFacts, type ProviderModelOptions } from "./provider-http.js";
+import { openStream, readProviderEvents, streamProviderTurn, type ProviderFacts, type ProviderModelOptions } from "./provider-http.js";
 import { parseSse, type SseEvent } from "./sse.js";
 import { textOf, type AgentMessage } from "./types.js";
 
@@ -80,7 +81,9 @@ const num = (value: unknown): number | undefined => (typeof value === "number" &
  * assistant message with tool calls and no text has `content: null`. A tool result must
  * directly follow the assistant message that asked for it (after that message's earlier
  * results), so one that comes after user text queued in between is moved before that text.
- * Tool arguments that are not a plain object cannot be sent (`TOOL_ARGUMENTS_INVALID`).
+ * Tool arguments that are not a plain object cannot be sent (`TOOL_ARGUMENTS_INVALID`). A
+ * message whose role is none of the union's (one that reached it around the types, through a
+ * cast) is an `UnreachableError`, never sent as if it were an assistant's.
  */
 export function toOpenAIMessages(systemPrompt: string, messages: readonly AgentMessage[]): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
@@ -88,27 +91,37 @@ export function toOpenAIMessages(systemPrompt: string, messages: readonly AgentM
   // Where the next tool result goes: right after the last assistant message with tool calls and its results so far.
   let resultsAt: number | undefined;
   for (const message of messages) {
-    if (message.role === "toolResult") {
-      const result: OpenAIMessage = { role: "tool", tool_call_id: message.toolCallId, content: textOf(message) };
-      if (resultsAt === undefined) out.push(result);
-      else out.splice(resultsAt++, 0, result);
-    } else if (message.role === "user") {
-      const content = textOf(message);
-      if (content !== "") out.push({ role: "user", content });
-    } else {
-      const calls: OpenAIToolCall[] = [];
-      for (const block of message.content) {
-        if (block.type !== "toolCall") continue;
-        if (!isPlainObject(block.arguments)) {
-          throw new ModelError("TOOL_ARGUMENTS_INVALID", `tool call "${block.id}" has arguments that are not an object`);
-        }
-        calls.push({ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.arguments) } });
+    // One case per role of the union: a role added in Chapter 03 and forgotten here fails the build at assertNever.
+    switch (message.role) {
+      case "toolResult": {
+        const result: OpenAIMessage = { role: "tool", tool_call_id: message.toolCallId, content: textOf(message) };
+        if (resultsAt === undefined) out.push(result);
+        else out.splice(resultsAt++, 0, result);
+        break;
       }
-      const content = textOf(message);
-      resultsAt = undefined;
-      if (content === "" && calls.length === 0) continue;
-      out.push(calls.length > 0 ? { role: "assistant", content: content === "" ? null : content, tool_calls: calls } : { role: "assistant", content });
-      if (calls.length > 0) resultsAt = out.length;
+      case "user": {
+        const content = textOf(message);
+        if (content !== "") out.push({ role: "user", content });
+        break;
+      }
+      case "assistant": {
+        const calls: OpenAIToolCall[] = [];
+        for (const block of message.content) {
+          if (block.type !== "toolCall") continue;
+          if (!isPlainObject(block.arguments)) {
+            throw new ModelError("TOOL_ARGUMENTS_INVALID", `tool call "${block.id}" has arguments that are not an object`);
+          }
+          calls.push({ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.arguments) } });
+        }
+        const content = textOf(message);
+        resultsAt = undefined;
+        if (content === "" && calls.length === 0) break;
+        out.push(calls.length > 0 ? { role: "assistant", content: content === "" ? null : content, tool_calls: calls } : { role: "assistant", content });
+        if (calls.length > 0) resultsAt = out.length;
+        break;
+      }
+      default:
+        assertNever(message, "message role");
     }
   }
   return out;
@@ -296,13 +309,8 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
       finish();
       return;
     }
-    let data: unknown;
-    try {
-      data = JSON.parse(sse.data);
-    } catch {
-      data = undefined;
-    }
-    if (!isPlainObject(data)) {
+    const data = parseJsonObject(sse.data);
+    if (data === undefined) {
       stop("PROVIDER_RESPONSE_INVALID", `invalid JSON in a stream chunk: ${sse.data.slice(0, 200)}`);
       return;
     }

@@ -14,7 +14,7 @@
  * which hold no key; text that comes from outside (an error body, a network error) passes
  * `redact` with the key the request carried before it becomes a `detail`.
  */
-import { errorMessage } from "./async.js";
+import { errorMessage, isPlainObject } from "./async.js";
 import type { TurnBuilder, TurnFailure } from "./model.js";
 
 /** Every code a `ProviderError` can have; a code not listed here does not compile. */
@@ -159,10 +159,6 @@ export function redact(text: string, secrets: readonly string[]): string {
     if (secret.length >= 4) out = out.split(secret).join("***");
   }
   return out;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -336,11 +336,6 @@ export function mergeSignals(a: AbortSignal | undefined, b: AbortSignal | undefi
   return { signal: controller.signal, dispose };
 }
 
-/** True for a JSON object (what a provider's events, usage and tool arguments must be), not an array or null. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** The options every HTTP provider's model takes besides its own: how requests travel, how long silence may last, how they are retried. */
 export interface ProviderModelOptions {
   /** Default the global `fetch`; tests pass one that replays a recorded response. */

@@ -31,6 +31,7 @@
  * - `disable-model-invocation`, pi's own field (the course's runtime reads it), is allowed.
  */
 import path from "node:path";
+import { isPlainObject } from "./async.js";
 import { listDirectory, statIfPresent } from "./resource-files.js";
 import type { ResourceDiagnostic } from "./resource-types.js";
 
@@ -76,12 +77,6 @@ function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-function isPlainMap(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
-
 /** Why `name` breaks the naming rule, or `undefined` when it keeps it (judged after NFKC, as skills-ref does). */
 function nameFormatProblem(name: string): string | undefined {
   const normalized = name.normalize("NFKC");
@@ -120,7 +115,7 @@ export function skillSpecWarnings(fields: Readonly<Record<string, unknown>>, fol
 
   const metadata = fields["metadata"];
   if (has("metadata")) {
-    if (!isPlainMap(metadata)) {
+    if (!isPlainObject(metadata)) {
       warn("SKILL_METADATA_INVALID", `metadata is ${kindOf(metadata)}, not a map of strings to strings`);
     } else {
       const [key, value] = Object.entries(metadata).find(([, entry]) => typeof entry !== "string") ?? [];

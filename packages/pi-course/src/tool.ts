@@ -12,7 +12,7 @@
  * that finished did happen, and telling the model otherwise makes it run it again); only a
  * tool still running then is answered "was stopped", and one not started "was not run".
  */
-import { abortReason, tick } from "./async.js";
+import { abortReason, isPlainObject, tick } from "./async.js";
 import { text, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
 
 /** Error codes thrown on purpose by this module. */
@@ -41,7 +41,14 @@ export interface Validator<T> {
 }
 
 function invalid(path: string, expected: string, value: unknown): never {
-  const got = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+  const got =
+    value === null
+      ? "null"
+      : Array.isArray(value)
+        ? "array"
+        : typeof value === "object" && !isPlainObject(value)
+          ? "an object that is not plain"
+          : typeof value;
   throw new ToolError("SCHEMA_INVALID", `${path || "value"}: expected ${expected}, got ${got}`);
 }
 
@@ -101,10 +108,8 @@ export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> 
   return {
     jsonSchema: { type: "object", properties, required, additionalProperties: false },
     parse(value: unknown, path: string = "") {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        return invalid(path, "an object", value);
-      }
-      const input = value as Record<string, unknown>;
+      if (!isPlainObject(value)) return invalid(path, "an object", value);
+      const input = value;
       for (const key of Object.keys(input)) {
         if (!Object.hasOwn(shape, key)) {
           throw new ToolError("SCHEMA_INVALID", `${path ? `${path}.` : ""}${key}: unknown field`);

@@ -1,6 +1,7 @@
 /**
- * Chapter 01 labs · the async rules every later chapter leans on. Twelve tests in four labs
- * (3 each); every name starts with its lab id, so one lab runs alone with
+ * Chapter 01 labs · the async rules every later chapter leans on, and the narrowing of values
+ * from outside. Fifteen tests in five labs (3 each); every name starts with its lab id, so one
+ * lab runs alone with
  *
  *   node --test --test-name-pattern="Lab 1.1" packages/pi-course/dist/test/01-async.test.js
  *
@@ -13,14 +14,30 @@
  * fired or cleared, a wait's outcome after a few turns of the event loop (so a wait that
  * never ends fails its test instead of hanging the file). No check depends on the wall clock: the one check with a real timer
  * (a timeout beyond 2^31 - 1 ms) relies only on the order in which Node fires its timers.
+ * Lab 1.5 also has rules of the types themselves, checked when this file is compiled
+ * (`typeLevelRules`: a `@ts-expect-error` line that stops being an error fails the build).
  */
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import test, { type TestContext } from "node:test";
 import fc from "fast-check";
-import { TimeoutError, abortReason, abortable, deferred, errorMessage, linkedSignal, Listeners, tick, type Unsubscribe } from "../src/async.js";
+import {
+  TimeoutError,
+  UnreachableError,
+  abortReason,
+  abortable,
+  assertNever,
+  deferred,
+  errorMessage,
+  isPlainObject,
+  linkedSignal,
+  Listeners,
+  parseJsonObject,
+  tick,
+  type Unsubscribe,
+} from "../src/async.js";
 import { holds } from "./support/properties.js";
-import { rule } from "./support/rules.js";
+import { isScaffold, rule } from "./support/rules.js";
 
 // ---------------------------------------------------------------------------
 // Rules, outcomes, listeners, timers
@@ -1050,6 +1067,277 @@ test("Lab 1.4 · dispose 与参数检查：dispose 只收拾不中止，坏的 t
         assert.equal(abortListeners(parent.signal), 0);
         assert.equal(clock.pending, 0);
       });
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never
+// ---------------------------------------------------------------------------
+
+/** What `run` did instead of returning: the value it threw (a scaffold error is passed on: not started, not wrong), or RETURNED. */
+const RETURNED = Symbol("returned");
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (thrown) {
+    if (isScaffold(thrown)) throw thrown;
+    return thrown;
+  }
+  return RETURNED;
+}
+
+/** A value as a Lab 1.5 failure message shows it: its JSON when it has one (an array as `[1,2]`), else as `shown` gives it. */
+function asJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? shown(value);
+  } catch {
+    return shown(value);
+  }
+}
+
+/** A thrown value named for a failure message by its kind only (an engine's own wording differs between Node versions). */
+function kindOf(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.name : typeof thrown;
+}
+
+/** What the guard answers for `value`; a guard that throws fails here with a message of the course's own. */
+function guardAnswer(value: unknown): unknown {
+  const answer: { value?: unknown } = {};
+  const thrown = thrownBy(() => {
+    answer.value = isPlainObject(value);
+  });
+  if (thrown !== RETURNED) assert.fail(`isPlainObject 自己抛出了 ${kindOf(thrown)}：守卫对任何值都只答 true 或 false，从不抛错`);
+  return answer.value;
+}
+
+/** What `parseJsonObject(text)` returns; a throw fails here with a message of the course's own. */
+function parsedFrom(text: string): unknown {
+  const result: { value?: unknown } = {};
+  const thrown = thrownBy(() => {
+    result.value = parseJsonObject(text);
+  });
+  if (thrown !== RETURNED)
+    assert.fail(`parseJsonObject(${JSON.stringify(text)}) 抛出了 ${kindOf(thrown)}：它对任何文字都不抛错，不是 JSON 对象就返回 undefined`);
+  return result.value;
+}
+
+/**
+ * Rules of the types themselves, checked when this file is compiled (`npm run lab` builds the
+ * tests with tsc first): each line after `@ts-expect-error` must be a type error, or the build
+ * fails there with TS2578 "Unused '@ts-expect-error' directive". Never called.
+ */
+function typeLevelRules(raw: unknown, message: { role: "user"; text: string } | { role: "assistant"; text: string }): void {
+  if (isPlainObject(raw)) {
+    // @ts-expect-error §C7.1：守卫之后每个字段仍是 unknown：没有检查过的字段不能当字符串用
+    raw.text.toUpperCase();
+    if (typeof raw.text === "string") raw.text.toUpperCase();
+  }
+  const parsed = parseJsonObject(String(raw));
+  // @ts-expect-error §C7.2：parseJsonObject 可能返回 undefined：先判断，再读字段
+  void parsed.type;
+  switch (message.role) {
+    case "user":
+      break;
+    default:
+      // @ts-expect-error §C7.3：漏掉了 "assistant" 的 case：message 不是 never，这一行编译不过
+      assertNever(message, "message role");
+  }
+}
+void typeLevelRules;
+
+test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", async () => {
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const cases: [string, unknown, boolean][] = [
+    ["对象字面量 {}", {}, true],
+    ["JSON.parse 得到的对象", JSON.parse('{"type":"text","text":"你好"}'), true],
+    ["JSON 里有自己的 constructor 字段的对象", JSON.parse('{"constructor":"x"}'), true],
+    ["JSON 里有自己的 __proto__ 字段的对象", JSON.parse('{"__proto__":{"x":1}}'), true],
+    ["没有原型的对象 Object.create(null)", Object.create(null), true],
+    ["冻结的对象", Object.freeze({ type: "text" }), true],
+    ["包着普通对象的 Proxy（它报告的原型是 Object.prototype）", new Proxy({}, {}), true],
+    ["new Map()（JSON.stringify 会把它写成 {}）", new Map([["type", "text"]]), false],
+    ["new Date(0)", new Date(0), false],
+    ["new Error(…)", new Error("x"), false],
+    [
+      "自己写的 class 的实例",
+      new (class Point {
+        x = 1;
+      })(),
+      false,
+    ],
+    ['继承自别的对象的对象 Object.create({ type: "text" })', Object.create({ type: "text" }), false],
+    ['包装对象 Object("x")', Object("x"), false],
+    ["正则 /x/", /x/, false],
+    ['null（typeof null 也是 "object"）', null, false],
+    ["undefined", undefined, false],
+    ['字符串 "{}"', "{}", false],
+    ["数字 0", 0, false],
+    ["true", true, false],
+    ["Symbol", Symbol("x"), false],
+    ["BigInt 1n", 1n, false],
+    ["函数", () => ({}), false],
+    ["数组 []", [], false],
+    ["JSON.parse 得到的数组", JSON.parse('[{"type":"text"}]'), false],
+    ["原型被换成 null 的数组", Object.setPrototypeOf([1], null), false],
+    ["包着数组的 Proxy", new Proxy([], {}), false],
+    ["已撤销的 Proxy（连 Array.isArray 都会抛错）", revoked, false],
+    [
+      "getPrototypeOf 陷阱抛错的 Proxy",
+      new Proxy(
+        {},
+        {
+          getPrototypeOf() {
+            throw new Error("陷阱");
+          },
+        },
+      ),
+      false,
+    ],
+  ];
+  for (const [what, value, expected] of cases) {
+    await rule(`§C7.1：${what}${expected ? "是" : "不是"}普通对象`, () => {
+      const answer = guardAnswer(value);
+      assert.ok(answer === expected, `isPlainObject 应当答 ${expected}，实际答 ${shown(answer)}`);
+    });
+  }
+  await holds(
+    "§C7.1：任何 JSON 文本解析出的值，恰好在它是 {…} 时是普通对象（数组、null、字符串、数字、布尔都不是）",
+    fc.property(fc.jsonValue(), (json) => {
+      const text = JSON.stringify(json);
+      const answer = guardAnswer(JSON.parse(text));
+      assert.ok(answer === text.startsWith("{"), `isPlainObject(JSON.parse(${JSON.stringify(text)})) 答了 ${shown(answer)}`);
+    }),
+  );
+  await holds(
+    "§C7.1：对任何值（Map、Set、Date、类型化数组、包装对象、稀疏数组、没有原型的对象……）：恰好在 typeof 是 object、不是 null、不是数组、原型是 Object.prototype 或 null 时答 true，答案总是布尔值",
+    fc.property(
+      fc.anything({
+        withBigInt: true,
+        withBoxedValues: true,
+        withDate: true,
+        withMap: true,
+        withNullPrototype: true,
+        withObjectString: true,
+        withSet: true,
+        withSparseArray: true,
+        withTypedArray: true,
+      }),
+      (candidate) => {
+        const proto: unknown = typeof candidate === "object" && candidate !== null ? Reflect.getPrototypeOf(candidate) : undefined;
+        const expected = typeof candidate === "object" && candidate !== null && !Array.isArray(candidate) && (proto === Object.prototype || proto === null);
+        const answer = guardAnswer(candidate);
+        assert.ok(answer === expected, `应当答 ${expected}，实际答 ${shown(answer)}`);
+      },
+    ),
+  );
+});
+
+test("Lab 1.5 · parseJsonObject：网络上的一段文字，要么是对象，要么是 undefined", async () => {
+  await rule("§C7.2：文字是一个 JSON 对象：返回解析出的对象（JSON 允许的首尾空白也行）", () => {
+    for (const [text, expected] of [
+      ['{"type":"text","text":"你好"}', { type: "text", text: "你好" }],
+      ['  {"a":[1,{"b":null}]}\n', { a: [1, { b: null }] }],
+      ["{}", {}],
+    ] as const) {
+      const parsed = parsedFrom(text);
+      assert.ok(isPlainObject(parsed), `parseJsonObject(${JSON.stringify(text)}) 应当返回一个对象，实际是 ${asJson(parsed)}`);
+      assert.ok(JSON.stringify(parsed) === JSON.stringify(expected), `parseJsonObject(${JSON.stringify(text)}) 返回的是 ${JSON.stringify(parsed)}`);
+    }
+  });
+  const refused: [string, string][] = [
+    ["数组", "[1,2]"],
+    ["null", "null"],
+    ["数字", "42"],
+    ["字符串（哪怕里面写着 {}）", '"{}"'],
+    ["布尔", "true"],
+    ["断线截断的 JSON", '{"type":"te'],
+    ["空字符串", ""],
+    ["单引号（不是 JSON）", "{'a':1}"],
+    ["对象后面还有别的字", '{"a":1} x'],
+  ];
+  for (const [what, text] of refused) {
+    await rule(`§C7.2：${what}不是 JSON 对象：返回 undefined，不抛错`, () => {
+      const parsed = parsedFrom(text);
+      assert.ok(parsed === undefined, `parseJsonObject(${JSON.stringify(text)}) 应当是 undefined，实际是 ${asJson(parsed)}`);
+    });
+  }
+  await holds(
+    "§C7.2：任何 JSON 对象，写成文字再交给 parseJsonObject，得到的对象与 JSON.parse 的结果深度相等",
+    fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }), (object) => {
+      const text = JSON.stringify(object);
+      const parsed = parsedFrom(text);
+      assert.ok(isPlainObject(parsed), `parseJsonObject(${JSON.stringify(text)}) 没有返回对象`);
+      assert.deepStrictEqual(parsed, JSON.parse(text), `parseJsonObject(${JSON.stringify(text)}) 返回的对象与 JSON.parse 的不同`);
+    }),
+  );
+  await holds(
+    "§C7.2：任何文字都不抛错：返回 undefined 或者一个普通对象，恰好在 JSON.parse 得到普通对象时是对象",
+    fc.property(
+      fc.oneof(
+        fc.string(),
+        fc.json(),
+        fc.json().map((text) => text.slice(0, -1)),
+      ),
+      (text) => {
+        let expected = false;
+        try {
+          const value: unknown = JSON.parse(text);
+          expected = typeof value === "object" && value !== null && !Array.isArray(value);
+        } catch {
+          expected = false;
+        }
+        const parsed = parsedFrom(text);
+        assert.ok(expected ? isPlainObject(parsed) : parsed === undefined, `parseJsonObject(${JSON.stringify(text)}) 返回了 ${asJson(parsed)}`);
+      },
+    ),
+  );
+});
+
+test("Lab 1.5 · assertNever：编译器说不可能的值，运行时真的来了就抛错", async () => {
+  type Message = { role: "user"; text: string } | { role: "assistant"; text: string };
+  /** A switch over every member of the union, as a later chapter writes it. */
+  const wireRole = (message: Message): string => {
+    switch (message.role) {
+      case "user":
+        return "user";
+      case "assistant":
+        return "assistant";
+      default:
+        return assertNever(message, "message role");
+    }
+  };
+  await rule("§C7.3：类型之外的值（经过 as 转换从 JSON 来的 role）到了 default：assertNever 抛出 UnreachableError，不返回", () => {
+    const stray = JSON.parse('{"role":"system","text":"你是助手"}') as Message;
+    const thrown = thrownBy(() => wireRole(stray));
+    assert.ok(thrown !== RETURNED, "assertNever 返回了，没有抛错：switch 把一个不存在的 role 当成结果交了出去");
+    assert.ok(thrown instanceof UnreachableError, `抛出的应当是 UnreachableError，实际是 ${kindOf(thrown)}`);
+    assert.equal(thrown.code, "UNREACHABLE");
+    assert.ok(thrown.value === stray, "UnreachableError 的 value 应当是传给 assertNever 的那个值本身");
+    assert.equal(thrown.what, "message role", "UnreachableError 的 what 应当是传给 assertNever 的 what");
+    assert.equal(thrown.message, 'unexpected message role: {"role":"system","text":"你是助手"}');
+  });
+  await holds(
+    "§C7.3：任何值（Symbol、BigInt、循环引用的对象、0、undefined 也是）到了 assertNever：都抛出 UnreachableError，value 是那个值本身，what 原样",
+    fc.property(fc.oneof(anyValue(), fc.anything({ withBigInt: true, withNullPrototype: true })), fc.string(), (value, what) => {
+      const thrown = thrownBy(() => assertNever(value as never, what));
+      assert.ok(thrown !== RETURNED, "assertNever 返回了，没有抛错");
+      assert.ok(thrown instanceof UnreachableError, `抛出的应当是 UnreachableError，实际是 ${kindOf(thrown)}`);
+      assert.ok(Object.is(thrown.value, value), "UnreachableError 的 value 不是传给 assertNever 的那个值");
+      assert.ok(thrown.what === what, "UnreachableError 的 what 不是传给 assertNever 的 what");
+    }),
+  );
+  await rule("§C7.3：没有 JSON 形式的值也能抛出 UnreachableError：message 换成 errorMessage 给出的文字（循环引用的对象、Symbol）", () => {
+    const cycle: Record<string, unknown> = { role: "loop" };
+    cycle["self"] = cycle;
+    for (const [what, value, message] of [
+      ["循环引用的对象", cycle, "unexpected value: [object Object]"],
+      ["Symbol", Symbol("x"), "unexpected value: Symbol(x)"],
+    ] as const) {
+      const thrown = thrownBy(() => assertNever(value as never, "value"));
+      assert.ok(thrown instanceof UnreachableError && thrown.value === value, `${what}：抛出的应当是带着它的 UnreachableError，实际是 ${kindOf(thrown)}`);
+      assert.ok(thrown.message === message, `${what}：message 应当是 ${JSON.stringify(message)}，实际是 ${JSON.stringify(thrown.message)}`);
     }
   });
 });

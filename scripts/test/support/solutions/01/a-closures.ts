@@ -3,6 +3,8 @@
  * Chapter 01, solution A: written from the chapter text alone, closures over local state.
  * `deferred` keeps one `done` flag; `abortable` races the promise against an abort
  * promise and cleans up in `finally`; `linkedSignal` collects its clean-up steps in a list.
+ * Lab 1.5 (added with the lab, written from its section): the guard reads the prototype with
+ * `Reflect.getPrototypeOf`; `parseJsonObject` gets a parse result as a tagged union.
  */
 
 // ── Lab 1.1 · deferred、errorMessage 与 tick ──
@@ -178,4 +180,64 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
     cleanups.push(() => clearTimeout(timer));
   }
   return { signal: own.signal, dispose };
+}
+
+// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
+
+/** What `assertNever` throws (given as it is in the starter). */
+export class UnreachableError extends Error {
+  readonly code = "UNREACHABLE";
+  /** What the value was meant to be, as the caller named it ("message role"). */
+  readonly what: string;
+  readonly value: unknown;
+  constructor(what: string, value: unknown) {
+    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
+    this.name = "UnreachableError";
+    this.what = what;
+    this.value = value;
+  }
+
+  static #shown(value: unknown): string {
+    try {
+      const json = JSON.stringify(value);
+      if (json !== undefined) return json;
+    } catch {
+      // a BigInt, a cycle, a revoked Proxy: no JSON form
+    }
+    return errorMessage(value);
+  }
+}
+
+/** A plain object: no array, and its prototype is Object.prototype or null; never throws. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object") return false;
+  try {
+    const proto = Reflect.getPrototypeOf(value);
+    return !Array.isArray(value) && (proto === null || proto === Object.prototype);
+  } catch {
+    return false;
+  }
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false };
+
+function parseText(text: string): Parsed {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The JSON object in `text`, or undefined. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  const parsed = parseText(text);
+  if (!parsed.ok) return undefined;
+  return isPlainObject(parsed.value) ? parsed.value : undefined;
+}
+
+/** The default of an exhaustive switch. */
+export function assertNever(value: never, what: string): never {
+  const error = new UnreachableError(what, value);
+  throw error;
 }

@@ -4,6 +4,8 @@
  * `deferred` returns an instance of a private class; `Listeners` keeps an array of entries
  * of its own (the given Set goes unused); `abortable` settles through one `finish` helper;
  * `linkedSignal` keeps its timer and listener in `let` variables.
+ * Lab 1.5 (added with the lab, written from its section): the guard looks the prototype up in
+ * a set of the two allowed ones; `parseJsonObject` returns from inside its `try`.
  */
 
 // ── Lab 1.1 · deferred、errorMessage 与 tick ──
@@ -227,4 +229,55 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
     }
   }
   return { signal: controller.signal, dispose: detach };
+}
+
+// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
+
+/** What `assertNever` throws (given as it is in the starter). */
+export class UnreachableError extends Error {
+  readonly code = "UNREACHABLE";
+  /** What the value was meant to be, as the caller named it ("message role"). */
+  readonly what: string;
+  readonly value: unknown;
+  constructor(what: string, value: unknown) {
+    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
+    this.name = "UnreachableError";
+    this.what = what;
+    this.value = value;
+  }
+
+  static #shown(value: unknown): string {
+    try {
+      const json = JSON.stringify(value);
+      if (json !== undefined) return json;
+    } catch {
+      // a BigInt, a cycle, a revoked Proxy: no JSON form
+    }
+    return errorMessage(value);
+  }
+}
+
+const PLAIN_PROTOTYPES: ReadonlySet<unknown> = new Set<unknown>([Object.prototype, null]);
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return !Array.isArray(value) && PLAIN_PROTOTYPES.has(Object.getPrototypeOf(value));
+  } catch {
+    return false;
+  }
+}
+
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (isPlainObject(value)) return value;
+  } catch {
+    // not JSON at all
+  }
+  return undefined;
+}
+
+export function assertNever(value: never, what: string): never {
+  throw new UnreachableError(what, value as unknown);
 }

@@ -1,5 +1,6 @@
 // @ts-nocheck — a solution of Chapter 01, checked in place of packages/pi-course/src/async.ts (see ../measure.ts)
 // Written blind: by a learner who saw only the practice folder (the chapter text, the starter, the lab commands' output), first try green in every lab.
+// Lab 1.5 was added after the blind run, by the course authors, in the style of the rest of the file.
 /**
  * Chapter 01 · TypeScript survival for agent code — the practice starter.
  *
@@ -242,4 +243,55 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
     startLeg(timeoutMs);
   }
   return { signal: controller.signal, dispose };
+}
+
+// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
+
+/** What `assertNever` throws (given as it is in the starter). */
+export class UnreachableError extends Error {
+  readonly code = "UNREACHABLE";
+  /** What the value was meant to be, as the caller named it ("message role"). */
+  readonly what: string;
+  readonly value: unknown;
+  constructor(what: string, value: unknown) {
+    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
+    this.name = "UnreachableError";
+    this.what = what;
+    this.value = value;
+  }
+
+  static #shown(value: unknown): string {
+    try {
+      const json = JSON.stringify(value);
+      if (json !== undefined) return json;
+    } catch {
+      // a BigInt, a cycle, a revoked Proxy: no JSON form
+    }
+    return errorMessage(value);
+  }
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  try {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+    const proto = Object.getPrototypeOf(value);
+    return proto === null || proto === Object.prototype;
+  } catch {
+    return false;
+  }
+}
+
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = undefined;
+  }
+  if (!isPlainObject(data)) return undefined;
+  return data;
+}
+
+export function assertNever(value: never, what: string): never {
+  throw new UnreachableError(what, value);
 }

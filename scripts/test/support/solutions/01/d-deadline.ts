@@ -6,6 +6,8 @@
  * `abortable` is an async function that awaits a race and cleans up in `finally`;
  * `linkedSignal` is a class that computes a deadline with `Date.now()` and, whenever a timer
  * fires, waits again for whatever is left of it.
+ * Lab 1.5 (added with the lab, written from its section): the guard switches over the
+ * prototype; `parseJsonObject` records in a flag whether `JSON.parse` returned.
  */
 
 // ── Lab 1.1 · deferred、errorMessage 与 tick ──
@@ -213,4 +215,64 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
     throw new RangeError(`timeoutMs must be a finite number >= 0, got ${timeoutMs}`);
   }
   return new Link(parent, timeoutMs);
+}
+
+// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
+
+/** What `assertNever` throws (given as it is in the starter). */
+export class UnreachableError extends Error {
+  readonly code = "UNREACHABLE";
+  /** What the value was meant to be, as the caller named it ("message role"). */
+  readonly what: string;
+  readonly value: unknown;
+  constructor(what: string, value: unknown) {
+    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
+    this.name = "UnreachableError";
+    this.what = what;
+    this.value = value;
+  }
+
+  static #shown(value: unknown): string {
+    try {
+      const json = JSON.stringify(value);
+      if (json !== undefined) return json;
+    } catch {
+      // a BigInt, a cycle, a revoked Proxy: no JSON form
+    }
+    return errorMessage(value);
+  }
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (!(typeof value === "object" && value)) return false;
+  let prototype: object | null;
+  try {
+    if (Array.isArray(value)) return false;
+    prototype = Object.getPrototypeOf(value) as object | null;
+  } catch {
+    return false;
+  }
+  switch (prototype) {
+    case Object.prototype:
+    case null:
+      return true;
+    default:
+      return false;
+  }
+}
+
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  let valid = false;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+    valid = true;
+  } catch {
+    valid = false;
+  }
+  return valid && isPlainObject(value) ? value : undefined;
+}
+
+export function assertNever(value: never, what: string): never {
+  throw new UnreachableError(String(what), value);
 }

@@ -6,6 +6,8 @@
  * de-duplicated with `includes`, and emits with `forEach` over a copy; `abortable` settles
  * through one `cleanup` in a promise executor; `linkedSignal` counts the time left down in a
  * `let` and validates with `!(timeoutMs >= 0)`.
+ * Lab 1.5 (added with the lab, written from its section): the guard is a chain of early
+ * returns; `parseJsonObject` too.
  */
 
 // ── Lab 1.1 · deferred、errorMessage 与 tick ──
@@ -225,4 +227,59 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number
   };
   next();
   return { signal: controller.signal, dispose };
+}
+
+// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
+
+/** What `assertNever` throws (given as it is in the starter). */
+export class UnreachableError extends Error {
+  readonly code = "UNREACHABLE";
+  /** What the value was meant to be, as the caller named it ("message role"). */
+  readonly what: string;
+  readonly value: unknown;
+  constructor(what: string, value: unknown) {
+    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
+    this.name = "UnreachableError";
+    this.what = what;
+    this.value = value;
+  }
+
+  static #shown(value: unknown): string {
+    try {
+      const json = JSON.stringify(value);
+      if (json !== undefined) return json;
+    } catch {
+      // a BigInt, a cycle, a revoked Proxy: no JSON form
+    }
+    return errorMessage(value);
+  }
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null) return false;
+  if (typeof value !== "object") return false;
+  let proto: unknown;
+  try {
+    if (Array.isArray(value)) return false;
+    proto = Object.getPrototypeOf(value);
+  } catch {
+    return false;
+  }
+  if (proto === null) return true;
+  return proto === Object.prototype;
+}
+
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(parsed)) return undefined;
+  return parsed;
+}
+
+export function assertNever(value: never, what: string): never {
+  throw new UnreachableError(what, value);
 }
