@@ -229,7 +229,7 @@ async function runExperiment(options: LearnerRunOptions, progress: { patched: bo
       throw new CourseError("FAULT_BACKUP_CONFLICT", `实验期间 ${fault.file} 被改动过，没有自动恢复；原文件保存在 ${BACKUP_DIR}/${ORIGINAL_FILE}`);
     }
   }
-  say("已逐字节恢复你的文件，重新编译并运行……");
+  say("这一轮测试跑完了（结果在下面）；已逐字节恢复你的文件，再编译运行一次，确认恢复原样……");
   const after = await runSuite(root, manifest, suiteOptions(signal));
   result.after = labCount(after, fault.lab);
   result.chapterAfter = after.labs.map((lab) => ({ id: lab.id, passed: lab.passed, total: lab.total }));

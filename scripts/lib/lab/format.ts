@@ -73,7 +73,8 @@ export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, ta
   }
   const lines: string[] = [];
   lines.push(...regressionLines(outcome.earlier, ctx));
-  lines.push(...(target.lab === undefined ? chapterTable(outcome.labs, manifest, ctx) : labReport(outcome.labs, manifest, ctx)));
+  const earlierOpen = outcome.earlier.some((lab) => lab.status !== "passed");
+  lines.push(...(target.lab === undefined ? chapterTable(outcome.labs, manifest, ctx) : labReport(outcome.labs, manifest, ctx, earlierOpen)));
   for (const stray of outcome.strays) {
     lines.push(paint.red(`✗ 不属于任何 Lab 的失败：${stray.test}`), ...excerpt(stray.message, ctx.verbose ? undefined : 4, "  "), ...whereLines(stray, ctx));
   }
@@ -99,8 +100,9 @@ export function formatOutcome(outcome: LabOutcome, manifest: ChapterManifest, ta
 }
 
 /**
- * One line per earlier lab of the chapter that is not green: a later lab stands on the
- * earlier ones, so a regression there is said even when only the later lab was asked for.
+ * One line per earlier lab of the chapter that is not green, said even when only a later lab
+ * was asked for. It claims no dependency it cannot see: whether the later lab uses the
+ * earlier one shows only when a test reaches its construction site (then the failure says so).
  */
 function regressionLines(earlier: readonly LabResult[], ctx: FormatContext): string[] {
   return earlier
@@ -108,7 +110,9 @@ function regressionLines(earlier: readonly LabResult[], ctx: FormatContext): str
     .map((lab) => {
       const state = lab.status === "not_started" ? "还没有完成" : "现在没有通过";
       const first = lab.firstFailure === undefined ? "" : `（${truncate(`${lab.firstFailure.test}：${lab.firstFailure.message.split("\n")[0] ?? ""}`, 70)}）`;
-      return ctx.paint.yellow(`⚠ 之前的 Lab ${lab.id} ${state}：${lab.passed}/${lab.total}${first}；后面的 Lab 依赖它，先运行 ${courseCommand("lab", lab.id)}`);
+      return ctx.paint.yellow(
+        `⚠ 之前的 Lab ${lab.id} ${state}：${lab.passed}/${lab.total}${first}；本章的 Lab 按顺序做，后面的可能用到它，运行 ${courseCommand("lab", lab.id)}`,
+      );
     });
 }
 
@@ -158,7 +162,8 @@ function describeFailure(failure: FirstFailure, ctx: FormatContext): { lines: st
   return where === undefined ? { lines } : { lines, where };
 }
 
-function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: FormatContext): string[] {
+/** Each asked lab's line and, for a red one, its first failure; `earlierOpen`: a lab before them is not green. */
+function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: FormatContext, earlierOpen = false): string[] {
   const { paint } = ctx;
   const lines: string[] = [];
   for (const lab of labs) {
@@ -176,7 +181,9 @@ function labReport(labs: readonly LabResult[], manifest: ChapterManifest, ctx: F
           ? `下一步：Lab ${next.id} · ${next.title}，运行 ${paint.cyan(courseCommand("lab", next.id))}`
           : laterDone
             ? `本章其余的 Lab 上次运行时也都已通过。看看全章进度：${paint.cyan(courseCommand("lab", manifest.id))}`
-            : `本章最后一个 Lab 已通过。看看全章进度：${paint.cyan(courseCommand("lab", manifest.id))}`,
+            : earlierOpen
+              ? `本章最后一个 Lab 已通过，上面 ⚠ 的 Lab 还没有。看看全章进度：${paint.cyan(courseCommand("lab", manifest.id))}`
+              : `本章最后一个 Lab 已通过。看看全章进度：${paint.cyan(courseCommand("lab", manifest.id))}`,
       );
       continue;
     }

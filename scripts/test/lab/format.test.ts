@@ -103,3 +103,21 @@ test("a compiler diagnostic is shown as path:line:col relative to where the comm
   const json = outcomeJson(outcome, mini, { chapter: "99", lab: "99.1" }, root) as { error: { diagnostics: string[] } };
   assert.equal(json.error.diagnostics[0], "packages/pi-course/src/mini.ts:3:14 - error TS2322: Type 'string' is not assignable to type 'number'.");
 });
+
+test("the last lab green while an earlier one is open: the warning claims no dependency, the closing line points at it", () => {
+  const root = path.join(path.sep, "course");
+  const labs = summarizeLabs(mini.labs, mini.labs, [
+    rec(["Lab 99.1 · a"], false, "红了"),
+    rec(["Lab 99.1 · b"], true),
+    rec(["Lab 99.2 · a"], true),
+    rec(["Lab 99.2 · b"], true),
+    rec(["Lab 99.2 · c"], true),
+  ]);
+  const outcome: LabOutcome = { kind: "tested", labs: labs.slice(1), earlier: labs.slice(0, 1), strays: [], crashes: [], output: [] };
+  const text = formatOutcome(outcome, mini, { chapter: "99", lab: "99.2" }, { paint: plain, courseRoot: root, watch: false });
+  assert.match(text, /^⚠ 之前的 Lab 99\.1 现在没有通过：1\/2.*本章的 Lab 按顺序做，后面的可能用到它/);
+  assert.doesNotMatch(text, /依赖/);
+  assert.match(text, /本章最后一个 Lab 已通过，上面 ⚠ 的 Lab 还没有。/);
+  const alone = formatOutcome({ ...outcome, earlier: [] }, mini, { chapter: "99", lab: "99.2" }, { paint: plain, courseRoot: root, watch: false });
+  assert.match(alone, /本章最后一个 Lab 已通过。看看全章进度/);
+});
