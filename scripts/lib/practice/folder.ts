@@ -32,7 +32,7 @@ import { chmod, lstat, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { handOverScratchDir, linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
-import { listTree, readFileAt, readObjects, writeFiles, type GitOptions } from "../course/git.js";
+import { listTree, readObjects, writeFiles, type GitOptions } from "../course/git.js";
 import { publishHistory, resolveCheckpoint, unpublishHistory, type Checkpoint } from "../course/history.js";
 import { readStarters } from "../course/starters.js";
 import { checkDestination, readOnlyParent, resolveDestination } from "./destination.js";
@@ -106,9 +106,17 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);
   const manifestEntry = targetEntries.find((e) => e.path === chapter.manifest.manifestPath);
   if (!manifestEntry) throw new CourseError("HISTORY_MISMATCH", `target 中没有 ${chapter.manifest.manifestPath}`);
-  const manifestText = (await readObjects(repo, [manifestEntry.oid], gitOptions)).get(manifestEntry.oid)!.toString("utf8");
-  // Each starter as the target has it: a hand-kept file, or derived from the target's reference and scaffold.
-  const starters = await readStarters(chapter.manifest, (file) => readFileAt(repo, chapter.target, file, gitOptions));
+  // The manifest's text and what the starters are made of, in one read: each starter as the
+  // target has it, a hand-kept file or derived from the target's reference and scaffold.
+  const oidAtTarget = (file: string): string => {
+    const entry = targetEntries.find((e) => e.path === file);
+    if (entry === undefined) throw new CourseError("HISTORY_MISMATCH", `target ${chapter.target.slice(0, 12)} 中没有 ${file}`);
+    return entry.oid;
+  };
+  const starterFiles = chapter.manifest.starters.flatMap((overlay) => (overlay.scaffold === true ? [overlay.from, overlay.to] : [overlay.from]));
+  const objects = await readObjects(repo, [manifestEntry.oid, ...starterFiles.map(oidAtTarget)], gitOptions);
+  const manifestText = objects.get(manifestEntry.oid)!.toString("utf8");
+  const starters = await readStarters(chapter.manifest, async (file) => objects.get(oidAtTarget(file))!.toString("utf8"));
   const plan = planPractice({
     starters,
     checkpoint,
