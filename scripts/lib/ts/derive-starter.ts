@@ -316,6 +316,7 @@ function readScaffold(
   let header: { text: string; from: number } | undefined;
   const lineOf = (offset: number) => lineAndColumn(tree, offset).line;
   const statements = [...tree.statements];
+  const declarations = topLevelDeclarations(tree);
   const positions = [
     ...statements.map((statement) => ({ pos: statement.pos, statement: statement as Node | undefined })),
     { pos: statements.at(-1)?.end ?? 0, statement: undefined },
@@ -354,9 +355,12 @@ function readScaffold(
       });
     });
     if (statement === undefined) return;
-    const attached = groups.at(-1)?.attached === true ? groups.at(-1) : undefined;
-    const placement = attached === undefined ? undefined : directiveOf(attached.comments[0]!, at(attached.start));
-    const declaration = topLevelDeclarations(tree)[index]!;
+    const last = groups.at(-1);
+    const lastDirective = last === undefined ? undefined : directiveOf(last.comments[0]!, at(last.start));
+    // A group of `given` lines right above a statement is no comment of it.
+    const attached = last?.attached === true && lastDirective?.verb !== "given" ? last : undefined;
+    const placement = attached === undefined ? undefined : lastDirective;
+    const declaration = declarations[index]!;
     const line = lineOf(codeStart!);
     if (declaration.kind === "import") invalid(`${at(codeStart!)}: scaffold 里不写 import：starter 的 import 就是参考实现的`);
     if (placement !== undefined) {

@@ -199,6 +199,8 @@ test("deriveStarter: `scaffold: given` keeps a helper only lab code uses; what t
   const given = deriveStarter(REFERENCE, SCAFFOLD.replace("// scaffold: after count", "// scaffold: given byName\n\n// scaffold: after count"), LABS);
   assert.ok(given.includes("function byName(a: Thing, b: Thing): number {\n  return a.name"), given);
   assert.ok(!given.includes("interface Scratch"), "Scratch is still left out");
+  const above = deriveStarter(REFERENCE, SCAFFOLD.replace("function sorted() {", "// scaffold: given byName\nfunction sorted() {"), LABS);
+  assert.equal(above, given, "a given line right above a site is no comment of the site");
   const used = deriveStarter(
     REFERENCE,
     SCAFFOLD.replace('  void things;\n  throw labError("Lab 9.1 sort");\n}', '  void byName;\n  throw labError("Lab 9.1 sort");\n}'),
