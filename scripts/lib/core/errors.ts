@@ -53,6 +53,9 @@ export const ERROR_CODES = {
   TS_UNAVAILABLE: "The TypeScript API did not open or parse what it was given.",
   LAB_OWNERSHIP_AMBIGUOUS: "A starter declaration is marked for two labs.",
   LAB_OWNERSHIP_UNKNOWN: "A starter declaration is marked for a lab the chapter does not have.",
+  SCAFFOLD_SITE_MISSING: "A lab declaration (or a member with a body of a lab class) has no construction site in the chapter's scaffold.",
+  SCAFFOLD_SITE_EXTRA: "The scaffold has a construction site no lab names, or names a declaration the reference lacks.",
+  SCAFFOLD_INVALID: "The scaffold is not in the format a starter is derived from (a site with a signature, a stray comment, an import, an unknown directive).",
 
   // Hints.
   HINT_STATE_INVALID: "The hint progress file cannot be used; it is read as empty (a warning).",

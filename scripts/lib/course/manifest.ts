@@ -14,9 +14,11 @@
  * files:                       # every file this chapter adds (repo-relative, "/" separated)
  *   - packages/pi-course/src/resources.ts
  *   - checkpoints/12.yaml
- * starters:                    # optional; each `from` and `to` must also be in `files`
- *   - from: starters/12-resources.ts
+ * starters:                    # optional; each `from`/`scaffold` and `to` must also be in `files`
+ *   - from: starters/12-resources.ts             # a hand-kept starter, or
  *     to: packages/pi-course/src/resources.ts
+ *   - scaffold: starters/13-runtime.scaffold.ts  # the scaffold the starter is derived from
+ *     to: packages/pi-course/src/runtime.ts      # with this reference (course/starters.ts)
  * focusedTests:                # test sources (in `files`) copied into the practice folder
  *   - packages/pi-course/test/12-resources-extensions.test.ts
  * provided:                    # optional; chapter files (in `files`) the practice folder gets
@@ -93,10 +95,16 @@ export { normalizeChapterId };
 export const MANIFEST_FORMAT = 1;
 
 export interface StarterOverlay {
-  /** The starter file in the course repo, e.g. `starters/12-resources.ts`. */
+  /**
+   * The starter file in the course repo, e.g. `starters/12-resources.ts`, or (with
+   * `scaffold`) the scaffold the starter is derived from, e.g. `starters/13-runtime.scaffold.ts`.
+   * Read either through `course/starters.ts`.
+   */
   from: string;
-  /** The teaching file it replaces in the practice folder. */
+  /** The teaching file it replaces in the practice folder (the reference a scaffold's starter is derived from). */
   to: string;
+  /** Set when `from` is a scaffold (the manifest says `scaffold:` instead of `from:`). */
+  scaffold?: true;
 }
 
 export interface LabSpec {
@@ -186,7 +194,7 @@ const MANIFEST_NAME = /^(\d{2})\.yaml$/;
 const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "solutions", "challenge", "labs", "faults"]);
 const CHALLENGE_KEYS = new Set(["text", "tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
-const STARTER_KEYS = new Set(["from", "to"]);
+const STARTER_KEYS = new Set(["from", "scaffold", "to"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
 /** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
 export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
@@ -308,11 +316,14 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
   c.array(raw.starters ?? [], "starters").forEach((entry, i) => {
     const s = c.record(entry, `starters[${i}]`);
     c.keys(s, STARTER_KEYS, `starters[${i}]`);
-    const from = claimed(c.repoPath(s.from, `starters[${i}].from`), `starters[${i}].from`);
+    if ((s.from === undefined) === (s.scaffold === undefined))
+      c.fail(`starters[${i}]`, "恰好有 from（手写的 starter）或 scaffold（导出 starter 的脚手架文件）之一的映射");
+    const key = s.scaffold === undefined ? "from" : "scaffold";
+    const from = claimed(c.repoPath(s[key], `starters[${i}].${key}`), `starters[${i}].${key}`);
     const to = claimed(c.repoPath(s.to, `starters[${i}].to`), `starters[${i}].to`);
-    if (from === to) c.fail(`starters[${i}].to`, "与 from 不同的教学文件", to);
+    if (from === to) c.fail(`starters[${i}].to`, `与 ${key} 不同的教学文件`, to);
     if (starters.some((other) => other.to === to)) c.fail(`starters[${i}].to`, "每个教学文件只有一个 starter", to);
-    starters.push({ from, to });
+    starters.push(key === "scaffold" ? { from, to, scaffold: true } : { from, to });
   });
 
   const testsRaw = c.array(raw.focusedTests, "focusedTests");

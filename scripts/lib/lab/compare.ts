@@ -23,6 +23,7 @@ import { courseCommand } from "../core/command-line.js";
 import { CourseError, isCourseError } from "../core/errors.js";
 import { shownPath, starterCopyPath } from "../core/paths.js";
 import type { Paint } from "../core/term.js";
+import { readStarters } from "../course/starters.js";
 import { gitOk, readFileAt } from "../course/git.js";
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
 import { readPracticeMarker } from "../practice/marker.js";
@@ -152,17 +153,22 @@ export async function compareLab(root: string, manifest: ChapterManifest, lab: L
     paint.bold(`Lab ${lab.id} · ${lab.title}  ✓ 已通过 · 对照参考实现`),
     paint.dim(`参考实现读自课程仓库 ${source.course} 的 target ${source.target.slice(0, 12)}（只显示，不写进练习目录）`),
   ];
-  for (const { from, to } of manifest.starters) {
+  for (const overlay of manifest.starters) {
+    const { to } = overlay;
     const file = path.join(root, ...to.split("/"));
     if (!existsSync(file)) continue;
     const learnerText = readFileSync(file, "utf8");
     const copy = path.join(root, ...starterCopyPath(to).split("/"));
-    const starterText = existsSync(copy) ? readFileSync(copy, "utf8") : await readFileAt(source.course, source.target, from, { signal: options.signal });
     let referenceText: string;
+    let starterText: string;
     try {
-      referenceText = await readFileAt(source.course, source.target, to, { signal: options.signal });
+      const atTarget = (name: string) => readFileAt(source.course, source.target, name, { signal: options.signal });
+      referenceText = await atTarget(to);
+      // The folder's pristine copy; without one, the starter as the target has it (hand-kept or derived).
+      starterText = existsSync(copy) ? readFileSync(copy, "utf8") : (await readStarters({ labs: manifest.labs, starters: [overlay] }, atTarget))[0]!.text;
     } catch (error) {
-      if (isCourseError(error, "ABORTED")) throw error;
+      // Only what cannot be read is the course's absence; a scaffold that does not derive says so itself.
+      if (isCourseError(error, "ABORTED") || (error instanceof CourseError && error.code.startsWith("SCAFFOLD_"))) throw error;
       throw new CourseError("COMPARE_COURSE_UNREACHABLE", `读不到 target ${source.target.slice(0, 12)} 里的 ${to}：${(error as Error).message}`, {
         cause: error,
       });

@@ -7,7 +7,8 @@
  * its challenge themes.
  *
  * In the course repository the teaching file is the reference and the starter is
- * `starters/…`; in a practice folder the teaching file is the learner's and the starter is
+ * `starters/…` (for a derived starter: its parts are shown in the scaffold, where the
+ * construction sites are written); in a practice folder the teaching file is the learner's and the starter is
  * the folder's pristine copy (`.pi-course/starter/…`), and the manifest holds only the
  * exercise's faults. A teaching file that does not parse (the learner is halfway through an
  * edit) shows no declarations, and says so.
@@ -23,6 +24,7 @@ import { topLevelTests } from "../course/lab-address.js";
 import { testBelongsToLab } from "../course/lab-names.js";
 import type { ChapterManifest, LabSpec } from "../course/manifest.js";
 import { chapterSections } from "../course/sections.js";
+import { starterOf } from "../course/starters.js";
 import { labDeclarations } from "../ts/splice.js";
 import { formatLocation, positionIn, type SourceLocation } from "./locate.js";
 
@@ -73,14 +75,17 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
   const fromManifest = manifestParts(manifestText, manifest, lab);
   const parts: LabPart[] = fromManifest.filter((part) => part.kind === "address");
 
-  for (const { from, to } of manifest.starters) {
+  for (const overlay of manifest.starters) {
+    const { from, to } = overlay;
     const starterFile = practice ? starterCopyPath(to) : from;
     const text = readIfPresent(root, to);
-    const starter = readIfPresent(root, starterFile);
-    if (text === undefined || starter === undefined) continue;
+    const source = readIfPresent(root, starterFile);
+    if (text === undefined || source === undefined) continue;
+    // In the course a scaffold's starter is derived (the construction sites are shown in the scaffold).
+    const starter = practice || overlay.scaffold !== true ? source : starterOf(manifest, overlay, (file) => (file === to ? text : source)).text;
     // Each declaration is shown at its code (its doc comment above it is part of it, not its place).
-    const shown = (source: string, fileName: string, kind: (marked: boolean) => PartKind) =>
-      labDeclarations(source, starter, lab.id, labIds, { text: fileName, starter: starterFile }).map(
+    const shown = (shownText: string, fileName: string, kind: (marked: boolean) => PartKind, starterText = starter) =>
+      labDeclarations(shownText, starterText, lab.id, labIds, { text: fileName, starter: starterFile }).map(
         (d): LabPart => ({ kind: kind(d.marked), label: d.name, file: fileName, line: d.codeLine, column: d.codeColumn }),
       );
     try {
@@ -89,7 +94,7 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
       if (!isCourseError(error, "TS_SYNTAX")) throw error;
       parts.push({ kind: "declaration", label: "（这个文件现在无法解析，声明的位置要等它能解析之后才能给出）", file: to, line: 1, column: 1 });
     }
-    parts.push(...shown(starter, starterFile, () => "starter"));
+    parts.push(...shown(source, starterFile, () => "starter", source));
   }
 
   const chapterText = manifest.text === undefined ? undefined : readIfPresent(root, manifest.text);

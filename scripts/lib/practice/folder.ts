@@ -6,7 +6,8 @@
  *   written from git objects, with no `.git`;
  * - the chapter's focused test file(s), its provided files (code the learner uses but does
  *   not write) and its text, taken from the target;
- * - each starter written over its teaching file. The `starters/` copy itself is not
+ * - each starter written over its teaching file: the hand-kept one, or the one derived from
+ *   the reference and the chapter's scaffold (`course/starters.ts`). The `starters/` file itself is not
  *   added: the starter already sits where the learner edits it, and a second copy would
  *   only invite editing the wrong file. `reset` takes the starter from a pristine copy in
  *   `.pi-course/starter/` (the tooling's folder, see `starterCopyPath`);
@@ -33,6 +34,7 @@ import { CourseError } from "../core/errors.js";
 import { handOverScratchDir, linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 import { listTree, readObjects, writeFiles, type GitOptions } from "../course/git.js";
 import { publishHistory, resolveCheckpoint, unpublishHistory, type Checkpoint } from "../course/history.js";
+import { readStarters } from "../course/starters.js";
 import { checkDestination, readOnlyParent, resolveDestination } from "./destination.js";
 import { assertNoLeaks, auditLeaks, findStarterLeaks, type Leak, type LeakPair } from "./leak-audit.js";
 import { learnerRootPackageJson, planPractice, type PracticePlan } from "./plan.js";
@@ -104,8 +106,19 @@ export async function createPractice(options: CreatePracticeOptions): Promise<Pr
   const [parentEntries, targetEntries] = await Promise.all([listTree(repo, chapter.parent, gitOptions), listTree(repo, chapter.target, gitOptions)]);
   const manifestEntry = targetEntries.find((e) => e.path === chapter.manifest.manifestPath);
   if (!manifestEntry) throw new CourseError("HISTORY_MISMATCH", `target 中没有 ${chapter.manifest.manifestPath}`);
-  const manifestText = (await readObjects(repo, [manifestEntry.oid], gitOptions)).get(manifestEntry.oid)!.toString("utf8");
+  // The manifest's text and what the starters are made of, in one read: each starter as the
+  // target has it, a hand-kept file or derived from the target's reference and scaffold.
+  const oidAtTarget = (file: string): string => {
+    const entry = targetEntries.find((e) => e.path === file);
+    if (entry === undefined) throw new CourseError("HISTORY_MISMATCH", `target ${chapter.target.slice(0, 12)} 中没有 ${file}`);
+    return entry.oid;
+  };
+  const starterFiles = chapter.manifest.starters.flatMap((overlay) => (overlay.scaffold === true ? [overlay.from, overlay.to] : [overlay.from]));
+  const objects = await readObjects(repo, [manifestEntry.oid, ...starterFiles.map(oidAtTarget)], gitOptions);
+  const manifestText = objects.get(manifestEntry.oid)!.toString("utf8");
+  const starters = await readStarters(chapter.manifest, async (file) => objects.get(oidAtTarget(file))!.toString("utf8"));
   const plan = planPractice({
+    starters,
     checkpoint,
     parentEntries,
     targetEntries,
@@ -178,14 +191,15 @@ async function installWorkshopFree(folder: string, signal: AbortSignal | undefin
 async function auditWithPlan(repo: string, dir: string, plan: PracticePlan, gitOptions: GitOptions): Promise<Leak[]> {
   const objects = await readObjects(
     repo,
-    plan.pairs.flatMap((p) => [p.referenceOid, p.starterOid]),
+    plan.pairs.map((p) => p.referenceOid),
     gitOptions,
   );
   const pairs: LeakPair[] = plan.pairs.map((p) => ({
     teachingFile: p.teachingFile,
-    starterFile: p.starterFile,
+    starterFile: p.starter.source,
     reference: objects.get(p.referenceOid)!.toString("utf8"),
-    starter: objects.get(p.starterOid)!.toString("utf8"),
+    starter: p.starter.text,
+    origin: p.starter.origin,
   }));
   const leaks = await auditLeaks(dir, pairs, { extra: plan.extraDocuments, inherited: plan.inherited });
   // The course package's build output is compiled from the folder's own sources: nothing new.

@@ -44,8 +44,10 @@ export interface LeakPair {
   reference: string;
   /** The starter's content (what the learner is given). */
   starter: string;
-  /** Where the starter comes from in the course (`starters/NN-x.ts`), named by a starter leak. */
+  /** Where the starter comes from in the course (`starters/NN-x.ts`, or a scaffold), named by a starter leak. */
   starterFile?: string;
+  /** Where a line of `starter` comes from in the course (a derived starter's: the scaffold's or the reference's line), named by a starter leak. */
+  origin?: (line: number) => { file: string; line: number };
 }
 
 /** A line of the answer found in a file. */
@@ -155,14 +157,15 @@ export async function auditLeaks(
 }
 
 /**
- * The starter audit (see `starter-audit.ts`) of every pair, as leaks named by the starter's
- * course path (`starterFile`, else the teaching file) and line. `labIds` are the chapter's labs.
+ * The starter audit (see `starter-audit.ts`) of every pair, as leaks named by the course file
+ * and line they come from: the pair's `origin` of the line (a derived starter's scaffold line),
+ * else the starter's course path (`starterFile`, else the teaching file) and its line.
+ * `labIds` are the chapter's labs.
  */
 export function findStarterLeaks(pairs: readonly LeakPair[], labIds?: readonly string[]): Leak[] {
   return pairs.flatMap((pair) =>
     auditStarter(pair.reference, pair.starter, labIds).map((leak) => ({
-      file: pair.starterFile ?? pair.teachingFile,
-      line: leak.line,
+      ...(pair.origin?.(leak.line) ?? { file: pair.starterFile ?? pair.teachingFile, line: leak.line }),
       text: leak.text,
       teachingFile: pair.teachingFile,
       starter: { where: leak.where, referenceLine: leak.referenceLine },

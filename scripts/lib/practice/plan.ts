@@ -12,6 +12,7 @@ import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
 import { learnerManifestText } from "../course/faults.js";
 import type { OutputFile, TreeEntry } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
+import type { Starter } from "../course/starters.js";
 import { COURSE_GUIDE, renderLearningGuide } from "./guide.js";
 import type { AuditDocument } from "./leak-audit.js";
 import { renderTutorFiles, TUTOR_FILES, type TutorTemplates } from "./tutor.js";
@@ -82,8 +83,8 @@ export interface PracticeMarker {
 export interface PracticePlan {
   files: OutputFile[];
   marker: PracticeMarker;
-  /** Reference/starter pairs the leak audit compares (contents filled in by `createPractice`). */
-  pairs: { teachingFile: string; starterFile: string; referenceOid: string; starterOid: string }[];
+  /** Reference/starter pairs the leak audit compares (the reference's content filled in by `createPractice`). */
+  pairs: { teachingFile: string; referenceOid: string; starter: Starter }[];
   /** The chapter's lab ids (which throws of a starter are scaffold throws). */
   labIds: string[];
   /** Extra documents the audit checks besides the files (the manifest's lab texts). */
@@ -109,6 +110,8 @@ export function planPractice(input: {
   skipManifestText?: boolean;
   /** The tutoring templates (default: the tooling's own, see `tutor.ts`). */
   tutorTemplates?: TutorTemplates;
+  /** The chapter's starters at the target, one per `starters` entry (`course/starters.ts`: hand-kept or derived). */
+  starters: readonly Starter[];
 }): PracticePlan {
   const { chapter, history } = input.checkpoint;
   const m = chapter.manifest;
@@ -138,8 +141,13 @@ export function planPractice(input: {
   // The challenge tier: the chapter's hardening tests, what they import and the text of their rules, run on the learner's code by `lab NN --challenge`.
   for (const extra of [...m.challenge.map((t) => t.file), ...m.challengeSupport, ...(m.challengeText === undefined ? [] : [m.challengeText])])
     files.push({ ...fromTarget(extra) });
-  for (const s of m.starters) files.push({ ...fromTarget(s.from), path: s.to });
-  for (const s of m.starters) files.push({ ...fromTarget(s.from), path: starterCopyPath(s.to) });
+  const starterOf = (to: string): Starter => {
+    const starter = input.starters.find((s) => s.teachingFile === to);
+    if (starter === undefined) throw new CourseError("HISTORY_MISMATCH", `没有 ${to} 的 starter`);
+    return starter;
+  };
+  for (const s of m.starters) files.push({ path: s.to, content: starterOf(s.to).text });
+  for (const s of m.starters) files.push({ path: starterCopyPath(s.to), content: starterOf(s.to).text });
   files.push({ path: m.manifestPath, content: input.skipManifestText ? "" : learnerManifestText(input.manifestText, m) });
   const marker: PracticeMarker = {
     chapter: m.id,
@@ -173,7 +181,7 @@ export function planPractice(input: {
   return {
     files,
     marker,
-    pairs: m.starters.map((s) => ({ teachingFile: s.to, starterFile: s.from, referenceOid: fromTarget(s.to).oid, starterOid: fromTarget(s.from).oid })),
+    pairs: m.starters.map((s) => ({ teachingFile: s.to, referenceOid: fromTarget(s.to).oid, starter: starterOf(s.to) })),
     labIds: m.labs.map((lab) => lab.id),
     extraDocuments: [{ file: `${m.manifestPath}（Lab 与提示文本）`, text: labText }],
     inherited: new Set(parentEntries.map((e) => (e.path === LEARNING ? COURSE_GUIDE : e.path))),

@@ -18,7 +18,7 @@ import { parseModules, SyntaxKind, topLevelDeclarations, walk, type TopLevelDecl
 const LAB_MARKER = /🔨\s*Lab\s+(\d+\.\d+)(?!\d)/g;
 
 /** Declarations that share a name and follow each other (overload signatures and their body) form one unit. */
-interface Unit {
+export interface Unit {
   name: string;
   kind: TopLevelDeclaration["kind"];
   start: number;
@@ -26,6 +26,8 @@ interface Unit {
   codeStart: number;
   end: number;
   text: string;
+  /** The declarations of the unit (more than one for overloads), in order. */
+  nodes: TopLevelDeclaration["node"][];
   /** Every identifier the code of the unit uses (comments aside): what it may depend on. */
   uses: Set<string>;
 }
@@ -37,13 +39,15 @@ function identifiersOf(declaration: TopLevelDeclaration, into: Set<string>): Set
   return into;
 }
 
-function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Unit[] {
+/** The units of a module's top-level declarations, in order (see `Unit`). */
+export function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Unit[] {
   const units: Unit[] = [];
   for (const declaration of declarations) {
     const last = units.at(-1);
     if (last !== undefined && declaration.name !== "" && last.name === declaration.name && last.kind === declaration.kind) {
       last.end = declaration.end;
       last.text = text.slice(last.start, last.end);
+      last.nodes.push(declaration.node);
       identifiersOf(declaration, last.uses);
       continue;
     }
@@ -54,6 +58,7 @@ function unitsOf(declarations: readonly TopLevelDeclaration[], text: string): Un
       codeStart: declaration.codeStart,
       end: declaration.end,
       text: declaration.text,
+      nodes: [declaration.node],
       uses: identifiersOf(declaration, new Set()),
     });
   }

@@ -31,6 +31,7 @@ import { courseRoot, TOOLING_BUILD } from "../core/paths.js";
 import { childEnv, NPM_SCRIPT_VARIABLES, runProcess, tempFolderEnv } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
 import { git, readFileAt, type GitOptions } from "../course/git.js";
+import { readStarters } from "../course/starters.js";
 import type { Checkpoint } from "../course/history.js";
 import { applyFault, authorFaults } from "../course/faults.js";
 import { courseCommand } from "../core/command-line.js";
@@ -319,10 +320,10 @@ export async function replayChapterText(options: ReplayOptions): Promise<CheckRe
     }
     if (practice !== undefined) {
       const texts = new Map<string, { starter: string; reference: string }>();
-      for (const starter of manifest.starters) {
-        texts.set(starter.to, {
-          starter: await readFileAt(options.repo, chapter.target, starter.from, gitOptions),
-          reference: await readFileAt(options.repo, chapter.target, starter.to, gitOptions),
+      for (const starter of await readStarters(manifest, (file) => readFileAt(options.repo, chapter.target, file, gitOptions))) {
+        texts.set(starter.teachingFile, {
+          starter: starter.text,
+          reference: await readFileAt(options.repo, chapter.target, starter.teachingFile, gitOptions),
         });
       }
       const byStage = new Map<string, { stage: Stage; order: number; commands: TextCommand[] }>();

@@ -17,6 +17,7 @@ import { authorFaults, ruleSection, type Fault } from "../course/faults.js";
 import { listTree, readFileAt, writeFiles, type GitOptions } from "../course/git.js";
 import { resolveCheckpoint, type Checkpoint } from "../course/history.js";
 import { labAddressProblems } from "../course/lab-address.js";
+import { readStarters, type Starter } from "../course/starters.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { createPractice } from "../practice/folder.js";
 import { buildCourse } from "../testing/compiler.js";
@@ -37,8 +38,11 @@ import { evaluateStagedRed, stagedTeachingText } from "./staged.js";
 
 /** What steps make for the steps after them. */
 export interface Products {
-  /** The verified course: the private clone at the snapshot, and the chapter on its teaching history. */
-  course: { repo: string; source: VerifiedSource; checkpoint: Checkpoint };
+  /**
+   * The verified course: the private clone at the snapshot, the chapter on its teaching
+   * history, and its starters at the target (hand-kept or derived, `course/starters.ts`).
+   */
+  course: { repo: string; source: VerifiedSource; checkpoint: Checkpoint; starters: Starter[] };
   /** The practice folder `practice` wrote, compiled or not. */
   practice: { dir: string; built: boolean };
   /** The same folder, when it compiles. */
@@ -148,8 +152,9 @@ const history = step({
   async run(env, _input, make) {
     const source = await cloneWorkingTree(env.origin, path.join(env.scratch, "course"), gitSignal(env));
     const checkpoint = await resolveCheckpoint(source.clone, env.id, gitSignal(env));
-    make("course", { repo: source.clone, source, checkpoint });
     const { chapter, layer } = checkpoint;
+    const starters = await readStarters(chapter.manifest, (file) => readFileAt(source.clone, chapter.target, file, gitSignal(env)));
+    make("course", { repo: source.clone, source, checkpoint, starters });
     const note = `; verified: ${describeSource(source)}`;
     return [
       {
@@ -157,17 +162,23 @@ const history = step({
         ok: true,
         detail: `parent ${short(chapter.parent)} -> target ${short(chapter.target)}, layer = chapter files only (${layer.length} files${note})`,
       },
-      await labAddressCheck(source.clone, chapter.target, chapter.manifest, gitSignal(env)),
+      await labAddressCheck(source.clone, chapter.target, chapter.manifest, starters, gitSignal(env)),
     ];
   },
 });
 
 /** Every lab's address names the right declarations, sections, tests and faults (see `lab-address.ts`), read at the target. */
-async function labAddressCheck(repo: string, target: string, manifest: ChapterManifest, signal: GitOptions): Promise<CheckResult> {
+async function labAddressCheck(
+  repo: string,
+  target: string,
+  manifest: ChapterManifest,
+  starters: readonly Starter[],
+  signal: GitOptions,
+): Promise<CheckResult> {
   const read = async (files: readonly string[]) =>
     new Map(await Promise.all(files.map(async (file) => [file, await readFileAt(repo, target, file, signal)] as const)));
   const problems = labAddressProblems(manifest, {
-    starters: await read(manifest.starters.map((s) => s.from)),
+    starters: new Map(starters.map((starter) => [starter.source, starter.text])),
     references: await read(manifest.starters.map((s) => s.to)),
     ...(manifest.text === undefined ? {} : { chapterText: await readFileAt(repo, target, manifest.text, signal) }),
     ...(manifest.challengeText === undefined ? {} : { challengeText: await readFileAt(repo, target, manifest.challengeText, signal) }),
@@ -203,10 +214,10 @@ const freshBuild = step({
 });
 
 /** Every lab's second hint rung names its functions with the starter's parameters (see `hint-signatures.ts`). */
-async function hintSignatureCheck(repo: string, target: string, manifest: ChapterManifest): Promise<CheckResult> {
+function hintSignatureCheck(manifest: ChapterManifest, starters: readonly Starter[]): CheckResult {
   const declared = new Map<string, string[]>();
-  for (const starter of manifest.starters) {
-    for (const [fn, params] of declaredSignatures(await readFileAt(repo, target, starter.from))) if (!declared.has(fn)) declared.set(fn, params);
+  for (const starter of starters) {
+    for (const [fn, params] of declaredSignatures(starter.text)) if (!declared.has(fn)) declared.set(fn, params);
   }
   const problems = manifest.labs.flatMap((lab) => signatureMismatches(lab.hints[1], declared).map((p) => `Lab ${lab.id}：${p}`));
   return {
@@ -253,7 +264,7 @@ const publicSurface = step({
     }
     return [
       { name, ok: differences.length === 0, detail: differences.length === 0 ? "starter .d.ts == target .d.ts" : differences.join("；") },
-      await hintSignatureCheck(course.repo, chapter.target, manifest),
+      hintSignatureCheck(manifest, course.starters),
     ];
   },
 });
@@ -281,11 +292,11 @@ const stagedFirstRed = step({
     const manifest = chapter.manifest;
     const labIds = manifest.labs.map((lab) => lab.id);
     const texts = [];
-    for (const starter of manifest.starters) {
+    for (const starter of course.starters) {
       texts.push({
-        file: starter.to,
-        starter: await readFileAt(course.repo, chapter.target, starter.from),
-        reference: await readFileAt(course.repo, chapter.target, starter.to),
+        file: starter.teachingFile,
+        starter: starter.text,
+        reference: await readFileAt(course.repo, chapter.target, starter.teachingFile),
       });
     }
     const dir = path.join(env.scratch, "staged");

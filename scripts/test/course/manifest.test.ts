@@ -60,6 +60,11 @@ test("a valid manifest parses, keeping every field and passing faults through", 
   assert.deepEqual(kept.solutions, ["x/a-kept.ts"]);
 });
 
+test("a starters entry names a hand-kept starter (from) or the scaffold its starter is derived from (scaffold)", () => {
+  const m = parseManifest(VALID.replace("  - from: starters/12-resources.ts", "  - scaffold: starters/12-resources.ts"), "checkpoints/12.yaml");
+  assert.deepEqual(m.starters, [{ from: "starters/12-resources.ts", to: "packages/pi-course/src/resources.ts", scaffold: true }]);
+});
+
 test("optional sections default to empty arrays", () => {
   const m = parseManifest(`format: 1\nid: "03"\ntitle: t\nfiles: [a.ts, checkpoints/03.yaml]\nfocusedTests: [a.ts]\n`, "checkpoints/03.yaml");
   assert.deepEqual([m.starters, m.labs, m.faults, m.provided], [[], [], [], []]);
@@ -81,6 +86,16 @@ const BAD: { name: string; edit: (s: string) => string; field: string; file?: st
     name: "starter to not in files",
     edit: (s) => s.replace("    to: packages/pi-course/src/resources.ts", "    to: packages/pi-course/src/other.ts"),
     field: "starters[0].to",
+  },
+  {
+    name: "starter with both from and scaffold",
+    edit: (s) => s.replace("  - from: starters/12-resources.ts\n", "  - from: starters/12-resources.ts\n    scaffold: starters/12-resources.ts\n"),
+    field: "starters[0]",
+  },
+  {
+    name: "scaffold not in files",
+    edit: (s) => s.replace("  - from: starters/12-resources.ts", "  - scaffold: starters/12-resources.scaffold.ts"),
+    field: "starters[0].scaffold",
   },
   {
     name: "focused test not in files",

@@ -43,7 +43,7 @@ test("in the course repository, Lab 13.2's parts are all listed, each where it i
     of("helper").some((part) => part.label === "loadSkillSchema"),
     "the reference's own helper of the lab",
   );
-  assert.ok(of("starter").every((part) => part.file === "starters/13-runtime.ts"));
+  assert.ok(of("starter").every((part) => part.file === "starters/13-runtime.scaffold.ts"));
   assert.deepEqual(
     of("section").map((part) => part.label.split(" ")[0]),
     lab.sections.map((number) => `§${number}`),

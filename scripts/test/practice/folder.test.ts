@@ -13,7 +13,7 @@ import { resolveCheckpoint } from "../../lib/course/history.js";
 import { PRACTICE_MARKER, PRACTICE_TOOLING, TOOLS_PACKAGE } from "../../lib/core/paths.js";
 import { createPractice, type PracticeStep } from "../../lib/practice/folder.js";
 import { isWorkshopPath } from "../../lib/practice/plan.js";
-import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, SCAFFOLD_ERROR, sh, STARTER_BETA } from "../support/fake-course.js";
+import { CHAPTER_TEXT_BETA, cloneOf, makeFakeCourse, realRepo, SCAFFOLD_ERROR, SCAFFOLD_ERROR_2, sh, STARTER_BETA } from "../support/fake-course.js";
 import { fingerprint, isCode, leftovers } from "../support/folders.js";
 
 test("practice writes the parent tree, the focused test, the starter over the teaching file, lab data, marker, guide and tutoring files", async (t) => {
@@ -284,4 +284,54 @@ test("first red: the generated folder builds, its first lab fails 0/N with the e
   );
   assert.deepEqual([red.strays, red.crashes], [[], []]);
   if (!real) assert.equal(first.tests, 2);
+});
+
+/** Chapter 02 of the synthetic course with its starter derived from a scaffold (its old starter file no longer claimed). */
+const BETA_SCAFFOLD = `/** Chapter 02 starter. */
+function betaCatalog() {
+  // 🔨 Lab 2.1：去重、排序、加前缀
+  void alpha;
+  void names;
+  throw new Error("${SCAFFOLD_ERROR}");
+}
+
+function betaRender() {
+  // 🔨 Lab 2.2：连接目录
+  void names;
+  throw new Error("${SCAFFOLD_ERROR_2}");
+}
+`;
+
+function scaffoldCourse(t: Parameters<typeof makeFakeCourse>[0], scaffold = BETA_SCAFFOLD): string {
+  const manifest = readFileSync(path.join(makeFakeCourse(t), "checkpoints/02.yaml"), "utf8")
+    .replace("  - starters/02-beta.ts\n", "  - starters/02-beta.scaffold.ts\n")
+    .replace("  - from: starters/02-beta.ts\n", "  - scaffold: starters/02-beta.scaffold.ts\n");
+  return makeFakeCourse(t, { overrides: { "checkpoints/02.yaml": manifest, "starters/02-beta.scaffold.ts": scaffold } });
+}
+
+test("a chapter with a scaffold: practice writes the starter derived from the target's reference and scaffold, over the teaching file and as reset's copy", async (t) => {
+  const repo = scaffoldCourse(t);
+  const dest = path.join(path.dirname(repo), "derived");
+  await createPractice({ repo, id: "02", dest });
+  assert.equal(readFileSync(path.join(dest, "packages/pi-course/src/beta.ts"), "utf8"), STARTER_BETA);
+  assert.equal(readFileSync(path.join(dest, ".pi-course/starter/packages/pi-course/src/beta.ts"), "utf8"), STARTER_BETA);
+  assert.equal(existsSync(path.join(dest, "starters/02-beta.scaffold.ts")), false, "the scaffold is the chapter's, not the learner's");
+});
+
+test("a derived starter carrying reference code is LEAK_DETECTED naming the scaffold's line, and nothing is written", async (t) => {
+  const pasted = "  // 参考：const unique = [...new Set(names)].sort();";
+  const scaffold = BETA_SCAFFOLD.replace("  void alpha;", `${pasted}\n  void alpha;`);
+  const repo = scaffoldCourse(t, scaffold);
+  const dest = path.join(path.dirname(repo), "leaky-scaffold");
+  const line = scaffold.split("\n").indexOf(pasted) + 1;
+  await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
+    assert.ok(isCode("LEAK_DETECTED")(e));
+    assert.match(
+      (e as Error).message,
+      new RegExp(`starters/02-beta\\.scaffold\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码`),
+    );
+    return true;
+  });
+  assert.equal(existsSync(dest), false);
+  assert.deepEqual(leftovers(path.dirname(repo)), []);
 });

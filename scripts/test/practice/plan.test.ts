@@ -7,6 +7,7 @@ import test from "node:test";
 import type { TreeEntry } from "../../lib/course/git.js";
 import type { Checkpoint } from "../../lib/course/history.js";
 import { parseManifest } from "../../lib/course/manifest.js";
+import type { Starter } from "../../lib/course/starters.js";
 import { planPractice } from "../../lib/practice/plan.js";
 
 const MANIFEST = `format: 1
@@ -47,6 +48,14 @@ labs:
 
 const blob = (path: string): TreeEntry => ({ mode: "100644", type: "blob", oid: `oid-${path}`, path });
 
+const STARTER: Starter = {
+  teachingFile: "packages/pi-course/src/four.ts",
+  source: "starters/04-four.ts",
+  derived: true,
+  text: 'export function sum(): number {\n  throw new Error("Lab 4.1 sum 尚未实现");\n}\n',
+  origin: (line) => ({ file: "starters/04-four.ts", line }),
+};
+
 test("the practice folder gets the challenge tier's tests, their fixtures and the text of its rules, from the target", () => {
   const manifest = parseManifest(MANIFEST, "checkpoints/04.yaml");
   assert.equal(manifest.challengeText, "chapters/04-challenge.md");
@@ -62,6 +71,7 @@ test("the practice folder gets the challenge tier's tests, their fixtures and th
     manifestText: MANIFEST,
     linkedModules: true,
     course: "/course",
+    starters: [STARTER],
   });
   const copied = new Map(plan.files.map((file) => [file.path, (file as { oid?: string }).oid]));
   for (const path of [
@@ -78,4 +88,31 @@ test("the challenge tier's text is claimed by the chapter and is not the chapter
   assert.throws(() => parseManifest(MANIFEST.replace("  - chapters/04-challenge.md\n", ""), "checkpoints/04.yaml"), /challenge\.text/);
   assert.throws(() => parseManifest(MANIFEST.replace("text: chapters/04-challenge.md", "text: chapters/04-four.md"), "checkpoints/04.yaml"), /challenge\.text/);
   assert.equal(parseManifest(MANIFEST.replace("  text: chapters/04-challenge.md\n", ""), "checkpoints/04.yaml").challengeText, undefined);
+});
+
+test("the starter the plan is given, derived or hand-kept, is what the folder gets over the teaching file and as reset's pristine copy", () => {
+  const manifest = parseManifest(MANIFEST, "checkpoints/04.yaml");
+  const checkpoint = {
+    chapter: { id: "04", title: manifest.title, target: "t".repeat(40), parent: "p".repeat(40), tree: "r".repeat(40), manifest },
+    teachingFiles: ["packages/pi-course/src/four.ts"],
+    history: { source: "s".repeat(40), chapters: [{ id: "04" }] },
+  } as unknown as Pick<Checkpoint, "chapter" | "teachingFiles" | "history">;
+  const plan = planPractice({
+    checkpoint,
+    parentEntries: [blob("package.json")],
+    targetEntries: manifest.files.map(blob),
+    manifestText: MANIFEST,
+    linkedModules: true,
+    course: "/course",
+    starters: [STARTER],
+  });
+  const content = (path: string) => (plan.files.find((file) => file.path === path) as { content?: string } | undefined)?.content;
+  assert.equal(content("packages/pi-course/src/four.ts"), STARTER.text);
+  assert.equal(content(".pi-course/starter/packages/pi-course/src/four.ts"), STARTER.text);
+  assert.equal(
+    plan.files.find((file) => file.path === "starters/04-four.ts"),
+    undefined,
+    "the starter's course file itself is not copied",
+  );
+  assert.equal(plan.pairs[0]?.starter, STARTER);
 });

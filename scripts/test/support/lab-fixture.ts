@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { courseRoot, starterCopyPath, TOOLS_PACKAGE } from "../../lib/core/paths.js";
 import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
+import { readStarters } from "../../lib/course/starters.js";
 import { learnerManifestText } from "../../lib/course/faults.js";
 import { runCommand } from "./tooling.js";
 import { runInProcess } from "./in-process.js";
@@ -247,11 +248,12 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
   await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));
-  for (const { from, to } of manifest.starters) {
-    await fse.copy(path.join(sourceRoot, from), path.join(root, to));
-    const copy = path.join(root, ...starterCopyPath(to).split("/"));
-    await mkdir(path.dirname(copy), { recursive: true });
-    await fse.copy(path.join(sourceRoot, from), copy);
+  // Each starter as `practice` writes it (hand-kept, or derived from the reference and the scaffold).
+  for (const starter of await readStarters(manifest, (file) => readFile(path.join(sourceRoot, ...file.split("/")), "utf8"))) {
+    for (const place of [starter.teachingFile, starterCopyPath(starter.teachingFile)]) {
+      await mkdir(path.dirname(path.join(root, place)), { recursive: true });
+      await writeFile(path.join(root, ...place.split("/")), starter.text);
+    }
   }
   await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id, createdBy: "practice" })}\n`);
   await symlink(path.join(repoRoot, "node_modules"), path.join(root, "node_modules"), "junction");

@@ -47,6 +47,8 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { isEntryPoint, normalizeChapterId } from "../../../lib/core/cli.js";
 import { courseRoot } from "../../../lib/core/paths.js";
+import type { StarterOverlay } from "../../../lib/course/manifest.js";
+import { starterOf } from "../../../lib/course/starters.js";
 import { childEnv, tempFolderEnv } from "../../../lib/core/process.js";
 import { resolveCompiler, type Compiler } from "../../../lib/testing/compiler.js";
 
@@ -71,6 +73,7 @@ export interface ChapterSetup {
   labTests: string;
   /** The emitted declarations of the teaching file, repo-relative. */
   declarations: string;
+  /** The starter's text: the hand-kept file, or derived from the reference and the scaffold (`course/starters.ts`). */
   starter: string;
   solutions: string[];
   labs: string[];
@@ -86,11 +89,13 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
   const dir = path.join(repo, "scripts", "test", "support", "solutions", id);
   if (!existsSync(manifestFile) || !existsSync(dir)) throw new Error(`chapter ${id}: no checkpoints/${id}.yaml or no folder of solutions ${path.relative(repo, dir)}`);
   const manifest = parseYaml(readFileSync(manifestFile, "utf8")) as {
-    starters?: { from: string; to: string }[];
+    starters?: { from?: string; scaffold?: string; to: string }[];
     focusedTests?: string[];
-    labs?: { id: string; tests: number }[];
+    labs?: { id: string; tests: number; declarations?: string[] }[];
   };
-  const starter = manifest.starters?.[0];
+  const entry = manifest.starters?.[0];
+  const starter: StarterOverlay | undefined =
+    entry === undefined ? undefined : entry.scaffold !== undefined ? { from: entry.scaffold, to: entry.to, scaffold: true } : { from: entry.from ?? "", to: entry.to };
   const focused = manifest.focusedTests?.[0];
   if (starter === undefined || focused === undefined || manifest.labs === undefined) throw new Error(`chapter ${id}: the manifest names no starter, focused test or labs`);
   const compiled = (source: string) => source.replace(/^packages\/pi-course\//, `${PACKAGE}/dist/`).replace(/\.ts$/, ".js");
@@ -103,7 +108,9 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
     labSource: focused,
     labTests: compiled(focused),
     declarations: compiled(starter.to).replace(/\.js$/, ".d.ts"),
-    starter: path.join(repo, ...starter.from.split("/")),
+    starter: starterOf({ labs: manifest.labs.map((lab) => ({ id: lab.id, declarations: lab.declarations ?? [] })) }, starter, (file) =>
+      readFileSync(path.join(repo, ...file.split("/")), "utf8"),
+    ).text,
     solutions: readdirSync(dir)
       .filter((name) => SOLUTION_FILE.test(name))
       .sort()
@@ -357,7 +364,7 @@ function workspaces(chapter: ChapterSetup, jobs: number, repo: string): { worker
 
 /** The starter's public surface, built by `workspace`. */
 async function starterShape(workspace: Workspace, chapter: ChapterSetup): Promise<string> {
-  const starter = await workspace.measure(readFileSync(chapter.starter, "utf8"));
+  const starter = await workspace.measure(chapter.starter);
   if (!starter.built || starter.declarations === undefined) throw new Error(`the starter does not build:\n${starter.buildOutput}`);
   return publicShape(starter.declarations);
 }
