@@ -428,7 +428,7 @@ test("Lab 3.3 · userMessage() 原样保留给出的时间戳，0 也是时间�
   for (const timestamp of [42, 1_700_000_000_000, 0]) {
     rule(C5_2, () => {
       const kept = userMessage("a", timestamp).timestamp;
-      assert.ok(kept === timestamp, `userMessage("a", ${timestamp}) 的 timestamp 应当是 ${timestamp}，实际是 ${kept}`);
+      assert.ok(Object.is(kept, timestamp), `userMessage("a", ${timestamp}) 的 timestamp 应当是 ${timestamp}，实际是 ${kept}`);
     });
   }
   const others = [-1, -1_700_000_000_000, 1.5, 0.25, 1_700_000_000_000.5, 2 ** 31, 8_640_000_000_000_000, Number.MAX_SAFE_INTEGER, 1e300];
@@ -1021,6 +1021,20 @@ test("Lab 3.5 · 没有调用的结果、第二个结果：TRANSCRIPT_ORPHAN_RES
       const without = [...messages.slice(0, moved.at), ...messages.slice(moved.at + 1)];
       const expected: TranscriptProblem = { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: moved.id, index: at };
       assertProblem(inserted(without, at, messages[moved.at]!), expected, `把下标 ${moved.at} 的结果挪到下标 ${at}`);
+    }),
+    { numRuns: RUNS },
+  );
+  await holds(
+    `${C7_2_RESULT}：从配对完整的对话里拿掉一个调用，报回答它的结果`,
+    fc.property(wellPaired, fc.nat(), (messages, pick) => {
+      const { results, callAt } = layout(messages);
+      if (results.length === 0) return;
+      const orphaned = results[pick % results.length]!;
+      const at = callAt.get(orphaned.id)!;
+      const holder = messages[at] as AssistantMessage;
+      const without: AssistantMessage = { ...holder, content: holder.content.filter((item) => item.type !== "toolCall" || item.id !== orphaned.id) };
+      const expected: TranscriptProblem = { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: orphaned.id, index: orphaned.at };
+      assertProblem([...messages.slice(0, at), without, ...messages.slice(at + 1)], expected, `拿掉下标 ${at} 的消息里 id 为 ${shown(orphaned.id)} 的调用`);
     }),
     { numRuns: RUNS },
   );
