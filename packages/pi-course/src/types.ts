@@ -124,11 +124,12 @@ export function userMessage(value: string, timestamp?: number): UserMessage {
  * when the outcome has none (`undefined`), never written as `details: undefined`; `isError` is
  * `false` unless the outcome says `true`. `timestamp` as in `userMessage`. A new message each call.
  */
-export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp: number = Date.now()): ToolResultMessage {
+export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
   const { content, details, isError = false } = outcome;
+  const at = timestamp === undefined ? Date.now() : timestamp;
   const head = { role: "toolResult" as const, toolCallId: call.id, toolName: call.name, content };
   // Absent, not `details: undefined`: JSON drops such a field and structuredClone keeps it (§C1.1).
-  return details === undefined ? { ...head, isError, timestamp } : { ...head, details, isError, timestamp };
+  return details === undefined ? { ...head, isError, timestamp: at } : { ...head, details, isError, timestamp: at };
 }
 
 // ── Lab 3.5 · 配对检查：每个调用都有且只有一个结果 ──
