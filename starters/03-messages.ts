@@ -2,9 +2,10 @@
  * Chapter 03 · the message IR — the practice starter.
  *
  * The types are given: every later chapter speaks in them, so their names and fields are
- * fixed. The three helpers at the bottom are the labs, each a construction site named after
- * its lab: Lab 3.1 text() → Lab 3.2 textOf() → Lab 3.3 userMessage(). Keep their exports and
- * signatures (the tests call them); add private helpers if you like.
+ * fixed. The five functions at the bottom are the labs, each a construction site named after
+ * its lab: Lab 3.1 text() → Lab 3.2 textOf() → Lab 3.3 userMessage() → Lab 3.4 toolResult()
+ * → Lab 3.5 transcriptProblem(). Keep their exports and signatures (the tests and the later
+ * chapters call them); add private helpers if you like.
  *
  * Run one lab:  npm run lab -w @pi/course -- 3.1
  *
@@ -56,6 +57,23 @@ export interface ToolResultMessage {
 /** Every message of a conversation: what the model is sent and what a session stores. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
+/** What running a tool gave, before it is paired with its call: the shape of chapter 06's `ToolOutput`. */
+export interface ToolOutcome {
+  content: TextContent[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+/** Why a transcript breaks the pairing of tool calls and results; codes are stable. */
+export type TranscriptProblemCode = "TRANSCRIPT_DUPLICATE_CALL_ID" | "TRANSCRIPT_ORPHAN_RESULT" | "TRANSCRIPT_DUPLICATE_RESULT" | "TRANSCRIPT_UNANSWERED_CALL";
+
+/** The first break of the pairing in a transcript: which id, and the index of the message it was found in. */
+export interface TranscriptProblem {
+  code: TranscriptProblemCode;
+  toolCallId: string;
+  index: number;
+}
+
 /** The scaffold's "not built yet" error: its message names the lab that builds the code. 每个 Lab 都做完后没有代码再调用它，删掉或留着都行。 */
 function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
@@ -101,4 +119,39 @@ export function userMessage(value: string, timestamp?: number): UserMessage {
   void value;
   void timestamp;
   throw labError("Lab 3.3 user message");
+}
+
+// ── Lab 3.4 · toolResult：结果带着它回答的调用 ──
+
+/**
+ * The result answering `call`: `{ role, toolCallId, toolName, content, details, isError,
+ * timestamp }` in that order, `toolCallId` and `toolName` the call's own `id` and `name` (and
+ * nothing else of the call), `content` the outcome's blocks as they are. `details` is left out
+ * when the outcome has none (`undefined`), never written as `details: undefined`; `isError` is
+ * `false` unless the outcome says `true`. `timestamp` as in `userMessage`. A new message each call.
+ */
+export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
+  // 🔨 Lab 3.4：在这里写 toolResult()。讲解在正文第 6 节，规则在附录 §C6 和 §C1。
+  void call;
+  void outcome;
+  void timestamp;
+  throw labError("Lab 3.4 tool result");
+}
+
+// ── Lab 3.5 · 配对检查：每个调用都有且只有一个结果 ──
+
+/**
+ * The first place `messages` breaks the pairing, or `undefined` when every tool call is
+ * answered by exactly one later result with its id. Read in order (messages, then an assistant
+ * message's blocks): a call id seen before is `TRANSCRIPT_DUPLICATE_CALL_ID`; a result whose id
+ * no earlier call has is `TRANSCRIPT_ORPHAN_RESULT`, one whose call was already answered
+ * `TRANSCRIPT_DUPLICATE_RESULT`, both at the result's index. Only when all was read without
+ * either: the earliest call still unanswered is `TRANSCRIPT_UNANSWERED_CALL`, at its assistant
+ * message's index. User messages and results' order among themselves do not matter; the
+ * messages are only read.
+ */
+export function transcriptProblem(messages: readonly AgentMessage[]): TranscriptProblem | undefined {
+  // 🔨 Lab 3.5：在这里写 transcriptProblem()。讲解在正文第 7 节，规则在附录 §C7。
+  void messages;
+  throw labError("Lab 3.5 transcript check");
 }

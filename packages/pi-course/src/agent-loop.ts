@@ -31,7 +31,7 @@
 import { abortReason, errorMessage } from "./async.js";
 import type { AssistantEvent, AssistantTurn, Model, ModelRequest, StopReason, ToolSpec, TurnFailure, Usage } from "./model.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
-import { text, type AgentMessage, type AssistantMessage, type ToolCall, type ToolResultMessage } from "./types.js";
+import { text, toolResult, type AgentMessage, type AssistantMessage, type ToolCall, type ToolResultMessage } from "./types.js";
 
 /** What a run reports while it happens, in order. Messages are copies. */
 export type LoopEvent =
@@ -125,7 +125,7 @@ export const TOOL_CALLS_MISSING: TurnFailure & { code: LoopFailureCode } = {
 
 /** A result for a call the loop answers itself. */
 function pairedError(call: ToolCall, message: string): ToolResultMessage {
-  return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [text(message)], isError: true, timestamp: Date.now() };
+  return toolResult(call, { content: [text(message)], isError: true });
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import type { ToolSpec } from "./model.js";
 import type { SessionEntry } from "./session.js";
-import type { AgentMessage } from "./types.js";
+import { transcriptProblem, type AgentMessage } from "./types.js";
 
 export interface BuildContextOptions {
   /** The model's context window, in tokens. Finite and non-negative. */
@@ -137,31 +137,24 @@ function splitInteractions(path: readonly SessionEntry[]): SessionEntry[][] {
 
 /**
  * Checks that every tool call in the interaction has exactly one result after it with
- * the same id, and every result answers such a call. Ids are compared only within one
- * interaction, because interactions are the unit that is dropped.
+ * the same id, and every result answers such a call: chapter 03's `transcriptProblem` on
+ * the interaction's messages. Ids are compared only within one interaction, because
+ * interactions are the unit that is dropped. A repeated call id or a call left unanswered
+ * is `CONTEXT_UNPAIRED_TOOL_CALL`; a result that answers no earlier, unanswered call (none
+ * has its id, or that call was answered already) is `CONTEXT_UNPAIRED_TOOL_RESULT`.
  */
 function checkPairing(entries: readonly SessionEntry[]): void {
-  const open = new Set<string>();
-  const seen = new Set<string>();
-  for (const { message } of entries) {
-    if (message.role === "assistant") {
-      for (const block of message.content) {
-        if (block.type !== "toolCall") continue;
-        if (seen.has(block.id)) {
-          throw new ContextError("CONTEXT_UNPAIRED_TOOL_CALL", `tool call id "${block.id}" appears twice in one interaction`);
-        }
-        seen.add(block.id);
-        open.add(block.id);
-      }
-    } else if (message.role === "toolResult") {
-      if (!open.delete(message.toolCallId)) {
-        throw new ContextError("CONTEXT_UNPAIRED_TOOL_RESULT", `tool result "${message.toolCallId}" answers no earlier, unanswered call in its interaction`);
-      }
-    }
-  }
-  const [unanswered] = open;
-  if (unanswered !== undefined) {
-    throw new ContextError("CONTEXT_UNPAIRED_TOOL_CALL", `tool call "${unanswered}" has no result in its interaction`);
+  const problem = transcriptProblem(entries.map((entry) => entry.message));
+  if (problem === undefined) return;
+  const id = problem.toolCallId;
+  switch (problem.code) {
+    case "TRANSCRIPT_DUPLICATE_CALL_ID":
+      throw new ContextError("CONTEXT_UNPAIRED_TOOL_CALL", `tool call id "${id}" appears twice in one interaction`);
+    case "TRANSCRIPT_UNANSWERED_CALL":
+      throw new ContextError("CONTEXT_UNPAIRED_TOOL_CALL", `tool call "${id}" has no result in its interaction`);
+    case "TRANSCRIPT_ORPHAN_RESULT":
+    case "TRANSCRIPT_DUPLICATE_RESULT":
+      throw new ContextError("CONTEXT_UNPAIRED_TOOL_RESULT", `tool result "${id}" answers no earlier, unanswered call in its interaction`);
   }
 }
 

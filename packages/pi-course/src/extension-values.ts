@@ -16,7 +16,7 @@
 import { inspect, types } from "node:util";
 import { ResourceError } from "./resource-types.js";
 import type { Tool, ToolRegistry } from "./tool.js";
-import { text, type ToolResultMessage } from "./types.js";
+import { text, toolResult, type ToolResultMessage } from "./types.js";
 
 /**
  * Any value, described for a message without letting it run code or throw: no custom
@@ -265,5 +265,5 @@ export function uncopyableCall(call: unknown, caught: unknown): ToolResultMessag
   const [toolCallId, toolName] = [field("id"), field("name")];
   const reason = reasonOf(caught);
   const content = [text(`tool call "${toolName}" was not run: it cannot be copied (${reason})`)];
-  return { role: "toolResult", toolCallId, toolName, isError: true, content, details: { kind: "uncopyable", reason }, timestamp: Date.now() };
+  return toolResult({ id: toolCallId, name: toolName }, { content, details: { kind: "uncopyable", reason }, isError: true });
 }

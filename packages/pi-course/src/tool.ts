@@ -1,11 +1,11 @@
 /**
  * Chapter 06 · tools: schemas, a registry and the executor.
  *
- * The executor is the one place a `ToolCall` becomes a `ToolResultMessage`. Its
- * guarantee is pairing: whatever goes wrong (an unknown tool, arguments that fail the
- * schema, a tool that throws), the caller gets exactly one result carrying the call's
- * id and name, never an exception, so the conversation never holds a call without
- * its answer.
+ * The executor is the one place a `ToolCall` becomes a `ToolResultMessage` (through
+ * chapter 03's `toolResult`, which copies the call's id and name). Its guarantee is
+ * pairing: whatever goes wrong (an unknown tool, arguments that fail the schema, a tool
+ * that throws), the caller gets exactly one result carrying the call's id and name, never
+ * an exception, so the conversation never holds a call without its answer.
  *
  * It is also the one place that sees when a tool's result arrives, so it is the one that
  * answers an abort: a result that arrived before the abort was observed is kept (a write
@@ -13,7 +13,7 @@
  * tool still running then is answered "was stopped", and one not started "was not run".
  */
 import { abortReason, isPlainObject, tick } from "./async.js";
-import { text, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
+import { text, toolResult, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
 
 /** Error codes thrown on purpose by this module. */
 export type ToolErrorCode = "TOOL_CONFLICT" | "SCHEMA_INVALID";
@@ -251,18 +251,7 @@ export interface ToolExecutorOptions {
 export function createToolExecutor(registry: ToolRegistry, options: ToolExecutorOptions = {}): ToolExecutor {
   const signal = options.signal;
   return async (call) => {
-    const paired = (content: TextContent[], isError: boolean, details?: unknown): ToolResultMessage => {
-      const result: ToolResultMessage = {
-        role: "toolResult",
-        toolCallId: call.id,
-        toolName: call.name,
-        content,
-        isError,
-        timestamp: Date.now(),
-      };
-      if (details !== undefined) result.details = details;
-      return result;
-    };
+    const paired = (content: TextContent[], isError: boolean, details?: unknown): ToolResultMessage => toolResult(call, { content, details, isError });
 
     const tool = registry.get(call.name);
     if (tool === undefined) return paired([text(`unknown tool "${call.name}"`)], true);

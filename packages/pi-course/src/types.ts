@@ -8,6 +8,12 @@
  * whose prototype is `Object.prototype`, arrays, strings, numbers, booleans, no field whose
  * value is `undefined`, no class instance. Every helper below returns a fresh object that
  * the caller may change without touching anything else.
+ *
+ * A transcript holds its tool calls and results under one invariant: every call is answered
+ * by exactly one result after it carrying its id, and no result answers nothing. `toolResult`
+ * builds the answer to a call (the executor of chapter 06, the loop of chapter 07 and the
+ * extension host of chapter 12 answer through it); `transcriptProblem` finds the first break
+ * of the invariant (chapter 11's `buildContext` refuses a request with one: a provider would).
  */
 
 /** A block of plain text inside a message. */
@@ -52,6 +58,23 @@ export interface ToolResultMessage {
 /** Every message of a conversation: what the model is sent and what a session stores. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
+/** What running a tool gave, before it is paired with its call: the shape of chapter 06's `ToolOutput`. */
+export interface ToolOutcome {
+  content: TextContent[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+/** Why a transcript breaks the pairing of tool calls and results; codes are stable. */
+export type TranscriptProblemCode = "TRANSCRIPT_DUPLICATE_CALL_ID" | "TRANSCRIPT_ORPHAN_RESULT" | "TRANSCRIPT_DUPLICATE_RESULT" | "TRANSCRIPT_UNANSWERED_CALL";
+
+/** The first break of the pairing in a transcript: which id, and the index of the message it was found in. */
+export interface TranscriptProblem {
+  code: TranscriptProblemCode;
+  toolCallId: string;
+  index: number;
+}
+
 // ── Lab 3.1 · 文本块：原样包住字符串，每次一个新对象 ──
 
 /**
@@ -90,4 +113,54 @@ export function textOf(message: { readonly content: readonly (TextContent | Tool
 export function userMessage(value: string, timestamp?: number): UserMessage {
   // `??`, not `||`: 0 is a time (the epoch), only `undefined` means "not given".
   return { role: "user", content: [text(value)], timestamp: timestamp ?? Date.now() };
+}
+
+// ── Lab 3.4 · toolResult：结果带着它回答的调用 ──
+
+/**
+ * The result answering `call`: `{ role, toolCallId, toolName, content, details, isError,
+ * timestamp }` in that order, `toolCallId` and `toolName` the call's own `id` and `name` (and
+ * nothing else of the call), `content` the outcome's blocks as they are. `details` is left out
+ * when the outcome has none (`undefined`), never written as `details: undefined`; `isError` is
+ * `false` unless the outcome says `true`. `timestamp` as in `userMessage`. A new message each call.
+ */
+export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
+  const { content, details, isError = false } = outcome;
+  const at = timestamp === undefined ? Date.now() : timestamp;
+  const head = { role: "toolResult" as const, toolCallId: call.id, toolName: call.name, content };
+  // Absent, not `details: undefined`: JSON drops such a field and structuredClone keeps it (§C1.1).
+  return details === undefined ? { ...head, isError, timestamp: at } : { ...head, details, isError, timestamp: at };
+}
+
+// ── Lab 3.5 · 配对检查：每个调用都有且只有一个结果 ──
+
+/**
+ * The first place `messages` breaks the pairing, or `undefined` when every tool call is
+ * answered by exactly one later result with its id. Read in order (messages, then an assistant
+ * message's blocks): a call id seen before is `TRANSCRIPT_DUPLICATE_CALL_ID`; a result whose id
+ * no earlier call has is `TRANSCRIPT_ORPHAN_RESULT`, one whose call was already answered
+ * `TRANSCRIPT_DUPLICATE_RESULT`, both at the result's index. Only when all was read without
+ * either: the earliest call still unanswered is `TRANSCRIPT_UNANSWERED_CALL`, at its assistant
+ * message's index. User messages and results' order among themselves do not matter; the
+ * messages are only read.
+ */
+export function transcriptProblem(messages: readonly AgentMessage[]): TranscriptProblem | undefined {
+  const called = new Set<string>();
+  const waiting = new Map<string, number>(); // unanswered call id → index of its assistant message, in call order
+  for (const [index, entry] of messages.entries()) {
+    if (entry.role === "assistant") {
+      for (const part of entry.content) {
+        if (part.type !== "toolCall") continue;
+        if (called.has(part.id)) return { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: part.id, index };
+        called.add(part.id);
+        waiting.set(part.id, index);
+      }
+    } else if (entry.role === "toolResult") {
+      const id = entry.toolCallId;
+      if (waiting.delete(id)) continue;
+      return { code: called.has(id) ? "TRANSCRIPT_DUPLICATE_RESULT" : "TRANSCRIPT_ORPHAN_RESULT", toolCallId: id, index };
+    }
+  }
+  const [first] = waiting; // Map order is insertion order: the earliest call
+  return first === undefined ? undefined : { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: first[0], index: first[1] };
 }

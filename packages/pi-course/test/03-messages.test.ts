@@ -1,14 +1,17 @@
 /**
- * Chapter 03 labs · the message IR. Seven tests in three labs (2, 2, 3); every name starts
- * with its lab id, so one lab runs alone with
+ * Chapter 03 labs · the message IR. Fourteen tests in five labs (2, 2, 3, 3, 4); every name
+ * starts with its lab id, so one lab runs alone with
  *
  *   npm run lab -w @pi/course -- 3.1
  *
  * Every check runs under `rule("§C…：…")`, the rule of the contract appendix of
  * chapters/03-messages.md it checks, so a failure names the rule before the values. Rules
  * that hold for every input (原样, a fresh object each call, the clock read at the call, any
- * number kept) are also checked as properties with `holds()` over generated inputs, beside
- * the examples that tell the story.
+ * number kept, every well-paired transcript accepted and every broken one caught) are also
+ * checked as properties with `holds()` over generated inputs, beside the examples that tell
+ * the story. The checks a common mistake of the text trips fail with messages written here
+ * (not Node's assertion diff, whose layout differs between Node versions), so the text can
+ * quote them.
  */
 import assert from "node:assert/strict";
 import test from "node:test";
@@ -16,12 +19,15 @@ import fc from "fast-check";
 import {
   text,
   textOf,
+  toolResult,
+  transcriptProblem,
   userMessage,
   type AgentMessage,
   type AssistantMessage,
   type TextContent,
   type ToolCall,
   type ToolResultMessage,
+  type TranscriptProblem,
   type UserMessage,
 } from "../src/types.js";
 import { holds } from "./support/properties.js";
@@ -421,7 +427,8 @@ test("Lab 3.3 · userMessage() 原样保留给出的时间戳，0 也是时间�
   t.mock.timers.enable({ apis: ["Date"], now: 99 });
   for (const timestamp of [42, 1_700_000_000_000, 0]) {
     rule(C5_2, () => {
-      assert.equal(userMessage("a", timestamp).timestamp, timestamp, `userMessage("a", ${timestamp})`);
+      const kept = userMessage("a", timestamp).timestamp;
+      assert.ok(Object.is(kept, timestamp), `userMessage("a", ${timestamp}) 的 timestamp 应当是 ${timestamp}，实际是 ${kept}`);
     });
   }
   const others = [-1, -1_700_000_000_000, 1.5, 0.25, 1_700_000_000_000.5, 2 ** 31, 8_640_000_000_000_000, Number.MAX_SAFE_INTEGER, 1e300];
@@ -529,5 +536,596 @@ test("Lab 3.3 · userMessage() 给出一条新的纯数据消息：恰好一个�
       ];
       assertPlainJson(conversation, "一段对话");
     },
+  );
+});
+
+// ---------------------------------------------------------------------------
+// Lab 3.4 · toolResult：结果带着它回答的调用
+// ---------------------------------------------------------------------------
+
+const C6_1 = "§C6.1：toolCallId 恰好是 call.id，toolName 恰好是 call.name，都原样";
+const C6_FIELDS = "§C6.1、§C1.2：结果的字段依次是 role、toolCallId、toolName、content、isError、timestamp（details 见 §C6.3）：调用的 type、arguments 不进结果";
+const C6_3_FIELDS = "§C6.3、§C1.2：有 details 时，它排在 content 之后、isError 之前";
+const C6_2 = "§C6.2、§C6.5：content 是 outcome.content 里的块，按原来的顺序、每块原样：一块不少（空文本块也留着），不合并，不改 text；outcome 只被读";
+const C6_3 = '§C6.3：outcome 没有 details（或 details 是 undefined）时，结果里没有 details 字段；别的值（null、0、""、false 也是）原样成为 details';
+const C6_3_ERROR = "§C6.3：isError 总是布尔值：outcome.isError 是 true 时为 true，是 false、没给或 undefined 时为 false";
+const C6_4 = "§C6.4：timestamp 同 §C5.1、§C5.2：没给或给 undefined 时是这次调用时的 Date.now()，给出的数字原样保留，0 也是";
+const C6_5 = "§C6.5：每次调用都是一个新的消息对象，不冻结：改一条结果的字段，另一条和之后造的结果都不受影响";
+
+/** A result's fields in the order of its type (§C1.2): without `details`, and with it. */
+const RESULT_KEYS = ["role", "toolCallId", "toolName", "content", "isError", "timestamp"];
+const RESULT_KEYS_WITH_DETAILS = ["role", "toolCallId", "toolName", "content", "details", "isError", "timestamp"];
+
+/**
+ * Fails unless `made` has exactly `keys`, in that order, saying what is extra, missing or out of
+ * place. Without `details` among `keys`, a `details` field is left to §C6.3's own check.
+ */
+function assertKeys(made: object, keys: readonly string[], what: string): void {
+  const got = Object.keys(made).filter((key) => keys.includes("details") || key !== "details");
+  if (got.length === keys.length && got.every((key, i) => key === keys[i])) return;
+  const extra = got.filter((key) => !keys.includes(key));
+  const missing = keys.filter((key) => !got.includes(key));
+  const how = extra.length > 0 ? `多了 ${extra.join("、")}` : missing.length > 0 ? `少了 ${missing.join("、")}` : "顺序不对";
+  assert.fail(`${what}：字段应当依次是 ${keys.join("、")}，实际是 ${got.join("、") || "（没有字段）"}（${how}）`);
+}
+
+/** Fails unless `content` holds exactly the blocks of `expected`, in order, each text 原样. */
+function assertBlocks(content: unknown, expected: readonly TextContent[], what: string): void {
+  assert.ok(Array.isArray(content), `${what}：content 应当是数组`);
+  if (content.length !== expected.length) assert.fail(`${what}：content 应当有 ${expected.length} 块，实际有 ${content.length} 块`);
+  for (const [i, wanted] of expected.entries()) assertBlockOf(content[i] as TextContent, wanted.text, `${what}：第 ${i + 1} 块`);
+}
+
+test("Lab 3.4 · toolResult() 带上调用的 id 和名字，内容原样", async () => {
+  const outcome = { content: [block("export const a = 1;\n")] };
+  rule(C6_1, () => {
+    const made = toolResult(readCall, outcome, 1_700_000_000_900);
+    assert.ok(made.role === "toolResult", `role 应当是 "toolResult"，实际是 ${JSON.stringify(made.role)}`);
+    assertSameText(made.toolCallId, "call-1", "读 a.ts 的调用：toolCallId");
+    assertSameText(made.toolName, "read", "读 a.ts 的调用：toolName");
+  });
+  rule(C6_FIELDS, () => {
+    assertKeys(toolResult(readCall, outcome, 1_700_000_000_900), RESULT_KEYS, "读 a.ts 的调用的结果");
+    const json = JSON.stringify(toolResult(readCall, outcome, 1_700_000_000_900));
+    const expected =
+      '{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"export const a = 1;\\n"}],"isError":false,"timestamp":1700000000900}';
+    assert.ok(json === expected, `JSON 应当是 ${expected}，实际是 ${json}`);
+  });
+  const calls = [
+    listCall,
+    { id: " call-2 ", name: "Read " },
+    { id: "", name: "" },
+    { id: "toolu_01\u00e9", name: "读文件" },
+    { id: "__proto__", name: "toString" },
+  ];
+  for (const call of calls) {
+    rule(C6_1, () => {
+      const frozen = deepFreeze(structuredClone(call));
+      const made = toolResult(frozen, { content: [] }, 1);
+      assertSameText(made.toolCallId, call.id, `call.id 是 ${shown(call.id)}：toolCallId`);
+      assertSameText(made.toolName, call.name, `call.name 是 ${shown(call.name)}：toolName`);
+      assert.deepEqual(frozen, call, "调用只被读：前后深相等");
+    });
+  }
+  await holds(
+    C6_1,
+    fc.property(anyText, anyText, (id, name) => {
+      const call: ToolCall = { type: "toolCall", id, name, arguments: { id: "别的", name: "别的" } };
+      const made = toolResult(call, { content: [] }, 1);
+      assertSameText(made.toolCallId, id, "toolCallId");
+      assertSameText(made.toolName, name, "toolName");
+    }),
+    { numRuns: RUNS },
+  );
+  await holds(
+    C6_FIELDS,
+    fc.property(anyToolCall, (call) => {
+      assertKeys(toolResult(call, { content: [] }, 1), RESULT_KEYS, `toolResult(${JSON.stringify(call)}, { content: [] })`);
+    }),
+    { numRuns: RUNS },
+  );
+  const contents: { name: string; content: TextContent[] }[] = [
+    { name: "没有块", content: [] },
+    { name: "一个空文本块", content: [block("")] },
+    { name: "两块文字一样：两块都留着", content: [block("哈"), block("哈")] },
+    { name: "三块：不合并，顺序不变", content: [block("第一块 "), block(""), block(" 第三块\n")] },
+    ...AS_IS.map(({ name, value }) => ({ name, content: [block(value)] })),
+    { name: "一万块，一块不丢", content: Array.from({ length: 10_000 }, (_, i) => block(`${i % 10}`)) },
+  ];
+  for (const { name, content } of contents) {
+    rule(C6_2, () => {
+      const outcome = deepFreeze({ content: structuredClone(content) });
+      assertBlocks(toolResult(readCall, outcome, 1).content, content, name);
+      assertBlocks(outcome.content, content, `${name}（交进来的 outcome 没有被改动）`);
+    });
+  }
+  await holds(
+    C6_2,
+    fc.property(fc.array(anyText.map(block), { maxLength: 8 }), (content) => {
+      assertBlocks(toolResult(readCall, { content: structuredClone(content) }, 1).content, content, "toolResult");
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test("Lab 3.4 · toolResult() 的 details 没给就不写，isError 总是布尔值", async () => {
+  const absent: { name: string; outcome: { content: TextContent[]; details?: unknown } }[] = [
+    { name: "outcome 没有 details", outcome: { content: [block("a")] } },
+    { name: "outcome 的 details 是 undefined", outcome: { content: [block("a")], details: undefined } },
+  ];
+  for (const { name, outcome } of absent) {
+    rule(C6_3, () => {
+      const made = toolResult(readCall, outcome, 1);
+      if (Object.hasOwn(made, "details")) {
+        assert.fail(`${name}：结果里不该有 details 字段，实际有（值是 ${String(made.details)}）。JSON.stringify 会丢掉它，structuredClone 却留着它`);
+      }
+    });
+  }
+  const given: unknown[] = [null, 0, "", false, { bytes: 20 }, [], "文字", { kind: "uncopyable", reason: "a function" }];
+  for (const details of given) {
+    rule(C6_3, () => {
+      const made = toolResult(readCall, { content: [], details: structuredClone(details) }, 1);
+      assert.ok(Object.hasOwn(made, "details"), `details 是 ${JSON.stringify(details)}：结果里应当有 details 字段，实际没有`);
+      assert.deepEqual(made.details, details, `details 是 ${JSON.stringify(details)}：应当原样`);
+    });
+    rule(C6_3_FIELDS, () => {
+      assertKeys(
+        toolResult(readCall, { content: [], details: structuredClone(details) }, 1),
+        RESULT_KEYS_WITH_DETAILS,
+        `details 是 ${JSON.stringify(details)} 的结果`,
+      );
+    });
+  }
+  const flags: { name: string; outcome: { content: TextContent[]; isError?: boolean }; expected: boolean }[] = [
+    { name: "没给 isError", outcome: { content: [] }, expected: false },
+    { name: "isError 是 undefined", outcome: { content: [], isError: undefined }, expected: false },
+    { name: "isError 是 false", outcome: { content: [], isError: false }, expected: false },
+    { name: "isError 是 true", outcome: { content: [], isError: true }, expected: true },
+  ];
+  for (const { name, outcome, expected } of flags) {
+    rule(C6_3_ERROR, () => {
+      const flag: unknown = toolResult(readCall, outcome, 1).isError;
+      assert.ok(flag === expected, `${name}：结果的 isError 应当是 ${expected}，实际是 ${String(flag)}`);
+    });
+  }
+  const anyDetails = fc.option(fc.oneof(fc.constantFrom<unknown>(null, 0, "", false, [], {}), fc.jsonValue()), { nil: undefined });
+  await holds(
+    `${C6_3}；${C6_3_ERROR.slice("§C6.3：".length)}`,
+    fc.property(anyDetails, fc.option(fc.boolean(), { nil: undefined }), fc.boolean(), (details, isError, spell) => {
+      // `spell`: write an absent value as a missing field, or as a field holding undefined.
+      const outcome: { content: TextContent[]; details?: unknown; isError?: boolean } = { content: [] };
+      if (details !== undefined || spell) outcome.details = details;
+      if (isError !== undefined || spell) outcome.isError = isError;
+      const made = toolResult(readCall, outcome, 1);
+      if (Object.hasOwn(made, "details") !== (details !== undefined))
+        assert.fail(`details 是 ${String(details)}：结果里${details === undefined ? "不该" : "应当"}有 details 字段`);
+      if (details !== undefined) assert.deepEqual(made.details, details, "details 原样");
+      assert.ok(
+        made.isError === (isError === true),
+        `isError 是 ${String(isError)}：结果的 isError 应当是 ${isError === true}，实际是 ${String(made.isError)}`,
+      );
+    }),
+    { numRuns: RUNS },
+  );
+  rule(
+    "§C1.1：消息里的一切都是纯 JSON 数据：像对象字面量造出的那样（原型是 Object.prototype，可扩展，字段可写），没有值为 undefined 的字段，structuredClone 和 JSON 往返都不丢东西",
+    () => {
+      assertPlainJson(toolResult(readCall, { content: [block("export const a = 1;\n")] }, 3), "没有 details 的结果");
+      assertPlainJson(toolResult(readCall, { content: [block("export const a = 1;\n")], details: { bytes: 20 } }, 3), "带 details 的结果");
+      assertPlainJson(
+        toolResult(readCall, { content: [block("ENOENT")], details: undefined, isError: undefined }, 0),
+        "details 和 isError 都是 undefined 的结果",
+      );
+    },
+  );
+});
+
+test("Lab 3.4 · toolResult() 的时间戳和 userMessage 一样，每次一个新对象", async (t) => {
+  t.mock.timers.enable({ apis: ["Date"], now: 1_700_000_000_900 });
+  const empty = () => ({ content: [] });
+  rule(C6_4, () => {
+    const first = toolResult(readCall, empty()).timestamp;
+    assert.ok(first === 1_700_000_000_900, `没给时间戳：应当是此刻的 Date.now()（1700000000900），实际是 ${first}`);
+    t.mock.timers.tick(100);
+    const later = toolResult(readCall, empty(), undefined).timestamp;
+    assert.ok(later === 1_700_000_001_000, `时钟走了 100 毫秒、传了 undefined：应当是 1700000001000，实际是 ${later}`);
+  });
+  for (const timestamp of [0, 42, -1, 1.5, 1_700_000_000_000]) {
+    rule(C6_4, () => {
+      const kept = toolResult(readCall, empty(), timestamp).timestamp;
+      assert.ok(kept === timestamp, `toolResult(call, outcome, ${timestamp}) 的 timestamp 应当是 ${timestamp}，实际是 ${kept}`);
+    });
+  }
+  await holds(
+    C6_4,
+    fc.property(
+      fc.array(fc.record({ clock: anyClock, given: fc.option(anyTimestamp, { nil: undefined }) }, { noNullPrototype: true }), { minLength: 1, maxLength: 6 }),
+      (calls) => {
+        for (const { clock, given } of calls) {
+          t.mock.timers.setTime(clock);
+          const made = toolResult(readCall, empty(), given).timestamp;
+          const expected = given ?? clock;
+          assert.ok(made === expected, `时钟是 ${clock}，给的是 ${String(given)}：timestamp 应当是 ${expected}，实际是 ${made}`);
+        }
+      },
+    ),
+    { numRuns: RUNS },
+  );
+  rule(C6_5, () => {
+    const outcome = { content: [block("x")], details: { n: 1 } };
+    const first = toolResult(readCall, outcome, 5);
+    const second = toolResult(readCall, outcome, 5);
+    assert.ok(first !== second, "同一个调用、同一个 outcome 调用两次：应当是两个对象");
+    const before = structuredClone(second);
+    first.toolCallId = "改过";
+    first.toolName = "改过";
+    first.isError = true;
+    first.timestamp = 6;
+    assert.deepEqual(second, before, "另一条结果不受影响");
+    const again = toolResult(readCall, outcome, 5);
+    assert.ok(again.toolCallId === "call-1" && again.isError === false && again.timestamp === 5, "之后造的结果不受影响");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Lab 3.5 · 配对检查：每个调用都有且只有一个结果
+// ---------------------------------------------------------------------------
+
+const C7_1 =
+  "§C7.1：配对完整时返回 undefined：每个工具调用的 id 只出现一次，由它后面恰好一个同 id 的结果回答，每个结果都回答这样一个调用；用户消息、文字、结果之间的先后、toolName 都不影响配对";
+const C7_2_UNANSWERED = "§C7.2：读完还有没被回答的调用：TRANSCRIPT_UNANSWERED_CALL，toolCallId 是它的 id，index 是它所在的助手消息的下标";
+const C7_2_RESULT = "§C7.2：结果的 id 前面没有调用：TRANSCRIPT_ORPHAN_RESULT；它的调用已经被回答过：TRANSCRIPT_DUPLICATE_RESULT；index 都是这个结果的下标";
+const C7_2_CALL = "§C7.2：调用的 id 前面出现过：TRANSCRIPT_DUPLICATE_CALL_ID，index 是第二次出现所在的助手消息的下标";
+const C7_3 = "§C7.3：按顺序读（消息按下标，助手消息里的块按顺序），返回读到的第一个问题；没被回答的调用要读完才知道，所以最后报，报最早的那个";
+const C7_4 = "§C7.4：只读它的参数：冻结的消息也照样工作，调用前后深相等；结果是一个只有 code、toolCallId、index 的新对象";
+
+/** Lab 3.5's messages, written out so that its tests do not depend on the functions of Labs 3.1–3.4. */
+const asked = (value: string): UserMessage => ({ role: "user", content: [block(value)], timestamp: 1 });
+const saying = (value: string): AssistantMessage => ({ role: "assistant", content: [block(value)], timestamp: 2 });
+const asking = (...ids: string[]): AssistantMessage => ({
+  role: "assistant",
+  content: [block("我先看看。"), ...ids.map((id): ToolCall => ({ type: "toolCall", id, name: "read", arguments: { path: `${id}.ts` } }))],
+  timestamp: 2,
+});
+const answering = (id: string, toolName = "read"): ToolResultMessage => ({
+  role: "toolResult",
+  toolCallId: id,
+  toolName,
+  content: [block(`${id} 的结果`)],
+  isError: false,
+  timestamp: 3,
+});
+
+/** A problem as a failure names it: `{ code, toolCallId, index }`, any other field named. */
+function shownProblem(problem: unknown): string {
+  if (problem === undefined) return "undefined（配对完整）";
+  if (problem === null || typeof problem !== "object") return `${String(problem)}（不是对象）`;
+  const { code, toolCallId, index, ...rest } = problem as Record<string, unknown>;
+  const extra = Object.keys(rest).length > 0 ? `，多出的字段 ${Object.keys(rest).join("、")}` : "";
+  const id = typeof toolCallId === "string" ? shown(toolCallId) : `${String(toolCallId)}（不是字符串）`;
+  return `{ code: ${typeof code === "string" ? code : `${String(code)}（不是字符串）`}, toolCallId: ${id}, index: ${JSON.stringify(index) ?? "undefined"}${extra} }`;
+}
+
+/** Fails unless `transcriptProblem(messages)` is `expected`, naming both. */
+function assertProblem(messages: readonly AgentMessage[], expected: TranscriptProblem | undefined, what: string): void {
+  const got: unknown = transcriptProblem(messages);
+  if (shownProblem(got) !== shownProblem(expected)) assert.fail(`${what}：应当是 ${shownProblem(expected)}，实际是 ${shownProblem(got)}`);
+}
+
+/** Call ids a checker must treat as plain strings: names a plain object inherits, look-alikes, the empty string. */
+const ODD_IDS = ["toString", "__proto__", "constructor", "hasOwnProperty", "", "call-1 ", "CALL-1", "call-1"];
+
+/** An id no generated transcript uses: longer than any generated one, and not one of ODD_IDS. */
+const NO_SUCH_CALL = "no-such-call-id";
+
+/**
+ * Any well-paired transcript: user messages, assistant text, assistant messages with 0–3 calls
+ * (distinct ids), and for each call exactly one result, after it, in any order and at any
+ * distance (other messages, other calls and results in between).
+ */
+const wellPaired: fc.Arbitrary<AgentMessage[]> = fc
+  .record(
+    {
+      ids: fc.uniqueArray(fc.oneof(fc.constantFrom(...ODD_IDS), fc.string({ maxLength: 6 })), { minLength: 12, maxLength: 12 }),
+      steps: fc.array(fc.record({ kind: fc.integer({ min: 0, max: 3 }), calls: fc.integer({ min: 0, max: 3 }), pick: fc.nat() }, { noNullPrototype: true }), {
+        maxLength: 10,
+      }),
+      last: fc.array(fc.nat(), { maxLength: 12 }),
+    },
+    { noNullPrototype: true },
+  )
+  .map(({ ids, steps, last }) => {
+    const messages: AgentMessage[] = [];
+    const open: string[] = [];
+    let used = 0;
+    const answerOne = (pick: number) => messages.push(answering(open.splice(pick % open.length, 1)[0]!));
+    for (const { kind, calls, pick } of steps) {
+      if (kind === 0) messages.push(asked("接着说"));
+      else if (kind === 1 && used < ids.length) {
+        const fresh = ids.slice(used, used + calls);
+        used += fresh.length;
+        messages.push(asking(...fresh));
+        open.push(...fresh);
+      } else if (open.length > 0) answerOne(pick);
+      else messages.push(saying("好的。"));
+    }
+    for (let i = 0; open.length > 0; i++) answerOne(last[i] ?? 0);
+    return messages;
+  });
+
+/** Where the calls and results of a transcript are: each result's index and id, and the index of the message holding each call id. */
+function layout(messages: readonly AgentMessage[]): { results: { at: number; id: string }[]; callAt: Map<string, number> } {
+  const results: { at: number; id: string }[] = [];
+  const callAt = new Map<string, number>();
+  for (const [at, message] of messages.entries()) {
+    if (message.role === "toolResult") results.push({ at, id: message.toolCallId });
+    if (message.role === "assistant") for (const item of message.content) if (item.type === "toolCall") callAt.set(item.id, at);
+  }
+  return { results, callAt };
+}
+
+/** `messages` with `message` inserted at `at`. */
+const inserted = (messages: readonly AgentMessage[], at: number, message: AgentMessage): AgentMessage[] => [
+  ...messages.slice(0, at),
+  message,
+  ...messages.slice(at),
+];
+
+test("Lab 3.5 · 配对完整的对话：transcriptProblem() 返回 undefined", async () => {
+  const cases: { name: string; messages: AgentMessage[] }[] = [
+    { name: "空对话", messages: [] },
+    { name: "只有文字，没有工具调用", messages: [asked("你好"), saying("你好！")] },
+    { name: "本章的对话：问、读 a.ts、答", messages: [asked("a.ts 里有什么？"), asking("call-1"), answering("call-1"), saying("a.ts 导出 a = 1。")] },
+    { name: "一条消息里两个调用，结果倒着回来", messages: [asked("读两个文件"), asking("call-1", "call-2"), answering("call-2"), answering("call-1")] },
+    { name: "结果不紧跟调用：中间隔着别的消息", messages: [asking("call-1"), saying("稍等。"), asking("call-2"), answering("call-2"), answering("call-1")] },
+    { name: "结果前面插进了一条用户消息", messages: [asking("call-1"), asked("顺便看看 b.ts"), answering("call-1")] },
+    { name: "结果的 toolName 和调用的不一样：配对只看 id", messages: [asking("call-1"), answering("call-1", "ls")] },
+    { name: "失败的结果也是回答", messages: [asking("call-1"), { ...answering("call-1"), isError: true }] },
+    {
+      name: "调用 id 像对象自带的属性名",
+      messages: [asking("toString", "__proto__", "constructor"), answering("__proto__"), answering("constructor"), answering("toString")],
+    },
+    { name: "空字符串也是一个 id", messages: [asking(""), answering("")] },
+  ];
+  for (const { name, messages } of cases) {
+    rule(C7_1, () => {
+      assertProblem(messages, undefined, name);
+    });
+  }
+  await holds(
+    C7_1,
+    fc.property(wellPaired, (messages) => {
+      assertProblem(messages, undefined, "配对完整的对话");
+    }),
+    { numRuns: 50 },
+  );
+  rule(C7_4, () => {
+    const messages = [asked("读两个文件"), asking("call-1", "call-2"), answering("call-2"), answering("call-1")];
+    const before = structuredClone(messages);
+    assertProblem(deepFreeze(structuredClone(messages)), undefined, "冻结的对话");
+    assertProblem(messages, undefined, "没冻结的对话");
+    assert.deepEqual(messages, before, "检查之后对话没有被改动");
+  });
+  await holds(
+    C7_4,
+    fc.property(wellPaired, (messages) => {
+      const before = structuredClone(messages);
+      assertProblem(deepFreeze(messages), undefined, "冻结的、配对完整的对话");
+      assert.deepEqual(messages, before, "检查之后对话没有被改动");
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test("Lab 3.5 · 没有结果的调用：TRANSCRIPT_UNANSWERED_CALL", async () => {
+  const cases: { name: string; messages: AgentMessage[]; expected: TranscriptProblem }[] = [
+    {
+      name: "调用之后就结束了",
+      messages: [asked("a.ts 里有什么？"), asking("call-1")],
+      expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-1", index: 1 },
+    },
+    {
+      name: "两个调用只答了第二个",
+      messages: [asking("call-1", "call-2"), answering("call-2")],
+      expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-1", index: 0 },
+    },
+    {
+      name: "前一轮答完了，后一轮没答",
+      messages: [asking("call-1"), answering("call-1"), asking("call-2")],
+      expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-2", index: 2 },
+    },
+    {
+      name: "两条消息都没答：报最早的",
+      messages: [asking("call-1"), asking("call-2")],
+      expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-1", index: 0 },
+    },
+    {
+      name: "同一条消息里两个都没答：报排在前面的块",
+      messages: [asking("call-2", "call-1")],
+      expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-2", index: 0 },
+    },
+    { name: "id 是 __proto__", messages: [asking("__proto__")], expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "__proto__", index: 0 } },
+  ];
+  for (const { name, messages, expected } of cases) {
+    rule(C7_2_UNANSWERED, () => {
+      assertProblem(messages, expected, name);
+    });
+  }
+  await holds(
+    `${C7_2_UNANSWERED}：配对完整的对话拿掉任何一个结果，都报它的调用`,
+    fc.property(wellPaired, fc.nat(), (messages, pick) => {
+      const { results, callAt } = layout(messages);
+      if (results.length === 0) return;
+      const removed = results[pick % results.length]!;
+      const expected: TranscriptProblem = { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: removed.id, index: callAt.get(removed.id)! };
+      assertProblem([...messages.slice(0, removed.at), ...messages.slice(removed.at + 1)], expected, `拿掉下标 ${removed.at} 的结果`);
+    }),
+    { numRuns: 50 },
+  );
+});
+
+test("Lab 3.5 · 没有调用的结果、第二个结果：TRANSCRIPT_ORPHAN_RESULT、TRANSCRIPT_DUPLICATE_RESULT", async () => {
+  const cases: { name: string; messages: AgentMessage[]; expected: TranscriptProblem }[] = [
+    {
+      name: "对话里没有这个调用",
+      messages: [asked("a.ts 里有什么？"), answering("call-1")],
+      expected: { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: "call-1", index: 1 },
+    },
+    {
+      name: "结果在调用之前",
+      messages: [answering("call-1"), asking("call-1")],
+      expected: { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: "call-1", index: 0 },
+    },
+    {
+      name: "结果的 id 对不上",
+      messages: [asking("call-1"), answering("call-2"), answering("call-1")],
+      expected: { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: "call-2", index: 1 },
+    },
+    {
+      name: "同一个调用答了两次",
+      messages: [asking("call-1"), answering("call-1"), answering("call-1")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: "call-1", index: 2 },
+    },
+    {
+      name: "很久以后又答了一次",
+      messages: [asking("call-1"), answering("call-1"), asking("call-2"), answering("call-2"), asked("好"), answering("call-1")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: "call-1", index: 5 },
+    },
+    {
+      name: "id 像对象自带的属性名：constructor 没有被调用过",
+      messages: [asking("toString"), answering("toString"), answering("constructor")],
+      expected: { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: "constructor", index: 2 },
+    },
+  ];
+  for (const { name, messages, expected } of cases) {
+    rule(C7_2_RESULT, () => {
+      assertProblem(messages, expected, name);
+    });
+  }
+  await holds(
+    `${C7_2_RESULT}：配对完整的对话里，任何位置插进一个没有调用的结果，都报它`,
+    fc.property(wellPaired, fc.nat(), (messages, pick) => {
+      const at = pick % (messages.length + 1);
+      const expected: TranscriptProblem = { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: NO_SUCH_CALL, index: at };
+      assertProblem(inserted(messages, at, answering(NO_SUCH_CALL)), expected, `在下标 ${at} 插进一个没有调用的结果`);
+    }),
+    { numRuns: RUNS },
+  );
+  await holds(
+    `${C7_2_RESULT}：把一个结果挪到它的调用之前，报它（它前面没有这个调用）`,
+    fc.property(wellPaired, fc.nat(), fc.nat(), (messages, pick, where) => {
+      const { results, callAt } = layout(messages);
+      if (results.length === 0) return;
+      const moved = results[pick % results.length]!;
+      const at = where % (callAt.get(moved.id)! + 1);
+      const without = [...messages.slice(0, moved.at), ...messages.slice(moved.at + 1)];
+      const expected: TranscriptProblem = { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: moved.id, index: at };
+      assertProblem(inserted(without, at, messages[moved.at]!), expected, `把下标 ${moved.at} 的结果挪到下标 ${at}`);
+    }),
+    { numRuns: RUNS },
+  );
+  await holds(
+    `${C7_2_RESULT}：从配对完整的对话里拿掉一个调用，报回答它的结果`,
+    fc.property(wellPaired, fc.nat(), (messages, pick) => {
+      const { results, callAt } = layout(messages);
+      if (results.length === 0) return;
+      const orphaned = results[pick % results.length]!;
+      const at = callAt.get(orphaned.id)!;
+      const holder = messages[at] as AssistantMessage;
+      const without: AssistantMessage = { ...holder, content: holder.content.filter((item) => item.type !== "toolCall" || item.id !== orphaned.id) };
+      const expected: TranscriptProblem = { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: orphaned.id, index: orphaned.at };
+      assertProblem([...messages.slice(0, at), without, ...messages.slice(at + 1)], expected, `拿掉下标 ${at} 的消息里 id 为 ${shown(orphaned.id)} 的调用`);
+    }),
+    { numRuns: RUNS },
+  );
+  await holds(
+    `${C7_2_RESULT}：在一个结果之后的任何位置再放一个同样的结果，报第二个`,
+    fc.property(wellPaired, fc.nat(), fc.nat(), (messages, pick, where) => {
+      const { results } = layout(messages);
+      if (results.length === 0) return;
+      const copied = results[pick % results.length]!;
+      const at = copied.at + 1 + (where % (messages.length - copied.at));
+      const expected: TranscriptProblem = { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: copied.id, index: at };
+      assertProblem(inserted(messages, at, answering(copied.id)), expected, `下标 ${copied.at} 的结果在下标 ${at} 又出现一次`);
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test("Lab 3.5 · 重复的调用 id：TRANSCRIPT_DUPLICATE_CALL_ID；先读到的问题先报", async () => {
+  const cases: { name: string; messages: AgentMessage[]; expected: TranscriptProblem }[] = [
+    {
+      name: "下一轮又用了同一个 id",
+      messages: [asking("call-1"), answering("call-1"), asking("call-1"), answering("call-1")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-1", index: 2 },
+    },
+    {
+      name: "同一条消息里两个调用同一个 id",
+      messages: [asking("call-1", "call-1"), answering("call-1"), answering("call-1")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-1", index: 0 },
+    },
+    {
+      name: "第一个还没答，又来一个同 id 的调用",
+      messages: [asking("call-1"), asking("call-1")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-1", index: 1 },
+    },
+  ];
+  for (const { name, messages, expected } of cases) {
+    rule(C7_2_CALL, () => {
+      assertProblem(messages, expected, name);
+    });
+  }
+  const ordered: { name: string; messages: AgentMessage[]; expected: TranscriptProblem }[] = [
+    {
+      name: "先有一个对不上的结果，后有重复的调用：先报结果",
+      messages: [asking("call-1"), answering("call-9"), asking("call-1")],
+      expected: { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: "call-9", index: 1 },
+    },
+    {
+      name: "先有重复的调用，后有对不上的结果：先报调用",
+      messages: [asking("call-1", "call-1"), answering("call-9")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-1", index: 0 },
+    },
+    {
+      name: "前面有没答的调用，后面有第二个结果：没答的要读完才知道，先报第二个结果",
+      messages: [asking("call-1"), asking("call-2"), answering("call-2"), answering("call-2")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: "call-2", index: 3 },
+    },
+    {
+      name: "没答的调用和对不上的结果：先报结果",
+      messages: [asking("call-1"), answering("call-2")],
+      expected: { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: "call-2", index: 1 },
+    },
+  ];
+  for (const { name, messages, expected } of ordered) {
+    rule(C7_3, () => {
+      assertProblem(messages, expected, name);
+    });
+  }
+  rule(C7_4, () => {
+    const messages = [asked("读两个文件"), asking("call-1", "call-2"), answering("call-2"), asking("call-2")];
+    const expected: TranscriptProblem = { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-2", index: 3 };
+    const before = structuredClone(messages);
+    const frozen = deepFreeze(structuredClone(messages));
+    assertProblem(frozen, expected, "冻结的对话");
+    assertProblem(frozen, expected, "冻结的对话，第二次检查");
+    assertProblem(messages, expected, "没冻结的对话");
+    assert.deepEqual(messages, before, "检查之后对话没有被改动");
+    const first = transcriptProblem(messages);
+    assert.ok(first !== transcriptProblem(messages), "每次检查都给出一个新对象");
+    assertPlainJson(first, "检查的结果");
+  });
+  await holds(
+    `${C7_2_CALL}：在一个调用之后的任何位置再放一个同 id 的调用，报第二个`,
+    fc.property(wellPaired, fc.nat(), fc.nat(), (messages, pick, where) => {
+      const { callAt } = layout(messages);
+      const ids = [...callAt.keys()];
+      if (ids.length === 0) return;
+      const id = ids[pick % ids.length]!;
+      const at = callAt.get(id)! + 1 + (where % (messages.length - callAt.get(id)!));
+      const expected: TranscriptProblem = { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: id, index: at };
+      assertProblem(inserted(messages, at, asking(id)), expected, `id ${shown(id)} 在下标 ${at} 又被调用一次`);
+    }),
+    { numRuns: RUNS },
   );
 });

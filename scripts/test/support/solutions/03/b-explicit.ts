@@ -47,6 +47,23 @@ export interface ToolResultMessage {
 /** Every message of a conversation: what the model is sent and what a session stores. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
+/** What running a tool gave, before it is paired with its call: the shape of chapter 06's `ToolOutput`. */
+export interface ToolOutcome {
+  content: TextContent[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+/** Why a transcript breaks the pairing of tool calls and results; codes are stable. */
+export type TranscriptProblemCode = "TRANSCRIPT_DUPLICATE_CALL_ID" | "TRANSCRIPT_ORPHAN_RESULT" | "TRANSCRIPT_DUPLICATE_RESULT" | "TRANSCRIPT_UNANSWERED_CALL";
+
+/** The first break of the pairing in a transcript: which id, and the index of the message it was found in. */
+export interface TranscriptProblem {
+  code: TranscriptProblemCode;
+  toolCallId: string;
+  index: number;
+}
+
 /** A text block `{ type: "text", text: value }`, value as it is; a new object every call. */
 export function text(value: string): TextContent {
   const block = {} as TextContent;
@@ -66,4 +83,42 @@ export function userMessage(value: string, timestamp?: number): UserMessage {
   const content: TextContent[] = [];
   content.push(text(value));
   return { role: "user", content, timestamp };
+}
+
+/** The result answering `call`, built field by field in the order of its type. */
+export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
+  const result = {} as ToolResultMessage;
+  result.role = "toolResult";
+  result.toolCallId = call.id;
+  result.toolName = call.name;
+  result.content = outcome.content;
+  if (outcome.details !== undefined) result.details = outcome.details;
+  result.isError = outcome.isError === true;
+  result.timestamp = timestamp === undefined ? Date.now() : timestamp;
+  return result;
+}
+
+/** Each call with how many results answered it so far; the first problem met wins. */
+export function transcriptProblem(messages: readonly AgentMessage[]): TranscriptProblem | undefined {
+  const calls: { id: string; index: number; answers: number }[] = [];
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (message.role === "assistant") {
+      for (const block of message.content) {
+        if (block.type !== "toolCall") continue;
+        if (calls.some((call) => call.id === block.id)) return { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: block.id, index };
+        calls.push({ id: block.id, index, answers: 0 });
+      }
+    }
+    if (message.role === "toolResult") {
+      const call = calls.find((candidate) => candidate.id === message.toolCallId);
+      if (call === undefined) return { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: message.toolCallId, index };
+      call.answers += 1;
+      if (call.answers > 1) return { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: message.toolCallId, index };
+    }
+  }
+  for (const call of calls) {
+    if (call.answers === 0) return { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: call.id, index: call.index };
+  }
+  return undefined;
 }

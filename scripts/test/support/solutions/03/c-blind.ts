@@ -58,6 +58,23 @@ export interface ToolResultMessage {
 /** Every message of a conversation: what the model is sent and what a session stores. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
+/** What running a tool gave, before it is paired with its call: the shape of chapter 06's `ToolOutput`. */
+export interface ToolOutcome {
+  content: TextContent[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+/** Why a transcript breaks the pairing of tool calls and results; codes are stable. */
+export type TranscriptProblemCode = "TRANSCRIPT_DUPLICATE_CALL_ID" | "TRANSCRIPT_ORPHAN_RESULT" | "TRANSCRIPT_DUPLICATE_RESULT" | "TRANSCRIPT_UNANSWERED_CALL";
+
+/** The first break of the pairing in a transcript: which id, and the index of the message it was found in. */
+export interface TranscriptProblem {
+  code: TranscriptProblemCode;
+  toolCallId: string;
+  index: number;
+}
+
 /** The scaffold's "not built yet" error: its message names the lab that builds the code. */
 function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
@@ -107,4 +124,46 @@ export function userMessage(value: string, timestamp?: number): UserMessage {
   // 🔨 Lab 3.3：没给时间戳（或给的是 undefined）才用调用这一刻的 Date.now()；0 是一个合法的时间戳，原样保留
   // 🔨 Lab 3.3：content 恰好一个文本块，用 Lab 3.1 的 text()；字段顺序 role、content、timestamp
   return { role: "user", content: [text(value)], timestamp: timestamp ?? Date.now() };
+}
+
+// ── Lab 3.4 · toolResult：结果带着它回答的调用 ──
+
+/** The result answering `call`. */
+export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
+  // 🔨 Lab 3.4：id 和名字抄调用的；details 没有就不写这个字段
+  const result: ToolResultMessage = Object.assign(
+    { role: "toolResult" as const, toolCallId: call.id, toolName: call.name, content: outcome.content },
+    outcome.details !== undefined ? { details: outcome.details } : {},
+    { isError: Boolean(outcome.isError), timestamp: timestamp !== undefined ? timestamp : Date.now() },
+  );
+  return result;
+}
+
+// ── Lab 3.5 · 配对检查：每个调用都有且只有一个结果 ──
+
+/** The first break of the pairing, or undefined. */
+export function transcriptProblem(messages: readonly AgentMessage[]): TranscriptProblem | undefined {
+  // 🔨 Lab 3.5：state[id] 是 "open"（等结果）或 "done"（答过了）；用没有原型的对象，id 叫 toString 也不怕
+  const state: Record<string, "open" | "done"> = Object.create(null);
+  const order: { id: string; index: number }[] = [];
+  let index = 0;
+  for (const message of messages) {
+    if (message.role === "assistant") {
+      for (const block of message.content) {
+        if (block.type === "text") continue;
+        if (Object.hasOwn(state, block.id)) return { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: block.id, index };
+        state[block.id] = "open";
+        order.push({ id: block.id, index });
+      }
+    } else if (message.role === "toolResult") {
+      const id = message.toolCallId;
+      if (!Object.hasOwn(state, id)) return { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: id, index };
+      if (state[id] === "done") return { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: id, index };
+      state[id] = "done";
+    }
+    index++;
+  }
+  const left = order.find((call) => state[call.id] === "open");
+  if (left === undefined) return undefined;
+  return { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: left.id, index: left.index };
 }

@@ -48,6 +48,23 @@ export interface ToolResultMessage {
 /** Every message of a conversation: what the model is sent and what a session stores. */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
+/** What running a tool gave, before it is paired with its call: the shape of chapter 06's `ToolOutput`. */
+export interface ToolOutcome {
+  content: TextContent[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+/** Why a transcript breaks the pairing of tool calls and results; codes are stable. */
+export type TranscriptProblemCode = "TRANSCRIPT_DUPLICATE_CALL_ID" | "TRANSCRIPT_ORPHAN_RESULT" | "TRANSCRIPT_DUPLICATE_RESULT" | "TRANSCRIPT_UNANSWERED_CALL";
+
+/** The first break of the pairing in a transcript: which id, and the index of the message it was found in. */
+export interface TranscriptProblem {
+  code: TranscriptProblemCode;
+  toolCallId: string;
+  index: number;
+}
+
 /** A text block `{ type: "text", text: value }`, value as it is; a new object every call. */
 export function text(value: string): TextContent {
   return JSON.parse(JSON.stringify({ type: "text", text: value })) as TextContent;
@@ -64,4 +81,46 @@ export function userMessage(value: string, timestamp?: number): UserMessage {
   if (typeof timestamp === "number") return { role: "user", content: [text(value)], timestamp };
   const now = +new Date();
   return { role: "user", content: [text(value)], timestamp: now };
+}
+
+/** The result answering `call`, with early returns. */
+export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
+  const at = typeof timestamp === "number" ? timestamp : +new Date();
+  const isError = outcome.isError ? true : false;
+  if (outcome.details === undefined) {
+    return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: outcome.content, isError, timestamp: at };
+  }
+  return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: outcome.content, details: outcome.details, isError, timestamp: at };
+}
+
+/** The problem of one message, given the calls made and the results given before it. */
+function problemAt(message: AgentMessage, index: number, made: Map<string, number>, given: Set<string>): TranscriptProblem | undefined {
+  if (message.role === "user") return undefined;
+  if (message.role === "toolResult") {
+    const id = message.toolCallId;
+    if (!made.has(id)) return { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: id, index };
+    if (given.has(id)) return { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: id, index };
+    given.add(id);
+    return undefined;
+  }
+  for (const block of message.content) {
+    if (block.type !== "toolCall") continue;
+    if (made.has(block.id)) return { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: block.id, index };
+    made.set(block.id, index);
+  }
+  return undefined;
+}
+
+/** The first break of the pairing, or undefined. */
+export function transcriptProblem(messages: readonly AgentMessage[]): TranscriptProblem | undefined {
+  const made = new Map<string, number>();
+  const given = new Set<string>();
+  for (let index = 0; index < messages.length; index++) {
+    const problem = problemAt(messages[index]!, index, made, given);
+    if (problem) return problem;
+  }
+  for (const [toolCallId, index] of made) {
+    if (!given.has(toolCallId)) return { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId, index };
+  }
+  return undefined;
 }
