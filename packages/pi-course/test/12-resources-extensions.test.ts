@@ -294,6 +294,15 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
   });
   await rule("§C3.9：调换两个 root，每个同名资源的胜出者都跟着调换——优先级只来自调用者给的顺序", async () => {
     const swapped = await discoverResources([ws.userRoot, ws.projectRoot]);
+    // Both roots supply these four; after the swap userRoot comes first, so it supplies every winner.
+    const shared = ["instructions:AGENTS", "skill:review", "template:review"];
+    const fromProject = swapped.resources
+      .filter((resource) => shared.includes(`${resource.kind}:${resource.name}`) && resource.source.startsWith(project + nodePath.sep))
+      .map((resource) => `${resource.kind}:${resource.name}`);
+    assert.ok(
+      fromProject.length === 0,
+      `roots 是 [userRoot, projectRoot] 时，两边都有的资源应当由 userRoot 胜出，实际仍由 projectRoot 胜出的有：${fromProject.join("、")}`,
+    );
     assert.equal(swapped.instructions[0]?.body, "USER RULES");
     const review = swapped.skills.find((skill) => skill.name === "review");
     assert.equal(review?.description, "user review");
