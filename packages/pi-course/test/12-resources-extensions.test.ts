@@ -966,46 +966,6 @@ test("Lab 12.2 · 激活后才公开正文，catalog 保持不变", async (t) =>
     if (!(await linkOrSkip(t, outside, manifest))) return;
     await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"));
   });
-  await rule(
-    "§C4.2、§C4.8：“在技能目录之内”不看字符串前缀：SKILL.md 或整个技能目录换成指向隔壁 review-old 的 symlink 是 SKILL_PATH_ESCAPE；指向目录之内（子目录、..shared 这样的名字）的照常激活",
-    async () => {
-      const local = await makeWorkspace(t);
-      const localCatalog = await discoverResources([local.projectRoot]);
-      const skillDir = nodePath.join(local.projectRoot, "skills", "review");
-      const sibling = nodePath.join(local.projectRoot, "skills", "review-old");
-      const manifest = nodePath.join(skillDir, "SKILL.md");
-      // The sibling's path starts with the skill's path, and its SKILL.md declares the same name.
-      await writeFiles(sibling, { "SKILL.md": skillMarkdown("review", "project review", "SIBLING BODY") });
-      await writeFiles(skillDir, {
-        "versions/v2.md": skillMarkdown("review", "project review", "VERSION TWO BODY"),
-        "..shared/SKILL.md": skillMarkdown("review", "project review", "DOTTED FOLDER BODY"),
-      });
-      await fsp.rm(manifest);
-      if (!(await linkOrSkip(t, nodePath.join(sibling, "SKILL.md"), manifest))) return;
-      await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"), "SKILL.md 指向隔壁目录 review-old 里的 SKILL.md");
-      const inside: [string, string, string][] = [
-        ["SKILL.md 经 ../review/ 指向技能目录的子目录 versions/", nodePath.join("..", "review", "versions", "v2.md"), "VERSION TWO BODY"],
-        ["SKILL.md 指向技能目录里名字以两个点开头的 ..shared/", nodePath.join(skillDir, "..shared", "SKILL.md"), "DOTTED FOLDER BODY"],
-      ];
-      for (const [why, target, body] of inside) {
-        await fsp.rm(manifest);
-        await fsp.symlink(target, manifest);
-        let activated: ActivatedSkill | undefined;
-        try {
-          activated = await activateSkill(localCatalog, "review");
-        } catch (error) {
-          if (isScaffold(error)) throw error;
-          assert.fail(`${why}：它仍在技能目录之内，应当照常激活，实际报错 ${(error as Error).message}`);
-        }
-        assert.equal(activated?.body, body, why);
-      }
-      // The whole folder replaced by a link to the sibling: SKILL.md now resolves into review-old.
-      const moved = nodePath.join(local.base, "review-moved");
-      await fsp.rename(skillDir, moved);
-      await fsp.symlink(sibling, skillDir);
-      await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"), "整个技能目录换成了指向隔壁 review-old 的 symlink");
-    },
-  );
 });
 
 test("Lab 12.2 · 附加文件保留 request，并返回 canonical source 与原文", async (t) => {
@@ -1153,6 +1113,46 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
       assert.deepEqual(review?.resources, [
         { request: "references/dotted.md", source: nodePath.join(skillRoot, "..dotted", "notes.md"), content: "DOTTED NOTES" },
       ]);
+    },
+  );
+  await rule(
+    "§C4.2、§C4.8：“在技能目录之内”不看字符串前缀：SKILL.md 或整个技能目录换成指向隔壁 review-old 的 symlink 是 SKILL_PATH_ESCAPE；指向目录之内（子目录、..shared 这样的名字）的照常激活",
+    async () => {
+      const local = await makeWorkspace(t);
+      const localCatalog = await discoverResources([local.projectRoot]);
+      const skillDir = nodePath.join(local.projectRoot, "skills", "review");
+      const sibling = nodePath.join(local.projectRoot, "skills", "review-old");
+      const manifest = nodePath.join(skillDir, "SKILL.md");
+      // The sibling's path starts with the skill's path, and its SKILL.md declares the same name.
+      await writeFiles(sibling, { "SKILL.md": skillMarkdown("review", "project review", "SIBLING BODY") });
+      await writeFiles(skillDir, {
+        "versions/v2.md": skillMarkdown("review", "project review", "VERSION TWO BODY"),
+        "..shared/SKILL.md": skillMarkdown("review", "project review", "DOTTED FOLDER BODY"),
+      });
+      await fsp.rm(manifest);
+      if (!(await linkOrSkip(t, nodePath.join(sibling, "SKILL.md"), manifest))) return;
+      await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"), "SKILL.md 指向隔壁目录 review-old 里的 SKILL.md");
+      const inside: [string, string, string][] = [
+        ["SKILL.md 经 ../review/ 指向技能目录的子目录 versions/", nodePath.join("..", "review", "versions", "v2.md"), "VERSION TWO BODY"],
+        ["SKILL.md 指向技能目录里名字以两个点开头的 ..shared/", nodePath.join(skillDir, "..shared", "SKILL.md"), "DOTTED FOLDER BODY"],
+      ];
+      for (const [why, target, body] of inside) {
+        await fsp.rm(manifest);
+        await fsp.symlink(target, manifest);
+        let activated: ActivatedSkill | undefined;
+        try {
+          activated = await activateSkill(localCatalog, "review");
+        } catch (error) {
+          if (isScaffold(error)) throw error;
+          assert.fail(`${why}：它仍在技能目录之内，应当照常激活，实际报错 ${(error as Error).message}`);
+        }
+        assert.equal(activated?.body, body, why);
+      }
+      // The whole folder replaced by a link to the sibling: SKILL.md now resolves into review-old.
+      const moved = nodePath.join(local.base, "review-moved");
+      await fsp.rename(skillDir, moved);
+      await fsp.symlink(sibling, skillDir);
+      await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"), "整个技能目录换成了指向隔壁 review-old 的 symlink");
     },
   );
   await rule("§C4.10：有一个请求被拒绝，整次激活就失败，不返回一部分结果", async () => {
