@@ -294,6 +294,15 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
   });
   await rule("§C3.9：调换两个 root，每个同名资源的胜出者都跟着调换——优先级只来自调用者给的顺序", async () => {
     const swapped = await discoverResources([ws.userRoot, ws.projectRoot]);
+    // Both roots supply these four; after the swap userRoot comes first, so it supplies every winner.
+    const shared = ["instructions:AGENTS", "skill:review", "template:review"];
+    const fromProject = swapped.resources
+      .filter((resource) => shared.includes(`${resource.kind}:${resource.name}`) && resource.source.startsWith(project + nodePath.sep))
+      .map((resource) => `${resource.kind}:${resource.name}`);
+    assert.ok(
+      fromProject.length === 0,
+      `roots 是 [userRoot, projectRoot] 时，两边都有的资源应当由 userRoot 胜出，实际仍由 projectRoot 胜出的有：${fromProject.join("、")}`,
+    );
     assert.equal(swapped.instructions[0]?.body, "USER RULES");
     const review = swapped.skills.find((skill) => skill.name === "review");
     assert.equal(review?.description, "user review");
@@ -301,13 +310,14 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     assert.equal(swapped.templates[0]?.body, "User template for {{target}}");
   });
 
-  await rule("§C3.10：同一个 root 里两个技能目录声明了同一个 name → RESOURCE_DUPLICATE（在后面的 root 里也一样）", async () => {
+  await rule("§C3.10：同一个 root 里两个技能目录声明了同一个 name → RESOURCE_DUPLICATE（在后面的 root 里也一样，前面的 root 已经提供了它也一样）", async () => {
     const root = await makeRoot(t, {
       "skills/a/SKILL.md": skillMarkdown("lint", "one", "A"),
       "skills/b/SKILL.md": skillMarkdown("lint", "two", "B"),
     });
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([root]), "两个目录都写着 name: lint");
     await failsWith("RESOURCE_DUPLICATE", () => discoverResources([ws.projectRoot, root]), "重复出现在第二个 root 里");
+    await failsWith("RESOURCE_DUPLICATE", () => discoverResources([ws.userRoot, root]), "前面的 root 已经提供了 skill:lint，后面 root 里的两个 lint 仍是重复");
   });
   await rule("§C3.10：同一个 root 里两个模板的 kind:name 相同（frontmatter 的 name 与另一个文件名撞上）→ RESOURCE_DUPLICATE", async () => {
     const root = await makeRoot(t, {
@@ -320,6 +330,7 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
   await rule("§C3.1：给出的 root 不存在，或者不是目录 → RESOURCE_ROOT_MISSING（不能当成空 root 跳过）", async () => {
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([ws.projectRoot, nodePath.join(ws.base, "no-such-root")]), "第二个 root 不存在");
     await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([ws.outsideFile]), "root 是一个文件");
+    await failsWith("RESOURCE_ROOT_MISSING", () => discoverResources([nodePath.join(ws.outsideFile, "inside-a-file")]), "root 的上一级是一个文件（ENOTDIR）");
   });
   await rule("§C3.1：每个 root 在扫描前先 realpath：经 symlink 给出的 root，source 与 root 都是 canonical 路径", async () => {
     const alias = nodePath.join(ws.base, "project-link");
@@ -330,6 +341,24 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     assert.equal(linked.skills[0]?.source, nodePath.join(project, "skills", "review", "SKILL.md"));
   });
 
+  await rule("§C3.4：source 是文件的 canonical 路径：AGENTS.md、SKILL.md 经 symlink 指向 root 里别处的文件时，source 是那个文件", async () => {
+    const root = await makeRoot(t, {
+      "docs/rules.md": "LINKED RULES\n",
+      "skills/linked/versions/v1.md": skillMarkdown("linked", "a linked SKILL.md", "x"),
+    });
+    if (!(await linkOrSkip(t, nodePath.join(root, "docs", "rules.md"), nodePath.join(root, "AGENTS.md")))) return;
+    await fsp.symlink(nodePath.join("versions", "v1.md"), nodePath.join(root, "skills", "linked", "SKILL.md"));
+    const found = await discoverResources([root]);
+    assert.deepEqual(
+      found.resources.map((resource) => [resource.kind, resource.source]),
+      [
+        ["instructions", nodePath.join(root, "docs", "rules.md")],
+        ["skill", nodePath.join(root, "skills", "linked", "versions", "v1.md")],
+      ],
+    );
+    assert.equal(found.instructions[0]?.body, "LINKED RULES");
+    assert.equal(found.skills[0]?.root, nodePath.join(root, "skills", "linked"), "技能的 root 仍是它的目录");
+  });
   await rule("§C3.2：只认约定的布局——skills/ 下一层的目录里的 SKILL.md、templates/ 里直接放着的 *.md；其余都不算", async () => {
     const root = await makeRoot(t, {
       "AGENTS.md": "RULES",
@@ -343,9 +372,65 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       "templates/notes.txt": "not markdown",
       "templates/folder.md/inside.md": "a directory named folder.md",
       "templates/ok.md": "Fine {{x}}",
+      "skills/SKILL.md": skillMarkdown("top", "a SKILL.md directly in skills/", "x"),
     });
     assert.deepEqual(identities(await discoverResources([root])), ["instructions:AGENTS", "skill:real", "template:ok"]);
+    const otherNames = await makeRoot(t, { "CLAUDE.md": "CLAUDE RULES", "README.md": "a readme", "docs/AGENTS.md": "nested rules" });
+    assert.deepEqual(
+      identities(await discoverResources([otherNames])),
+      [],
+      "只有 root 里的 AGENTS.md 是 instructions：CLAUDE.md、README.md、docs/AGENTS.md 都不是",
+    );
   });
+  await rule("§C3.2：模板的文件名必须以 .md 结尾（区分大小写）：名字里别处有 .md 的、扩展名是 .MD、.mdx、.markdown 的都不是模板", async () => {
+    const notTemplates = ["notes.md.bak", "draft.mdx", "UPPER.MD", "mixed.Md", "readme.markdown", "x.md~", "x.md.", "xmd", "md", "a.md-b", "#a.md#"];
+    // A case-insensitive file system holds one of x.md and x.MD only, and Windows drops a trailing dot.
+    const files = notTemplates.filter((name) => process.platform !== "win32" || !name.endsWith("."));
+    const root = await makeRoot(
+      t,
+      Object.fromEntries([...files.map((name) => [`templates/${name}`, "NOT A TEMPLATE {{x}}"]), ["templates/real.md", "Real {{x}}"]]),
+    );
+    const found = (await discoverResources([root])).templates.map((tpl) => tpl.name);
+    assert.ok(found.length === 1 && found[0] === "real", `只有 real.md 是模板，实际清单里的模板是 ${JSON.stringify(found)}`);
+  });
+  await rule("§C3.2：templates/ 里的 symlink 跟随之后再判断：指向普通文件的 *.md 是模板（source 是它指向的文件），指向目录的不是", async () => {
+    const root = await makeRoot(t, { "shared/tpl.md": "Linked {{x}}", "shared/folder/inside.md": "x", "templates/own.md": "Own {{x}}" });
+    if (!(await linkOrSkip(t, nodePath.join(root, "shared", "tpl.md"), nodePath.join(root, "templates", "linked.md")))) return;
+    await fsp.symlink(nodePath.join(root, "shared", "folder"), nodePath.join(root, "templates", "folder-link.md"));
+    assert.deepEqual(
+      (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.source, tpl.body]),
+      [
+        ["linked", nodePath.join(root, "shared", "tpl.md"), "Linked {{x}}"],
+        ["own", nodePath.join(root, "templates", "own.md"), "Own {{x}}"],
+      ],
+    );
+  });
+  // File names built from pieces that sit close to ".md": before it, after it, in another case, as the whole name.
+  const namePiece = fc.constantFrom("a", "B", "md", ".md", ".MD", ".Md", ".mdx", ".markdown", ".bak", ".", "-", "_", "~", " ", "中");
+  const fileName = fc
+    .array(namePiece, { minLength: 1, maxLength: 4 })
+    .map((parts) => parts.join(""))
+    .filter((name) => name !== "." && name !== ".." && (process.platform !== "win32" || !/[. ]$/.test(name)));
+  const fileNames = fc.uniqueArray(fileName, { minLength: 1, maxLength: 6, selector: (name) => name.toLowerCase() });
+  const templateRoots = await tempDir(t);
+  let templateRun = 0;
+  await holds(
+    "§C3.2：templates/ 里的普通文件是模板，当且仅当它的名字以 .md 结尾、不以 . 开头；模板的 name 是文件名去掉末尾那一个 .md",
+    fc.asyncProperty(fileNames, async (names) => {
+      const root = nodePath.join(templateRoots, `r${templateRun++}`);
+      await writeFiles(root, Object.fromEntries(names.map((name) => [`templates/${name}`, "T {{x}}"])));
+      const expected = names
+        .filter((name) => name.endsWith(".md") && !name.startsWith("."))
+        .map((name) => name.slice(0, -".md".length))
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const found = (await discoverResources([root])).templates.map((tpl) => tpl.name);
+      assert.ok(
+        JSON.stringify(found) === JSON.stringify(expected),
+        `文件 ${JSON.stringify(names)}：模板应当是 ${JSON.stringify(expected)}，实际是 ${JSON.stringify(found)}`,
+      );
+    }),
+    { numRuns: 25 },
+  );
   await rule("§C3.2：缺了 AGENTS.md、skills/ 或 templates/ 只说明没有这类资源：空 root 得到空清单", async () => {
     const empty = await makeRoot(t, {});
     assert.deepEqual(await discoverResources([empty]), { resources: [], instructions: [], skills: [], templates: [] });
@@ -396,6 +481,13 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
         { "templates/ok.md": "x" },
         async (root) => void (await fsp.symlink("loop.md", nodePath.join(root, "templates", "loop.md"))),
       ],
+      [
+        "一个 Skill 目录里的 SKILL.md 是一个指向自己的 symlink（ELOOP）",
+        { "skills/odd/notes.md": "x" },
+        async (root) => void (await fsp.symlink("SKILL.md", nodePath.join(root, "skills", "odd", "SKILL.md"))),
+      ],
+      ["skills 是一个指向自己的 symlink（ELOOP）", {}, async (root) => void (await fsp.symlink("skills", nodePath.join(root, "skills")))],
+      ["templates 是一个指向自己的 symlink（ELOOP）", {}, async (root) => void (await fsp.symlink("templates", nodePath.join(root, "templates")))],
     ];
     for (const [why, files, extra] of cases) {
       const root = await makeRoot(t, files);
@@ -404,38 +496,50 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     }
   });
 
-  await rule("§C3.5：frontmatter 第一行恰好是 ---（前面可以有 UTF-8 BOM），到下一个恰好是 --- 的行为止；\\r\\n 换行也接受；技能和模板都一样", async () => {
-    const root = await makeRoot(t, {
-      "skills/bom/SKILL.md": `\uFEFF${skillMarkdown("bom", "after a byte order mark", "BOM BODY")}`,
-      "skills/crlf/SKILL.md": "---\r\nname: crlf\r\ndescription: windows line ends\r\n---\r\nCRLF BODY\r\n",
-      "templates/crlf.md": "---\r\nname: win\r\ndescription: windows template\r\n---\r\nHello {{who}}\r\n",
-    });
-    const found = await discoverResources([root]);
-    assert.deepEqual(
-      found.skills.map((s) => [s.name, s.description]),
-      [
-        ["bom", "after a byte order mark"],
-        ["crlf", "windows line ends"],
-      ],
-    );
-    assert.deepEqual(
-      found.templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
-      [["win", "windows template", "Hello {{who}}"]],
-    );
-    // For a template a first line that is not exactly --- means no frontmatter: the whole file is its body.
-    const loose = await makeRoot(t, {
-      "templates/spaced.md": "--- \nname: other\n---\nSpaced {{x}}\n",
-      "templates/wide.md": "----\nname: wider\n----\nWide {{x}}\n",
-    });
-    assert.deepEqual(
-      (await discoverResources([loose])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
-      [
-        ["spaced", "", "--- \nname: other\n---\nSpaced {{x}}"],
-        ["wide", "", "----\nname: wider\n----\nWide {{x}}"],
-      ],
-      "第一行是 “--- ” 或 “----” 的模板没有 frontmatter：name 取文件名，整个文件都是正文",
-    );
-  });
+  await rule(
+    "§C3.5：frontmatter 第一行恰好是 ---（前面可以有 UTF-8 BOM），到下一个恰好是 --- 的行为止（它可以是文件的最后一行）；\\r\\n 换行也接受；技能和模板都一样",
+    async () => {
+      const root = await makeRoot(t, {
+        "skills/bom/SKILL.md": `\uFEFF${skillMarkdown("bom", "after a byte order mark", "BOM BODY")}`,
+        "skills/crlf/SKILL.md": "---\r\nname: crlf\r\ndescription: windows line ends\r\n---\r\nCRLF BODY\r\n",
+        "templates/crlf.md": "---\r\nname: win\r\ndescription: windows template\r\n---\r\nHello {{who}}\r\n",
+        "templates/bom.md": "\uFEFF---\nname: marked\n---\nMarked {{who}}\n",
+        // The closing line may be the file's last, with no line break after it.
+        "skills/eof/SKILL.md": "---\nname: eof\ndescription: closed on the last line\n---",
+        "templates/eof.md": "---\nname: last-line\n---",
+      });
+      const found = await discoverResources([root]);
+      assert.deepEqual(
+        found.skills.map((s) => [s.name, s.description]),
+        [
+          ["bom", "after a byte order mark"],
+          ["crlf", "windows line ends"],
+          ["eof", "closed on the last line"],
+        ],
+      );
+      assert.deepEqual(
+        found.templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
+        [
+          ["last-line", "", ""],
+          ["marked", "", "Marked {{who}}"],
+          ["win", "windows template", "Hello {{who}}"],
+        ],
+      );
+      // For a template a first line that is not exactly --- means no frontmatter: the whole file is its body.
+      const loose = await makeRoot(t, {
+        "templates/spaced.md": "--- \nname: other\n---\nSpaced {{x}}\n",
+        "templates/wide.md": "----\nname: wider\n----\nWide {{x}}\n",
+      });
+      assert.deepEqual(
+        (await discoverResources([loose])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
+        [
+          ["spaced", "", "--- \nname: other\n---\nSpaced {{x}}"],
+          ["wide", "", "----\nname: wider\n----\nWide {{x}}"],
+        ],
+        "第一行是 “--- ” 或 “----” 的模板没有 frontmatter：name 取文件名，整个文件都是正文",
+      );
+    },
+  );
   await rule("§C3.4：模板的 name、description 有就取 frontmatter 的，body 是结束的 --- 之后的文字去掉首尾空白", async () => {
     const root = await makeRoot(t, { "templates/file-name.md": "---\nname: from-frontmatter\ndescription: a described template\n---\n\n  Body {{x}}\n\n" });
     assert.deepEqual(
@@ -450,16 +554,55 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
       [["dash", "Body"]],
     );
   });
-  await rule('§C3.5：空的 frontmatter 是空映射：这样的模板是合法的，name 取文件名，description 是 ""', async () => {
-    const root = await makeRoot(t, { "templates/bare.md": "---\n---\nHello {{who}}\n" });
-    assert.deepEqual(
-      (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
-      [["bare", "", "Hello {{who}}"]],
-    );
-  });
+  await rule(
+    '§C3.5：YAML 块解析出 null 就是空映射（空块、只有空白或注释、只写了 ~ 或 null）：这样的模板是合法的，name 取文件名，description 是 ""',
+    async () => {
+      const blocks: [string, string][] = [
+        ["bare", ""],
+        ["blank", "\n  \n"],
+        ["comment", "# only a comment\n"],
+        ["tilde", "~\n"],
+        ["null", "null\n"],
+      ];
+      const root = await makeRoot(t, Object.fromEntries(blocks.map(([name, yaml]) => [`templates/${name}.md`, `---\n${yaml}---\nHello {{who}}\n`])));
+      assert.deepEqual(
+        (await discoverResources([root])).templates.map((tpl) => [tpl.name, tpl.description, tpl.body]),
+        [
+          ["bare", "", "Hello {{who}}"],
+          ["blank", "", "Hello {{who}}"],
+          ["comment", "", "Hello {{who}}"],
+          ["null", "", "Hello {{who}}"],
+          ["tilde", "", "Hello {{who}}"],
+        ],
+      );
+    },
+  );
   await rule("§C3.4：AGENTS.md 没有 frontmatter 一说：它的 body 就是整个文件去掉首尾空白", async () => {
     const root = await makeRoot(t, { "AGENTS.md": "---\nlooks: like frontmatter\n---\nRULES\n" });
     assert.equal((await discoverResources([root])).instructions[0]?.body, "---\nlooks: like frontmatter\n---\nRULES");
+  });
+  await rule('§C3.4：空的（或只有空白的）AGENTS.md 和模板文件也是资源，body 是 ""；空的 AGENTS.md 照样胜出，挡住后面 root 的', async () => {
+    const root = await makeRoot(t, {
+      "AGENTS.md": "",
+      "templates/empty.md": "",
+      "templates/blank.md": " \n\t\n",
+      "templates/only-frontmatter.md": "---\nname: head\n---\n",
+    });
+    const found = await discoverResources([root, ws.userRoot]);
+    const instructions = found.instructions.map((instruction) => instruction.body);
+    assert.ok(
+      instructions.length === 1 && instructions[0] === "",
+      `空的 AGENTS.md 是 body 为 "" 的 instructions:AGENTS，胜过后面 root 的 USER RULES；实际 instructions 的 body 是 ${JSON.stringify(instructions)}`,
+    );
+    assert.deepEqual(
+      found.templates.map((tpl) => [tpl.name, tpl.body]),
+      [
+        ["blank", ""],
+        ["empty", ""],
+        ["head", ""],
+        ["review", "User template for {{target}}"],
+      ],
+    );
   });
   const invalidSkills: [string, string][] = [
     ["没有 frontmatter", "name: plain\ndescription: no delimiters\n"],
@@ -469,6 +612,13 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
     ["YAML 写错了", "---\nname: [unclosed\ndescription: x\n---\n"],
     ["YAML 不是映射而是列表", "---\n- name\n- description\n---\n"],
     ["YAML 是一个标量", "---\njust text\n---\n"],
+    ["YAML 是 false", "---\nfalse\n---\n"],
+    ["YAML 是 0", "---\n0\n---\n"],
+    ["YAML 是空字符串", "---\n''\n---\n"],
+    ["YAML 是空列表", "---\n[]\n---\n"],
+    ["空文件", ""],
+    ["结尾的 --- 后面带空格", "---\nname: spaced-end\ndescription: d\n--- \nbody\n"],
+    ["结尾是 ----", "---\nname: wide-end\ndescription: d\n----\nbody\n"],
     ["空的 frontmatter（空映射，于是没有 name）", "---\n---\nbody\n"],
     ["缺 name", "---\ndescription: nameless\n---\n"],
     ["name 是空字符串", '---\nname: ""\ndescription: empty name\n---\n'],
@@ -504,6 +654,17 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
         ["frontmatter 没有结尾", "---\nname: open\n"],
         ["YAML 写错了", "---\nname: [unclosed\n---\nbody\n"],
         ["YAML 不是映射", "---\n- a\n---\nbody\n"],
+        ["YAML 是 false", "---\nfalse\n---\nbody\n"],
+        ["YAML 是 true", "---\ntrue\n---\nbody\n"],
+        ["YAML 是 0", "---\n0\n---\nbody\n"],
+        ["YAML 是 0.0", "---\n0.0\n---\nbody\n"],
+        ["YAML 是一个数字", "---\n42\n---\nbody\n"],
+        ["YAML 是空字符串 ''", "---\n''\n---\nbody\n"],
+        ['YAML 是空字符串 ""', '---\n""\n---\nbody\n'],
+        ["YAML 是一个字符串", "---\njust text\n---\nbody\n"],
+        ["YAML 是空列表", "---\n[]\n---\nbody\n"],
+        ["YAML 是只有一个空项的列表", "---\n-\n---\nbody\n"],
+        ["description 是 0", "---\ndescription: 0\n---\nbody\n"],
         ["name 是空字符串", '---\nname: ""\n---\nbody\n'],
         ["name 是数字", "---\nname: 7\n---\nbody\n"],
         ["name 写了却没有值（null）", "---\nname:\n---\nbody\n"],
@@ -521,6 +682,22 @@ test("Lab 12.1 · roots 顺序决定同名资源的 winner", async (t) => {
         await failsWith("RESOURCE_INVALID", () => discoverResources([root]), `模板：${why}`);
       }
     },
+  );
+  // JSON is YAML: any value that is neither null nor a mapping, written as JSON, is a frontmatter that is no mapping.
+  const notMapping = fc.oneof(
+    fc.constantFrom<unknown>(false, true, 0, -1, 0.5, "", "0", "false", "null", " ", [], [null], [{}], [{ name: "x" }]),
+    fc.integer(),
+    fc.string({ unit: "grapheme-ascii" }),
+    fc.array(fc.oneof(fc.integer(), fc.string({ unit: "grapheme-ascii" }), fc.constant(null)), { minLength: 1, maxLength: 3 }),
+  );
+  const notMappingRoot = await makeRoot(t, {});
+  await holds(
+    "§C3.6：模板的 frontmatter 解析出来既不是 null 也不是映射（false、0、''、数字、字符串、列表……）就是 RESOURCE_INVALID",
+    fc.asyncProperty(notMapping, async (value) => {
+      await writeFiles(notMappingRoot, { "templates/odd.md": `---\n${JSON.stringify(value)}\n---\nbody {{x}}\n` });
+      await failsWith("RESOURCE_INVALID", () => discoverResources([notMappingRoot]), `frontmatter 是 ${JSON.stringify(value)}`);
+    }),
+    { numRuns: 30 },
   );
   await rule("§C3.7：frontmatter 的 YAML 块（SKILL.md 和模板都一样）超过 64 KiB 就是 RESOURCE_INVALID，不管它最后有没有结束；不超过就照常解析", async () => {
     const padding = `# ${"x".repeat(70 * 1024)}\n`;
@@ -646,6 +823,18 @@ test("Lab 12.1 · 按逻辑身份稳定排序，catalog 不含未激活正文", 
     assert.deepEqual(fresh.skills, catalog.skills);
     assert.deepEqual(fresh.templates, catalog.templates);
     assert.equal(fresh.resources[0]?.kind === "instructions" && fresh.resources[0].body, "PROJECT RULES");
+  });
+  await rule("§C3.12：同时进行的几次发现互不影响：每一次的结果都和它单独运行时一样", async () => {
+    const alone = await discoverResources([ws.userRoot, ws.projectRoot]);
+    const [first, second, third] = await Promise.all([
+      discoverResources([ws.projectRoot, ws.userRoot]),
+      discoverResources([ws.userRoot, ws.projectRoot]),
+      discoverResources([ws.userRoot]),
+    ]);
+    assert.deepEqual(first, catalog, "[projectRoot, userRoot]");
+    assert.deepEqual(second, alone, "[userRoot, projectRoot]");
+    assert.deepEqual(identities(third), ["instructions:AGENTS", "skill:lint", "skill:review", "template:review"], "[userRoot]");
+    assert.equal(third.skills[1]?.description, "user review", "[userRoot]");
   });
   await rule("§C3.12：每次发现都重新扫描，结果是新的：改了上一次的清单不影响下一次，文件改了下一次就看到", async () => {
     const first = await discoverResources([ws.projectRoot, ws.userRoot]);
@@ -906,6 +1095,66 @@ test("Lab 12.2 · traversal、绝对路径与指向 root 外的 symlink 都被�
     await fsp.symlink(outsideDir, nodePath.join(skillRoot, "references", "out"));
     await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/out/secret.md"), "references/out 是指向目录外的目录");
   });
+  await rule(
+    "§C4.7、§C4.8：realpath 之后的检查也不看字符串前缀：指向隔壁 review-old 的 symlink 是 SKILL_PATH_ESCAPE，指向目录里 ..notes.md 的照常读",
+    async () => {
+      const sibling = nodePath.join(skillRoot, "references", "sibling.md");
+      if (!(await linkOrSkip(t, nodePath.join(ws.projectRoot, "skills", "review-old", "notes.md"), sibling))) return;
+      await failsWith("SKILL_PATH_ESCAPE", () => attempt("references/sibling.md"), "references/sibling.md 指向隔壁目录 review-old 里的文件");
+      await writeFiles(skillRoot, { "..dotted/notes.md": "DOTTED NOTES" });
+      await fsp.symlink(nodePath.join(skillRoot, "..dotted", "notes.md"), nodePath.join(skillRoot, "references", "dotted.md"));
+      let review: ActivatedSkill | undefined;
+      try {
+        review = await attempt("references/dotted.md");
+      } catch (error) {
+        if (isScaffold(error)) throw error;
+        assert.fail(`references/dotted.md 指向技能目录里的 ..dotted/notes.md，应当能读，实际报错：${(error as Error).message}`);
+      }
+      assert.deepEqual(review?.resources, [
+        { request: "references/dotted.md", source: nodePath.join(skillRoot, "..dotted", "notes.md"), content: "DOTTED NOTES" },
+      ]);
+    },
+  );
+  await rule(
+    "§C4.2、§C4.8：“在技能目录之内”不看字符串前缀：SKILL.md 或整个技能目录换成指向隔壁 review-old 的 symlink 是 SKILL_PATH_ESCAPE；指向目录之内（子目录、..shared 这样的名字）的照常激活",
+    async () => {
+      const local = await makeWorkspace(t);
+      const localCatalog = await discoverResources([local.projectRoot]);
+      const skillDir = nodePath.join(local.projectRoot, "skills", "review");
+      const sibling = nodePath.join(local.projectRoot, "skills", "review-old");
+      const manifest = nodePath.join(skillDir, "SKILL.md");
+      // The sibling's path starts with the skill's path, and its SKILL.md declares the same name.
+      await writeFiles(sibling, { "SKILL.md": skillMarkdown("review", "project review", "SIBLING BODY") });
+      await writeFiles(skillDir, {
+        "versions/v2.md": skillMarkdown("review", "project review", "VERSION TWO BODY"),
+        "..shared/SKILL.md": skillMarkdown("review", "project review", "DOTTED FOLDER BODY"),
+      });
+      await fsp.rm(manifest);
+      if (!(await linkOrSkip(t, nodePath.join(sibling, "SKILL.md"), manifest))) return;
+      await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"), "SKILL.md 指向隔壁目录 review-old 里的 SKILL.md");
+      const inside: [string, string, string][] = [
+        ["SKILL.md 经 ../review/ 指向技能目录的子目录 versions/", nodePath.join("..", "review", "versions", "v2.md"), "VERSION TWO BODY"],
+        ["SKILL.md 指向技能目录里名字以两个点开头的 ..shared/", nodePath.join(skillDir, "..shared", "SKILL.md"), "DOTTED FOLDER BODY"],
+      ];
+      for (const [why, target, body] of inside) {
+        await fsp.rm(manifest);
+        await fsp.symlink(target, manifest);
+        let activated: ActivatedSkill | undefined;
+        try {
+          activated = await activateSkill(localCatalog, "review");
+        } catch (error) {
+          if (isScaffold(error)) throw error;
+          assert.fail(`${why}：它仍在技能目录之内，应当照常激活，实际报错 ${(error as Error).message}`);
+        }
+        assert.equal(activated?.body, body, why);
+      }
+      // The whole folder replaced by a link to the sibling: SKILL.md now resolves into review-old.
+      const moved = nodePath.join(local.base, "review-moved");
+      await fsp.rename(skillDir, moved);
+      await fsp.symlink(sibling, skillDir);
+      await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(localCatalog, "review"), "整个技能目录换成了指向隔壁 review-old 的 symlink");
+    },
+  );
   await rule("§C4.10：有一个请求被拒绝，整次激活就失败，不返回一部分结果", async () => {
     await failsWith("SKILL_PATH_ESCAPE", () => activateSkill(catalog, "review", { resources: ["references/checklist.md", "../../outside.md"] }));
   });

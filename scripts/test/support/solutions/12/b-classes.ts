@@ -102,14 +102,15 @@ class Frontmatter {
 
   static #mapping(yaml: string, file: string): Record<string, unknown> {
     if (Buffer.byteLength(yaml) > MAX_YAML_BYTES) throw coded("RESOURCE_INVALID", `${file}: frontmatter over ${MAX_YAML_BYTES} bytes`);
-    if (yaml.trim() === "") return {};
     let value: unknown;
     try {
       value = parseYaml(yaml);
     } catch (error) {
       throw coded("RESOURCE_INVALID", `${file}: frontmatter YAML does not parse: ${describe(error)}`, error);
     }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    // An empty block, one of comments only, `~` or `null`: YAML says null, which is an empty mapping.
+    if (value === null) return {};
+    if (typeof value !== "object" || Array.isArray(value)) {
       throw coded("RESOURCE_INVALID", `${file}: frontmatter must be a YAML mapping`);
     }
     return value as Record<string, unknown>;
