@@ -172,7 +172,7 @@ export interface Tool<P = unknown, D = unknown> {
   execute(parameters: P, context: ToolContext): Promise<ToolOutput<D>>;
 }
 
-// ── Lab 6.2 · 注册表：名字唯一，谁登记谁移除 ──
+// ── Lab 6.2 · 注册表：名字唯一，只移除自己注册的那个 ──
 
 /** Tools by name, in registration order. Names are unique: a second one is refused. */
 export class ToolRegistry {
@@ -307,7 +307,7 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
  * handled here.
  */
 function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
-  return new Promise((resolve, reject) => {
+  return new Promise<T | typeof STOPPED>((resolve, reject) => {
     const observe = () => void tick().then(() => resolve(STOPPED));
     Promise.resolve(work).then(
       (value) => {

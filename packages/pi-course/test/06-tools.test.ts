@@ -106,9 +106,9 @@ const thrownText = (error: unknown): string =>
 function thrownBy(run: () => unknown): { threw: boolean; error?: unknown; value?: unknown } {
   try {
     return { threw: false, value: run() };
-  } catch (error) {
-    if (isScaffold(error)) throw error;
-    return { threw: true, error };
+  } catch (thrown) {
+    if (isScaffold(thrown)) throw thrown;
+    return { threw: true, error: thrown };
   }
 }
 
@@ -140,10 +140,10 @@ async function answer(execute: ToolExecutor, call: ToolCall, turns = 5): Promise
   const outcome = await outcomeOf(started.value as Promise<ToolResultMessage>, turns);
   if (outcome.status === "pending") assert.fail(`执行器一直没有回答 ${show(call.id)}（等了 ${turns} 轮事件循环）`);
   if (outcome.status === "rejected") assert.fail(`执行器拒绝了（${thrownText(outcome.reason)}）：它从不拒绝，出了错也是一条配对的错误结果`);
-  const result = outcome.value;
-  const scaffold = result?.isError === true && Array.isArray(result.content) ? SCAFFOLD_IN_TEXT.exec(say(result)) : null;
+  const answered = outcome.value;
+  const scaffold = answered?.isError === true && Array.isArray(answered.content) ? SCAFFOLD_IN_TEXT.exec(say(answered)) : null;
   if (scaffold !== null) throw new Error(scaffold[1]);
-  return result;
+  return answered;
 }
 
 /** Fails unless `result` answers `call`: a tool result with its id and name. */
@@ -441,25 +441,25 @@ test("Lab 6.1 · 任何值：parse 接受的恰好是 jsonSchema 描述的那些
 });
 
 // ---------------------------------------------------------------------------
-// Lab 6.2 · 注册表：名字唯一，谁登记谁移除
+// Lab 6.2 · 注册表：名字唯一，只移除自己注册的那个
 // ---------------------------------------------------------------------------
 
 const nameless = (name: string): Tool => bareTool(name, () => ({ content: [text(name)] }));
 const namesOf = (registry: ToolRegistry): string[] => registry.list().map((tool) => tool.name);
 
-test("Lab 6.2 · 注册与查找：按名字取，按登记的顺序列", async () => {
-  await rule("§C4.1：list() 按登记的顺序列出工具（构造时给的在前），get 按名字取回同一个对象", () => {
+test("Lab 6.2 · 注册与查找：按名字取，按注册的顺序列", async () => {
+  await rule("§C4.1：list() 按注册的顺序列出工具（构造时给的在前），get 按名字取回同一个对象", () => {
     const b = nameless("b");
     const registry = new ToolRegistry([b, nameless("a")]);
     registry.register(nameless("c"));
     assertSame(namesOf(registry), ["b", "a", "c"], "list() 的顺序");
-    expect(registry.get("b") === b, `get("b") 应当是登记的那个对象，实际是 ${show(registry.get("b"))}`);
+    expect(registry.get("b") === b, `get("b") 应当是注册的那个对象，实际是 ${show(registry.get("b"))}`);
   });
-  await rule("§C4.1：没登记的名字，get 是 undefined：Object.prototype 上有的名字（toString、constructor）也是", () => {
+  await rule("§C4.1：没注册的名字，get 是 undefined：Object.prototype 上有的名字（toString、constructor）也是", () => {
     const registry = new ToolRegistry([nameless("read")]);
     for (const name of ["missing", "toString", "constructor", "READ"]) is(registry.get(name), undefined, `get(${show(name)}) `);
     registry.register(nameless("constructor"));
-    is(registry.get("constructor")?.name, "constructor", '登记了名叫 constructor 的工具之后，get("constructor").name ');
+    is(registry.get("constructor")?.name, "constructor", '注册了名叫 constructor 的工具之后，get("constructor").name ');
   });
   await rule("§C4.1：list() 每次返回一个新数组：改它不改注册表", () => {
     const registry = new ToolRegistry([nameless("read"), nameless("write")]);
@@ -472,17 +472,17 @@ test("Lab 6.2 · 注册与查找：按名字取，按登记的顺序列", async 
 });
 
 test("Lab 6.2 · 重名：TOOL_CONFLICT，注册表原样不动", async () => {
-  await rule("§C4.2：名字已经登记过：register 抛出 TOOL_CONFLICT，原来的工具还在，顺序不变", () => {
+  await rule("§C4.2：名字已经注册过：register 抛出 TOOL_CONFLICT，原来的工具还在，顺序不变", () => {
     const first = nameless("read");
     const registry = new ToolRegistry([first, nameless("write")]);
-    throwsCode(() => registry.register(nameless("read")), "TOOL_CONFLICT", "再登记一个 read，register ");
+    throwsCode(() => registry.register(nameless("read")), "TOOL_CONFLICT", "再注册一个 read，register ");
     expect(registry.get("read") === first, '重名被拒绝之后，get("read") 应当还是原来的工具，实际被换掉了');
     assertSame(namesOf(registry), ["read", "write"], "重名被拒绝之后，list() ");
   });
-  await rule("§C4.2：同一个对象登记两次也是重名", () => {
+  await rule("§C4.2：同一个对象注册两次也是重名", () => {
     const read = nameless("read");
     const registry = new ToolRegistry([read]);
-    throwsCode(() => registry.register(read), "TOOL_CONFLICT", "同一个 read 再登记一次，register ");
+    throwsCode(() => registry.register(read), "TOOL_CONFLICT", "同一个 read 再注册一次，register ");
     assertSame(namesOf(registry), ["read"], "之后的 list() ");
   });
   await rule("§C4.2：构造时给的工具里有重名：构造函数抛出 TOOL_CONFLICT", () => {
@@ -490,8 +490,8 @@ test("Lab 6.2 · 重名：TOOL_CONFLICT，注册表原样不动", async () => {
   });
 });
 
-test("Lab 6.2 · 移除：只移除登记在这个名字下的同一个对象，其余顺序不变", async () => {
-  await rule("§C4.3：unregister(名字, 工具)：登记在这个名字下的不是这个对象（或者没有），返回 false，什么都不改", () => {
+test("Lab 6.2 · 移除：只移除注册在这个名字下的同一个对象，其余顺序不变", async () => {
+  await rule("§C4.3：unregister(名字, 工具)：注册在这个名字下的不是这个对象（或者没有），返回 false，什么都不改", () => {
     const read = nameless("read");
     const registry = new ToolRegistry([read, nameless("write"), nameless("list")]);
     is(registry.unregister("read", nameless("read")), false, '用另一个同名对象 unregister("read", …) 的返回值');
@@ -500,7 +500,7 @@ test("Lab 6.2 · 移除：只移除登记在这个名字下的同一个对象，
     expect(registry.get("read") === read, "没移除成功，read 应当还在");
     assertSame(namesOf(registry), ["read", "write", "list"], "没移除成功之后，list() ");
   });
-  await rule("§C4.3：是同一个对象：移除它，返回 true；其余工具的顺序不变；再登记时排到最后", () => {
+  await rule("§C4.3：是同一个对象：移除它，返回 true；其余工具的顺序不变；再注册时排到最后", () => {
     const read = nameless("read");
     const registry = new ToolRegistry([read, nameless("write"), nameless("list")]);
     is(registry.unregister("read", read), true, 'unregister("read", read) 的返回值');
@@ -508,7 +508,7 @@ test("Lab 6.2 · 移除：只移除登记在这个名字下的同一个对象，
     assertSame(namesOf(registry), ["write", "list"], "移除之后，list() ");
     is(registry.unregister("read", read), false, "第二次 unregister 同一个工具的返回值");
     registry.register(read);
-    assertSame(namesOf(registry), ["write", "list", "read"], "再登记 read 之后，list() ");
+    assertSame(namesOf(registry), ["write", "list", "read"], "再注册 read 之后，list() ");
   });
 });
 
@@ -638,14 +638,14 @@ test("Lab 6.3 · 工具出错、结果复制不了：配对的错误结果，执
     const call = toolCall("opaque", {}, "o1");
     assertError(await answer(createToolExecutor(new ToolRegistry([opaque])), call), call, /^tool "opaque" failed: /, "details 里有函数");
   });
-  await rule("§C5.5：工具在调用时才查：执行器造好之后登记的工具找得到，移除的就找不到", async () => {
+  await rule("§C5.5：工具在调用时才查：执行器造好之后注册的工具找得到，移除的就找不到", async () => {
     const registry = new ToolRegistry();
     const execute = createToolExecutor(registry);
-    assertError(await answer(execute, READ_CALL), READ_CALL, /^unknown tool "read"$/, "还没登记 read");
+    assertError(await answer(execute, READ_CALL), READ_CALL, /^unknown tool "read"$/, "还没注册 read");
     const read = readTool();
     registry.register(read);
     const found = await answer(execute, READ_CALL);
-    is(found.isError, false, "登记 read 之后，它的结果的 isError ");
+    is(found.isError, false, "注册 read 之后，它的结果的 isError ");
     registry.unregister("read", read);
     assertError(await answer(execute, READ_CALL), READ_CALL, /^unknown tool "read"$/, "移除 read 之后");
   });
@@ -656,7 +656,7 @@ type Behaviour = "answer" | "report" | "throw" | "reject" | "opaque";
 
 test("Lab 6.3 · 任何调用：恰好一个配对的结果，工具只在参数合法时运行一次", async () => {
   await holds(
-    "§C5.6：任何名字、任何参数、工具任何表现：执行器兑现一条带着这个 id 和 name 的结果；工具恰好在名字登记过、参数合法时运行一次，拿到解析出的参数；isError 恰好在出错或工具说出错时为 true",
+    "§C5.6：任何名字、任何参数、工具任何表现：执行器兑现一条带着这个 id 和 name 的结果；工具恰好在名字注册过、参数合法时运行一次，拿到解析出的参数；isError 恰好在出错或工具说出错时为 true",
     fc.asyncProperty(
       fc.string({ maxLength: 6 }),
       fc.oneof({ weight: 3, arbitrary: fc.constant("read") }, fc.constantFrom("grep", "toString", "READ")),
@@ -677,7 +677,7 @@ test("Lab 6.3 · 任何调用：恰好一个配对的结果，工具只在参数
         const result = await answer(createToolExecutor(new ToolRegistry([read])), call);
         assertPaired(result, call, "结果");
         const valid = name === "read" && describes(READ_SCHEMA.jsonSchema, args);
-        is(seen.length, valid ? 1 : 0, valid ? "参数合法时，工具运行的次数" : "名字没登记或参数不合法时，工具运行的次数");
+        is(seen.length, valid ? 1 : 0, valid ? "参数合法时，工具运行的次数" : "名字没注册或参数不合法时，工具运行的次数");
         if (valid) assertSame(seen[0]!.parameters, stripped(args), "工具拿到的参数");
         is(result.isError, !valid || behaviour !== "answer", "结果的 isError ");
       },
