@@ -345,6 +345,11 @@ test("Lab 6.1 · 合法的参数：一个新对象，只有调用方自己给的
     expect(parsed !== (input as unknown), "parse 返回的应当是一个新对象，实际就是传进去的那个对象");
     assertSame(input, { path: "a.ts", limit: 10 }, "parse 改动了传进去的对象");
   });
+  await rule("§C3.1：给了的值原样留下：空字符串、0、false 也是值", () => {
+    const schema = objectSchema({ path: stringValue(), limit: optional(numberValue()), verbose: optional(booleanValue()) });
+    const input = { path: "", limit: 0, verbose: false };
+    assertSame(schema.parse(input), { path: "", limit: 0, verbose: false }, `parse(${show(input)}) 的结果不对`);
+  });
   await rule("§C3.1：缺席的可选字段，结果里没有这个字段（不是值为 undefined 的字段）；值为 undefined 的可选字段也一样", () => {
     const bare = READ_SCHEMA.parse({ path: "b.ts" });
     assertSame(Object.keys(bare), ["path"], 'parse({ path: "b.ts" }) 的结果的字段');
