@@ -135,18 +135,18 @@ export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> 
  */
 function parseObject(shape: Shape, value: unknown, path: string): Record<string, unknown> {
   if (!isPlainObject(value)) return invalid(path, "an object", value);
-  const at = (key: string) => (path === "" ? key : `${path}.${key}`);
+  const prefix = path === "" ? "" : `${path}.`;
   for (const key of Object.keys(value)) {
-    if (!Object.hasOwn(shape, key)) throw new ToolError("SCHEMA_INVALID", `${at(key)}: unknown field`);
+    if (!Object.hasOwn(shape, key)) throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: unknown field`);
   }
   const parsed: Record<string, unknown> = {};
   for (const [key, validator] of Object.entries(shape)) {
     // Own fields only: an inherited `toString` is not an argument the caller sent.
     if (!Object.hasOwn(value, key)) {
       if (isOptional(validator)) continue;
-      throw new ToolError("SCHEMA_INVALID", `${at(key)}: required field is missing`);
+      throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: required field is missing`);
     }
-    const field = validator.parse(value[key], at(key));
+    const field = validator.parse(value[key], prefix + key);
     if (field !== undefined) parsed[key] = field;
   }
   return parsed;
