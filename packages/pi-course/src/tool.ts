@@ -1,18 +1,24 @@
 /**
  * Chapter 06 · tools: schemas, a registry and the executor.
  *
- * The executor is the one place a `ToolCall` becomes a `ToolResultMessage` (through
- * chapter 03's `toolResult`, which copies the call's id and name). Its guarantee is
- * pairing: whatever goes wrong (an unknown tool, arguments that fail the schema, a tool
- * that throws), the caller gets exactly one result carrying the call's id and name, never
- * an exception, so the conversation never holds a call without its answer.
+ * The executor is the one place a `ToolCall` becomes a `ToolResultMessage` (its error
+ * answers through chapter 03's `toolResult`, which copies the call's id and name). Its
+ * guarantee is pairing: whatever goes wrong (an unknown tool, arguments that fail the
+ * schema, a tool that throws), the caller gets exactly one result carrying the call's
+ * id and name, never an exception, so the conversation never holds a call without
+ * its answer. A tool runs only with arguments its schema accepted, and never once the
+ * run was aborted.
  *
  * It is also the one place that sees when a tool's result arrives, so it is the one that
  * answers an abort: a result that arrived before the abort was observed is kept (a write
  * that finished did happen, and telling the model otherwise makes it run it again); only a
  * tool still running then is answered "was stopped", and one not started "was not run".
+ *
+ * Each lab of the chapter writes one function or class behind a given door: the object
+ * schema's `parse` (6.1), the registry (6.2), the executor's one call (6.3), the wait that
+ * an abort ends (6.4).
  */
-import { abortReason, isPlainObject, tick } from "./async.js";
+import { abortReason, errorMessage, isPlainObject, tick } from "./async.js";
 import { text, toolResult, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
 
 /** Error codes thrown on purpose by this module. */
@@ -40,6 +46,7 @@ export interface Validator<T> {
   jsonSchema: Record<string, unknown>;
 }
 
+/** Throws `SCHEMA_INVALID`: `<path>: expected <expected>, got <what value is>` (the path `value` for the top level). */
 function invalid(path: string, expected: string, value: unknown): never {
   const got =
     value === null
@@ -96,38 +103,54 @@ export function optional<T>(inner: Validator<T>): Validator<T | undefined> & { o
 type Shape = Record<string, Validator<unknown>>;
 type ParsedShape<S extends Shape> = { [K in keyof S]: S[K] extends Validator<infer T> ? T : never };
 
+/** True for a validator made by `optional`: its field may be absent. */
+function isOptional(validator: Validator<unknown>): boolean {
+  return "optional" in validator;
+}
+
 /**
  * A schema for a plain object with exactly the given fields: every non-optional field
  * must be present, and unknown fields are rejected so a typo in an argument name is an
- * error rather than a silently ignored value. `parse` returns a new object.
+ * error rather than a silently ignored value. `parse` returns a new object. Its
+ * `jsonSchema` (what the model is shown) describes the same fields.
  */
 export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> & Validator<ParsedShape<S>> {
-  const required = Object.keys(shape).filter((key) => !("optional" in shape[key]!));
   const properties: Record<string, unknown> = {};
   for (const [key, validator] of Object.entries(shape)) properties[key] = validator.jsonSchema;
+  const required = Object.keys(shape).filter((key) => !isOptional(shape[key]!));
   return {
     jsonSchema: { type: "object", properties, required, additionalProperties: false },
     parse(value: unknown, path: string = "") {
-      if (!isPlainObject(value)) return invalid(path, "an object", value);
-      const input = value;
-      for (const key of Object.keys(input)) {
-        if (!Object.hasOwn(shape, key)) {
-          throw new ToolError("SCHEMA_INVALID", `${path ? `${path}.` : ""}${key}: unknown field`);
-        }
-      }
-      const parsed: Record<string, unknown> = {};
-      for (const [key, validator] of Object.entries(shape)) {
-        const fieldPath = path ? `${path}.${key}` : key;
-        if (!Object.hasOwn(input, key) && required.includes(key)) {
-          throw new ToolError("SCHEMA_INVALID", `${fieldPath}: required field is missing`);
-        }
-        // Own fields only: an inherited `toString` is not an argument the caller sent.
-        const fieldValue = validator.parse(Object.hasOwn(input, key) ? input[key] : undefined, fieldPath);
-        if (fieldValue !== undefined) parsed[key] = fieldValue;
-      }
-      return parsed as ParsedShape<S>;
+      return parseObject(shape, value, path) as ParsedShape<S>;
     },
   };
+}
+
+// ── Lab 6.1 · 参数：从 unknown 到一个新对象 ──
+
+/**
+ * `value` checked against `shape`, as a new object: a plain object whose own fields are
+ * exactly some of the shape's (every required one present), each parsed by its validator
+ * at `path.key`. An absent optional field (or one that is `undefined`) is left out.
+ * Anything else throws `SCHEMA_INVALID`, its message starting with the offending path.
+ */
+function parseObject(shape: Shape, value: unknown, path: string): Record<string, unknown> {
+  if (!isPlainObject(value)) return invalid(path, "an object", value);
+  const prefix = path === "" ? "" : `${path}.`;
+  for (const key of Object.keys(value)) {
+    if (!Object.hasOwn(shape, key)) throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: unknown field`);
+  }
+  const parsed: Record<string, unknown> = {};
+  for (const [key, validator] of Object.entries(shape)) {
+    // Own fields only: an inherited `toString` is not an argument the caller sent.
+    if (!Object.hasOwn(value, key)) {
+      if (isOptional(validator)) continue;
+      throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: required field is missing`);
+    }
+    const field = validator.parse(value[key], prefix + key);
+    if (field !== undefined) parsed[key] = field;
+  }
+  return parsed;
 }
 
 /** What a tool run sees besides its parameters. */
@@ -149,6 +172,8 @@ export interface Tool<P = unknown, D = unknown> {
   schema: Schema<P>;
   execute(parameters: P, context: ToolContext): Promise<ToolOutput<D>>;
 }
+
+// ── Lab 6.2 · 注册表：名字唯一，只移除自己注册的那个 ──
 
 /** Tools by name, in registration order. Names are unique: a second one is refused. */
 export class ToolRegistry {
@@ -177,6 +202,7 @@ export class ToolRegistry {
     return this.#tools.delete(name);
   }
 
+  /** The tool registered under `name`, or `undefined`. */
   get(name: string): Tool | undefined {
     return this.#tools.get(name);
   }
@@ -189,35 +215,6 @@ export class ToolRegistry {
 
 /** Runs one call and always answers it with a paired result. */
 export type ToolExecutor = (call: ToolCall) => Promise<ToolResultMessage>;
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-
-/**
- * How `work` settled, or `undefined` when `signal` aborted first. The abort is observed one
- * `tick()` after it fires, so work that had already settled (its callbacks still queued) is
- * reported, not lost. Adds one abort listener and removes it when either happens.
- */
-function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<Settled<T> | undefined> {
-  return new Promise((resolve) => {
-    const observe = () => void tick().then(() => resolve(undefined));
-    Promise.resolve(work).then(
-      (value) => {
-        signal?.removeEventListener("abort", observe);
-        resolve({ ok: true, value });
-      },
-      (error: unknown) => {
-        signal?.removeEventListener("abort", observe);
-        resolve({ ok: false, error });
-      },
-    );
-    if (signal?.aborted) observe();
-    else signal?.addEventListener("abort", observe, { once: true });
-  });
-}
 
 export interface ToolExecutorOptions {
   /**
@@ -250,30 +247,80 @@ export interface ToolExecutorOptions {
  */
 export function createToolExecutor(registry: ToolRegistry, options: ToolExecutorOptions = {}): ToolExecutor {
   const signal = options.signal;
-  return async (call) => {
-    const paired = (content: TextContent[], isError: boolean, details?: unknown): ToolResultMessage => toolResult(call, { content, details, isError });
+  return (call) => executeCall(registry, call, signal);
+}
 
-    const tool = registry.get(call.name);
-    if (tool === undefined) return paired([text(`unknown tool "${call.name}"`)], true);
+/** A paired error answer to `call`: its id and name, `isError: true`, `message` as its one text block. */
+function errorResult(call: ToolCall, message: string): ToolResultMessage {
+  return toolResult(call, { content: [text(message)], isError: true });
+}
 
-    let parameters: unknown;
-    try {
-      parameters = tool.schema.parse(call.arguments);
-    } catch (error) {
-      return paired([text(`invalid arguments for "${call.name}": ${messageOf(error)}`)], true);
-    }
+/** What `untilStopped` answers when the abort was observed before the work settled. */
+const STOPPED: unique symbol = Symbol("stopped");
 
-    if (signal?.aborted) return paired([text(`tool "${call.name}" was not run: the run was aborted`)], true);
+// ── Lab 6.3 · 执行器：每个调用恰好一个配对的结果 ──
 
-    try {
-      const settled = await untilStopped(tool.execute(parameters, signal ? { callId: call.id, signal } : { callId: call.id }), signal);
-      if (settled === undefined) return paired([text(`tool "${call.name}" was stopped: ${messageOf(abortReason(signal!))}`)], true);
-      if (!settled.ok) throw settled.error;
-      const output = settled.value;
-      const copy = structuredClone({ content: output.content, details: output.details });
-      return paired(copy.content, output.isError === true, copy.details);
-    } catch (error) {
-      return paired([text(`tool "${call.name}" failed: ${messageOf(error)}`)], true);
-    }
-  };
+/**
+ * One call, answered: look the tool up, parse the arguments, refuse an aborted run, run
+ * the tool (with a signal, through `untilStopped`) and pair what it returned, copied.
+ * Never rejects: every way it can go wrong is a paired error result.
+ */
+async function executeCall(registry: ToolRegistry, call: ToolCall, signal: AbortSignal | undefined): Promise<ToolResultMessage> {
+  const tool = registry.get(call.name);
+  if (tool === undefined) return errorResult(call, `unknown tool "${call.name}"`);
+
+  let parameters: unknown;
+  try {
+    parameters = tool.schema.parse(call.arguments);
+  } catch (error) {
+    return errorResult(call, `invalid arguments for "${call.name}": ${errorMessage(error)}`);
+  }
+
+  if (signal?.aborted) return errorResult(call, `tool "${call.name}" was not run: the run was aborted`);
+
+  try {
+    const running = tool.execute(parameters, signal === undefined ? { callId: call.id } : { callId: call.id, signal });
+    const output = signal === undefined ? await running : await untilStopped(running, signal);
+    if (output === STOPPED) return errorResult(call, `tool "${call.name}" was stopped: ${errorMessage(abortReason(signal!))}`);
+    const copy = structuredClone({ content: output.content, details: output.details });
+    const result: ToolResultMessage = {
+      role: "toolResult",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: copy.content,
+      isError: output.isError === true,
+      timestamp: Date.now(),
+    };
+    if (copy.details !== undefined) result.details = copy.details;
+    return result;
+  } catch (error) {
+    return errorResult(call, `tool "${call.name}" failed: ${errorMessage(error)}`);
+  }
+}
+
+// ── Lab 6.4 · 运行中的中止：到了的结果留下，没到的不等 ──
+
+/**
+ * How `work` settled (its value, or a rejection with its error), or `STOPPED` when `signal`
+ * aborted first. The abort is observed one `tick()` after it fires, so work that had
+ * already settled (its callbacks still queued) is reported, not lost. Adds one abort
+ * listener and removes it when the work settles first; abandoned work's later failure is
+ * handled here.
+ */
+function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
+  return new Promise<T | typeof STOPPED>((resolve, reject) => {
+    const observe = () => void tick().then(() => resolve(STOPPED));
+    Promise.resolve(work).then(
+      (value) => {
+        signal.removeEventListener("abort", observe);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", observe);
+        reject(error);
+      },
+    );
+    if (signal.aborted) observe();
+    else signal.addEventListener("abort", observe, { once: true });
+  });
 }

@@ -1,303 +1,844 @@
+/**
+ * Chapter 06 labs · tools: the object schema's `parse`, the registry, the executor and the
+ * abort that lands while a tool runs. Thirteen tests in four labs (3, 3, 4, 3); every name
+ * starts with its lab id, so one lab runs alone with
+ *
+ *   npm run lab -w @pi/course -- 6.1
+ *
+ * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
+ * chapters/06-tools.md that it checks. Everything is observed through the public surface:
+ * what `parse` returns or throws, what the registry's methods answer, the result an
+ * executor gives, what a test tool was handed and how often it ran, the listeners on a
+ * signal (`events.getEventListeners`). An answer that never comes is looked at after a few
+ * turns of the event loop and reported as "pending", so an executor that hangs fails its
+ * test instead of hanging the file. Failure messages are written here, in words and shown
+ * values, not left to `node:assert`'s diff (which Node versions lay out differently). Rules
+ * that hold for every input (a schema accepts exactly what its `jsonSchema` describes; every
+ * call gets one paired result whatever its name and arguments) are also checked as
+ * properties with `holds()` (fast-check, fixed seed), beside the examples that tell the story.
+ *
+ * The executor turns whatever a tool run throws into a paired error result, a starter's
+ * scaffold error too; the executor tests read such a result as that scaffold error, so a lab
+ * whose code is not written yet shows as "not started". The tests of a lab use nothing of a
+ * later lab, so each lab turns green on its own, in order: Lab 6.3's executor is given no
+ * live signal (that is Lab 6.4's).
+ */
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import test from "node:test";
-import { deferred, tick } from "../src/async.js";
-import { ToolRegistry, booleanValue, createToolExecutor, numberValue, objectSchema, optional, stringValue, type Tool, type ToolContext } from "../src/tool.js";
-import { text, textOf, type ToolCall } from "../src/types.js";
+import fc from "fast-check";
+import { deferred } from "../src/async.js";
+import {
+  ToolError,
+  ToolRegistry,
+  booleanValue,
+  createToolExecutor,
+  numberValue,
+  objectSchema,
+  optional,
+  stringValue,
+  type Tool,
+  type ToolContext,
+  type ToolExecutor,
+  type ToolOutput,
+  type Validator,
+} from "../src/tool.js";
+import { text, textOf, type ToolCall, type ToolResultMessage } from "../src/types.js";
+import { holds } from "./support/properties.js";
+import { isScaffold, rule } from "./support/rules.js";
 
-const readSchema = objectSchema({ path: stringValue(), limit: optional(numberValue()), verbose: optional(booleanValue()) });
+// ---------------------------------------------------------------------------
+// Outcomes, failure messages, the running example
+// ---------------------------------------------------------------------------
 
-/** A tool that records what it received and echoes the path. */
-function readTool(seen: { parameters: unknown; context: ToolContext }[] = []): Tool<{ path: string }> {
+/** One turn of the real event loop. */
+const realTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+type Outcome<T> = { status: "fulfilled"; value: T } | { status: "rejected"; reason: unknown } | { status: "pending" };
+
+/**
+ * How `watched` stands after at most `turns` turns of the event loop: a wait that never ends
+ * is "pending", not a hung test. A starter's scaffold error is thrown on.
+ */
+async function outcomeOf<T>(watched: Promise<T>, turns = 5): Promise<Outcome<T>> {
+  let outcome: Outcome<T> = { status: "pending" };
+  watched.then(
+    (fulfilled) => {
+      outcome = { status: "fulfilled", value: fulfilled };
+    },
+    (rejected: unknown) => {
+      outcome = { status: "rejected", reason: rejected };
+    },
+  );
+  for (let i = 0; i < turns && outcome.status === "pending"; i++) await realTurn();
+  const seen = outcome as Outcome<T>; // set by the callbacks above, which TypeScript does not follow
+  if (seen.status === "rejected" && isScaffold(seen.reason)) throw seen.reason;
+  return seen;
+}
+
+/** A value as a failure message shows it (`"a.ts"`, `{"path":"a.ts"}`, `undefined`). */
+const show = (value: unknown): string => fc.stringify(value);
+
+/** Fails with `message` unless `condition` holds (a message written here, never `node:assert`'s diff). */
+function expect(condition: boolean, message: string): asserts condition {
+  if (!condition) assert.fail(message);
+}
+
+/** Fails unless `got` is `wanted` (`Object.is`), saying what `what` should have been and was. */
+function is(got: unknown, wanted: unknown, what: string): void {
+  expect(Object.is(got, wanted), `${what}应当是 ${show(wanted)}，实际是 ${show(got)}`);
+}
+
+/** Fails unless `got` deep-equals `wanted` (prototypes and `-0` count), with the message `what` and both values shown. */
+function assertSame(got: unknown, wanted: unknown, what: string): void {
+  try {
+    assert.deepStrictEqual(got, wanted);
+  } catch {
+    assert.fail(`${what}\n应当是：${show(wanted)}\n实际是：${show(got)}`);
+  }
+}
+
+/** What was thrown, as a failure message names it. */
+const thrownText = (error: unknown): string =>
+  error instanceof ToolError ? `ToolError ${error.code}（${error.message}）` : error instanceof Error ? `${error.name}：${error.message}` : show(error);
+
+/** What `run` threw (a scaffold error is thrown on), or `undefined` with `threw: false`. */
+function thrownBy(run: () => unknown): { threw: boolean; error?: unknown; value?: unknown } {
+  try {
+    return { threw: false, value: run() };
+  } catch (thrown) {
+    if (isScaffold(thrown)) throw thrown;
+    return { threw: true, error: thrown };
+  }
+}
+
+/** Fails unless `run` throws a `ToolError` with `code`; returns its message. */
+function throwsCode(run: () => unknown, code: string, what: string): string {
+  const outcome = thrownBy(run);
+  const error = outcome.error;
+  expect(
+    outcome.threw && error instanceof ToolError && error.code === code,
+    `${what}应当抛出 ToolError ${code}，实际${outcome.threw ? `抛出 ${thrownText(error)}` : `没有抛错，返回了 ${show(outcome.value)}`}`,
+  );
+  return error.message;
+}
+
+/** A tool's first text, or the executor's reason in an error result. */
+const say = (result: ToolResultMessage): string => textOf(result);
+
+/** A starter's scaffold error at the end of an error result's text: the executor caught it; it still means "not written yet". */
+const SCAFFOLD_IN_TEXT = /(Lab \d+\.\d+ .+ 尚未实现)$/;
+
+/**
+ * The executor's answer to `call`, looked at after at most `turns` turns of the event loop.
+ * Fails (with words) when it throws, rejects or never answers; a result whose text ends in a
+ * scaffold error is thrown on as that error.
+ */
+async function answer(execute: ToolExecutor, call: ToolCall, turns = 5): Promise<ToolResultMessage> {
+  const started = thrownBy(() => execute(call));
+  if (started.threw) assert.fail(`执行器同步地抛出了 ${thrownText(started.error)}：它总是返回一个 promise，从不抛错`);
+  const outcome = await outcomeOf(started.value as Promise<ToolResultMessage>, turns);
+  if (outcome.status === "pending") assert.fail(`执行器一直没有回答 ${show(call.id)}（等了 ${turns} 轮事件循环）`);
+  if (outcome.status === "rejected") assert.fail(`执行器拒绝了（${thrownText(outcome.reason)}）：它从不拒绝，出了错也是一条配对的错误结果`);
+  const answered = outcome.value;
+  const scaffold = answered?.isError === true && Array.isArray(answered.content) ? SCAFFOLD_IN_TEXT.exec(say(answered)) : null;
+  if (scaffold !== null) throw new Error(scaffold[1]);
+  return answered;
+}
+
+/** Fails unless `result` answers `call`: a tool result with its id and name. */
+function assertPaired(result: ToolResultMessage, call: ToolCall, what: string): void {
+  expect(
+    result?.role === "toolResult" && result.toolCallId === call.id && result.toolName === call.name,
+    `${what}：结果应当配对 ${show({ toolCallId: call.id, toolName: call.name })}，实际是 ${show(
+      result === undefined || result === null ? result : { role: result.role, toolCallId: result.toolCallId, toolName: result.toolName },
+    )}`,
+  );
+}
+
+/** Fails unless `result` is a paired error whose text matches `reason`. */
+function assertError(result: ToolResultMessage, call: ToolCall, reason: RegExp, what: string): void {
+  assertPaired(result, call, what);
+  is(result.isError, true, `${what}：isError `);
+  expect(reason.test(say(result)), `${what}：错误结果的文字应当符合 ${reason}，实际是 ${show(say(result))}`);
+}
+
+function toolCall(name: string, args: unknown, id = "call-1"): ToolCall {
+  return { type: "toolCall", id, name, arguments: args };
+}
+
+/** The running example's schema: chapter 08's `read` without `offset`. */
+const READ_SCHEMA = objectSchema({ path: stringValue(), limit: optional(numberValue()) });
+const READ_CALL = toolCall("read", { path: "a.ts", limit: 10 });
+
+/** What a test tool was handed, one entry per run. */
+type Seen = { parameters: unknown; context: ToolContext }[];
+
+/** The running example's `read`: records each run and answers the path's first line. */
+function readTool(seen: Seen = [], output?: (parameters: { path: string; limit?: number }) => ToolOutput): Tool<{ path: string; limit?: number }> {
   return {
     name: "read",
     description: "read a file",
-    schema: readSchema,
+    schema: READ_SCHEMA,
     async execute(parameters, context) {
       seen.push({ parameters, context });
-      return { content: [text(`contents of ${parameters.path}`)], details: { path: parameters.path } };
+      return output?.(parameters) ?? { content: [text("export const a = 1;")], details: { path: parameters.path, lines: 1 } };
     },
   };
 }
 
-function namedTool(name: string): Tool {
+/** A tool without parameters that runs `run` (counting its runs in `runs`). */
+function bareTool(name: string, run: () => Promise<ToolOutput> | ToolOutput, runs?: { count: number }): Tool {
   return {
     name,
     description: `${name} tool`,
     schema: objectSchema({}),
-    async execute() {
-      return { content: [text(name)] };
-    },
+    execute: (() => {
+      if (runs !== undefined) runs.count += 1;
+      return run();
+    }) as Tool["execute"],
   };
 }
 
-function call(name: string, args: unknown, id = "call-1"): ToolCall {
-  return { type: "toolCall", id, name, arguments: args };
+// ---------------------------------------------------------------------------
+// Schemas as data: what a shape accepts, said by its jsonSchema
+// ---------------------------------------------------------------------------
+
+/** A field of a generated shape: a leaf or a nested object, and whether it may be absent. */
+type FieldSpec = { kind: "string" | "number" | "boolean"; optional: boolean } | { kind: "object"; optional: boolean; fields: [string, FieldSpec][] };
+
+/** Field names, tricky ones included (names `Object.prototype` has too); never `__proto__`. */
+const fieldName = fc.constantFrom("path", "limit", "verbose", "options", "toString", "constructor", "hasOwnProperty", "a");
+
+const fieldsOf = (depth: number): fc.Arbitrary<[string, FieldSpec][]> =>
+  fc.uniqueArray(fc.tuple(fieldName, fieldSpec(depth)), { selector: ([name]) => name, maxLength: 3 });
+
+function fieldSpec(depth: number): fc.Arbitrary<FieldSpec> {
+  const leaf = fc.record({ kind: fc.constantFrom("string" as const, "number" as const, "boolean" as const), optional: fc.boolean() });
+  if (depth === 0) return leaf;
+  return fc.oneof(leaf, fc.record({ kind: fc.constant("object" as const), optional: fc.boolean(), fields: fieldsOf(depth - 1) }));
 }
 
-test("Lab 6.1 · objectSchema 接受合法参数并返回新对象", () => {
-  const input = { path: "a.ts", limit: 10 };
-  const parsed = readSchema.parse(input);
-  assert.deepEqual(parsed, { path: "a.ts", limit: 10 });
-  assert.notEqual(parsed, input);
-  assert.deepEqual(readSchema.parse({ path: "b.ts" }), { path: "b.ts" }, "可选字段可以缺席");
-  assert.deepEqual(readSchema.parse({ path: "c.ts", verbose: false }), { path: "c.ts", verbose: false });
-  // Only the caller's own fields count: an inherited `toString` is not an argument.
-  const inherited = objectSchema({ path: stringValue(), toString: optional(stringValue()) });
-  assert.deepEqual(inherited.parse({ path: "d.ts" }), { path: "d.ts" });
-});
+/** The validator a field spec stands for, built with the module's own functions. */
+function validatorOf(spec: FieldSpec): Validator<unknown> {
+  const inner: Validator<unknown> =
+    spec.kind === "object" ? objectSchemaOf(spec.fields) : spec.kind === "string" ? stringValue() : spec.kind === "number" ? numberValue() : booleanValue();
+  return spec.optional ? optional(inner) : inner;
+}
 
-test("Lab 6.1 · objectSchema 拒绝错误类型、缺少字段和未知字段", () => {
-  const rejected: { name: string; value: unknown }[] = [
-    { name: "不是对象", value: "a.ts" },
-    { name: "null", value: null },
-    { name: "数组", value: ["a.ts"] },
-    { name: "缺少必填字段", value: {} },
-    { name: "必填字段为 undefined", value: { path: undefined } },
-    { name: "字段类型错误", value: { path: 42 } },
-    { name: "可选字段类型错误", value: { path: "a.ts", limit: "10" } },
-    { name: "数字不是有限值", value: { path: "a.ts", limit: Number.NaN } },
-    { name: "无穷大", value: { path: "a.ts", limit: Number.POSITIVE_INFINITY } },
-    { name: "布尔字段类型错误", value: { path: "a.ts", verbose: "yes" } },
-    { name: "未知字段（拼错的参数名）", value: { path: "a.ts", limt: 10 } },
-  ];
-  for (const { name, value } of rejected) {
-    assert.throws(() => readSchema.parse(value), { code: "SCHEMA_INVALID" }, name);
+function objectSchemaOf(fields: [string, FieldSpec][]) {
+  return objectSchema(Object.fromEntries(fields.map(([name, spec]) => [name, validatorOf(spec)])));
+}
+
+/** Values that fit `spec` (an optional field may be absent or `undefined`). */
+function fitting(spec: FieldSpec): fc.Arbitrary<unknown> {
+  switch (spec.kind) {
+    case "string":
+      return fc.string({ maxLength: 4 });
+    case "number":
+      return fc.double({ noNaN: true, noDefaultInfinity: true });
+    case "boolean":
+      return fc.boolean();
+    case "object":
+      return fittingObject(spec.fields);
   }
+}
+
+function fittingObject(fields: [string, FieldSpec][]): fc.Arbitrary<unknown> {
+  const model = Object.fromEntries(fields.map(([name, spec]) => [name, spec.optional ? fc.option(fitting(spec), { nil: undefined }) : fitting(spec)]));
+  const required = fields.filter(([, spec]) => !spec.optional).map(([name]) => name);
+  return fc.record(model, { requiredKeys: required });
+}
+
+/** Anything, with the field names of the shapes among its keys: null-prototype objects, arrays, Maps, Dates, boxed values… */
+const anyValue = (maxDepth: number) =>
+  fc.anything({
+    key: fc.oneof(fieldName, fc.string({ maxLength: 3 })),
+    maxDepth,
+    withNullPrototype: true,
+    withBoxedValues: true,
+    withMap: true,
+    withDate: true,
+    withBigInt: true,
+  });
+
+/** Values close to fitting `spec`: fitting, anything at all, or (for an object) fields that may be wrong, absent or extra. */
+function near(spec: FieldSpec): fc.Arbitrary<unknown> {
+  const options = [fitting(spec), anyValue(1)];
+  return spec.kind === "object" ? fc.oneof(...options, nearObject(spec.fields)) : fc.oneof(...options);
+}
+
+/** An object whose fields may each fit or not, be absent, come with extra ones; its prototype may be `null`. */
+function nearObject(fields: [string, FieldSpec][]): fc.Arbitrary<unknown> {
+  const model = Object.fromEntries(fields.map(([name, spec]) => [name, near(spec)]));
+  return fc
+    .tuple(fc.record(model, { requiredKeys: [] }), fc.option(fc.dictionary(fieldName, anyValue(0), { maxKeys: 2 }), { nil: undefined }), fc.boolean())
+    .map(([own, extra, bare]) => Object.assign(bare ? (Object.create(null) as Record<string, unknown>) : {}, own, extra));
+}
+
+/** Values for a shape's `parse`: fitting ones, near ones, anything. */
+const valuesFor = (fields: [string, FieldSpec][]) => fc.oneof(fittingObject(fields), nearObject(fields), anyValue(2));
+
+/** A plain object in the sense of chapter 01's isPlainObject, decided here on its own. */
+function plain(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Whether `jsonSchema` (the subset objectSchema writes: string, number, boolean, object with
+ * properties, required and no additional properties) describes `value`, read the way JSON
+ * reads it: a number is finite, an object is plain, and an own field whose value is
+ * `undefined` is no value (allowed only where the field may be absent).
+ */
+function describes(jsonSchema: Record<string, unknown>, value: unknown): boolean {
+  switch (jsonSchema.type) {
+    case "string":
+      return typeof value === "string";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "boolean":
+      return typeof value === "boolean";
+    case "object": {
+      if (!plain(value)) return false;
+      const properties = jsonSchema.properties as Record<string, Record<string, unknown>>;
+      const required = jsonSchema.required as string[];
+      if (!required.every((name) => Object.hasOwn(value, name))) return false;
+      return Object.keys(value).every((name) => {
+        if (!Object.hasOwn(properties, name)) return false;
+        if (value[name] === undefined) return !required.includes(name);
+        return describes(properties[name]!, value[name]);
+      });
+    }
+    default:
+      return false;
+  }
+}
+
+/** What parse should return for a value its schema describes: the same fields, `undefined` ones left out, objects new. */
+function stripped(value: unknown): unknown {
+  if (!plain(value)) return value;
+  const copy: Record<string, unknown> = {};
+  for (const name of Object.keys(value)) if (value[name] !== undefined) copy[name] = stripped(value[name]);
+  return copy;
+}
+
+/** Every plain object inside `value`, `value` included (to check that none of them is the parsed result). */
+function objectsIn(value: unknown, into: object[] = []): object[] {
+  if (plain(value)) {
+    into.push(value);
+    for (const name of Object.keys(value)) objectsIn(value[name], into);
+  }
+  return into;
+}
+
+// ---------------------------------------------------------------------------
+// Lab 6.1 · 参数：从 unknown 到一个新对象
+// ---------------------------------------------------------------------------
+
+test("Lab 6.1 · 合法的参数：一个新对象，只有调用方自己给的字段", async () => {
+  await rule("§C3.1：接受的参数变成一个新对象：字段和值都和给的一样，输入本身不变", () => {
+    const input = { path: "a.ts", limit: 10 };
+    const parsed = READ_SCHEMA.parse(input);
+    assertSame(parsed, { path: "a.ts", limit: 10 }, `parse(${show(input)}) 的结果不对`);
+    expect(parsed !== (input as unknown), "parse 返回的应当是一个新对象，实际就是传进去的那个对象");
+    assertSame(input, { path: "a.ts", limit: 10 }, "parse 改动了传进去的对象");
+  });
+  await rule("§C3.1：给了的值原样留下：空字符串、0、false 也是值", () => {
+    const schema = objectSchema({ path: stringValue(), limit: optional(numberValue()), verbose: optional(booleanValue()) });
+    const input = { path: "", limit: 0, verbose: false };
+    assertSame(schema.parse(input), { path: "", limit: 0, verbose: false }, `parse(${show(input)}) 的结果不对`);
+  });
+  await rule("§C3.1：缺席的可选字段，结果里没有这个字段（不是值为 undefined 的字段）；值为 undefined 的可选字段也一样", () => {
+    const bare = READ_SCHEMA.parse({ path: "b.ts" });
+    assertSame(Object.keys(bare), ["path"], 'parse({ path: "b.ts" }) 的结果的字段');
+    const undefinedLimit = READ_SCHEMA.parse({ path: "c.ts", limit: undefined });
+    assertSame(Object.keys(undefinedLimit), ["path"], 'parse({ path: "c.ts", limit: undefined }) 的结果的字段');
+  });
+  await rule("§C3.1：嵌套的对象也是新的，它的可选字段一样处理", () => {
+    const schema = objectSchema({ path: stringValue(), range: optional(objectSchema({ from: numberValue(), to: optional(numberValue()) })) });
+    const input = { path: "a.ts", range: { from: 1 } };
+    const parsed = schema.parse(input);
+    assertSame(parsed, { path: "a.ts", range: { from: 1 } }, `parse(${show(input)}) 的结果不对`);
+    expect(parsed.range !== (input.range as unknown), "嵌套的 range 应当是一个新对象，实际就是传进去的那个");
+  });
+  await rule("§C3.2：只看调用方自己的字段：继承来的 toString 不算给了这个字段", () => {
+    const schema = objectSchema({ path: stringValue(), toString: optional(stringValue()) });
+    const outcome = thrownBy(() => schema.parse({ path: "d.ts" }));
+    expect(!outcome.threw, `{ path: "d.ts" } 没有自己的 toString 字段，应当被接受，实际抛出 ${thrownText(outcome.error)}`);
+    assertSame(outcome.value, { path: "d.ts" }, 'parse({ path: "d.ts" }) 的结果不对');
+    const required = objectSchema({ constructor: stringValue() });
+    throwsCode(() => required.parse({}), "SCHEMA_INVALID", "必填字段 constructor 只是继承来的（{}），parse ");
+  });
+  await rule("§C3.2：原型是 null 的普通对象照样接受（它没有 hasOwnProperty 方法）", () => {
+    const input = Object.assign(Object.create(null) as Record<string, unknown>, { path: "e.ts" });
+    const outcome = thrownBy(() => READ_SCHEMA.parse(input));
+    expect(!outcome.threw, `原型是 null 的 { path: "e.ts" } 应当被接受，实际抛出 ${thrownText(outcome.error)}`);
+    assertSame(outcome.value, { path: "e.ts" }, "结果应当是一个普通的新对象");
+  });
 });
 
-test("Lab 6.2 · ToolRegistry 按注册顺序列出工具", () => {
-  const registry = new ToolRegistry([namedTool("b"), namedTool("a")]);
-  registry.register(namedTool("c"));
-  assert.deepEqual(
-    registry.list().map((tool) => tool.name),
-    ["b", "a", "c"],
-  );
-  assert.equal(registry.get("a")?.name, "a");
-  assert.equal(registry.get("missing"), undefined);
-  registry.list().pop();
-  assert.equal(registry.list().length, 3, "list() 返回副本数组");
+test("Lab 6.1 · 不合法的参数：SCHEMA_INVALID，消息以出错的位置开头", async () => {
+  await rule("§C3.3、§C3.4：不是普通对象、缺了必填字段、有未知字段、字段的值不对：抛出 SCHEMA_INVALID，消息以出错的路径和冒号开头", () => {
+    const rejected: { name: string; value: unknown; path: string }[] = [
+      { name: "不是对象", value: "a.ts", path: "value" },
+      { name: "null", value: null, path: "value" },
+      { name: "数组", value: ["a.ts"], path: "value" },
+      { name: "Map", value: new Map([["path", "a.ts"]]), path: "value" },
+      { name: "字段是继承来的", value: Object.create({ path: "a.ts" }), path: "value" },
+      { name: "缺少必填字段", value: {}, path: "path" },
+      { name: "必填字段为 undefined", value: { path: undefined }, path: "path" },
+      { name: "字段类型错误", value: { path: 42 }, path: "path" },
+      { name: "可选字段类型错误", value: { path: "a.ts", limit: "10" }, path: "limit" },
+      { name: "数字不是有限值", value: { path: "a.ts", limit: Number.NaN }, path: "limit" },
+      { name: "无穷大", value: { path: "a.ts", limit: Number.POSITIVE_INFINITY }, path: "limit" },
+      { name: "未知字段（拼错的参数名）", value: { path: "a.ts", limt: 10 }, path: "limt" },
+      { name: "未知字段的值是 undefined", value: { path: "a.ts", extra: undefined }, path: "extra" },
+      { name: "未知字段叫 hasOwnProperty", value: { path: "a.ts", hasOwnProperty: "x" }, path: "hasOwnProperty" },
+    ];
+    for (const { name, value, path } of rejected) {
+      const message = throwsCode(() => READ_SCHEMA.parse(value), "SCHEMA_INVALID", `${name}（${show(value)}）：parse `);
+      expect(message.startsWith(`${path}: `), `${name}（${show(value)}）：消息应当以 ${show(`${path}: `)} 开头，实际是 ${show(message)}`);
+    }
+  });
+  await rule("§C3.4：嵌套对象里的错误，路径用点连起来：range.to、range.extra", () => {
+    const schema = objectSchema({ path: stringValue(), range: optional(objectSchema({ from: numberValue(), to: optional(numberValue()) })) });
+    const rejected: { value: unknown; path: string }[] = [
+      { value: { path: "a.ts", range: { from: 1, to: "9" } }, path: "range.to" },
+      { value: { path: "a.ts", range: { from: 1, extra: 2 } }, path: "range.extra" },
+      { value: { path: "a.ts", range: {} }, path: "range.from" },
+      { value: { path: "a.ts", range: [1, 9] }, path: "range" },
+    ];
+    for (const { value, path } of rejected) {
+      const message = throwsCode(() => schema.parse(value), "SCHEMA_INVALID", `${show(value)}：parse `);
+      expect(message.startsWith(`${path}: `), `${show(value)}：消息应当以 ${show(`${path}: `)} 开头，实际是 ${show(message)}`);
+    }
+  });
 });
 
-test("Lab 6.2 · 重名工具抛出 TOOL_CONFLICT，注册表保持不变", () => {
-  const first = namedTool("read");
-  const registry = new ToolRegistry([first, namedTool("write")]);
-  assert.throws(() => registry.register(namedTool("read")), { code: "TOOL_CONFLICT" });
-  assert.equal(registry.get("read"), first, "原来的工具没有被替换");
-  assert.deepEqual(
-    registry.list().map((tool) => tool.name),
-    ["read", "write"],
-  );
-  assert.throws(() => new ToolRegistry([namedTool("x"), namedTool("x")]), { code: "TOOL_CONFLICT" });
-});
-
-test("Lab 6.2 · unregister 只移除登记在这个名字下的同一个工具，其余顺序不变", () => {
-  const read = namedTool("read");
-  const registry = new ToolRegistry([read, namedTool("write"), namedTool("list")]);
-  assert.equal(registry.unregister("read", namedTool("read")), false, "同名的另一个对象不会被移除");
-  assert.equal(registry.unregister("missing", read), false);
-  assert.equal(registry.get("read"), read);
-  assert.equal(registry.unregister("read", read), true);
-  assert.equal(registry.get("read"), undefined);
-  assert.deepEqual(
-    registry.list().map((tool) => tool.name),
-    ["write", "list"],
-  );
-  registry.register(read);
-  assert.deepEqual(
-    registry.list().map((tool) => tool.name),
-    ["write", "list", "read"],
+test("Lab 6.1 · 任何值：parse 接受的恰好是 jsonSchema 描述的那些", async () => {
+  await holds(
+    "§C3.5：任何形状、任何值：parse 接受的恰好是 jsonSchema 描述的值（数字有限、对象普通、undefined 的字段算缺席），结果是去掉 undefined 字段的新对象；拒绝时只抛 SCHEMA_INVALID；输入不变",
+    fc.property(
+      fieldsOf(2).chain((fields) => fc.tuple(fc.constant(fields), valuesFor(fields))),
+      ([fields, value]) => {
+        const schema = objectSchemaOf(fields);
+        const before = show(value);
+        const outcome = thrownBy(() => schema.parse(value));
+        is(show(value), before, "parse 之后，输入");
+        if (describes(schema.jsonSchema, value)) {
+          expect(!outcome.threw, `jsonSchema 描述了这个值，parse 却抛出 ${thrownText(outcome.error)}`);
+          assertSame(outcome.value, stripped(value), "接受的值，结果应当是同样的字段（undefined 的字段去掉）");
+          const inputs = objectsIn(value);
+          for (const made of objectsIn(outcome.value)) expect(!inputs.includes(made), "结果里的对象应当都是新的，实际有一个就是输入里的对象");
+        } else {
+          expect(outcome.threw, `jsonSchema 不描述这个值，parse 却接受了它，返回 ${show(outcome.value)}`);
+          expect(
+            outcome.error instanceof ToolError && outcome.error.code === "SCHEMA_INVALID",
+            `拒绝时应当抛出 ToolError SCHEMA_INVALID，实际抛出 ${thrownText(outcome.error)}`,
+          );
+        }
+      },
+    ),
+    { numRuns: 300 },
   );
 });
 
-test("Lab 6.3 · 成功的调用得到配对的结果", async () => {
-  const seen: { parameters: unknown; context: ToolContext }[] = [];
+// ---------------------------------------------------------------------------
+// Lab 6.2 · 注册表：名字唯一，只移除自己注册的那个
+// ---------------------------------------------------------------------------
+
+const nameless = (name: string): Tool => bareTool(name, () => ({ content: [text(name)] }));
+const namesOf = (registry: ToolRegistry): string[] => registry.list().map((tool) => tool.name);
+
+test("Lab 6.2 · 注册与查找：按名字取，按注册的顺序列", async () => {
+  await rule("§C4.1：list() 按注册的顺序列出工具（构造时给的在前），get 按名字取回同一个对象", () => {
+    const b = nameless("b");
+    const registry = new ToolRegistry([b, nameless("a")]);
+    registry.register(nameless("c"));
+    assertSame(namesOf(registry), ["b", "a", "c"], "list() 的顺序");
+    expect(registry.get("b") === b, `get("b") 应当是注册的那个对象，实际是 ${show(registry.get("b"))}`);
+  });
+  await rule("§C4.1：没注册的名字，get 是 undefined：Object.prototype 上有的名字（toString、constructor）也是", () => {
+    const registry = new ToolRegistry([nameless("read")]);
+    for (const name of ["missing", "toString", "constructor", "READ"]) is(registry.get(name), undefined, `get(${show(name)}) `);
+    registry.register(nameless("constructor"));
+    is(registry.get("constructor")?.name, "constructor", '注册了名叫 constructor 的工具之后，get("constructor").name ');
+  });
+  await rule("§C4.1：list() 每次返回一个新数组：改它不改注册表", () => {
+    const registry = new ToolRegistry([nameless("read"), nameless("write")]);
+    const first = registry.list();
+    first.pop();
+    first.push(nameless("intruder"));
+    expect(registry.list() !== first, "list() 两次返回了同一个数组");
+    assertSame(namesOf(registry), ["read", "write"], "改了 list() 返回的数组之后，注册表的工具");
+  });
+});
+
+test("Lab 6.2 · 重名：TOOL_CONFLICT，注册表原样不动", async () => {
+  await rule("§C4.2：名字已经注册过：register 抛出 TOOL_CONFLICT，原来的工具还在，顺序不变", () => {
+    const first = nameless("read");
+    const registry = new ToolRegistry([first, nameless("write")]);
+    throwsCode(() => registry.register(nameless("read")), "TOOL_CONFLICT", "再注册一个 read，register ");
+    expect(registry.get("read") === first, '重名被拒绝之后，get("read") 应当还是原来的工具，实际被换掉了');
+    assertSame(namesOf(registry), ["read", "write"], "重名被拒绝之后，list() ");
+  });
+  await rule("§C4.2：同一个对象注册两次也是重名", () => {
+    const read = nameless("read");
+    const registry = new ToolRegistry([read]);
+    throwsCode(() => registry.register(read), "TOOL_CONFLICT", "同一个 read 再注册一次，register ");
+    assertSame(namesOf(registry), ["read"], "之后的 list() ");
+  });
+  await rule("§C4.2：构造时给的工具里有重名：构造函数抛出 TOOL_CONFLICT", () => {
+    throwsCode(() => new ToolRegistry([nameless("x"), nameless("y"), nameless("x")]), "TOOL_CONFLICT", "new ToolRegistry([x, y, x]) ");
+  });
+});
+
+test("Lab 6.2 · 移除：只移除注册在这个名字下的同一个对象，其余顺序不变", async () => {
+  await rule("§C4.3：unregister(名字, 工具)：注册在这个名字下的不是这个对象（或者没有），返回 false，什么都不改", () => {
+    const read = nameless("read");
+    const registry = new ToolRegistry([read, nameless("write"), nameless("list")]);
+    is(registry.unregister("read", nameless("read")), false, '用另一个同名对象 unregister("read", …) 的返回值');
+    is(registry.unregister("missing", read), false, 'unregister("missing", read) 的返回值');
+    is(registry.unregister("write", read), false, 'unregister("write", read)（名字和对象对不上）的返回值');
+    expect(registry.get("read") === read, "没移除成功，read 应当还在");
+    assertSame(namesOf(registry), ["read", "write", "list"], "没移除成功之后，list() ");
+  });
+  await rule("§C4.3：是同一个对象：移除它，返回 true；其余工具的顺序不变；再注册时排到最后", () => {
+    const read = nameless("read");
+    const registry = new ToolRegistry([read, nameless("write"), nameless("list")]);
+    is(registry.unregister("read", read), true, 'unregister("read", read) 的返回值');
+    is(registry.get("read"), undefined, '移除之后，get("read") ');
+    assertSame(namesOf(registry), ["write", "list"], "移除之后，list() ");
+    is(registry.unregister("read", read), false, "第二次 unregister 同一个工具的返回值");
+    registry.register(read);
+    assertSame(namesOf(registry), ["write", "list", "read"], "再注册 read 之后，list() ");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Lab 6.3 · 执行器：每个调用恰好一个配对的结果
+// ---------------------------------------------------------------------------
+
+test("Lab 6.3 · 成功的调用：一条配对的结果，工具拿到解析过的参数", async () => {
+  const seen: Seen = [];
   const execute = createToolExecutor(new ToolRegistry([readTool(seen)]));
-  const result = await execute(call("read", { path: "a.ts" }, "call-7"));
-  assert.equal(result.role, "toolResult");
-  assert.equal(result.toolCallId, "call-7");
-  assert.equal(result.toolName, "read");
-  assert.equal(result.isError, false);
-  assert.equal(textOf(result), "contents of a.ts");
-  assert.deepEqual(result.details, { path: "a.ts" });
-  assert.equal(typeof result.timestamp, "number");
-  assert.deepEqual(seen, [{ parameters: { path: "a.ts" }, context: { callId: "call-7" } }]);
+  const before = Date.now();
+  const result = await answer(execute, READ_CALL);
+  const after = Date.now();
+  await rule("§C5.1：结果是 toolResult，带着调用的 id 和 name，content 和 details 是工具给的，isError 是 false，timestamp 是回答时的 Date.now()", () => {
+    const { timestamp, ...rest } = result;
+    assertSame(
+      rest,
+      {
+        role: "toolResult",
+        toolCallId: "call-1",
+        toolName: "read",
+        content: [text("export const a = 1;")],
+        details: { path: "a.ts", lines: 1 },
+        isError: false,
+      },
+      "read a.ts 的结果不对（timestamp 之外）",
+    );
+    expect(
+      typeof timestamp === "number" && timestamp >= before && timestamp <= after,
+      `timestamp 应当在 ${before} 和 ${after} 之间，实际是 ${show(timestamp)}`,
+    );
+  });
+  await rule("§C5.1：工具只运行一次，拿到的是 schema 解析出的新对象；没有 signal 时 context 恰好是 { callId }", () => {
+    is(seen.length, 1, "工具运行的次数");
+    assertSame(seen[0]!.parameters, { path: "a.ts", limit: 10 }, "工具拿到的参数");
+    expect(seen[0]!.parameters !== READ_CALL.arguments, "工具拿到的应当是 parse 返回的新对象，实际是调用里的 arguments 本身");
+    assertSame(seen[0]!.context, { callId: "call-1" }, "工具拿到的 context");
+  });
+  await rule("§C5.1：工具自己说 isError: true：原样保留它的 content；工具没给 details：结果里没有 details 字段", async () => {
+    const check = bareTool("check", () => ({ content: [text("2 tests failed")], isError: true }));
+    const failed = await answer(createToolExecutor(new ToolRegistry([check])), toolCall("check", {}, "call-2"));
+    assertPaired(failed, toolCall("check", {}, "call-2"), "check");
+    is(failed.isError, true, "工具报告失败时，isError ");
+    is(say(failed), "2 tests failed", "工具报告失败时，结果的文字");
+    expect(!("details" in failed), `工具没给 details，结果里却有 details 字段：${show(failed)}`);
+  });
 });
 
-test("Lab 6.3 · 未知工具、非法参数和抛错的工具都变成配对的错误结果", async () => {
-  let executed = 0;
-  const registry = new ToolRegistry([
-    {
-      ...readTool(),
-      execute: async () => {
-        executed += 1;
-        return { content: [text("never")] };
-      },
-    },
-    {
-      name: "boom",
-      description: "throws synchronously",
-      schema: objectSchema({}),
-      execute: () => {
+test("Lab 6.3 · 出了错也是配对的结果：未知工具、参数不合法、已经中止，工具都不运行", async () => {
+  const runs = { count: 0 };
+  const seen: Seen = [];
+  const read = readTool(seen);
+  const registry = new ToolRegistry([read, bareTool("boom", () => ({ content: [] }), runs)]);
+  const execute = createToolExecutor(registry);
+  await rule('§C5.2：没有这个名字的工具：配对的错误结果，文字是 unknown tool "<名字>"', async () => {
+    const call = toolCall("grep", { pattern: "a" }, "u1");
+    assertError(await answer(execute, call), call, /^unknown tool "grep"$/, "未知工具 grep");
+    const inherited = toolCall("toString", {}, "u2");
+    assertError(await answer(execute, inherited), inherited, /^unknown tool "toString"$/, "未知工具 toString");
+  });
+  await rule('§C5.2：参数不合法：配对的错误结果，文字是 invalid arguments for "<名字>": 加上 schema 的消息（以出错的路径开头），工具不运行', async () => {
+    const cases: { call: ToolCall; path: string }[] = [
+      { call: toolCall("read", {}, "v1"), path: "path" },
+      { call: toolCall("read", { path: 1 }, "v2"), path: "path" },
+      { call: toolCall("read", { path: "a.ts", limt: 10 }, "v3"), path: "limt" },
+      { call: toolCall("read", "a.ts", "v4"), path: "value" },
+      { call: toolCall("read", undefined, "v5"), path: "value" },
+    ];
+    for (const { call, path } of cases) {
+      assertError(await answer(execute, call), call, new RegExp(`^invalid arguments for "read": ${path}: `), `参数 ${show(call.arguments)}`);
+    }
+    is(seen.length, 0, "参数不合法时，工具运行的次数");
+  });
+  await rule('§C5.2：signal 已经中止：配对的错误结果，文字以 tool "<名字>" was not run: 开头，工具不运行', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("Ctrl-C"));
+    const aborted = createToolExecutor(registry, { signal: controller.signal });
+    for (const call of [toolCall("read", { path: "a.ts" }, "w1"), toolCall("boom", {}, "w2")]) {
+      assertError(await answer(aborted, call), call, new RegExp(`^tool "${call.name}" was not run: `), `中止之后的调用 ${call.name}`);
+    }
+    is(seen.length + runs.count, 0, "中止之后，工具运行的次数");
+  });
+});
+
+test("Lab 6.3 · 工具出错、结果复制不了：配对的错误结果，执行器从不拒绝", async () => {
+  await rule('§C5.3：工具同步抛错、异步拒绝、抛出不是 Error 的值：配对的错误结果，文字是 tool "<名字>" failed: 加上错误的文字', async () => {
+    const registry = new ToolRegistry([
+      bareTool("boom", () => {
         throw new Error("sync boom");
-      },
-    },
-    {
-      name: "reject",
-      description: "rejects",
-      schema: objectSchema({}),
-      execute: async () => {
+      }),
+      bareTool("reject", async () => {
         throw new Error("async boom");
-      },
-    },
-    {
-      name: "throwString",
-      description: "throws a non-Error",
-      schema: objectSchema({}),
-      execute: async () => {
+      }),
+      bareTool("plain", async () => {
         throw "plain";
+      }),
+      bareTool("nothing", async () => undefined as unknown as ToolOutput),
+    ]);
+    const execute = createToolExecutor(registry);
+    const cases: { call: ToolCall; reason: RegExp }[] = [
+      { call: toolCall("boom", {}, "f1"), reason: /^tool "boom" failed: sync boom$/ },
+      { call: toolCall("reject", {}, "f2"), reason: /^tool "reject" failed: async boom$/ },
+      { call: toolCall("plain", {}, "f3"), reason: /^tool "plain" failed: plain$/ },
+      { call: toolCall("nothing", {}, "f4"), reason: /^tool "nothing" failed: / },
+    ];
+    for (const { call, reason } of cases) assertError(await answer(execute, call), call, reason, `工具 ${call.name}`);
+  });
+  await rule("§C5.4：结果里是工具输出的深拷贝：改结果（连嵌套的 details）碰不到工具自己的对象，工具之后改自己的对象也改不了结果", async () => {
+    const cachedContent = [text("cached answer")];
+    const cachedDetails = { hits: 1, file: { path: "a.ts" } };
+    const cached = bareTool("cached", () => ({ content: cachedContent, details: cachedDetails }));
+    const execute = createToolExecutor(new ToolRegistry([cached]));
+    const first = await answer(execute, toolCall("cached", {}, "c1"));
+    first.content.push(text(" and more"));
+    first.content[0]!.text = "changed";
+    (first.details as { file: { path: string } }).file.path = "b.ts";
+    assertSame(cachedContent, [text("cached answer")], "改了结果的 content 之后，工具自己的数组");
+    assertSame(cachedDetails, { hits: 1, file: { path: "a.ts" } }, "改了结果的 details 之后，工具自己的 details");
+    const second = await answer(execute, toolCall("cached", {}, "c2"));
+    cachedContent.push(text(" changed later by the tool"));
+    cachedDetails.file.path = "c.ts";
+    assertSame(second.content, [text("cached answer")], "工具之后改了自己的数组，已经给出的结果的 content");
+    assertSame(second.details, { hits: 1, file: { path: "a.ts" } }, "工具之后改了自己的 details，已经给出的结果的 details");
+  });
+  await rule('§C5.4：输出复制不了（details 里有函数）：配对的错误结果，文字以 tool "<名字>" failed: 开头', async () => {
+    const opaque = bareTool("opaque", () => ({ content: [text("done")], details: { callback() {} } }));
+    const call = toolCall("opaque", {}, "o1");
+    assertError(await answer(createToolExecutor(new ToolRegistry([opaque])), call), call, /^tool "opaque" failed: /, "details 里有函数");
+  });
+  await rule("§C5.5：工具在调用时才查：执行器造好之后注册的工具找得到，移除的就找不到", async () => {
+    const registry = new ToolRegistry();
+    const execute = createToolExecutor(registry);
+    assertError(await answer(execute, READ_CALL), READ_CALL, /^unknown tool "read"$/, "还没注册 read");
+    const read = readTool();
+    registry.register(read);
+    const found = await answer(execute, READ_CALL);
+    is(found.isError, false, "注册 read 之后，它的结果的 isError ");
+    registry.unregister("read", read);
+    assertError(await answer(execute, READ_CALL), READ_CALL, /^unknown tool "read"$/, "移除 read 之后");
+  });
+});
+
+/** How a property's `read` tool behaves when it runs. */
+type Behaviour = "answer" | "report" | "throw" | "reject" | "opaque";
+
+test("Lab 6.3 · 任何调用：恰好一个配对的结果，工具只在参数合法时运行一次", async () => {
+  await holds(
+    "§C5.6：任何名字、任何参数、工具任何表现：执行器兑现一条带着这个 id 和 name 的结果；工具恰好在名字注册过、参数合法时运行一次，拿到解析出的参数；isError 恰好在出错或工具说出错时为 true",
+    fc.asyncProperty(
+      fc.string({ maxLength: 6 }),
+      fc.oneof({ weight: 3, arbitrary: fc.constant("read") }, fc.constantFrom("grep", "toString", "READ")),
+      valuesFor([
+        ["path", { kind: "string", optional: false }],
+        ["limit", { kind: "number", optional: true }],
+      ]),
+      fc.constantFrom<Behaviour>("answer", "report", "throw", "reject", "opaque"),
+      async (id, name, args, behaviour) => {
+        const seen: Seen = [];
+        const read = readTool(seen, () => {
+          if (behaviour === "throw") throw new Error("boom");
+          if (behaviour === "reject") return Promise.reject(new Error("boom")) as unknown as ToolOutput;
+          if (behaviour === "opaque") return { content: [text("x")], details: () => {} };
+          return { content: [text("x")], ...(behaviour === "report" ? { isError: true } : {}) };
+        });
+        const call = toolCall(name, args, id);
+        const result = await answer(createToolExecutor(new ToolRegistry([read])), call);
+        assertPaired(result, call, "结果");
+        const valid = name === "read" && describes(READ_SCHEMA.jsonSchema, args);
+        is(seen.length, valid ? 1 : 0, valid ? "参数合法时，工具运行的次数" : "名字没注册或参数不合法时，工具运行的次数");
+        if (valid) assertSame(seen[0]!.parameters, stripped(args), "工具拿到的参数");
+        is(result.isError, !valid || behaviour !== "answer", "结果的 isError ");
       },
-    },
-  ]);
-  const execute = createToolExecutor(registry);
-  const cases: { name: string; call: ToolCall }[] = [
-    { name: "未知工具", call: call("nope", {}, "u1") },
-    { name: "缺少参数", call: call("read", {}, "u2") },
-    { name: "参数类型错误", call: call("read", { path: 1 }, "u3") },
-    { name: "未知参数", call: call("read", { path: "a", extra: true }, "u4") },
-    { name: "参数不是对象", call: call("read", "a.ts", "u5") },
-    { name: "同步抛错", call: call("boom", {}, "u6") },
-    { name: "异步拒绝", call: call("reject", {}, "u7") },
-    { name: "抛出非 Error 值", call: call("throwString", {}, "u8") },
-  ];
-  for (const { name, call: toolCall } of cases) {
-    const result = await execute(toolCall);
-    assert.equal(result.role, "toolResult", name);
-    assert.equal(result.toolCallId, toolCall.id, name);
-    assert.equal(result.toolName, toolCall.name, name);
-    assert.equal(result.isError, true, name);
-    assert.ok(textOf(result).length > 0, `${name}: 错误结果说明原因`);
-  }
-  assert.equal(executed, 0, "参数非法时工具不执行");
+    ),
+    { numRuns: 200 },
+  );
 });
 
-test("Lab 6.3 · 工具自己报告的 isError 原样保留", async () => {
-  const failing: Tool = {
-    name: "check",
-    description: "reports failure",
-    schema: objectSchema({}),
-    async execute() {
-      return { content: [text("2 tests failed")], isError: true };
-    },
-  };
-  const result = await createToolExecutor(new ToolRegistry([failing]))(call("check", {}));
-  assert.equal(result.isError, true);
-  assert.equal(textOf(result), "2 tests failed");
-  assert.equal("details" in result, false, "没有 details 时不写入该字段");
-});
+// ---------------------------------------------------------------------------
+// Lab 6.4 · 运行中的中止：到了的结果留下，没到的不等
+// ---------------------------------------------------------------------------
 
-test("Lab 6.3 · 结果持有输出的副本；无法复制的输出变成配对的错误结果", async () => {
-  const cachedContent = [text("cached answer")];
-  const cachedDetails = { hits: 1 };
-  const cached: Tool = {
-    name: "cached",
-    description: "returns the same objects on every call",
-    schema: objectSchema({}),
-    async execute() {
-      return { content: cachedContent, details: cachedDetails };
-    },
-  };
-  const opaque: Tool = {
-    name: "opaque",
-    description: "returns details that are not data",
-    schema: objectSchema({}),
-    async execute() {
-      return { content: [text("done")], details: { callback() {} } };
-    },
-  };
-  const execute = createToolExecutor(new ToolRegistry([cached, opaque]));
-
-  const first = await execute(call("cached", {}, "c1"));
-  first.content.push(text(" and more"));
-  (first.details as { hits: number }).hits = 99;
-  assert.deepEqual(cachedContent, [text("cached answer")], "改写结果不会改到工具自己的数组");
-  assert.deepEqual(cachedDetails, { hits: 1 });
-  cachedContent.push(text(" changed later by the tool"));
-  assert.equal(textOf(first), "cached answer and more", "工具之后改动自己的数组也不会改到已返回的结果");
-
-  const result = await execute(call("opaque", {}, "o1"));
-  assert.equal(result.toolCallId, "o1");
-  assert.equal(result.toolName, "opaque");
-  assert.equal(result.isError, true);
-  assert.ok(textOf(result).length > 0);
-});
-
-test("Lab 6.3 · 执行器在调用时查找工具，之后注册的工具也能找到", async () => {
-  const registry = new ToolRegistry();
-  const execute = createToolExecutor(registry);
-  assert.equal((await execute(call("read", { path: "a.ts" }))).isError, true);
-  registry.register(readTool());
-  const result = await execute(call("read", { path: "a.ts" }));
-  assert.equal(result.isError, false);
-  assert.equal(textOf(result), "contents of a.ts");
-});
-
-test("Lab 6.3 · 执行器把 signal 交给工具；signal 已中止时不运行工具，给出配对的错误结果", async () => {
-  const seen: { parameters: unknown; context: ToolContext }[] = [];
-  const controller = new AbortController();
-  const execute = createToolExecutor(new ToolRegistry([readTool(seen)]), { signal: controller.signal });
-  await execute(call("read", { path: "a.ts" }));
-  assert.equal(seen[0]!.context.signal, controller.signal);
-  assert.equal(seen[0]!.context.callId, "call-1");
-
-  controller.abort();
-  const result = await execute(call("read", { path: "b.ts" }, "late"));
-  assert.equal(seen.length, 1, "中止之后工具不再运行");
-  assert.equal(result.toolCallId, "late");
-  assert.equal(result.isError, true);
-  assert.match(textOf(result), /aborted/);
-
-  const plain: { parameters: unknown; context: ToolContext }[] = [];
-  await createToolExecutor(new ToolRegistry([readTool(plain)]))(call("read", { path: "c.ts" }));
-  assert.deepEqual(plain[0]!.context, { callId: "call-1" }, "没有 signal 时上下文里也没有这个字段");
-});
-
-test("Lab 6.3 · 中止时已经到达的结果原样保留；中止时还在运行的工具得到“被中止”的配对错误，执行器不再等它", async () => {
-  const controller = new AbortController();
-  const release = deferred<void>();
-  const started = deferred<void>();
-  const finished: Tool = {
-    name: "finished",
-    description: "finishes; the abort lands right after",
-    schema: objectSchema({}),
-    async execute() {
+test("Lab 6.4 · 有 signal：工具拿到它；中止之前到达的结果原样留下", async () => {
+  await rule("§C6.1：有 signal 时，context 恰好是 { callId, signal }，signal 就是给执行器的那个", async () => {
+    const seen: Seen = [];
+    const controller = new AbortController();
+    const result = await answer(createToolExecutor(new ToolRegistry([readTool(seen)]), { signal: controller.signal }), READ_CALL);
+    is(result.isError, false, "signal 没中止时，结果的 isError ");
+    is(seen.length, 1, "工具运行的次数");
+    expect(seen[0]!.context.signal === controller.signal, "工具拿到的 context.signal 应当就是给执行器的那个 signal");
+    assertSame(Object.keys(seen[0]!.context).sort(), ["callId", "signal"], "context 的字段");
+    is(seen[0]!.context.callId, "call-1", "context.callId ");
+  });
+  await rule("§C6.2：工具已经给出结果，中止紧接着才到（同一轮的微任务里）：结果原样留下", async () => {
+    const controller = new AbortController();
+    const write = bareTool("write", async () => {
       queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
-      return { content: [text("done")] };
-    },
-  };
-  const stubborn: Tool = {
-    name: "stubborn",
-    description: "ignores its signal",
-    schema: objectSchema({}),
-    async execute() {
+      return { content: [text("wrote b.md")] };
+    });
+    const call = toolCall("write", {}, "call-2");
+    const kept = await answer(createToolExecutor(new ToolRegistry([write]), { signal: controller.signal }), call);
+    assertPaired(kept, call, "write");
+    expect(
+      kept.isError === false && say(kept) === "wrote b.md",
+      `写完了才中止：结果应当是 "wrote b.md"（isError false），实际是 ${show(say(kept))}（isError ${kept.isError}）`,
+    );
+  });
+  await rule("§C6.2：中止先到，结果在它之后几个微任务里到（下一轮事件循环之前）：也算到了，原样留下", async () => {
+    const controller = new AbortController();
+    const write = bareTool("write", async () => {
+      controller.abort(new Error("Ctrl-C"));
+      for (let i = 0; i < 5; i++) await null;
+      return { content: [text("wrote b.md")] };
+    });
+    const call = toolCall("write", {}, "call-3");
+    const kept = await answer(createToolExecutor(new ToolRegistry([write]), { signal: controller.signal }), call);
+    assertPaired(kept, call, "write");
+    expect(
+      kept.isError === false && say(kept) === "wrote b.md",
+      `结果在中止之后第 5 个微任务到，仍在同一轮事件循环里：应当留下 "wrote b.md"，实际是 ${show(say(kept))}（isError ${kept.isError}）`,
+    );
+  });
+  await rule('§C6.2：工具在中止之前失败：它的失败就是回答（tool "<名字>" failed:），不是“被中止”', async () => {
+    const controller = new AbortController();
+    const broken = bareTool("write", async () => {
+      queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
+      throw new Error("disk full");
+    });
+    const call = toolCall("write", {}, "call-4");
+    assertError(
+      await answer(createToolExecutor(new ToolRegistry([broken]), { signal: controller.signal }), call),
+      call,
+      /^tool "write" failed: disk full$/,
+      "失败之后才中止",
+    );
+  });
+});
+
+test("Lab 6.4 · 还在运行的工具：中止后当场回答“被中止”，不等它", async () => {
+  await rule('§C6.3：中止时工具还在运行：执行器不等它，回答配对的错误 tool "<名字>" was stopped: 加上中止原因的文字；它后来的结果不算', async () => {
+    const controller = new AbortController();
+    const release = deferred<void>();
+    const started = deferred<void>();
+    const stubborn = bareTool("shell", async () => {
       started.resolve();
       await release.promise;
       return { content: [text("too late")] };
-    },
-  };
-  const execute = createToolExecutor(new ToolRegistry([finished, stubborn]), { signal: controller.signal });
-  const kept = await execute(call("finished", {}, "first"));
-  assert.deepEqual([kept.toolCallId, kept.isError, textOf(kept)], ["first", false, "done"], "the result arrived before the abort: kept");
+    });
+    const call = toolCall("shell", {}, "call-5");
+    const answered = answer(createToolExecutor(new ToolRegistry([stubborn]), { signal: controller.signal }), call);
+    await started.promise;
+    controller.abort(new Error("Ctrl-C"));
+    const stopped = await answered;
+    assertError(stopped, call, /^tool "shell" was stopped: Ctrl-C$/, "运行中被中止");
+    release.resolve();
+    await realTurn();
+    assertError(stopped, call, /^tool "shell" was stopped: Ctrl-C$/, "工具后来给出结果之后，已经给出的回答");
+  });
+  await rule("§C6.3：abort() 没给原因：文字里是 signal 自己的原因（This operation was aborted）", async () => {
+    const controller = new AbortController();
+    const started = deferred<void>();
+    const stubborn = bareTool("shell", async () => {
+      started.resolve();
+      return new Promise<ToolOutput>(() => {});
+    });
+    const call = toolCall("shell", {}, "call-6");
+    const answered = answer(createToolExecutor(new ToolRegistry([stubborn]), { signal: controller.signal }), call);
+    await started.promise;
+    controller.abort();
+    assertError(await answered, call, /^tool "shell" was stopped: This operation was aborted$/, "没给原因的中止");
+  });
+  await rule("§C6.3：被放弃的工具后来失败了：不是未处理的拒绝（unhandledRejection）", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const controller = new AbortController();
+      const release = deferred<void>();
+      const started = deferred<void>();
+      const stubborn = bareTool("shell", async () => {
+        started.resolve();
+        await release.promise;
+        throw new Error("§C6.3：被放弃的工具后来的失败不能变成未处理的拒绝（这一行是那次失败本身）");
+      });
+      const call = toolCall("shell", {}, "call-7");
+      const answered = answer(createToolExecutor(new ToolRegistry([stubborn]), { signal: controller.signal }), call);
+      await started.promise;
+      controller.abort(new Error("Ctrl-C"));
+      assertError(await answered, call, /^tool "shell" was stopped: Ctrl-C$/, "运行中被中止");
+      release.resolve();
+      await realTurn();
+      await realTurn();
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    is(unhandled.length, 0, "未处理的拒绝的个数");
+  });
+});
 
-  const again = new AbortController();
-  const stopping = createToolExecutor(new ToolRegistry([stubborn]), { signal: again.signal });
-  const answered = stopping(call("stubborn", {}, "second"));
-  await started.promise;
-  again.abort(new Error("Ctrl-C"));
-  // The stubborn tool finishes only after the abort was observed: its late result is not waited for.
-  await tick();
-  await tick();
-  release.resolve();
-  const stopped = await answered;
-  assert.deepEqual([stopped.toolCallId, stopped.isError], ["second", true]);
-  assert.match(textOf(stopped), /was stopped: Ctrl-C/);
+test("Lab 6.4 · 长寿的 signal：每个调用结束后，上面不留执行器的监听", async () => {
+  await rule("§C6.4：同一个 signal 上执行多次（成功、失败、工具报告出错）：每次回答之后，signal 上的 abort 监听都是 0 个", async () => {
+    const controller = new AbortController();
+    const registry = new ToolRegistry([
+      readTool(),
+      bareTool("boom", async () => {
+        throw new Error("boom");
+      }),
+      bareTool("check", async () => ({ content: [text("2 tests failed")], isError: true })),
+    ]);
+    const execute = createToolExecutor(registry, { signal: controller.signal });
+    for (const call of [READ_CALL, toolCall("boom", {}, "b1"), toolCall("check", {}, "k1"), READ_CALL]) {
+      await answer(execute, call);
+      is(getEventListeners(controller.signal, "abort").length, 0, `${call.name} 回答之后，signal 上的 abort 监听个数`);
+    }
+  });
+  await rule("§C6.4：中止之后，signal 上也不留监听", async () => {
+    const controller = new AbortController();
+    const started = deferred<void>();
+    const stubborn = bareTool("shell", async () => {
+      started.resolve();
+      return new Promise<ToolOutput>(() => {});
+    });
+    const answered = answer(createToolExecutor(new ToolRegistry([stubborn]), { signal: controller.signal }), toolCall("shell", {}, "s1"));
+    await started.promise;
+    controller.abort(new Error("Ctrl-C"));
+    await answered;
+    is(getEventListeners(controller.signal, "abort").length, 0, "中止之后，signal 上的 abort 监听个数");
+  });
 });
