@@ -253,7 +253,6 @@ function appendTextDelta(state: TurnState, stream: AssistantStream, delta: strin
 /** `endBlock()`: a text block closes at once; a tool call goes to `endToolCall`, which may have to wait (Lab 4.2). */
 function endOpenBlock(state: TurnState, stream: AssistantStream): boolean {
   // 🔨 Lab 4.1：正文第 3 节（规则在附录 §C3.2）
-  // 🔨 Lab 4.1：打开的是工具调用时交给 endToolCall（Lab 4.2 写它）
   void state;
   void stream;
   throw labError("Lab 4.1 text blocks");
@@ -266,7 +265,6 @@ function endOpenBlock(state: TurnState, stream: AssistantStream): boolean {
  */
 function closeOpenBlock(state: TurnState, stream: AssistantStream, cutOff: boolean): boolean {
   // 🔨 Lab 4.1：正文第 3 节（规则在附录 §C3.2）
-  // 🔨 Lab 4.1：打开的是工具调用时交给 closeToolCall（Lab 4.2 写它）
   void state;
   void stream;
   void cutOff;
@@ -282,7 +280,7 @@ function finishTurn(state: TurnState, stream: AssistantStream, stopReason: "stop
   throw labError("Lab 4.1 text blocks");
 }
 
-/** The turn of the finished blocks: the message (a copy of them), why it stopped, a copy of the usage. */
+/** The turn of the finished blocks: the message, why it stopped, the usage. The builder never touches them once the turn is out, so a copy is optional. */
 function assembleTurn(state: TurnState, stopReason: StopReason): AssistantTurn {
   // 🔨 Lab 4.1：正文第 3 节（规则在附录 §C3.3）
   void state;

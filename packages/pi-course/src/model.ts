@@ -278,7 +278,7 @@ function finishTurn(state: TurnState, stream: AssistantStream, stopReason: "stop
   return stream.end(assembleTurn(state, stopReason));
 }
 
-/** The turn of the finished blocks: the message (a copy of them), why it stopped, a copy of the usage. */
+/** The turn of the finished blocks: the message, why it stopped, the usage. The builder never touches them once the turn is out, so a copy is optional. */
 function assembleTurn(state: TurnState, stopReason: StopReason): AssistantTurn {
   return {
     message: { role: "assistant", content: structuredClone(state.content), timestamp: state.timestamp },

@@ -94,8 +94,18 @@ function throwsCode(run: () => unknown, code: string, what: string): void {
   );
 }
 
-/** More events than any test produces: a reader that gets this many is looping on one event. */
-const READ_LIMIT = 2_000;
+/** What `run` returned, or a failure naming what it threw instead (a scaffold error is thrown on). */
+function returned<T>(run: () => T, what: string): T {
+  try {
+    return run();
+  } catch (error) {
+    if (isScaffold(error)) throw error;
+    assert.fail(`${what}不该抛错，实际抛出 ${thrownText(error)}`);
+  }
+}
+
+/** More events than any test produces (the longest turn has some 30 000): a reader that gets this many is looping on one event. */
+const READ_LIMIT = 200_000;
 
 /** What a reader of a builder's stream saw: the events, and how the reading stopped. */
 interface Reading {
@@ -150,8 +160,32 @@ function line(event: AssistantEvent): string {
   }
 }
 
-/** Fails unless the events are `expected`, line by line (see `line`), naming the first that differs and showing both lists; `context` says which events. */
+/** The fields each event type has (`AssistantEvent`), in the order a failure shows them. */
+const FIELDS: Record<AssistantEvent["type"], readonly string[]> = {
+  text_start: ["type", "index"],
+  text_delta: ["type", "index", "delta"],
+  text_end: ["type", "index", "text"],
+  toolcall_start: ["type", "index", "id", "name"],
+  toolcall_delta: ["type", "index", "delta"],
+  toolcall_end: ["type", "index", "toolCall"],
+};
+
+/** Fails unless every event has exactly the fields of its type (§C3.4): no more (a partial message, say), no fewer. */
+function assertFields(events: readonly AssistantEvent[]): void {
+  for (const [i, event] of events.entries()) {
+    const wanted = FIELDS[event.type];
+    if (wanted === undefined) continue; // not an assistant event at all: `line` shows it
+    const got = Object.keys(event);
+    expect(
+      got.length === wanted.length && wanted.every((field) => got.includes(field)),
+      `第 ${i + 1} 个事件 ${line(event)} 的字段应当恰好是 ${wanted.join("、")}（§C3.4），实际是 ${got.join("、")}`,
+    );
+  }
+}
+
+/** Fails unless the events are `expected`, line by line (see `line`), naming the first that differs and showing both lists; `context` says which events. Each event must have exactly its type's fields (see `assertFields`). */
 function assertEvents(events: readonly AssistantEvent[], expected: readonly string[], context?: string): void {
+  assertFields(events);
   const got = events.map(line);
   if (got.length === expected.length && got.every((one, i) => one === expected[i])) return;
   const at = got.findIndex((one, i) => one !== expected[i]);
@@ -215,7 +249,17 @@ const READ_CALL: ToolCall = { type: "toolCall", id: "call-1", name: "read", argu
 const builderAt = (at = 7, signal?: AbortSignal) => new TurnBuilder(signal === undefined ? { now: () => at } : { now: () => at, signal });
 
 /** Text pieces as a model may send them: empty ones, spaces and line breaks alone, any Unicode. */
-const piece = fc.oneof(fc.string({ maxLength: 6 }), fc.string({ unit: "grapheme", maxLength: 4 }), fc.constantFrom("", " ", "\n", "\t", "。", "😀"));
+/**
+ * Text pieces as a model may send them: empty ones, spaces and line breaks alone (also `\r\n`,
+ * a no-break space, a byte order mark), the same piece twice, a combining accent on its own, half
+ * of a surrogate pair, any code point.
+ */
+const piece = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.string({ unit: "grapheme", maxLength: 4 }),
+  fc.string({ unit: "binary", maxLength: 3 }),
+  fc.constantFrom("", " ", "\n", "\t", "\r\n", "\r", "\u00a0", "\ufeff", "\u200b", "\u0301", "e\u0301", "\ud83d", "哈", "。", "😀"),
+);
 
 // ---------------------------------------------------------------------------
 // Lab 4.1 · 文本块：一次调用，既发事件也记进消息
@@ -291,6 +335,43 @@ test("Lab 4.1 · 一段回答：每一片都是一个事件，块结束时消息
       );
     },
   );
+  await rule('§C3.1：没有打开的文本块时，appendText("") 也先打开一个（只是不发 text_delta）；同样的片连着来，每一片都是一个事件', async () => {
+    const first = builderAt();
+    is(first.appendText(""), true, '第一个调用就是 appendText("") 时，它的返回值');
+    first.finish("stop");
+    assertEvents((await readAll(first.stream)).events, ["text_start 0", 'text_end 0 ""'], '第一个调用是 appendText("")，然后 finish');
+    assertSame((await resultOf(first)).message.content, [{ type: "text", text: "" }], 'appendText("") 打开的块也是一个块：消息的 content 不对');
+    const later = builderAt();
+    later.appendText("哈");
+    later.endBlock();
+    later.appendText("");
+    later.appendText("哈");
+    later.appendText("哈");
+    later.finish("stop");
+    assertEvents(
+      (await readAll(later.stream)).events,
+      ["text_start 0", 'text_delta 0 "哈"', 'text_end 0 "哈"', "text_start 1", 'text_delta 1 "哈"', 'text_delta 1 "哈"', 'text_end 1 "哈哈"'],
+      'appendText("哈")、endBlock()、appendText("")、appendText("哈")、appendText("哈")，然后 finish',
+    );
+  });
+  await rule("§C3.2：每个 TurnBuilder 只管自己的回合：两个同时在写，块、位置和消息互不影响", async () => {
+    const one = builderAt(1);
+    const two = builderAt(2);
+    one.appendText("甲");
+    two.startText();
+    two.appendText("乙");
+    one.startText();
+    one.appendText("丙");
+    two.finish("stop");
+    one.finish("stop");
+    assertEvents(
+      (await readAll(one.stream)).events,
+      ["text_start 0", 'text_delta 0 "甲"', 'text_end 0 "甲"', "text_start 1", 'text_delta 1 "丙"', 'text_end 1 "丙"'],
+      "第一个 builder",
+    );
+    assertEvents((await readAll(two.stream)).events, ["text_start 0", 'text_delta 0 "乙"', 'text_end 0 "乙"'], "第二个 builder");
+    assertSame((await resultOf(two)).message, { role: "assistant", content: [{ type: "text", text: "乙" }], timestamp: 2 }, "第二个 builder 的消息不对");
+  });
 });
 
 test("Lab 4.1 · 片怎么切都一样：消息只看拼起来的文字，事件原样描述它", async () => {
@@ -343,8 +424,51 @@ test("Lab 4.1 · 片怎么切都一样：消息只看拼起来的文字，事件
         JSON.stringify(a.message) === JSON.stringify(b.message),
         `分成 ${show(pieces)} 给出，消息是 ${JSON.stringify(a.message)}；一次给完是 ${JSON.stringify(b.message)}`,
       );
+      assertSame(a.message.content, [{ type: "text", text: pieces.join("") }], `分成 ${show(pieces)} 给出，消息应当恰好是一个文本块，文字是它们首尾相接`);
     }),
   );
+  await rule("§C3.2：没有上限：一片多长、一块几片、一个回合几块都行（试的是两百多万个字符的一片、一万两千片、一万块）", async () => {
+    const builder = builderAt();
+    // A reader that takes the events as they come (every 2 000 calls the test lets it run), as a screen does.
+    const events: AssistantEvent[] = [];
+    const reader = (async () => {
+      for await (const event of builder.stream) events.push(event);
+    })();
+    const huge = "长".repeat(2 ** 21 + 1);
+    builder.appendText(huge);
+    for (let i = 1; i <= 12_000; i++) {
+      builder.appendText("字");
+      if (i % 2_000 === 0) await realTurn();
+    }
+    builder.finish("stop");
+    const whole = huge + "字".repeat(12_000);
+    const ended = await outcomeOf(reader, 5);
+    expect(ended.status === "fulfilled", `读者应当以 done 结束，实际是 ${show(ended)}`);
+    is(events.filter((event) => event.type === "text_delta").length, 12_001, "text_delta 的个数");
+    const end = events.at(-1);
+    expect(
+      end?.type === "text_end" && end.text === whole,
+      `最后一个事件应当是 text_end，带着全部 ${whole.length} 个字符，实际是 ${end?.type === "text_end" ? `带着 ${end.text.length} 个字符的 text_end` : show(end?.type)}`,
+    );
+    const content = (await resultOf(builder)).message.content;
+    const text = content.length === 1 && content[0]?.type === "text" ? content[0].text : undefined;
+    expect(
+      text === whole,
+      `消息应当是一个文本块，${whole.length} 个字符全部保留，实际是 ${text === undefined ? `${content.length} 个块` : `${text.length} 个字符`}`,
+    );
+    const blocks = builderAt();
+    for (let i = 0; i < 10_000; i++) {
+      blocks.startText();
+      blocks.appendText("块");
+    }
+    blocks.finish("stop");
+    const many = (await resultOf(blocks)).message.content;
+    is(many.length, 10_000, "startText 一万次、每块一片之后，消息的块数");
+    expect(
+      many.every((block) => block.type === "text" && block.text === "块"),
+      "一万块的每一块都应当是 “块”",
+    );
+  });
 });
 
 test("Lab 4.1 · 回合的收尾：stopReason、用量和时间戳", async () => {
@@ -357,6 +481,18 @@ test("Lab 4.1 · 回合的收尾：stopReason、用量和时间戳", async () =>
       got.push((await resultOf(builder)).stopReason);
     }
     assertSame(got, ["stop", "toolUse", "length"], "回合的 stopReason 应当是 finish 收到的那个");
+  });
+  await rule("§C3.3：stop、toolUse、length 都是完成的回合：没有 errorMessage 和 failure 字段", async () => {
+    for (const reason of ["stop", "toolUse", "length"] as const) {
+      const builder = builderAt();
+      builder.appendText("好");
+      builder.finish(reason);
+      const result = await resultOf(builder);
+      expect(
+        !("errorMessage" in result) && !("failure" in result),
+        `finish(${show(reason)}) 的回合是完成的，不该有 errorMessage 和 failure 字段，实际是 ${show(result)}`,
+      );
+    }
   });
   await rule("§C3.3：usage 是 setUsage 最后给出的值（没给的字段保持原值，默认都是 0），回合里是它的一份副本", async () => {
     const builder = builderAt();
@@ -371,7 +507,20 @@ test("Lab 4.1 · 回合的收尾：stopReason、用量和时间戳", async () =>
     builder.appendText("好");
     builder.finish("stop");
     is((await resultOf(builder)).message.timestamp, 1_700_000_000_500, "消息的 timestamp");
+    const epoch = new TurnBuilder({ now: () => 0 });
+    epoch.finish("stop");
+    is((await resultOf(epoch)).message.timestamp, 0, "now() 给出 0（1970-01-01T00:00:00Z）时，消息的 timestamp");
   });
+  await holds(
+    "§C3.3：消息的 timestamp 就是构造时 now() 给出的那个数，原样：0、负数、超过 2^31 的数都一样",
+    fc.asyncProperty(fc.oneof(fc.constantFrom(0, -1, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER), fc.integer(), fc.maxSafeInteger()), async (at) => {
+      const builder = new TurnBuilder({ now: () => at });
+      builder.appendText("好");
+      builder.finish("toolUse");
+      is((await resultOf(builder)).message.timestamp, at, "消息的 timestamp");
+    }),
+    { numRuns: 50 },
+  );
   await rule("§C3.3：一个块都没有的回合也能完成：content 是空数组，没有事件", async () => {
     const empty = builderAt();
     is(empty.finish("stop"), true, "空回合 finish 的返回值");
@@ -429,7 +578,18 @@ test("Lab 4.2 · 工具调用：参数一片片到，块结束时才解析成对
       "toolcall_start 1 c2 list",
       'toolcall_delta 1 " \\n "',
       'toolcall_end 1 {"type":"toolCall","id":"c2","name":"list","arguments":{}}',
-    ]);
+    ]); // Whitespace is what String.prototype.trim removes: a no-break space, a byte order mark, an ideographic space too.
+    for (const blank of ["\t\r\n", "\u00a0", "\ufeff", "\u3000", "\u2028 \u2029"]) {
+      const spaced = builderAt();
+      spaced.startToolCall("c1", "list");
+      spaced.appendToolArguments(blank);
+      spaced.finish("toolUse");
+      assertSame(
+        (await resultOf(spaced)).message.content,
+        [{ type: "toolCall", id: "c1", name: "list", arguments: {} }],
+        `参数文字只有空白 ${show(blank)}：参数应当是 {}`,
+      );
+    }
   });
   await rule("§C4.2：toolcall_end 带的是调用的一份副本：读者改了它，消息里的调用不变", async () => {
     const copied = builderAt();
@@ -448,15 +608,48 @@ test("Lab 4.2 · 工具调用：参数一片片到，块结束时才解析成对
     ended.toolCall.name = "write";
     copied.finish("toolUse");
     assertSame((await resultOf(copied)).message.content, [READ_CALL], "读者改了 toolcall_end 的 toolCall，消息里的调用跟着变了");
+    const nested = builderAt();
+    nested.startToolCall("call-2", "read");
+    nested.appendToolArguments('{"path":"a.ts","range":{"from":1,"lines":[1,2]}}');
+    nested.finish("toolUse");
+    const end = (await readAll(nested.stream)).events.find((event) => event.type === "toolcall_end");
+    expect(end?.type === "toolcall_end", "finish 之后，读者应当拿到 toolcall_end");
+    const range = (end.toolCall.arguments as { range: { from: number; lines: number[] } }).range;
+    range.from = 9;
+    range.lines.push(3);
+    assertSame(
+      (await resultOf(nested)).message.content,
+      [{ type: "toolCall", id: "call-2", name: "read", arguments: { path: "a.ts", range: { from: 1, lines: [1, 2] } } }],
+      "读者改了 toolcall_end 的 arguments 里面的对象，消息里的调用跟着变了：副本要复制到最里层",
+    );
+  });
+  await rule("§C4.2：参数没有上限：多长、分几片都行（试的是两百多万个字符、一万个数的数组，分成一万两千片）", async () => {
+    const args = { path: "big.md", content: "长".repeat(2 ** 21 + 1), lines: Array.from({ length: 10_000 }, (_, i) => i) };
+    const json = JSON.stringify(args);
+    const size = Math.ceil(json.length / 12_000);
+    const builder = builderAt();
+    builder.startToolCall("call-1", "write");
+    let refused = 0;
+    for (let at = 0; at < json.length; at += size) if (builder.appendToolArguments(json.slice(at, at + size)) !== true) refused++;
+    is(refused, 0, "appendToolArguments 没有返回 true 的次数");
+    is(builder.finish("toolUse"), true, "finish 的返回值");
+    const content = (await resultOf(builder)).message.content;
+    const call = content[0];
+    expect(
+      content.length === 1 && call?.type === "toolCall" && JSON.stringify(call.arguments) === json,
+      `消息应当是一个调用，参数就是那 ${json.length} 个字符的 JSON 对象，实际是 ${call?.type === "toolCall" ? `参数 ${JSON.stringify(call.arguments).length} 个字符` : `${content.length} 个块`}`,
+    );
   });
   await holds(
-    "§C4.1、§C4.2、§C3.4：任何参数对象、任何切法，穿插在文本块之间：toolcall_end 和消息里的 arguments 都等于原来的对象，读者从事件重建的块就是消息的 content",
+    "§C4.1、§C4.2、§C3.4：任何 id 和 name、任何参数对象（键可以是 constructor、__proto__）、任何切法，穿插在文本块之间：id、name 原样，消息里的 arguments 就是原来的对象（JSON 逐字节相同，键的顺序也不变），读者从事件重建的块就是消息的 content",
     fc.asyncProperty(
       fc.array(
         fc.oneof(
-          fc.record({ text: fc.array(piece, { maxLength: 3 }) }),
+          fc.record({ text: fc.array(piece, { maxLength: 3 }), viaAppend: fc.boolean() }),
           fc.record({
-            args: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+            id: label,
+            name: label,
+            args: fc.dictionary(argumentKey, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
             cuts: fc.array(fc.nat(), { maxLength: 4 }),
           }),
         ),
@@ -465,32 +658,52 @@ test("Lab 4.2 · 工具调用：参数一片片到，块结束时才解析成对
       async (blocks) => {
         const builder = builderAt(4);
         const expected: unknown[] = [];
-        blocks.forEach((block, i) => {
+        const starts: string[] = [];
+        let previous: "text" | "call" | undefined;
+        for (const block of blocks) {
           if ("text" in block) {
-            builder.startText();
+            // appendText alone opens a block when no text block is open (nothing yet, or a call); else startText does
+            if (!block.viaAppend || previous === "text") builder.startText();
+            else if (block.text.length === 0) continue; // no call at all: no block
             for (const one of block.text) builder.appendText(one);
             expected.push({ type: "text", text: block.text.join("") });
+            previous = "text";
           } else {
             const json = JSON.stringify(block.args);
             const cuts = [...new Set(block.cuts.map((cut) => cut % (json.length + 1)))].sort((a, b) => a - b);
-            builder.startToolCall(`call-${i}`, "tool");
+            builder.startToolCall(block.id, block.name);
+            starts.push(`toolcall_start ${expected.length} ${block.id} ${block.name}`);
             let from = 0;
             for (const cut of [...cuts, json.length]) {
               builder.appendToolArguments(json.slice(from, cut));
               from = cut;
             }
             // JSON.parse gives back what JSON.stringify wrote (a -0 becomes 0), so that is what the call holds
-            expected.push({ type: "toolCall", id: `call-${i}`, name: "tool", arguments: JSON.parse(json) });
+            expected.push({ type: "toolCall", id: block.id, name: block.name, arguments: JSON.parse(json) });
+            previous = "call";
           }
-        });
+        }
         builder.finish("toolUse");
         const result = await resultOf(builder);
         assertSame(result.message.content, expected, "消息的 content 不对");
-        assertSame(replay((await readAll(builder.stream)).events), result.message.content, "读者从事件重建的块和消息的 content 不一样");
+        expect(
+          JSON.stringify(result.message.content) === JSON.stringify(expected),
+          `消息的 content 和原来的参数不是逐字节相同（键的顺序？）：\n应当是：${JSON.stringify(expected)}\n实际是：${JSON.stringify(result.message.content)}`,
+        );
+        const events = (await readAll(builder.stream)).events;
+        assertFields(events);
+        assertSame(events.filter((event) => event.type === "toolcall_start").map(line), starts, "toolcall_start 应当原样带着 startToolCall 给的 id 和 name");
+        assertSame(replay(events), result.message.content, "读者从事件重建的块和消息的 content 不一样");
       },
     ),
   );
 });
+
+/** An id or a tool name as a model may send it: empty, with spaces around it, any code point. */
+const label = fc.oneof(fc.string({ maxLength: 6 }), fc.string({ unit: "binary", maxLength: 3 }), fc.constantFrom("", " ", " read ", "READ", "call-1"));
+
+/** A key of an arguments object: any string, also the names of Object.prototype's own properties. */
+const argumentKey = fc.oneof(fc.string({ maxLength: 5 }), fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", ""));
 
 /** A builder with one tool call open whose argument text is `json`; `closeFirst`: its block already ended (endBlock). */
 function withArguments(json: string, closeFirst: boolean): TurnBuilder {
@@ -502,10 +715,15 @@ function withArguments(json: string, closeFirst: boolean): TurnBuilder {
 }
 
 test("Lab 4.2 · 参数不是 JSON 对象：回合要继续或正常结束时，是一个明确的错误", async () => {
-  const broken = ["{not json", "[1,2]", "42", '"a.ts"', "null", '{"path":'];
-  await rule("§C4.3：参数解析不成对象，endBlock 只把调用标成结束：返回 true，不发 toolcall_end", async () => {
+  const broken = ["{not json", "[1,2]", "42", '"a.ts"', "null", '{"path":', "0", "false", '""', "[]", "true"];
+  await rule("§C4.3：参数解析不成对象，endBlock 只把调用标成结束：返回 true，不发 toolcall_end（再 endBlock 一次也一样）", async () => {
     for (const json of broken) {
       const builder = withArguments(json, true);
+      is(
+        returned(() => builder.endBlock(), `参数是 ${show(json)}，第二次 endBlock `),
+        true,
+        `参数是 ${show(json)}，第二次 endBlock 的返回值`,
+      );
       assertEvents(
         (await readAll(builder.stream)).events,
         ["toolcall_start 0 call-1 read", `toolcall_delta 0 ${show(json)}`],
@@ -542,6 +760,10 @@ test("Lab 4.2 · 参数不是 JSON 对象：回合要继续或正常结束时，
     throwsCode(() => ended.appendToolArguments('"a.ts"}'), "TURN_BUILDER_MISUSE", "块已经 endBlock（参数还没写完）时 appendToolArguments ");
     const closed = withArguments('{"path":"a.ts"}', true);
     throwsCode(() => closed.appendToolArguments("{}"), "TURN_BUILDER_MISUSE", "块已经 endBlock（参数完整）时 appendToolArguments ");
+    throwsCode(() => builderAt().appendToolArguments(""), "TURN_BUILDER_MISUSE", '什么都没开时 appendToolArguments("")（空片也算）');
+    const textThenEmpty = builderAt();
+    textThenEmpty.appendText("我先");
+    throwsCode(() => textThenEmpty.appendToolArguments(""), "TURN_BUILDER_MISUSE", '文本块开着时 appendToolArguments("")（空片也算）');
   });
 });
 
@@ -586,13 +808,17 @@ test("Lab 4.2 · 写到一半被截断：length 回合的最后一个调用以 {
 
 test("Lab 4.3 · fail：失败是 result() 给出的一个回合，不是异常", async () => {
   const builder = builderAt(11);
+  let reading: Reading = { events: [], end: "pending" };
   await rule("§C5.1：fail 返回 true，流当场关闭，但不是失败：result() 兑现，读者以 done 结束", async () => {
     for (const one of PIECES) builder.appendText(one);
     builder.setUsage({ inputTokens: 12 });
     is(builder.fail("连接断了"), true, "fail 的返回值");
     is(builder.closed, true, "fail 之后，closed ");
-    const reading = await readAll(builder.stream);
+    reading = await readAll(builder.stream);
     expect(reading.end === "done", `读者应当以 done 结束，实际是 ${reading.end}${reading.end === "threw" ? `：for await 抛出了 ${show(reading.error)}` : ""}`);
+  });
+  await rule("§C5.2：fail 自己不发事件：打开的文本块没有 text_end，读者看到的就是 fail 之前的那些事件", () => {
+    assertEvents(reading.events, ["text_start 0", 'text_delta 0 "我先"', 'text_delta 0 "读一下"', 'text_delta 0 " a.ts。"'], "说完三片之后 fail");
   });
   await rule("§C5.1、§C5.2：失败的回合：stopReason 是 error，errorMessage 是 fail 的那句话，打开的文本块的文字留在消息里", async () => {
     assertSame(
@@ -623,7 +849,7 @@ test("Lab 4.3 · fail：失败是 result() 给出的一个回合，不是异常"
     );
     assertSame(await resultOf(builder), before, "关了之后的调用改变了结果");
   });
-  await rule("§C5.2：完成的块都留着；打开的调用丢掉（参数完整也丢），没有文字的文本块也丢", async () => {
+  await rule("§C5.2：完成的块都留着；打开的文本块有文字（只有空白也算）就留在最后；打开的调用丢掉（参数完整也丢），没有文字的文本块也丢", async () => {
     const cases: [string, (b: TurnBuilder) => void, unknown[]][] = [
       ["文本之后，调用开着", (b) => exampleTurn(b), [{ type: "text", text: ANSWER }]],
       [
@@ -642,6 +868,19 @@ test("Lab 4.3 · fail：失败是 result() 给出的一个回合，不是异常"
           b.endBlock();
         },
         [],
+      ],
+      [
+        "只有空白的打开的文本块（空白也是说过的话）",
+        (b) => {
+          b.appendText("我先");
+          b.startText();
+          b.appendText(" ");
+          b.appendText("\n");
+        },
+        [
+          { type: "text", text: "我先" },
+          { type: "text", text: " \n" },
+        ],
       ],
       [
         "刚打开、还没有一片的文本块",
@@ -676,6 +915,39 @@ test("Lab 4.3 · fail：失败是 result() 给出的一个回合，不是异常"
     const plainTurn = await resultOf(plain);
     is(plainTurn.stopReason, "aborted", 'fail(…, "aborted") 的回合的 stopReason');
     expect(!("failure" in plainTurn), `没给 failure 时，回合没有 failure 字段，实际是 ${show(plainTurn)}`);
+  });
+  await holds(
+    "§C5.1、§C5.3：fail 给的原因原样是 errorMessage（空字符串、首尾的空白、任何字符都一样），stopReason 是给的那个（默认 error）；给了 failure，回合带着一个新对象，恰好是它的 code 和 message（空字符串也是），原样",
+    fc.asyncProperty(
+      fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: "binary", maxLength: 4 }), fc.constantFrom("", " ", "断了\n", "  断了  ", "\u00a0")),
+      fc.constantFrom(undefined, "error" as const, "aborted" as const),
+      fc.option(
+        fc.record({ code: fc.oneof(fc.string({ maxLength: 6 }), fc.constant("")), message: fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom("", " ")) }),
+        { nil: undefined },
+      ),
+      async (message, stopReason, failure) => {
+        const builder = builderAt();
+        builder.appendText("我先");
+        if (stopReason === undefined) builder.fail(message, undefined, failure);
+        else builder.fail(message, stopReason, failure);
+        const turn = await resultOf(builder);
+        is(turn.errorMessage, message, "回合的 errorMessage");
+        is(turn.stopReason, stopReason ?? "error", "回合的 stopReason");
+        if (failure === undefined) expect(!("failure" in turn), `没给 failure 时，回合没有 failure 字段，实际是 ${show(turn)}`);
+        else {
+          assertSame(turn.failure, { code: failure.code, message: failure.message }, "回合的 failure 应当恰好是给出的 code 和 message");
+          expect(turn.failure !== failure, "回合的 failure 应当是一个新对象，不是给出的那个");
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+  await rule("§C5.1：errorMessage 没有长度上限：一百多万个字符的原因也原样保留", async () => {
+    const long = `连接断了：${"长".repeat(2 ** 20 + 1)}`;
+    const builder = builderAt();
+    builder.fail(long);
+    const got = (await resultOf(builder)).errorMessage;
+    expect(got === long, `errorMessage 应当是给的那 ${long.length} 个字符，原样，实际是 ${got === undefined ? "undefined" : `${got.length} 个字符`}`);
   });
 });
 
@@ -758,20 +1030,52 @@ test("Lab 4.3 · 中止：signal 一响，回合以 aborted 结束，留下已�
     assertSame(result.message.content, [{ type: "text", text: "我先读" }], "中止时打开的文本块的文字应当留着");
   });
   await holds(
-    "§C5.2、§C5.4：在任何时刻 fail 或中止：消息恰好是事件描述过的完成的块，加上打开的文本块已有的文字；result() 兑现，读者以 done 结束",
+    "§C5.2、§C5.4：在任何时刻 fail 或中止：消息恰好是事件描述过的完成的块，加上打开的文本块已有的文字；fail 和中止自己不发事件；result() 兑现，读者以 done 结束",
     fc.asyncProperty(fc.array(step, { maxLength: 6 }), fc.boolean(), async (steps, abort) => {
       const user = new AbortController();
       const builder = builderAt(6, user.signal);
       feed(builder, steps);
+      const iterator = builder.stream[Symbol.asyncIterator]();
+      const events: AssistantEvent[] = [];
+      let next = iterator.next();
+      for (let got = await outcomeOf(next, 1); got.status === "fulfilled" && got.value.done !== true; got = await outcomeOf(next, 1)) {
+        events.push(got.value.value);
+        next = iterator.next();
+      }
       if (abort) user.abort("停");
       else builder.fail("断了");
+      const after = await outcomeOf(next);
+      expect(
+        after.status === "fulfilled" && after.value.done === true,
+        `${abort ? "中止" : "fail"}之后，读者应当以 done 结束，不再收到事件，实际是 ${after.status === "fulfilled" && after.value.done !== true ? line(after.value.value) : show(after)}`,
+      );
       const result = await resultOf(builder);
-      const reading = await readAll(builder.stream);
-      is(reading.end, "done", "读者结束的方式");
       is(result.stopReason, abort ? "aborted" : "error", "回合的 stopReason");
       is(result.errorMessage, abort ? "aborted: 停" : "断了", "回合的 errorMessage");
-      assertSame(result.message.content, replay(reading.events, true), "消息应当是事件描述过的完成的块，加上打开的文本块已有的文字");
+      assertSame(result.message.content, replay(events, true), "消息应当是事件描述过的完成的块，加上打开的文本块已有的文字");
     }),
+  );
+  await holds(
+    '§C5.4：中止的回合的 errorMessage 是 "aborted: " 加上原因的文字：原因是 Error 时是它的 message，否则是 String(原因)（空字符串、0、null 也是）；没给原因时是 signal 自己的 AbortError',
+    fc.asyncProperty(
+      fc.oneof(
+        fc.string({ maxLength: 6 }),
+        fc.constantFrom("", " ", 0, -1, null, false, undefined, Number.NaN),
+        fc.integer(),
+        fc.string({ maxLength: 6 }).map((message) => new Error(message)),
+        fc.string({ maxLength: 6 }).map((message) => new TypeError(message)),
+      ),
+      async (reason) => {
+        const user = new AbortController();
+        const builder = builderAt(1, user.signal);
+        builder.appendText("我先");
+        user.abort(reason);
+        const given: unknown = user.signal.reason; // abort() without a reason: the signal's own DOMException
+        const wanted = `aborted: ${given instanceof Error ? given.message : String(given)}`;
+        is((await resultOf(builder)).errorMessage, wanted, `中止原因是 ${show(given)} 时，回合的 errorMessage`);
+      },
+    ),
+    { numRuns: 60 },
   );
 });
 
