@@ -266,7 +266,7 @@ test("every location lab prints is path:line:col relative to where the command w
 });
 
 test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status", async (t) => {
-  const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
+  const course = await createMiniCourse("starter", { practice: true, chapter: "03", scripts: true });
   t.after(() => removeMiniCourse(course));
   installTooling(course.root, { practice: true }); // the tooling as practice puts it: compiled, run by the bin
   const started = spawnSync(process.execPath, [path.join(course.root, "scripts", "start.mjs")], {

@@ -66,7 +66,7 @@ let tmp = "";
 let course: MiniCourse;
 test.before(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "pi-mcp-tmp-"));
-  course = await createMiniCourse("starter", { practice: true });
+  course = await createMiniCourse("starter", { practice: true, scripts: true });
   // A chapter text, and a rule (`§2.1：…`) on the first line of one test's failure.
   await mkdir(path.join(course.root, "chapters"));
   await writeFile(path.join(course.root, "chapters", "99-mini.md"), MINI_TEXT);
