@@ -11,6 +11,7 @@ import path from "node:path";
 import test, { type TestContext } from "node:test";
 import { courseRoot } from "../lib/core/paths.js";
 import { toolingStamp } from "../lib/core/tooling-stamp.mjs";
+import { runInProcess } from "./support/in-process.js";
 import { waitForEntry } from "./support/leftover-probe.js";
 import { launcherStamp } from "./support/tooling.js";
 
@@ -38,14 +39,12 @@ function launch(root: string, ...args: string[]) {
 
 const stamp = (root: string) => path.join(root, ".pi-course", "tooling", "sources.json");
 
-test("launch: the first run compiles the tooling, later runs reuse it until a source changes; the compiled tooling finds the course root, not its own build folder; an unknown command is a usage error", (t) => {
+test("launch: the first run compiles the tooling, later runs reuse it until a source changes; the compiled tooling finds the course root, not its own build folder; an unknown command is a usage error", async (t) => {
   const root = courseCopy(t);
   // Not a command: compiled with the rest by the first run, and imported from the build directly below.
   writeFileSync(path.join(root, "scripts", "where.ts"), 'import { courseRoot } from "./lib/core/paths.js";\nconsole.log(courseRoot);\n');
-  const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "cli.ts"), "hint", "--help"], {
-    cwd: root,
-    encoding: "utf8",
-  });
+  // What the sources print: the command table of this build, run in this process (the copy's sources are the same).
+  const fromSource = await runInProcess(root, "hint", ["--help"]);
   const first = launch(root, "hint", "--help");
   assert.equal(first.status, 0, first.stderr);
   assert.equal(first.stdout, fromSource.stdout, "the compiled command prints what the source prints");
