@@ -151,7 +151,10 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
   const repo = makeFakeCourse(t, { linkModules: true });
   const root = path.dirname(repo);
   const steps: PracticeStep[] = ["checkpoint", "destination", "files", "tooling", "audit", "modules"];
-  // The chapter resolved once for the twelve runs that fail (as `verify` hands it over); the run that succeeds resolves its own.
+  // An abort is checked after each step by the same code (`step` in folder.ts): once before the temporary folder exists, once
+  // when it holds everything.
+  const aborted = new Set<PracticeStep>(["checkpoint", "audit"]);
+  // The chapter resolved once for the runs that fail (as `verify` hands it over); the run that succeeds resolves its own.
   const checkpoint = await resolveCheckpoint(repo, "02");
   for (const at of steps) {
     const dest = path.join(root, `fail-${at}`);
@@ -179,6 +182,7 @@ test("a failure or an abort at any step leaves neither the destination nor a tem
     assert.deepEqual(leftovers(root), [], at);
     assert.equal(sh(repo, ["branch", "--list", "course/build-your-own-pi"]), "", `${at}: a failed practice writes no branch`);
 
+    if (!aborted.has(at)) continue;
     const controller = new AbortController();
     await assert.rejects(
       createPractice({
