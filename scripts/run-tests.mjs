@@ -20,7 +20,13 @@
 // at a time in about 60% of one at a time. node's own default on two cores is one file at
 // a time (available parallelism minus one). Larger files start first, so that the longest
 // end-to-end files do not end up alone at the end.
-import { spawnSync } from "node:child_process";
+//
+// The suites run at the same time, each a `node --test` of its own, the course tests one file
+// per core beside the tooling tests: they then fill the cores while the tooling tests wait for
+// their processes, instead of running before them. Each suite's report is printed whole and in
+// suite order (the first as it comes, a later one once every suite before it is printed), with
+// the reporter and colours a terminal would get when the runner's output is one.
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -66,12 +72,44 @@ function largestFirst(files) {
   return [...files].sort((a, b) => statSync(b).size - statSync(a).size || (a < b ? -1 : 1));
 }
 
-function run(label, args) {
-  console.log(`\n# ${label}: node ${args.join(" ")}`);
-  const started = performance.now();
-  const result = spawnSync(process.execPath, args, { cwd: repo, stdio: "inherit" });
-  console.log(`# ${label}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return result.status === 0;
+/**
+ * Starts every suite at once and prints their reports one after the other, in order: the
+ * first suite's output as it comes, a later suite's held until every suite before it has
+ * been printed. Resolves with true when every suite passed.
+ */
+async function runAll(suites) {
+  // Piped output is no terminal: the reporter and colours a terminal would get are asked for.
+  const terminal = process.stdout.isTTY === true;
+  const env = terminal ? { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "1" } : process.env;
+  const runs = suites.map(([label, args]) => {
+    const reporterArgs = terminal && args.includes("--test") ? ["--test-reporter=spec"] : [];
+    const started = performance.now();
+    const child = spawn(process.execPath, [...reporterArgs, ...args], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+    const run = { label, args, chunks: [], live: false, done: undefined };
+    const take = (stream) => (chunk) => {
+      if (run.live) stream.write(chunk);
+      else run.chunks.push([stream, chunk]);
+    };
+    child.stdout.on("data", take(process.stdout));
+    child.stderr.on("data", take(process.stderr));
+    run.done = new Promise((resolve) => {
+      child.on("error", (error) => resolve({ ok: false, seconds: 0, error }));
+      child.on("close", (code) => resolve({ ok: code === 0, seconds: (performance.now() - started) / 1000 }));
+    });
+    return run;
+  });
+  let ok = true;
+  for (const run of runs) {
+    console.log(`\n# ${run.label}: node ${run.args.join(" ")}`);
+    for (const [stream, chunk] of run.chunks) stream.write(chunk);
+    run.chunks = [];
+    run.live = true;
+    const { ok: passed, seconds, error } = await run.done;
+    if (error !== undefined) console.error(`# ${run.label}: ${error.message}`);
+    console.log(`# ${run.label}: ${seconds.toFixed(1)} s`);
+    ok = passed && ok;
+  }
+  return ok;
 }
 
 let options;
@@ -117,9 +155,12 @@ if (!options["tooling-only"]) {
     console.error(`compiled course tests missing (${missing.map((f) => path.basename(f)).join(", ") || "none found"}): run \`npm run build\` first`);
     process.exit(1);
   }
+  // Beside the tooling tests, one course test file per core (a course test waits for nothing).
+  const besideTooling = !options["course-only"] && testFilesBelow(path.join(repo, "scripts/test"), ".test.ts").length > 0;
+  const courseConcurrency = besideTooling && options.concurrency === undefined ? os.availableParallelism() : concurrency;
   suites.push([
     "course tests",
-    [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))],
+    [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${courseConcurrency}`, ...files.map((f) => path.relative(repo, f))],
   ]);
 }
 if (!options["course-only"]) {
@@ -146,6 +187,4 @@ if (!options["course-only"]) {
   }
 }
 
-let ok = true;
-for (const [label, args] of suites) ok = run(label, args) && ok;
-process.exitCode = ok ? 0 : 1;
+process.exitCode = (await runAll(suites)) ? 0 : 1;

@@ -9,8 +9,9 @@
  * chapter 12's build; the steps this file ran on chapter 12 until this round are there:
  * - a red lab through npm is a result with no npm error block, and not the reference:
  *   `launch-npm.test.ts`; every lab of chapter 12's starter is not started, the first on its
- *   own scaffold error: `practice/folder.test.ts` ("first red", on the real chapter 12); its
- *   location in the learner's file: `mcp.test.ts` (chapter 12) and `lab.test.ts`;
+ *   own scaffold error: `verify 12` ("first red"; on the synthetic chapter,
+ *   `practice/folder.test.ts`); its location in the learner's file: `lab.test.ts` and
+ *   `mcp.test.ts` (on the mini chapter), and the lab outputs `verify 12` replays;
  * - a lab stuck in `for (;;) {}` ends at its time limit with one message naming the test and
  *   the function it was stuck in: `testing/labs.test.ts`; the limit given by `lab --timeout`,
  *   said once, no temp folder left: `lab.test.ts`;

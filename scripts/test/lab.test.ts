@@ -16,7 +16,7 @@ import { sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { parseCommand } from "../cli.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from "../lib/testing/limits.js";
 import { commandArgs, installTooling } from "./support/tooling.js";
-import { createMiniCourse, miniSource, removeMiniCourse, runScript } from "./support/lab-fixture.js";
+import { createMiniCourse, miniSource, removeMiniCourse, runInPackage, runScript } from "./support/lab-fixture.js";
 import { runInProcess } from "./support/in-process.js";
 
 test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () => {
@@ -251,8 +251,8 @@ test("every location lab prints is path:line:col relative to where the command w
   t.after(() => removeMiniCourse(course));
   const starter = miniSource("starter").split("\n");
   const thrown = starter.findIndex((line) => line.includes('throw labError("Lab 99.1')) + 1;
-  // Typed in the package folder (where runScript runs it, no INIT_CWD).
-  const here = await runScript(course.root, "lab.ts", ["99.1"]);
+  // Typed in the package folder (where npm runs it).
+  const here = await runInPackage(course.root, "lab", ["99.1"]);
   assert.match(here.stdout, new RegExp(`施工位尚未实现 · src/mini\\.ts:${thrown}:9\\n  测试 test/99-mini\\.test\\.ts:5:1\\n`));
   assert.match(here.stdout, new RegExp(`实现 Lab 99\\.1 的施工位（src/mini\\.ts:${thrown}:9）`));
   // Typed at the course root, as npm's INIT_CWD says; also in --json.
@@ -266,7 +266,7 @@ test("every location lab prints is path:line:col relative to where the command w
 });
 
 test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status", async (t) => {
-  const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
+  const course = await createMiniCourse("starter", { practice: true, chapter: "03", scripts: true });
   t.after(() => removeMiniCourse(course));
   installTooling(course.root, { practice: true }); // the tooling as practice puts it: compiled, run by the bin
   const started = spawnSync(process.execPath, [path.join(course.root, "scripts", "start.mjs")], {

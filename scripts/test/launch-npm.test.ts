@@ -15,13 +15,20 @@ import test from "node:test";
 import { fakeEditor } from "./support/fake-editor.js";
 import { createMiniCourse, miniSource, removeMiniCourse, repoRoot, type MiniCourse } from "./support/lab-fixture.js";
 import { processesMentioning, waitForEntry } from "./support/leftover-probe.js";
+import { installTooling } from "./support/tooling.js";
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const posix = process.platform !== "win32";
 
-/** The mini course with the real package scripts (so that `npm run lab -w @pi/course` works). */
+/**
+ * The mini course with the real package scripts (so that `npm run lab -w @pi/course` works),
+ * and the tests' compiled tooling installed where the launcher keeps its build, with its stamp:
+ * npm's way of starting a command runs it without compiling the tooling (launch.test.ts
+ * tests the compile).
+ */
 async function npmCourse(): Promise<MiniCourse> {
-  const course = await createMiniCourse("starter", { practice: true });
+  const course = await createMiniCourse("starter", { practice: true, scripts: true });
+  installTooling(course.root);
   const real = JSON.parse(readFileSync(path.join(repoRoot, "packages/pi-course/package.json"), "utf8")) as { scripts: unknown };
   const pkg = path.join(course.root, "packages/pi-course/package.json");
   writeFileSync(pkg, `${JSON.stringify({ ...JSON.parse(readFileSync(pkg, "utf8")), scripts: real.scripts }, null, 2)}\n`);
@@ -75,8 +82,7 @@ async function testsRunning(dir: string): Promise<void> {
   await waitForEntry(dir, (name) => name === RUNNING, "the hanging test's marker");
 }
 
-// One course for the whole file: the launcher compiles its tooling once. The tests run in
-// order and each sets the teaching file it needs.
+// One course for the whole file. The tests run in order and each sets the teaching file it needs.
 let course: MiniCourse;
 test.before(async () => {
   course = await npmCourse();

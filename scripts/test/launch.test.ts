@@ -10,6 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
 import { courseRoot } from "../lib/core/paths.js";
+import { toolingStamp } from "../lib/core/tooling-stamp.mjs";
+import { runInProcess } from "./support/in-process.js";
 import { waitForEntry } from "./support/leftover-probe.js";
 import { launcherStamp } from "./support/tooling.js";
 
@@ -37,14 +39,12 @@ function launch(root: string, ...args: string[]) {
 
 const stamp = (root: string) => path.join(root, ".pi-course", "tooling", "sources.json");
 
-test("launch: the first run compiles the tooling, later runs reuse it until a source changes; the compiled tooling finds the course root, not its own build folder; an unknown command is a usage error", (t) => {
+test("launch: the first run compiles the tooling, later runs reuse it until a source changes; the compiled tooling finds the course root, not its own build folder; an unknown command is a usage error", async (t) => {
   const root = courseCopy(t);
   // Not a command: compiled with the rest by the first run, and imported from the build directly below.
   writeFileSync(path.join(root, "scripts", "where.ts"), 'import { courseRoot } from "./lib/core/paths.js";\nconsole.log(courseRoot);\n');
-  const fromSource = spawnSync(process.execPath, ["--import", "tsx", path.join(root, "scripts", "cli.ts"), "hint", "--help"], {
-    cwd: root,
-    encoding: "utf8",
-  });
+  // What the sources print: the command table of this build, run in this process (the copy's sources are the same).
+  const fromSource = await runInProcess(root, "hint", ["--help"]);
   const first = launch(root, "hint", "--help");
   assert.equal(first.status, 0, first.stderr);
   assert.equal(first.stdout, fromSource.stdout, "the compiled command prints what the source prints");
@@ -68,17 +68,15 @@ test("launch: the first run compiles the tooling, later runs reuse it until a so
   assert.ok(statSync(stamp(root)).mtimeMs > built, "a changed source triggers a rebuild");
 });
 
-test("launch: a build copied into another tree with the same sources (a clone: new files, new times) is used as it is", (t) => {
-  const first = courseCopy(t);
-  assert.equal(launch(first, "hint", "--help").status, 0);
-  const second = courseCopy(t);
-  cpSync(path.join(first, ".pi-course"), path.join(second, ".pi-course"), { recursive: true });
-  const copied = statSync(stamp(second)).mtimeMs;
-  assert.equal(launch(second, "hint", "--help").status, 0);
-  assert.equal(statSync(stamp(second)).mtimeMs, copied, "no compile: the stamp is the sources' content");
-  appendFileSync(path.join(second, "scripts", "lib", "lab", "hints.ts"), "\n// edited in the clone\n");
-  assert.equal(launch(second, "hint", "--help").status, 0);
-  assert.ok(statSync(stamp(second)).mtimeMs > copied, "other content: compiled again");
+test("launch: a build copied into another tree with the same sources (a clone: new files, new times) is used as it is, since its stamp is the sources' content; an edited source changes it", (t) => {
+  // The launcher keeps a build while its stamp equals the sources' (the first test: reused, and compiled again after an edit).
+  const copy = courseCopy(t);
+  assert.equal(toolingStamp(copy), toolingStamp(repo), "a copy with new files and new times has the build's stamp");
+  mkdirSync(path.join(copy, "scripts", "test"));
+  writeFileSync(path.join(copy, "scripts", "test", "new.test.ts"), "// a test is not a tooling source\n");
+  assert.equal(toolingStamp(copy), toolingStamp(repo));
+  appendFileSync(path.join(copy, "scripts", "lib", "lab", "hints.ts"), "\n// edited in the clone\n");
+  assert.notEqual(toolingStamp(copy), toolingStamp(repo), "other content: compiled again");
 });
 
 test("launch: tooling that does not compile runs from source", (t) => {

@@ -7,11 +7,11 @@
  * started with `--silent` leaves stdout to the protocol from its first byte, and on the real
  * chapter 12 no answer carries a line of the reference `resources.ts` the starter lacks.
  *
- * The synthetic mini course (chapter 99) keeps most lab runs fast; the chapter 12 folder
- * runs one lab on its starter and shows its sections and hints.
+ * The synthetic mini course (chapter 99) keeps the lab runs fast; on chapter 12 the tools
+ * answer in this process (its sections, hints and prompt, from the files of its folder).
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -22,12 +22,14 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { parseCommand } from "../cli.js";
+import { practiceTools } from "../mcp.js";
 import { PRACTICE_MARKER } from "../lib/core/paths.js";
-import { loadManifest } from "../lib/course/manifest.js";
+import { learnerManifestText } from "../lib/course/faults.js";
+import { loadManifest, type ChapterManifest } from "../lib/course/manifest.js";
 import { readHintState } from "../lib/lab/hints.js";
 import { createPracticeServer, PROMPT_NAMES, TOOL_NAMES, type PracticeTools } from "../lib/mcp/server.js";
 import { answerLines, findLeaks } from "../lib/practice/leak-audit.js";
-import { createMiniCourse, MINI_MANIFEST, practiceCopy, removeMiniCourse, repoRoot, runScript, type MiniCourse } from "./support/lab-fixture.js";
+import { createMiniCourse, MINI_MANIFEST, removeMiniCourse, repoRoot, runScript, type MiniCourse } from "./support/lab-fixture.js";
 import { commandArgs } from "./support/tooling.js";
 
 const MINI_TEXT = `# 第 99 章 · 迷你章节
@@ -66,7 +68,7 @@ let tmp = "";
 let course: MiniCourse;
 test.before(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "pi-mcp-tmp-"));
-  course = await createMiniCourse("starter", { practice: true });
+  course = await createMiniCourse("starter", { practice: true, scripts: true });
   // A chapter text, and a rule (`§2.1：…`) on the first line of one test's failure.
   await mkdir(path.join(course.root, "chapters"));
   await writeFile(path.join(course.root, "chapters", "99-mini.md"), MINI_TEXT);
@@ -307,15 +309,21 @@ test("mcp in a practice folder: four tools and a prompt, each answering with tex
   assert.equal((await readHintState(course.root)).state.labs["99.2"], 4);
 });
 
-test("mcp outside a practice folder: refuses at start with a coded line on stderr, nothing on stdout, exit 1", async (t) => {
-  const repoLike = await createMiniCourse("reference");
-  t.after(() => removeMiniCourse(repoLike));
-  const run = spawnSync(process.execPath, commandArgs(repoLike.root, "mcp"), {
-    cwd: repoLike.root,
-    env: { ...process.env, ...env() },
-    input: "",
-    encoding: "utf8",
-  });
+test("mcp outside a practice folder: refuses at start with a coded line on stderr, nothing on stdout, exit 1", () => {
+  // The mini course without its marker: a course repository, not a practice folder.
+  const marker = path.join(course.root, ...PRACTICE_MARKER.split("/"));
+  renameSync(marker, `${marker}.away`);
+  let run: SpawnSyncReturns<string>;
+  try {
+    run = spawnSync(process.execPath, commandArgs(course.root, "mcp"), {
+      cwd: course.root,
+      env: { ...process.env, ...env() },
+      input: "",
+      encoding: "utf8",
+    });
+  } finally {
+    renameSync(`${marker}.away`, marker);
+  }
   assert.equal(run.status, 1, run.stderr);
   assert.equal(run.stdout, "");
   assert.match(run.stderr, /^错误 \[MCP_NOT_PRACTICE\] 这里不是练习目录（[^\n]+ 没有 \.pi-course\/practice\.json）：课程的 MCP 服务只在练习目录里运行/);
@@ -360,15 +368,38 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
 
-test("mcp on chapter 12: its sections, its hints and a lab on the starter, and no answer carries a line of the reference the starter lacks", {
+/**
+ * A folder holding what the tools read of chapter 12's practice folder (the marker, the
+ * learner's manifest, the texts, the focused tests, the starter over the teaching file),
+ * written from this working tree. The caller removes it.
+ */
+async function chapter12Folder(manifest: ChapterManifest): Promise<string> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "pi-mcp-12-"));
+  const write = async (file: string, text: string) => {
+    await mkdir(path.dirname(path.join(root, ...file.split("/"))), { recursive: true });
+    await writeFile(path.join(root, ...file.split("/")), text);
+  };
+  const source = (file: string) => readFile(path.join(repoRoot, ...file.split("/")), "utf8");
+  await write(PRACTICE_MARKER, `${JSON.stringify({ chapter: "12", createdBy: "practice" })}\n`);
+  await write(manifest.manifestPath, learnerManifestText(await source(manifest.manifestPath), manifest));
+  for (const file of [manifest.text!, manifest.challengeText!, ...manifest.focusedTests]) await write(file, await source(file));
+  for (const { from, to } of manifest.starters) await write(to, await source(from));
+  return root;
+}
+
+// Its sections and hints come from the folder's files, which practice and `verify 12` audit for leaks; a lab run through
+// the tools is the mini chapter's test above, and chapter 12's first red is its verify record's.
+test("mcp on chapter 12: its sections (the challenge tier's continuing its section 10), its hints and its prompt, and no answer carries a line of the reference the starter lacks", {
   skip: !chapter12 && "chapter 12 is not in this tree",
 }, async (t) => {
-  const root = await practiceCopy(repoRoot, "12");
-  t.after(() => rm(root, { recursive: true, force: true }));
   const manifest = await loadManifest(repoRoot, "12");
-  await mkdir(path.join(root, "chapters"), { recursive: true });
-  for (const file of [manifest.text!, manifest.challengeText!]) writeFileSync(path.join(root, file), readFileSync(path.join(repoRoot, file), "utf8"));
-  const { client, close } = await connect(root);
+  const root = await chapter12Folder(manifest);
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const { server } = createPracticeServer({ root, chapter: "12", tools: practiceTools(root, "12") });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "pi-course-test", version: "1.0.0" });
+  await client.connect(clientSide);
   const outputs: string[] = [];
   try {
     const lab = await call(client, "chapter_section", { section: "3" });
@@ -396,15 +427,11 @@ test("mcp on chapter 12: its sections, its hints and a lab on the starter, and n
         outputs.push(hint.text, JSON.stringify(hint.data));
       }
     }
-    const starter = await call(client, "run_lab", { lab: "12.1" });
-    assert.deepEqual([starter.data.passed, starter.data.total, starter.data.status], [0, 2, "not_started"], starter.text);
-    assert.match(String((starter.data.firstFailure as { location?: string }).location), /^packages\/pi-course\/src\/resources\.ts:\d+:\d+$/);
-    outputs.push(starter.text, JSON.stringify(starter.data));
     const predict = await client.getPrompt({ name: "predict", arguments: { lab: "12.1" } });
     outputs.push(JSON.stringify(predict));
     assert.match(JSON.stringify(predict), /Lab 12\.1 · roots 顺序决定同名资源的 winner/);
   } finally {
-    await close();
+    await client.close();
   }
   const [starter] = manifest.starters;
   const pair = {
@@ -453,7 +480,6 @@ test("mcp: a call the client cancels while it waits its turn never runs, so a hi
 });
 
 test("mcp next_hint: aborted before it saves, the rung is neither shown nor stored", async () => {
-  const { practiceTools } = await import("../mcp.js");
   const before = await readHintState(course.root);
   await assert.rejects(practiceTools(course.root, "99").nextHint("99.2", AbortSignal.abort()), { code: "MCP_CALL_CANCELLED" });
   assert.deepEqual(await readHintState(course.root), before);

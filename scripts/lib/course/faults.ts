@@ -43,7 +43,7 @@ import { CourseError } from "../core/errors.js";
 import { teachingFilesOf } from "./history.js";
 import { IDENTIFIER, type ChapterManifest } from "./manifest.js";
 import { parseFunctionSpec, parseStatementSpec, placeLine } from "../ts/placement.js";
-import { locateFault } from "./fault-anchor.js";
+import { declarationRanges, locateFault, significantCode } from "./fault-anchor.js";
 import { SECTION_NUMBER_SOURCE } from "./sections.js";
 
 /** How the learner's own file is changed: one line inserted before a statement of one function (see `placement.ts`). */
@@ -315,6 +315,59 @@ export function injectFault(reference: string, fault: Pick<Fault, "id" | "file" 
       return patched.slice(0, span.start) + removed + patched.slice(span.start + replacement.length);
     },
   };
+}
+
+/** A teaching file as it is and as a formatter writes it at another line width and indent (`reformatProblems`). */
+export interface ReformattedFile {
+  text: string;
+  reformatted: string;
+}
+
+/**
+ * What reformatting its teaching files would break in a chapter's fault catalog: `files` gives
+ * each fault's file as it is and reformatted. A fault survives when it is still put in exactly
+ * once in the reformatted file, undone byte for byte there, and makes the same code
+ * (`significantCode`) as on the file as it is; a formatter that changed more than whitespace and
+ * separators makes every comparison moot, so that is a problem of its own. Then `fault NN --all`
+ * kills and restores every fault of a reformatted chapter as it does today. Returns one line
+ * (Chinese) per problem; none when every fault survives. Where a fault names its declaration
+ * (`in`), the code compared is that declaration's: the edit lies inside it, and the rest of
+ * both files is their unpatched text, compared once per file.
+ */
+export function reformatProblems(faults: readonly Fault[], files: ReadonlyMap<string, ReformattedFile>): string[] {
+  const problems: string[] = [];
+  const usable = new Set<string>();
+  for (const [file, { text, reformatted }] of files) {
+    if (significantCode(reformatted) === significantCode(text)) usable.add(file);
+    else problems.push(`格式化工具对 ${file} 改动的不只是空白和分隔符，无法比较故障`);
+  }
+  /** The code of `patched` (`unpatched` with the fault put in) that the fault can have changed: its declarations', from the first to the last. */
+  const code = (unpatched: string, patched: string, fault: Fault) => {
+    const ranges = fault.in === undefined ? [] : declarationRanges(unpatched, fault.in, fault.file);
+    if (ranges.length === 0) return significantCode(patched);
+    // Located in the unpatched text (parsed once per file): the edit lies inside, so only their end moves.
+    return significantCode(patched.slice(ranges[0]!.start, ranges.at(-1)!.end + patched.length - unpatched.length));
+  };
+  for (const fault of faults) {
+    const file = files.get(fault.file);
+    if (file === undefined || !usable.has(fault.file)) continue;
+    const inject = (text: string, reformatted: boolean): InjectedFault | undefined => {
+      try {
+        return injectFault(text, fault);
+      } catch (error) {
+        const message = error instanceof CourseError ? error.message : `故障 ${fault.id}：${(error as Error).message}`;
+        problems.push(reformatted ? `格式化后：${message}` : message);
+        return undefined;
+      }
+    };
+    const original = inject(file.text, false);
+    const moved = original === undefined ? undefined : inject(file.reformatted, true);
+    if (original === undefined || moved === undefined) continue;
+    if (moved.undo(moved.text) !== file.reformatted) problems.push(`故障 ${fault.id}：在格式化后的 ${fault.file} 里撤销后不是原文`);
+    else if (code(file.reformatted, moved.text, fault) !== code(file.text, original.text, fault))
+      problems.push(`故障 ${fault.id}：在格式化后的 ${fault.file} 里注入的不是同一个错误`);
+  }
+  return problems;
 }
 
 /** `injectFault(reference, fault).text`. */

@@ -173,23 +173,26 @@ interface GeneratedHistory {
   tip: string;
 }
 
+/** A teaching history computed from a listing (`historyObjects`): its commits, and the new tree and commit objects they need. */
+export interface PlannedHistory extends GeneratedHistory {
+  objects: GitObject[];
+}
+
 /** The fixed identity of generated commits, as `objects.ts` writes it. */
 const GENERATED_BY: CommitIdentity = { name: COURSE_IDENTITY.name, email: COURSE_IDENTITY.email, seconds: Date.parse(COURSE_IDENTITY.date) / 1000 };
 
 /**
- * The commits of the teaching history of `sourceTree` (listed with its folders in
- * `entries`; its chapters are `manifests`) and their ids, computed in memory; with
- * `write`, the objects the repository lacks are written (`writeObjects`). Moves no ref.
- * Deterministic: the same tree and manifests give the same ids on every machine.
+ * The teaching history of `sourceTree`, computed from its listing alone (`entries`, every file
+ * and folder as `git ls-tree -r -t` lists them) and its chapters (`manifests`, in course
+ * order), without git: chapter N's tree is the source tree minus every file a later chapter
+ * claims (so the last chapter's is the source tree itself), the base's is the source tree
+ * minus every claimed file, and folders left empty disappear. The base has no parent and each
+ * chapter's parent is the commit before it; author, committer, date and message are fixed
+ * (`COURSE_IDENTITY`, the subject, the chapter and source-tree trailers), so the same listing
+ * and manifests give the same ids on every machine. `objects` holds the trees and commits the
+ * source does not already have, to be written by `writeObjects`.
  */
-async function generateHistory(
-  repo: string,
-  sourceTree: string,
-  entries: readonly TreeEntry[],
-  manifests: readonly ChapterManifest[],
-  options: GitOptions,
-  write: boolean,
-): Promise<GeneratedHistory> {
+export function historyObjects(sourceTree: string, entries: readonly TreeEntry[], manifests: readonly ChapterManifest[]): PlannedHistory {
   const pruner = new TreePruner(sourceTree, entries);
   // From the last chapter (the source tree itself) down to the base.
   const trees: string[] = [];
@@ -208,8 +211,24 @@ async function generateHistory(
     chapters.push({ target: target.oid, parent, tree: trees[i]! });
     parent = target.oid;
   }
-  if (write) await writeObjects(repo, [...pruner.created, ...commits], options);
-  return { base: base.oid, chapters, tip: parent };
+  return { base: base.oid, chapters, tip: parent, objects: [...pruner.created, ...commits] };
+}
+
+/**
+ * The commits of the teaching history of `sourceTree` (`historyObjects`); with `write`, the
+ * objects the repository lacks are written (`writeObjects`). Moves no ref.
+ */
+async function generateHistory(
+  repo: string,
+  sourceTree: string,
+  entries: readonly TreeEntry[],
+  manifests: readonly ChapterManifest[],
+  options: GitOptions,
+  write: boolean,
+): Promise<GeneratedHistory> {
+  const { objects, ...history } = historyObjects(sourceTree, entries, manifests);
+  if (write) await writeObjects(repo, objects, options);
+  return history;
 }
 
 /**

@@ -31,6 +31,7 @@ import { injectExercise } from "./chapter-text.js";
 import { errorDetail, STEP_TITLES, type CheckResult, type StepTitle } from "./checks.js";
 import { describeSource, evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, short, textSections, throughChapterFiles } from "./evaluate.js";
 import { declaredSignatures, signatureMismatches } from "./hint-signatures.js";
+import { faultReformatProblems } from "./reformat.js";
 import { replayChapterText } from "./replay.js";
 import { failureMessage, firstLine, topLevel } from "./runs.js";
 import { cloneWorkingTree, type VerifiedSource } from "./snapshot.js";
@@ -407,6 +408,9 @@ const faults = step({
       if (unruled.length > 0) problems.push(`没有写 rule（违反了正文哪一节的哪条规则）的故障：${unruled.join(", ")}`);
       if (unknown.length > 0) problems.push(`rule 指向正文里没有的小节：${unknown.join(", ")}`);
     }
+    // Every fault survives its file reformatted (verify/reformat.ts).
+    const readTarget = (file: string) => readFileAt(course.repo, course.checkpoint.chapter.target, file, gitSignal(env));
+    problems.push(...(await faultReformatProblems(catalog, readTarget, env.nodeModules, env.signal)));
     const checks: CheckResult[] = [
       {
         name: "fault catalog",
@@ -414,7 +418,7 @@ const faults = step({
         detail:
           problems.length > 0
             ? problems.join("；")
-            : `${catalog.length} faults, every lab covered (${perLab}); exercise: ${exercises.map((f) => f.id).join(", ")}`,
+            : `${catalog.length} faults, every lab covered (${perLab}), each surviving a reformat of its file; exercise: ${exercises.map((f) => f.id).join(", ")}`,
       },
     ];
     const toRun: Fault[] = [...catalog];

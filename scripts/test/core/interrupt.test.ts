@@ -13,9 +13,9 @@ import { once } from "node:events";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import test from "node:test";
+import test, { before } from "node:test";
 import { currentOwner, OWNER_FILE, SCRATCH_JOURNALS } from "../../lib/core/scratch.js";
-import { makeFakeCourse, sh } from "../support/fake-course.js";
+import { fileScope, makeFakeCourse, sh } from "../support/fake-course.js";
 import { startPaused } from "../support/interrupt.js";
 import { compiledTooling, runCommandSync } from "../support/tooling.js";
 
@@ -35,10 +35,18 @@ function partials(dir: string): string[] {
   return readdirSync(dir).filter((name) => name.includes(".partial-"));
 }
 
+// One synthetic course for the four commands below: none of them writes the branch until the
+// last test's checkpoint (each test checks it is still absent), so they run on it in turn.
+const shared = fileScope();
+let course = "";
+before(() => {
+  course = makeFakeCourse(shared, { linkModules: true });
+});
+
 test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the history is written leaves no temporary files and no branch", {
   skip: !posix && posix,
 }, async (t) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
+  const repo = course;
   for (const [signal, to, pause] of [
     // hash-object: 1 the trees, 2 the commits
     ["SIGINT", "process", { subcommand: "hash-object", at: 1 }],
@@ -60,7 +68,7 @@ test("checkpoint: SIGINT to the process, or SIGTERM to its group, while the hist
 test("practice: SIGINT while the folder is written, SIGHUP to the group while the history is written: no folder, no partial, no branch", {
   skip: !posix && posix,
 }, async (t) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
+  const repo = course;
   const parent = path.dirname(repo);
   for (const [signal, to, pause] of [
     // First, on a repository without the history's objects yet: while they are written.
@@ -87,7 +95,7 @@ test("practice: SIGINT while the folder is written, SIGHUP to the group while th
 test("verify: SIGTERM to the group in the parent step and SIGINT in the fresh build remove the scratch copy and every process", {
   skip: !posix && posix,
 }, async (t) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
+  const repo = course;
   for (const [signal, to, pause] of [
     // ls-tree: 1 the source (history), 2 the parent tree (parent step), 3 and 4 the parent and target trees (fresh build)
     ["SIGTERM", "group", { subcommand: "ls-tree", at: 2 }],
@@ -109,7 +117,7 @@ test("verify: SIGTERM to the group in the parent step and SIGINT in the fresh bu
 test("after SIGKILL in practice, the next command removes the half-built folder it can prove is a leftover, and nothing else", {
   skip: !posix && posix,
 }, async (t) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
+  const repo = course;
   const parent = path.dirname(repo);
   const run = startPaused(t, repo, "practice", ["02", path.join(parent, "killed")], { subcommand: "cat-file", at: 5 });
   await run.paused;

@@ -14,6 +14,7 @@ import {
   learnerFaults,
   learnerFaultsProjection,
   learnerManifestText,
+  reformatProblems,
 } from "../../lib/course/faults.js";
 import { parseManifest } from "../../lib/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, miniManifest } from "../support/fault-fixture.js";
@@ -42,6 +43,23 @@ test("a find survives a reindented, rewrapped reference: whitespace and trailing
   assert.match(applyFault(call, fault({ find: "return Math.max(a, b);", replace: "return Math.min(a, b);" })), /return Math\.min\(a, b\);/);
   // What the code says still counts: another operand is another text.
   assert.throws(() => applyFault(reformatted.replace("n *", "m *"), fault()), { code: "FAULT_DRIFTED" });
+});
+
+test("reformatProblems: a catalog whose faults all hold in their files reformatted has no problem; a fault that cannot be put in, or a formatter that changed code, is named", () => {
+  // The mini reference as a formatter writes it at another width and indent: every fault still holds there.
+  const reformatted = MINI_REFERENCE.replace(/^( +)/gm, (indent) => " ".repeat(indent.length * 2)).replace(
+    "  if (!loader.trust()) {",
+    "  if (\n      !loader.trust()\n    ) {",
+  );
+  const files = new Map([[MINI_FILE, { text: MINI_REFERENCE, reformatted }]]);
+  const gate = fault({ id: "98.2-x", lab: "98.2", in: "gate", find: "if (!loader.trust()) {", replace: "if (loader.trust()) {" });
+  assert.deepEqual(reformatProblems([fault(), fault({ id: "98.1-y", in: "double" }), gate], files), []);
+  const drifted = reformatProblems([gate, fault({ id: "98.1-gone", find: "return n * 4;" })], files);
+  assert.equal(drifted.length, 1);
+  assert.match(drifted[0]!, /^故障 98\.1-gone：find 文本/);
+  // A formatter that changed the code itself (another operand): nothing can be compared.
+  const changed = new Map([[MINI_FILE, { text: MINI_REFERENCE, reformatted: reformatted.replace("n * 2", "n * 3") }]]);
+  assert.deepEqual(reformatProblems([fault()], changed), [`格式化工具对 ${MINI_FILE} 改动的不只是空白和分隔符，无法比较故障`]);
 });
 
 test("a fault anchored in a declaration is looked for there only, and a declaration gone is FAULT_DRIFTED", () => {

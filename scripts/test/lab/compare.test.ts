@@ -9,6 +9,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { PRACTICE_MARKER } from "../../lib/core/paths.js";
+import { loadManifest } from "../../lib/course/manifest.js";
+import { referenceSource } from "../../lib/lab/compare.js";
 import { sh, tempDir } from "../support/fake-course.js";
 import { fingerprint } from "../support/folders.js";
 import { createMiniCourse, miniSource, removeMiniCourse, runInPackage } from "../support/lab-fixture.js";
@@ -83,18 +85,22 @@ test("lab --compare says so when the course repository or the target commit cann
   const course = await createMiniCourse("reference", { practice: true });
   t.after(() => removeMiniCourse(course));
   const { course: repo, target } = referenceRepo(t);
+  const manifest = await loadManifest(course.root, "99");
   const marker = path.join(course.root, ...PRACTICE_MARKER.split("/"));
   const withMarker = (fields: Record<string, string>) => writeFileSync(marker, `${JSON.stringify({ chapter: "99", createdBy: "practice", ...fields })}\n`);
-  const unreachable = async (why: RegExp) => {
-    const run = await runInPackage(course.root, "lab.ts", ["99.1", "--compare"]);
-    assert.equal(run.code, 1, run.stdout);
-    assert.match(run.stderr, /^错误 \[COMPARE_COURSE_UNREACHABLE\] /);
-    assert.match(run.stderr, why);
-    assert.equal(run.stdout, "");
-  };
+  // Where the reference is read from, as the command finds it before it runs anything (`referenceSource`).
+  const unreachable = (why: RegExp) =>
+    assert.rejects(
+      referenceSource(course.root, manifest),
+      (error: Error & { code?: string }) => error.code === "COMPARE_COURSE_UNREACHABLE" && why.test(error.message),
+    );
 
+  // The command says it: one coded line, nothing on stdout.
   withMarker({ target });
-  await unreachable(/没有记录生成这个目录的课程仓库和 target 提交/);
+  const run = await runInPackage(course.root, "lab.ts", ["99.1", "--compare"]);
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(run.stderr, /^错误 \[COMPARE_COURSE_UNREACHABLE\] [^\n]*没有记录生成这个目录的课程仓库和 target 提交[^\n]*\n$/);
+  assert.equal(run.stdout, "");
   withMarker({ target, course: path.join(path.dirname(repo), "moved-away") });
   await unreachable(/课程仓库 .*moved-away 不在了/);
   const other = path.join(path.dirname(repo), "other");

@@ -1,9 +1,9 @@
 /**
  * A small synthetic course repository for the tooling tests: the real workspace
- * configuration and course commands, plus two tiny chapters (`01` without a starter,
- * `02` with a starter, two labs, a hardening test and a fault), committed on `main`.
- * Tests run against it so that they neither depend on which real chapters exist nor
- * write branches into the real repository.
+ * configuration, two of the commands' sources and the templates the commands read from the
+ * course root, plus two tiny chapters (`01` without a starter, `02` with a starter, two labs,
+ * a hardening test and a fault), committed on `main`. Tests run against it so that they
+ * neither depend on which real chapters exist nor write branches into the real repository.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -11,14 +11,20 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import type { TestContext } from "node:test";
+import { after, type TestContext } from "node:test";
 import { courseRoot } from "../../lib/core/paths.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repository these tests belong to. */
 export const realRepo = courseRoot;
 
-/** Base files copied from the real repository (the workspace and the commands under test). */
+/**
+ * Base files copied from the real repository: the workspace, two command sources (so that
+ * the parent tree holds tooling sources a practice folder must leave out) and the templates
+ * `practice` reads from the course root. The commands themselves run compiled from the
+ * tests' build (`support/tooling.ts`), never from these sources: the rest of `scripts/lib`
+ * would only be 90 more files to copy and remove for every course.
+ */
 const BASE_FILES = [
   ".gitignore",
   "package.json",
@@ -29,7 +35,9 @@ const BASE_FILES = [
   "packages/course-tools/bin/pi-course.mjs",
   "scripts/checkpoint.ts",
   "scripts/practice.ts",
-  "scripts/lib", // the whole folder: the commands' helpers
+  "scripts/lib/practice/agents.md",
+  "scripts/lib/practice/tutor-skill.md",
+  "scripts/lib/practice/learning.md",
 ];
 
 export const SCAFFOLD_ERROR = "Lab 2.1 beta catalog 尚未实现";
@@ -234,8 +242,27 @@ export function sh(cwd: string, args: string[], env: Record<string, string> = {}
   return execFileSync("git", args, { cwd, env: { ...clean, ...AUTHOR_ENV, ...env }, encoding: "utf8" }).replace(/\n$/, "");
 }
 
-/** A fresh temporary directory removed after the test. */
-export function tempDir(t: TestContext, prefix = "pi-course-test-"): string {
+/**
+ * What removes a fixture: a test's context (after the test), or `fileScope()` for a fixture
+ * several tests of a file share (after the file).
+ */
+export type Owner = Pick<TestContext, "after">;
+
+/**
+ * An owner for fixtures shared by the tests of one file: what they register is removed once
+ * every test of the file has run (a top-level `after` hook), last made first. Call it at the top
+ * level of the test file, where the hook belongs to the file.
+ */
+export function fileScope(): Owner {
+  const cleanups: (() => unknown)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+  return { after: (fn: () => unknown) => void cleanups.push(fn) } as Owner;
+}
+
+/** A fresh temporary directory removed after the test (or the file, see `Owner`). */
+export function tempDir(t: Owner, prefix = "pi-course-test-"): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
@@ -264,6 +291,8 @@ function writeCourseFiles(repo: string, overrides: Record<string, string> = {}):
 const TEMPLATES = path.join(courseRoot, ".pi-course", "test-fixtures");
 /** Written last into a finished template: a folder without it is not used. */
 const COMPLETE = "complete.json";
+/** Bumped whenever the way the template is made changes (not only its files), so that older templates are not used. */
+const TEMPLATE_FORMAT = 2;
 
 let template: string | undefined;
 
@@ -282,12 +311,14 @@ function baseFilesBelow(entry: string): string[] {
  * every test copies it instead of writing the files and committing them again (about 0.3 s of
  * CPU a course, most of it `git add` hashing the tooling sources and the processes around
  * it). Every copy holds the same commit; the tests never depended on two courses' commits
- * differing (their dates made them differ before). Safe when several test files ask at once:
+ * differing (their dates made them differ before). Its objects are packed and git's sample
+ * hooks left out (`--template=`): a copy is about 40 files instead of 250, and creating and
+ * removing files is most of what a copy costs. Safe when several test files ask at once:
  * each builds in its own temporary folder and the first rename wins.
  */
 function fakeCourseTemplate(): string {
   if (template !== undefined) return template;
-  const hash = createHash("sha256");
+  const hash = createHash("sha256").update(`template ${TEMPLATE_FORMAT}\0`);
   for (const file of BASE_FILES.flatMap(baseFilesBelow))
     hash
       .update(`${file}\0`)
@@ -303,9 +334,10 @@ function fakeCourseTemplate(): string {
       const repo = path.join(partial, "course");
       mkdirSync(repo, { recursive: true });
       writeCourseFiles(repo);
-      sh(repo, ["init", "-q", "-b", "main"]);
+      sh(repo, ["init", "-q", "-b", "main", "--template="]);
       sh(repo, ["add", "-A"]);
       sh(repo, ["commit", "-q", "-m", "synthetic course"]);
+      sh(repo, ["repack", "-a", "-d", "-n", "-q"]);
       writeFileSync(path.join(partial, COMPLETE), "{}\n");
       try {
         renameSync(partial, dir);
@@ -337,7 +369,7 @@ function removeOldTemplates(keep: string): void {
  * Without overrides it is a copy of the template (`fakeCourseTemplate`); with them, the
  * template's copy with the overridden files written and committed in place of its one commit.
  */
-export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}): string {
+export function makeFakeCourse(t: Owner, options: FakeCourseOptions = {}): string {
   const root = tempDir(t, "pi-course-fake-");
   const repo = path.join(root, "course");
   cpSync(fakeCourseTemplate(), repo, { recursive: true });
@@ -355,7 +387,7 @@ export function makeFakeCourse(t: TestContext, options: FakeCourseOptions = {}):
 }
 
 /** `git clone` of `repo` into a new temporary folder (removed after the test). */
-export function cloneOf(t: TestContext, repo: string, args: string[] = []): string {
+export function cloneOf(t: Owner, repo: string, args: string[] = []): string {
   const root = tempDir(t, "pi-course-clone-");
   const dest = path.join(root, "course");
   sh(root, ["clone", "-q", ...args, repo, dest]);

@@ -3,9 +3,9 @@
  * (`Lab 99.1` 2 tests, `Lab 99.2` 3 tests, one of which first calls the 99.1 function),
  * laid out like the real course so that the real tooling runs against it unchanged.
  *
- * The folder holds a copy of this repo's `scripts/` (so `scripts/lab.ts` finds the fixture
- * as its course root), the real `tsconfig.base.json`, and a link to the repo's
- * `node_modules` (TypeScript, tsx, yaml), so building it needs no network.
+ * The folder holds the real `tsconfig.base.json`, the tooling package's manifest and bin, a
+ * link to the repo's `node_modules` (TypeScript, tsx, yaml), so building it needs no network,
+ * and, when a test asks, a copy of this repo's `scripts/` (see `createMiniCourse`).
  */
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
@@ -150,8 +150,12 @@ export interface MiniCourse {
  * Writes the mini course into a fresh temporary folder and returns it; `t.after` (or the
  * caller) must remove `root`. The starter is `starters/99-mini.ts`; `practice` lays it out as
  * a practice folder instead: the marker, and the starter's pristine copy in `.pi-course/starter/`.
+ * `scripts` adds the tooling's sources, for a test that starts a command the way npm does
+ * (through `scripts/launch.mjs`, which checks its build against them) or runs `npm start`
+ * (`scripts/start.mjs`); without them (about 100 files less to write and remove) a command
+ * runs from the compiled tooling the tests install (`support/tooling.ts`) or in this process.
  */
-export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean; chapter?: string } = {}): Promise<MiniCourse> {
+export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean; chapter?: string; scripts?: boolean } = {}): Promise<MiniCourse> {
   const id = options.chapter ?? "99";
   const text = (value: string) => forChapter(value, id);
   const root = await mkdtemp(path.join(os.tmpdir(), "pi-lab-course-"));
@@ -159,9 +163,11 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await mkdir(path.join(pkg, "src"), { recursive: true });
   await mkdir(path.join(pkg, "test"), { recursive: true });
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
-  await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
-    filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
-  });
+  if (options.scripts === true) {
+    await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
+      filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
+    });
+  }
   await copyToolsPackage(repoRoot, root);
   await fse.copy(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
   await writeFile(path.join(pkg, "tsconfig.json"), leanPackageTsconfig());

@@ -152,6 +152,8 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
   assert.match(report.checks[0]!.detail, /verified: working tree = HEAD [0-9a-f]{12} \+ 4 uncommitted changes/);
 });
 
+// What practice's refusal says (a hint, a test, the compiled tooling, a starter's comment) is practice/folder.test.ts's;
+// here, that the record fails its fresh build and leak audit lines on it and runs the checks that do not need the folder.
 test("verify end to end: a hint quoting the reference is a leak; practice refuses the folder and both lines say so", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
   const manifestPath = path.join(repo, "checkpoints/02.yaml");
@@ -165,21 +167,6 @@ test("verify end to end: a hint quoting the reference is a leak; practice refuse
   assert.deepEqual(failing(report), ["fresh build", "public surface", "leak audit"]);
   assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
   assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
-});
-
-test("verify: a starter carrying reference code in a comment fails fresh build and leak audit, naming the starter's line", async (t) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
-  const starter = STARTER_BETA.replace("  void alpha;", "  // 参考：const unique = [...new Set(names)].sort();\n  void alpha;");
-  writeFileSync(path.join(repo, "starters/02-beta.ts"), starter);
-  sh(repo, ["commit", "-q", "-am", "a starter that gives the answer away in a comment"]);
-  const line = starter.split("\n").findIndex((l) => l.includes("参考")) + 1;
-
-  const report = await runVerify({ repo, id: "02", only: ["leak audit"] });
-  assert.deepEqual(failing(report), ["fresh build", "leak audit"]);
-  assert.match(
-    report.checks.find((c) => c.name === "leak audit")!.detail,
-    new RegExp(`starters/02-beta\\.ts:${line} 的注释含有.*const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);`),
-  );
 });
 
 test("verify: a parent that needs a file of a later chapter fails the parent line", async (t) => {
