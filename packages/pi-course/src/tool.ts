@@ -1,8 +1,8 @@
 /**
  * Chapter 06 · tools: schemas, a registry and the executor.
  *
- * The executor is the one place a `ToolCall` becomes a `ToolResultMessage` (its error
- * answers through chapter 03's `toolResult`, which copies the call's id and name). Its
+ * The executor is the one place a `ToolCall` becomes a `ToolResultMessage` (through
+ * chapter 03's `toolResult`, which copies the call's id and name). Its
  * guarantee is pairing: whatever goes wrong (an unknown tool, arguments that fail the
  * schema, a tool that throws), the caller gets exactly one result carrying the call's
  * id and name, never an exception, so the conversation never holds a call without
@@ -283,16 +283,11 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
     const output = signal === undefined ? await running : await untilStopped(running, signal);
     if (output === STOPPED) return errorResult(call, `tool "${call.name}" was stopped: ${errorMessage(abortReason(signal!))}`);
     const copy = structuredClone({ content: output.content, details: output.details });
-    const result: ToolResultMessage = {
-      role: "toolResult",
-      toolCallId: call.id,
-      toolName: call.name,
+    return toolResult(call, {
       content: copy.content,
+      details: copy.details,
       isError: output.isError === true,
-      timestamp: Date.now(),
-    };
-    if (copy.details !== undefined) result.details = copy.details;
-    return result;
+    });
   } catch (error) {
     return errorResult(call, `tool "${call.name}" failed: ${errorMessage(error)}`);
   }
