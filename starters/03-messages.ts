@@ -9,10 +9,8 @@
  *
  * Run one lab:  npm run lab -w @pi/course -- 3.1
  *
- * Messages are plain JSON data: objects whose prototype is `Object.prototype`, arrays,
- * strings, numbers, booleans, no field whose value is `undefined`, no class instance, so
- * that `structuredClone` and a JSON round trip lose nothing. Every helper returns a fresh
- * object that the caller may change without touching anything else.
+ * What the functions must do is in the chapter text: the lesson (sections 3–7) explains each
+ * lab, the contract appendix (§C1–§C7) states every rule a test checks.
  */
 
 /** A block of plain text inside a message. */
@@ -81,11 +79,7 @@ function labError(lab: string): Error {
 
 // ── Lab 3.1 · 文本块：原样包住字符串，每次一个新对象 ──
 
-/**
- * Wraps a string as a text block: exactly `{ type: "text", text: value }`, `value` kept as it
- * is (not trimmed, not normalised), the fields in that order. Each call returns a new plain
- * object the caller may change.
- */
+/** Wraps a string as a text block, the smallest piece of a message. */
 export function text(value: string): TextContent {
   // 🔨 Lab 3.1：在这里写 text()。讲解在正文第 3 节，规则在附录 §C3 和 §C1。
   void value;
@@ -94,12 +88,7 @@ export function text(value: string): TextContent {
 
 // ── Lab 3.2 · textOf：文本块首尾相接，工具调用不出声 ──
 
-/**
- * The text of a message: its text blocks in order, each as it is, joined with `""`; tool
- * calls add nothing (no character, no separator); no text block at all gives `""`. Joining
- * with nothing keeps a streamed answer that arrived in pieces identical to the same answer
- * delivered whole. The message is only read, so a frozen one works too.
- */
+/** The text of a message as one string, for the places that want a single piece of text. */
 export function textOf(message: { readonly content: readonly (TextContent | ToolCall)[] }): string {
   // 🔨 Lab 3.2：在这里写 textOf()。讲解在正文第 4 节，规则在附录 §C4。
   void message;
@@ -108,12 +97,7 @@ export function textOf(message: { readonly content: readonly (TextContent | Tool
 
 // ── Lab 3.3 · userMessage：时间戳 0 也是时间戳 ──
 
-/**
- * A user message holding exactly one text block `text(value)` (also for `""`), as
- * `{ role, content, timestamp }` in that order. `timestamp` defaults to `Date.now()` read at
- * the call, also when `undefined` is passed; any number given is kept as it is, `0` included.
- * Each call returns a new plain object, its own `content` array and block.
- */
+/** The message for what the user typed, with the time it was written. */
 export function userMessage(value: string, timestamp?: number): UserMessage {
   // 🔨 Lab 3.3：在这里写 userMessage()，用上 Lab 3.1 的 text()。讲解在正文第 5 节，规则在附录 §C5 和 §C1。
   void value;
@@ -123,13 +107,7 @@ export function userMessage(value: string, timestamp?: number): UserMessage {
 
 // ── Lab 3.4 · toolResult：结果带着它回答的调用 ──
 
-/**
- * The result answering `call`: `{ role, toolCallId, toolName, content, details, isError,
- * timestamp }` in that order, `toolCallId` and `toolName` the call's own `id` and `name` (and
- * nothing else of the call), `content` the outcome's blocks as they are. `details` is left out
- * when the outcome has none (`undefined`), never written as `details: undefined`; `isError` is
- * `false` unless the outcome says `true`. `timestamp` as in `userMessage`. A new message each call.
- */
+/** The result message answering `call` with what running its tool gave. */
 export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
   // 🔨 Lab 3.4：在这里写 toolResult()。讲解在正文第 6 节，规则在附录 §C6 和 §C1。
   void call;
@@ -140,16 +118,7 @@ export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOut
 
 // ── Lab 3.5 · 配对检查：每个调用都有且只有一个结果 ──
 
-/**
- * The first place `messages` breaks the pairing, or `undefined` when every tool call is
- * answered by exactly one later result with its id. Read in order (messages, then an assistant
- * message's blocks): a call id seen before is `TRANSCRIPT_DUPLICATE_CALL_ID`; a result whose id
- * no earlier call has is `TRANSCRIPT_ORPHAN_RESULT`, one whose call was already answered
- * `TRANSCRIPT_DUPLICATE_RESULT`, both at the result's index. Only when all was read without
- * either: the earliest call still unanswered is `TRANSCRIPT_UNANSWERED_CALL`, at its assistant
- * message's index. User messages and results' order among themselves do not matter; the
- * messages are only read.
- */
+/** Where a conversation first breaks the pairing of tool calls and results, or `undefined` when nothing does. */
 export function transcriptProblem(messages: readonly AgentMessage[]): TranscriptProblem | undefined {
   // 🔨 Lab 3.5：在这里写 transcriptProblem()。讲解在正文第 7 节，规则在附录 §C7。
   void messages;

@@ -546,9 +546,11 @@ test("Lab 3.3 · userMessage() 给出一条新的纯数据消息：恰好一个�
 const C6_1 = "§C6.1：toolCallId 恰好是 call.id，toolName 恰好是 call.name，都原样";
 const C6_FIELDS = "§C6.1、§C1.2：结果的字段依次是 role、toolCallId、toolName、content、isError、timestamp（details 见 §C6.3）：调用的 type、arguments 不进结果";
 const C6_3_FIELDS = "§C6.3、§C1.2：有 details 时，它排在 content 之后、isError 之前";
-const C6_2 = "§C6.2、§C6.5：content 是 outcome.content 里的块，按原来的顺序、每块原样：一块不少（空文本块也留着），不合并，不改 text；outcome 只被读";
+const C6_2 =
+  "§C6.2、§C6.5：content 是 outcome.content 里的块，按原来的顺序、每块原样：一块不少（空文本块也留着），不合并，不改 text，失败的结果（isError: true）也不加前缀；outcome 只被读";
 const C6_3 = '§C6.3：outcome 没有 details（或 details 是 undefined）时，结果里没有 details 字段；别的值（null、0、""、false 也是）原样成为 details';
-const C6_3_ERROR = "§C6.3：isError 总是布尔值：outcome.isError 是 true 时为 true，是 false、没给或 undefined 时为 false";
+const C6_3_ERROR =
+  "§C6.3：isError 总是布尔值，只看 outcome.isError：是 true 时为 true，是 false、没给或 undefined 时为 false；content 的文字、有没有块、details 都不影响它";
 const C6_4 = "§C6.4：timestamp 同 §C5.1、§C5.2：没给或给 undefined 时是这次调用时的 Date.now()，给出的数字原样保留，0 也是";
 const C6_5 = "§C6.5：每次调用都是一个新的消息对象，不冻结：改一条结果的字段，另一条和之后造的结果都不受影响";
 
@@ -573,7 +575,17 @@ function assertKeys(made: object, keys: readonly string[], what: string): void {
 function assertBlocks(content: unknown, expected: readonly TextContent[], what: string): void {
   assert.ok(Array.isArray(content), `${what}：content 应当是数组`);
   if (content.length !== expected.length) assert.fail(`${what}：content 应当有 ${expected.length} 块，实际有 ${content.length} 块`);
-  for (const [i, wanted] of expected.entries()) assertBlockOf(content[i] as TextContent, wanted.text, `${what}：第 ${i + 1} 块`);
+  for (const [i, wanted] of expected.entries()) {
+    const made: unknown = content[i];
+    const plainBlock =
+      made !== null &&
+      typeof made === "object" &&
+      Object.getPrototypeOf(made) === Object.prototype &&
+      Object.keys(made).join() === "type,text" &&
+      (made as TextContent).type === "text" &&
+      (made as TextContent).text === wanted.text;
+    if (!plainBlock) assertBlockOf(made as TextContent, wanted.text, `${what}：第 ${i + 1} 块`);
+  }
 }
 
 test("Lab 3.4 · toolResult() 带上调用的 id 和名字，内容原样", async () => {
@@ -630,20 +642,32 @@ test("Lab 3.4 · toolResult() 带上调用的 id 和名字，内容原样", asyn
     { name: "两块文字一样：两块都留着", content: [block("哈"), block("哈")] },
     { name: "三块：不合并，顺序不变", content: [block("第一块 "), block(""), block(" 第三块\n")] },
     ...AS_IS.map(({ name, value }) => ({ name, content: [block(value)] })),
-    { name: "一万块，一块不丢", content: Array.from({ length: 10_000 }, (_, i) => block(`${i % 10}`)) },
+    { name: "五万块，一块不丢", content: Array.from({ length: 50_000 }, (_, i) => block(`${i % 10}`)) },
+    { name: "失败的工具的文字", content: [block("ENOENT: no such file"), block("")] },
   ];
   for (const { name, content } of contents) {
-    rule(C6_2, () => {
-      const outcome = deepFreeze({ content: structuredClone(content) });
-      assertBlocks(toolResult(readCall, outcome, 1).content, content, name);
-      assertBlocks(outcome.content, content, `${name}（交进来的 outcome 没有被改动）`);
-    });
+    for (const failed of content.length > 10 ? [false] : [false, true]) {
+      rule(C6_2, () => {
+        const outcome = deepFreeze(
+          failed ? { content: structuredClone(content), details: { code: "ENOENT" }, isError: true } : { content: structuredClone(content) },
+        );
+        const what = failed ? `${name}（失败的结果：isError 是 true）` : name;
+        assertBlocks(toolResult(readCall, outcome, 1).content, content, what);
+        assertBlocks(outcome.content, content, `${what}（交进来的 outcome 没有被改动）`);
+      });
+    }
   }
   await holds(
     C6_2,
-    fc.property(fc.array(anyText.map(block), { maxLength: 8 }), (content) => {
-      assertBlocks(toolResult(readCall, { content: structuredClone(content) }, 1).content, content, "toolResult");
-    }),
+    fc.property(
+      fc.array(anyText.map(block), { maxLength: 8 }),
+      fc.option(fc.boolean(), { nil: undefined }),
+      fc.option(fc.jsonValue(), { nil: undefined }),
+      (content, isError, details) => {
+        const made = toolResult(readCall, { content: structuredClone(content), details, isError }, 1);
+        assertBlocks(made.content, content, `isError 是 ${String(isError)} 的结果`);
+      },
+    ),
     { numRuns: RUNS },
   );
 });
@@ -681,6 +705,10 @@ test("Lab 3.4 · toolResult() 的 details 没给就不写，isError 总是布尔
     { name: "isError 是 undefined", outcome: { content: [], isError: undefined }, expected: false },
     { name: "isError 是 false", outcome: { content: [], isError: false }, expected: false },
     { name: "isError 是 true", outcome: { content: [], isError: true }, expected: true },
+    { name: "没给 isError，文字像一条错误（Error: …）", outcome: { content: [block("Error: ENOENT")] }, expected: false },
+    { name: "没给 isError，文字是 error", outcome: { content: [block("error")] }, expected: false },
+    { name: "isError 是 false，文字是“失败”", outcome: { content: [block("失败"), block("FAILED")], isError: false }, expected: false },
+    { name: "isError 是 true，文字看着没问题", outcome: { content: [block("ok")], isError: true }, expected: true },
   ];
   for (const { name, outcome, expected } of flags) {
     rule(C6_3_ERROR, () => {
@@ -689,11 +717,15 @@ test("Lab 3.4 · toolResult() 的 details 没给就不写，isError 总是布尔
     });
   }
   const anyDetails = fc.option(fc.oneof(fc.constantFrom<unknown>(null, 0, "", false, [], {}), fc.jsonValue()), { nil: undefined });
+  /** Any outcome content, failure-looking texts among them: isError never reads them. */
+  const anyOutcomeContent = fc.array(fc.oneof(anyText, fc.constantFrom("Error: ENOENT", "error", "ERROR", "失败", "exit code 1", "")).map(block), {
+    maxLength: 4,
+  });
   await holds(
     `${C6_3}；${C6_3_ERROR.slice("§C6.3：".length)}`,
-    fc.property(anyDetails, fc.option(fc.boolean(), { nil: undefined }), fc.boolean(), (details, isError, spell) => {
+    fc.property(anyDetails, fc.option(fc.boolean(), { nil: undefined }), fc.boolean(), anyOutcomeContent, (details, isError, spell, content) => {
       // `spell`: write an absent value as a missing field, or as a field holding undefined.
-      const outcome: { content: TextContent[]; details?: unknown; isError?: boolean } = { content: [] };
+      const outcome: { content: TextContent[]; details?: unknown; isError?: boolean } = { content };
       if (details !== undefined || spell) outcome.details = details;
       if (isError !== undefined || spell) outcome.isError = isError;
       const made = toolResult(readCall, outcome, 1);
@@ -764,6 +796,10 @@ test("Lab 3.4 · toolResult() 的时间戳和 userMessage 一样，每次一个�
     assert.deepEqual(second, before, "另一条结果不受影响");
     const again = toolResult(readCall, outcome, 5);
     assert.ok(again.toolCallId === "call-1" && again.isError === false && again.timestamp === 5, "之后造的结果不受影响");
+    const fromFrozen = toolResult(deepFreeze({ id: "call-1", name: "read" }), deepFreeze({ content: [block("x")], details: { n: 1 } }), 5);
+    assert.ok(Object.isExtensible(fromFrozen), "调用和 outcome 是冻结的：结果本身仍是函数自己造的新对象，不冻结");
+    fromFrozen.isError = true;
+    assert.ok(fromFrozen.isError, "调用和 outcome 是冻结的：结果的字段仍然可写");
   });
 });
 
@@ -772,7 +808,7 @@ test("Lab 3.4 · toolResult() 的时间戳和 userMessage 一样，每次一个�
 // ---------------------------------------------------------------------------
 
 const C7_1 =
-  "§C7.1：配对完整时返回 undefined：每个工具调用的 id 只出现一次，由它后面恰好一个同 id 的结果回答，每个结果都回答这样一个调用；用户消息、文字、结果之间的先后、toolName 都不影响配对";
+  "§C7.1：配对完整时返回 undefined：每个工具调用的 id 只出现一次，由它后面恰好一个同 id 的结果回答，每个结果都回答这样一个调用；用户消息、文字、结果之间的先后、toolName 都不影响配对；对话多长都读完，不设上限";
 const C7_2_UNANSWERED = "§C7.2：读完还有没被回答的调用：TRANSCRIPT_UNANSWERED_CALL，toolCallId 是它的 id，index 是它所在的助手消息的下标";
 const C7_2_RESULT = "§C7.2：结果的 id 前面没有调用：TRANSCRIPT_ORPHAN_RESULT；它的调用已经被回答过：TRANSCRIPT_DUPLICATE_RESULT；index 都是这个结果的下标";
 const C7_2_CALL = "§C7.2：调用的 id 前面出现过：TRANSCRIPT_DUPLICATE_CALL_ID，index 是第二次出现所在的助手消息的下标";
@@ -795,6 +831,9 @@ const answering = (id: string, toolName = "read"): ToolResultMessage => ({
   isError: false,
   timestamp: 3,
 });
+
+/** A long stretch of a transcript that holds no call and no result: `count` user messages. */
+const longTalk = (count: number): AgentMessage[] => new Array<AgentMessage>(count).fill(asked("接着说"));
 
 /** A problem as a failure names it: `{ code, toolCallId, index }`, any other field named. */
 function shownProblem(problem: unknown): string {
@@ -886,6 +925,7 @@ test("Lab 3.5 · 配对完整的对话：transcriptProblem() 返回 undefined", 
       messages: [asking("toString", "__proto__", "constructor"), answering("__proto__"), answering("constructor"), answering("toString")],
     },
     { name: "空字符串也是一个 id", messages: [asking(""), answering("")] },
+    { name: "很长的对话（十万条消息）：第一个调用的结果在最后", messages: [asking("call-0"), ...longTalk(100_000), answering("call-0")] },
   ];
   for (const { name, messages } of cases) {
     rule(C7_1, () => {
@@ -945,6 +985,11 @@ test("Lab 3.5 · 没有结果的调用：TRANSCRIPT_UNANSWERED_CALL", async () =
       expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-2", index: 0 },
     },
     { name: "id 是 __proto__", messages: [asking("__proto__")], expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "__proto__", index: 0 } },
+    {
+      name: "很长的对话（十万条消息），最后一个调用没答",
+      messages: [...longTalk(100_000), asking("call-last")],
+      expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-last", index: 100_000 },
+    },
   ];
   for (const { name, messages, expected } of cases) {
     rule(C7_2_UNANSWERED, () => {
@@ -990,6 +1035,11 @@ test("Lab 3.5 · 没有调用的结果、第二个结果：TRANSCRIPT_ORPHAN_RES
       name: "很久以后又答了一次",
       messages: [asking("call-1"), answering("call-1"), asking("call-2"), answering("call-2"), asked("好"), answering("call-1")],
       expected: { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: "call-1", index: 5 },
+    },
+    {
+      name: "很长的对话（十万条消息），最后多了一个结果",
+      messages: [asking("call-1"), answering("call-1"), ...longTalk(100_000), answering("call-1")],
+      expected: { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: "call-1", index: 100_002 },
     },
     {
       name: "id 像对象自带的属性名：constructor 没有被调用过",
