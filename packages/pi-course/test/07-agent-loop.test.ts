@@ -819,61 +819,40 @@ test("Lab 7.3 · 中止在模型说话时：运行以 aborted 结束，原因原
 });
 
 test("Lab 7.3 · 中止在工具运行时：等执行器的回答，到了的结果留下，没开始的调用配上“未运行”", async () => {
-  await rule("§C5.2：工具运行时中止：执行器以中止原因拒绝，结果是 “was stopped”；之后的调用不再开始，配上 “was not run: <原因>”；不再问模型", async () => {
-    const controller = new AbortController();
-    const started = deferred<void>();
-    const stubborn: Tool = {
-      name: "stubborn",
-      description: "Never finishes.",
-      schema: objectSchema({}),
-      execute: () => {
-        started.resolve();
-        return new Promise(() => {});
-      },
-    };
-    const ran: string[] = [];
-    const registry = new ToolRegistry([stubborn, readTool(ran)]);
-    const model = new ScriptedModel([turn(toolCall("stubborn"), toolCall("read", { path: "a.ts" }))]);
-    const running = runAgentLoop([], [ASK], {
-      model,
-      registry,
-      executor: createToolExecutor(registry, { signal: controller.signal }),
-      maxTurns: 5,
-      signal: controller.signal,
-    });
-    await started.promise;
-    controller.abort(new Error("用户中止"));
-    const result = await running;
-    same([result.stopReason, result.errorMessage], ["aborted", "用户中止"], "[stopReason, errorMessage]");
-    sendable(result.messages, "工具运行时中止");
-    answeredWithError(result.messages, "call-1-1", /^tool "stubborn" was stopped: 用户中止$/, "正在运行的调用");
-    answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: 用户中止$/, "还没开始的调用");
-    same([ran, model.requests.length], [[], 1], "[运行过的 read, 模型请求次数]");
-  });
-  await rule("§C5.2：执行器以中止原因本身拒绝：结果是 “was stopped: <原因的文字>”；以别的错误拒绝，仍是 “failed”", async () => {
-    for (const [label, rejectWith, pattern] of [
-      ["以中止原因拒绝", (signal: AbortSignal) => signal.reason, /^tool "read" was stopped: 用户中止$/],
-      ["以别的错误拒绝", () => new Error("disk gone"), /^tool "read" failed: disk gone$/],
-    ] as const) {
+  await rule(
+    "§C5.2：工具运行时中止：循环等执行器的回答（createToolExecutor 不等不理会 signal 的工具，当场答 “was stopped”）；之后的调用不再开始，配上 “was not run: <原因>”；不再问模型",
+    async () => {
       const controller = new AbortController();
       const started = deferred<void>();
-      const executor: ToolExecutor = (call) => {
-        started.resolve();
-        return new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(rejectWith(controller.signal)), { once: true }));
+      const stubborn: Tool = {
+        name: "stubborn",
+        description: "Never finishes.",
+        schema: objectSchema({}),
+        execute: () => {
+          started.resolve();
+          return new Promise(() => {});
+        },
       };
-      const { config } = setup([turn(toolCall("read", { path: "a.ts" }), toolCall("read", { path: "b.ts" }))], undefined, {
-        executor,
+      const ran: string[] = [];
+      const registry = new ToolRegistry([stubborn, readTool(ran)]);
+      const model = new ScriptedModel([turn(toolCall("stubborn"), toolCall("read", { path: "a.ts" }))]);
+      const running = runAgentLoop([], [ASK], {
+        model,
+        registry,
+        executor: createToolExecutor(registry, { signal: controller.signal }),
+        maxTurns: 5,
         signal: controller.signal,
       });
-      const running = runAgentLoop([], [ASK], config);
       await started.promise;
       controller.abort(new Error("用户中止"));
       const result = await running;
-      same(result.stopReason, "aborted", `${label}：stopReason`);
-      answeredWithError(result.messages, "call-1-1", pattern, label);
-      answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: 用户中止$/, `${label}：还没开始的调用`);
-    }
-  });
+      same([result.stopReason, result.errorMessage], ["aborted", "用户中止"], "[stopReason, errorMessage]");
+      sendable(result.messages, "工具运行时中止");
+      answeredWithError(result.messages, "call-1-1", /^tool "stubborn" was stopped: 用户中止$/, "正在运行的调用");
+      answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: 用户中止$/, "还没开始的调用");
+      same([ran, model.requests.length], [[], 1], "[运行过的 read, 模型请求次数]");
+    },
+  );
   await rule("§C5.2：中止落在工具完成之后、结果到达循环之前：那个结果原样留下，不说成 “stopped”；只有没开始的调用配上错误结果", async () => {
     const controller = new AbortController();
     const write: Tool = {
@@ -901,6 +880,30 @@ test("Lab 7.3 · 中止在工具运行时：等执行器的回答，到了的结
     same(written && [written.isError, textOf(written)], [false, "wrote a.txt"], "已经完成的 write 的结果 [isError, 文字]");
     answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: Ctrl-C$/, "还没开始的调用");
     same([ran, model.requests.length], [[], 1], "[运行过的 read, 模型请求次数]");
+  });
+  await rule("§C5.2：执行器以中止原因本身拒绝：结果是 “was stopped: <原因的文字>”；以别的错误拒绝，仍是 “failed”", async () => {
+    for (const [label, rejectWith, pattern] of [
+      ["以中止原因拒绝", (signal: AbortSignal) => signal.reason, /^tool "read" was stopped: 用户中止$/],
+      ["以别的错误拒绝", () => new Error("disk gone"), /^tool "read" failed: disk gone$/],
+    ] as const) {
+      const controller = new AbortController();
+      const started = deferred<void>();
+      const executor: ToolExecutor = (call) => {
+        started.resolve();
+        return new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(rejectWith(controller.signal)), { once: true }));
+      };
+      const { config } = setup([turn(toolCall("read", { path: "a.ts" }), toolCall("read", { path: "b.ts" }))], undefined, {
+        executor,
+        signal: controller.signal,
+      });
+      const running = runAgentLoop([], [ASK], config);
+      await started.promise;
+      controller.abort(new Error("用户中止"));
+      const result = await running;
+      same(result.stopReason, "aborted", `${label}：stopReason`);
+      answeredWithError(result.messages, "call-1-1", pattern, label);
+      answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: 用户中止$/, `${label}：还没开始的调用`);
+    }
   });
   await rule("§C5.2：一轮的调用都有了结果之后中止：不再取排队的输入，不再问模型，运行以 aborted 结束", async () => {
     const controller = new AbortController();
