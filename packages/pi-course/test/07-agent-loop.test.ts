@@ -457,7 +457,7 @@ function builderModel(name: string, write: (builder: TurnBuilder) => void): Mode
   };
 }
 
-test("Lab 7.2 · 失败的回合：文字留下，调用不运行，每个配上“未运行”的错误结果，运行结束", async () => {
+test("Lab 7.2 · 失败的回合：文字留下，调用不运行，每个配上未运行的错误结果，运行结束", async () => {
   await rule(
     "§C4.1：error 回合：它的消息留下（文字和调用），调用一个都不运行，每个紧跟着配上 “was not run” 的错误结果；运行以 error 结束，errorMessage 是这一轮的",
     async () => {
@@ -818,7 +818,7 @@ test("Lab 7.3 · 中止在模型说话时：运行以 aborted 结束，原因原
   });
 });
 
-test("Lab 7.3 · 中止在工具运行时：等执行器的回答，到了的结果留下，没开始的调用配上“未运行”", async () => {
+test("Lab 7.3 · 中止在工具运行时：等执行器的回答，到了的结果留下，没开始的调用配上未运行的结果", async () => {
   await rule(
     "§C5.2：工具运行时中止：循环等执行器的回答（createToolExecutor 不等不理会 signal 的工具，当场答 “was stopped”）；之后的调用不再开始，配上 “was not run: <原因>”；不再问模型",
     async () => {
