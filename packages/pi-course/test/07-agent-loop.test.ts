@@ -252,8 +252,8 @@ test("Lab 7.1 · 事件：按发生的顺序报告，消息是副本", async () 
     const { config } = setup([turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), turn("a.ts 只有一行。")], undefined, {
       emit: (event) => {
         if (event.type === "message") event.message.role === "user" ? (event.message.content = []) : (event.message.timestamp = -1);
-        if (event.type === "tool_start") event.call.name = "被读者改了";
-        if (event.type === "tool_end") event.result.content = [];
+        if (event.type === "tool_start") (event.call.arguments as { path: string }).path = "被读者改了.ts";
+        if (event.type === "tool_end") for (const block of event.result.content) if (block.type === "text") block.text = "被读者改了";
       },
     });
     const result = await runAgentLoop([], [ASK], config);
@@ -279,7 +279,8 @@ test("Lab 7.1 · 调用方的东西不被改动；prepareContext 决定每次请
     const { model, config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("ok")], undefined, {
       prepareContext: (transcript) => {
         seen.push(transcript.length);
-        transcript.length = 0; // a budget may cut its copy freely
+        for (const message of transcript) message.timestamp = -1; // a budget may change its copy freely, at any depth
+        transcript.length = 0;
         return { systemPrompt: `你看到 ${seen.at(-1)} 条`, messages: [userMessage("只发这一条", 4)] };
       },
     });
@@ -287,6 +288,10 @@ test("Lab 7.1 · 调用方的东西不被改动；prepareContext 决定每次请
     same([history, input], before, "运行之后的 history 和 input");
     same(lines(result.messages), ["user:new", "assistant:[read#call-1-1]", "toolResult:call-1-1", "assistant:[ok]"], "只返回这次运行添加的消息");
     same(seen, [3, 5], "两次 prepareContext 看到的消息条数（history 2 条加输入 1 条；再加助手消息和结果）");
+    expect(
+      result.messages.every((m) => m.timestamp !== -1),
+      `prepareContext 改了它那份对话里消息的 timestamp，运行交出的消息跟着变了：${show(result.messages.map((m) => m.timestamp))}`,
+    );
     same(model.requests[0]!.systemPrompt, "你看到 3 条", "请求的 systemPrompt 是 prepareContext 返回的");
     same(lines(model.requests[1]!.messages), ["user:只发这一条"], "请求的消息就是 prepareContext 返回的");
   });
@@ -342,36 +347,56 @@ test("Lab 7.1 · 调用方的东西不被改动；prepareContext 决定每次请
 });
 
 test("Lab 7.1 · 每个调用恰好一个结果：执行器拒绝或答非所问时，循环替它回答", async () => {
-  await rule("§C3.4：执行器拒绝、答的不是这个调用（id 或名字不同、不是结果）：循环给这个调用配上一个错误结果，模型照常往下走", async () => {
-    const other = (call: ToolCall, change: Partial<ToolResultMessage>): ToolResultMessage => ({
-      role: "toolResult",
-      toolCallId: call.id,
-      toolName: call.name,
-      content: [],
-      isError: false,
-      timestamp: 0,
-      ...change,
-    });
-    const cases: [string, ToolExecutor, RegExp][] = [
-      [
-        "执行器拒绝",
-        async () => {
-          throw new Error("host crashed");
-        },
-        /^tool "read" failed: host crashed$/,
-      ],
-      ["答了别的 id", async (call) => other(call, { toolCallId: "other" }), /^tool "read": the executor did not answer this call$/],
-      ["答了别的名字", async (call) => other(call, { toolName: "write" }), /^tool "read": the executor did not answer this call$/],
-      ["答的不是结果", async () => undefined as unknown as ToolResultMessage, /^tool "read": the executor did not answer this call$/],
-    ];
-    for (const [label, executor, pattern] of cases) {
-      const { config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], undefined, { executor });
-      const result = await runAgentLoop([], [ASK], config);
-      sendable(result.messages, label);
-      answeredWithError(result.messages, "call-1-1", pattern, label);
-      same(result.stopReason, "stop", `${label}：模型看到错误结果之后照常收尾，stopReason`);
-    }
-  });
+  await rule(
+    "§C3.4：交给执行器的是调用的副本；执行器拒绝、答的不是这个调用（id 或名字不同、不是结果）：循环给这个调用配上一个错误结果，模型照常往下走",
+    async () => {
+      const other = (call: ToolCall, change: Partial<ToolResultMessage>): ToolResultMessage => ({
+        role: "toolResult",
+        toolCallId: call.id,
+        toolName: call.name,
+        content: [],
+        isError: false,
+        timestamp: 0,
+        ...change,
+      });
+      const cases: [string, ToolExecutor, RegExp][] = [
+        [
+          "执行器拒绝",
+          async () => {
+            throw new Error("host crashed");
+          },
+          /^tool "read" failed: host crashed$/,
+        ],
+        ["答了别的 id", async (call) => other(call, { toolCallId: "other" }), /^tool "read": the executor did not answer this call$/],
+        ["答了别的名字", async (call) => other(call, { toolName: "write" }), /^tool "read": the executor did not answer this call$/],
+        ["答的不是结果", async () => undefined as unknown as ToolResultMessage, /^tool "read": the executor did not answer this call$/],
+      ];
+      const meddling: ToolExecutor = async (call) => {
+        (call.arguments as { path: string }).path = "执行器改了.ts";
+        return other(call, {});
+      };
+      const { config: meddled } = setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], undefined, { executor: meddling });
+      const kept = await runAgentLoop([], [ASK], meddled);
+      same(
+        lines(kept.messages).slice(0, 3),
+        ["user:a.ts 里有什么？", "assistant:[read#call-1-1]", "toolResult:call-1-1"],
+        "执行器改了它拿到的调用之后：运行添加的前三条消息",
+      );
+      const asked = kept.messages[1]!;
+      same(
+        asked.role === "assistant" ? asked.content : undefined,
+        [{ type: "toolCall", id: "call-1-1", name: "read", arguments: { path: "a.ts" } }],
+        "交给执行器的是调用的副本：执行器改了它的参数，助手消息里的调用不变",
+      );
+      for (const [label, executor, pattern] of cases) {
+        const { config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], undefined, { executor });
+        const result = await runAgentLoop([], [ASK], config);
+        sendable(result.messages, label);
+        answeredWithError(result.messages, "call-1-1", pattern, label);
+        same(result.stopReason, "stop", `${label}：模型看到错误结果之后照常收尾，stopReason`);
+      }
+    },
+  );
   await rule("§C3.4：找不到的工具、不合 schema 的参数由执行器配上错误结果（第 06 章）；模型在下一轮看到它们", async () => {
     const { config } = setup([
       turn(toolCall("nope"), toolCall("read", { wrong: 1 })),
