@@ -123,6 +123,36 @@ export const TOOL_CALLS_MISSING: TurnFailure & { code: LoopFailureCode } = {
   message: "模型说要调用工具（stopReason 为 toolUse），却一个工具调用也没有给出，运行到此结束：请重试这一轮；反复出现时，换一个支持工具调用的模型。",
 };
 
+// ── Given: the run's state and the plumbing around the model ──
+
+/** One run's state, shared by the functions below. */
+interface RunState {
+  readonly config: LoopConfig;
+  /** What the next request is built from: a copy of the history, then every message this run added. */
+  readonly transcript: AgentMessage[];
+  /** The messages this run added, in order (what `LoopResult.messages` reports). */
+  readonly added: AgentMessage[];
+  /** Summed over the turns. */
+  readonly usage: Usage;
+  /** Model calls made so far. */
+  turns: number;
+}
+
+/** Adds `message` to the transcript and to what the run added, and reports a copy of it. */
+function addMessage(run: RunState, message: AgentMessage): void {
+  run.transcript.push(message);
+  run.added.push(message);
+  run.config.emit?.({ type: "message", message: structuredClone(message) });
+}
+
+/** The run's result: copies of what it added and of its usage; `errorMessage` and `failure` only with an error. */
+function endRun(run: RunState, stopReason: LoopStopReason, error?: string, failure?: TurnFailure): LoopResult {
+  const result: LoopResult = { messages: structuredClone(run.added), stopReason, turns: run.turns, usage: { ...run.usage } };
+  if (error !== undefined) result.errorMessage = error;
+  if (error !== undefined && failure !== undefined) result.failure = { code: failure.code, message: failure.message };
+  return result;
+}
+
 /** A result for a call the loop answers itself. */
 function pairedError(call: ToolCall, message: string): ToolResultMessage {
   return toolResult(call, { content: [text(message)], isError: true });
@@ -187,6 +217,75 @@ function brokenTurn(message: string): AssistantTurn {
   };
 }
 
+// ── Lab 7.1 · 往返：工具的结果交回模型，直到它不再要工具 ──
+
+/**
+ * Runs the loop on `history` plus `input` until the model stops asking for tools, the run
+ * is aborted, a turn fails, or `maxTurns` model calls were made. Returns what the run
+ * added; never changes `history` or `input`. Rejects only when one of the caller's own
+ * callbacks (`emit`, `prepareContext`, `takeInput`) throws, or with `LOOP_CONFIG_INVALID`
+ * for a `maxTurns` that is not a positive integer. See the module comment for the rules.
+ */
+export async function runAgentLoop(history: readonly AgentMessage[], input: readonly AgentMessage[], config: LoopConfig): Promise<LoopResult> {
+  const { model, registry, executor, signal, maxTurns } = config;
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+    throw new LoopError("LOOP_CONFIG_INVALID", `maxTurns must be a positive integer, got ${String(maxTurns)}`);
+  }
+  const emit = config.emit ?? (() => {});
+  const systemPrompt = config.systemPrompt ?? "";
+  const prepare = config.prepareContext ?? ((messages: AgentMessage[]) => ({ systemPrompt, messages }));
+  const run: RunState = { config, transcript: structuredClone([...history]), added: [], usage: { inputTokens: 0, outputTokens: 0 }, turns: 0 };
+  for (const message of input) addMessage(run, structuredClone(message));
+
+  for (;;) {
+    if (signal?.aborted) return stopAborted(run, []);
+    if (run.turns >= maxTurns) return endRun(run, "turn_limit");
+    run.turns++;
+    const turn = run.turns;
+    emit({ type: "turn_start", turn });
+    const tools = registry.list().map(toolSpec);
+    const context = await prepare(structuredClone(run.transcript), structuredClone(tools));
+    const request: ModelRequest = { systemPrompt: context.systemPrompt, messages: context.messages, tools };
+    const result = await streamTurn(model, request, signal, (event) => emit({ type: "assistant", turn, event }));
+    run.usage.inputTokens += result.usage.inputTokens;
+    run.usage.outputTokens += result.usage.outputTokens;
+
+    const stop = result.stopReason;
+    const message: AssistantMessage = result.message;
+    if ((stop !== "error" && stop !== "aborted") || message.content.length > 0) addMessage(run, message);
+    emit({
+      type: "turn_end",
+      turn,
+      stopReason: result.stopReason,
+      usage: { ...result.usage },
+      ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}),
+      ...(result.errorMessage !== undefined && result.failure !== undefined ? { failure: { ...result.failure } } : {}),
+    });
+    const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+    const ran = stop === "toolUse" || stop === "stop";
+    if (!ran) {
+      const ended = settleUnfinishedTurn(run, result, calls);
+      if (ended !== undefined) return ended;
+    } else {
+      if (stop === "toolUse" && calls.length === 0) {
+        return endRun(run, "error", "the model stopped to use tools (stopReason toolUse) but named no tool call", TOOL_CALLS_MISSING);
+      }
+      for (const [index, call] of calls.entries()) {
+        if (signal?.aborted) return stopAborted(run, calls.slice(index));
+        emit({ type: "tool_start", call: structuredClone(call) });
+        const answer = await runTool(executor, call, signal);
+        addMessage(run, answer);
+        emit({ type: "tool_end", call: structuredClone(call), result: structuredClone(answer) });
+      }
+    }
+    if (signal?.aborted) return stopAborted(run, []);
+
+    const queued = config.takeInput?.() ?? [];
+    for (const next of queued) addMessage(run, structuredClone(next));
+    if ((!ran || calls.length === 0) && queued.length === 0) return endRun(run, stop === "length" ? "length" : "stop");
+  }
+}
+
 /**
  * Runs one call through the executor and makes sure the answer is a result paired with it.
  * It waits for the executor even after an abort: the executor decides whether a result
@@ -206,101 +305,31 @@ async function runTool(executor: ToolExecutor, call: ToolCall, signal: AbortSign
   return result;
 }
 
+// ── Lab 7.2 · 没有跑完的回合：调用一个都不运行，每个照样有结果 ──
+
 /**
- * Runs the loop on `history` plus `input` until the model stops asking for tools, the run
- * is aborted, a turn fails, or `maxTurns` model calls were made. Returns what the run
- * added; never changes `history` or `input`. Rejects only when one of the caller's own
- * callbacks (`emit`, `prepareContext`, `takeInput`) throws, or with `LOOP_CONFIG_INVALID`
- * for a `maxTurns` that is not a positive integer. See the module comment for the rules.
+ * A turn that did not finish (`length`, `error`, `aborted`): answers each of its calls with a
+ * paired error, in call order, and runs none. A failed or aborted turn ends the run (its
+ * result); a cut-off one gives `undefined`, and the loop goes on to the turn boundary.
  */
-export async function runAgentLoop(history: readonly AgentMessage[], input: readonly AgentMessage[], config: LoopConfig): Promise<LoopResult> {
-  const { model, registry, executor, signal, maxTurns } = config;
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
-    throw new LoopError("LOOP_CONFIG_INVALID", `maxTurns must be a positive integer, got ${String(maxTurns)}`);
-  }
-  const emit = config.emit ?? (() => {});
-  const systemPrompt = config.systemPrompt ?? "";
-  const prepare = config.prepareContext ?? ((messages: AgentMessage[]) => ({ systemPrompt, messages }));
+function settleUnfinishedTurn(run: RunState, turn: AssistantTurn, calls: readonly ToolCall[]): LoopResult | undefined {
+  const stop = turn.stopReason;
+  const why =
+    stop === "length"
+      ? "the model's output was cut off at its token limit (stopReason length), so this call may be incomplete"
+      : `${stop === "aborted" ? "the turn was aborted" : "the model's turn failed"} before it finished (${turn.errorMessage ?? stop})`;
+  for (const call of calls) addMessage(run, pairedError(call, `tool "${call.name}" was not run: ${why}`));
+  if (stop === "length") return undefined;
+  // An abort of this run reports its reason the same way wherever it landed.
+  if (stop === "aborted" && run.config.signal?.aborted) return stopAborted(run, []);
+  return endRun(run, stop === "aborted" ? "aborted" : "error", turn.errorMessage ?? stop, turn.failure);
+}
 
-  const transcript: AgentMessage[] = structuredClone([...history]);
-  const added: AgentMessage[] = [];
-  const add = (message: AgentMessage) => {
-    transcript.push(message);
-    added.push(message);
-    emit({ type: "message", message: structuredClone(message) });
-  };
-  const usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  let turns = 0;
-  const finish = (stopReason: LoopStopReason, error?: string, failure?: TurnFailure): LoopResult => {
-    const result: LoopResult = { messages: structuredClone(added), stopReason, turns, usage: { ...usage } };
-    if (error !== undefined) result.errorMessage = error;
-    if (error !== undefined && failure !== undefined) result.failure = { code: failure.code, message: failure.message };
-    return result;
-  };
-  const aborted = () => finish("aborted", errorMessage(abortReason(signal!)));
+// ── Lab 7.3 · 中止：没开始的调用不再开始，每个都有结果 ──
 
-  for (const message of input) add(structuredClone(message));
-
-  for (;;) {
-    if (signal?.aborted) return aborted();
-    if (turns >= maxTurns) return finish("turn_limit");
-    turns++;
-    const turn = turns;
-    emit({ type: "turn_start", turn });
-    const tools = registry.list().map(toolSpec);
-    const context = await prepare(structuredClone(transcript), structuredClone(tools));
-    const request: ModelRequest = { systemPrompt: context.systemPrompt, messages: context.messages, tools };
-    const result = await streamTurn(model, request, signal, (event) => emit({ type: "assistant", turn, event }));
-    usage.inputTokens += result.usage.inputTokens;
-    usage.outputTokens += result.usage.outputTokens;
-
-    const stop = result.stopReason;
-    const failed = stop === "error" || stop === "aborted";
-    const message: AssistantMessage = result.message;
-    if (!failed || message.content.length > 0) add(message);
-    emit({
-      type: "turn_end",
-      turn,
-      stopReason: result.stopReason,
-      usage: { ...result.usage },
-      ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}),
-      ...(result.errorMessage !== undefined && result.failure !== undefined ? { failure: { ...result.failure } } : {}),
-    });
-    const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
-    if (failed) {
-      const why = stop === "aborted" ? "the turn was aborted" : "the model's turn failed";
-      for (const call of calls) add(pairedError(call, `tool "${call.name}" was not run: ${why} before it finished (${result.errorMessage ?? stop})`));
-    }
-    // An abort of this run reports its reason the same way wherever it landed.
-    if (stop === "aborted" && signal?.aborted) return aborted();
-    if (failed) return finish(stop, result.errorMessage ?? stop, result.failure);
-
-    if (stop === "toolUse" && calls.length === 0) {
-      return finish("error", "the model stopped to use tools (stopReason toolUse) but named no tool call", TOOL_CALLS_MISSING);
-    }
-    for (const call of calls) {
-      if (stop === "length") {
-        add(
-          pairedError(
-            call,
-            `tool "${call.name}" was not run: the model's output was cut off at its token limit (stopReason length), so this call may be incomplete`,
-          ),
-        );
-        continue;
-      }
-      if (signal?.aborted) {
-        add(pairedError(call, `tool "${call.name}" was not run: ${errorMessage(abortReason(signal))}`));
-        continue;
-      }
-      emit({ type: "tool_start", call: structuredClone(call) });
-      const toolResult = await runTool(executor, call, signal);
-      add(toolResult);
-      emit({ type: "tool_end", call: structuredClone(call), result: structuredClone(toolResult) });
-    }
-    if (signal?.aborted) return aborted();
-
-    const queued = config.takeInput?.() ?? [];
-    for (const message of queued) add(structuredClone(message));
-    if ((calls.length === 0 || stop === "length") && queued.length === 0) return finish(stop === "length" ? "length" : "stop");
-  }
+/** Ends an aborted run: each call in `notStarted` is answered "was not run", in order; the run ends `aborted` with the abort's reason. */
+function stopAborted(run: RunState, notStarted: readonly ToolCall[]): LoopResult {
+  const reason = errorMessage(abortReason(run.config.signal!));
+  for (const call of notStarted) addMessage(run, pairedError(call, `tool "${call.name}" was not run: ${reason}`));
+  return endRun(run, "aborted", reason);
 }

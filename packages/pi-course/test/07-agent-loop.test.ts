@@ -1,31 +1,92 @@
+/**
+ * Chapter 07 labs · the agent loop: ask the model, run the tools it asks for, hand the results
+ * back, until it answers without asking. Fourteen tests in three labs (6, 5, 3); every name
+ * starts with its lab id, so one lab runs alone with
+ *
+ *   npm run lab -w @pi/course -- 7.1
+ *
+ * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
+ * chapters/07-agent-loop.md that it checks. Everything is observed through the public
+ * surface: what `runAgentLoop` resolves to or rejects with, the events its `emit` gets, the
+ * requests the scripted model recorded, the calls the tools saw. Failure messages are written
+ * here, in words and shown values, not left to `node:assert`'s diff (which Node versions lay
+ * out differently). The rule that holds for every run (whatever the model answers, with
+ * failures, cut-offs and aborts anywhere, the transcript can be sent again) is also checked as
+ * a property with `holds()` (fast-check, fixed seed), beside the examples that tell the story.
+ *
+ * The tests of a lab use nothing of a later lab, so each lab turns green on its own, in order:
+ * Lab 7.1's tests have no unfinished turn and no abort, Lab 7.2's no abort of the run.
+ */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import test, { type TestContext } from "node:test";
-import { deferred } from "../src/async.js";
-import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent } from "../src/agent-loop.js";
+import fc from "fast-check";
+import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent, type LoopResult } from "../src/agent-loop.js";
 import { createAnthropicModel } from "../src/anthropic.js";
+import { deferred } from "../src/async.js";
 import { TurnBuilder, type Model, type ToolSpec } from "../src/model.js";
 import { createOpenAIModel } from "../src/openai.js";
-import { ScriptedModel, toolCall, turn, type ScriptStep } from "../src/scripted-model.js";
+import { ScriptedModel, toolCall, turn, type ScriptStep, type ScriptedTurn } from "../src/scripted-model.js";
 import { createToolExecutor, objectSchema, stringValue, ToolRegistry, type Tool, type ToolExecutor } from "../src/tool.js";
-import { text, textOf, userMessage, type AgentMessage, type ToolResultMessage } from "../src/types.js";
+import { text, textOf, transcriptProblem, userMessage, type AgentMessage, type ToolCall, type ToolResultMessage } from "../src/types.js";
 import { testSourcePath } from "./support/files.js";
+import { holds } from "./support/properties.js";
+import { isScaffold, rule } from "./support/rules.js";
 import { startReplayServer } from "./support/replay-server.js";
 
-/** A tool that echoes its `value` and records the calls it ran. */
-function echoTool(ran: string[] = []): Tool<{ value: string }> {
+// ---------------------------------------------------------------------------
+// Showing values, the running example
+// ---------------------------------------------------------------------------
+
+/** A value as a failure message shows it. */
+const show = (value: unknown): string => fc.stringify(value);
+
+/** Fails with `message` unless `condition` holds (a message written here, never `node:assert`'s diff). */
+function expect(condition: boolean, message: string): asserts condition {
+  if (!condition) assert.fail(message);
+}
+
+/** Fails unless `got` equals `wanted` (deep, strict), saying what `what` should have been and was. */
+function same(got: unknown, wanted: unknown, what: string): void {
+  let equal = true;
+  try {
+    assert.deepStrictEqual(got, wanted);
+  } catch {
+    equal = false;
+  }
+  expect(equal, `${what}\n应当是：${show(wanted)}\n实际是：${show(got)}`);
+}
+
+/** A message as one short line: `user:a.ts 里有什么？`, `assistant:[我先读一下 a.ts。 | read#call-1-1]`, `toolResult:call-1-1!`. */
+function line(message: AgentMessage): string {
+  if (message.role === "user") return `user:${textOf(message)}`;
+  if (message.role === "toolResult") return `toolResult:${message.toolCallId}${message.isError ? "!" : ""}`;
+  return `assistant:[${message.content.map((block) => (block.type === "text" ? block.text : `${block.name}#${block.id}`)).join(" | ")}]`;
+}
+
+const lines = (messages: readonly AgentMessage[]): string[] => messages.map(line);
+
+/** The files of the running example. */
+const FILES: Record<string, string> = { "a.ts": "export const a = 1;\n", "b.ts": "export const b = 2;\n" };
+
+/** The running example's tool: reads a file of FILES and records the paths it was asked for. */
+function readTool(ran: string[] = []): Tool<{ path: string }> {
   return {
-    name: "echo",
-    description: "Echo a value back.",
-    schema: objectSchema({ value: stringValue() }),
-    async execute({ value }) {
-      ran.push(value);
-      return { content: [text(`echo: ${value}`)] };
+    name: "read",
+    description: "Read a file.",
+    schema: objectSchema({ path: stringValue() }),
+    async execute({ path }) {
+      ran.push(path);
+      const content = FILES[path];
+      if (content === undefined) throw new Error(`no such file: ${path}`);
+      return { content: [text(content)] };
     },
   };
 }
 
-function setup(script: ScriptStep[], tools: Tool[] = [echoTool()], extra: Partial<LoopConfig> = {}) {
+const ASK = userMessage("a.ts 里有什么？", 1);
+
+function setup(script: ScriptStep[], tools: Tool[] = [readTool()], extra: Partial<LoopConfig> = {}) {
   const model = new ScriptedModel(script, { now: () => 0 });
   const registry = new ToolRegistry(tools);
   const events: LoopEvent[] = [];
@@ -33,401 +94,539 @@ function setup(script: ScriptStep[], tools: Tool[] = [echoTool()], extra: Partia
   return { model, registry, events, config };
 }
 
-/** Every tool call has exactly one result, right after its assistant message, in call order. */
-function assertPaired(messages: readonly AgentMessage[]): void {
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i]!;
+/**
+ * What keeps `messages` from being sent to a model again, in words, or `undefined`: a problem
+ * chapter 03's `transcriptProblem()` finds, or a call whose results do not follow its
+ * assistant message right away, in call order.
+ */
+function unsendable(messages: readonly AgentMessage[]): string | undefined {
+  const problem = transcriptProblem(messages);
+  if (problem !== undefined) {
+    return `transcriptProblem() 找到 ${problem.code}：调用 ${problem.toolCallId}，第 ${problem.index} 条消息`;
+  }
+  for (const [index, message] of messages.entries()) {
     if (message.role !== "assistant") continue;
-    const calls = message.content.filter((b) => b.type === "toolCall");
-    const results = messages.slice(i + 1, i + 1 + calls.length) as ToolResultMessage[];
-    assert.deepEqual(
-      results.map((r) => r.role === "toolResult" && r.toolCallId),
-      calls.map((c) => c.id),
-      `calls of message ${i} are answered in order`,
+    const ids = message.content.filter((block) => block.type === "toolCall").map((call) => call.id);
+    const next = messages.slice(index + 1, index + 1 + ids.length).map((m) => (m.role === "toolResult" ? m.toolCallId : m.role));
+    if (!ids.every((id, i) => next[i] === id)) {
+      return `第 ${index} 条消息的调用 ${show(ids)} 之后，应当紧跟它们的结果，按调用的顺序；实际紧跟的是 ${show(next)}`;
+    }
+  }
+  return undefined;
+}
+
+/** Fails unless the transcript can be sent again (see `unsendable`), showing it. */
+function sendable(messages: readonly AgentMessage[], label: string): void {
+  const why = unsendable(messages);
+  expect(why === undefined, `${label}：交出的对话不能再发给模型：${why}\n对话：${show(lines(messages))}`);
+}
+
+/** The result answering `id` in `messages`. */
+function answerOf(messages: readonly AgentMessage[], id: string): ToolResultMessage | undefined {
+  return messages.find((m): m is ToolResultMessage => m.role === "toolResult" && m.toolCallId === id);
+}
+
+/** Fails unless the result answering `id` is an error whose text matches `pattern`. */
+function answeredWithError(messages: readonly AgentMessage[], id: string, pattern: RegExp, label: string): void {
+  const answer = answerOf(messages, id);
+  expect(answer !== undefined, `${label}：调用 ${id} 没有结果`);
+  expect(answer.isError, `${label}：调用 ${id} 的结果应当是错误（isError: true），实际是 ${show(answer)}`);
+  expect(pattern.test(textOf(answer)), `${label}：调用 ${id} 的错误结果应当符合 ${pattern}，实际是 ${show(textOf(answer))}`);
+}
+
+function eventKinds(events: readonly LoopEvent[]): string[] {
+  return events.filter((e) => e.type !== "assistant").map((e) => (e.type === "message" ? `message:${e.message.role}` : e.type));
+}
+
+/** Runs `run` and says how it settled: the result, or what it rejected with (a starter's scaffold error is thrown on). */
+async function settle(run: Promise<LoopResult>): Promise<{ result: LoopResult } | { error: unknown }> {
+  try {
+    return { result: await run };
+  } catch (error) {
+    if (isScaffold(error)) throw error;
+    return { error };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Lab 7.1 · 往返：工具的结果交回模型，直到它不再要工具
+// ---------------------------------------------------------------------------
+
+test("Lab 7.1 · 一次往返：结果交回模型，模型不再要工具时运行以 stop 结束", async () => {
+  await rule("§C3.1：每一轮先问模型；它要的调用按顺序交给执行器，结果紧跟在助手消息后面；下一次请求带着全部消息；没有调用的一轮结束运行（stop）", async () => {
+    const ran: string[] = [];
+    const usage = { inputTokens: 10, outputTokens: 5 };
+    const { model, config } = setup(
+      [
+        { ...turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" }), toolCall("read", { path: "b.ts" })), usage },
+        { ...turn("a.ts 只有一行。"), usage },
+      ],
+      [readTool(ran)],
     );
-  }
-}
-
-test("Lab 7.1 · 模型请求工具、结果交回模型，直到模型不再调用工具", async () => {
-  const ran: string[] = [];
-  const { model, config } = setup([turn("先试试", toolCall("echo", { value: "a" }), toolCall("echo", { value: "b" })), turn("都好了")], [echoTool(ran)]);
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "stop");
-  assert.equal(result.turns, 2);
-  assert.deepEqual(ran, ["a", "b"]);
-  assert.deepEqual(
-    result.messages.map((m) => m.role),
-    ["user", "assistant", "toolResult", "toolResult", "assistant"],
-  );
-  assertPaired(result.messages);
-  assert.equal(textOf(result.messages.at(-1)!), "都好了");
-  // The second request carries everything, including both results, and offers the tool.
-  const second = model.requests[1]!;
-  assert.deepEqual(
-    second.messages.map((m) => m.role),
-    ["user", "assistant", "toolResult", "toolResult"],
-  );
-  assert.deepEqual(second.tools, [toolSpec(echoTool())]);
-  assert.deepEqual(second.tools[0]!.parameters, {
-    type: "object",
-    properties: { value: { type: "string" } },
-    required: ["value"],
-    additionalProperties: false,
+    const result = await runAgentLoop([], [ASK], config);
+    same(
+      lines(result.messages),
+      [
+        "user:a.ts 里有什么？",
+        "assistant:[我先读一下 a.ts。 | read#call-1-1 | read#call-1-2]",
+        "toolResult:call-1-1",
+        "toolResult:call-1-2",
+        "assistant:[a.ts 只有一行。]",
+      ],
+      "运行添加的消息（输入在前）",
+    );
+    same(ran, ["a.ts", "b.ts"], "read 工具按调用的顺序各运行一次");
+    same(textOf(result.messages[2]!), FILES["a.ts"], "call-1-1 的结果是 read 的输出");
+    same([result.stopReason, result.turns], ["stop", 2], "[stopReason, turns]");
+    same(result.usage, { inputTokens: 20, outputTokens: 10 }, "usage 是各轮之和");
+    same(
+      model.requests.map((request) => lines(request.messages)),
+      [
+        ["user:a.ts 里有什么？"],
+        ["user:a.ts 里有什么？", "assistant:[我先读一下 a.ts。 | read#call-1-1 | read#call-1-2]", "toolResult:call-1-1", "toolResult:call-1-2"],
+      ],
+      "两次请求的消息：第二次带着两个结果",
+    );
+    same(model.requests[1]!.tools, [toolSpec(readTool())], "每次请求都带着注册表里的工具说明");
+    same(model.requests[0]!.systemPrompt, "", "没给 systemPrompt 时请求的 systemPrompt");
+  });
+  await rule("§C3.1：工具说明在每次请求之前从注册表列一次：运行中注册的工具，下一轮就提供给模型", async () => {
+    const late: Tool = { ...readTool(), name: "late" };
+    const { model, registry, config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], [readTool()], {
+      emit: (event) => {
+        if (event.type === "tool_end") registry.register(late);
+      },
+    });
+    await runAgentLoop([], [ASK], config);
+    same(
+      model.requests.map((request) => request.tools.map((tool) => tool.name)),
+      [["read"], ["read", "late"]],
+      "两次请求提供的工具",
+    );
   });
 });
 
-test("Lab 7.1 · 事件顺序：回合开始、流式事件、消息、工具开始与结束、回合结束", async () => {
-  const { events, config } = setup([turn("x", toolCall("echo", { value: "v" })), turn("y")]);
-  await runAgentLoop([], [userMessage("go", 1)], config);
-  const kinds = events.filter((e) => e.type !== "assistant").map((e) => (e.type === "message" ? `message:${e.message.role}` : e.type));
-  assert.deepEqual(kinds, [
-    "message:user",
-    "turn_start",
-    "message:assistant",
-    "turn_end",
-    "tool_start",
-    "message:toolResult",
-    "tool_end",
-    "turn_start",
-    "message:assistant",
-    "turn_end",
-  ]);
-  assert.ok(
-    events.some((e) => e.type === "assistant" && e.event.type === "text_delta"),
-    "流式事件被转发",
-  );
-});
-
-test("Lab 7.1 · 历史与输入不被改动；prepareContext 决定每次请求看到什么", async () => {
-  const history: AgentMessage[] = [userMessage("old", 1), { role: "assistant", content: [text("old answer")], timestamp: 2 }];
-  const before = structuredClone(history);
-  const { model, config } = setup([turn("ok")], [], {
-    prepareContext: (transcript) => ({ systemPrompt: `你看到 ${transcript.length} 条`, messages: transcript.slice(-1) }),
-  });
-  const input = [userMessage("new", 3)];
-  const result = await runAgentLoop(history, input, config);
-  assert.deepEqual(history, before);
-  assert.deepEqual(
-    result.messages.map((m) => textOf(m)),
-    ["new", "ok"],
-    "只返回本次运行新增的消息",
-  );
-  assert.equal(model.requests[0]!.systemPrompt, "你看到 3 条");
-  assert.deepEqual(
-    model.requests[0]!.messages.map((m) => textOf(m)),
-    ["new"],
-  );
-});
-
-test("Lab 7.1 · prepareContext 拿到的工具说明正是这次请求带着的那一份：它在准备时改了注册表也不变", async () => {
-  const seen: (readonly ToolSpec[])[] = [];
-  const late: Tool = { ...echoTool(), name: "late" };
-  const { model, registry, config } = setup([turn("ok")], [echoTool()], {
-    prepareContext: (transcript, tools) => {
-      seen.push(tools);
-      registry.register(late);
-      return { systemPrompt: "", messages: transcript };
+test("Lab 7.1 · 事件：按发生的顺序报告，消息是副本", async () => {
+  await rule(
+    "§C3.2：事件的顺序：输入的 message，turn_start，模型的流式事件，message:assistant，turn_end，每个调用的 tool_start、message:toolResult、tool_end",
+    async () => {
+      const { events, config } = setup([turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), turn("a.ts 只有一行。")]);
+      await runAgentLoop([], [ASK], config);
+      same(
+        eventKinds(events),
+        [
+          "message:user",
+          "turn_start",
+          "message:assistant",
+          "turn_end",
+          "tool_start",
+          "message:toolResult",
+          "tool_end",
+          "turn_start",
+          "message:assistant",
+          "turn_end",
+        ],
+        "除流式事件以外的事件",
+      );
+      const first = events.findIndex((e) => e.type === "turn_start");
+      const streamed = events.filter((e) => e.type === "assistant");
+      expect(
+        streamed.length > 0 && streamed.every((e) => e.type === "assistant" && e.turn >= 1),
+        `模型的流式事件应当以 { type: "assistant", turn, event } 转发，实际一个都没有`,
+      );
+      const firstStreamed = events.findIndex((e) => e.type === "assistant");
+      const firstAssistant = events.findIndex((e) => e.type === "message" && e.message.role === "assistant");
+      expect(first < firstStreamed && firstStreamed < firstAssistant, "流式事件应当在 turn_start 之后、message:assistant 之前");
+      const ends = events.filter((e) => e.type === "turn_end");
+      same(
+        ends.map((e) => e.type === "turn_end" && [e.turn, e.stopReason]),
+        [
+          [1, "toolUse"],
+          [2, "stop"],
+        ],
+        "turn_end 的 [turn, stopReason]",
+      );
     },
-  });
-  await runAgentLoop([], [userMessage("hi", 1)], config);
-  assert.deepEqual(seen, [[toolSpec(echoTool())]]);
-  assert.deepEqual(model.requests[0]!.tools, seen[0], "预算看到的工具说明与发出的完全一样");
-});
-
-test("Lab 7.2 · 执行器拒绝、答非所问：循环自己补上配对的错误结果", async () => {
-  const rejecting: ToolExecutor = async () => {
-    throw new Error("host crashed");
-  };
-  const wrongId: ToolExecutor = async (call) => ({ role: "toolResult", toolCallId: "other", toolName: call.name, content: [], isError: false, timestamp: 0 });
-  for (const [name, executor, pattern] of [
-    ["rejecting", rejecting, /host crashed/],
-    ["wrong id", wrongId, /did not answer this call/],
-  ] as const) {
-    const { config } = setup([turn(toolCall("echo", { value: "v" })), turn("done")], undefined, { executor });
-    const result = await runAgentLoop([], [userMessage("go", 1)], config);
-    assertPaired(result.messages);
-    const answer = result.messages[2] as ToolResultMessage;
-    assert.equal(answer.isError, true, name);
-    assert.match(textOf(answer), pattern, name);
-    assert.equal(result.stopReason, "stop", `${name}: 模型看到错误后照常收尾`);
-  }
-});
-
-test("Lab 7.2 · 未知工具与非法参数由执行器配对，模型看到错误后可以改正", async () => {
-  const { config } = setup([
-    turn(toolCall("nope", {}), toolCall("echo", { wrong: 1 })),
-    (request) => turn(`看到 ${request.messages.filter((m) => m.role === "toolResult" && m.isError).length} 个错误`),
-  ]);
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assertPaired(result.messages);
-  assert.equal(textOf(result.messages.at(-1)!), "看到 2 个错误");
-});
-
-test("Lab 7.3 · 回合上限：一直要工具的模型在 maxTurns 次调用后停下，每个调用都已配对", async () => {
-  const always = Array.from({ length: 5 }, () => turn(toolCall("echo", { value: "again" })));
-  const { model, config } = setup(always, undefined, { maxTurns: 3 });
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "turn_limit");
-  assert.equal(result.turns, 3);
-  assert.equal(model.requests.length, 3);
-  assertPaired(result.messages);
-  for (const bad of [0, -1, 1.5, Number.NaN]) {
-    await assert.rejects(runAgentLoop([], [], { ...config, maxTurns: bad }), { code: "LOOP_CONFIG_INVALID" });
-  }
-});
-
-test("Lab 7.3 · 失败的回合结束运行：保留文字，不运行任何工具，它的每个调用都配上“回合失败、未运行”的错误结果", async () => {
-  const ran: string[] = [];
-  const call = toolCall("echo", { value: "never" });
-  const { config } = setup([{ ...turn("说到一半", call), error: "overloaded" }], [echoTool(ran)]);
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "error");
-  assert.equal(result.errorMessage, "overloaded");
-  assert.deepEqual(ran, []);
-  const [assistant, answer] = result.messages.slice(-2);
-  assert.equal(assistant?.role, "assistant");
-  assert.deepEqual(
-    assistant.role === "assistant" ? assistant.content.map((block) => block.type) : [],
-    ["text", "toolCall"],
-    "the call the model made stays, with the text",
   );
-  assert.ok(answer?.role === "toolResult" && answer.isError, "the call is answered, right after its message");
-  assert.match(answer.role === "toolResult" ? textOf(answer) : "", /^tool "echo" was not run: the model's turn failed before it finished \(overloaded\)$/);
-  assertPaired(result.messages);
+  await rule("§C3.2：事件里的消息、调用、结果都是副本：读者改了它们，运行交出的消息不变", async () => {
+    const { config } = setup([turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), turn("a.ts 只有一行。")], undefined, {
+      emit: (event) => {
+        if (event.type === "message") event.message.role === "user" ? (event.message.content = []) : (event.message.timestamp = -1);
+        if (event.type === "tool_start") (event.call.arguments as { path: string }).path = "被读者改了.ts";
+        if (event.type === "tool_end") for (const block of event.result.content) if (block.type === "text") block.text = "被读者改了";
+      },
+    });
+    const result = await runAgentLoop([], [ASK], config);
+    same(
+      lines(result.messages),
+      ["user:a.ts 里有什么？", "assistant:[我先读一下 a.ts。 | read#call-1-1]", "toolResult:call-1-1", "assistant:[a.ts 只有一行。]"],
+      "读者改了事件之后，运行交出的消息",
+    );
+    same(textOf(result.messages[2]!), FILES["a.ts"], "读者改了 tool_end 的结果之后，结果的文字");
+    expect(
+      result.messages.every((m) => m.timestamp !== -1),
+      "读者改了 message 事件里的 timestamp，运行交出的消息跟着变了",
+    );
+  });
+});
 
-  const broken: Model = {
-    name: "broken",
-    stream() {
-      throw new Error("bug in model");
+test("Lab 7.1 · 调用方的东西不被改动；prepareContext 决定每次请求看到什么", async () => {
+  await rule("§C3.3：history 和 input 不被改动；结果只有这次运行添加的消息；prepareContext 拿到整段对话的副本，它返回的就是请求", async () => {
+    const history: AgentMessage[] = [userMessage("old", 1), { role: "assistant", content: [text("old answer")], timestamp: 2 }];
+    const input = [userMessage("new", 3)];
+    const before = structuredClone([history, input]);
+    const seen: number[] = [];
+    const { model, config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("ok")], undefined, {
+      prepareContext: (transcript) => {
+        seen.push(transcript.length);
+        for (const message of transcript) message.timestamp = -1; // a budget may change its copy freely, at any depth
+        transcript.length = 0;
+        return { systemPrompt: `你看到 ${seen.at(-1)} 条`, messages: [userMessage("只发这一条", 4)] };
+      },
+    });
+    const result = await runAgentLoop(history, input, config);
+    same([history, input], before, "运行之后的 history 和 input");
+    same(lines(result.messages), ["user:new", "assistant:[read#call-1-1]", "toolResult:call-1-1", "assistant:[ok]"], "只返回这次运行添加的消息");
+    same(seen, [3, 5], "两次 prepareContext 看到的消息条数（history 2 条加输入 1 条；再加助手消息和结果）");
+    expect(
+      result.messages.every((m) => m.timestamp !== -1),
+      `prepareContext 改了它那份对话里消息的 timestamp，运行交出的消息跟着变了：${show(result.messages.map((m) => m.timestamp))}`,
+    );
+    same(model.requests[0]!.systemPrompt, "你看到 3 条", "请求的 systemPrompt 是 prepareContext 返回的");
+    same(lines(model.requests[1]!.messages), ["user:只发这一条"], "请求的消息就是 prepareContext 返回的");
+  });
+  await rule("§C3.3：prepareContext 拿到的工具说明正是这次请求带着的那一份：它在准备时改了注册表也不变", async () => {
+    const seen: (readonly ToolSpec[])[] = [];
+    const late: Tool = { ...readTool(), name: "late" };
+    const { model, registry, config } = setup([turn("ok")], [readTool()], {
+      prepareContext: (transcript, tools) => {
+        seen.push(structuredClone(tools));
+        registry.register(late);
+        return { systemPrompt: "", messages: transcript };
+      },
+    });
+    await runAgentLoop([], [ASK], config);
+    same(seen, [[toolSpec(readTool())]], "prepareContext 拿到的工具说明");
+    same(model.requests[0]!.tools, seen[0], "请求带着的工具说明");
+  });
+  await rule("§C3.3：调用方自己的回调（emit、prepareContext、takeInput）抛错时，运行以那个错误拒绝", async () => {
+    for (const [label, extra] of [
+      [
+        "emit",
+        {
+          emit: () => {
+            throw new Error("callback bug");
+          },
+        },
+      ],
+      [
+        "prepareContext",
+        {
+          prepareContext: () => {
+            throw new Error("callback bug");
+          },
+        },
+      ],
+      [
+        "takeInput",
+        {
+          takeInput: () => {
+            throw new Error("callback bug");
+          },
+        },
+      ],
+    ] as const) {
+      const { config } = setup([turn("x")], undefined, extra);
+      const outcome = await settle(runAgentLoop([], [ASK], config));
+      expect(
+        "error" in outcome && outcome.error instanceof Error && outcome.error.message === "callback bug",
+        `${label} 抛出 Error("callback bug") 时，运行应当以它拒绝，实际${"error" in outcome ? `以 ${show(outcome.error)} 拒绝` : `兑现为 ${show(outcome.result.stopReason)}`}`,
+      );
+    }
+  });
+});
+
+test("Lab 7.1 · 每个调用恰好一个结果：执行器拒绝或答非所问时，循环替它回答", async () => {
+  await rule(
+    "§C3.4：交给执行器的是调用的副本；执行器拒绝、答的不是这个调用（id 或名字不同、不是结果）：循环给这个调用配上一个错误结果，模型照常往下走",
+    async () => {
+      const other = (call: ToolCall, change: Partial<ToolResultMessage>): ToolResultMessage => ({
+        role: "toolResult",
+        toolCallId: call.id,
+        toolName: call.name,
+        content: [],
+        isError: false,
+        timestamp: 0,
+        ...change,
+      });
+      const cases: [string, ToolExecutor, RegExp][] = [
+        [
+          "执行器拒绝",
+          async () => {
+            throw new Error("host crashed");
+          },
+          /^tool "read" failed: host crashed$/,
+        ],
+        ["答了别的 id", async (call) => other(call, { toolCallId: "other" }), /^tool "read": the executor did not answer this call$/],
+        ["答了别的名字", async (call) => other(call, { toolName: "write" }), /^tool "read": the executor did not answer this call$/],
+        ["答的不是结果", async () => undefined as unknown as ToolResultMessage, /^tool "read": the executor did not answer this call$/],
+      ];
+      const meddling: ToolExecutor = async (call) => {
+        (call.arguments as { path: string }).path = "执行器改了.ts";
+        return other(call, {});
+      };
+      const { config: meddled } = setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], undefined, { executor: meddling });
+      const kept = await runAgentLoop([], [ASK], meddled);
+      same(
+        lines(kept.messages).slice(0, 3),
+        ["user:a.ts 里有什么？", "assistant:[read#call-1-1]", "toolResult:call-1-1"],
+        "执行器改了它拿到的调用之后：运行添加的前三条消息",
+      );
+      const asked = kept.messages[1]!;
+      same(
+        asked.role === "assistant" ? asked.content : undefined,
+        [{ type: "toolCall", id: "call-1-1", name: "read", arguments: { path: "a.ts" } }],
+        "交给执行器的是调用的副本：执行器改了它的参数，助手消息里的调用不变",
+      );
+      for (const [label, executor, pattern] of cases) {
+        const { config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], undefined, { executor });
+        const result = await runAgentLoop([], [ASK], config);
+        sendable(result.messages, label);
+        answeredWithError(result.messages, "call-1-1", pattern, label);
+        same(result.stopReason, "stop", `${label}：模型看到错误结果之后照常收尾，stopReason`);
+      }
     },
-  };
-  const crashed = await runAgentLoop([], [userMessage("go", 1)], { ...config, model: broken });
-  assert.equal(crashed.stopReason, "error");
-  assert.match(crashed.errorMessage ?? "", /bug in model/);
-  assert.deepEqual(
-    crashed.messages.map((m) => m.role),
-    ["user"],
-    "没有内容的失败回合不留下空消息",
   );
-});
-
-test("Lab 7.4 · 中止：流式输出途中中止，运行以 aborted 结束", async () => {
-  const controller = new AbortController();
-  const { config } = setup([turn("一段很长的回答", toolCall("echo", { value: "x" }))], undefined, {
-    signal: controller.signal,
-    emit: (event) => {
-      if (event.type === "assistant" && event.event.type === "text_delta") controller.abort("stop");
-    },
+  await rule("§C3.4：找不到的工具、不合 schema 的参数由执行器配上错误结果（第 06 章）；模型在下一轮看到它们", async () => {
+    const { config } = setup([
+      turn(toolCall("nope"), toolCall("read", { wrong: 1 })),
+      (request) => turn(`看到 ${request.messages.filter((m) => m.role === "toolResult" && m.isError).length} 个错误`),
+    ]);
+    const result = await runAgentLoop([], [ASK], config);
+    sendable(result.messages, "未知工具与非法参数");
+    same(textOf(result.messages.at(-1)!), "看到 2 个错误", "模型在第二轮的回答");
   });
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "aborted");
-  assert.equal(result.errorMessage, "stop", "the abort's reason, as for an abort during a tool");
-  assertPaired(result.messages);
-  assert.equal(
-    result.messages.some((m) => m.role === "toolResult"),
-    false,
-  );
 });
 
-test("Lab 7.4 · 中止：不再等待不理会 signal 的工具，剩下的调用都配上“未运行”的结果", async () => {
-  const controller = new AbortController();
-  const started = deferred<void>();
-  const stubborn: Tool = {
-    name: "stubborn",
-    description: "Never finishes.",
-    schema: objectSchema({}),
-    execute: () => {
-      started.resolve();
-      return new Promise(() => {});
-    },
-  };
-  const ran: string[] = [];
-  const registry = new ToolRegistry([stubborn, echoTool(ran)]);
-  const model = new ScriptedModel([turn(toolCall("stubborn"), toolCall("echo", { value: "later" }))]);
-  const running = runAgentLoop([], [userMessage("go", 1)], {
-    model,
-    registry,
-    executor: createToolExecutor(registry, { signal: controller.signal }),
-    maxTurns: 5,
-    signal: controller.signal,
+test("Lab 7.1 · 停止原因：stop 带着调用照样运行；说要用工具却一个调用都没有是错误", async () => {
+  await rule("§C3.5：stopReason 为 stop 的一轮带着调用：调用照样运行、配上结果，运行继续问模型", async () => {
+    const ran: string[] = [];
+    const { model, config } = setup([{ ...turn("顺手读一下", toolCall("read", { path: "a.ts" })), stopReason: "stop" }, turn("读完了")], [readTool(ran)]);
+    const result = await runAgentLoop([], [ASK], config);
+    same(ran, ["a.ts"], "stop 一轮里的调用运行了");
+    same(
+      lines(result.messages),
+      ["user:a.ts 里有什么？", "assistant:[顺手读一下 | read#call-1-1]", "toolResult:call-1-1", "assistant:[读完了]"],
+      "运行添加的消息",
+    );
+    same([result.stopReason, model.requests.length], ["stop", 2], "[stopReason, 模型请求次数]");
   });
-  await started.promise;
-  controller.abort(new Error("用户中止"));
-  const result = await running;
-  assert.equal(result.stopReason, "aborted");
-  assert.equal(result.errorMessage, "用户中止");
-  assertPaired(result.messages);
-  const [first, second] = result.messages.slice(2) as ToolResultMessage[];
-  assert.match(textOf(first!), /stopped: 用户中止/);
-  assert.match(textOf(second!), /not run: 用户中止/);
-  assert.deepEqual(ran, [], "中止之后不再开始新的工具");
-  assert.equal(model.requests.length, 1, "也不再调用模型");
-});
-
-test("Lab 7.4 · 运行开始前已中止：只记录输入，不调用模型", async () => {
-  const { model, config } = setup([turn("never")], undefined, { signal: AbortSignal.abort() });
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "aborted");
-  assert.equal(result.turns, 0);
-  assert.equal(model.requests.length, 0);
-});
-
-test("Lab 7.5 · takeInput：回合边界送入排队的输入；模型收尾时若有新输入，运行继续", async () => {
-  const queue: AgentMessage[][] = [[], [userMessage("顺便看看 b", 9)]];
-  const { model, config } = setup([turn(toolCall("echo", { value: "a" })), turn("a 好了"), turn("b 也好了")], undefined, {
-    takeInput: () => queue.shift() ?? [],
+  await rule("§C3.5：stopReason 为 toolUse 却没有调用：运行以 error 结束，failure 的代码是 LOOP_TOOL_CALLS_MISSING，文字留下，不再问模型", async () => {
+    const { model, events, config } = setup([{ ...turn("我来调用工具"), stopReason: "toolUse" }, turn("不该被调用")]);
+    const result = await runAgentLoop([], [ASK], config);
+    same([result.stopReason, result.failure?.code], ["error", "LOOP_TOOL_CALLS_MISSING"], "[stopReason, failure.code]");
+    expect(/toolUse.*no tool call/.test(result.errorMessage ?? ""), `errorMessage 应当说出 toolUse 却没有调用，实际是 ${show(result.errorMessage)}`);
+    same(model.requests.length, 1, "模型请求次数");
+    same(lines(result.messages), ["user:a.ts 里有什么？", "assistant:[我来调用工具]"], "运行添加的消息（这一轮的文字留下）");
+    const end = events.find((e) => e.type === "turn_end");
+    same(end?.type === "turn_end" && end.stopReason, "toolUse", "turn_end 报告的是这一轮自己的 stopReason");
   });
-  const result = await runAgentLoop([], [userMessage("看看 a", 1)], config);
-  assert.equal(result.stopReason, "stop");
-  assert.deepEqual(
-    result.messages.map((m) => (m.role === "user" ? `user:${textOf(m)}` : m.role)),
-    ["user:看看 a", "assistant", "toolResult", "assistant", "user:顺便看看 b", "assistant"],
-  );
-  assert.equal(model.requests.length, 3);
-  assert.equal(textOf(model.requests[2]!.messages.at(-1)!), "顺便看看 b");
 });
 
-test("Lab 7.5 · 调用方自己的回调抛错时，运行以该错误拒绝", async () => {
-  const { config } = setup([turn("x")], undefined, {
-    emit: (event) => {
-      if (event.type === "assistant") throw new Error("listener bug");
-    },
+test("Lab 7.1 · 回合上限与排队的输入", async () => {
+  await rule("§C3.6：maxTurns 次模型调用之后模型还要工具：运行以 turn_limit 结束，每个调用都已配上结果", async () => {
+    const always = Array.from({ length: 5 }, () => turn(toolCall("read", { path: "a.ts" })));
+    const { model, config } = setup(always, undefined, { maxTurns: 3 });
+    const result = await runAgentLoop([], [ASK], config);
+    same([result.stopReason, result.turns, model.requests.length], ["turn_limit", 3, 3], "[stopReason, turns, 模型请求次数]");
+    sendable(result.messages, "turn_limit");
   });
-  await assert.rejects(runAgentLoop([], [userMessage("go", 1)], config), /listener bug/);
-  const { config: second } = setup([turn("x")], undefined, {
-    prepareContext: () => {
-      throw new Error("budget bug");
-    },
+  await rule("§C3.6：maxTurns 不是正整数：运行以 LoopError LOOP_CONFIG_INVALID 拒绝，不问模型", async () => {
+    for (const bad of [0, -1, 1.5, Number.NaN]) {
+      const { model, config } = setup([turn("x")], undefined, { maxTurns: bad });
+      const outcome = await settle(runAgentLoop([], [ASK], config));
+      const code = "error" in outcome ? (outcome.error as { code?: unknown }).code : undefined;
+      same(code, "LOOP_CONFIG_INVALID", `maxTurns 为 ${bad} 时拒绝的 code`);
+      same(model.requests.length, 0, `maxTurns 为 ${bad} 时的模型请求次数`);
+    }
   });
-  await assert.rejects(runAgentLoop([], [userMessage("go", 1)], second), /budget bug/);
+  await rule("§C3.7：每一轮的调用都有了结果之后，takeInput 的消息加进对话；没有调用的一轮之后有新输入，运行继续", async () => {
+    const queue: AgentMessage[][] = [[], [userMessage("顺便看看 b.ts", 9)]];
+    const { model, config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("a.ts 好了"), turn("b.ts 也好了")], undefined, {
+      takeInput: () => queue.shift() ?? [],
+    });
+    const result = await runAgentLoop([], [ASK], config);
+    same(
+      lines(result.messages),
+      ["user:a.ts 里有什么？", "assistant:[read#call-1-1]", "toolResult:call-1-1", "assistant:[a.ts 好了]", "user:顺便看看 b.ts", "assistant:[b.ts 也好了]"],
+      "运行添加的消息",
+    );
+    same([result.stopReason, model.requests.length], ["stop", 3], "[stopReason, 模型请求次数]");
+    same(lines(model.requests[2]!.messages).at(-1), "user:顺便看看 b.ts", "第三次请求的最后一条消息");
+  });
 });
 
-test("Lab 7.5 · length：没有工具调用且输出被截断时，以 length 结束", async () => {
-  const { config } = setup([{ ...turn("被截"), stopReason: "length" }]);
-  assert.equal((await runAgentLoop([], [userMessage("go", 1)], config)).stopReason, "length");
-});
+// ---------------------------------------------------------------------------
+// Lab 7.2 · 没有跑完的回合：调用一个都不运行，每个照样有结果
+// ---------------------------------------------------------------------------
 
-/** Every tool call of the transcript has exactly one result with its id and name, and no result answers nothing. */
-function assertEveryCallAnswered(messages: readonly AgentMessage[], label: string): void {
-  const calls = messages.flatMap((m) => (m.role === "assistant" ? m.content.filter((b) => b.type === "toolCall") : []));
-  const results = messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
-  assert.deepEqual(
-    results.map((r) => [r.toolCallId, r.toolName]),
-    calls.map((c) => [c.id, c.name]),
-    `${label}: one result per call, same id and name, in call order`,
-  );
-  assertPaired(messages);
-}
-
-test("Lab 7.5 · length 回合里的调用一个都不运行：每个都配上“输出被截断、未运行”的错误结果，运行以 length 结束", async () => {
-  const ran: string[] = [];
-  const { model, events, config } = setup(
-    [{ ...turn("先读两个", toolCall("echo", { value: "a" }), toolCall("echo", { value: "b" })), stopReason: "length" }, turn("不该被调用")],
-    [echoTool(ran)],
-  );
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "length");
-  assert.deepEqual(ran, [], "截断回合的调用一个都没有运行");
-  assert.equal(model.requests.length, 1, "运行在截断的回合之后结束");
-  assert.deepEqual(
-    result.messages.map((m) => m.role),
-    ["user", "assistant", "toolResult", "toolResult"],
-  );
-  assertEveryCallAnswered(result.messages, "length");
-  for (const answer of result.messages.slice(2) as ToolResultMessage[]) {
-    assert.equal(answer.isError, true);
-    assert.match(textOf(answer), /was not run: the model's output was cut off/);
-  }
-  assert.equal(
-    events.some((e) => e.type === "tool_start"),
-    false,
-    "没有工具开始运行",
-  );
-});
-
-test("Lab 7.5 · length 回合之后有排队的输入：运行继续，模型看到未运行调用的错误结果", async () => {
-  const queue: AgentMessage[][] = [[userMessage("输出上限调大了，再来", 9)]];
-  const ran: string[] = [];
-  const { model, config } = setup(
-    [
-      { ...turn(toolCall("echo", { value: "cut" })), stopReason: "length" },
-      (request) => turn(`看到 ${request.messages.filter((m) => m.role === "toolResult" && m.isError).length} 个未运行的调用`),
-    ],
-    [echoTool(ran)],
-    { takeInput: () => queue.shift() ?? [] },
-  );
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "stop");
-  assert.deepEqual(ran, []);
-  assert.equal(model.requests.length, 2);
-  assertEveryCallAnswered(result.messages, "length then input");
-  assert.equal(textOf(result.messages.at(-1)!), "看到 1 个未运行的调用");
-});
-
-test("Lab 7.3 · 说要用工具却一个调用都没有：运行以 error 结束，failure 的代码是 LOOP_TOOL_CALLS_MISSING", async () => {
-  const { model, events, config } = setup([{ ...turn("我来调用工具"), stopReason: "toolUse" }, turn("不该被调用")]);
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "error");
-  assert.match(result.errorMessage ?? "", /toolUse.*no tool call/);
-  assert.equal(result.failure?.code, "LOOP_TOOL_CALLS_MISSING");
-  assert.match(result.failure?.message ?? "", /工具/);
-  assert.equal(model.requests.length, 1, "不再调用模型");
-  assert.deepEqual(
-    result.messages.map((m) => textOf(m)),
-    ["go", "我来调用工具"],
-    "回合的文字保留",
-  );
-  const end = events.find((e) => e.type === "turn_end");
-  assert.equal(end?.type === "turn_end" && end.stopReason, "toolUse");
-});
-
-test("Lab 7.3 · 失败回合的 failure（代码与给用户的说明）原样交给 turn_end 事件与运行结果", async () => {
-  const failing: Model = {
-    name: "failing",
+/** A model whose one turn is written by `write` on a builder, then ended by it. */
+function builderModel(name: string, write: (builder: TurnBuilder) => void): Model {
+  return {
+    name,
     stream() {
       const builder = new TurnBuilder({ now: () => 0 });
-      builder.appendText("半句");
-      builder.fail("HTTP 401 authentication_error: invalid x-api-key", "error", { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
+      write(builder);
       return builder.stream;
     },
   };
-  const { events, config } = setup([], undefined, { model: failing });
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "error");
-  assert.equal(result.errorMessage, "HTTP 401 authentication_error: invalid x-api-key");
-  assert.deepEqual(result.failure, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
-  const end = events.find((e) => e.type === "turn_end");
-  assert.deepEqual(end?.type === "turn_end" ? end.failure : undefined, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
-  const plain = setup([{ ...turn("x"), error: "no code" }]);
-  assert.equal("failure" in (await runAgentLoop([], [userMessage("go", 1)], plain.config)), false, "没有名字的失败不带 failure");
+}
+
+test("Lab 7.2 · 失败的回合：文字留下，调用不运行，每个配上未运行的错误结果，运行结束", async () => {
+  await rule(
+    "§C4.1：error 回合：它的消息留下（文字和调用），调用一个都不运行，每个紧跟着配上 “was not run” 的错误结果；运行以 error 结束，errorMessage 是这一轮的",
+    async () => {
+      const ran: string[] = [];
+      const { model, config } = setup([{ ...turn("说到一半", toolCall("read", { path: "a.ts" })), error: "overloaded" }, turn("不该被调用")], [readTool(ran)]);
+      const result = await runAgentLoop([], [ASK], config);
+      same([result.stopReason, result.errorMessage], ["error", "overloaded"], "[stopReason, errorMessage]");
+      same(ran, [], "运行过的 read");
+      same(model.requests.length, 1, "模型请求次数");
+      same(lines(result.messages), ["user:a.ts 里有什么？", "assistant:[说到一半 | read#call-1-1]", "toolResult:call-1-1!"], "运行添加的消息");
+      answeredWithError(result.messages, "call-1-1", /^tool "read" was not run: the model's turn failed before it finished \(overloaded\)$/, "error 回合");
+    },
+  );
+  await rule(
+    "§C4.1：模型自己以 aborted 结束的一轮（运行没有被中止）：调用配上 “the turn was aborted” 的结果，运行以 aborted 结束，errorMessage 是这一轮的",
+    async () => {
+      const model = builderModel("gave-up", (builder) => {
+        builder.startToolCall("call-x", "read");
+        builder.appendToolArguments('{"path":"a.ts"}');
+        builder.endBlock();
+        builder.fail("aborted: upstream", "aborted");
+      });
+      const { config } = setup([], undefined, { model });
+      const result = await runAgentLoop([], [ASK], config);
+      same([result.stopReason, result.errorMessage], ["aborted", "aborted: upstream"], "[stopReason, errorMessage]");
+      answeredWithError(result.messages, "call-x", /^tool "read" was not run: the turn was aborted before it finished \(aborted: upstream\)$/, "aborted 回合");
+      sendable(result.messages, "aborted 回合");
+    },
+  );
+  await rule("§C4.1：失败回合的 failure（代码与说明）原样交给 turn_end 和运行结果；没有名字的失败不带 failure；没有内容的失败回合不留下空消息", async () => {
+    const model = builderModel("failing", (builder) => {
+      builder.appendText("半句");
+      builder.fail("HTTP 401 authentication_error: invalid x-api-key", "error", { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
+    });
+    const { events, config } = setup([], undefined, { model });
+    const result = await runAgentLoop([], [ASK], config);
+    same([result.stopReason, result.errorMessage], ["error", "HTTP 401 authentication_error: invalid x-api-key"], "[stopReason, errorMessage]");
+    same(result.failure, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" }, "运行结果的 failure");
+    const end = events.find((e) => e.type === "turn_end");
+    same(end?.type === "turn_end" ? end.failure : undefined, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" }, "turn_end 的 failure");
+    const plain = setup([{ ...turn("x"), error: "no code" }]);
+    const unnamed = await runAgentLoop([], [ASK], plain.config);
+    expect(!("failure" in unnamed), `没有名字的失败，运行结果不该有 failure 字段，实际是 ${show(unnamed)}`);
+    const empty = setup([{ ...turn(), error: "connection reset" }]);
+    const nothing = await runAgentLoop([], [ASK], empty.config);
+    same([nothing.stopReason, lines(nothing.messages)], ["error", ["user:a.ts 里有什么？"]], "没有内容的 error 回合之后：[stopReason, 运行添加的消息]");
+  });
 });
 
-test("Lab 7.3 · 每一种结束状态下，模型发出的每个调用都有配对的结果（id 与名字相同）", async () => {
-  const calls = (n: number) => Array.from({ length: n }, (_, i) => toolCall("echo", { value: `v${i}` }));
-  const cases: { label: string; script: ScriptStep[]; expected: string; extra?: Partial<LoopConfig> }[] = [
-    { label: "stop", script: [turn(...calls(2)), turn("done")], expected: "stop" },
-    { label: "stop with calls", script: [{ ...turn(...calls(1)), stopReason: "stop" }, turn("done")], expected: "stop" },
-    { label: "length", script: [{ ...turn(...calls(3)), stopReason: "length" }], expected: "length" },
-    { label: "turn_limit", script: [turn(...calls(2)), turn(...calls(2))], expected: "turn_limit", extra: { maxTurns: 2 } },
-    { label: "error", script: [turn(...calls(1)), { ...turn("x", ...calls(2)), error: "boom" }], expected: "error" },
-    { label: "toolUse without calls", script: [turn(...calls(1)), { ...turn("x"), stopReason: "toolUse" }], expected: "error" },
-  ];
-  for (const c of cases) {
-    const { config } = setup(c.script, undefined, c.extra ?? {});
-    const result = await runAgentLoop([], [userMessage("go", 1)], config);
-    assert.equal(result.stopReason, c.expected, c.label);
-    assertEveryCallAnswered(result.messages, c.label);
-  }
-  const controller = new AbortController();
-  const { config } = setup([turn(...calls(3))], undefined, {
-    signal: controller.signal,
-    emit: (event) => {
-      if (event.type === "tool_end") controller.abort("stop");
-    },
+test("Lab 7.2 · 模型违约：stream 抛错或流失败是一个 error 回合；循环不再读时中止这次请求", async () => {
+  await rule("§C4.2：model.stream() 抛错、它的流失败：都当作一个没有内容的 error 回合，errorMessage 说出原因", async () => {
+    const broken: Model = {
+      name: "broken",
+      stream() {
+        throw new Error("bug in model");
+      },
+    };
+    const { config } = setup([], undefined, { model: broken });
+    const crashed = await runAgentLoop([], [ASK], config);
+    same(crashed.stopReason, "error", "stream() 抛错时的 stopReason");
+    expect(/bug in model/.test(crashed.errorMessage ?? ""), `errorMessage 应当说出 “bug in model”，实际是 ${show(crashed.errorMessage)}`);
+    same(lines(crashed.messages), ["user:a.ts 里有什么？"], "运行添加的消息（没有空的助手消息）");
   });
-  const aborted = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(aborted.stopReason, "aborted");
-  assertEveryCallAnswered(aborted.messages, "aborted after the first tool");
+  await rule("§C4.2：循环在流结束之前不再读它（emit 抛错、流失败）：它中止交给模型的那个 signal；运行自己的 signal 不受影响", async () => {
+    const signals: (AbortSignal | undefined)[] = [];
+    const waiting: Model = {
+      name: "waiting",
+      stream(_request, options) {
+        signals.push(options?.signal);
+        const builder = new TurnBuilder({ now: () => 0, ...(options?.signal ? { signal: options.signal } : {}) });
+        builder.appendText("半句");
+        return builder.stream; // never finishes on its own, like a provider mid HTTP stream
+      },
+    };
+    const throwing = (event: LoopEvent) => {
+      if (event.type === "assistant") throw new Error("listener bug");
+    };
+    const run = new AbortController();
+    for (const signal of [undefined, run.signal]) {
+      const { config } = setup([], undefined, { model: waiting, emit: throwing, ...(signal ? { signal } : {}) });
+      const outcome = await settle(runAgentLoop([], [ASK], config));
+      expect("error" in outcome, "emit 抛错时运行应当拒绝");
+      same(signals.at(-1)?.aborted, true, `emit 抛错（运行${signal ? "有" : "没有"} signal）之后，交给模型的 signal 已中止`);
+    }
+    same(run.signal.aborted, false, "运行自己的 signal 没有被循环中止");
+    const failing: Model = {
+      name: "failing-stream",
+      stream(_request, options) {
+        signals.push(options?.signal);
+        const builder = new TurnBuilder({ now: () => 0 });
+        builder.stream.fail(new Error("socket reset"));
+        return builder.stream;
+      },
+    };
+    const { config } = setup([], undefined, { model: failing });
+    const result = await runAgentLoop([], [ASK], config);
+    same(result.stopReason, "error", "流失败时的 stopReason");
+    same(signals.at(-1)?.aborted, true, "流失败之后，交给模型的 signal 已中止");
+  });
+});
+
+test("Lab 7.2 · 截断的回合：调用一个都不运行，每个配上错误结果；有排队的输入时运行继续", async () => {
+  await rule("§C4.3：length 回合：调用一个都不运行（没有 tool_start），每个紧跟着配上 “output was cut off” 的错误结果；运行以 length 结束", async () => {
+    const ran: string[] = [];
+    const { model, events, config } = setup(
+      [{ ...turn("先读两个", toolCall("read", { path: "a.ts" }), toolCall("read", { path: "b.ts" })), stopReason: "length" }, turn("不该被调用")],
+      [readTool(ran)],
+    );
+    const result = await runAgentLoop([], [ASK], config);
+    same([result.stopReason, model.requests.length], ["length", 1], "[stopReason, 模型请求次数]");
+    same(ran, [], "运行过的 read");
+    same(eventKinds(events).includes("tool_start"), false, "有没有 tool_start");
+    same(
+      lines(result.messages),
+      ["user:a.ts 里有什么？", "assistant:[先读两个 | read#call-1-1 | read#call-1-2]", "toolResult:call-1-1!", "toolResult:call-1-2!"],
+      "运行添加的消息",
+    );
+    for (const id of ["call-1-1", "call-1-2"]) {
+      answeredWithError(
+        result.messages,
+        id,
+        /^tool "read" was not run: the model's output was cut off at its token limit \(stopReason length\), so this call may be incomplete$/,
+        "length 回合",
+      );
+    }
+    const plain = setup([{ ...turn("被截"), stopReason: "length" }]);
+    same((await runAgentLoop([], [ASK], plain.config)).stopReason, "length", "没有调用的 length 回合之后的 stopReason");
+  });
+  await rule("§C4.3：length 回合之后有排队的输入：运行继续，模型看到未运行调用的错误结果", async () => {
+    const queue: AgentMessage[][] = [[userMessage("输出上限调大了，再来", 9)]];
+    const ran: string[] = [];
+    const { model, config } = setup(
+      [
+        { ...turn(toolCall("read", { path: "a.ts" })), stopReason: "length" },
+        (request) => turn(`看到 ${request.messages.filter((m) => m.role === "toolResult" && m.isError).length} 个未运行的调用`),
+      ],
+      [readTool(ran)],
+      { takeInput: () => queue.shift() ?? [] },
+    );
+    const result = await runAgentLoop([], [ASK], config);
+    same([result.stopReason, model.requests.length, ran], ["stop", 2, []], "[stopReason, 模型请求次数, 运行过的 read]");
+    sendable(result.messages, "length 之后继续");
+    same(textOf(result.messages.at(-1)!), "看到 1 个未运行的调用", "模型在第二轮的回答");
+  });
 });
 
 /** A `write` call cut off by the output limit in the middle of its arguments, as each provider streams it. */
@@ -488,114 +687,285 @@ async function cutOffRun(t: TestContext, wire: (typeof CUT_IN_CALL)[number]) {
   return { server, ran, events, config, result };
 }
 
-test("Lab 7.5 · 真实 provider 的回答在工具调用参数中途被输出上限截断：运行以 length 结束（TURN_CUT_OFF），调用不运行、配上错误结果，对话还能接着发送", async (t) => {
-  for (const wire of CUT_IN_CALL) {
-    const { server, ran, events, config, result } = await cutOffRun(t, wire);
-    assert.equal(result.stopReason, "length", `${wire.wire}: 不是 error（不是“服务坏了”）`);
-    assert.equal(result.failure, undefined, wire.wire);
-    assert.deepEqual(ran, [], `${wire.wire}: 截断的调用没有运行`);
-    assert.equal(
-      events.some((e) => e.type === "tool_start"),
-      false,
-      wire.wire,
-    );
-    assert.deepEqual(
-      result.messages.map((m) => m.role),
-      ["user", "assistant", "toolResult"],
-      wire.wire,
-    );
-    assertEveryCallAnswered(result.messages, wire.wire);
-    const [, assistant, answer] = result.messages;
-    assert.deepEqual(assistant?.role === "assistant" && assistant.content, [
-      { type: "toolCall", id: `${wire.wire === "anthropic" ? "toolu" : "call"}_cut`, name: "write", arguments: {} },
-    ]);
-    assert.ok(answer?.role === "toolResult" && answer.isError, wire.wire);
-    assert.match(textOf(answer), /was not run: the model's output was cut off/, wire.wire);
-
-    // The transcript goes back to the provider as it is: the next run's request carries the cut call and its answer.
-    const next = await runAgentLoop(result.messages, [userMessage("分成几次写", 2)], config);
-    assert.equal(next.stopReason, "stop", wire.wire);
-    assert.equal(server.requests.length, 2, wire.wire);
-    const sent = server.requests[1]!.body;
-    assert.match(
-      sent,
-      wire.wire === "anthropic"
-        ? /"type":"tool_use","id":"toolu_cut","name":"write","input":\{\}/
-        : /"id":"call_cut","type":"function","function":\{"name":"write","arguments":"\{\}"\}/,
-      wire.wire,
-    );
-    assert.match(sent, /was not run: the model's output was cut off/, wire.wire);
-  }
+test("Lab 7.2 · 真实 provider 的回答截断在调用参数中途：运行以 length 结束，调用不运行，对话还能接着发送", async (t) => {
+  await rule(
+    "§C4.3：Anthropic 和 OpenAI 的回答截断在工具调用参数中途（第 04 章给出参数 {}）：调用不运行，配上错误结果；下一次运行把调用和它的结果原样发回",
+    async () => {
+      for (const wire of CUT_IN_CALL) {
+        const { server, ran, events, config, result } = await cutOffRun(t, wire);
+        const id = `${wire.wire === "anthropic" ? "toolu" : "call"}_cut`;
+        same([result.stopReason, result.failure], ["length", undefined], `${wire.wire}：[stopReason, failure]（不是 error：服务没坏）`);
+        same(ran, [], `${wire.wire}：运行过的 write`);
+        same(eventKinds(events).includes("tool_start"), false, `${wire.wire}：有没有 tool_start`);
+        same(lines(result.messages), ["user:把笔记写进 notes.md", `assistant:[write#${id}]`, `toolResult:${id}!`], `${wire.wire}：运行添加的消息`);
+        answeredWithError(result.messages, id, /was not run: the model's output was cut off/, wire.wire);
+        const next = await runAgentLoop(result.messages, [userMessage("分成几次写", 2)], config);
+        same([next.stopReason, server.requests.length], ["stop", 2], `${wire.wire}：下一次运行的 [stopReason, HTTP 请求次数]`);
+        const sent = server.requests[1]!.body;
+        expect(
+          sent.includes(id) && sent.includes("was not run: the model's output was cut off"),
+          `${wire.wire}：第二个 HTTP 请求应当带着 ${id} 和它的错误结果`,
+        );
+      }
+    },
+  );
 });
 
-test("Lab 7.4 · 循环不再读模型的流时（emit 抛错、流违约失败）就中止这次模型请求，不让它在后台跑完", async () => {
-  /** A model that streams one delta and then waits (like a provider mid HTTP stream); it records the signal it got. */
-  const signals: (AbortSignal | undefined)[] = [];
-  const waiting: Model = {
-    name: "waiting",
-    stream(_request, options) {
-      signals.push(options?.signal);
-      const builder = new TurnBuilder({ now: () => 0, ...(options?.signal ? { signal: options.signal } : {}) });
-      builder.appendText("半句");
-      return builder.stream; // never finishes on its own
-    },
-  };
-  const throwing = (event: LoopEvent) => {
-    if (event.type === "assistant") throw new Error("listener bug");
-  };
-  const run = new AbortController();
-  for (const signal of [undefined, run.signal]) {
-    const { config } = setup([], undefined, { model: waiting, emit: throwing, ...(signal ? { signal } : {}) });
-    await assert.rejects(runAgentLoop([], [userMessage("go", 1)], config), /listener bug/);
-    assert.equal(signals.at(-1)?.aborted, true, `emit threw (run signal ${signal ? "given" : "absent"}): the model request is aborted`);
-  }
-  assert.equal(run.signal.aborted, false, "the run's own signal is not aborted by the loop");
+// ── The property: whatever the model answers, the transcript can be sent again ──
 
-  /** A model that breaks its contract: its stream fails instead of reporting an error turn. */
-  const failing: Model = {
-    name: "failing-stream",
-    stream(_request, options) {
-      signals.push(options?.signal);
-      const builder = new TurnBuilder({ now: () => 0 });
-      builder.stream.fail(new Error("socket reset"));
-      return builder.stream;
-    },
-  };
-  const { config } = setup([], undefined, { model: failing });
-  const result = await runAgentLoop([], [userMessage("go", 1)], config);
-  assert.equal(result.stopReason, "error");
-  assert.equal(signals.at(-1)?.aborted, true, "a stream that failed: the model request is aborted too");
+type CallPlan = "ok" | "missing-file" | "unknown-tool" | "rejects" | "wrong-answer";
+type TurnPlan = { words: string; calls: CallPlan[]; ending: "auto" | "stop" | "toolUse" | "length" | "error" };
+interface RunPlan {
+  turns: TurnPlan[];
+  maxTurns: number;
+  /** Messages `takeInput` gives at each boundary: how many. */
+  queued: number[];
+  /** Abort the run when the loop emits its event number `abortAt` (Lab 7.3's property only). */
+  abortAt: number | null;
+}
+
+const callPlan = fc.constantFrom<CallPlan>("ok", "ok", "missing-file", "unknown-tool", "rejects", "wrong-answer");
+const turnPlan = fc.record({
+  words: fc.constantFrom("", "好", "我先读一下"),
+  calls: fc.array(callPlan, { maxLength: 3 }),
+  ending: fc.constantFrom<TurnPlan["ending"]>("auto", "auto", "auto", "stop", "toolUse", "length", "error"),
 });
+const runPlan = (withAbort: boolean): fc.Arbitrary<RunPlan> =>
+  fc.record({
+    turns: fc.array(turnPlan, { minLength: 1, maxLength: 5 }),
+    maxTurns: fc.integer({ min: 1, max: 6 }),
+    queued: fc.array(fc.integer({ min: 0, max: 1 }), { maxLength: 4 }),
+    abortAt: withAbort ? fc.integer({ min: 0, max: 40 }) : fc.constant(null),
+  });
 
-test("Lab 7.4 · 中止落在工具完成之后：已经到达的结果原样保留，只有没完成、没开始的调用配上错误结果", async () => {
+function scriptOf(plan: TurnPlan): ScriptedTurn {
+  const calls = plan.calls.map((mode) =>
+    mode === "unknown-tool" ? toolCall("nope", { mode }) : toolCall("read", { path: mode === "missing-file" ? "gone.ts" : "a.ts", mode }),
+  );
+  const base = plan.words === "" ? turn(...calls) : turn(plan.words, ...calls);
+  if (plan.ending === "error") return { ...base, error: "overloaded" };
+  return plan.ending === "auto" ? base : { ...base, stopReason: plan.ending };
+}
+
+/** Plays `plan` through the loop; reports the result (or the rejection) and what the executor was handed. */
+async function playPlan(plan: RunPlan) {
   const controller = new AbortController();
-  const writeTool: Tool = {
-    name: "write",
-    description: "Writes, then the user presses Ctrl-C at that very moment.",
-    schema: objectSchema({}),
-    async execute() {
-      // The abort lands after the tool has finished, before its result reached the loop.
-      queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
-      return { content: [text("wrote a.txt")] };
+  const read: Tool<{ path: string; mode: string }> = {
+    name: "read",
+    description: "Read a file.",
+    schema: objectSchema({ path: stringValue(), mode: stringValue() }),
+    async execute({ path }) {
+      const content = FILES[path];
+      if (content === undefined) throw new Error(`no such file: ${path}`);
+      return { content: [text(content)] };
     },
   };
-  const ran: string[] = [];
-  const registry = new ToolRegistry([writeTool, echoTool(ran)]);
-  const model = new ScriptedModel([turn(toolCall("write"), toolCall("echo", { value: "later" })), turn("不会到这里")]);
-  const result = await runAgentLoop([], [userMessage("go", 1)], {
+  const registry = new ToolRegistry([read]);
+  const inner = createToolExecutor(registry, { signal: controller.signal });
+  const handed: string[] = [];
+  const executor: ToolExecutor = async (call) => {
+    handed.push(call.id);
+    const mode = (call.arguments as { mode?: string }).mode;
+    if (mode === "rejects") throw new Error("host crashed");
+    if (mode === "wrong-answer") return { role: "toolResult", toolCallId: "someone-else", toolName: call.name, content: [], isError: false, timestamp: 0 };
+    return inner(call);
+  };
+  const stops = new Map<number, string>();
+  let emitted = 0;
+  let queueAt = 0;
+  const model = new ScriptedModel(plan.turns.map(scriptOf), { now: () => 0, chunkSize: 4 });
+  const config: LoopConfig = {
     model,
     registry,
-    executor: createToolExecutor(registry, { signal: controller.signal }),
-    maxTurns: 5,
+    executor,
+    maxTurns: plan.maxTurns,
     signal: controller.signal,
+    emit: (event) => {
+      if (event.type === "turn_end") stops.set(event.turn, event.stopReason);
+      if (emitted++ === plan.abortAt) controller.abort(new Error("用户中止"));
+    },
+    takeInput: () => Array.from({ length: plan.queued[queueAt++] ?? 0 }, (_, i) => userMessage(`又一句 ${queueAt}.${i}`, 5)),
+  };
+  const outcome = await settle(runAgentLoop([], [ASK], config));
+  return { outcome, handed, stops, aborted: controller.signal.aborted };
+}
+
+/** The checks every run must pass: it resolves, the transcript is sendable, no call of an unfinished turn was handed to the executor. */
+function checkPlayed(played: Awaited<ReturnType<typeof playPlan>>): void {
+  const { outcome, handed, stops } = played;
+  expect("result" in outcome, `运行不该拒绝，实际以 ${"error" in outcome ? show(outcome.error) : ""} 拒绝`);
+  const { messages } = outcome.result;
+  same(line(messages[0]!), "user:a.ts 里有什么？", "运行添加的第一条消息（输入）");
+  sendable(messages, `stopReason ${outcome.result.stopReason}`);
+  for (const id of handed) {
+    const turnNumber = Number(/^call-(\d+)-/.exec(id)?.[1]);
+    const stop = stops.get(turnNumber);
+    expect(stop === "toolUse" || stop === "stop", `调用 ${id} 属于 ${show(stop)} 的一轮，却交给了执行器：没有跑完的回合，调用一个都不运行`);
+  }
+}
+
+test("Lab 7.2 · 不管模型怎么回答：交出的对话总能再发给模型", async () => {
+  await holds(
+    "§C4.4：任意一串回合（文字、调用、stop、toolUse、length、error，执行器失败或答非所问，回合上限，排队的输入）：每个调用恰好一个结果，紧跟它的助手消息，按调用的顺序；没跑完的回合的调用不交给执行器",
+    fc.asyncProperty(runPlan(false), async (plan) => checkPlayed(await playPlan(plan))),
+  );
+});
+
+// ---------------------------------------------------------------------------
+// Lab 7.3 · 中止：没开始的调用不再开始，每个都有结果
+// ---------------------------------------------------------------------------
+
+test("Lab 7.3 · 中止在模型说话时：运行以 aborted 结束，原因原样，这一轮的调用配上结果", async () => {
+  await rule("§C5.1：运行开始前已中止：只记下输入，不问模型，turns 为 0，运行以 aborted 结束", async () => {
+    const { model, config } = setup([turn("never")], undefined, { signal: AbortSignal.abort("早就不要了") });
+    const result = await runAgentLoop([], [ASK], config);
+    same(
+      [result.stopReason, result.errorMessage, result.turns, model.requests.length],
+      ["aborted", "早就不要了", 0, 0],
+      "[stopReason, errorMessage, turns, 模型请求次数]",
+    );
+    same(lines(result.messages), ["user:a.ts 里有什么？"], "运行添加的消息");
   });
-  assert.equal(result.stopReason, "aborted");
-  assertEveryCallAnswered(result.messages, "abort after a finished tool");
-  const [written, notRun] = result.messages.slice(2) as ToolResultMessage[];
-  assert.equal(written!.isError, false, "the finished write keeps its real result");
-  assert.equal(textOf(written!), "wrote a.txt");
-  assert.equal(notRun!.isError, true);
-  assert.match(textOf(notRun!), /not run: Ctrl-C/);
-  assert.deepEqual(ran, []);
-  assert.equal(model.requests.length, 1);
+  await rule("§C5.1：模型说话时中止：运行以 aborted 结束，errorMessage 是中止原因的文字；这一轮已经完整的调用不运行，配上 “was not run” 的结果", async () => {
+    const controller = new AbortController();
+    const ran: string[] = [];
+    const { model, config } = setup([turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" }), "然后再说"), turn("不该被调用")], [readTool(ran)], {
+      signal: controller.signal,
+      emit: (event) => {
+        if (event.type === "assistant" && event.event.type === "toolcall_end") controller.abort("stop");
+      },
+    });
+    const result = await runAgentLoop([], [ASK], config);
+    same([result.stopReason, result.errorMessage], ["aborted", "stop"], "[stopReason, errorMessage]");
+    same([ran, model.requests.length], [[], 1], "[运行过的 read, 模型请求次数]");
+    same(lines(result.messages), ["user:a.ts 里有什么？", "assistant:[我先读一下 a.ts。 | read#call-1-1]", "toolResult:call-1-1!"], "运行添加的消息");
+    answeredWithError(result.messages, "call-1-1", /^tool "read" was not run: /, "模型说话时中止");
+  });
+});
+
+test("Lab 7.3 · 中止在工具运行时：等执行器的回答，到了的结果留下，没开始的调用配上未运行的结果", async () => {
+  await rule(
+    "§C5.2：工具运行时中止：循环等执行器的回答（createToolExecutor 不等不理会 signal 的工具，当场答 “was stopped”）；之后的调用不再开始，配上 “was not run: <原因>”；不再问模型",
+    async () => {
+      const controller = new AbortController();
+      const started = deferred<void>();
+      const stubborn: Tool = {
+        name: "stubborn",
+        description: "Never finishes.",
+        schema: objectSchema({}),
+        execute: () => {
+          started.resolve();
+          return new Promise(() => {});
+        },
+      };
+      const ran: string[] = [];
+      const registry = new ToolRegistry([stubborn, readTool(ran)]);
+      const model = new ScriptedModel([turn(toolCall("stubborn"), toolCall("read", { path: "a.ts" }))]);
+      const running = runAgentLoop([], [ASK], {
+        model,
+        registry,
+        executor: createToolExecutor(registry, { signal: controller.signal }),
+        maxTurns: 5,
+        signal: controller.signal,
+      });
+      await started.promise;
+      controller.abort(new Error("用户中止"));
+      const result = await running;
+      same([result.stopReason, result.errorMessage], ["aborted", "用户中止"], "[stopReason, errorMessage]");
+      sendable(result.messages, "工具运行时中止");
+      answeredWithError(result.messages, "call-1-1", /^tool "stubborn" was stopped: 用户中止$/, "正在运行的调用");
+      answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: 用户中止$/, "还没开始的调用");
+      same([ran, model.requests.length], [[], 1], "[运行过的 read, 模型请求次数]");
+    },
+  );
+  await rule("§C5.2：中止落在工具完成之后、结果到达循环之前：那个结果原样留下，不说成 “stopped”；只有没开始的调用配上错误结果", async () => {
+    const controller = new AbortController();
+    const write: Tool = {
+      name: "write",
+      description: "Writes, then the user presses Ctrl-C at that very moment.",
+      schema: objectSchema({}),
+      async execute() {
+        queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
+        return { content: [text("wrote a.txt")] };
+      },
+    };
+    const ran: string[] = [];
+    const registry = new ToolRegistry([write, readTool(ran)]);
+    const model = new ScriptedModel([turn(toolCall("write"), toolCall("read", { path: "a.ts" })), turn("不会到这里")]);
+    const result = await runAgentLoop([], [ASK], {
+      model,
+      registry,
+      executor: createToolExecutor(registry, { signal: controller.signal }),
+      maxTurns: 5,
+      signal: controller.signal,
+    });
+    same(result.stopReason, "aborted", "stopReason");
+    sendable(result.messages, "工具完成之后中止");
+    const written = answerOf(result.messages, "call-1-1");
+    same(written && [written.isError, textOf(written)], [false, "wrote a.txt"], "已经完成的 write 的结果 [isError, 文字]");
+    answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: Ctrl-C$/, "还没开始的调用");
+    same([ran, model.requests.length], [[], 1], "[运行过的 read, 模型请求次数]");
+  });
+  await rule("§C5.2：执行器以中止原因本身拒绝：结果是 “was stopped: <原因的文字>”；以别的错误拒绝，仍是 “failed”", async () => {
+    for (const [label, rejectWith, pattern] of [
+      ["以中止原因拒绝", (signal: AbortSignal) => signal.reason, /^tool "read" was stopped: 用户中止$/],
+      ["以别的错误拒绝", () => new Error("disk gone"), /^tool "read" failed: disk gone$/],
+    ] as const) {
+      const controller = new AbortController();
+      const started = deferred<void>();
+      const executor: ToolExecutor = (call) => {
+        started.resolve();
+        return new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(rejectWith(controller.signal)), { once: true }));
+      };
+      const { config } = setup([turn(toolCall("read", { path: "a.ts" }), toolCall("read", { path: "b.ts" }))], undefined, {
+        executor,
+        signal: controller.signal,
+      });
+      const running = runAgentLoop([], [ASK], config);
+      await started.promise;
+      controller.abort(new Error("用户中止"));
+      const result = await running;
+      same(result.stopReason, "aborted", `${label}：stopReason`);
+      answeredWithError(result.messages, "call-1-1", pattern, label);
+      answeredWithError(result.messages, "call-1-2", /^tool "read" was not run: 用户中止$/, `${label}：还没开始的调用`);
+    }
+  });
+  await rule("§C5.2：一轮的调用都有了结果之后中止：不再取排队的输入，不再问模型，运行以 aborted 结束", async () => {
+    const controller = new AbortController();
+    let asked = 0;
+    const { model, config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("不会到这里")], undefined, {
+      signal: controller.signal,
+      emit: (event) => {
+        if (event.type === "tool_end") controller.abort(new Error("Ctrl-C"));
+      },
+      takeInput: () => {
+        asked++;
+        return [userMessage("排队的一句", 9)];
+      },
+    });
+    const result = await runAgentLoop([], [ASK], config);
+    same(
+      [result.stopReason, result.errorMessage, asked, model.requests.length],
+      ["aborted", "Ctrl-C", 0, 1],
+      "[stopReason, errorMessage, takeInput 被调用的次数, 模型请求次数]",
+    );
+    same(lines(result.messages), ["user:a.ts 里有什么？", "assistant:[read#call-1-1]", "toolResult:call-1-1"], "运行添加的消息");
+  });
+});
+
+test("Lab 7.3 · 任何时刻中止：交出的对话总能再发给模型", async () => {
+  await holds(
+    "§C5.3：在任意一个事件处中止（问模型之前、模型说话时、工具开始前后、回合之间）：运行以 aborted 结束或已经结束，每个调用恰好一个结果，紧跟它的助手消息，按调用的顺序",
+    fc.asyncProperty(runPlan(true), async (plan) => {
+      const played = await playPlan(plan);
+      checkPlayed(played);
+      if ("result" in played.outcome && played.aborted) {
+        const { stopReason, errorMessage } = played.outcome.result;
+        expect(
+          stopReason !== "aborted" || errorMessage === "用户中止",
+          `中止的运行，errorMessage 应当是中止原因的文字 “用户中止”，实际是 ${show(errorMessage)}`,
+        );
+      }
+    }),
+  );
 });
