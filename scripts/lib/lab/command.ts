@@ -12,6 +12,7 @@ import type { Io, LabTarget } from "../core/cli.js";
 import { courseCommand } from "../core/command-line.js";
 import type { StartedBuild } from "../testing/compiler.js";
 import { challengeJson, challengeOk, formatChallenge, formatOutcome, outcomeJson, outcomeOk } from "./format.js";
+import type { SourceLocation } from "./locate.js";
 import { learnerPreamble } from "../practice/preamble.js";
 import { BACKUP_DIR } from "../practice/backup.js";
 import { knownGreen, readProgress, recordProgress, teachingDigest } from "./progress.js";
@@ -131,7 +132,8 @@ export async function runLabCommand(courseRoot: string, args: LabArgs, signal: A
     const document = { ...outcomeJson(outcome, manifest, target, courseRoot, showFrom), mode: isPracticeFolder(courseRoot) ? "practice" : "repo" };
     io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   } else {
-    io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom, watch: false, verbose: args.verbose, laterGreen })}\n`);
+    const siteOf = await siteFinder(courseRoot, manifest, outcome);
+    io.stdout.write(`${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom, watch: false, verbose: args.verbose, laterGreen, siteOf })}\n`);
   }
   return resultStatus(outcomeOk(outcome), { json: args.json });
 }
@@ -235,8 +237,9 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
       }
       if (outcome.kind === "aborted") return;
       const elapsed = ((Date.now() - started) / 1000).toFixed(1);
+      const siteOf = await siteFinder(courseRoot, manifest, outcome);
       io.stdout.write(
-        `${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom: options.showFrom, watch: true, verbose: options.verbose })}\n`,
+        `${formatOutcome(outcome, manifest, target, { paint, courseRoot, showFrom: options.showFrom, watch: true, verbose: options.verbose, siteOf })}\n`,
       );
       io.stdout.write(`${paint.dim(`用时 ${elapsed} 秒 · 监视 ${shown} · 保存即重跑 · Ctrl-C 退出`)}\n`);
     },
@@ -257,4 +260,26 @@ async function watchLab(courseRoot: string, manifest: ChapterManifest, target: L
   // On a terminal the line may hold a "running…" note or the echoed ^C: clear it first.
   io.stdout.write(`${io.stdout.isTTY === true ? "\r\u001b[2K" : "\n"}${paint.dim("已退出监视。")}\n`);
   return 0;
+}
+
+/**
+ * Finds labs' construction sites for the report, loaded only when a failure is a scaffold
+ * error (the site finder parses the teaching files); a site that cannot be found is undefined.
+ */
+async function siteFinder(
+  courseRoot: string,
+  manifest: ChapterManifest,
+  outcome: LabOutcome,
+): Promise<((lab: string) => SourceLocation | undefined) | undefined> {
+  if (outcome.kind !== "tested") return undefined;
+  const scaffolds = [...outcome.earlier, ...outcome.labs].some((lab) => lab.failures.some((f) => f.scaffoldOf !== undefined));
+  if (!scaffolds) return undefined;
+  const { constructionSite } = await import("./site.js");
+  return (lab) => {
+    try {
+      return constructionSite(courseRoot, manifest, lab);
+    } catch {
+      return undefined;
+    }
+  };
 }

@@ -7,7 +7,7 @@ import { BUILD_COMMAND, courseCommand } from "../core/command-line.js";
 import type { LabOutcome } from "../testing/labs.js";
 import type { LabTarget } from "../core/cli.js";
 import { lineDiff } from "./diff.js";
-import { courseFrames, formatLocation, locateFailure, showDiagnostic } from "./locate.js";
+import { courseFrames, formatLocation, locateFailure, scaffoldFrame, showDiagnostic, type SourceLocation } from "./locate.js";
 import type { FirstFailure, LabResult } from "../testing/results.js";
 import type { ChallengeOutcome } from "./challenge.js";
 import type { ChapterManifest } from "../course/manifest.js";
@@ -25,6 +25,8 @@ export interface FormatContext {
   verbose?: boolean;
   /** True for a lab recorded green on the current code (`progress.ts`): a lab the next step can skip. */
   laterGreen?(id: string): boolean;
+  /** Where lab `id`'s construction site is, when known: a scaffold error whose stack has no frame there points at it. */
+  siteOf?(id: string): SourceLocation | undefined;
 }
 
 const MESSAGE_LINES = 12;
@@ -140,7 +142,10 @@ function nextStep(ctx: FormatContext, what: string, command: string): string {
 }
 
 function describeFailure(failure: FirstFailure, ctx: FormatContext): { lines: string[]; where?: string } {
-  const location = locateFailure(failure.stack, ctx.courseRoot, failure.scaffoldOf);
+  const scaffold = failure.scaffoldOf;
+  const location =
+    (scaffold === undefined ? undefined : (scaffoldFrame(failure.stack, ctx.courseRoot, scaffold) ?? ctx.siteOf?.(scaffold))) ??
+    locateFailure(failure.stack, ctx.courseRoot, scaffold);
   const where = location === undefined ? undefined : formatLocation(location, ctx.courseRoot, ctx.showFrom);
   const lines = [ctx.paint.red(`✗ ${failure.test}`)];
   if (failure.rules !== undefined) {

@@ -84,12 +84,17 @@ export function courseFrames(stack: string, courseRoot: string): SourceLocation[
  */
 export function locateFailure(stack: string | undefined, courseRoot: string, scaffoldOf?: string): SourceLocation | undefined {
   if (stack === undefined) return undefined;
-  const frames = courseFrames(stack, courseRoot);
-  if (scaffoldOf !== undefined) {
-    const marked = frames.find((frame) => sourceLine(courseRoot, frame)?.includes(`Lab ${scaffoldOf}`) === true);
-    if (marked !== undefined) return marked;
-  }
-  return frames[0];
+  return (scaffoldOf === undefined ? undefined : scaffoldFrame(stack, courseRoot, scaffoldOf)) ?? courseFrames(stack, courseRoot)[0];
+}
+
+/**
+ * The frame of `stack` whose source line mentions `Lab <lab>` (the starter's `throw`), or
+ * undefined: a scaffold error caught by the code under test and handed on as a value (an
+ * executor answering "failed: Lab 6.4 … 尚未实现") reaches the test with no such frame.
+ */
+export function scaffoldFrame(stack: string | undefined, courseRoot: string, lab: string): SourceLocation | undefined {
+  if (stack === undefined) return undefined;
+  return courseFrames(stack, courseRoot).find((frame) => sourceLine(courseRoot, frame)?.includes(`Lab ${lab}`) === true);
 }
 
 function sourceLine(courseRoot: string, frame: SourceLocation): string | undefined {

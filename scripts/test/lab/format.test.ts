@@ -121,3 +121,26 @@ test("the last lab green while an earlier one is open: the warning claims no dep
   const alone = formatOutcome({ ...outcome, earlier: [] }, mini, { chapter: "99", lab: "99.2" }, { paint: plain, courseRoot: root, watch: false });
   assert.match(alone, /本章最后一个 Lab 已通过。看看全章进度/);
 });
+
+test("a scaffold error handed on as a value (no frame at the site) points at the lab's construction site, not the test", () => {
+  const root = path.join(path.sep, "course");
+  const testFile = path.join(root, "packages", "pi-course", "test", "99-mini.test.ts");
+  const labs = summarizeLabs(mini.labs, mini.labs, [
+    rec(["Lab 99.1 · a"], false, "应当是 ok，实际是 failed: Lab 99.1 mini add 尚未实现", {
+      file: testFile,
+      line: 7,
+      error: { message: "应当是 ok，实际是 failed: Lab 99.1 mini add 尚未实现", stack: `    at TestContext.<anonymous> (${testFile}:9:5)` },
+    }),
+    rec(["Lab 99.1 · b"], true),
+  ]);
+  const failure = labs[0]?.firstFailure;
+  assert.equal(failure?.scaffoldOf, "99.1", "the runner sees the scaffold error in the message");
+  const outcome: LabOutcome = { kind: "tested", labs: labs.slice(0, 1), earlier: [], strays: [], crashes: [], output: [] };
+  const site = { file: "packages/pi-course/src/mini.ts", line: 3, column: 3 };
+  const ctx = { paint: plain, courseRoot: root, watch: false };
+  const text = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, { ...ctx, siteOf: (lab: string) => (lab === "99.1" ? site : undefined) });
+  assert.match(text, /施工位尚未实现 · packages\/pi-course\/src\/mini\.ts:3:3/);
+  assert.doesNotMatch(text, /施工位尚未实现 · packages\/pi-course\/test\//);
+  const without = formatOutcome(outcome, mini, { chapter: "99", lab: "99.1" }, ctx);
+  assert.match(without, /施工位尚未实现 · packages\/pi-course\/test\/99-mini\.test\.ts:9:5/, "no site known: the failure's own frame, as before");
+});
