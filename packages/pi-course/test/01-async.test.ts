@@ -376,6 +376,72 @@ test("Lab 1.2 · 按添加顺序通知，退订只退自己，同一个函数只
     listeners.emit({ text: "d" });
     assert.deepEqual(heard, ["ui:c", "metrics:c", "metrics:d"]);
   });
+  await rule("§C4.1：退订函数只生效一次：同一个函数退订后又被 add 回来，旧的退订函数再调用也不会把它删掉", () => {
+    const bus = new Listeners<string>();
+    const got: string[] = [];
+    const render = (event: string) => got.push(event);
+    const offFirst = bus.add(render);
+    offFirst();
+    const offSecond = bus.add(render);
+    offFirst();
+    assert.equal(bus.size, 1, "旧的退订函数又调用了一次，把重新 add 的 listener 删掉了：它只该生效一次");
+    bus.emit("还在");
+    assert.deepEqual(got, ["还在"]);
+    offSecond();
+    assert.equal(bus.size, 0, "新的退订函数删掉它自己的那一次添加");
+    const log = (event: string) => got.push(`log:${event}`);
+    const offOnce = bus.add(render);
+    const offTwice = bus.add(render);
+    bus.add(log);
+    offOnce();
+    offTwice();
+    assert.equal(bus.size, 1, "同一个函数加了两次，两个退订函数都调用之后，别的 listener 应当还在");
+    got.length = 0;
+    bus.emit("别人");
+    assert.deepEqual(got, ["log:别人"], "两个退订函数删掉的只是它们自己的 listener");
+  });
+  await holds(
+    "§C4.1：任意一串 add、退订、emit：同一个函数只在册一次，位置是它第一次（或退订后重新）加入时的位置；每个退订函数第一次调用时移除它的 listener（若在册），之后什么都不做；emit 按顺序叫到在册的每一个，size 是在册的个数",
+    fc.property(fc.array(listenerStep(), { maxLength: 30, size: "max" }), (steps) => {
+      const bus = new Listeners<number>();
+      const heard: number[] = [];
+      const functions = [0, 1].map((id) => (event: number) => heard.push(id * 100 + event));
+      const offs: Unsubscribe[] = [];
+      const model = { order: [] as number[], handles: [] as { id: number; used: boolean }[] };
+      let event = 0;
+      const done: string[] = [];
+      for (const step of steps) {
+        if (step.kind === "add") {
+          offs.push(bus.add(functions[step.id]!));
+          if (!model.order.includes(step.id)) model.order.push(step.id);
+          model.handles.push({ id: step.id, used: false });
+          done.push(`add(f${step.id})`);
+        } else if (step.kind === "off") {
+          if (offs.length === 0) continue;
+          const k = step.pick % offs.length;
+          offs[k]!();
+          const handle = model.handles[k]!;
+          if (!handle.used) {
+            handle.used = true;
+            model.order = model.order.filter((id) => id !== handle.id);
+          }
+          done.push(`第 ${k + 1} 个退订函数()`);
+        } else {
+          event++;
+          heard.length = 0;
+          bus.emit(event);
+          done.push("emit");
+          assert.deepEqual(
+            heard,
+            model.order.map((id) => id * 100 + event),
+            `${done.join("，")}：emit 叫到的应当是 ${JSON.stringify(model.order.map((id) => `f${id}`))}`,
+          );
+        }
+        assert.equal(bus.size, model.order.length, `${done.join("，")}：size 应当是 ${model.order.length}`);
+      }
+    }),
+    { numRuns: 300 },
+  );
   await rule("§C4.1：每个 Listeners 有自己的名单：加在另一个上的 listener 不算在这里，也不被这里的 emit 叫到", () => {
     heard.length = 0;
     const other = new Listeners<{ text: string }>();
@@ -548,21 +614,56 @@ test("Lab 1.2 · emit 期间的增删：新来的从下一个事件开始，被�
     listeners.emit(2);
     assert.deepEqual(heard, ["once1", "next1", "last1", "next2", "last2"]);
   });
+  await rule("§C4.3：轮到谁时，看它此刻在不在册：emit 期间被退订、又在轮到它之前加回来的 listener，在它原来的位置被调用一次", () => {
+    const listeners = new Listeners<number>();
+    const heard: string[] = [];
+    const later = (n: number) => heard.push(`later${n}`);
+    let offLater = () => {};
+    listeners.add((n) => {
+      heard.push(`first${n}`);
+      if (n !== 1) return;
+      offLater();
+      offLater = listeners.add(later);
+    });
+    offLater = listeners.add(later);
+    listeners.add((n) => heard.push(`last${n}`));
+    listeners.emit(1);
+    assert.deepEqual(heard, ["first1", "later1", "last1"], "退订又加回来的 listener 在开始那一刻的名单里，轮到它时又在册：照样被调用，而且只调用一次");
+    heard.length = 0;
+    listeners.emit(2);
+    assert.deepEqual(heard, ["first2", "last2", "later2"], "下一个事件起，重新加入的 listener 排在最后");
+  });
   await holds(
-    "§C4.3：emit 期间任意的增删：开始那一刻的名单里、轮到时还在册的才被调用；途中新加的从下一个事件开始",
+    "§C4.3：emit 期间任意的增删（退订、重新加回、新加）：开始那一刻的名单里、轮到时还在册的才被调用，各一次；途中新加的从下一个事件开始",
     fc.property(fc.array(midEmitAction(), { maxLength: 7 }), fc.integer({ min: 1, max: 3 }), (actions, events) => {
       assert.deepEqual(callsDuringEmit(actions, events), expectedCallsDuringEmit(actions, events));
     }),
   );
 });
 
-/** What one listener does when it is called: nothing, unsubscribe the listener at `target`, or add a new listener. */
-type MidEmitAction = { kind: "none" } | { kind: "remove"; target: number } | { kind: "add" };
+/** One step of a Listeners' life: add function f<id>, call the unsubscribe returned by the <pick>-th add, or emit. */
+type ListenerStep = { kind: "add"; id: number } | { kind: "off"; pick: number } | { kind: "emit" };
+
+function listenerStep(): fc.Arbitrary<ListenerStep> {
+  return fc.oneof(
+    fc.record({ kind: fc.constant("add" as const), id: fc.nat(1) }),
+    fc.record({ kind: fc.constant("off" as const), pick: fc.nat(20) }),
+    fc.constant({ kind: "emit" } as const),
+  );
+}
+
+/**
+ * What one listener does when it is called: nothing, unsubscribe the listener at `target` (with the
+ * unsubscribe its latest add returned), add the listener at `target` back (its same function), or add
+ * a new listener.
+ */
+type MidEmitAction = { kind: "none" } | { kind: "remove"; target: number } | { kind: "readd"; target: number } | { kind: "add" };
 
 function midEmitAction(): fc.Arbitrary<MidEmitAction> {
   return fc.oneof(
     fc.constant({ kind: "none" } as const),
     fc.record({ kind: fc.constant("remove" as const), target: fc.nat(6) }),
+    fc.record({ kind: fc.constant("readd" as const), target: fc.nat(6) }),
     fc.constant({ kind: "add" } as const),
   );
 }
@@ -571,26 +672,34 @@ function midEmitAction(): fc.Arbitrary<MidEmitAction> {
 function callsDuringEmit(actions: MidEmitAction[], events: number): string[] {
   const bus = new Listeners<number>();
   const calls: string[] = [];
+  const functions = new Map<string, (n: number) => void>();
   const off = new Map<string, Unsubscribe>();
   let added = 0;
   const listen = (id: string, action: MidEmitAction) => {
-    off.set(
-      id,
-      bus.add((n) => {
-        calls.push(`${id}@${n}`);
-        if (action.kind === "remove") off.get(`L${action.target}`)?.();
-        if (action.kind === "add") listen(`N${added++}`, { kind: "none" });
-      }),
-    );
+    const listener = (n: number) => {
+      calls.push(`${id}@${n}`);
+      if (action.kind === "remove") off.get(`L${action.target}`)?.();
+      if (action.kind === "readd") {
+        const again = functions.get(`L${action.target}`);
+        if (again !== undefined) off.set(`L${action.target}`, bus.add(again));
+      }
+      if (action.kind === "add") listen(`N${added++}`, { kind: "none" });
+    };
+    functions.set(id, listener);
+    off.set(id, bus.add(listener));
   };
   for (const [i, action] of actions.entries()) listen(`L${i}`, action);
   for (let n = 1; n <= events; n++) bus.emit(n);
   return calls;
 }
 
-/** The same, as the rules of §C4.3 say it: the list at the start of the emit, minus whoever is gone by their turn. */
+/**
+ * The same, as the rules of §C4.1 and §C4.3 say it: the list at the start of the emit, minus whoever is
+ * not on the list at their turn; an unsubscribe acts once; adding a listener on the list changes nothing.
+ */
 function expectedCallsDuringEmit(actions: MidEmitAction[], events: number): string[] {
   let current = actions.map((_, i) => `L${i}`);
+  const used = new Map<string, boolean>(current.map((id) => [id, false]));
   const calls: string[] = [];
   let added = 0;
   for (let n = 1; n <= events; n++) {
@@ -598,7 +707,14 @@ function expectedCallsDuringEmit(actions: MidEmitAction[], events: number): stri
       if (!current.includes(id)) continue;
       calls.push(`${id}@${n}`);
       const action: MidEmitAction = id.startsWith("L") ? actions[Number(id.slice(1))]! : { kind: "none" };
-      if (action.kind === "remove") current = current.filter((other) => other !== `L${action.target}`);
+      if (action.kind === "remove" && used.get(`L${action.target}`) === false) {
+        used.set(`L${action.target}`, true);
+        current = current.filter((other) => other !== `L${action.target}`);
+      }
+      if (action.kind === "readd" && action.target < actions.length) {
+        if (!current.includes(`L${action.target}`)) current.push(`L${action.target}`);
+        used.set(`L${action.target}`, false);
+      }
       if (action.kind === "add") current.push(`N${added++}`);
     }
   }
