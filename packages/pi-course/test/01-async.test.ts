@@ -1214,11 +1214,13 @@ function asJson(value: unknown): string {
 
 /** The JSON text of `value`, or undefined when it has none (JSON.stringify gives undefined or throws). */
 function jsonOf(value: unknown): string | undefined {
+  let json: string | undefined;
   try {
-    return JSON.stringify(value);
+    json = JSON.stringify(value);
   } catch {
-    return undefined;
+    // a BigInt or a cycle: no JSON form
   }
+  return json;
 }
 
 /** A thrown value named for a failure message by its kind only (an engine's own wording differs between Node versions). */
@@ -1382,13 +1384,16 @@ function throwingGetter(): object {
 
 /** What §C7.1 answers for `candidate`, as the contract defines it (a check that throws means false). */
 function plainByContract(candidate: unknown): candidate is Record<string, unknown> {
-  if (candidate === null || typeof candidate !== "object") return false;
-  try {
-    const reported = Reflect.getPrototypeOf(candidate);
-    return !Array.isArray(candidate) && (reported === null || reported === Object.prototype);
-  } catch {
-    return false;
+  let plain = false;
+  if (candidate !== null && typeof candidate === "object") {
+    try {
+      const reported = Reflect.getPrototypeOf(candidate);
+      plain = !Array.isArray(candidate) && (reported === null || reported === Object.prototype);
+    } catch {
+      plain = false; // the check itself threw: a revoked Proxy, a throwing trap
+    }
   }
+  return plain;
 }
 
 /**
