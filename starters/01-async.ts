@@ -75,14 +75,19 @@ export type Unsubscribe = () => void;
  *
  * Guarantees: listeners run in the order they were added; a listener added during an
  * emit first hears the next event; one removed during an emit, before its turn, is not
- * called; a throwing listener never stops the others. `emit` never throws: it returns
+ * called (one removed and added back before its turn is on the list at its turn: it is
+ * called, once, at its old place); a throwing listener never stops the others. `emit` never throws: it returns
  * what the listeners threw, so its owner decides what a failing listener means.
  */
 export class Listeners<E> {
   // 🔨 Lab 1.2：add、size、emit 三处都要写。课文第 4 节，规则见附录 §C4；#listeners 已经给出
   readonly #listeners = new Set<(event: E) => void>();
 
-  /** Adds `listener`; returns the function that removes it. Adding the same function twice adds it once. */
+  /**
+   * Adds `listener`; returns the function that removes it. Adding the same function twice adds it
+   * once. Each returned function acts once: called again, it does nothing, even when the same
+   * function has been added back since (that add returned an unsubscribe of its own).
+   */
   add(listener: (event: E) => void): Unsubscribe {
     // 🔨 Lab 1.2：add（§C4.1）
     void listener;

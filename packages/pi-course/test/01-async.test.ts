@@ -376,6 +376,72 @@ test("Lab 1.2 · 按添加顺序通知，退订只退自己，同一个函数只
     listeners.emit({ text: "d" });
     assert.deepEqual(heard, ["ui:c", "metrics:c", "metrics:d"]);
   });
+  await rule("§C4.1：退订函数只生效一次：同一个函数退订后又被 add 回来，旧的退订函数再调用也不会把它删掉", () => {
+    const bus = new Listeners<string>();
+    const got: string[] = [];
+    const render = (event: string) => got.push(event);
+    const offFirst = bus.add(render);
+    offFirst();
+    const offSecond = bus.add(render);
+    offFirst();
+    assert.equal(bus.size, 1, "旧的退订函数又调用了一次，把重新 add 的 listener 删掉了：它只该生效一次");
+    bus.emit("还在");
+    assert.deepEqual(got, ["还在"]);
+    offSecond();
+    assert.equal(bus.size, 0, "新的退订函数删掉它自己的那一次添加");
+    const log = (event: string) => got.push(`log:${event}`);
+    const offOnce = bus.add(render);
+    const offTwice = bus.add(render);
+    bus.add(log);
+    offOnce();
+    offTwice();
+    assert.equal(bus.size, 1, "同一个函数加了两次，两个退订函数都调用之后，别的 listener 应当还在");
+    got.length = 0;
+    bus.emit("别人");
+    assert.deepEqual(got, ["log:别人"], "两个退订函数删掉的只是它们自己的 listener");
+  });
+  await holds(
+    "§C4.1：任意一串 add、退订、emit：同一个函数只在册一次，位置是它第一次（或退订后重新）加入时的位置；每个退订函数第一次调用时移除它的 listener（若在册），之后什么都不做；emit 按顺序叫到在册的每一个，size 是在册的个数",
+    fc.property(fc.array(listenerStep(), { maxLength: 30, size: "max" }), (steps) => {
+      const bus = new Listeners<number>();
+      const heard: number[] = [];
+      const functions = [0, 1].map((id) => (event: number) => heard.push(id * 100 + event));
+      const offs: Unsubscribe[] = [];
+      const model = { order: [] as number[], handles: [] as { id: number; used: boolean }[] };
+      let event = 0;
+      const done: string[] = [];
+      for (const step of steps) {
+        if (step.kind === "add") {
+          offs.push(bus.add(functions[step.id]!));
+          if (!model.order.includes(step.id)) model.order.push(step.id);
+          model.handles.push({ id: step.id, used: false });
+          done.push(`add(f${step.id})`);
+        } else if (step.kind === "off") {
+          if (offs.length === 0) continue;
+          const k = step.pick % offs.length;
+          offs[k]!();
+          const handle = model.handles[k]!;
+          if (!handle.used) {
+            handle.used = true;
+            model.order = model.order.filter((id) => id !== handle.id);
+          }
+          done.push(`第 ${k + 1} 个退订函数()`);
+        } else {
+          event++;
+          heard.length = 0;
+          bus.emit(event);
+          done.push("emit");
+          assert.deepEqual(
+            heard,
+            model.order.map((id) => id * 100 + event),
+            `${done.join("，")}：emit 叫到的应当是 ${JSON.stringify(model.order.map((id) => `f${id}`))}`,
+          );
+        }
+        assert.equal(bus.size, model.order.length, `${done.join("，")}：size 应当是 ${model.order.length}`);
+      }
+    }),
+    { numRuns: 300 },
+  );
   await rule("§C4.1：每个 Listeners 有自己的名单：加在另一个上的 listener 不算在这里，也不被这里的 emit 叫到", () => {
     heard.length = 0;
     const other = new Listeners<{ text: string }>();
@@ -548,21 +614,56 @@ test("Lab 1.2 · emit 期间的增删：新来的从下一个事件开始，被�
     listeners.emit(2);
     assert.deepEqual(heard, ["once1", "next1", "last1", "next2", "last2"]);
   });
+  await rule("§C4.3：轮到谁时，看它此刻在不在册：emit 期间被退订、又在轮到它之前加回来的 listener，在它原来的位置被调用一次", () => {
+    const listeners = new Listeners<number>();
+    const heard: string[] = [];
+    const later = (n: number) => heard.push(`later${n}`);
+    let offLater = () => {};
+    listeners.add((n) => {
+      heard.push(`first${n}`);
+      if (n !== 1) return;
+      offLater();
+      offLater = listeners.add(later);
+    });
+    offLater = listeners.add(later);
+    listeners.add((n) => heard.push(`last${n}`));
+    listeners.emit(1);
+    assert.deepEqual(heard, ["first1", "later1", "last1"], "退订又加回来的 listener 在开始那一刻的名单里，轮到它时又在册：照样被调用，而且只调用一次");
+    heard.length = 0;
+    listeners.emit(2);
+    assert.deepEqual(heard, ["first2", "last2", "later2"], "下一个事件起，重新加入的 listener 排在最后");
+  });
   await holds(
-    "§C4.3：emit 期间任意的增删：开始那一刻的名单里、轮到时还在册的才被调用；途中新加的从下一个事件开始",
+    "§C4.3：emit 期间任意的增删（退订、重新加回、新加）：开始那一刻的名单里、轮到时还在册的才被调用，各一次；途中新加的从下一个事件开始",
     fc.property(fc.array(midEmitAction(), { maxLength: 7 }), fc.integer({ min: 1, max: 3 }), (actions, events) => {
       assert.deepEqual(callsDuringEmit(actions, events), expectedCallsDuringEmit(actions, events));
     }),
   );
 });
 
-/** What one listener does when it is called: nothing, unsubscribe the listener at `target`, or add a new listener. */
-type MidEmitAction = { kind: "none" } | { kind: "remove"; target: number } | { kind: "add" };
+/** One step of a Listeners' life: add function f<id>, call the unsubscribe returned by the <pick>-th add, or emit. */
+type ListenerStep = { kind: "add"; id: number } | { kind: "off"; pick: number } | { kind: "emit" };
+
+function listenerStep(): fc.Arbitrary<ListenerStep> {
+  return fc.oneof(
+    fc.record({ kind: fc.constant("add" as const), id: fc.nat(1) }),
+    fc.record({ kind: fc.constant("off" as const), pick: fc.nat(20) }),
+    fc.constant({ kind: "emit" } as const),
+  );
+}
+
+/**
+ * What one listener does when it is called: nothing, unsubscribe the listener at `target` (with the
+ * unsubscribe its latest add returned), add the listener at `target` back (its same function), or add
+ * a new listener.
+ */
+type MidEmitAction = { kind: "none" } | { kind: "remove"; target: number } | { kind: "readd"; target: number } | { kind: "add" };
 
 function midEmitAction(): fc.Arbitrary<MidEmitAction> {
   return fc.oneof(
     fc.constant({ kind: "none" } as const),
     fc.record({ kind: fc.constant("remove" as const), target: fc.nat(6) }),
+    fc.record({ kind: fc.constant("readd" as const), target: fc.nat(6) }),
     fc.constant({ kind: "add" } as const),
   );
 }
@@ -571,26 +672,34 @@ function midEmitAction(): fc.Arbitrary<MidEmitAction> {
 function callsDuringEmit(actions: MidEmitAction[], events: number): string[] {
   const bus = new Listeners<number>();
   const calls: string[] = [];
+  const functions = new Map<string, (n: number) => void>();
   const off = new Map<string, Unsubscribe>();
   let added = 0;
   const listen = (id: string, action: MidEmitAction) => {
-    off.set(
-      id,
-      bus.add((n) => {
-        calls.push(`${id}@${n}`);
-        if (action.kind === "remove") off.get(`L${action.target}`)?.();
-        if (action.kind === "add") listen(`N${added++}`, { kind: "none" });
-      }),
-    );
+    const listener = (n: number) => {
+      calls.push(`${id}@${n}`);
+      if (action.kind === "remove") off.get(`L${action.target}`)?.();
+      if (action.kind === "readd") {
+        const again = functions.get(`L${action.target}`);
+        if (again !== undefined) off.set(`L${action.target}`, bus.add(again));
+      }
+      if (action.kind === "add") listen(`N${added++}`, { kind: "none" });
+    };
+    functions.set(id, listener);
+    off.set(id, bus.add(listener));
   };
   for (const [i, action] of actions.entries()) listen(`L${i}`, action);
   for (let n = 1; n <= events; n++) bus.emit(n);
   return calls;
 }
 
-/** The same, as the rules of §C4.3 say it: the list at the start of the emit, minus whoever is gone by their turn. */
+/**
+ * The same, as the rules of §C4.1 and §C4.3 say it: the list at the start of the emit, minus whoever is
+ * not on the list at their turn; an unsubscribe acts once; adding a listener on the list changes nothing.
+ */
 function expectedCallsDuringEmit(actions: MidEmitAction[], events: number): string[] {
   let current = actions.map((_, i) => `L${i}`);
+  const used = new Map<string, boolean>(current.map((id) => [id, false]));
   const calls: string[] = [];
   let added = 0;
   for (let n = 1; n <= events; n++) {
@@ -598,7 +707,14 @@ function expectedCallsDuringEmit(actions: MidEmitAction[], events: number): stri
       if (!current.includes(id)) continue;
       calls.push(`${id}@${n}`);
       const action: MidEmitAction = id.startsWith("L") ? actions[Number(id.slice(1))]! : { kind: "none" };
-      if (action.kind === "remove") current = current.filter((other) => other !== `L${action.target}`);
+      if (action.kind === "remove" && used.get(`L${action.target}`) === false) {
+        used.set(`L${action.target}`, true);
+        current = current.filter((other) => other !== `L${action.target}`);
+      }
+      if (action.kind === "readd" && action.target < actions.length) {
+        if (!current.includes(`L${action.target}`)) current.push(`L${action.target}`);
+        used.set(`L${action.target}`, false);
+      }
       if (action.kind === "add") current.push(`N${added++}`);
     }
   }
@@ -1096,6 +1212,17 @@ function asJson(value: unknown): string {
   }
 }
 
+/** The JSON text of `value`, or undefined when it has none (JSON.stringify gives undefined or throws). */
+function jsonOf(value: unknown): string | undefined {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    // a BigInt or a cycle: no JSON form
+  }
+  return json;
+}
+
 /** A thrown value named for a failure message by its kind only (an engine's own wording differs between Node versions). */
 function kindOf(thrown: unknown): string {
   return thrown instanceof Error ? thrown.name : typeof thrown;
@@ -1112,13 +1239,12 @@ function guardAnswer(value: unknown): unknown {
 }
 
 /** What `parseJsonObject(text)` returns; a throw fails here with a message of the course's own. */
-function parsedFrom(text: string): unknown {
+function parsedFrom(text: string, named = `parseJsonObject(${JSON.stringify(text)})`): unknown {
   const result: { value?: unknown } = {};
   const thrown = thrownBy(() => {
     result.value = parseJsonObject(text);
   });
-  if (thrown !== RETURNED)
-    assert.fail(`parseJsonObject(${JSON.stringify(text)}) 抛出了 ${kindOf(thrown)}：它对任何文字都不抛错，不是 JSON 对象就返回 undefined`);
+  if (thrown !== RETURNED) assert.fail(`${named} 抛出了 ${kindOf(thrown)}：它对任何文字都不抛错，不是 JSON 对象就返回 undefined`);
   return result.value;
 }
 
@@ -1156,6 +1282,11 @@ test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", as
     ["JSON 里有自己的 __proto__ 字段的对象", JSON.parse('{"__proto__":{"x":1}}'), true],
     ["没有原型的对象 Object.create(null)", Object.create(null), true],
     ["冻结的对象", Object.freeze({ type: "text" }), true],
+    ["封住的、不可扩展的对象", Object.seal(Object.preventExtensions({ type: "text" })), true],
+    ["Object.create(Object.prototype)（原型就是 Object.prototype）", Object.create(Object.prototype), true],
+    ["自己带 Symbol.toStringTag 的对象（只看原型，不看 toString 标签）", { [Symbol.toStringTag]: "Map" }, true],
+    ["字段的 getter 会抛错的对象（守卫不读字段）", throwingGetter(), true],
+    ["一万个字段的对象（字段多少都行）", Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])), true],
     ["包着普通对象的 Proxy（它报告的原型是 Object.prototype）", new Proxy({}, {}), true],
     ["new Map()（JSON.stringify 会把它写成 {}）", new Map([["type", "text"]]), false],
     ["new Date(0)", new Date(0), false],
@@ -1168,6 +1299,7 @@ test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", as
       false,
     ],
     ['继承自别的对象的对象 Object.create({ type: "text" })', Object.create({ type: "text" }), false],
+    ["原型是一个没有原型的对象：Object.create(Object.create(null))（只看直接的原型）", Object.create(Object.create(null)), false],
     ['包装对象 Object("x")', Object("x"), false],
     ["正则 /x/", /x/, false],
     ['null（typeof null 也是 "object"）', null, false],
@@ -1178,6 +1310,9 @@ test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", as
     ["Symbol", Symbol("x"), false],
     ["BigInt 1n", 1n, false],
     ["函数", () => ({}), false],
+    ["原型被换成 null 的函数（typeof 是 function）", Object.setPrototypeOf(function detached() {}, null), false],
+    ["原型被换成 Object.prototype 的函数", Object.setPrototypeOf(() => ({}), Object.prototype), false],
+    ["class 本身（它也是函数）", class Point {}, false],
     ["数组 []", [], false],
     ["JSON.parse 得到的数组", JSON.parse('[{"type":"text"}]'), false],
     ["原型被换成 null 的数组", Object.setPrototypeOf([1], null), false],
@@ -1211,40 +1346,157 @@ test("Lab 1.5 · isPlainObject：只有 JSON 造得出的那种对象才算", as
     }),
   );
   await holds(
-    "§C7.1：对任何值（Map、Set、Date、类型化数组、包装对象、稀疏数组、没有原型的对象……）：恰好在 typeof 是 object、不是 null、不是数组、原型是 Object.prototype 或 null 时答 true，答案总是布尔值",
+    "§C7.1：对任何值（Map、Set、Date、类型化数组、包装对象、稀疏数组、没有原型的对象、多层的原型链、换了原型的函数和数组、报告别的原型的 Proxy……）：恰好在 typeof 是 object、不是 null、不是数组、直接的原型是 Object.prototype 或 null 时答 true，答案总是布尔值",
     fc.property(
-      fc.anything({
-        withBigInt: true,
-        withBoxedValues: true,
-        withDate: true,
-        withMap: true,
-        withNullPrototype: true,
-        withObjectString: true,
-        withSet: true,
-        withSparseArray: true,
-        withTypedArray: true,
-      }),
+      fc.oneof(
+        fc.anything({
+          withBigInt: true,
+          withBoxedValues: true,
+          withDate: true,
+          withMap: true,
+          withNullPrototype: true,
+          withObjectString: true,
+          withSet: true,
+          withSparseArray: true,
+          withTypedArray: true,
+        }),
+        edgeObject(),
+      ),
       (candidate) => {
-        const proto: unknown = typeof candidate === "object" && candidate !== null ? Reflect.getPrototypeOf(candidate) : undefined;
-        const expected = typeof candidate === "object" && candidate !== null && !Array.isArray(candidate) && (proto === Object.prototype || proto === null);
+        const expected = plainByContract(candidate);
         const answer = guardAnswer(candidate);
         assert.ok(answer === expected, `应当答 ${expected}，实际答 ${shown(answer)}`);
       },
     ),
+    { numRuns: 200 },
   );
 });
 
+/** A plain object whose field has a getter that throws: a guard that reads the fields throws on it. */
+function throwingGetter(): object {
+  return Object.defineProperty({}, "text", {
+    enumerable: true,
+    get() {
+      throw new Error("读了字段");
+    },
+  });
+}
+
+/** What §C7.1 answers for `candidate`, as the contract defines it (a check that throws means false). */
+function plainByContract(candidate: unknown): candidate is Record<string, unknown> {
+  let plain = false;
+  if (candidate !== null && typeof candidate === "object") {
+    try {
+      const reported = Reflect.getPrototypeOf(candidate);
+      plain = !Array.isArray(candidate) && (reported === null || reported === Object.prototype);
+    } catch {
+      plain = false; // the check itself threw: a revoked Proxy, a throwing trap
+    }
+  }
+  return plain;
+}
+
+/**
+ * Values at the edges of §C7.1: an object at the end of a prototype chain of any length (each
+ * link a plain or prototype-less object), functions and arrays whose prototype was replaced,
+ * plain objects decorated (frozen, a toString tag, a throwing getter, symbol keys), and
+ * proxies of an object, an array or a function whose getPrototypeOf trap reports a prototype.
+ */
+function edgeObject(): fc.Arbitrary<unknown> {
+  type Proto = "null" | "Object.prototype" | "plain" | "bare";
+  const proto = fc.constantFrom<Proto>("null", "Object.prototype", "plain", "bare");
+  const made = (which: Proto): object | null =>
+    which === "null" ? null : which === "Object.prototype" ? Object.prototype : which === "plain" ? { inherited: "字段" } : Object.create(null);
+  const chained = fc
+    .tuple(fc.constantFrom<Proto>("null", "Object.prototype"), fc.array(fc.constantFrom<Proto>("plain", "bare"), { maxLength: 3 }))
+    .map(([end, links]) =>
+      links.reduce<object | null>((below, link) => Object.create(below, link === "plain" ? { own: { value: 1, enumerable: true } } : {}), made(end)),
+    );
+  const functions = fc
+    .tuple(
+      fc.constantFrom<() => unknown>(
+        () => () => 1,
+        () => function named() {},
+        () => class Made {},
+        () => async () => {},
+        () => function* generator() {},
+      ),
+      fc.option(proto, { nil: undefined }),
+    )
+    .map(([make, replaced]) => (replaced === undefined ? make() : Object.setPrototypeOf(make(), made(replaced))));
+  const arrays = fc.tuple(fc.array(fc.jsonValue(), { maxLength: 3 }), proto).map(([items, replaced]) => Object.setPrototypeOf(items, made(replaced)));
+  const decorated = fc
+    .record({ bare: fc.boolean(), frozen: fc.boolean(), tag: fc.boolean(), getter: fc.boolean(), symbol: fc.boolean() })
+    .map(({ bare, frozen, tag, getter, symbol }) => {
+      const object: Record<PropertyKey, unknown> = bare ? Object.create(null) : {};
+      object["type"] = "text";
+      if (tag) object[Symbol.toStringTag] = "Map";
+      if (symbol) object[Symbol("key")] = 1;
+      if (getter) Object.defineProperty(object, "text", { get: () => assert.fail("isPlainObject 读了字段") });
+      return frozen ? Object.freeze(object) : object;
+    });
+  const proxies = fc.tuple(fc.constantFrom("object", "array", "function"), fc.option(proto, { nil: undefined })).map(([target, reported]) => {
+    const wrapped = target === "object" ? {} : target === "array" ? [] : () => 1;
+    return new Proxy(wrapped, reported === undefined ? {} : { getPrototypeOf: () => made(reported) });
+  });
+  return fc.oneof(chained, functions, arrays, decorated, proxies);
+}
+
 test("Lab 1.5 · parseJsonObject：网络上的一段文字，要么是对象，要么是 undefined", async () => {
-  await rule("§C7.2：文字是一个 JSON 对象：返回解析出的对象（JSON 允许的首尾空白也行）", () => {
+  await rule("§C7.2：文字是一个 JSON 对象：返回解析出的对象（JSON 允许的首尾空白也行，分成好几行的也行）", () => {
     for (const [text, expected] of [
       ['{"type":"text","text":"你好"}', { type: "text", text: "你好" }],
       ['  {"a":[1,{"b":null}]}\n', { a: [1, { b: null }] }],
       ["{}", {}],
+      ['{\n  "type": "text",\n  "text": "你好"\n}', { type: "text", text: "你好" }],
+      ['\r\n\t{"text":"第一行\\n第二行"}\r\n', { text: "第一行\n第二行" }],
     ] as const) {
       const parsed = parsedFrom(text);
-      assert.ok(isPlainObject(parsed), `parseJsonObject(${JSON.stringify(text)}) 应当返回一个对象，实际是 ${asJson(parsed)}`);
+      assert.ok(plainByContract(parsed), `parseJsonObject(${JSON.stringify(text)}) 应当返回一个对象，实际是 ${asJson(parsed)}`);
       assert.ok(JSON.stringify(parsed) === JSON.stringify(expected), `parseJsonObject(${JSON.stringify(text)}) 返回的是 ${JSON.stringify(parsed)}`);
     }
+  });
+  await rule("§C7.2：文字原样交给 JSON.parse：字段名和字符串一字不改（不做 Unicode 规范化），__proto__、constructor 字段照样是自己的字段", () => {
+    const text = '{"__proto__":{"x":1},"constructor":"c","text":"Cafe\u0301 \u212B it\'s","e\u0301":1}';
+    const parsed = parsedFrom(text);
+    assert.ok(plainByContract(parsed), `parseJsonObject(${JSON.stringify(text)}) 应当返回一个对象，实际是 ${asJson(parsed)}`);
+    const object = parsed as Record<string, unknown>;
+    for (const field of ["__proto__", "constructor", "e\u0301"]) {
+      assert.ok(Object.hasOwn(object, field), `返回的对象没有自己的 ${JSON.stringify(field)} 字段：JSON 里有它`);
+    }
+    assert.ok(object["text"] === "Cafe\u0301 \u212B it's", `text 字段被改成了 ${JSON.stringify(object["text"])}：字符串要一字不改`);
+    assert.deepStrictEqual(parsed, JSON.parse(text), `parseJsonObject(${JSON.stringify(text)}) 返回的对象与 JSON.parse 的不同`);
+  });
+  await rule("§C7.2：没有上限：一千六百多万个字符的文字、一万个字段、一万层嵌套，都照样解析成对象", () => {
+    const length = 2 ** 24 + 16;
+    const long = parsedFrom(`{"text":"${"x".repeat(length)}"}`, `一段 ${length + 11} 个字符的 JSON 对象`);
+    const text = plainByContract(long) ? (long as Record<string, unknown>)["text"] : undefined;
+    assert.ok(
+      typeof text === "string" && text.length === length,
+      `${length} 个字符的字段没有原样交回：得到 ${plainByContract(long) ? `长 ${String((text as string | undefined)?.length)} 的字段` : asJson(long)}`,
+    );
+    const wide = parsedFrom(JSON.stringify(Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i]))), "一个有一万个字段的 JSON 对象");
+    assert.ok(
+      plainByContract(wide) && Object.keys(wide).length === 10_000,
+      `一万个字段的对象没有原样交回：得到 ${plainByContract(wide) ? `${Object.keys(wide).length} 个字段` : asJson(wide)}`,
+    );
+    const depth = 10_000;
+    let deep = parsedFrom(`${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`, `一个嵌套 ${depth} 层的 JSON 对象`);
+    for (let level = 0; level < depth; level++) {
+      if (!plainByContract(deep)) assert.fail(`嵌套 ${depth} 层的对象，第 ${level + 1} 层不是对象：得到 ${asJson(deep).slice(0, 80)}`);
+      deep = deep["a"];
+    }
+    assert.equal(deep, 1);
+  });
+  await rule("§C7.2：每次调用返回新解析出的对象：调用方改了上一次得到的对象，同样的文字再解析，得到的仍是 JSON.parse 的结果", () => {
+    const text = '{"type":"text","nested":{"n":1}}';
+    const first = parsedFrom(text) as Record<string, unknown>;
+    assert.ok(plainByContract(first), `parseJsonObject(${JSON.stringify(text)}) 应当返回一个对象，实际是 ${asJson(first)}`);
+    first["type"] = "调用方改过";
+    (first["nested"] as Record<string, unknown>)["n"] = 2;
+    const second = parsedFrom(text);
+    assert.ok(second !== first, "同样的文字，两次调用交回了同一个对象：调用方的改动会带到下一次");
+    assert.deepStrictEqual(second, JSON.parse(text), `调用方改了上一次的结果，再解析 ${JSON.stringify(text)} 得到的是 ${asJson(second)}`);
   });
   const refused: [string, string][] = [
     ["数组", "[1,2]"],
@@ -1256,6 +1508,13 @@ test("Lab 1.5 · parseJsonObject：网络上的一段文字，要么是对象，
     ["空字符串", ""],
     ["单引号（不是 JSON）", "{'a':1}"],
     ["对象后面还有别的字", '{"a":1} x'],
+    ["SSE 的一整行（data: 前缀不是 JSON）", 'data: {"type":"text","text":"你好"}'],
+    ["前面带 BOM 的对象（\\uFEFF 不是 JSON 允许的空白）", '\uFEFF{"a":1}'],
+    ["两边是不换行空格 \\u00A0 的对象（它也不是 JSON 允许的空白）", '\u00A0{"a":1}\u00A0'],
+    ["两行各一个对象", '{"a":1}\n{"b":2}'],
+    ["包在 Markdown 代码块里的对象", '```json\n{"a":1}\n```'],
+    ["前面有一句话的对象", '好的：{"a":1}'],
+    ["最后多一个逗号的对象", '{"a":1,}'],
   ];
   for (const [what, text] of refused) {
     await rule(`§C7.2：${what}不是 JSON 对象：返回 undefined，不抛错`, () => {
@@ -1264,13 +1523,27 @@ test("Lab 1.5 · parseJsonObject：网络上的一段文字，要么是对象，
     });
   }
   await holds(
-    "§C7.2：任何 JSON 对象，写成文字再交给 parseJsonObject，得到的对象与 JSON.parse 的结果深度相等",
-    fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 5 }), (object) => {
-      const text = JSON.stringify(object);
-      const parsed = parsedFrom(text);
-      assert.ok(isPlainObject(parsed), `parseJsonObject(${JSON.stringify(text)}) 没有返回对象`);
-      assert.deepStrictEqual(parsed, JSON.parse(text), `parseJsonObject(${JSON.stringify(text)}) 返回的对象与 JSON.parse 的不同`);
+    "§C7.2：任何文字原样交给 JSON.parse：JSON 对象（字段名、字符串里什么字符都有，分行或不分行，首尾有或没有别的字）得到与 JSON.parse 深度相等的新对象，调用方改了它也不影响下一次；JSON.parse 不接受或不是对象的，得到 undefined",
+    fc.property(decoratedJsonText(), (text) => {
+      let reference: unknown;
+      try {
+        reference = JSON.parse(text);
+      } catch {
+        reference = undefined;
+      }
+      const first = parsedFrom(text);
+      if (!plainByContract(reference)) {
+        assert.ok(first === undefined, `parseJsonObject(${JSON.stringify(text)}) 应当是 undefined，实际是 ${asJson(first)}`);
+        return;
+      }
+      assert.ok(plainByContract(first), `parseJsonObject(${JSON.stringify(text)}) 应当返回一个对象，实际是 ${asJson(first)}`);
+      assert.deepStrictEqual(first, reference, `parseJsonObject(${JSON.stringify(text)}) 返回的对象与 JSON.parse 的不同：${asJson(first)}`);
+      (first as Record<string, unknown>)["调用方加的"] = true;
+      const second = parsedFrom(text);
+      assert.ok(second !== first, "同样的文字，两次调用交回了同一个对象");
+      assert.deepStrictEqual(second, reference, `调用方改了上一次的结果，再解析 ${JSON.stringify(text)} 得到的与 JSON.parse 的不同`);
     }),
+    { numRuns: 200 },
   );
   await holds(
     "§C7.2：任何文字都不抛错：返回 undefined 或者一个普通对象，恰好在 JSON.parse 得到普通对象时是对象",
@@ -1289,11 +1562,54 @@ test("Lab 1.5 · parseJsonObject：网络上的一段文字，要么是对象，
           expected = false;
         }
         const parsed = parsedFrom(text);
-        assert.ok(expected ? isPlainObject(parsed) : parsed === undefined, `parseJsonObject(${JSON.stringify(text)}) 返回了 ${asJson(parsed)}`);
+        assert.ok(expected ? plainByContract(parsed) : parsed === undefined, `parseJsonObject(${JSON.stringify(text)}) 返回了 ${asJson(parsed)}`);
       },
     ),
   );
 });
+
+/** Strings that a "helpful" rewrite of the text changes: quotes, prototype keys, decomposed Unicode, non-JSON whitespace, an SSE prefix, a BOM. */
+const TRICKY_STRINGS = [
+  "__proto__",
+  "constructor",
+  "toString",
+  "",
+  " ",
+  "it's",
+  "'",
+  "Cafe\u0301",
+  "\u212B",
+  "\u00A0",
+  "data: x",
+  "{}",
+  "\n",
+  "\uFEFF",
+  "a\u2028b",
+  "\u{1F600}",
+];
+
+/**
+ * A JSON object written as text (keys and strings from TRICKY_STRINGS or anything, on one line or
+ * pretty-printed with spaces or tabs), with something before and after it: often only what JSON
+ * allows (spaces, tabs, line breaks), else what it does not (a BOM, a no-break space, an SSE
+ * `data: ` prefix, a code fence, a second object, a word).
+ */
+function decoratedJsonText(): fc.Arbitrary<string> {
+  const tricky = fc.constantFrom(...TRICKY_STRINGS);
+  const key = fc.oneof(tricky, fc.string({ unit: "binary", maxLength: 6 }));
+  const leaf = fc.oneof(tricky, fc.jsonValue({ maxDepth: 2 }), fc.string({ unit: "binary", maxLength: 6 }));
+  const space = fc.constantFrom<string | number | undefined>(undefined, 2, "\t");
+  const body = fc.tuple(fc.array(fc.tuple(key, leaf), { maxLength: 5 }), space).map(([pairs, indent]) => {
+    if (indent === undefined || pairs.length === 0) return `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`;
+    const pad = typeof indent === "number" ? " ".repeat(indent) : indent;
+    const lines = pairs.map(([k, v]) => `${pad}${JSON.stringify(k)}: ${(JSON.stringify(v, null, indent) ?? "null").replaceAll("\n", `\n${pad}`)}`);
+    return `{\n${lines.join(",\n")}\n}`;
+  });
+  const allowed = fc.constantFrom("", " ", "\n", "\t", "\r\n", "  \n\t");
+  const refused = fc.constantFrom("\uFEFF", "\u00A0", "\u2028", "\u3000", "\v", "\f", "data: ", "```json\n", "\n```", "x", ",", '\n{"b":2}', "好的：");
+  const edge = fc.oneof({ weight: 3, arbitrary: allowed }, { weight: 1, arbitrary: refused });
+  return fc.tuple(edge, body, edge).map(([before, object, after]) => before + object + after);
+}
 
 test("Lab 1.5 · assertNever：编译器说不可能的值，运行时真的来了就抛错", async () => {
   type Message = { role: "user"; text: string } | { role: "assistant"; text: string };
@@ -1319,14 +1635,46 @@ test("Lab 1.5 · assertNever：编译器说不可能的值，运行时真的来�
     assert.equal(thrown.message, 'unexpected message role: {"role":"system","text":"你是助手"}');
   });
   await holds(
-    "§C7.3：任何值（Symbol、BigInt、循环引用的对象、0、undefined 也是）到了 assertNever：都抛出 UnreachableError，value 是那个值本身，what 原样",
-    fc.property(fc.oneof(anyValue(), fc.anything({ withBigInt: true, withNullPrototype: true })), fc.string(), (value, what) => {
-      const thrown = thrownBy(() => assertNever(value as never, what));
-      assert.ok(thrown !== RETURNED, "assertNever 返回了，没有抛错");
+    "§C7.3：任何值（Symbol、BigInt、循环引用的对象、0、undefined 也是）、任何 what（空的、两边有空白的也是）到了 assertNever：都抛出 UnreachableError，value 是那个值本身（不复制，不改动），what 原样，有 JSON 形式的值 message 就是 unexpected <what>: <它的 JSON>",
+    fc.property(
+      fc.oneof(anyValue(), fc.anything({ withBigInt: true, withNullPrototype: true, withBoxedValues: true })),
+      fc.oneof(fc.string({ unit: "binary", maxLength: 20 }), fc.constantFrom("", " ", "  message role  ", "\n")),
+      (value, what) => {
+        const before = fc.stringify(value);
+        const frozen = typeof value === "object" && value !== null && Object.isFrozen(value);
+        const thrown = thrownBy(() => assertNever(value as never, what));
+        assert.ok(thrown !== RETURNED, "assertNever 返回了，没有抛错");
+        assert.ok(thrown instanceof UnreachableError, `抛出的应当是 UnreachableError，实际是 ${kindOf(thrown)}`);
+        assert.ok(Object.is(thrown.value, value), "UnreachableError 的 value 不是传给 assertNever 的那个值");
+        assert.ok(thrown.what === what, `UnreachableError 的 what 不是传给 assertNever 的 what：得到 ${shown(thrown.what)}`);
+        assert.ok(fc.stringify(value) === before, "assertNever 改动了传给它的值");
+        if (typeof value === "object" && value !== null) assert.ok(Object.isFrozen(value) === frozen, "assertNever 冻结了传给它的对象");
+        const json = jsonOf(value);
+        if (json !== undefined) {
+          const message = `unexpected ${what}: ${json}`;
+          assert.ok(thrown.message === message, `message 应当是 ${JSON.stringify(message)}，实际是 ${JSON.stringify(thrown.message)}`);
+        }
+      },
+    ),
+  );
+  await rule(
+    "§C7.3：没有上限：两百多万个字符的字符串、十万个元素的数组到了 assertNever，value 仍是那个值本身，message 里是它完整的 JSON；十万个字符的 what 也原样",
+    () => {
+      for (const [named, value] of [
+        [`${2 ** 21 + 16} 个字符的字符串`, "x".repeat(2 ** 21 + 16)],
+        ["十万个元素的数组", Array.from({ length: 100_000 }, (_, i) => i)],
+      ] as const) {
+        const thrown = thrownBy(() => assertNever(value as never, "value"));
+        assert.ok(thrown instanceof UnreachableError, `${named}：抛出的应当是 UnreachableError，实际是 ${kindOf(thrown)}`);
+        assert.ok(thrown.value === value, `${named}：UnreachableError 的 value 不再是那个值本身（被截短、复制或转换了）`);
+        const message = `unexpected value: ${JSON.stringify(value)}`;
+        assert.ok(thrown.message === message, `${named}：message 应当有 ${message.length} 个字符（完整的 JSON），实际有 ${thrown.message.length} 个`);
+      }
+      const what = "很长的名字".repeat(20_000);
+      const thrown = thrownBy(() => assertNever("system" as never, what));
       assert.ok(thrown instanceof UnreachableError, `抛出的应当是 UnreachableError，实际是 ${kindOf(thrown)}`);
-      assert.ok(Object.is(thrown.value, value), "UnreachableError 的 value 不是传给 assertNever 的那个值");
-      assert.ok(thrown.what === what, "UnreachableError 的 what 不是传给 assertNever 的 what");
-    }),
+      assert.ok(thrown.what === what, `${what.length} 个字符的 what 没有原样带上：得到 ${thrown.what.length} 个字符`);
+    },
   );
   await rule("§C7.3：没有 JSON 形式的值也能抛出 UnreachableError：message 换成 errorMessage 给出的文字（循环引用的对象、Symbol）", () => {
     const cycle: Record<string, unknown> = { role: "loop" };

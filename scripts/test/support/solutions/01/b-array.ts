@@ -87,16 +87,25 @@ interface Entry<E> {
 /** A typed set of listeners for one kind of event. */
 export class Listeners<E> {
   #entries: Entry<E>[] = [];
+  /** Each function's one entry: a function added back gets its old entry again, so an emit under way finds it active. */
+  readonly #entryOf = new WeakMap<(event: E) => void, Entry<E>>();
 
-  /** Adds `listener`; returns the function that removes it. */
+  /** Adds `listener`; returns the function that removes it (once). */
   add(listener: (event: E) => void): Unsubscribe {
-    let entry = this.#entries.find((candidate) => candidate.listener === listener);
+    let entry = this.#entryOf.get(listener);
     if (entry === undefined) {
-      entry = { listener, active: true };
+      entry = { listener, active: false };
+      this.#entryOf.set(listener, entry);
+    }
+    if (!entry.active) {
+      entry.active = true;
       this.#entries.push(entry);
     }
     const mine = entry;
+    let used = false;
     return () => {
+      if (used) return;
+      used = true;
       mine.active = false;
       const index = this.#entries.indexOf(mine);
       if (index !== -1) this.#entries.splice(index, 1);

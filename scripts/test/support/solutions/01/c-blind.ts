@@ -108,7 +108,11 @@ export class Listeners<E> {
   /** Adds `listener`; returns the function that removes it. Adding the same function twice adds it once. */
   add(listener: (event: E) => void): Unsubscribe {
     this.#listeners.add(listener);
+    // Added by the course authors when §C4.1 came to say that an unsubscribe acts once.
+    let gone = false;
     return () => {
+      if (gone) return;
+      gone = true;
       this.#listeners.delete(listener);
     };
   }

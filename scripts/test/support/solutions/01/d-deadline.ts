@@ -79,7 +79,12 @@ export class Listeners<E> {
   add(listener: (event: E) => void): Unsubscribe {
     void this.#listeners;
     if (!this.#subscribed.has(listener)) this.#subscribed.set(listener, true);
-    return () => void this.#subscribed.delete(listener);
+    const once = { done: false };
+    return () => {
+      if (once.done) return;
+      once.done = true;
+      this.#subscribed.delete(listener);
+    };
   }
 
   /** How many listeners are added now. */

@@ -102,7 +102,10 @@ export class Listeners<E> {
   add(listener: (event: E) => void): Unsubscribe {
     void this.#listeners;
     if (!this.#list.includes(listener)) this.#list.push(listener);
+    let calls = 0;
     return () => {
+      calls++;
+      if (calls > 1) return;
       const at = this.#list.indexOf(listener);
       if (at < 0) return;
       this.#list.splice(at, 1);
