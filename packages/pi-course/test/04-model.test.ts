@@ -568,7 +568,7 @@ test("Lab 4.2 · 工具调用：参数一片片到，块结束时才解析成对
   await rule("§C4.1、§C4.2：没有参数（一片都没有，或只有空白）就是 {}；空片不发 toolcall_delta", async () => {
     const none = builderAt();
     none.startToolCall("c1", "list");
-    is(none.appendToolArguments(""), true, "流还开着时 appendToolArguments(\"\") 的返回值（空片什么都不发，可流没关）");
+    is(none.appendToolArguments(""), true, '流还开着时 appendToolArguments("") 的返回值（空片什么都不发，可流没关）');
     none.startToolCall("c2", "list");
     none.appendToolArguments(" \n ");
     none.finish("toolUse");

@@ -913,7 +913,7 @@ test("Lab 7.3 · 中止在工具运行时：等执行器的回答，到了的结
     ] as const) {
       const controller = new AbortController();
       const started = deferred<void>();
-      const executor: ToolExecutor = (call) => {
+      const executor: ToolExecutor = () => {
         started.resolve();
         return new Promise((_, reject) => controller.signal.addEventListener("abort", () => reject(rejectWith(controller.signal)), { once: true }));
       };
