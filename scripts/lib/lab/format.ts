@@ -145,7 +145,7 @@ function describeFailure(failure: FirstFailure, ctx: FormatContext): { lines: st
   const scaffold = failure.scaffoldOf;
   const location =
     (scaffold === undefined ? undefined : (scaffoldFrame(failure.stack, ctx.courseRoot, scaffold) ?? ctx.siteOf?.(scaffold))) ??
-    locateFailure(failure.stack, ctx.courseRoot, scaffold);
+    locateFailure(failure.stack, ctx.courseRoot);
   const where = location === undefined ? undefined : formatLocation(location, ctx.courseRoot, ctx.showFrom);
   const lines = [ctx.paint.red(`✗ ${failure.test}`)];
   if (failure.rules !== undefined) {
