@@ -553,6 +553,7 @@ const C6_3_ERROR =
   "§C6.3：isError 总是布尔值，只看 outcome.isError：是 true 时为 true，是 false、没给或 undefined 时为 false；content 的文字、有没有块、details 都不影响它";
 const C6_4 = "§C6.4：timestamp 同 §C5.1、§C5.2：没给或给 undefined 时是这次调用时的 Date.now()，给出的数字原样保留，0 也是";
 const C6_5 = "§C6.5：每次调用都是一个新的消息对象，不冻结：改一条结果的字段，另一条和之后造的结果都不受影响";
+const C1_1_HANDED = "§C1.1、§C6.2、§C6.3：结果里的块和 details 就是交进来的那些值本身（===）：不复制，不冻结也不解冻；装块的 content 数组可以是新的";
 
 /** A result's fields in the order of its type (§C1.2): without `details`, and with it. */
 const RESULT_KEYS = ["role", "toolCallId", "toolName", "content", "isError", "timestamp"];
@@ -801,6 +802,36 @@ test("Lab 3.4 · toolResult() 的时间戳和 userMessage 一样，每次一个�
     fromFrozen.isError = true;
     assert.ok(fromFrozen.isError, "调用和 outcome 是冻结的：结果的字段仍然可写");
   });
+  rule(C1_1_HANDED, () => {
+    class Stat {
+      size = 3;
+    }
+    const stat = new Stat();
+    const made = toolResult(readCall, { content: [block("x")], details: stat }, 5);
+    assert.ok(made.details === stat, "details 是一个 class 的实例：结果里的 details 应当就是它本身，不是复制出来的普通对象");
+  });
+  await holds(
+    C1_1_HANDED,
+    fc.property(
+      fc.array(fc.record({ value: anyText, frozen: fc.boolean() }, { noNullPrototype: true }), { maxLength: 4 }),
+      fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }))),
+      fc.boolean(),
+      (blocks, details, frozen) => {
+        const content = blocks.map(({ value, frozen }) => (frozen ? Object.freeze(block(value)) : block(value)));
+        const outcome = { content: frozen ? (Object.freeze(content) as TextContent[]) : content, details: frozen ? deepFreeze(details) : details };
+        const made = toolResult(readCall, outcome, 5);
+        const what = frozen ? "交进来的 outcome 是冻结的" : "交进来的 outcome 没冻结";
+        for (const [i, handed] of content.entries()) {
+          assert.ok(
+            made.content[i] === handed,
+            `${what}：结果里的第 ${i + 1} 块应当就是交进来的第 ${i + 1} 块（===），实际是${made.content[i] === undefined ? "没有这一块" : "另一个对象"}`,
+          );
+        }
+        assert.ok(Object.is(made.details, details), `${what}：结果里的 details 应当就是交进来的那个值（Object.is），实际是 ${fc.stringify(made.details)}`);
+      },
+    ),
+    { numRuns: RUNS },
+  );
 });
 
 // ---------------------------------------------------------------------------
@@ -920,6 +951,11 @@ test("Lab 3.5 · 配对完整的对话：transcriptProblem() 返回 undefined", 
     { name: "结果前面插进了一条用户消息", messages: [asking("call-1"), asked("顺便看看 b.ts"), answering("call-1")] },
     { name: "结果的 toolName 和调用的不一样：配对只看 id", messages: [asking("call-1"), answering("call-1", "ls")] },
     { name: "失败的结果也是回答", messages: [asking("call-1"), { ...answering("call-1"), isError: true }] },
+    { name: "没有内容的结果（content 是空数组）也是回答", messages: [asking("call-1"), { ...answering("call-1"), content: [] }] },
+    {
+      name: "失败、没有内容的结果也是回答",
+      messages: [asking("call-1", "call-2"), { ...answering("call-2"), content: [], isError: true }, answering("call-1")],
+    },
     {
       name: "调用 id 像对象自带的属性名",
       messages: [asking("toString", "__proto__", "constructor"), answering("__proto__"), answering("constructor"), answering("toString")],
@@ -1042,6 +1078,11 @@ test("Lab 3.5 · 没有调用的结果、第二个结果：TRANSCRIPT_ORPHAN_RES
       expected: { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: "call-1", index: 100_002 },
     },
     {
+      name: "同一个结果对象在数组里放了两次：第二次的下标是 2",
+      messages: ((answer: ToolResultMessage) => [asking("call-1"), answer, answer])(answering("call-1")),
+      expected: { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: "call-1", index: 2 },
+    },
+    {
       name: "id 像对象自带的属性名：constructor 没有被调用过",
       messages: [asking("toString"), answering("toString"), answering("constructor")],
       expected: { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: "constructor", index: 2 },
@@ -1115,6 +1156,11 @@ test("Lab 3.5 · 重复的调用 id：TRANSCRIPT_DUPLICATE_CALL_ID；先读到�
       expected: { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-1", index: 0 },
     },
     {
+      name: "同一个助手消息对象在数组里放了两次：第二次的下标是 2",
+      messages: ((ask: AssistantMessage) => [ask, answering("call-1"), ask])(asking("call-1")),
+      expected: { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-1", index: 2 },
+    },
+    {
       name: "第一个还没答，又来一个同 id 的调用",
       messages: [asking("call-1"), asking("call-1")],
       expected: { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: "call-1", index: 1 },
@@ -1178,4 +1224,90 @@ test("Lab 3.5 · 重复的调用 id：TRANSCRIPT_DUPLICATE_CALL_ID；先读到�
     }),
     { numRuns: RUNS },
   );
+  await holds(
+    C7_ANY,
+    fc.property(pooledTranscript, (messages) => {
+      assertProblem(messages, problemByDefinition(messages), "这段对话");
+    }),
+    { numRuns: 200 },
+  );
+  await holds(
+    C7_4,
+    fc.property(pooledTranscript, (messages) => {
+      const problem: unknown = transcriptProblem(messages);
+      if (problem === undefined) return;
+      assert.equal(notPlain(problem, "返回的问题"), undefined, `返回的问题 ${shownProblem(problem)} 不是纯数据（§C1.1）`);
+      assert.ok(problem !== transcriptProblem(messages), `同一段对话检查两次，应当是两个新对象（${shownProblem(problem)}）`);
+    }),
+    { numRuns: 100 },
+  );
 });
+
+const C7_ANY =
+  "§C7.1–§C7.3：任何对话（同一个消息对象可以出现几次，结果的 content、isError、toolName 随意）：报的是按顺序读到的第一处问题，index 是那条消息在数组里的位置";
+
+/**
+ * Transcripts that are mostly well paired, with the slips a transcript can hold: a message
+ * object appended again (the same object at two indexes), an id used twice, ids that differ only
+ * in case, a space or Unicode form, a result with no
+ * call, results with any content (none, a failure, another tool's name), calls left open.
+ */
+const pooledTranscript: fc.Arbitrary<AgentMessage[]> = fc
+  .record(
+    {
+      steps: fc.array(fc.record({ kind: fc.integer({ min: 0, max: 5 }), pick: fc.nat(), variant: fc.integer({ min: 0, max: 3 }) }, { noNullPrototype: true }), {
+        minLength: 2,
+        maxLength: 14,
+      }),
+      closeAll: fc.boolean(),
+    },
+    { noNullPrototype: true },
+  )
+  .map(({ steps, closeAll }) => {
+    const ids = ["call-1", "toString", "", "CALL-1", "__proto__", " call-1", "\u00e9", "e\u0301", "call-2"];
+    const messages: AgentMessage[] = [];
+    const open: string[] = [];
+    let next = 0;
+    const answer = (id: string, variant: number): ToolResultMessage => {
+      const made = answering(id, variant === 3 ? "ls" : "read");
+      return variant === 1 ? { ...made, content: [] } : variant === 2 ? { ...made, content: [], isError: true } : made;
+    };
+    for (const { kind, pick, variant } of steps) {
+      if (kind === 0) messages.push(asked("接着说"));
+      else if (kind === 1) {
+        const id = variant === 3 && next > 0 ? ids[pick % Math.min(next, ids.length)]! : ids[next++ % ids.length]!;
+        messages.push(asking(id));
+        open.push(id);
+      } else if (kind === 2 && open.length > 0) messages.push(answer(open.splice(pick % open.length, 1)[0]!, variant));
+      else if (kind === 3 && messages.length > 0) messages.push(messages[pick % messages.length]!);
+      else if (kind === 4) messages.push(answer(ids[pick % ids.length]!, variant));
+      else messages.push(saying("好的。"));
+    }
+    if (closeAll) for (const id of open.splice(0)) messages.push(answer(id, 1));
+    return messages;
+  });
+
+/**
+ * The problem §C7.2–§C7.3 define, found the slow way: for each call or result in reading
+ * order, look back over everything read before it; the unanswered call last.
+ */
+function problemByDefinition(messages: readonly AgentMessage[]): TranscriptProblem | undefined {
+  const seen: { kind: "call" | "result"; id: string; at: number }[] = [];
+  for (const [at, message] of messages.entries()) {
+    const items: { kind: "call" | "result"; id: string }[] =
+      message.role === "assistant"
+        ? message.content.flatMap((item) => (item.type === "toolCall" ? [{ kind: "call" as const, id: item.id }] : []))
+        : message.role === "toolResult"
+          ? [{ kind: "result", id: message.toolCallId }]
+          : [];
+    for (const item of items) {
+      const before = (kind: "call" | "result") => seen.some((earlier) => earlier.kind === kind && earlier.id === item.id);
+      if (item.kind === "call" && before("call")) return { code: "TRANSCRIPT_DUPLICATE_CALL_ID", toolCallId: item.id, index: at };
+      if (item.kind === "result" && !before("call")) return { code: "TRANSCRIPT_ORPHAN_RESULT", toolCallId: item.id, index: at };
+      if (item.kind === "result" && before("result")) return { code: "TRANSCRIPT_DUPLICATE_RESULT", toolCallId: item.id, index: at };
+      seen.push({ ...item, at });
+    }
+  }
+  const unanswered = seen.find((call) => call.kind === "call" && !seen.some((later) => later.kind === "result" && later.id === call.id));
+  return unanswered === undefined ? undefined : { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: unanswered.id, index: unanswered.at };
+}

@@ -1,8 +1,8 @@
 // @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../measure.ts)
 /**
- * Chapter 03 · the message IR, Labs 3.4 and 3.5 written another way: toolResult copies what it
- * is handed (a new content array of new blocks, a structuredClone of details: §C6.2 allows a
- * copy) and reads the clock with `new Date().getTime()`; transcriptProblem is a small class
+ * Chapter 03 · the message IR, Labs 3.4 and 3.5 written another way: toolResult puts the blocks
+ * it is handed into a new array of its own (§C6.2 allows a new array; the blocks and details
+ * stay the very values handed in) and reads the clock with `new Date().getTime()`; transcriptProblem is a small class
  * whose reader keeps one state per call id in a Map and finds the earliest open call at the end.
  * (Labs 3.1–3.3 as the second blind learner wrote them.)
  *
@@ -125,15 +125,16 @@ export function userMessage(value: string, timestamp?: number): UserMessage {
 
 // ── Lab 3.4 · toolResult：结果带着它回答的调用 ──
 
-/** The result answering `call`, built from copies of what the tool gave. */
+/** The result answering `call`: a new array holding the blocks the tool gave, and its details as given. */
 export function toolResult(call: Pick<ToolCall, "id" | "name">, outcome: ToolOutcome, timestamp?: number): ToolResultMessage {
-  const content = outcome.content.map((block) => text(block.text));
+  const content: TextContent[] = [];
+  for (const block of outcome.content) content.push(block);
   const isError = outcome.isError ?? false;
   const at = typeof timestamp === "number" ? timestamp : new Date().getTime();
   if (outcome.details === undefined) {
     return { role: "toolResult", toolCallId: call.id, toolName: call.name, content, isError, timestamp: at };
   }
-  const details: unknown = structuredClone(outcome.details);
+  const details: unknown = outcome.details;
   return { role: "toolResult", toolCallId: call.id, toolName: call.name, content, details, isError, timestamp: at };
 }
 
