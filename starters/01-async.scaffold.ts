@@ -15,17 +15,7 @@
  * `assertNever` throws.
  */
 
-// ── Lab 1.1 · deferred、errorMessage 与 tick ──
-
-/** A promise together with the functions that settle it. */
-export interface Deferred<T> {
-  readonly promise: Promise<T>;
-  resolve(value: T): void;
-  reject(reason: unknown): void;
-  /** True once `resolve` or `reject` has been called (later calls are ignored, as for any promise). */
-  readonly settled: boolean;
-}
-
+// scaffold: after Deferred
 /** 施工位的错误：消息说出哪个 Lab 来写这段代码。每个 Lab 都做完后没有代码再调用它，删掉或留着都行。 */
 function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
@@ -37,7 +27,7 @@ function labError(lab: string): Error {
  * `resolve` or `reject` decides; every later call is ignored. Each call makes a deferred of
  * its own.
  */
-export function deferred<T>(): Deferred<T> {
+function deferred() {
   // 🔨 Lab 1.1：deferred。课文第 3 节，规则见附录 §C3.1
   throw labError("Lab 1.1 async basics");
 }
@@ -48,7 +38,7 @@ export function deferred<T>(): Deferred<T> {
  * throws (a throwing `message` getter or `toString`, no prototype, a revoked Proxy, on which
  * even `instanceof` throws). Always a string; never throws itself.
  */
-export function errorMessage(error: unknown): string {
+function errorMessage() {
   // 🔨 Lab 1.1：errorMessage。课文第 3 节，规则见附录 §C3.2
   void error;
   throw labError("Lab 1.1 async basics");
@@ -60,15 +50,10 @@ export function errorMessage(error: unknown): string {
  * say) before the next one is produced. It uses `setImmediate`, not a timer, so it still
  * yields when a test mocks `setTimeout`.
  */
-export function tick(): Promise<void> {
+function tick() {
   // 🔨 Lab 1.1：tick。课文第 3 节的表，规则见附录 §C3.3
   throw labError("Lab 1.1 async basics");
 }
-
-// ── Lab 1.2 · Listeners：按顺序通知，谁也拖不垮谁 ──
-
-/** Removes a listener added with `Listeners.add`. Calling it twice is harmless. */
-export type Unsubscribe = () => void;
 
 /**
  * A typed set of listeners for one kind of event.
@@ -79,16 +64,16 @@ export type Unsubscribe = () => void;
  * called, once, at its old place); a throwing listener never stops the others. `emit` never throws: it returns
  * what the listeners threw, so its owner decides what a failing listener means.
  */
-export class Listeners<E> {
+class Listeners {
   // 🔨 Lab 1.2：add、size、emit 三处都要写。课文第 4 节，规则见附录 §C4；#listeners 已经给出
-  readonly #listeners = new Set<(event: E) => void>();
+  readonly #listeners;
 
   /**
    * Adds `listener`; returns the function that removes it. Adding the same function twice adds it
    * once. Each returned function acts once: called again, it does nothing, even when the same
    * function has been added back since (that add returned an unsubscribe of its own).
    */
-  add(listener: (event: E) => void): Unsubscribe {
+  add() {
     // 🔨 Lab 1.2：add（§C4.1）
     void listener;
     void this.#listeners;
@@ -96,25 +81,23 @@ export class Listeners<E> {
   }
 
   /** How many listeners are added now (a function added twice counts once). */
-  get size(): number {
+  get size() {
     throw labError("Lab 1.2 listeners");
   }
 
   /** Calls every listener with `event`; returns the errors they threw, in order (empty when none did). */
-  emit(event: E): unknown[] {
+  emit() {
     // 🔨 Lab 1.2：emit（§C4.1–§C4.3；第 4 节的表说的是 emit 期间名单变了怎么办）
     void event;
     throw labError("Lab 1.2 listeners");
   }
 }
 
-// ── Lab 1.3 · abortable：中止只停下等待，不留监听 ──
-
 /**
  * What an aborted signal rejects with: its `reason` (a `DOMException` named `AbortError` unless
  * the caller chose one). Only `undefined` is replaced: `null` is a reason like any other.
  */
-export function abortReason(signal: AbortSignal): unknown {
+function abortReason() {
   // 🔨 Lab 1.3：abortReason。课文第 5 节，规则见附录 §C5.1
   void signal;
   throw labError("Lab 1.3 abortable");
@@ -128,31 +111,11 @@ export function abortReason(signal: AbortSignal): unknown {
  * later failure of that abandoned work is caught here, never an unhandled rejection.
  * On a signal that is already aborted it rejects at once and adds no listener.
  */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+function abortable() {
   // 🔨 Lab 1.3：abortable。课文第 5 节的三种起点，规则见附录 §C5
   void promise;
   void signal;
   throw labError("Lab 1.3 abortable");
-}
-
-// ── Lab 1.4 · linkedSignal：跟随、超时、收拾干净 ──
-
-/** The reason a `linkedSignal` aborts when its timeout fires; `code` is `TIMEOUT`. */
-export class TimeoutError extends Error {
-  readonly code = "TIMEOUT";
-  readonly timeoutMs: number;
-  constructor(timeoutMs: number) {
-    super(`timed out after ${timeoutMs} ms`);
-    this.name = "TimeoutError";
-    this.timeoutMs = timeoutMs;
-  }
-}
-
-/** A signal of one's own, and the function that detaches it from everything it listens to. */
-export interface LinkedSignal {
-  readonly signal: AbortSignal;
-  /** Removes the listener on the parent and clears the timer. Idempotent; does not abort. */
-  dispose(): void;
 }
 
 /**
@@ -164,42 +127,11 @@ export interface LinkedSignal {
  * number ≥ 0, otherwise `RangeError`; it has no upper bound (a wait longer than a timer can
  * hold is taken in steps).
  */
-export function linkedSignal(parent: AbortSignal | undefined, timeoutMs?: number): LinkedSignal {
+function linkedSignal() {
   // 🔨 Lab 1.4：linkedSignal。课文第 6 节（包括“分段”那一段），规则见附录 §C6
   void parent;
   void timeoutMs;
   throw labError("Lab 1.4 linked signal");
-}
-
-// ── Lab 1.5 · 在边界上收窄：unknown、类型守卫与 never ──
-
-/**
- * What `assertNever` throws: a value that the types said could not exist arrived anyway (a
- * message role added to the union and forgotten in a `switch`, a value that came from outside
- * through a cast). `code` is `UNREACHABLE`; `value` is that value as it came; the message shows
- * it as JSON when it has a JSON form, else as `errorMessage` gives it (it never throws).
- */
-export class UnreachableError extends Error {
-  readonly code = "UNREACHABLE";
-  /** What the value was meant to be, as the caller named it ("message role"). */
-  readonly what: string;
-  readonly value: unknown;
-  constructor(what: string, value: unknown) {
-    super(`unexpected ${what}: ${UnreachableError.#shown(value)}`);
-    this.name = "UnreachableError";
-    this.what = what;
-    this.value = value;
-  }
-
-  static #shown(value: unknown): string {
-    try {
-      const json = JSON.stringify(value);
-      if (json !== undefined) return json;
-    } catch {
-      // a BigInt, a cycle, a revoked Proxy: no JSON form
-    }
-    return errorMessage(value);
-  }
 }
 
 /**
@@ -210,7 +142,7 @@ export class UnreachableError extends Error {
  * revoked Proxy) is not a plain object. Narrows to `Record<string, unknown>`: each field is
  * still `unknown` until it is checked in turn.
  */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
+function isPlainObject() {
   // 🔨 Lab 1.5：isPlainObject。课文第 7 节，规则见附录 §C7.1
   void value;
   throw labError("Lab 1.5 narrowing");
@@ -222,7 +154,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * throws. The boundary where text from the network or from a model becomes a value the
  * code may read, field by field.
  */
-export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+function parseJsonObject() {
   // 🔨 Lab 1.5：parseJsonObject。课文第 7 节，规则见附录 §C7.2
   void text;
   throw labError("Lab 1.5 narrowing");
@@ -234,7 +166,7 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
  * At run time it throws an `UnreachableError` carrying `value` (one that reached it through a
  * cast, or from a caller the compiler never saw); it never returns.
  */
-export function assertNever(value: never, what: string): never {
+function assertNever() {
   // 🔨 Lab 1.5：assertNever。课文第 7 节，规则见附录 §C7.3
   void value;
   void what;
