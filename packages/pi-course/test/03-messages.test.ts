@@ -962,6 +962,10 @@ test("Lab 3.5 · 配对完整的对话：transcriptProblem() 返回 undefined", 
     },
     { name: "空字符串也是一个 id", messages: [asking(""), answering("")] },
     { name: "很长的对话（十万条消息）：第一个调用的结果在最后", messages: [asking("call-0"), ...longTalk(100_000), answering("call-0")] },
+    {
+      name: "一条助手消息里一千个调用，结果都在后面",
+      messages: ((ids: string[]) => [asking(...ids), ...ids.map((id) => answering(id))])(Array.from({ length: 1000 }, (_, i) => `call-${i}`)),
+    },
   ];
   for (const { name, messages } of cases) {
     rule(C7_1, () => {
@@ -1021,6 +1025,11 @@ test("Lab 3.5 · 没有结果的调用：TRANSCRIPT_UNANSWERED_CALL", async () =
       expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-2", index: 0 },
     },
     { name: "id 是 __proto__", messages: [asking("__proto__")], expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "__proto__", index: 0 } },
+    {
+      name: "一条助手消息里一千个调用，只有最后一个没答",
+      messages: ((ids: string[]) => [asking(...ids), ...ids.slice(0, -1).map((id) => answering(id))])(Array.from({ length: 1000 }, (_, i) => `call-${i}`)),
+      expected: { code: "TRANSCRIPT_UNANSWERED_CALL", toolCallId: "call-999", index: 0 },
+    },
     {
       name: "很长的对话（十万条消息），最后一个调用没答",
       messages: [...longTalk(100_000), asking("call-last")],
