@@ -21,14 +21,19 @@
  *   (below the section banner), separated by one blank line; several at one place keep the
  *   scaffold's order;
  * - `// scaffold: given <name>, …` (a comment group of its own): reference declarations the
- *   starter keeps although only lab code uses them (helpers the text says are given).
+ *   starter keeps although only lab code uses them (helpers the text says are given);
+ * - `// scaffold: imports`, right above a run of import declarations (comments may follow
+ *   the directive line): they, with those comments, replace every import of the reference,
+ *   for a starter that must not import what only the lab's code uses (the reference's
+ *   private helpers) or that names the tools a learner will reach for.
  *
  * The starter is the reference with the header replaced, every site's body replaced, the
  * additions placed, and then every top-level declaration left out that is not exported,
  * not given, not a site or an addition, and not used (directly or through one another) by
  * any declaration kept: the reference's helpers that only lab code uses. A declaration left
  * out takes its doc comment along; section banners (comments a blank line above it) stay.
- * Imports stay as the reference has them. Pure: same texts, same starter.
+ * Without `// scaffold: imports`, imports stay as the reference has them. Pure: same texts,
+ * same starter.
  */
 import { CourseError } from "../core/errors.js";
 import {
@@ -53,7 +58,7 @@ export interface ScaffoldLab {
 /** `// scaffold: <verb> <names>`. */
 const DIRECTIVE = /^\/\/\s*scaffold:\s*(\S*)\s*(.*?)\s*$/;
 
-type Verb = "after" | "before" | "given";
+type Verb = "after" | "before" | "given" | "imports";
 
 interface Directive {
   verb: Verb;
@@ -77,6 +82,13 @@ interface Addition {
   from: number;
   /** Its key when it is a named declaration (it must not be the reference's too). */
   key?: string;
+  line: number;
+}
+
+/** The scaffold's run of imports under `// scaffold: imports`: `[from, end)` of its text. */
+interface Imports {
+  from: number;
+  end: number;
   line: number;
 }
 
@@ -145,8 +157,12 @@ function directiveOf(comment: Comment, where: string): Directive | undefined {
   if (match === null) return undefined;
   const verb = match[1]!;
   const names = match[2]!.split(/[\s,]+/).filter((name) => name !== "");
-  if (verb !== "after" && verb !== "before" && verb !== "given") {
-    return invalid(`${where}: 不认识的 scaffold 指令「${comment.text}」（只有 after、before、given）`);
+  if (verb !== "after" && verb !== "before" && verb !== "given" && verb !== "imports") {
+    return invalid(`${where}: 不认识的 scaffold 指令「${comment.text}」（只有 after、before、given、imports）`);
+  }
+  if (verb === "imports") {
+    if (names.length > 0) return invalid(`${where}: 「${comment.text}」后面不写名字：它下面的 import 换掉参考实现的全部 import`);
+    return { verb, names };
   }
   if (names.length === 0 || (verb !== "given" && names.length !== 1)) {
     return invalid(`${where}: 「${comment.text}」${verb === "given" ? "要列出至少一个声明的名字" : "要恰好写一个声明的名字"}`);
@@ -230,7 +246,7 @@ export function deriveStarterWithOrigins(
   const byName = (name: string): Unit | undefined => referenceUnits.find((unit) => unit.name === name && unit.kind !== "import");
   const labOf = new Map(labs.flatMap((lab) => lab.declarations.map((name) => [name, lab.id] as const)));
 
-  const { header, sites, additions, given } = readScaffold(scaffold, scaffoldTree, at);
+  const { header, sites, additions, given, imports } = readScaffold(scaffold, scaffoldTree, at);
 
   // Every name the scaffold uses is the reference's, every lab declaration has its site.
   for (const site of sites) {
@@ -276,6 +292,7 @@ export function deriveStarterWithOrigins(
     if (addition.where === "after") edits.push({ ...blank, order: 2 + 2 * index }, { ...piece, order: 3 + 2 * index });
     else edits.push({ ...piece, order: 2 + 2 * index }, { ...blank, order: 3 + 2 * index });
   });
+  if (imports !== undefined) edits.push(importEdit(imports, referenceUnits, scaffold, `${names.scaffold}:${imports.line}`));
   for (const site of sites) edits.push(...siteEdits(site, byKey.get(site.key)!, referenceTree, scaffoldTree, names.scaffold));
   const built = applyEdits(reference, edits);
   const final = leaveOut(built.text, {
@@ -309,8 +326,11 @@ function readScaffold(
   text: string,
   tree: SourceFile,
   at: (offset: number) => string,
-): { header?: { text: string; from: number }; sites: Site[]; additions: Addition[]; given: { name: string; line: number }[] } {
+): { header?: { text: string; from: number }; sites: Site[]; additions: Addition[]; given: { name: string; line: number }[]; imports?: Imports } {
   const sites: Site[] = [];
+  let imports: Imports | undefined;
+  /** True while the statements read so far end in the run of imports under `// scaffold: imports`. */
+  let inImports = false;
   const additions: Addition[] = [];
   const given: { name: string; line: number }[] = [];
   let header: { text: string; from: number } | undefined;
@@ -342,6 +362,7 @@ function readScaffold(
         invalid(`${at(group.start)}: 一组注释里只能有一条 scaffold 指令，写在第一行（given 单独成组）`);
       }
       if (group.attached) return; // the statement's own: read with it below
+      if (first?.verb === "imports") invalid(`${at(group.start)}: // scaffold: imports 要紧贴在第一条 import 上面（中间没有空行）`);
       if (first === undefined) {
         invalid(`${at(group.start)}: 这段注释不知道放在哪里：在它上面写 // scaffold: before <名字> 或 // scaffold: after <名字>`);
       }
@@ -362,7 +383,23 @@ function readScaffold(
     const placement = attached === undefined ? undefined : lastDirective;
     const declaration = declarations[index]!;
     const line = lineOf(codeStart!);
-    if (declaration.kind === "import") invalid(`${at(codeStart!)}: scaffold 里不写 import：starter 的 import 就是参考实现的`);
+    if (declaration.kind === "import") {
+      if (placement?.verb === "imports" && imports === undefined) {
+        const from = attached!.comments[1]?.pos ?? codeStart!;
+        imports = { from, end: statement.end, line: lineOf(attached!.start) };
+        inImports = true;
+        return;
+      }
+      if (inImports && attached === undefined) {
+        imports!.end = statement.end;
+        return;
+      }
+      invalid(
+        `${at(codeStart!)}: scaffold 里的 import 要连成一段，写在 // scaffold: imports 下面（只能有一段）；没有这条指令时，starter 的 import 就是参考实现的`,
+      );
+    }
+    inImports = false;
+    if (placement?.verb === "imports") invalid(`${at(attached!.start)}: // scaffold: imports 下面要紧跟 import 声明`);
     if (placement !== undefined) {
       const from = attached!.comments[1]?.pos ?? codeStart!;
       additions.push({
@@ -386,7 +423,24 @@ function readScaffold(
       line,
     });
   });
-  return { ...(header === undefined ? {} : { header }), sites, additions, given };
+  return { ...(header === undefined ? {} : { header }), sites, additions, given, ...(imports === undefined ? {} : { imports }) };
+}
+
+/** The edit putting the scaffold's imports in place of the reference's, which must stand together. */
+function importEdit(imports: Imports, referenceUnits: readonly Unit[], scaffold: string, where: string): Edit {
+  const first = referenceUnits.findIndex((unit) => unit.kind === "import");
+  const last = referenceUnits.findLastIndex((unit) => unit.kind === "import");
+  if (first < 0) return invalid(`${where}: 参考实现没有 import，// scaffold: imports 换不掉什么`);
+  if (referenceUnits.slice(first, last + 1).some((unit) => unit.kind !== "import")) {
+    return invalid(`${where}: 参考实现的 import 没有连成一段，// scaffold: imports 不知道换掉哪些`);
+  }
+  return {
+    start: referenceUnits[first]!.codeStart,
+    end: referenceUnits[last]!.end,
+    text: scaffold.slice(imports.from, imports.end),
+    from: imports.from,
+    order: 0,
+  };
 }
 
 /** The edits one construction site makes to its reference declaration. */

@@ -265,3 +265,27 @@ test("deriveStarter refuses what the format does not allow: a signature on a sit
   ];
   for (const scaffold of cases) assert.throws(() => deriveStarter(REFERENCE, scaffold, LABS), { code: "SCAFFOLD_INVALID" }, scaffold);
 });
+
+test("deriveStarter: `scaffold: imports` above a run of imports replaces every import of the reference, with the comments under the directive", () => {
+  const scaffold = SCAFFOLD.replace(
+    "// scaffold: after count",
+    '// scaffold: imports\n// The tools you will reach for.\nimport path from "node:path";\nimport { readFile } from "node:fs/promises";\n\n// scaffold: after count',
+  );
+  const starter = deriveStarter(REFERENCE, scaffold, LABS);
+  assert.ok(starter.includes('*/\n// The tools you will reach for.\nimport path from "node:path";\nimport { readFile } from "node:fs/promises";\n\n'), starter);
+  assert.equal(starter.match(/^import /gm)?.length, 2, "the reference's own import is gone");
+  const derived = deriveStarterWithOrigins(REFERENCE, scaffold, LABS);
+  const line = derived.text.split("\n").findIndex((text) => text.includes("readFile")) + 1;
+  assert.equal(derived.origin(line).in, "scaffold");
+  const refused = [
+    scaffold.replace("// scaffold: imports", "// scaffold: imports path"),
+    scaffold.replace("// scaffold: imports\n", "// scaffold: imports\n\n"),
+    scaffold.replace(
+      'import { readFile } from "node:fs/promises";\n',
+      'import { readFile } from "node:fs/promises";\n\nconst x = 1;\nimport os from "node:os";\n',
+    ),
+    SCAFFOLD.replace("// scaffold: after count", "// scaffold: imports\nconst x = 1;\n\n// scaffold: after count"),
+    `${scaffold}\n// scaffold: imports\nimport os from "node:os";\n`,
+  ];
+  for (const wrong of refused) assert.throws(() => deriveStarter(REFERENCE, wrong, LABS), { code: "SCAFFOLD_INVALID" }, wrong);
+});
