@@ -7,7 +7,7 @@
  *   npm run bench -- stryker --report-only [--list-reviewed]     the last run's tables again, no run
  *
  * - What is mutated: the declarations the starter leaves to the learner, marked
- *   `🔨 Lab 12.N` in `starters/12-resources.ts` (discoverResources, activateSkill,
+ *   `🔨 Lab 12.N` in chapter 12's starter (discoverResources, activateSkill,
  *   renderTemplate, formatResourceContext, ExtensionHostImpl, createExtensionHost,
  *   loadExtension, hookedExecutor). `--with-helpers` adds every declaration of the
  *   reference that the starter lacks (the helpers a learner writes, the challenge tier's
@@ -51,6 +51,8 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { parseManifest } from "../scripts/lib/course/manifest.js";
+import { starterOf } from "../scripts/lib/course/starters.js";
 
 const { values } = parseArgs({
   options: {
@@ -67,7 +69,8 @@ const { values } = parseArgs({
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PACKAGE = "packages/pi-course";
 const TARGET = `${PACKAGE}/src/resources.ts`;
-const STARTER = "starters/12-resources.ts";
+/** Where the lab markers are: chapter 12's starter (derived from its scaffold and the reference). */
+const STARTER = "chapter 12's starter";
 const LAB_TESTS = `${PACKAGE}/dist/test/12-resources-extensions.test.js`;
 /** `--with-challenge`: the challenge tier too, i.e. every test the reference must pass, not only what a learner's labs check. */
 const CHALLENGE_TESTS = ["catalog", "activation", "files", "extensions", "hooks"].map((theme) => `${PACKAGE}/dist/test/challenge/12-${theme}.test.js`);
@@ -450,7 +453,9 @@ function printReport(jsonReport: string, declarations: readonly Declaration[], s
 const referencePath = path.join(repo, TARGET);
 const reference = readFileSync(referencePath, "utf8");
 const referenceHash = createHash("sha256").update(reference).digest("hex");
-const { chosen, helpers } = selectDeclarations(reference, readFileSync(path.join(repo, STARTER), "utf8"));
+const manifest = parseManifest(readFileSync(path.join(repo, "checkpoints", "12.yaml"), "utf8"), "checkpoints/12.yaml");
+const starter = starterOf(manifest, manifest.starters[0]!, (file) => readFileSync(path.join(repo, file), "utf8")).text;
+const { chosen, helpers } = selectDeclarations(reference, starter);
 const jsonReport = path.join(reportDir, "mutation.json");
 const htmlReport = path.join(reportDir, "mutation.html");
 /** The ids the lab tests reached in the last run, kept next to its report. */

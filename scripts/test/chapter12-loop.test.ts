@@ -32,16 +32,18 @@ import test from "node:test";
 import { stagedTeachingText } from "../lib/verify/staged.js";
 import { practiceCopy, repoRoot } from "./support/lab-fixture.js";
 
-const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
+const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml"));
 const TEACHING = "packages/pi-course/src/resources.ts";
-const STARTER = chapter12 ? readFileSync(path.join(repoRoot, "starters/12-resources.ts"), "utf8") : "";
 const REFERENCE = chapter12 ? readFileSync(path.join(repoRoot, TEACHING), "utf8") : "";
 
 let root = "";
 let tmp = "";
+/** The starter as the practice folder got it (derived from the reference and the scaffold). */
+let STARTER = "";
 test.before(async () => {
   if (!chapter12) return;
   root = await practiceCopy(repoRoot, "12");
+  STARTER = readFileSync(path.join(root, TEACHING), "utf8");
   tmp = await mkdtemp(path.join(os.tmpdir(), "pi-ch12-tmp-"));
 });
 test.after(async () => {

@@ -520,12 +520,14 @@ function siteEdits(site: Site, unit: Unit, referenceTree: SourceFile, scaffoldTr
 }
 
 /**
- * `text` with `edits` applied (edits never overlap; those at one offset go in `order`), and
- * `source(offset)`: where an offset of the result lies, in `text` (`edit` undefined) or in an
- * edit's text.
+ * `text` with `edits` applied (edits never overlap; those at one offset go in `order`, an
+ * insertion there before a replacement starting there: a `before` addition goes above the
+ * doc comment a site replaces), and `source(offset)`: where an offset of the result lies, in
+ * `text` (`edit` undefined) or in an edit's text.
  */
 function applyEdits(text: string, edits: readonly Edit[]): { text: string; source(offset: number): { edit?: Edit; offset: number } } {
-  const sorted = [...edits].sort((a, b) => a.start - b.start || a.order - b.order);
+  const replaces = (edit: Edit) => (edit.end > edit.start ? 1 : 0);
+  const sorted = [...edits].sort((a, b) => a.start - b.start || replaces(a) - replaces(b) || a.order - b.order);
   let out = "";
   let cursor = 0;
   const segments: Segment[] = [];

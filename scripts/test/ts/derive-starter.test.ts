@@ -289,3 +289,9 @@ test("deriveStarter: `scaffold: imports` above a run of imports replaces every i
   ];
   for (const wrong of refused) assert.throws(() => deriveStarter(REFERENCE, wrong, LABS), { code: "SCAFFOLD_INVALID" }, wrong);
 });
+
+test("deriveStarter: a `before` addition goes above the doc comment a site puts in place of the reference's", () => {
+  const scaffold = SCAFFOLD.replace("function sorted() {", "/** Sorts things: your version. */\nfunction sorted() {");
+  const starter = deriveStarter(REFERENCE, scaffold, LABS);
+  assert.ok(starter.includes("// 🔨 Lab 9.1：a helper that compares names goes here.\n\n/** Sorts things: your version. */\nexport function sorted("), starter);
+});

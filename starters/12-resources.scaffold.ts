@@ -21,6 +21,8 @@
  * diagnostic and warning types, `factoryTimeoutMs`, the error codes of real-world files)
  * serve the challenge tier: no lab asks for them.
  */
+
+// scaffold: imports
 // The imports below are the tools the reference uses; unused ones are fine while you build.
 import { open, readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
@@ -52,16 +54,15 @@ import {
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
 import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
 
-export { RESOURCE_SIZE_LIMIT } from "./resource-files.js";
-export * from "./resource-types.js";
+// scaffold: given IMPLEMENTATIONS, publicFace, hostImplementation
 
+// scaffold: after normalizeLineEnds
 /** The scaffold's "not built yet" error: its message names the lab that builds the code. */
 function labError(lab: string): Error {
   return new Error(`${lab} 尚未实现`);
 }
 
-// ── Lab 12.1 · roots 的顺序决定清单里谁胜出 ──
-
+// scaffold: before discoverResources
 // 🔨 Lab 12.1（课文第 3 节，契约 §C3）：discoverResources 需要的 helper 写在这里。
 
 /**
@@ -75,13 +76,12 @@ function labError(lab: string): Error {
  * `options` (lenient mode with diagnostics) is the challenge tier's; the labs never pass
  * it, so your version may leave it unused.
  */
-export async function discoverResources(roots: readonly string[], options: DiscoverOptions = {}): Promise<ResourceCatalog> {
+function discoverResources() {
   // 🔨 Lab 12.1（课文第 3 节的骨架，契约 §C3）
   throw labError("Lab 12.1 resource catalog");
 }
 
-// ── Lab 12.2 · 激活时才把技能正文交给本轮 ──
-
+// scaffold: before activateSkill
 // 🔨 Lab 12.2（课文第 4 节，契约 §C4）：activateSkill 需要的 helper 写在这里。
 
 /**
@@ -92,12 +92,10 @@ export async function discoverResources(roots: readonly string[], options: Disco
  * The result keeps the catalog's metadata and is a fresh copy: changing it never
  * changes the catalog.
  */
-export async function activateSkill(catalog: ResourceCatalog, name: string, options: { resources?: readonly string[] } = {}): Promise<ActivatedSkill> {
+function activateSkill() {
   // 🔨 Lab 12.2（课文第 4 节的骨架，契约 §C4）
   throw labError("Lab 12.2 skill activation");
 }
-
-// ── Lab 12.3 · 模板与技能从两个入口汇入一次请求 ──
 
 /**
  * Renders `template` with `args` into a canonical `UserMessage` stamped `Date.now()`.
@@ -105,7 +103,7 @@ export async function activateSkill(catalog: ResourceCatalog, name: string, opti
  * an argument's own `{{x}}`, `$&` or `$1` stays literal. A placeholder without an
  * argument throws `TEMPLATE_ARGUMENT_MISSING` naming it; extra arguments are ignored.
  */
-export function renderTemplate(template: TemplateResource, args: Readonly<Record<string, string>>): UserMessage {
+function renderTemplate() {
   // 🔨 Lab 12.3（课文第 5 节的骨架，契约 §C5.1–§C5.4）
   throw labError("Lab 12.3 template and context");
 }
@@ -126,75 +124,35 @@ export function renderTemplate(template: TemplateResource, args: Readonly<Record
  * `ActivatedSkill` objects carry one. Throws `ACTIVATION_DUPLICATE` / `ACTIVATION_FOREIGN`.
  * It does not count tokens; the caller hands the string to `buildContext` as `systemPrompt`.
  */
-export function formatResourceContext(catalog: ResourceCatalog, activated: readonly ActivatedSkill[]): string {
+function formatResourceContext() {
   // 🔨 Lab 12.3（课文第 5 节的骨架，契约 §C5.5–§C5.9）
   throw labError("Lab 12.3 template and context");
 }
 
-// ── Lab 12.4 · 扩展先获准，再一次性注册 ──
+class ExtensionHostImpl {
+  readonly #registry;
+  readonly #options;
+  readonly #active;
+  readonly #hooks;
 
-interface HookEntry<L> {
-  extensionId: string;
-  listener: L;
-}
-
-/** The committed hooks of one host, in registration order across extensions. */
-interface HookLists {
-  before: HookEntry<BeforeToolCallHook>[];
-  after: HookEntry<AfterToolResultHook>[];
-}
-
-/** The loader's private channel into a host: a context for the factory, then commit. */
-interface StagedRegistration {
-  context: ExtensionContext;
-  close(): void;
-  commit(): void;
-}
-
-class ExtensionHostImpl implements ExtensionHost {
-  readonly #registry: ToolRegistry;
-  readonly #options: ExtensionHostOptions;
-  readonly #active = new Set<string>();
-  readonly #hooks: HookLists = { before: [], after: [] };
-
-  constructor(registry: ToolRegistry, options: ExtensionHostOptions) {
+  constructor() {
     this.#registry = registry;
     this.#options = options;
   }
 
-  isActive(extensionId: string): boolean {
+  isActive() {
     // 🔨 Lab 12.4（课文第 6 节，契约 §C6.2）
     throw labError("Lab 12.4 trust and staging");
   }
 
-  stage(extensionId: string): StagedRegistration {
+  stage() {
     // 🔨 Lab 12.4（课文第 6 节的 commit() 伪代码，契约 §C6.6–§C6.8）
     throw labError("Lab 12.4 trust and staging");
   }
 
-  wrapExecutor(coreExecutor: ToolExecutor): ToolExecutor {
+  wrapExecutor() {
     return hookedExecutor(this.#hooks, this.#options, coreExecutor);
   }
-}
-
-/** Each host handed out, with the implementation behind it: the loader's only way in. */
-const IMPLEMENTATIONS = new WeakMap<ExtensionHost, ExtensionHostImpl>();
-
-/**
- * The public face of `impl`: a frozen object with `wrapExecutor` and nothing else, so that
- * no code that holds the host (an extension included) can reach `stage` at run time.
- */
-function publicFace(impl: ExtensionHostImpl): ExtensionHost {
-  const host: ExtensionHost = Object.freeze({ wrapExecutor: (coreExecutor: ToolExecutor) => impl.wrapExecutor(coreExecutor) });
-  IMPLEMENTATIONS.set(host, impl);
-  return host;
-}
-
-/** Module-internal narrowing: only hosts made by `createExtensionHost` can stage. */
-function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
-  const impl = IMPLEMENTATIONS.get(host);
-  if (impl === undefined) throw new ResourceError("INVALID_ARGUMENT", "options.host was not created by createExtensionHost");
-  return impl;
 }
 
 /**
@@ -203,7 +161,7 @@ function hostImplementation(host: ExtensionHost): ExtensionHostImpl {
  * alone. `hookTimeoutMs` must be a positive number of milliseconds that `setTimeout`
  * can honour (at most 2^31 − 1), else `INVALID_ARGUMENT`.
  */
-export function createExtensionHost(registry: ToolRegistry, options: ExtensionHostOptions): ExtensionHost {
+function createExtensionHost() {
   // 🔨 Lab 12.4（课文第 6 节，契约 §C6.9）：新建的 ExtensionHostImpl 交给已经写好的 publicFace()
   void registry;
   void options;
@@ -218,13 +176,12 @@ export function createExtensionHost(registry: ToolRegistry, options: ExtensionHo
  * `skipped_untrusted` having imported nothing; a throwing policy rejects and imports
  * nothing. Any failure leaves the registry and the hooks exactly as they were.
  */
-export async function loadExtension(source: ExtensionSource, options: LoadExtensionOptions): Promise<LoadExtensionResult> {
+function loadExtension() {
   // 🔨 Lab 12.4（课文第 6 节的骨架，契约 §C6.1–§C6.8）
   throw labError("Lab 12.4 trust and staging");
 }
 
-// ── Lab 12.5 · 一次工具调用怎样穿过 hook ──
-
+// scaffold: before hookedExecutor
 // 🔨 Lab 12.5（课文第 7 节，契约 §C7）：hookedExecutor 需要的 helper 写在这里。
 
 /**
@@ -237,7 +194,7 @@ export async function loadExtension(source: ExtensionSource, options: LoadExtens
  * deep copy of core's result: nobody can change core's object. A throwing core
  * propagates with no after hook run. Calls share no state, so they run concurrently.
  */
-function hookedExecutor(hooks: HookLists, options: ExtensionHostOptions, core: ToolExecutor): ToolExecutor {
+function hookedExecutor() {
   return async (call) => {
     // 给定代码（不是答案）：还没有任何已提交的 hook 时，把调用原样交给 core、把结果原样交回。
     // Lab 12.4 的第二项测试靠它观察“失败的加载没有留下 hook”。Lab 12.5 要重写整个函数体：
