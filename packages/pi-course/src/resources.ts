@@ -59,7 +59,7 @@ import {
   type TemplateResource,
 } from "./resource-types.js";
 import type { Tool, ToolExecutor, ToolRegistry } from "./tool.js";
-import { text, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
+import { text, toolResult, userMessage, type ToolCall, type ToolResultMessage, type UserMessage } from "./types.js";
 
 export { RESOURCE_SIZE_LIMIT } from "./resource-files.js";
 export * from "./resource-types.js";
@@ -847,7 +847,7 @@ function verdictOf(outcome: Settled<unknown>, timeoutMs: number) {
 function blockedResult(call: ToolCall, extensionId: string, kind: "deny" | "error" | "timeout", reason: string): ToolResultMessage {
   const content = [text(`tool call "${call.name}" blocked by extension "${extensionId}" (${kind}): ${reason}`)];
   const details = { blockedByExtension: extensionId, kind, reason };
-  return { role: "toolResult", toolCallId: call.id, toolName: call.name, isError: true, content, details, timestamp: Date.now() };
+  return toolResult(call, { content, details, isError: true });
 }
 
 /** Runs the before hooks on `call`, the wrapper's private copy; the first refusal ends the chain. */
