@@ -6,7 +6,9 @@
  * characters once comments are blanked out, outside import declarations (both found on the
  * syntax tree); each is taken whole, trimmed. A line is copied when a tracked file other than
  * the references and the tests (every `test/` folder: the course's tests, the tooling's, and
- * the kept solutions under `scripts/test/support/solutions/`) has it as one of its own lines, trimmed. The figure is
+ * the kept solutions under `scripts/test/support/solutions/`) and the held-out catalogs of
+ * mistakes (`bench/held-out/`: a mistake's `find` is reference text by construction, as in a
+ * chapter's own `mistakes.yaml` beside its solutions) has it as one of its own lines, trimmed. The figure is
  * the number of distinct reference lines copied somewhere, with the files that hold them.
  * The working tree's content of the tracked files is read (uncommitted edits count).
  */
@@ -40,7 +42,7 @@ for (const reference of references) {
   for (const line of significantLines(readFileSync(path.join(repo, reference), "utf8"), reference)) if (!lines.has(line)) lines.set(line, reference);
 }
 
-const excluded = (file: string) => references.includes(file) || /(^|\/)test\//.test(file);
+const excluded = (file: string) => references.includes(file) || /(^|\/)test\//.test(file) || file.startsWith("bench/held-out/");
 const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: repo, encoding: "utf8" })
   .split("\0")
   .filter((file) => file !== "" && !excluded(file));
@@ -64,5 +66,5 @@ for (const file of tracked) {
 
 console.log(`references: ${references.join(", ")}`);
 console.log(`reference lines of ${MIN_CHARACTERS}+ non-blank characters (comments and imports aside): ${lines.size}`);
-console.log(`copied into tracked files other than the references, the tests and the kept solutions: ${copied.size}`);
+console.log(`copied into tracked files other than the references, the tests, the kept solutions and the held-out catalogs: ${copied.size}`);
 for (const [file, count] of perFile.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))) console.log(`  ${String(count).padStart(4)}  ${file}`);
