@@ -79,8 +79,13 @@ function executeCall() {
   throw labError("Lab 6.3 executor");
 }
 
+/**
+ * How `work` settled (its value, or a rejection with its error), or `STOPPED` when the
+ * abort was observed first. When an abort counts as observed is the chapter text's
+ * section 6 (contract §C6.2).
+ */
 function untilStopped() {
-  // 🔨 Lab 6.4：正文第 6 节的骨架（规则在附录 §C6）。tick 是第 01 章的
+  // 🔨 Lab 6.4：正文第 6 节的骨架（规则在附录 §C6）
   void work;
   void signal;
   void tick;
