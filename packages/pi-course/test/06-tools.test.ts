@@ -13,9 +13,14 @@
  * turns of the event loop and reported as "pending", so an executor that hangs fails its
  * test instead of hanging the file. Failure messages are written here, in words and shown
  * values, not left to `node:assert`'s diff (which Node versions lay out differently). Rules
- * that hold for every input (a schema accepts exactly what its `jsonSchema` describes; every
- * call gets one paired result whatever its name and arguments) are also checked as
- * properties with `holds()` (fast-check, fixed seed), beside the examples that tell the story.
+ * that hold for every input are also checked as properties with `holds()` (fast-check, fixed
+ * seed), beside the examples that tell the story: a schema accepts exactly what its
+ * `jsonSchema` describes (field names like `__proto__` included); a registry knows a name only
+ * as it was written; a result's content and details are the tool's own, copied 原样; every
+ * call gets one paired result whatever its name, arguments and tool; an abort landing at any
+ * microtask keeps what arrived and stops what did not. Bounds are checked far beyond any cap
+ * a learner might invent, time on the test runner's mock clock (`setTimeout` and `Date`; the
+ * executor's own waits use `setImmediate`, which stays real).
  *
  * The executor turns whatever a tool run throws into a paired error result, a starter's
  * scaffold error too; the executor tests read such a result as that scaffold error, so a lab
