@@ -115,8 +115,8 @@ function isOptional(validator: Validator<unknown>): boolean {
  * `jsonSchema` (what the model is shown) describes the same fields.
  */
 export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> & Validator<ParsedShape<S>> {
-  const properties: Record<string, unknown> = {};
-  for (const [key, validator] of Object.entries(shape)) properties[key] = validator.jsonSchema;
+  // Object.fromEntries defines each field as an own property: a field named `__proto__` stays a field.
+  const properties = Object.fromEntries(Object.entries(shape).map(([key, validator]) => [key, validator.jsonSchema]));
   const required = Object.keys(shape).filter((key) => !isOptional(shape[key]!));
   return {
     jsonSchema: { type: "object", properties, required, additionalProperties: false },
@@ -140,7 +140,7 @@ function parseObject(shape: Shape, value: unknown, path: string): Record<string,
   for (const key of Object.keys(value)) {
     if (!Object.hasOwn(shape, key)) throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: unknown field`);
   }
-  const parsed: Record<string, unknown> = {};
+  const parsed: [string, unknown][] = [];
   for (const [key, validator] of Object.entries(shape)) {
     // Own fields only: an inherited `toString` is not an argument the caller sent.
     if (!Object.hasOwn(value, key)) {
@@ -148,9 +148,10 @@ function parseObject(shape: Shape, value: unknown, path: string): Record<string,
       throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: required field is missing`);
     }
     const field = validator.parse(value[key], prefix + key);
-    if (field !== undefined) parsed[key] = field;
+    if (field !== undefined) parsed.push([key, field]);
   }
-  return parsed;
+  // Defined, not assigned: `result["__proto__"] = …` would set the prototype instead of a field.
+  return Object.fromEntries(parsed);
 }
 
 /** What a tool run sees besides its parameters. */
@@ -239,11 +240,11 @@ export interface ToolExecutorOptions {
  * output is plain data; one that cannot be cloned (a function, say) becomes a paired
  * error here rather than a failure far away when the session stores it.
  *
- * With a `signal`, an abort is observed once the callbacks already due when it fired have
- * run (one `tick()`): whatever the tool answered by then, a result or an error, is its
- * answer and is kept; a tool still running then is answered `tool "…" was stopped: <reason>`
- * at once, and what it returns later is ignored. So an abort never hides a result that had
- * arrived, and the executor never hangs on a tool that ignores its signal.
+ * With a `signal`, whatever the tool answered before the abort was observed, a result or
+ * an error, is its answer and is kept; a tool still running then is answered
+ * `tool "…" was stopped: <reason>` at once, and what it returns later is ignored. So an
+ * abort never hides a result that had arrived, and the executor never hangs on a tool that
+ * ignores its signal (when an abort counts as observed: chapter 06, section 6).
  */
 export function createToolExecutor(registry: ToolRegistry, options: ToolExecutorOptions = {}): ToolExecutor {
   const signal = options.signal;
@@ -282,6 +283,8 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
     const running = tool.execute(parameters, signal === undefined ? { callId: call.id } : { callId: call.id, signal });
     const output = signal === undefined ? await running : await untilStopped(running, signal);
     if (output === STOPPED) return errorResult(call, `tool "${call.name}" was stopped: ${errorMessage(abortReason(signal!))}`);
+    // A tool written in JavaScript (an extension's, chapter 12) may hand back anything at all.
+    if (!Array.isArray((output as Partial<ToolOutput> | undefined)?.content)) throw new TypeError("its output has no content array");
     const copy = structuredClone({ content: output.content, details: output.details });
     return toolResult(call, {
       content: copy.content,

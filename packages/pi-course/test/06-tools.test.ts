@@ -13,9 +13,14 @@
  * turns of the event loop and reported as "pending", so an executor that hangs fails its
  * test instead of hanging the file. Failure messages are written here, in words and shown
  * values, not left to `node:assert`'s diff (which Node versions lay out differently). Rules
- * that hold for every input (a schema accepts exactly what its `jsonSchema` describes; every
- * call gets one paired result whatever its name and arguments) are also checked as
- * properties with `holds()` (fast-check, fixed seed), beside the examples that tell the story.
+ * that hold for every input are also checked as properties with `holds()` (fast-check, fixed
+ * seed), beside the examples that tell the story: a schema accepts exactly what its
+ * `jsonSchema` describes (field names like `__proto__` included); a registry knows a name only
+ * as it was written; a result's content and details are the tool's own, copied 原样; every
+ * call gets one paired result whatever its name, arguments and tool; an abort landing at any
+ * microtask keeps what arrived and stops what did not. Bounds are checked far beyond any cap
+ * a learner might invent, time on the test runner's mock clock (`setTimeout` and `Date`; the
+ * executor's own waits use `setImmediate`, which stays real).
  *
  * The executor turns whatever a tool run throws into a paired error result, a starter's
  * scaffold error too; the executor tests read such a result as that scaffold error, so a lab
@@ -25,7 +30,7 @@
  */
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
-import test from "node:test";
+import test, { mock } from "node:test";
 import fc from "fast-check";
 import { deferred } from "../src/async.js";
 import {
@@ -135,9 +140,19 @@ const SCAFFOLD_IN_TEXT = /(Lab \d+\.\d+ .+ 尚未实现)$/;
  * scaffold error is thrown on as that error.
  */
 async function answer(execute: ToolExecutor, call: ToolCall, turns = 5): Promise<ToolResultMessage> {
+  return answerOf(start(execute, call), call, turns);
+}
+
+/** The executor's promise for `call`, started now; fails (with words) when the executor throws instead. */
+function start(execute: ToolExecutor, call: ToolCall): Promise<ToolResultMessage> {
   const started = thrownBy(() => execute(call));
   if (started.threw) assert.fail(`执行器同步地抛出了 ${thrownText(started.error)}：它总是返回一个 promise，从不抛错`);
-  const outcome = await outcomeOf(started.value as Promise<ToolResultMessage>, turns);
+  return started.value as Promise<ToolResultMessage>;
+}
+
+/** The answer `pending` (an executor's promise for `call`) gives within `turns` turns of the event loop, as `answer` reads it. */
+async function answerOf(pending: Promise<ToolResultMessage>, call: ToolCall, turns = 5): Promise<ToolResultMessage> {
+  const outcome = await outcomeOf(pending, turns);
   if (outcome.status === "pending") assert.fail(`执行器一直没有回答 ${show(call.id)}（等了 ${turns} 轮事件循环）`);
   if (outcome.status === "rejected") assert.fail(`执行器拒绝了（${thrownText(outcome.reason)}）：它从不拒绝，出了错也是一条配对的错误结果`);
   const answered = outcome.value;
@@ -187,6 +202,37 @@ function readTool(seen: Seen = [], output?: (parameters: { path: string; limit?:
   };
 }
 
+/** Steps of a fake clock adding up to more than 2^31 ms (about 25 days): a time limit of any size fires on the way. */
+const LONG_STEPS = [1_000, 60_000, 3_600_000, 86_400_000, 2 ** 31];
+const LONG_WAIT = LONG_STEPS.reduce((sum, step) => sum + step, 0);
+
+/** Runs `body` with `setTimeout` and `Date` mocked (the fake clock starting at `now`), then puts the real ones back. */
+async function withFakeClock(body: () => Promise<void>, now = 1_700_000_000_000): Promise<void> {
+  mock.timers.enable({ apis: ["setTimeout", "Date"], now });
+  try {
+    await body();
+  } finally {
+    mock.timers.reset();
+  }
+}
+
+/** How `watched` stands after the fake clock went through `LONG_STEPS`, a real turn of the event loop after each. */
+async function afterLongWait<T>(watched: Promise<T>): Promise<Outcome<T>> {
+  for (const step of LONG_STEPS) {
+    mock.timers.tick(step);
+    await realTurn();
+  }
+  return outcomeOf(watched, 2);
+}
+
+/** What an outcome shows in a failure message. */
+const shown = (outcome: Outcome<ToolResultMessage>): string =>
+  outcome.status === "fulfilled"
+    ? `回答了 ${show(Array.isArray(outcome.value?.content) ? say(outcome.value) : outcome.value)}`
+    : outcome.status === "rejected"
+      ? `拒绝了（${thrownText(outcome.reason)}）`
+      : "还没回答";
+
 /** A tool without parameters that runs `run` (counting its runs in `runs`). */
 function bareTool(name: string, run: () => Promise<ToolOutput> | ToolOutput, runs?: { count: number }): Tool {
   return {
@@ -207,8 +253,17 @@ function bareTool(name: string, run: () => Promise<ToolOutput> | ToolOutput, run
 /** A field of a generated shape: a leaf or a nested object, and whether it may be absent. */
 type FieldSpec = { kind: "string" | "number" | "boolean"; optional: boolean } | { kind: "object"; optional: boolean; fields: [string, FieldSpec][] };
 
-/** Field names, tricky ones included (names `Object.prototype` has too); never `__proto__`. */
-const fieldName = fc.constantFrom("path", "limit", "verbose", "options", "toString", "constructor", "hasOwnProperty", "a");
+/** Field names, tricky ones included: `__proto__` and names `Object.prototype` has too. */
+const fieldName = fc.constantFrom("path", "limit", "verbose", "options", "__proto__", "toString", "constructor", "hasOwnProperty", "valueOf", "a");
+
+/** `target` with each own enumerable field of `sources` defined on it (never `target[key] = …`, which a `__proto__` key would turn into a prototype). */
+function defineAll<T extends object>(target: T, ...sources: (object | undefined)[]): T {
+  for (const source of sources) {
+    if (source === undefined) continue;
+    for (const [key, value] of Object.entries(source)) Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return target;
+}
 
 const fieldsOf = (depth: number): fc.Arbitrary<[string, FieldSpec][]> =>
   fc.uniqueArray(fc.tuple(fieldName, fieldSpec(depth)), { selector: ([name]) => name, maxLength: 3 });
@@ -273,7 +328,7 @@ function nearObject(fields: [string, FieldSpec][]): fc.Arbitrary<unknown> {
   const model = Object.fromEntries(fields.map(([name, spec]) => [name, near(spec)]));
   return fc
     .tuple(fc.record(model, { requiredKeys: [] }), fc.option(fc.dictionary(fieldName, anyValue(0), { maxKeys: 2 }), { nil: undefined }), fc.boolean())
-    .map(([own, extra, bare]) => Object.assign(bare ? (Object.create(null) as Record<string, unknown>) : {}, own, extra));
+    .map(([own, extra, bare]) => defineAll(bare ? (Object.create(null) as Record<string, unknown>) : {}, own, extra));
 }
 
 /** Values for a shape's `parse`: fitting ones, near ones, anything. */
@@ -320,7 +375,7 @@ function describes(jsonSchema: Record<string, unknown>, value: unknown): boolean
 function stripped(value: unknown): unknown {
   if (!plain(value)) return value;
   const copy: Record<string, unknown> = {};
-  for (const name of Object.keys(value)) if (value[name] !== undefined) copy[name] = stripped(value[name]);
+  for (const name of Object.keys(value)) if (value[name] !== undefined) defineAll(copy, { [name]: stripped(value[name]) });
   return copy;
 }
 
@@ -377,6 +432,57 @@ test("Lab 6.1 · 合法的参数：一个新对象，只有调用方自己给的
     expect(!outcome.threw, `原型是 null 的 { path: "e.ts" } 应当被接受，实际抛出 ${thrownText(outcome.error)}`);
     assertSame(outcome.value, { path: "e.ts" }, "结果应当是一个普通的新对象");
   });
+  await rule("§C3.3：值的字段是 Object.keys 列出的那些：不可枚举的、以 symbol 为键的多余属性不是未知字段", () => {
+    const input: Record<string | symbol, unknown> = { path: "a.ts" };
+    Object.defineProperty(input, "hidden", { value: 1, enumerable: false });
+    input[Symbol("tag")] = 2;
+    const outcome = thrownBy(() => READ_SCHEMA.parse(input));
+    expect(
+      !outcome.threw,
+      `{ path: "a.ts" } 另有一个不可枚举的 hidden 和一个 symbol 键，它们不是 Object.keys 列出的字段，应当被接受，实际抛出 ${thrownText(outcome.error)}`,
+    );
+    assertSame(outcome.value, { path: "a.ts" }, "结果应当只有 shape 的字段");
+  });
+  await rule("§C3.1：字段名可以是任何字符串：叫 __proto__、valueOf 的字段在结果里也是自己的字段，结果的原型不变", () => {
+    const cases: { shape: Record<string, Validator<unknown>>; json: string }[] = [
+      { shape: { path: stringValue(), ["__proto__"]: optional(stringValue()) }, json: '{"path":"a.ts","__proto__":"x"}' },
+      { shape: { ["__proto__"]: objectSchema({ a: numberValue() }), valueOf: optional(booleanValue()) }, json: '{"__proto__":{"a":1},"valueOf":false}' },
+    ];
+    for (const { shape, json } of cases) {
+      const outcome = thrownBy(() => objectSchema(shape).parse(JSON.parse(json)));
+      expect(!outcome.threw, `${json} 应当被接受，实际抛出 ${thrownText(outcome.error)}`);
+      const result = outcome.value as Record<string, unknown>;
+      expect(
+        Object.getPrototypeOf(result) === Object.prototype && Object.hasOwn(result, "__proto__"),
+        `${json}：结果应当有自己的 __proto__ 字段，原型仍是 Object.prototype；实际它的字段是 ${show(Object.keys(result))}，原型${Object.getPrototypeOf(result) === Object.prototype ? "没变" : "被换掉了"}（result["__proto__"] = … 设的是原型，不是字段）`,
+      );
+      assertSame(result, JSON.parse(json), `${json} 的结果不对`);
+    }
+  });
+  await rule("§C3.1：parse 不设上限：一千二百个字段、嵌套两百层、一百万个字符的字符串，照样接受，原样留下", () => {
+    // Well above any cap a learner invents (16, 100, 1 000, 1 024), and small enough for a
+    // correct `reduce` that spreads its accumulator (quadratic: 10 000 fields take half a minute).
+    const names = Array.from({ length: 1_200 }, (_, i) => `f${i}`);
+    const wide = objectSchema(Object.fromEntries(names.map((name) => [name, optional(stringValue())])));
+    const manyFields = Object.fromEntries(names.map((name) => [name, name]));
+    const many = thrownBy(() => wide.parse(manyFields));
+    expect(!many.threw, `有一千二百个字段的值应当被接受，实际抛出 ${thrownText(many.error)}`);
+    assertSame(many.value, manyFields, "一千二百个字段的值，结果");
+    let deepSchema: Validator<unknown> = objectSchema({ leaf: numberValue() });
+    let deepValue: unknown = { leaf: 1 };
+    for (let level = 0; level < 200; level++) {
+      deepSchema = objectSchema({ next: deepSchema });
+      deepValue = { next: deepValue };
+    }
+    const deep = thrownBy(() => deepSchema.parse(deepValue));
+    expect(!deep.threw, `嵌套两百层的值应当被接受，实际抛出 ${thrownText(deep.error)}`);
+    expect(JSON.stringify(deep.value) === JSON.stringify(deepValue), "嵌套两百层的值，结果应当是同样的内容");
+    const long = "x".repeat(1_000_000);
+    const longOutcome = thrownBy(() => READ_SCHEMA.parse({ path: long }));
+    expect(!longOutcome.threw, `一百万个字符的 path 应当被接受，实际抛出 ${thrownText(longOutcome.error)}`);
+    const kept = (longOutcome.value as { path?: unknown }).path;
+    expect(kept === long, `一百万个字符的 path 应当原样留下，实际${typeof kept === "string" ? `是 ${kept.length} 个字符的另一个字符串` : `是 ${show(kept)}`}`);
+  });
 });
 
 test("Lab 6.1 · 不合法的参数：SCHEMA_INVALID，消息以出错的位置开头", async () => {
@@ -396,6 +502,8 @@ test("Lab 6.1 · 不合法的参数：SCHEMA_INVALID，消息以出错的位置�
       { name: "未知字段（拼错的参数名）", value: { path: "a.ts", limt: 10 }, path: "limt" },
       { name: "未知字段的值是 undefined", value: { path: "a.ts", extra: undefined }, path: "extra" },
       { name: "未知字段叫 hasOwnProperty", value: { path: "a.ts", hasOwnProperty: "x" }, path: "hasOwnProperty" },
+      { name: "未知字段叫 __proto__", value: JSON.parse('{"path":"a.ts","__proto__":{"limit":1}}'), path: "__proto__" },
+      { name: "未知字段叫 toString", value: { path: "a.ts", toString: "x" }, path: "toString" },
     ];
     for (const { name, value, path } of rejected) {
       const message = throwsCode(() => READ_SCHEMA.parse(value), "SCHEMA_INVALID", `${name}（${show(value)}）：parse `);
@@ -452,6 +560,39 @@ test("Lab 6.1 · 任何值：parse 接受的恰好是 jsonSchema 描述的那些
 const nameless = (name: string): Tool => bareTool(name, () => ({ content: [text(name)] }));
 const namesOf = (registry: ToolRegistry): string[] => registry.list().map((tool) => tool.name);
 
+/** Tool names, tricky ones included: whitespace, case, Unicode forms, names `Object.prototype` has, the empty name. */
+const toolName = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.constantFrom(
+    "read",
+    " read",
+    "read ",
+    "READ",
+    "Read",
+    "ｒｅａｄ",
+    "caf\u00e9",
+    "cafe\u0301",
+    "__proto__",
+    "toString",
+    "constructor",
+    "hasOwnProperty",
+    "",
+  ),
+);
+
+/** Names a helpful registry might wrongly treat as `name`: trimmed, padded, another case, another Unicode form. */
+const lookalikes = (name: string): string[] => [
+  name,
+  name.trim(),
+  ` ${name}`,
+  `${name} `,
+  name.toLowerCase(),
+  name.toUpperCase(),
+  name.normalize("NFC"),
+  name.normalize("NFD"),
+  name.normalize("NFKC"),
+];
+
 test("Lab 6.2 · 注册与查找：按名字取，按注册的顺序列", async () => {
   await rule("§C4.1：list() 按注册的顺序列出工具（构造时给的在前），get 按名字取回同一个对象", () => {
     const b = nameless("b");
@@ -466,14 +607,59 @@ test("Lab 6.2 · 注册与查找：按名字取，按注册的顺序列", async 
     registry.register(nameless("constructor"));
     is(registry.get("constructor")?.name, "constructor", '注册了名叫 constructor 的工具之后，get("constructor").name ');
   });
-  await rule("§C4.1：list() 每次返回一个新数组：改它不改注册表", () => {
+  await rule("§C4.1：list() 每次返回一个普通的新数组，调用方可以随意改它：改了它，注册表不变", () => {
     const registry = new ToolRegistry([nameless("read"), nameless("write")]);
     const first = registry.list();
-    first.pop();
-    first.push(nameless("intruder"));
+    const changed = thrownBy(() => {
+      first.pop();
+      first.push(nameless("intruder"));
+    });
+    expect(!changed.threw, `list() 返回的数组应当可以改（调用方拿它做自己的事），实际改它时抛出 ${thrownText(changed.error)}`);
     expect(registry.list() !== first, "list() 两次返回了同一个数组");
     assertSame(namesOf(registry), ["read", "write"], "改了 list() 返回的数组之后，注册表的工具");
   });
+  await rule("§C4.1：每个注册表只有自己的工具：另一个注册表里的，这里 get 不到、list 不列、注册同名的也不冲突", () => {
+    const read = nameless("read");
+    const mine = new ToolRegistry([read]);
+    const other = new ToolRegistry();
+    is(other.get("read"), undefined, '另一个注册表的 get("read") ');
+    assertSame(namesOf(other), [], "另一个注册表的 list() ");
+    const registered = thrownBy(() => other.register(nameless("read")));
+    expect(!registered.threw, `另一个注册表注册自己的 read，应当成功，实际抛出 ${thrownText(registered.error)}`);
+    expect(mine.get("read") === read, '另一个注册表注册了 read 之后，这个注册表的 get("read") 应当还是自己的 read');
+  });
+  await rule("§C4.1：注册表不设数量上限：一万个工具都能注册，按顺序列出，按名字取回", () => {
+    const tools = Array.from({ length: 10_000 }, (_, i) => nameless(`tool_${i}`));
+    const registry = new ToolRegistry(tools.slice(0, 5_000));
+    const refused = thrownBy(() => {
+      for (const tool of tools.slice(5_000)) registry.register(tool);
+    });
+    expect(!refused.threw, `注册第 5001～10000 个工具时抛出了 ${thrownText(refused.error)}：注册表没有数量上限`);
+    const listed = registry.list();
+    is(listed.length, 10_000, "list() 的长度");
+    const wrong = listed.findIndex((tool, i) => tool !== tools[i]);
+    expect(wrong === -1, `list() 的第 ${wrong} 个应当是 tool_${wrong}，实际是 ${show(listed[wrong]?.name)}`);
+    expect(registry.get("tool_9999") === tools[9_999], 'get("tool_9999") 应当是第一万个工具');
+  });
+  await holds(
+    "§C4.1：名字原样：任何一组不同的名字（空白、大小写、Unicode 的写法、__proto__ 都算不同）都能注册，list() 按注册的顺序；get 只认一模一样的名字，别的都是 undefined",
+    fc.property(fc.uniqueArray(toolName, { maxLength: 8 }), (names) => {
+      const tools = names.map(nameless);
+      const built = thrownBy(() => new ToolRegistry(tools));
+      expect(!built.threw, `这些名字各不相同，应当都能注册，实际抛出 ${thrownText(built.error)}`);
+      const registry = built.value as ToolRegistry;
+      assertSame(namesOf(registry), names, "list() 的名字");
+      for (const probe of new Set(names.flatMap(lookalikes))) {
+        const index = names.indexOf(probe);
+        const got = registry.get(probe);
+        expect(
+          got === (index === -1 ? undefined : tools[index]),
+          `get(${show(probe)}) 应当是 ${index === -1 ? "undefined（没有一模一样的名字）" : `名叫 ${show(probe)} 的那个工具`}，实际是 ${got === undefined ? "undefined" : `名叫 ${show(got.name)} 的工具`}`,
+        );
+      }
+    }),
+    { numRuns: 150 },
+  );
 });
 
 test("Lab 6.2 · 重名：TOOL_CONFLICT，注册表原样不动", async () => {
@@ -560,6 +746,73 @@ test("Lab 6.3 · 成功的调用：一条配对的结果，工具拿到解析过
     is(say(failed), "2 tests failed", "工具报告失败时，结果的文字");
     expect(!("details" in failed), `工具没给 details，结果里却有 details 字段：${show(failed)}`);
   });
+  await rule("§C5.1：execute 直接返回输出（不是 promise，比如用 JavaScript 写的扩展工具）：结果和 promise 兑现的一样", async () => {
+    const plainTool = bareTool("plain", () => ({ content: [text("plain answer")], details: { n: 1 } }));
+    const call = toolCall("plain", {}, "p1");
+    const result = await answer(createToolExecutor(new ToolRegistry([plainTool])), call);
+    assertPaired(result, call, "plain");
+    assertSame(
+      { content: result.content, details: result.details, isError: result.isError },
+      { content: [text("plain answer")], details: { n: 1 }, isError: false },
+      "直接返回输出的工具，结果的 content、details、isError",
+    );
+  });
+  await rule('§C5.1：isError 恰好在工具给的是 true 时为 true：1、"true"、"yes"、{} 这样的值都不算', async () => {
+    for (const flag of [1, "true", "yes", {}]) {
+      const loose = bareTool("loose", () => ({ content: [text("ok")], isError: flag as boolean }));
+      const result = await answer(createToolExecutor(new ToolRegistry([loose])), toolCall("loose", {}, "l1"));
+      is(result.isError, false, `工具给的 isError 是 ${show(flag)}（不是 true），结果的 isError `);
+    }
+  });
+  await rule("§C5.1：每次执行都是新的一次：同一个调用执行两次，工具就运行两次，得到两条不同的结果", async () => {
+    const runs = { count: 0 };
+    const counted = bareTool("count", () => ({ content: [text(`run ${runs.count}`)] }), runs);
+    const execute = createToolExecutor(new ToolRegistry([counted]));
+    const call = toolCall("count", {}, "same");
+    const first = await answer(execute, call);
+    const second = await answer(execute, call);
+    is(runs.count, 2, "同一个调用执行两次，工具运行的次数");
+    expect(first !== second, "两次执行交回了同一个结果对象：每次执行都要造一条新的结果");
+    is(say(second), "run 2", "第二次的结果的文字");
+  });
+  await rule("§C5.1：执行器不给工具设时限：假时钟走过 2^31 毫秒以上，工具还没交回，执行器就还在等；工具交回之后，结果是它的", async () => {
+    await withFakeClock(async () => {
+      const release = deferred<void>();
+      const slow = bareTool("slow", async () => {
+        await release.promise;
+        return { content: [text("finally done")] };
+      });
+      const call = toolCall("slow", {}, "slow-1");
+      const pending = start(createToolExecutor(new ToolRegistry([slow])), call);
+      const early = await afterLongWait(pending);
+      expect(early.status === "pending", `工具还没交回，假时钟走过 ${LONG_WAIT} 毫秒之后，执行器应当还在等，实际${shown(early)}`);
+      release.resolve();
+      const result = await answerOf(pending, call);
+      expect(
+        result.isError === false && say(result) === "finally done",
+        `工具交回之后，结果应当是 "finally done"，实际是 ${show(say(result))}（isError ${result.isError}）`,
+      );
+    });
+  });
+  await rule("§C5.1：timestamp 是回答时的 Date.now()：工具运行时假时钟走过了 2^31 毫秒以上，结果（成功的、出错的）盖的是工具结束之后的时间", async () => {
+    await withFakeClock(async () => {
+      const took = 2 ** 31 + 7;
+      const slow = bareTool("slow", async () => {
+        mock.timers.tick(took);
+        return { content: [text("done")] };
+      });
+      const broken = bareTool("broken", async () => {
+        mock.timers.tick(took);
+        throw new Error("late boom");
+      });
+      const execute = createToolExecutor(new ToolRegistry([slow, broken]));
+      for (const name of ["slow", "broken"]) {
+        const called = Date.now();
+        const result = await answer(execute, toolCall(name, {}, `t-${name}`));
+        is(result.timestamp, called + took, `${name} 的结果的 timestamp（调用时是 ${called}，工具运行时假时钟走过了 ${took} 毫秒）`);
+      }
+    });
+  });
 });
 
 test("Lab 6.3 · 出了错也是配对的结果：未知工具、参数不合法、已经中止，工具都不运行", async () => {
@@ -574,6 +827,16 @@ test("Lab 6.3 · 出了错也是配对的结果：未知工具、参数不合法
     const inherited = toolCall("toString", {}, "u2");
     assertError(await answer(execute, inherited), inherited, /^unknown tool "toString"$/, "未知工具 toString");
   });
+  await rule('§C5.2：名字原样：" read"、"Read" 这样的名字不是 read：unknown tool，文字里是调用给的名字，工具不运行', async () => {
+    for (const name of [" read", "read ", "Read", "READ", "ｒｅａｄ", "__proto__"]) {
+      const call = toolCall(name, { path: "a.ts" }, `n-${name}`);
+      const result = await answer(execute, call);
+      assertPaired(result, call, `调用 ${show(name)}`);
+      is(result.isError, true, `调用 ${show(name)}（注册的只有 read）的结果的 isError `);
+      is(say(result), `unknown tool "${name}"`, `调用 ${show(name)} 的结果的文字`);
+    }
+    is(seen.length, 0, "名字不是一模一样的 read 时，工具运行的次数");
+  });
   await rule('§C5.2：参数不合法：配对的错误结果，文字是 invalid arguments for "<名字>": 加上 schema 的消息（以出错的路径开头），工具不运行', async () => {
     const cases: { call: ToolCall; path: string }[] = [
       { call: toolCall("read", {}, "v1"), path: "path" },
@@ -587,12 +850,12 @@ test("Lab 6.3 · 出了错也是配对的结果：未知工具、参数不合法
     }
     is(seen.length, 0, "参数不合法时，工具运行的次数");
   });
-  await rule('§C5.2：signal 已经中止：配对的错误结果，文字以 tool "<名字>" was not run: 开头，工具不运行', async () => {
+  await rule('§C5.2：signal 已经中止：配对的错误结果，文字以 tool "<名字>" was not run: 开头，后面跟一句说明（不是空白），工具不运行', async () => {
     const controller = new AbortController();
     controller.abort(new Error("Ctrl-C"));
     const aborted = createToolExecutor(registry, { signal: controller.signal });
     for (const call of [toolCall("read", { path: "a.ts" }, "w1"), toolCall("boom", {}, "w2")]) {
-      assertError(await answer(aborted, call), call, new RegExp(`^tool "${call.name}" was not run: `), `中止之后的调用 ${call.name}`);
+      assertError(await answer(aborted, call), call, new RegExp(`^tool "${call.name}" was not run: .*\\S`), `中止之后的调用 ${call.name}`);
     }
     is(seen.length + runs.count, 0, "中止之后，工具运行的次数");
   });
@@ -610,17 +873,33 @@ test("Lab 6.3 · 工具出错、结果复制不了：配对的错误结果，执
       bareTool("plain", async () => {
         throw "plain";
       }),
-      bareTool("nothing", async () => undefined as unknown as ToolOutput),
     ]);
     const execute = createToolExecutor(registry);
     const cases: { call: ToolCall; reason: RegExp }[] = [
       { call: toolCall("boom", {}, "f1"), reason: /^tool "boom" failed: sync boom$/ },
       { call: toolCall("reject", {}, "f2"), reason: /^tool "reject" failed: async boom$/ },
       { call: toolCall("plain", {}, "f3"), reason: /^tool "plain" failed: plain$/ },
-      { call: toolCall("nothing", {}, "f4"), reason: /^tool "nothing" failed: / },
     ];
     for (const { call, reason } of cases) assertError(await answer(execute, call), call, reason, `工具 ${call.name}`);
   });
+  await rule(
+    '§C5.3：交回的不是一个输出（undefined、null、没有 content 数组的对象）：配对的错误结果，文字以 tool "<名字>" failed: 开头，后面跟一句说明',
+    async () => {
+      const outputs: [string, unknown][] = [
+        ["nothing", undefined],
+        ["null", null],
+        ["empty", {}],
+        ["detailsOnly", { details: { n: 1 } }],
+        ["stringContent", { content: "done" }],
+      ];
+      const registry = new ToolRegistry(outputs.map(([name, output]) => bareTool(name, async () => output as ToolOutput)));
+      const execute = createToolExecutor(registry);
+      for (const [name, output] of outputs) {
+        const call = toolCall(name, {}, `x-${name}`);
+        assertError(await answer(execute, call), call, new RegExp(`^tool "${name}" failed: .*\\S`), `工具交回 ${show(output)}`);
+      }
+    },
+  );
   await rule("§C5.4：结果里是工具输出的深拷贝：改结果（连嵌套的 details）碰不到工具自己的对象，工具之后改自己的对象也改不了结果", async () => {
     const cachedContent = [text("cached answer")];
     const cachedDetails = { hits: 1, file: { path: "a.ts" } };
@@ -654,37 +933,92 @@ test("Lab 6.3 · 工具出错、结果复制不了：配对的错误结果，执
     registry.unregister("read", read);
     assertError(await answer(execute, READ_CALL), READ_CALL, /^unknown tool "read"$/, "移除 read 之后");
   });
+  await rule("§C5.4：原样，不设上限：一万块、十万个字符的文字，结果里一块不少、一字不改", async () => {
+    const blocks = Array.from({ length: 10_000 }, (_, i) => text(`line ${i}\n`));
+    blocks.push(text(`  ${"long ".repeat(20_000)}  `));
+    const big = bareTool("big", () => ({ content: blocks, details: { lines: 10_001 } }));
+    const result = await answer(createToolExecutor(new ToolRegistry([big])), toolCall("big", {}, "big-1"));
+    is(result.content.length, 10_001, "结果的 content 的块数");
+    const changed = result.content.findIndex((block, i) => block.type !== "text" || block.text !== blocks[i]!.text);
+    expect(
+      changed === -1,
+      `结果的第 ${changed} 块应当原样是工具给的（${blocks[changed]?.text.length} 个字符），实际${show(result.content[changed]).slice(0, 80)}…`,
+    );
+  });
+  await holds(
+    "§C5.4：任何输出（任意多块、任何文字、任何 JSON 的 details）：结果里的 content 和 details 是它原样的深拷贝，不是工具自己的对象",
+    fc.asyncProperty(
+      fc.array(fc.string({ unit: "binary", maxLength: 24 }), { maxLength: 6 }),
+      fc.option(fc.jsonValue({ maxDepth: 3 }), { nil: undefined }),
+      async (texts, details) => {
+        const content = texts.map((line) => text(line));
+        const echo = bareTool("echo", () => (details === undefined ? { content } : { content, details }));
+        const result = await answer(createToolExecutor(new ToolRegistry([echo])), toolCall("echo", {}, "e1"));
+        is(result.isError, false, "结果的 isError ");
+        assertSame(
+          result.content,
+          texts.map((line) => text(line)),
+          "结果的 content 应当原样是工具给的",
+        );
+        expect(result.content !== content, "结果的 content 就是工具自己的数组，不是副本");
+        if (details === undefined) expect(!("details" in result), `工具没给 details，结果里却有 details 字段：${show(result)}`);
+        else {
+          assertSame(result.details, details, "结果的 details 应当原样是工具给的");
+          if (typeof details === "object" && details !== null) expect(result.details !== details, "结果的 details 就是工具自己的对象，不是副本");
+        }
+      },
+    ),
+    { numRuns: 100 },
+  );
 });
 
-/** How a property's `read` tool behaves when it runs. */
-type Behaviour = "answer" | "report" | "throw" | "reject" | "opaque";
+/** How a property's `read` tool behaves when it runs: an output (as a promise or as it is), a failure, or no output. */
+type Behaviour = "answer" | "plain" | "throw" | "reject" | "opaque" | "nothing";
 
 test("Lab 6.3 · 任何调用：恰好一个配对的结果，工具只在参数合法时运行一次", async () => {
   await holds(
-    "§C5.6：任何名字、任何参数、工具任何表现：执行器兑现一条带着这个 id 和 name 的结果；工具恰好在名字注册过、参数合法时运行一次，拿到解析出的参数；isError 恰好在出错或工具说出错时为 true",
+    "§C5.6：任何名字、任何参数、工具任何表现：执行器兑现一条带着这个 id 和 name 的结果；工具恰好在名字一模一样地注册过、参数合法时运行一次，拿到解析出的参数；isError 恰好在出错或工具说出错（isError 是 true）时为 true",
     fc.asyncProperty(
       fc.string({ maxLength: 6 }),
-      fc.oneof({ weight: 3, arbitrary: fc.constant("read") }, fc.constantFrom("grep", "toString", "READ")),
+      fc.oneof({ weight: 3, arbitrary: fc.constant("read") }, fc.constantFrom("grep", "toString", "__proto__", "READ", " read", "read ")),
       valuesFor([
         ["path", { kind: "string", optional: false }],
         ["limit", { kind: "number", optional: true }],
       ]),
-      fc.constantFrom<Behaviour>("answer", "report", "throw", "reject", "opaque"),
-      async (id, name, args, behaviour) => {
+      fc.constantFrom<Behaviour>("answer", "plain", "throw", "reject", "opaque", "nothing"),
+      fc.oneof(fc.constant(true), fc.anything()),
+      async (id, name, args, behaviour, flag) => {
         const seen: Seen = [];
-        const read = readTool(seen, () => {
-          if (behaviour === "throw") throw new Error("boom");
-          if (behaviour === "reject") return Promise.reject(new Error("boom")) as unknown as ToolOutput;
-          if (behaviour === "opaque") return { content: [text("x")], details: () => {} };
-          return { content: [text("x")], ...(behaviour === "report" ? { isError: true } : {}) };
-        });
+        const read: Tool = {
+          name: "read",
+          description: "read a file",
+          schema: READ_SCHEMA,
+          execute: ((parameters: unknown, context: ToolContext): unknown => {
+            seen.push({ parameters, context });
+            switch (behaviour) {
+              case "throw":
+                throw new Error("boom");
+              case "reject":
+                return Promise.reject(new Error("boom"));
+              case "opaque":
+                return Promise.resolve({ content: [text("x")], details: () => {} });
+              case "nothing":
+                return Promise.resolve(undefined);
+              case "plain":
+                return { content: [text("x")], isError: flag };
+              case "answer":
+                return Promise.resolve({ content: [text("x")], isError: flag });
+            }
+          }) as Tool["execute"],
+        };
         const call = toolCall(name, args, id);
         const result = await answer(createToolExecutor(new ToolRegistry([read])), call);
         assertPaired(result, call, "结果");
         const valid = name === "read" && describes(READ_SCHEMA.jsonSchema, args);
         is(seen.length, valid ? 1 : 0, valid ? "参数合法时，工具运行的次数" : "名字没注册或参数不合法时，工具运行的次数");
         if (valid) assertSame(seen[0]!.parameters, stripped(args), "工具拿到的参数");
-        is(result.isError, !valid || behaviour !== "answer", "结果的 isError ");
+        const fine = (behaviour === "answer" || behaviour === "plain") && flag !== true;
+        is(result.isError, !valid || !fine, "结果的 isError ");
       },
     ),
     { numRuns: 200 },
@@ -749,6 +1083,38 @@ test("Lab 6.4 · 有 signal：工具拿到它；中止之前到达的结果原�
       "失败之后才中止",
     );
   });
+  await rule("§C6.2：execute 直接返回输出（不是 promise，比如用 JavaScript 写的扩展工具）：有 signal 时也是它的结果，和没有 signal 时一样", async () => {
+    const controller = new AbortController();
+    const plainTool = bareTool("plain", () => ({ content: [text("plain answer")], details: { n: 1 } }));
+    const call = toolCall("plain", {}, "p2");
+    const result = await answer(createToolExecutor(new ToolRegistry([plainTool]), { signal: controller.signal }), call);
+    assertPaired(result, call, "plain");
+    assertSame(
+      { text: say(result), details: result.details, isError: result.isError },
+      { text: "plain answer", details: { n: 1 }, isError: false },
+      "有 signal 时，直接返回输出的工具的结果",
+    );
+  });
+  await rule("§C6.2：执行器不给工具设时限：有 signal、没有中止，假时钟走过 2^31 毫秒以上工具还没交回，执行器就还在等；交回之后，结果是它的", async () => {
+    await withFakeClock(async () => {
+      const controller = new AbortController();
+      const release = deferred<void>();
+      const slow = bareTool("slow", async () => {
+        await release.promise;
+        return { content: [text("finally done")] };
+      });
+      const call = toolCall("slow", {}, "slow-2");
+      const pending = start(createToolExecutor(new ToolRegistry([slow]), { signal: controller.signal }), call);
+      const early = await afterLongWait(pending);
+      expect(early.status === "pending", `没有中止，工具还没交回，假时钟走过 ${LONG_WAIT} 毫秒之后，执行器应当还在等，实际${shown(early)}`);
+      release.resolve();
+      const result = await answerOf(pending, call);
+      expect(
+        result.isError === false && say(result) === "finally done",
+        `工具交回之后，结果应当是 "finally done"，实际是 ${show(say(result))}（isError ${result.isError}）`,
+      );
+    });
+  });
 });
 
 test("Lab 6.4 · 还在运行的工具：中止后当场回答“被中止”，不等它", async () => {
@@ -810,6 +1176,68 @@ test("Lab 6.4 · 还在运行的工具：中止后当场回答“被中止”，
     }
     is(unhandled.length, 0, "未处理的拒绝的个数");
   });
+  await rule("§C6.3：中止发生在工具开始运行的同步部分里（execute 还没返回，signal 就中止了）：工具一直不交回，执行器照样当场回答 was stopped", async () => {
+    const controller = new AbortController();
+    const selfStopping = bareTool("shell", () => {
+      controller.abort(new Error("Ctrl-C"));
+      return new Promise<ToolOutput>(() => {});
+    });
+    const call = toolCall("shell", {}, "call-8");
+    const stopped = await answer(createToolExecutor(new ToolRegistry([selfStopping]), { signal: controller.signal }), call);
+    assertError(stopped, call, /^tool "shell" was stopped: Ctrl-C$/, "execute 还没返回就中止了");
+  });
+  await rule("§C6.3、§C6.4：同一个 signal 上同时有几个调用：已经交回的留下；中止时还在运行的，每个都得到自己的 was stopped；signal 上不留监听", async () => {
+    const controller = new AbortController();
+    const done = bareTool("done", async () => ({ content: [text("finished")] }));
+    const stuck = (name: string) => bareTool(name, () => new Promise<ToolOutput>(() => {}));
+    const execute = createToolExecutor(new ToolRegistry([done, stuck("shell"), stuck("watch")]), { signal: controller.signal });
+    const calls = [toolCall("done", {}, "m1"), toolCall("shell", {}, "m2"), toolCall("watch", {}, "m3")];
+    const pending = calls.map((call) => start(execute, call));
+    await realTurn();
+    controller.abort(new Error("Ctrl-C"));
+    const [first, second, third] = [await answerOf(pending[0]!, calls[0]!), await answerOf(pending[1]!, calls[1]!), await answerOf(pending[2]!, calls[2]!)];
+    assertPaired(first!, calls[0]!, "done");
+    expect(first!.isError === false && say(first!) === "finished", `中止之前已经交回的 done：结果应当是 "finished"，实际是 ${show(say(first!))}`);
+    assertError(second!, calls[1]!, /^tool "shell" was stopped: Ctrl-C$/, "同时运行的 shell");
+    assertError(third!, calls[2]!, /^tool "watch" was stopped: Ctrl-C$/, "同时运行的 watch");
+    is(getEventListeners(controller.signal, "abort").length, 0, "三个调用都回答之后，signal 上的 abort 监听个数");
+  });
+  await holds(
+    "§C6.2、§C6.3：中止在工具的同步部分里、之后几个微任务里到，或者不来；工具在几个微任务里交回、失败或一直不交回：交回的结果、失败原样是回答；一直不交回的是 was stopped 加上中止原因的文字（任何原因）",
+    fc.asyncProperty(
+      fc.constantFrom("value" as const, "error" as const, "never" as const),
+      fc.nat({ max: 8 }),
+      fc.oneof(fc.constant("sync" as const), fc.nat({ max: 8 }), fc.constant("none" as const)),
+      fc.constantFrom<unknown>(new Error("Ctrl-C"), "user pressed Ctrl-C", undefined, 42, new DOMException("gone", "AbortError")),
+      async (settle, after, abortAt, reason) => {
+        fc.pre(settle !== "never" || abortAt !== "none");
+        const controller = new AbortController();
+        const fire = () => controller.abort(reason);
+        const write = bareTool("write", async () => {
+          if (abortAt === "sync") fire();
+          else if (abortAt !== "none") {
+            let wait = abortAt;
+            const later = () => (wait-- === 0 ? fire() : queueMicrotask(later));
+            queueMicrotask(later);
+          }
+          for (let i = 0; i < after; i++) await null;
+          if (settle === "error") throw new Error("disk full");
+          if (settle === "never") return new Promise<ToolOutput>(() => {});
+          return { content: [text("wrote b.md")] };
+        });
+        const call = toolCall("write", {}, "call-p");
+        const result = await answer(createToolExecutor(new ToolRegistry([write]), { signal: controller.signal }), call);
+        assertPaired(result, call, "write");
+        const because = reason === undefined ? "This operation was aborted" : reason instanceof Error ? reason.message : String(reason);
+        const wanted = settle === "value" ? "wrote b.md" : settle === "error" ? 'tool "write" failed: disk full' : `tool "write" was stopped: ${because}`;
+        expect(
+          say(result) === wanted && result.isError === (settle !== "value"),
+          `工具${settle === "value" ? "交回了结果" : settle === "error" ? "失败了" : "一直不交回"}：回答应当是 ${show(wanted)}（isError ${settle !== "value"}），实际是 ${show(say(result))}（isError ${result.isError}）`,
+        );
+      },
+    ),
+    { numRuns: 100 },
+  );
 });
 
 test("Lab 6.4 · 长寿的 signal：每个调用结束后，上面不留执行器的监听", async () => {

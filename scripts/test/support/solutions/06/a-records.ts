@@ -102,8 +102,8 @@ function isOptional(validator: Validator<unknown>): boolean {
  * `jsonSchema` (what the model is shown) describes the same fields.
  */
 export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> & Validator<ParsedShape<S>> {
-  const properties: Record<string, unknown> = {};
-  for (const [key, validator] of Object.entries(shape)) properties[key] = validator.jsonSchema;
+  // Object.fromEntries defines each field as an own property: a field named `__proto__` stays a field.
+  const properties = Object.fromEntries(Object.entries(shape).map(([key, validator]) => [key, validator.jsonSchema]));
   const required = Object.keys(shape).filter((key) => !isOptional(shape[key]!));
   return {
     jsonSchema: { type: "object", properties, required, additionalProperties: false },
@@ -132,7 +132,8 @@ function parseObject(shape: Shape, value: unknown, path: string): Record<string,
     }
     const parsed = validator.parse(given.get(key), where(key));
     if (parsed === undefined) continue;
-    out[key] = parsed;
+    // Defined, not assigned: `out["__proto__"] = …` would set the prototype.
+    Object.defineProperty(out, key, { value: parsed, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -261,6 +262,7 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
     const pending = tool.execute(parameters, context);
     const output = signal ? await untilStopped(pending, signal) : await pending;
     if (output === STOPPED) return reply([text(`tool "${call.name}" was stopped: ${errorMessage(abortReason(signal as AbortSignal))}`)], true);
+    if (!Array.isArray(output?.content)) return reply([text(`tool "${call.name}" failed: it answered without a content array`)], true);
     const { content, details } = structuredClone({ content: output.content, details: output.details });
     return reply(content, output.isError === true, details);
   } catch (problem) {

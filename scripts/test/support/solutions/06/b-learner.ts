@@ -102,8 +102,8 @@ function isOptional(validator: Validator<unknown>): boolean {
  * `jsonSchema` (what the model is shown) describes the same fields.
  */
 export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> & Validator<ParsedShape<S>> {
-  const properties: Record<string, unknown> = {};
-  for (const [key, validator] of Object.entries(shape)) properties[key] = validator.jsonSchema;
+  // Object.fromEntries defines each field as an own property: a field named `__proto__` stays a field.
+  const properties = Object.fromEntries(Object.entries(shape).map(([key, validator]) => [key, validator.jsonSchema]));
   const required = Object.keys(shape).filter((key) => !isOptional(shape[key]!));
   return {
     jsonSchema: { type: "object", properties, required, additionalProperties: false },
@@ -131,7 +131,7 @@ function parseObject(shape: Shape, value: unknown, path: string): Record<string,
       throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: unknown field`);
     }
   }
-  const result: Record<string, unknown> = {};
+  const result = new Map<string, unknown>();
   for (const key of Object.keys(shape)) {
     const validator = shape[key]!;
     const has = Object.hasOwn(value, key);
@@ -139,10 +139,10 @@ function parseObject(shape: Shape, value: unknown, path: string): Record<string,
     if (!has) throw new ToolError("SCHEMA_INVALID", `${prefix}${key}: required field is missing`);
     const parsed = validator.parse(value[key], prefix + key);
     if (parsed !== undefined) {
-      result[key] = parsed;
+      result.set(key, parsed);
     }
   }
-  return result;
+  return Object.fromEntries(result);
 }
 
 /** What a tool run sees besides its parameters. */
@@ -255,6 +255,9 @@ function errorResult(call: ToolCall, message: string): ToolResultMessage {
 
 /** The paired answer of a tool that returned `output`: copies of its content and details. */
 function succeeded(call: ToolCall, output: ToolOutput): ToolResultMessage {
+  if (output === null || typeof output !== "object" || !Array.isArray(output.content)) {
+    throw new Error("the tool did not return an output with a content array");
+  }
   const content = structuredClone(output.content);
   const details = structuredClone(output.details);
   const message: ToolResultMessage = {

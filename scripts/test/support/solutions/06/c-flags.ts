@@ -103,8 +103,8 @@ function isOptional(validator: Validator<unknown>): boolean {
  * `jsonSchema` (what the model is shown) describes the same fields.
  */
 export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> & Validator<ParsedShape<S>> {
-  const properties: Record<string, unknown> = {};
-  for (const [key, validator] of Object.entries(shape)) properties[key] = validator.jsonSchema;
+  // Object.fromEntries defines each field as an own property: a field named `__proto__` stays a field.
+  const properties = Object.fromEntries(Object.entries(shape).map(([key, validator]) => [key, validator.jsonSchema]));
   const required = Object.keys(shape).filter((key) => !isOptional(shape[key]!));
   return {
     jsonSchema: { type: "object", properties, required, additionalProperties: false },
@@ -137,7 +137,7 @@ function parseObject(shape: Shape, value: unknown, path: string): Record<string,
       return out;
     }
     const parsed = validator.parse(record[key], join(key));
-    return parsed === undefined ? out : Object.assign(out, { [key]: parsed });
+    return parsed === undefined ? out : { ...out, [key]: parsed };
   }, {});
 }
 
@@ -273,6 +273,7 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
   if (outcome.kind === "error") return errorResult(call, `tool "${call.name}" failed: ${errorMessage(outcome.error)}`);
   if (outcome.output === STOPPED) return errorResult(call, `tool "${call.name}" was stopped: ${errorMessage(abortReason(signal as AbortSignal))}`);
   const output = outcome.output;
+  if (!Array.isArray(output?.content)) return errorResult(call, `tool "${call.name}" failed: no content list in what it returned`);
   let copy: { content: TextContent[]; details?: unknown };
   try {
     copy = structuredClone(output.details === undefined ? { content: output.content } : { content: output.content, details: output.details });

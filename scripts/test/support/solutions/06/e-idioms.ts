@@ -1,23 +1,11 @@
+// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../measure.ts)
 /**
- * Chapter 06 · tools: schemas, a registry and the executor — the practice starter.
- *
- * The executor is the one place a `ToolCall` becomes a `ToolResultMessage`. Its
- * guarantee is pairing: whatever goes wrong, the caller gets exactly one result carrying
- * the call's id and name, never an exception. A tool runs only with arguments its schema
- * accepted, and never once the run was aborted.
- *
- * Given as it is (no 🔨): the error class and its codes, the interfaces, the leaf
- * validators (`stringValue`, `numberValue`, `booleanValue`, `optional`) and their helper
- * `invalid`, `objectSchema` (its `jsonSchema`; its `parse` calls `parseObject`), the
- * registry's constructor and its map, `createToolExecutor` (it calls `executeCall`), the
- * helper `errorResult` and the marker `STOPPED`. The construction sites are named after
- * their labs. Build them in order: Lab 6.1 parseObject → 6.2 the methods of ToolRegistry →
- * 6.3 executeCall → 6.4 untilStopped. Add private helpers as you need them; keep the exports
- * and the signatures of the declarations marked 🔨.
- *
- * Run one lab:  npm run lab -w @pi/course -- 6.1
- *
- * `isPlainObject` and `errorMessage` are chapter 01's; `abortReason` and `tick` too.
+ * Chapter 06 · tools — solution E: other idioms. The object's fields are checked in one pass
+ * over Object.entries of the value and defined with Object.defineProperty; the registry's
+ * methods ask the given map with has/get and copy it with for…of; the executor is a chain of early
+ * returns that builds its own message (stamped with `new Date().getTime()`); the abort wait
+ * is a `Promise.race` of the work and a promise that one `setImmediate` after the abort says
+ * STOPPED, its listener an object with `handleEvent`, and the reason read as `signal.reason`.
  */
 import { abortReason, errorMessage, isPlainObject, tick } from "./async.js";
 import { text, toolResult, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
@@ -116,8 +104,8 @@ function isOptional(validator: Validator<unknown>): boolean {
  * `jsonSchema` (what the model is shown) describes the same fields.
  */
 export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> & Validator<ParsedShape<S>> {
-  const properties: Record<string, unknown> = {};
-  for (const [key, validator] of Object.entries(shape)) properties[key] = validator.jsonSchema;
+  // Object.fromEntries defines each field as an own property: a field named `__proto__` stays a field.
+  const properties = Object.fromEntries(Object.entries(shape).map(([key, validator]) => [key, validator.jsonSchema]));
   const required = Object.keys(shape).filter((key) => !isOptional(shape[key]!));
   return {
     jsonSchema: { type: "object", properties, required, additionalProperties: false },
@@ -125,11 +113,6 @@ export function objectSchema<S extends Shape>(shape: S): Schema<ParsedShape<S>> 
       return parseObject(shape, value, path) as ParsedShape<S>;
     },
   };
-}
-
-/** 施工位的错误：消息说出哪个 Lab 来写这段代码。每个 Lab 都做完后没有代码再调用它，删掉或留着都行。 */
-function labError(lab: string): Error {
-  return new Error(`${lab} 尚未实现`);
 }
 
 // ── Lab 6.1 · 参数：从 unknown 到一个新对象 ──
@@ -141,11 +124,24 @@ function labError(lab: string): Error {
  * Anything else throws `SCHEMA_INVALID`, its message starting with the offending path.
  */
 function parseObject(shape: Shape, value: unknown, path: string): Record<string, unknown> {
-  // 🔨 Lab 6.1：正文第 3 节的骨架（规则在附录 §C3）。invalid、isOptional 和第 01 章的 isPlainObject 直接用
-  void shape;
-  void value;
-  void path;
-  throw labError("Lab 6.1 object schema");
+  if (!isPlainObject(value)) invalid(path, "an object", value);
+  const fields = value as Record<string, unknown>;
+  const name = (key: string) => (path === "" ? key : path + "." + key);
+  const result: Record<string, unknown> = {};
+  for (const [key, given] of Object.entries(fields)) {
+    const validator = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    if (validator === undefined) throw new ToolError("SCHEMA_INVALID", `${name(key)}: unknown field`);
+    if (given === undefined) continue;
+    const parsed = validator.parse(given, name(key));
+    if (parsed !== undefined) Object.defineProperty(result, key, { value: parsed, enumerable: true, writable: true, configurable: true });
+  }
+  for (const [key, validator] of Object.entries(shape)) {
+    if (!isOptional(validator) && !Object.hasOwn(result, key)) {
+      const absent = !Object.hasOwn(fields, key) || fields[key] === undefined;
+      throw new ToolError("SCHEMA_INVALID", absent ? `${name(key)}: missing` : `${name(key)}: no value`);
+    }
+  }
+  return result;
 }
 
 /** What a tool run sees besides its parameters. */
@@ -172,7 +168,6 @@ export interface Tool<P = unknown, D = unknown> {
 
 /** Tools by name, in registration order. Names are unique: a second one is refused. */
 export class ToolRegistry {
-  // 🔨 Lab 6.2：register、unregister、get、list 四处都要写。正文第 4 节，规则见附录 §C4；#tools 和构造函数已经给出
   readonly #tools = new Map<string, Tool>();
 
   /** Registers each tool in order; a duplicate name throws `TOOL_CONFLICT`. */
@@ -182,11 +177,10 @@ export class ToolRegistry {
 
   /** Adds a tool, or throws `TOOL_CONFLICT` (and changes nothing) if its name is taken. */
   register(tool: Tool): void {
-    // 🔨 Lab 6.2：register（§C4.1、§C4.2）
-    void tool;
-    void this.#tools;
-    throw labError("Lab 6.2 registry");
-  }
+    const taken = this.#tools.get(tool.name);
+    if (taken !== undefined) throw new ToolError("TOOL_CONFLICT", `"${tool.name}" is taken`);
+    this.#tools.set(tool.name, tool);
+}
 
   /**
    * Removes the tool registered under `name`, but only when it is `tool` itself (so one
@@ -194,22 +188,23 @@ export class ToolRegistry {
    * Registration order of the remaining tools is kept.
    */
   unregister(name: string, tool: Tool): boolean {
-    // 🔨 Lab 6.2：unregister（§C4.3；第 4 节的预测问的就是它）
-    void name;
-    void tool;
-    throw labError("Lab 6.2 registry");
-  }
+    const registered = this.#tools.get(name);
+    if (registered === undefined || registered !== tool) return false;
+    this.#tools.delete(name);
+    return true;
+}
 
   /** The tool registered under `name`, or `undefined`. */
   get(name: string): Tool | undefined {
-    void name;
-    throw labError("Lab 6.2 registry");
-  }
+    return this.#tools.has(name) ? this.#tools.get(name) : undefined;
+}
 
   /** The registered tools in registration order (a new array each call). */
   list(): Tool[] {
-    throw labError("Lab 6.2 registry");
-  }
+    const tools: Tool[] = [];
+    for (const tool of this.#tools.values()) tools.push(tool);
+    return tools;
+}
 }
 
 /** Runs one call and always answers it with a paired result. */
@@ -238,11 +233,11 @@ export interface ToolExecutorOptions {
  * output is plain data; one that cannot be cloned (a function, say) becomes a paired
  * error here rather than a failure far away when the session stores it.
  *
- * With a `signal`, an abort is observed once the callbacks already due when it fired have
- * run (one `tick()`): whatever the tool answered by then, a result or an error, is its
- * answer and is kept; a tool still running then is answered `tool "…" was stopped: <reason>`
- * at once, and what it returns later is ignored. So an abort never hides a result that had
- * arrived, and the executor never hangs on a tool that ignores its signal.
+ * With a `signal`, whatever the tool answered before the abort was observed, a result or
+ * an error, is its answer and is kept; a tool still running then is answered
+ * `tool "…" was stopped: <reason>` at once, and what it returns later is ignored. So an
+ * abort never hides a result that had arrived, and the executor never hangs on a tool that
+ * ignores its signal (when an abort counts as observed: chapter 06, section 6).
  */
 export function createToolExecutor(registry: ToolRegistry, options: ToolExecutorOptions = {}): ToolExecutor {
   const signal = options.signal;
@@ -265,14 +260,41 @@ const STOPPED: unique symbol = Symbol("stopped");
  * Never rejects: every way it can go wrong is a paired error result.
  */
 async function executeCall(registry: ToolRegistry, call: ToolCall, signal: AbortSignal | undefined): Promise<ToolResultMessage> {
-  // 🔨 Lab 6.3：正文第 5 节的骨架（规则在附录 §C5）。errorResult 直接用；有 signal 时交给 untilStopped（Lab 6.4），这一行现在就写上
-  void registry;
-  void call;
-  void signal;
-  void errorMessage;
-  void abortReason;
-  void STOPPED;
-  throw labError("Lab 6.3 executor");
+  const answer = (content: TextContent[], isError: boolean, details?: unknown): ToolResultMessage => {
+    const message: ToolResultMessage = { role: "toolResult", toolCallId: call.id, toolName: call.name, content, isError, timestamp: new Date().getTime() };
+    if (details !== undefined) message.details = details;
+    return message;
+  };
+  const refuse = (reason: string) => answer([text(reason)], true);
+  const tool = registry.get(call.name);
+  if (!tool) return refuse(`unknown tool "${call.name}"`);
+  let parameters: unknown;
+  try {
+    parameters = tool.schema.parse(call.arguments);
+  } catch (problem) {
+    return refuse(`invalid arguments for "${call.name}": ${errorMessage(problem)}`);
+  }
+  if (signal && signal.aborted) return refuse(`tool "${call.name}" was not run: ${errorMessage(signal.reason)}`);
+  let output: ToolOutput | typeof STOPPED;
+  try {
+    const context: ToolContext = { callId: call.id };
+    if (signal) context.signal = signal;
+    const work = Promise.resolve(tool.execute(parameters, context));
+    output = signal ? await untilStopped(work, signal) : await work;
+  } catch (problem) {
+    return refuse(`tool "${call.name}" failed: ${errorMessage(problem)}`);
+  }
+  if (output === STOPPED) return refuse(`tool "${call.name}" was stopped: ${errorMessage(signal?.reason)}`);
+  if (typeof output !== "object" || output === null || !Array.isArray(output.content)) {
+    return refuse(`tool "${call.name}" failed: it returned ${output === null ? "null" : typeof output} instead of an output`);
+  }
+  let copied: { content: TextContent[]; details?: unknown };
+  try {
+    copied = structuredClone({ content: output.content, details: output.details });
+  } catch (problem) {
+    return refuse(`tool "${call.name}" failed: ${errorMessage(problem)}`);
+  }
+  return answer(copied.content, output.isError === true, copied.details);
 }
 
 // ── Lab 6.4 · 运行中的中止：到了的结果留下，没到的不等 ──
@@ -285,9 +307,18 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
  * handled here.
  */
 function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
-  // 🔨 Lab 6.4：正文第 6 节的骨架（规则在附录 §C6）。tick 是第 01 章的
-  void work;
-  void signal;
-  void tick;
-  throw labError("Lab 6.4 abort");
+  const listener = {
+    stop: (_: typeof STOPPED) => {},
+    handleEvent() {
+      setImmediate(() => listener.stop(STOPPED));
+    },
+  };
+  const stopped = new Promise<typeof STOPPED>((resolve) => {
+    listener.stop = resolve;
+  });
+  const settled = Promise.resolve(work).finally(() => signal.removeEventListener("abort", listener));
+  settled.catch(() => {});
+  if (signal.aborted) listener.handleEvent();
+  else signal.addEventListener("abort", listener, { once: true });
+  return Promise.race([settled, stopped]);
 }
