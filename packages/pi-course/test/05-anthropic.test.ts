@@ -572,6 +572,20 @@ async function served(t: TestContext, body: string): Promise<AsyncIterable<SseEv
 }
 
 test("Lab 5.3 · 停止原因：message_stop 用 message_delta 给的原因结束回合", async (t) => {
+  await rule("§C5.4：写到一半的调用碰上 max_tokens（真实的 socket）：回合是 length，调用的参数是 {}，无论 API 先没先结束那个块（第 04 章 §C4.5）", async () => {
+    for (const closeBlock of [true, false]) {
+      const { turn } = await read(await served(t, cutInCall({ closeBlock, stopReason: "max_tokens" })));
+      same(
+        [turn.stopReason, turn.usage, turn.message.content],
+        [
+          "length",
+          { inputTokens: 30, outputTokens: 4096 },
+          [text("I'll write the notes."), { type: "toolCall", id: "toolu_cut", name: "write", arguments: {} }],
+        ],
+        `content_block_stop 先到：${closeBlock}`,
+      );
+    }
+  });
   await rule(
     "§C5.4：end_turn、stop_sequence 是 stop，tool_use 是 toolUse，max_tokens 是 length；别的（refusal、pause_turn、null、不是字符串的值）不认识",
     () => {
@@ -619,20 +633,6 @@ test("Lab 5.3 · 停止原因：message_stop 用 message_delta 给的原因结�
     );
     const { turn } = await read(eventsOf(body));
     same([turn.stopReason, turn.usage], ["stop", { inputTokens: 1, outputTokens: 3 }], "两个 message_delta（先 end_turn、后 null）之后的 [stopReason, usage]");
-  });
-  await rule("§C5.4：写到一半的调用碰上 max_tokens（真实的 socket）：回合是 length，调用的参数是 {}，无论 API 先没先结束那个块（第 04 章 §C4.5）", async () => {
-    for (const closeBlock of [true, false]) {
-      const { turn } = await read(await served(t, cutInCall({ closeBlock, stopReason: "max_tokens" })));
-      same(
-        [turn.stopReason, turn.usage, turn.message.content],
-        [
-          "length",
-          { inputTokens: 30, outputTokens: 4096 },
-          [text("I'll write the notes."), { type: "toolCall", id: "toolu_cut", name: "write", arguments: {} }],
-        ],
-        `content_block_stop 先到：${closeBlock}`,
-      );
-    }
   });
   await rule(
     "§C5.5：参数残缺的调用，回合却是 tool_use 或 end_turn：TurnBuilder 抛的错让回合以 PROVIDER_RESPONSE_INVALID 结束，残缺的调用不进消息",
