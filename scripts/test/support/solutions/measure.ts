@@ -149,7 +149,7 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
     solutions,
     replaces,
     labs: labs.map((lab) => lab.id),
-    expectedTests: manifest.labs.reduce((sum, lab) => sum + lab.tests, 0),
+    expectedTests: labs.reduce((sum, lab) => sum + lab.tests, 0),
     ...(existsSync(probesSource) ? { probes: { source: probesSource, placed: probesPlaced, compiled: compiled(probesPlaced) } } : {}),
   };
 }
