@@ -1004,7 +1004,7 @@ test("Lab 5.4 · 为了看清错误而读在前面的事件，照样交给回合
     const { turn: example } = await modelTurn(t, [{ body: fixture("read-a.sse") }]);
     same([example.stopReason, example.usage], ["toolUse", { inputTokens: 20, outputTokens: 31 }], "第 1 节那一轮：[stopReason, usage]");
   });
-  await rule("§C6.3：要重试时，放弃的那个响应被关上（它的 body 被取消），然后才发下一次请求", async () => {
+  await rule("§C6.3：要重试时，放弃的那个响应被关上（对它的 body 调用 cancel()），然后才发下一次请求", async () => {
     const cancelled: number[] = [];
     let sent = 0;
     const bodies = [
@@ -1035,6 +1035,6 @@ test("Lab 5.4 · 为了看清错误而读在前面的事件，照样交给回合
     const turn = await stream.result();
     scaffoldOf(turn);
     same([turn.stopReason, sent], ["stop", 2], "[stopReason, 请求次数]");
-    same(cancelled.includes(1), true, "第一个响应被取消了吗");
+    same(cancelled.includes(1), true, "第一个响应的 body 被 cancel() 了吗");
   });
 });
