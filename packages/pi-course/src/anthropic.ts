@@ -19,9 +19,15 @@
  * `message_start`, `content_block_start|delta|stop`, `message_delta`, `message_stop`,
  * `ping`, `error`). Unknown event and block types are skipped, as the API asks clients
  * to do; thinking blocks are not part of our IR and are skipped too.
+ *
+ * The chapter's labs write, in this order: the messages of a request (Lab 5.2:
+ * `toAnthropicMessages`, `anthropicRequestBody`), the events read back into a turn (5.3:
+ * `translateEvents`, `mapStopReason`), an `error` event and the retry before the answer
+ * begins (5.4: `streamError`, `openAnthropicEvents`). The HTTP request (`anthropicRequest`),
+ * the model that joins them (`createAnthropicModel`) and the transport are given.
  */
-import { isPlainObject, parseJsonObject } from "./async.js";
-import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StopReason, type StreamOptions } from "./model.js";
+import { assertNever, isPlainObject, parseJsonObject } from "./async.js";
+import { ModelError, type TurnBuilder, type AssistantStream, type Model, type ModelRequest, type StreamOptions } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
 import {
   openStream,
@@ -33,7 +39,7 @@ import {
   type TransportOptions,
 } from "./provider-http.js";
 import { parseSse, type SseEvent } from "./sse.js";
-import type { AgentMessage } from "./types.js";
+import type { AgentMessage, TextContent } from "./types.js";
 
 export const ANTHROPIC_API_VERSION = "2023-06-01";
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
@@ -77,41 +83,26 @@ export interface AnthropicModelOptions extends ProviderModelOptions {
   baseUrl?: string;
 }
 
+// ── Lab 5.2 · 请求：对话写成 Anthropic 的消息 ──
+
 /**
  * Our messages as Anthropic messages. Rules: user text and tool results both travel as
- * `role: "user"` (results first, as the API requires, then any text); messages that map
- * to the same role in a row are merged into one, so roles alternate; empty text blocks
- * are dropped and a message left with no blocks is dropped. A tool call whose arguments
- * are not a plain object cannot be sent (`TOOL_ARGUMENTS_INVALID`).
+ * `role: "user"`, assistant messages as `role: "assistant"`; messages that map to the same
+ * role in a row are merged into one, so roles alternate; in a merged user message every
+ * `tool_result` block comes before every text block (the API wants the results first), each
+ * kind in its own order; empty text blocks are dropped and a message left with no blocks is
+ * dropped. A tool call's `input` is a copy of its arguments; arguments that are not a plain
+ * object cannot be sent (`TOOL_ARGUMENTS_INVALID`). A role that is none of the three (one that
+ * came around the types, through a cast) is an `UnreachableError`, never sent as a user's.
  */
 export function toAnthropicMessages(messages: readonly AgentMessage[]): AnthropicMessage[] {
   const out: AnthropicMessage[] = [];
   for (const message of messages) {
-    const role = message.role === "assistant" ? "assistant" : "user";
-    const blocks: AnthropicMessage["content"] = [];
-    if (message.role === "toolResult") {
-      blocks.push({
-        type: "tool_result",
-        tool_use_id: message.toolCallId,
-        content: message.content.filter((block) => block.text !== "").map((block) => ({ type: "text", text: block.text })),
-        is_error: message.isError,
-      });
-    } else {
-      for (const block of message.content) {
-        if (block.type === "text") {
-          if (block.text !== "") blocks.push({ type: "text", text: block.text });
-        } else {
-          if (!isPlainObject(block.arguments)) {
-            throw new ModelError("TOOL_ARGUMENTS_INVALID", `tool call "${block.id}" has arguments that are not an object`);
-          }
-          blocks.push({ type: "tool_use", id: block.id, name: block.name, input: structuredClone(block.arguments) });
-        }
-      }
-    }
+    const { role, content: blocks } = anthropicBlocks(message);
     if (blocks.length === 0) continue;
     const previous = out.at(-1);
     if (previous?.role === role) {
-      // Tool results must open a user message: put them before text merged earlier.
+      // Tool results must open a user message: put them before the text merged earlier.
       const results = blocks.filter((b) => b.type === "tool_result");
       const others = blocks.filter((b) => b.type !== "tool_result");
       const firstNonResult = previous.content.findIndex((b) => b.type !== "tool_result");
@@ -125,20 +116,51 @@ export function toAnthropicMessages(messages: readonly AgentMessage[]): Anthropi
   return out;
 }
 
-/** The JSON body of a streaming Messages API request for `request`. */
+/** The text blocks of `blocks` that are not empty, as Anthropic text blocks. */
+function textBlocks(blocks: readonly TextContent[]): AnthropicTextBlock[] {
+  return blocks.filter((block) => block.text !== "").map((block) => ({ type: "text", text: block.text }));
+}
+
+/** One message as an Anthropic message: its role on the wire and its blocks, empty text left out. */
+function anthropicBlocks(message: AgentMessage): AnthropicMessage {
+  switch (message.role) {
+    case "user":
+      return { role: "user", content: textBlocks(message.content) };
+    case "toolResult": {
+      const content = textBlocks(message.content);
+      return { role: "user", content: [{ type: "tool_result", tool_use_id: message.toolCallId, content, is_error: message.isError }] };
+    }
+    case "assistant": {
+      const content: AnthropicMessage["content"] = [];
+      for (const block of message.content) {
+        if (block.type === "text") {
+          if (block.text !== "") content.push({ type: "text", text: block.text });
+        } else {
+          if (!isPlainObject(block.arguments)) {
+            throw new ModelError("TOOL_ARGUMENTS_INVALID", `tool call "${block.id}" has arguments that are not an object`);
+          }
+          content.push({ type: "tool_use", id: block.id, name: block.name, input: structuredClone(block.arguments) });
+        }
+      }
+      return { role: "assistant", content };
+    }
+    default:
+      return assertNever(message, "role of the message");
+  }
+}
+
+/** The JSON body of a streaming Messages API request for `request`: `system` and `tools` only when there are some, `max_tokens` 4096 unless given. */
 export function anthropicRequestBody(request: ModelRequest, options: { model: string; maxTokens?: number }): AnthropicRequestBody {
-  const body: AnthropicRequestBody = {
-    model: options.model,
-    max_tokens: options.maxTokens ?? 4096,
-    stream: true,
-    messages: toAnthropicMessages(request.messages),
-  };
+  const messages = toAnthropicMessages(request.messages);
+  const body: AnthropicRequestBody = { model: options.model, max_tokens: options.maxTokens ?? 4096, stream: true, messages };
   if (request.systemPrompt !== "") body.system = request.systemPrompt;
   if (request.tools.length > 0) {
     body.tools = request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: structuredClone(tool.parameters) }));
   }
   return body;
 }
+
+// ── Given: the HTTP request, the names of the errors ──
 
 /** The URL and `fetch` options of the request (the API key goes in `x-api-key`). */
 export function anthropicRequest(
@@ -161,70 +183,60 @@ export function anthropicRequest(
   };
 }
 
-/** The API's stop reasons in ours; `undefined` for one we do not know. */
-export function mapStopReason(reason: unknown): "stop" | "toolUse" | "length" | undefined {
-  switch (reason) {
-    case "end_turn":
-    case "stop_sequence":
-      return "stop";
-    case "tool_use":
-      return "toolUse";
-    case "max_tokens":
-      return "length";
-    default:
-      return undefined;
-  }
-}
-
-const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
-
 /** What this adapter's error messages name: the provider, the model, where the key and the base URL come from. */
 export function anthropicFacts(model: string): ProviderFacts {
   return { provider: "Anthropic", model, keyEnv: ANTHROPIC_KEY_ENV, baseUrlFrom: ANTHROPIC_BASE_URL_ENV };
 }
 
-/** Error types of an `error` event that a later attempt may get past (when no part of the answer had arrived). */
-const RETRYABLE_STREAM_ERRORS: ReadonlySet<string> = new Set(["overloaded_error", "rate_limit_error", "api_error"]);
-
-/** The coded error of an `error` event; `early`: it came before any part of the answer. */
-function streamError(data: Record<string, unknown>, facts: Omit<ProviderErrorFacts, "detail">, early: boolean): ProviderError {
-  const type = apiErrorType(data);
-  const code: ProviderErrorCode =
-    type === "overloaded_error" ? "PROVIDER_OVERLOADED" : type === "rate_limit_error" ? "PROVIDER_RATE_LIMITED" : "PROVIDER_STREAM_ERROR";
-  return new ProviderError(
-    code,
-    { ...facts, detail: `provider error: ${describeApiError(data)}` },
-    { retryable: early && type !== undefined && RETRYABLE_STREAM_ERRORS.has(type) },
-  );
-}
-
 /**
- * Feeds the API's events into `builder` until the turn is finished, failed or aborted.
- * Blocks arrive one after another; their API index is mapped to our content index (they
- * differ once a skipped block, such as thinking, came first). A delta for a block that is
- * not the open one is a protocol error. The body ending before `message_stop` is an error.
- * Never rejects: every failure ends the turn through `builder.fail`, with a `PROVIDER_*`
- * failure named after `facts` (`PROVIDER_RESPONSE_INVALID` for what does not follow the wire
- * format, `PROVIDER_STREAM_ENDED` for a body cut short, the `error` event's own kind).
+ * Feeds the API's events into `builder` until the turn is finished, failed or aborted (see
+ * `translateEvents`). Never rejects: every failure ends the turn through `builder.fail`, with
+ * a `PROVIDER_*` failure named after `facts`; what `translateEvents` throws (a `TurnBuilder`
+ * error, such as arguments that are not JSON) becomes `PROVIDER_RESPONSE_INVALID`.
  */
 export async function readAnthropicEvents(
   events: AsyncIterable<SseEvent>,
   builder: TurnBuilder,
   facts: ProviderFacts = anthropicFacts("unknown"),
 ): Promise<void> {
-  return readProviderEvents(translate, events, builder, facts);
+  return readProviderEvents(translateEvents, events, builder, facts);
 }
 
-async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts): Promise<void> {
+// ── Lab 5.3 · 读回：Anthropic 的事件变成回合 ──
+
+/** The API's stop reasons in ours; `undefined` for one we do not know. */
+export function mapStopReason(reason: unknown): "stop" | "toolUse" | "length" | undefined {
+  if (reason === "end_turn" || reason === "stop_sequence") return "stop";
+  if (reason === "tool_use") return "toolUse";
+  return reason === "max_tokens" ? "length" : undefined;
+}
+
+/** A finite number, or `undefined` for anything else. */
+function num(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+/**
+ * The events of one response as `TurnBuilder` calls. Each event's `data` is narrowed one
+ * check at a time: a JSON object, then its `type`, then the fields that type needs. Blocks
+ * arrive one after another: a text block and a `tool_use` block are the builder's, any other
+ * block (thinking) is skipped with its deltas; a delta or a stop names the open block by the
+ * API's index, which differs from ours once a skipped block came first. `message_stop`
+ * finishes the turn with the stop reason `message_delta` gave. What does not follow the wire
+ * format fails the turn as `PROVIDER_RESPONSE_INVALID`, an `error` event as its own kind
+ * (Lab 5.4), a body that ends before `message_stop` as `PROVIDER_STREAM_ENDED`. Reading stops
+ * once the turn is closed. Unknown event types and `ping` are skipped, as the API asks.
+ */
+async function translateEvents(events: AsyncIterable<SseEvent>, builder: TurnBuilder, facts: ProviderFacts): Promise<void> {
   const stop = (code: ProviderErrorCode, detail: string) => failTurn(builder, new ProviderError(code, { ...facts, detail }));
-  let stopReason: StopReason | undefined;
-  let rawStopReason: unknown;
-  let open: { apiIndex: number; kind: "text" | "toolCall" | "skipped" } | undefined;
+  const invalid = (detail: string) => stop("PROVIDER_RESPONSE_INVALID", detail);
+  let stopReason: unknown;
+  let open: { apiIndex: unknown; kind: "text" | "toolCall" | "skipped" } | undefined;
   for await (const sse of events) {
     if (builder.closed) return;
     const data = parseJsonObject(sse.data);
     if (data === undefined) {
-      stop("PROVIDER_RESPONSE_INVALID", `invalid JSON in "${sse.event}" event: ${sse.data.slice(0, 200)}`);
+      invalid(`invalid JSON in "${sse.event}" event: ${sse.data.slice(0, 200)}`);
       return;
     }
     switch (data.type) {
@@ -234,54 +246,75 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
         break;
       }
       case "content_block_start": {
-        const block = isPlainObject(data.content_block) ? data.content_block : {};
-        const apiIndex = num(data.index) ?? -1;
+        const block = data.content_block;
+        if (!isPlainObject(block)) {
+          invalid("protocol error: content_block_start without a content_block object");
+          return;
+        }
         if (block.type === "text") {
-          open = { apiIndex, kind: "text" };
+          open = { apiIndex: data.index, kind: "text" };
           builder.startText();
           if (typeof block.text === "string") builder.appendText(block.text);
-        } else if (block.type === "tool_use" && typeof block.id === "string" && typeof block.name === "string") {
-          open = { apiIndex, kind: "toolCall" };
-          builder.startToolCall(block.id, block.name);
+        } else if (block.type === "tool_use") {
+          const { id, name } = block;
+          if (typeof id !== "string" || typeof name !== "string") {
+            invalid("protocol error: a tool_use block without a string id and name");
+            return;
+          }
+          open = { apiIndex: data.index, kind: "toolCall" };
+          builder.startToolCall(id, name);
         } else {
-          open = { apiIndex, kind: "skipped" };
+          open = { apiIndex: data.index, kind: "skipped" };
         }
         break;
       }
-      case "content_block_delta": {
-        const delta = isPlainObject(data.delta) ? data.delta : {};
+      case "content_block_delta":
+      case "content_block_stop": {
+        const current = open === undefined ? "no block" : `block ${String(open.apiIndex)}`;
         if (open === undefined || open.apiIndex !== data.index) {
-          stop(
-            "PROVIDER_RESPONSE_INVALID",
-            `protocol error: a delta for block ${String(data.index)} arrived while ${open ? `block ${open.apiIndex}` : "no block"} is open`,
-          );
+          const what = data.type === "content_block_delta" ? "a delta" : "a stop";
+          invalid(`protocol error: ${what} for block ${String(data.index)} arrived while ${current} is open`);
           return;
         }
-        if (open.kind === "text" && delta.type === "text_delta" && typeof delta.text === "string") builder.appendText(delta.text);
-        else if (open.kind === "toolCall" && delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
+        if (data.type === "content_block_stop") {
+          if (open.kind !== "skipped") builder.endBlock();
+          open = undefined;
+          break;
+        }
+        const delta = data.delta;
+        if (!isPlainObject(delta)) {
+          invalid("protocol error: content_block_delta without a delta object");
+          return;
+        }
+        if (open.kind === "text" && delta.type === "text_delta") {
+          if (typeof delta.text !== "string") {
+            invalid("protocol error: a text_delta whose text is not a string");
+            return;
+          }
+          builder.appendText(delta.text);
+        } else if (open.kind === "toolCall" && delta.type === "input_json_delta") {
+          if (typeof delta.partial_json !== "string") {
+            invalid("protocol error: an input_json_delta whose partial_json is not a string");
+            return;
+          }
           builder.appendToolArguments(delta.partial_json);
         }
         break;
       }
-      case "content_block_stop": {
-        if (open !== undefined && open.apiIndex === data.index && open.kind !== "skipped") builder.endBlock();
-        open = undefined;
-        break;
-      }
       case "message_delta": {
         const delta = isPlainObject(data.delta) ? data.delta : {};
-        if ("stop_reason" in delta && delta.stop_reason !== null) {
-          rawStopReason = delta.stop_reason;
-          stopReason = mapStopReason(delta.stop_reason);
-        }
+        if (delta.stop_reason !== undefined && delta.stop_reason !== null) stopReason = delta.stop_reason;
         const usage = isPlainObject(data.usage) ? data.usage : {};
+        const input = num(usage.input_tokens);
         const output = num(usage.output_tokens);
+        if (input !== undefined) builder.setUsage({ inputTokens: input });
         if (output !== undefined) builder.setUsage({ outputTokens: output });
         break;
       }
       case "message_stop": {
-        if (stopReason === "stop" || stopReason === "toolUse" || stopReason === "length") builder.finish(stopReason);
-        else stop("PROVIDER_RESPONSE_INVALID", `the model stopped for a reason this adapter does not handle: ${JSON.stringify(rawStopReason) ?? "none given"}`);
+        const mapped = mapStopReason(stopReason);
+        if (mapped !== undefined) builder.finish(mapped);
+        else invalid(`the model stopped for a reason this adapter does not handle: ${JSON.stringify(stopReason) ?? "none given"}`);
         return;
       }
       case "error":
@@ -295,11 +328,30 @@ async function translate(events: AsyncIterable<SseEvent>, builder: TurnBuilder, 
   stop("PROVIDER_STREAM_ENDED", "the response ended before message_stop");
 }
 
+// ── Lab 5.4 · 出错：回答开始之前的错误才重试 ──
+
+/** Error types of an `error` event that a later attempt may get past (when no part of the answer had arrived). */
+const RETRYABLE_STREAM_ERRORS: ReadonlySet<string> = new Set(["overloaded_error", "rate_limit_error", "api_error"]);
+
 /**
- * Sends the request once and reads its events up to the first one that is part of the answer.
- * An `error` event that a later attempt may get past and that arrives before any part of the
- * answer (after `message_start`, say) rejects as retryable, having closed the response; the
- * events read ahead are replayed first by the iterable this resolves with.
+ * The coded error of an `error` event: `PROVIDER_OVERLOADED`, `PROVIDER_RATE_LIMITED` or
+ * `PROVIDER_STREAM_ERROR` by the error's type, its detail `provider error: <type>: <message>`.
+ * Retryable only when it came `early` (before any part of the answer) and its type is one a
+ * later attempt may get past.
+ */
+function streamError(data: Record<string, unknown>, facts: Omit<ProviderErrorFacts, "detail">, early: boolean): ProviderError {
+  const type = apiErrorType(data);
+  const kind = type === "overloaded_error" ? "PROVIDER_OVERLOADED" : type === "rate_limit_error" ? "PROVIDER_RATE_LIMITED" : "PROVIDER_STREAM_ERROR";
+  const retryable = early && type !== undefined && RETRYABLE_STREAM_ERRORS.has(type);
+  return new ProviderError(kind, { ...facts, detail: `provider error: ${describeApiError(data)}` }, { retryable });
+}
+
+/**
+ * Sends the request once (attempt `attempt`) and reads its events up to the first one that is
+ * part of the answer (anything but `message_start` and `ping`). An `error` event that a later
+ * attempt may get past, arriving before that, rejects as retryable, having closed the
+ * response; otherwise this resolves with every event of the response, the ones read ahead
+ * first (`replayThenRest`).
  */
 async function openAnthropicEvents(http: HttpRequest, transport: TransportOptions, attempt: number): Promise<AsyncIterable<SseEvent>> {
   const opened = await openStream(http, transport, attempt);
@@ -307,10 +359,10 @@ async function openAnthropicEvents(http: HttpRequest, transport: TransportOption
   const ahead: SseEvent[] = [];
   try {
     for (;;) {
-      const next = await iterator.next();
-      if (next.done) break;
-      ahead.push(next.value);
-      const data = parseJsonObject(next.value.data);
+      const step = await iterator.next();
+      if (step.done) break;
+      ahead.push(step.value);
+      const data = parseJsonObject(step.value.data);
       if (data?.type === "message_start" || data?.type === "ping") continue;
       if (data?.type === "error") {
         const early = streamError(data, { ...http.facts, attempts: attempt }, true);
@@ -318,14 +370,15 @@ async function openAnthropicEvents(http: HttpRequest, transport: TransportOption
       }
       break;
     }
-  } catch (error) {
+  } catch (abandoned) {
     await iterator.return?.(undefined);
     opened.close();
-    throw error;
+    throw abandoned;
   }
   return replayThenRest(ahead, iterator);
 }
 
+/** The events `first`, then the rest of `rest`; stopping early stops `rest` too. */
 async function* replayThenRest<T>(first: readonly T[], rest: AsyncIterator<T>): AsyncGenerator<T> {
   try {
     yield* first;
@@ -338,6 +391,8 @@ async function* replayThenRest<T>(first: readonly T[], rest: AsyncIterator<T>): 
     await rest.return?.(undefined);
   }
 }
+
+// ── The model (given) ──
 
 /**
  * A `Model` backed by the Messages API. `stream()` posts the request and translates the

@@ -88,7 +88,7 @@ const readSpec = {
   parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false },
 };
 
-test("Lab 5.6 · 请求：POST <base>/chat/completions，系统提示是第一条消息，与录制的请求体一致；有 key 才带 Authorization", LIMITS, async (t) => {
+test("OpenAI 兼容服务 · 请求：POST <base>/chat/completions，系统提示是第一条消息，与录制的请求体一致；有 key 才带 Authorization", LIMITS, async (t) => {
   const server = await startReplayServer(t, [{ body: fixture("text.sse") }, { body: fixture("text.sse") }]);
   const full: ModelRequest = { systemPrompt: "You are a careful coding agent.", messages: conversation, tools: [readSpec] };
   await finalTurn(createOpenAIModel(options(server.origin, { apiKey: "sk-local-1234", maxTokens: 1024 })).stream(full));
@@ -103,7 +103,7 @@ test("Lab 5.6 · 请求：POST <base>/chat/completions，系统提示是第一�
   assert.equal(second?.headers.authorization, undefined, "没有 key 就不发 Authorization");
 });
 
-test("Lab 5.6 · 消息转换规则：结果紧跟在要它的助手消息后、只有调用时 content 为 null、空消息丢弃、不需要的字段不发送", () => {
+test("OpenAI 兼容服务 · 消息转换规则：结果紧跟在要它的助手消息后、只有调用时 content 为 null、空消息丢弃、不需要的字段不发送", () => {
   const text = (t: string) => ({ type: "text" as const, text: t });
   const call = { type: "toolCall" as const, id: "t1", name: "x", arguments: { a: 1 } };
   const cases: { name: string; input: AgentMessage[]; expected: unknown }[] = [
@@ -139,7 +139,7 @@ test("Lab 5.6 · 消息转换规则：结果紧跟在要它的助手消息后、
   assert.throws(() => toOpenAIMessages("", [{ role: "assistant", content: [{ ...call, arguments: [1] }], timestamp: 0 }]), { code: "TOOL_ARGUMENTS_INVALID" });
 });
 
-test("Lab 5.6 · 文本回合：content 片段拼成文本，最后一块带用量，[DONE] 结束", LIMITS, async (t) => {
+test("OpenAI 兼容服务 · 文本回合：content 片段拼成文本，最后一块带用量，[DONE] 结束", LIMITS, async (t) => {
   const { turn, events } = await play(t, { body: fixture("text.sse") });
   assert.deepEqual(turn, {
     message: { role: "assistant", content: [{ type: "text", text: "你好，我在。😀" }], timestamp: 5 },
@@ -152,7 +152,7 @@ test("Lab 5.6 · 文本回合：content 片段拼成文本，最后一块带用�
   );
 });
 
-test("Lab 5.6 · 工具回合：delta.tool_calls 的片段按 index 拼成调用，跳过 reasoning_content", LIMITS, async (t) => {
+test("OpenAI 兼容服务 · 工具回合：delta.tool_calls 的片段按 index 拼成调用，跳过 reasoning_content", LIMITS, async (t) => {
   const { turn, events } = await play(t, { body: fixture("tool-calls.sse") });
   assert.equal(turn.stopReason, "toolUse");
   assert.deepEqual(turn.usage, { inputTokens: 412, outputTokens: 89 });
@@ -177,7 +177,7 @@ test("Lab 5.6 · 工具回合：delta.tool_calls 的片段按 index 拼成调用
   );
 });
 
-test("Lab 5.6 · 同一份录制，整块、逐字节还是 7 字节一块，LF 还是 CRLF，结果都相同", LIMITS, async (t) => {
+test("OpenAI 兼容服务 · 同一份录制，整块、逐字节还是 7 字节一块，LF 还是 CRLF，结果都相同", LIMITS, async (t) => {
   for (const name of ["text.sse", "tool-calls.sse", "midstream-error.sse", "truncated.sse"]) {
     const lf = fixture(name);
     const expected = await play(t, { body: lf });
@@ -187,7 +187,7 @@ test("Lab 5.6 · 同一份录制，整块、逐字节还是 7 字节一块，LF 
   }
 });
 
-test("Lab 5.6 · finish_reason 映射", () => {
+test("OpenAI 兼容服务 · finish_reason 映射", () => {
   const cases: [unknown, string | undefined][] = [
     ["stop", "stop"],
     ["tool_calls", "toolUse"],
@@ -207,65 +207,73 @@ const callFragment = (index: number, fn: Record<string, unknown>, id?: string) =
 /** A tool turn whose single call has no `id`, as some compatible servers send it. */
 const callWithoutId = chunk(callFragment(0, { name: "list", arguments: "{}" })) + chunk({}, "tool_calls") + "data: [DONE]\n\n";
 
-test("Lab 5.6 · 兼容服务的宽松之处：带调用却说 stop 的回合是 toolUse；有 finish_reason 而缺 [DONE] 的回合是完整的；length 照实报告", LIMITS, async (t) => {
-  const stopWithCall = chunk(callFragment(0, { name: "read", arguments: '{"path":"a"}' }, "call_a")) + chunk({}, "stop") + "data: [DONE]\n\n";
-  const withCall = (await play(t, { body: stopWithCall })).turn;
-  assert.equal(withCall.stopReason, "toolUse");
-  assert.deepEqual(withCall.message.content, [{ type: "toolCall", id: "call_a", name: "read", arguments: { path: "a" } }]);
+test(
+  "OpenAI 兼容服务 · 兼容服务的宽松之处：带调用却说 stop 的回合是 toolUse；有 finish_reason 而缺 [DONE] 的回合是完整的；length 照实报告",
+  LIMITS,
+  async (t) => {
+    const stopWithCall = chunk(callFragment(0, { name: "read", arguments: '{"path":"a"}' }, "call_a")) + chunk({}, "stop") + "data: [DONE]\n\n";
+    const withCall = (await play(t, { body: stopWithCall })).turn;
+    assert.equal(withCall.stopReason, "toolUse");
+    assert.deepEqual(withCall.message.content, [{ type: "toolCall", id: "call_a", name: "read", arguments: { path: "a" } }]);
 
-  const noDone = chunk({ content: "ok" }) + chunk({}, "stop");
-  const complete = (await play(t, { body: noDone })).turn;
-  assert.equal(complete.stopReason, "stop");
-  assert.equal("errorMessage" in complete, false);
+    const noDone = chunk({ content: "ok" }) + chunk({}, "stop");
+    const complete = (await play(t, { body: noDone })).turn;
+    assert.equal(complete.stopReason, "stop");
+    assert.equal("errorMessage" in complete, false);
 
-  const cut = chunk({ content: "说到一半" }) + chunk({}, "length") + "data: [DONE]\n\n";
-  assert.equal((await play(t, { body: cut })).turn.stopReason, "length");
+    const cut = chunk({ content: "说到一半" }) + chunk({}, "length") + "data: [DONE]\n\n";
+    assert.equal((await play(t, { body: cut })).turn.stopReason, "length");
 
-  const [noId] = (await play(t, { body: callWithoutId })).turn.message.content;
-  assert.ok(noId?.type === "toolCall");
-  assert.match(noId.id, /^call_[0-9a-f]{12}_\d+$/, "缺 id 的调用得到我们的 id");
-  assert.deepEqual({ ...noId, id: "" }, { type: "toolCall", id: "", name: "list", arguments: {} });
-});
+    const [noId] = (await play(t, { body: callWithoutId })).turn.message.content;
+    assert.ok(noId?.type === "toolCall");
+    assert.match(noId.id, /^call_[0-9a-f]{12}_\d+$/, "缺 id 的调用得到我们的 id");
+    assert.deepEqual({ ...noId, id: "" }, { type: "toolCall", id: "", name: "list", arguments: {} });
+  },
+);
 
-test("Lab 5.6 · 出错都是带代码的 error 回合，保留已到达的文本：流中的 error、截断、非法 JSON、交错或无名的调用片段、未知的结束原因", LIMITS, async (t) => {
-  const midstream = (await play(t, { body: fixture("midstream-error.sse") })).turn;
-  assert.equal(midstream.stopReason, "error");
-  assert.equal(midstream.errorMessage, "provider error: server_error: The model stopped generating because the server ran out of memory.");
-  assert.equal(midstream.failure?.code, "PROVIDER_STREAM_ERROR");
-  assert.deepEqual(midstream.message.content, [{ type: "text", text: "Let me" }]);
+test(
+  "OpenAI 兼容服务 · 出错都是带代码的 error 回合，保留已到达的文本：流中的 error、截断、非法 JSON、交错或无名的调用片段、未知的结束原因",
+  LIMITS,
+  async (t) => {
+    const midstream = (await play(t, { body: fixture("midstream-error.sse") })).turn;
+    assert.equal(midstream.stopReason, "error");
+    assert.equal(midstream.errorMessage, "provider error: server_error: The model stopped generating because the server ran out of memory.");
+    assert.equal(midstream.failure?.code, "PROVIDER_STREAM_ERROR");
+    assert.deepEqual(midstream.message.content, [{ type: "text", text: "Let me" }]);
 
-  const truncated = (await play(t, { body: fixture("truncated.sse") })).turn;
-  assert.equal(truncated.failure?.code, "PROVIDER_STREAM_ENDED");
-  assert.equal(truncated.errorMessage, "the response ended before [DONE]");
-  // The last chunk of the recording has no blank line after it, so by the SSE rules it never arrived.
-  assert.deepEqual(truncated.message.content, [{ type: "text", text: "The connection" }]);
+    const truncated = (await play(t, { body: fixture("truncated.sse") })).turn;
+    assert.equal(truncated.failure?.code, "PROVIDER_STREAM_ENDED");
+    assert.equal(truncated.errorMessage, "the response ended before [DONE]");
+    // The last chunk of the recording has no blank line after it, so by the SSE rules it never arrived.
+    assert.deepEqual(truncated.message.content, [{ type: "text", text: "The connection" }]);
 
-  const cases: [string, string, RegExp][] = [
-    ["invalid JSON", "data: {oops\n\n", /invalid JSON/],
-    [
-      "interleaved fragments",
-      chunk(callFragment(0, { name: "a", arguments: "{}" }, "c0")) +
-        chunk(callFragment(1, { name: "b", arguments: "{}" }, "c1")) +
-        chunk(callFragment(0, { arguments: " " })),
-      /protocol error: a fragment of tool call 0/,
-    ],
-    ["a call without a name", chunk(callFragment(0, { arguments: "{}" }, "c0")), /began without a function name/],
-    ["unknown finish reason", chunk({ content: "x" }, "content_filter") + "data: [DONE]\n\n", /content_filter/],
-    [
-      "arguments that are not JSON",
-      chunk(callFragment(0, { name: "a", arguments: '{"path": ' }, "c0")) + chunk({}, "tool_calls") + "data: [DONE]\n\n",
-      /not valid JSON/,
-    ],
-  ];
-  for (const [label, body, pattern] of cases) {
-    const turn = (await play(t, { body })).turn;
-    assert.equal(turn.stopReason, "error", label);
-    assert.equal(turn.failure?.code, "PROVIDER_RESPONSE_INVALID", label);
-    assert.match(turn.errorMessage ?? "", pattern, label);
-  }
-});
+    const cases: [string, string, RegExp][] = [
+      ["invalid JSON", "data: {oops\n\n", /invalid JSON/],
+      [
+        "interleaved fragments",
+        chunk(callFragment(0, { name: "a", arguments: "{}" }, "c0")) +
+          chunk(callFragment(1, { name: "b", arguments: "{}" }, "c1")) +
+          chunk(callFragment(0, { arguments: " " })),
+        /protocol error: a fragment of tool call 0/,
+      ],
+      ["a call without a name", chunk(callFragment(0, { arguments: "{}" }, "c0")), /began without a function name/],
+      ["unknown finish reason", chunk({ content: "x" }, "content_filter") + "data: [DONE]\n\n", /content_filter/],
+      [
+        "arguments that are not JSON",
+        chunk(callFragment(0, { name: "a", arguments: '{"path": ' }, "c0")) + chunk({}, "tool_calls") + "data: [DONE]\n\n",
+        /not valid JSON/,
+      ],
+    ];
+    for (const [label, body, pattern] of cases) {
+      const turn = (await play(t, { body })).turn;
+      assert.equal(turn.stopReason, "error", label);
+      assert.equal(turn.failure?.code, "PROVIDER_RESPONSE_INVALID", label);
+      assert.match(turn.errorMessage ?? "", pattern, label);
+    }
+  },
+);
 
-test("Lab 5.6 · 写到一半的工具调用碰上 finish_reason length：回合是 length 而不是坏响应；完整的调用保留参数，残缺的参数为 {}", LIMITS, async (t) => {
+test("OpenAI 兼容服务 · 写到一半的工具调用碰上 finish_reason length：回合是 length 而不是坏响应；完整的调用保留参数，残缺的参数为 {}", LIMITS, async (t) => {
   const body =
     chunk({ content: "Writing both." }) +
     chunk(callFragment(0, { name: "read", arguments: '{"path":"a.md"}' }, "call_a")) +
@@ -295,7 +303,7 @@ const callIdOf = (turn: AssistantTurn): string => {
   return block.id;
 };
 
-test("Lab 5.6 · 服务端没给调用 id：补上的 id 在会话里唯一（每一轮、每个模型都不同），也不与对话里已有的 id 重复", LIMITS, async (t) => {
+test("OpenAI 兼容服务 · 服务端没给调用 id：补上的 id 在会话里唯一（每一轮、每个模型都不同），也不与对话里已有的 id 重复", LIMITS, async (t) => {
   const server = await startReplayServer(t, [{ body: callWithoutId }, { body: callWithoutId }, { body: callWithoutId }, { body: callWithoutId }]);
   const model = createOpenAIModel(options(server.origin));
   const first = callIdOf(await finalTurn(model.stream(simpleRequest)));
@@ -317,7 +325,7 @@ test("Lab 5.6 · 服务端没给调用 id：补上的 id 在会话里唯一（�
   assert.ok(![first, second, taken].includes(third), `${third} 是新的 id`);
 });
 
-test("Lab 5.6 · 只有真正的用量块（choices 为 [] 或缺失而带 usage）被跳过；choices 形状不对的块是 PROVIDER_RESPONSE_INVALID", LIMITS, async (t) => {
+test("OpenAI 兼容服务 · 只有真正的用量块（choices 为 [] 或缺失而带 usage）被跳过；choices 形状不对的块是 PROVIDER_RESPONSE_INVALID", LIMITS, async (t) => {
   const raw = (data: Record<string, unknown>) => `data: ${JSON.stringify(data)}\n\n`;
   const skipped = (
     await play(t, {

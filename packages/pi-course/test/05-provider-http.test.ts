@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import test from "node:test";
+import { anthropicRequest, createAnthropicModel, type AnthropicModelOptions } from "../src/anthropic.js";
+import { finalTurn, type ModelRequest } from "../src/model.js";
 import { ProviderError } from "../src/provider-error.js";
 import { openStream, type HttpRequest, type TransportOptions } from "../src/provider-http.js";
 import { decideRetry, parseRetryAfter, withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "../src/provider-retry.js";
@@ -52,7 +54,7 @@ function open(url: string, policy: RetryPolicy, options: { sleep?: Sleep; onRetr
 
 const policy = (maxRetries: number, baseDelayMs = 100, maxDelayMs = 250): RetryPolicy => ({ maxRetries, baseDelayMs, maxDelayMs });
 
-test("Lab 5.5 · 重试策略：retry-after 的三种写法；哪些失败重试、等多久、等太久就不等", () => {
+test("传输 · 重试策略：retry-after 的三种写法；哪些失败重试、等多久、等太久就不等", () => {
   const now = Date.parse("2026-01-01T00:00:00Z");
   const cases: [Record<string, string>, number | undefined][] = [
     [{ "retry-after": "2" }, 2000],
@@ -82,7 +84,7 @@ test("Lab 5.5 · 重试策略：retry-after 的三种写法；哪些失败重试
   assert.deepEqual(decideRetry({ retryable: true, retryAfterMs: 251 }, 1, p), { retry: false, refusedWaitMs: 251 }, "超过上限的等待不缩短，直接放弃");
 });
 
-test("Lab 5.5 · 429 带 retry-after：按服务要求的时间等一次，第二次成功", LIMITS, async (t) => {
+test("传输 · 429 带 retry-after：按服务要求的时间等一次，第二次成功", LIMITS, async (t) => {
   const server = await startReplayServer(t, [
     { status: 429, headers: { "retry-after": "2" }, body: fixture("anthropic", "http-429.json") },
     { body: fixture("anthropic", "text.sse") },
@@ -104,7 +106,7 @@ test("Lab 5.5 · 429 带 retry-after：按服务要求的时间等一次，第�
   ]);
 });
 
-test("Lab 5.5 · 一直过载：最多尝试 1 + maxRetries 次，退避逐次翻倍并封顶，最后是 PROVIDER_OVERLOADED", LIMITS, async (t) => {
+test("传输 · 一直过载：最多尝试 1 + maxRetries 次，退避逐次翻倍并封顶，最后是 PROVIDER_OVERLOADED", LIMITS, async (t) => {
   const overloaded: ReplayStep = { status: 529, body: fixture("anthropic", "http-529.json") };
   const server = await startReplayServer(t, [overloaded, overloaded, overloaded, overloaded, { body: fixture("anthropic", "text.sse") }]);
   const { sleep, waits } = recordingSleep();
@@ -121,7 +123,7 @@ test("Lab 5.5 · 一直过载：最多尝试 1 + maxRetries 次，退避逐次�
   assert.deepEqual(waits, [100, 200, 250]);
 });
 
-test("Lab 5.5 · 服务要求等得比上限还久：不缩短等待，立刻失败并说明要等多久", LIMITS, async (t) => {
+test("传输 · 服务要求等得比上限还久：不缩短等待，立刻失败并说明要等多久", LIMITS, async (t) => {
   const server = await startReplayServer(t, [
     { status: 429, headers: { "retry-after": "120" }, body: fixture("anthropic", "http-429.json") },
     { body: fixture("anthropic", "text.sse") },
@@ -138,7 +140,7 @@ test("Lab 5.5 · 服务要求等得比上限还久：不缩短等待，立刻失
   assert.equal(server.requests.length, 1);
 });
 
-test("Lab 5.5 · 不会因重试而好转的失败只发一次：401、400、连接被拒", LIMITS, async (t) => {
+test("传输 · 不会因重试而好转的失败只发一次：401、400、连接被拒", LIMITS, async (t) => {
   const port = await closedPort();
   const server = await startReplayServer(t, [
     { status: 401, body: fixture("anthropic", "http-401.json") },
@@ -163,7 +165,7 @@ test("Lab 5.5 · 不会因重试而好转的失败只发一次：401、400、连
   assert.equal(server.requests.length, 2);
 });
 
-test("Lab 5.5 · 超时只限制沉默：迟迟没有响应、或者流到一半不再发数据，都是 PROVIDER_TIMEOUT，且不重试", LIMITS, async (t) => {
+test("传输 · 超时只限制沉默：迟迟没有响应、或者流到一半不再发数据，都是 PROVIDER_TIMEOUT，且不重试", LIMITS, async (t) => {
   const silent = await startReplayServer(t, [{ hang: true }]);
   const { sleep, waits } = recordingSleep();
   await assert.rejects(open(`${silent.origin}/v1/messages`, policy(3), { sleep, transport: { timeoutMs: 50 } }), (error: unknown) => {
@@ -203,7 +205,7 @@ test("Lab 5.5 · 超时只限制沉默：迟迟没有响应、或者流到一半
   assert.equal(received.join(""), head, "沉默之前到达的内容都读到了");
 });
 
-test("Lab 5.5 · 连接在流到一半时断开：已到达的字节都读到，然后是 PROVIDER_STREAM_ENDED", LIMITS, async (t) => {
+test("传输 · 连接在流到一半时断开：已到达的字节都读到，然后是 PROVIDER_STREAM_ENDED", LIMITS, async (t) => {
   const head = fixture("anthropic", "text.sse").split("event: content_block_stop")[0]!;
   const server = await startReplayServer(t, [{ body: head, drop: true }]);
   const opened = await open(`${server.origin}/v1/messages`, policy(3));
@@ -222,7 +224,7 @@ test("Lab 5.5 · 连接在流到一半时断开：已到达的字节都读到，
   assert.equal(received.join(""), head);
 });
 
-test("Lab 5.5 · 中止：等响应时、读流时、重试等待中，都以 PROVIDER_ABORTED 结束，不再发请求", LIMITS, async (t) => {
+test("传输 · 中止：等响应时、读流时、重试等待中，都以 PROVIDER_ABORTED 结束，不再发请求", LIMITS, async (t) => {
   const head = fixture("anthropic", "text.sse").split("event: content_block_stop")[0]!;
   const silent = await startReplayServer(t, [{ hang: true }]);
   const stalling = await startReplayServer(t, [{ body: head, stall: true }]);
@@ -255,7 +257,7 @@ test("Lab 5.5 · 中止：等响应时、读流时、重试等待中，都以 PR
   assert.equal(overloaded.requests.length, 1, "中止之后没有再发请求");
 });
 
-test("Lab 5.5 · 2xx 却不是事件流：PROVIDER_RESPONSE_INVALID，引用它说了什么", LIMITS, async (t) => {
+test("传输 · 2xx 却不是事件流：PROVIDER_RESPONSE_INVALID，引用它说了什么", LIMITS, async (t) => {
   const server = await startReplayServer(t, [{ headers: { "content-type": "application/json" }, body: '{"id":"msg_1","content":[]}' }]);
   await assert.rejects(open(`${server.origin}/v1/messages`, policy(3)), (error: unknown) => {
     assert.ok(error instanceof ProviderError);
@@ -263,4 +265,89 @@ test("Lab 5.5 · 2xx 却不是事件流：PROVIDER_RESPONSE_INVALID，引用它�
     assert.match(error.detail, /expected a text\/event-stream response, got application\/json: \{"id":"msg_1"/);
     return true;
   });
+});
+
+// The Anthropic model over this transport: what reaches a turn from the transport's side.
+
+/** A `fetch` that answers `body` with `status`, in one piece. */
+function answering(body: string, status: number): typeof fetch {
+  return (async () => new Response(body, { status, headers: { "content-type": status < 300 ? "text/event-stream" : "application/json" } })) as typeof fetch;
+}
+
+const anthropicOptions = (fetchImpl: typeof fetch): AnthropicModelOptions => ({
+  apiKey: "sk-test",
+  model: "claude-sonnet-4-5",
+  fetch: fetchImpl,
+  now: () => 5,
+});
+const hi: ModelRequest = { systemPrompt: "", messages: [{ role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 }], tools: [] };
+
+test("传输 · Anthropic 的请求：POST <base>/v1/messages（base 末尾的 / 去掉），key 只在 x-api-key 头里，带版本头，body 是 JSON", () => {
+  const { url, init } = anthropicRequest(hi, { apiKey: "sk-ant-secret-key", model: "claude-sonnet-4-5", baseUrl: "http://127.0.0.1:8787//" });
+  assert.equal(url, "http://127.0.0.1:8787/v1/messages");
+  assert.equal(init.method, "POST");
+  assert.deepEqual(init.headers, {
+    "content-type": "application/json",
+    accept: "text/event-stream",
+    "x-api-key": "sk-ant-secret-key",
+    "anthropic-version": "2023-06-01",
+  });
+  assert.equal(JSON.parse(init.body).model, "claude-sonnet-4-5");
+  assert.equal(init.body.includes("sk-ant-secret-key"), false, "key 不在 body 里");
+  assert.equal(anthropicRequest(hi, { apiKey: "k", model: "m" }).url, "https://api.anthropic.com/v1/messages");
+});
+
+test("传输 · Anthropic 模型：HTTP 错误和网络错误都是 error 回合，errorMessage 引用服务或网络自己的话，从不抛出", async () => {
+  const overloaded = await finalTurn(createAnthropicModel(anthropicOptions(answering(fixture("anthropic", "http-529.json"), 529))).stream(hi));
+  assert.equal(overloaded.stopReason, "error");
+  assert.equal(overloaded.errorMessage, "HTTP 529 overloaded_error: Overloaded");
+  assert.equal(overloaded.failure?.code, "PROVIDER_OVERLOADED");
+
+  const plain = await finalTurn(createAnthropicModel(anthropicOptions(answering("Bad Gateway", 502))).stream(hi));
+  assert.equal(plain.errorMessage, "HTTP 502 Bad Gateway");
+
+  const offline = (async () => {
+    throw new TypeError("fetch failed");
+  }) as unknown as typeof fetch;
+  const unreachable = await finalTurn(createAnthropicModel(anthropicOptions(offline)).stream(hi));
+  assert.equal(unreachable.errorMessage, "fetch failed");
+  assert.equal(unreachable.failure?.code, "PROVIDER_UNREACHABLE");
+
+  const unsendable = await finalTurn(
+    createAnthropicModel(anthropicOptions(answering(fixture("anthropic", "text.sse"), 200))).stream({
+      systemPrompt: "",
+      messages: [{ role: "assistant", content: [{ type: "toolCall", id: "t", name: "x", arguments: [1] as never }], timestamp: 0 }],
+      tools: [],
+    }),
+  );
+  assert.equal(unsendable.stopReason, "error");
+  assert.match(unsendable.errorMessage ?? "", /not an object/);
+});
+
+test("传输 · Anthropic 模型：中止时请求被取消，回合立刻以 aborted 结束，保留已到达的文本", async () => {
+  const controller = new AbortController();
+  const head = fixture("anthropic", "text.sse").split("event: content_block_stop")[0]!;
+  let requestSignal: AbortSignal | undefined;
+  const hanging = (async (_url: string | URL | Request, init?: RequestInit) => {
+    requestSignal = init?.signal ?? undefined;
+    const bytes = new TextEncoder().encode(head);
+    const body = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(bytes);
+        init?.signal?.addEventListener("abort", () => stream.error(init.signal!.reason));
+      },
+    });
+    return new Response(body, { status: 200 });
+  }) as typeof fetch;
+  const stream = createAnthropicModel(anthropicOptions(hanging)).stream(hi, { signal: controller.signal });
+  const texts: string[] = [];
+  for await (const event of stream) {
+    if (event.type === "text_delta") texts.push(event.delta);
+    if (texts.join("") === "你好，我在。😀") controller.abort("用户中止");
+  }
+  const turn = await stream.result();
+  assert.equal(turn.stopReason, "aborted");
+  assert.match(turn.errorMessage ?? "", /用户中止/);
+  assert.deepEqual(turn.message.content, [{ type: "text", text: "你好，我在。😀" }]);
+  assert.equal(requestSignal?.aborted, true, "中止传到了 fetch");
 });

@@ -68,7 +68,7 @@ async function turnOf(t: TestContext, wire: Wire, steps: ReplayStep[], extra: Pa
   return { turn, server };
 }
 
-test("Lab 5.7 · 工厂：默认的模型 id 与地址；选项不能用时立刻给出带代码的错误，一个请求也不发", () => {
+test("工厂 · 工厂：默认的模型 id 与地址；选项不能用时立刻给出带代码的错误，一个请求也不发", () => {
   const anthropic = createProviderModel({ provider: "anthropic", env: { ANTHROPIC_API_KEY: ANTHROPIC_KEY } });
   assert.deepEqual(
     [anthropic.name, anthropic.provider, anthropic.model, anthropic.origin],
@@ -137,7 +137,7 @@ test("Lab 5.7 · 工厂：默认的模型 id 与地址；选项不能用时立�
   assert.equal(fetched, 0);
 });
 
-test("Lab 5.7 · 两种协议经本机回放服务器：正常回合与工具回合；Anthropic 带 x-api-key 与版本头，OpenAI 兼容服务带 Bearer", LIMITS, async (t) => {
+test("工厂 · 两种协议经本机回放服务器：正常回合与工具回合；Anthropic 带 x-api-key 与版本头，OpenAI 兼容服务带 Bearer", LIMITS, async (t) => {
   for (const wire of WIRES) {
     const server = await startReplayServer(t, [{ body: fixture(wire, "text.sse") }, { body: fixture(wire, wire.toolFixture) }]);
     const model = providerModel(wire, server.origin);
@@ -176,7 +176,7 @@ test("Lab 5.7 · 两种协议经本机回放服务器：正常回合与工具回
   }
 });
 
-test("Lab 5.7 · 429 带 retry-after（两种协议）：按它等一次再发，onRetry 听到，第二次的回合正常", LIMITS, async (t) => {
+test("工厂 · 429 带 retry-after（两种协议）：按它等一次再发，onRetry 听到，第二次的回合正常", LIMITS, async (t) => {
   for (const wire of WIRES) {
     const { sleep, waits } = recordingSleep();
     const retries: RetryInfo[] = [];
@@ -200,7 +200,7 @@ test("Lab 5.7 · 429 带 retry-after（两种协议）：按它等一次再发�
   }
 });
 
-test("Lab 5.7 · 401（两种协议）：不重试，failure 是 PROVIDER_UNAUTHORIZED，说明去检查哪个环境变量", LIMITS, async (t) => {
+test("工厂 · 401（两种协议）：不重试，failure 是 PROVIDER_UNAUTHORIZED，说明去检查哪个环境变量", LIMITS, async (t) => {
   for (const wire of WIRES) {
     const { sleep, waits } = recordingSleep();
     const { turn, server } = await turnOf(t, wire, [{ status: 401, body: fixture(wire, "http-401.json") }], { sleep });
@@ -214,7 +214,7 @@ test("Lab 5.7 · 401（两种协议）：不重试，failure 是 PROVIDER_UNAUTH
 });
 
 test(
-  "Lab 5.7 · 过载：529 与回答开始前的 overloaded_error 事件都会重试，回答途中的不重试；OpenAI 兼容服务的 503 也重试；重试用完是 PROVIDER_OVERLOADED",
+  "工厂 · 过载：529 与回答开始前的 overloaded_error 事件都会重试，回答途中的不重试；OpenAI 兼容服务的 503 也重试；重试用完是 PROVIDER_OVERLOADED",
   LIMITS,
   async (t) => {
     const [anthropic, openai] = WIRES as [Wire, Wire];
@@ -248,7 +248,7 @@ test(
   },
 );
 
-test("Lab 5.7 · 连接在回答途中断开（两种协议）：PROVIDER_STREAM_ENDED，已到达的文字保留，不重试", LIMITS, async (t) => {
+test("工厂 · 连接在回答途中断开（两种协议）：PROVIDER_STREAM_ENDED，已到达的文字保留，不重试", LIMITS, async (t) => {
   for (const wire of WIRES) {
     const { turn, server } = await turnOf(t, wire, [
       { body: firstEvents(fixture(wire, "text.sse"), wire.textEvents), drop: true },
@@ -262,7 +262,7 @@ test("Lab 5.7 · 连接在回答途中断开（两种协议）：PROVIDER_STREAM
   }
 });
 
-test("Lab 5.7 · 连接被拒（两种协议）：PROVIDER_UNREACHABLE，说明要检查的地址设置，不重试", LIMITS, async () => {
+test("工厂 · 连接被拒（两种协议）：PROVIDER_UNREACHABLE，说明要检查的地址设置，不重试", LIMITS, async () => {
   const origin = `http://127.0.0.1:${await closedPort()}`;
   for (const wire of WIRES) {
     const { sleep, waits } = recordingSleep();
@@ -278,7 +278,7 @@ test("Lab 5.7 · 连接被拒（两种协议）：PROVIDER_UNREACHABLE，说明�
   }
 });
 
-test("Lab 5.7 · 沉默的服务是 PROVIDER_TIMEOUT；Ctrl-C（工厂的 signal 或回合的 signal）让回合立刻以 aborted 结束，保留已到达的文字", LIMITS, async (t) => {
+test("工厂 · 沉默的服务是 PROVIDER_TIMEOUT；Ctrl-C（工厂的 signal 或回合的 signal）让回合立刻以 aborted 结束，保留已到达的文字", LIMITS, async (t) => {
   for (const wire of WIRES) {
     const silent = await turnOf(t, wire, [{ hang: true }], { timeoutMs: 50 });
     assert.equal(silent.turn.failure?.code, "PROVIDER_TIMEOUT", wire.provider);
@@ -301,7 +301,7 @@ test("Lab 5.7 · 沉默的服务是 PROVIDER_TIMEOUT；Ctrl-C（工厂的 signal
   }
 });
 
-test("Lab 5.7 · 密钥从不出现：错误消息、错误的属性、回合、onRetry 和打印出来的内容里都没有 key", LIMITS, async (t) => {
+test("工厂 · 密钥从不出现：错误消息、错误的属性、回合、onRetry 和打印出来的内容里都没有 key", LIMITS, async (t) => {
   const keys = [ANTHROPIC_KEY, OPENAI_KEY];
   const printed: string[] = [];
   for (const method of ["log", "error", "warn", "info", "debug"] as const)

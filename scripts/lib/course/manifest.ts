@@ -28,6 +28,8 @@
  * solutions:                   # optional; correct solutions kept green (in `files`): each, built in
  *   - scripts/test/support/solutions/12/a-functional.ts   # place of the one teaching file, passes
  *                              # every focused test and declares the starter's surface (`verify`)
+ *   - file: scripts/test/support/solutions/05/a-sse.ts    # with several teaching files, each entry
+ *     replaces: packages/pi-course/src/sse.ts             # names the one it replaces (a starter's `to`)
  * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
  *   text: chapters/12-challenge.md   # optional; its rules (in `files`), a text of their own that
  *                              # the practice folder gets with the tests; `chapter_section`
@@ -59,6 +61,8 @@
  *   includes the manifest itself (otherwise the chapter's data would leak into the base);
  * - every starter `from`/`to`, every focused test, every provided file and the text are
  *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
+ * - a `solutions` entry is a path (the chapter has exactly one teaching file, which it
+ *   replaces) or `{ file, replaces }` with `replaces` a starter's `to` (any number of them);
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
  * - a lab's `declarations` are identifiers, its `sections` section numbers (`11`, `3.4`, a contract appendix's `C3.2`), its
  *   `challenge` entries files of `challenge.tests`; a fault under a lab is that lab's (a `lab`
@@ -156,6 +160,17 @@ export interface FaultSpec {
   outsideLab?: true;
 }
 
+/**
+ * A kept solution as the manifest names it: the file (a whole teaching file written another
+ * way) and the teaching file it stands in for. In a chapter of one teaching file the manifest
+ * may write the path alone; `replaces` is then that file.
+ */
+export interface KeptSolutionSpec {
+  file: string;
+  /** The teaching file (a starter's `to`) the solution is built in place of. */
+  replaces: string;
+}
+
 /** One theme of a chapter's challenge tier: a test file and its title. */
 export interface ChallengeTest {
   file: string;
@@ -173,8 +188,8 @@ export interface ChapterManifest {
   provided: string[];
   /** The chapter text (Chinese), when the chapter has one. */
   text?: string;
-  /** Correct solutions of the chapter's one teaching file that `verify` keeps green (empty when none). */
-  solutions: string[];
+  /** Correct solutions that `verify` keeps green, each with the teaching file it replaces (empty when none). */
+  solutions: KeptSolutionSpec[];
   /** The challenge tier's test files, by theme (empty when the chapter has none). */
   challenge: ChallengeTest[];
   /** Files the challenge tests import (fixtures), copied into the practice folder with them. */
@@ -195,6 +210,7 @@ const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "f
 const CHALLENGE_KEYS = new Set(["text", "tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
 const STARTER_KEYS = new Set(["from", "scaffold", "to"]);
+const SOLUTION_KEYS = new Set(["file", "replaces"]);
 const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations", "sections", "challenge", "hints", "faults"]);
 /** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
 export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
@@ -341,16 +357,30 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
   });
   const chapterText = raw.text === undefined ? undefined : claimed(c.repoPath(raw.text, "text"), "text");
 
-  const solutions: string[] = [];
+  const solutions: KeptSolutionSpec[] = [];
   c.array(raw.solutions ?? [], "solutions").forEach((entry, i) => {
     const field = `solutions[${i}]`;
-    const p = claimed(c.repoPath(entry, field), field);
-    if (starters.length !== 1) c.fail("solutions", "只在只有一个教学文件（一个 starter）的章节里使用的字段");
-    if (!p.endsWith(".ts") || solutions.includes(p)) c.fail(field, "不重复的 .ts 文件", p);
+    if (starters.length === 0) c.fail("solutions", "只在有教学文件（starter）的章节里使用的字段");
+    let p: string;
+    let replaces: string;
+    if (typeof entry === "string") {
+      if (starters.length !== 1) c.fail(field, "{ file, replaces } 的映射（这一章有几个教学文件，要说出它替换哪一个）", entry);
+      p = claimed(c.repoPath(entry, field), field);
+      replaces = starters[0]!.to;
+    } else {
+      const s = c.record(entry, field);
+      c.keys(s, SOLUTION_KEYS, field);
+      p = claimed(c.repoPath(s.file, `${field}.file`), `${field}.file`);
+      replaces = c.repoPath(s.replaces, `${field}.replaces`);
+      if (!starters.some((starter) => starter.to === replaces)) {
+        c.fail(`${field}.replaces`, `一个教学文件（starters 的 to 之一：${starters.map((starter) => starter.to).join("、")}）`, replaces);
+      }
+    }
+    if (!p.endsWith(".ts") || solutions.some((kept) => kept.file === p)) c.fail(field, "不重复的 .ts 文件", p);
     if ([...starters.flatMap((s) => [s.from, s.to]), ...focusedTests, ...provided, chapterText].includes(p)) {
       c.fail(field, "既不是 starter、教学文件、聚焦测试、提供的文件也不是正文的文件", p);
     }
-    solutions.push(p);
+    solutions.push({ file: p, replaces });
   });
 
   const challenge: ChallengeTest[] = [];

@@ -12,6 +12,7 @@
  * splices. A starter's lines name their origin, so a leak names the scaffold line to fix.
  */
 import { deriveStarterWithOrigins, type ScaffoldLab } from "../ts/derive-starter.js";
+import { parseModule, topLevelDeclarations } from "../ts/source.js";
 import type { StarterOverlay } from "./manifest.js";
 
 /** One teaching file's starter, as the learner gets it. */
@@ -31,12 +32,19 @@ export interface Starter {
  * The starter of `overlay` (one of `manifest.starters`), with `read` giving the text of a
  * course file (repo-relative) at the revision wanted: the working tree, a commit. A derived
  * starter reads the scaffold and the reference and throws what `deriveStarter` throws
- * (`SCAFFOLD_*`, `TS_SYNTAX`); `read`'s own errors pass through.
+ * (`SCAFFOLD_*`, `TS_SYNTAX`); `read`'s own errors pass through. The scaffold has the sites of
+ * the labs' declarations that its reference declares (another teaching file's are another
+ * scaffold's).
  */
 export function starterOf(manifest: { labs: readonly ScaffoldLab[] }, overlay: StarterOverlay, read: (file: string) => string): Starter {
   const base = { teachingFile: overlay.to, source: overlay.from };
   if (overlay.scaffold !== true) return { ...base, derived: false, text: read(overlay.from), origin: (line) => ({ file: overlay.from, line }) };
-  const derived = deriveStarterWithOrigins(read(overlay.to), read(overlay.from), manifest.labs, { reference: overlay.to, scaffold: overlay.from });
+  const reference = read(overlay.to);
+  // A chapter of several teaching files: this scaffold holds the sites of the lab declarations its
+  // own reference declares; a name no reference declares is `verify`'s to report (`lab-address.ts`).
+  const declared = new Set(topLevelDeclarations(parseModule(reference, overlay.to)).map((declaration) => declaration.name));
+  const labs = manifest.labs.map((lab) => ({ id: lab.id, declarations: lab.declarations.filter((name) => declared.has(name)) }));
+  const derived = deriveStarterWithOrigins(reference, read(overlay.from), labs, { reference: overlay.to, scaffold: overlay.from });
   return {
     ...base,
     derived: true,

@@ -81,16 +81,18 @@ export interface AuthorRunOptions {
   /** Called as each fault finishes (in completion order, which differs from the given order with several workers). */
   onResult?(result: FaultResult): void;
   /**
-   * Correct solutions of the chapter's one teaching file (the manifest's `solutions`, read),
-   * run in the same scratch copy and build: each must compile, pass every focused test and
-   * declare the reference's public surface (see `SolutionResult`).
+   * Correct solutions of the chapter's teaching files (the manifest's `solutions`, read), run
+   * in the same scratch copy and build: each must compile, pass every focused test and
+   * declare the public surface of the reference it replaces (see `SolutionResult`).
    */
   solutions?: readonly KeptSolution[];
 }
 
-/** A kept solution: its name (the file's, for messages) and the text that replaces the teaching file. */
+/** A kept solution: its name (the file's, for messages), the teaching file it replaces and its text. */
 export interface KeptSolution {
   name: string;
+  /** The teaching file (repo-relative, a starter's `to`) the text stands in for. */
+  replaces: string;
   text: string;
 }
 
@@ -235,9 +237,10 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
   const { manifest, signal, faults } = options;
   const solutions = options.solutions ?? [];
   if (faults.length === 0 && solutions.length === 0) return { faults: [], solutions: [] };
-  const teachingFile = manifest.starters[0]?.to;
-  if (solutions.length > 0 && (teachingFile === undefined || manifest.starters.length !== 1)) {
-    throw new CourseError("FAULT_INVALID", `第 ${manifest.id} 章的 solutions 要求恰好一个教学文件（starter）`);
+  for (const solution of solutions) {
+    if (!manifest.starters.some((starter) => starter.to === solution.replaces)) {
+      throw new CourseError("FAULT_INVALID", `解答 ${solution.name}：${solution.replaces} 不是第 ${manifest.id} 章的教学文件（starter）`);
+    }
   }
   const dir = await prepareScratch(options.sourceRoot, manifest, options.nodeModules, options.scratchParent);
   const runOptions = { ...(signal ? { signal } : {}), timeoutMs: options.timeoutMs ?? FAULT_RUN_TIMEOUT_MS };
@@ -257,8 +260,8 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
       edits.push({ fault, text, bytesBack: Buffer.from(injected.undo(text), "utf8").equals(Buffer.from(original, "utf8")) });
     }
     for (const [index, edit] of edits.entries()) await writeFile(path.join(dir, ...mutantPath(edit.fault.file, index).split("/")), edit.text);
-    // Each kept solution after the faults, as one more edit of the teaching file: the whole file.
-    const solutionFiles = solutions.map((_, j) => mutantPath(teachingFile!, edits.length + j));
+    // Each kept solution after the faults, as one more edit of the teaching file it replaces: the whole file.
+    const solutionFiles = solutions.map((solution, j) => mutantPath(solution.replaces, edits.length + j));
     for (const [j, solution] of solutions.entries()) await writeFile(path.join(dir, ...solutionFiles[j]!.split("/")), solution.text);
 
     // One compiler run builds the reference and every edit; only the edits may have errors.
@@ -300,23 +303,29 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
       };
     };
 
-    /** Every kept solution: compiled, every focused test run and passed, and its declarations the reference's. */
+    /**
+     * Every kept solution: compiled, every focused test run and passed, and its declarations the
+     * reference's. The focused tests that import the replaced file import the solution instead;
+     * the others run beside them as they are, so that every focused test is counted.
+     */
     const runSolutions = async (kept: readonly KeptSolution[], files: readonly string[], first: number): Promise<SolutionResult[]> => {
       if (kept.length === 0) return [];
       // The one build above emitted declarations for the reference and every edit (`declaration: true`); each is read on its own.
       const declarationsOf = (file: string) => readFile(path.join(dir, ...declarationPathOf(file).split("/")), "utf8").catch(() => undefined);
-      const reference = await declarationsOf(teachingFile!);
       return inPool(kept, workers, async (solution) => {
         const j = kept.indexOf(solution);
+        const teachingFile = solution.replaces;
         const result: SolutionResult = { name: solution.name, ok: false, passed: 0, total: names.length };
         const errors = diagnosticsOf(diagnostics, files[j]!);
-        if (errors.length > 0) return { ...result, detail: `无法编译：${errors[0]!.replace(files[j]!, teachingFile!)}` };
-        const { tests, remove } = await testsOf(teachingFile!, first + j);
-        const run = await runFaultTests(dir, tests, undefined, names.length, runOptions);
+        if (errors.length > 0) return { ...result, detail: `无法编译：${errors[0]!.replace(files[j]!, teachingFile)}` };
+        const { tests, originals, remove } = await testsOf(teachingFile, first + j);
+        const others = manifest.focusedTests.map(distPathOf).filter((test) => !originals.includes(test));
+        const run = await runFaultTests(dir, [...tests, ...others], undefined, names.length, runOptions);
         await remove();
         if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
         const passedTests = [...topLevelResults(run.records)].filter(([, ok]) => ok).map(([name]) => name);
         const failed = names.filter((name) => !passedTests.includes(name));
+        const reference = await declarationsOf(teachingFile);
         const mine = await declarationsOf(files[j]!);
         const difference =
           reference === undefined || mine === undefined ? "声明文件没有生成" : firstDeclarationDifference(reference, mine, ["参考实现", "这份解答"]);

@@ -430,9 +430,9 @@ const faults = step({
     // The kept solutions, built and run in the same scratch copy: their first line may switch
     // type checks off where they are stored (outside the package), never where they are built.
     const solutions: KeptSolution[] = [];
-    for (const file of manifest.solutions) {
+    for (const { file, replaces } of manifest.solutions) {
       const text = await readFileAt(course.repo, course.checkpoint.chapter.target, file, gitSignal(env));
-      solutions.push({ name: path.posix.basename(file, ".ts"), text: text.replace(/^\/\/ @ts-nocheck[^\n]*\n/, "") });
+      solutions.push({ name: path.posix.basename(file, ".ts"), replaces, text: text.replace(/^\/\/ @ts-nocheck[^\n]*\n/, "") });
     }
     try {
       const results = await runAuthorChecks({

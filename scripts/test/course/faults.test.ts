@@ -168,7 +168,7 @@ test("the practice copy of a manifest keeps exercise faults without reference te
   // The kept solutions are answers the folder does not hold: its manifest keeps none of them to run.
   const withSolutions =
     miniManifest().replace("  - checkpoints/98.yaml\n", "  - checkpoints/98.yaml\n  - solutions/98/a-kept.ts\n") + "solutions: [solutions/98/a-kept.ts]\n";
-  assert.deepEqual(manifestOf(withSolutions).solutions, ["solutions/98/a-kept.ts"]);
+  assert.deepEqual(manifestOf(withSolutions).solutions, [{ file: "solutions/98/a-kept.ts", replaces: "packages/pi-course/src/mini.ts" }]);
   const practiceCopy = learnerManifestText(withSolutions, manifestOf(withSolutions));
   assert.equal(parseDocument(practiceCopy).get("solutions"), undefined);
   assert.deepEqual(parseManifest(practiceCopy, "checkpoints/98.yaml").solutions, []);

@@ -57,7 +57,41 @@ test("a valid manifest parses, keeping every field and passing faults through", 
     ),
     "checkpoints/12.yaml",
   );
-  assert.deepEqual(kept.solutions, ["x/a-kept.ts"]);
+  assert.deepEqual(kept.solutions, [{ file: "x/a-kept.ts", replaces: "packages/pi-course/src/resources.ts" }]);
+});
+
+test("a solutions entry names the teaching file it replaces: optional with one teaching file, required with several", () => {
+  const twoStarters = VALID.replace(
+    "  - checkpoints/12.yaml\n",
+    "  - checkpoints/12.yaml\n  - x/a-kept.ts\n  - x/b-kept.ts\n  - starters/12-types.ts\n",
+  ).replace(
+    "    to: packages/pi-course/src/resources.ts\n",
+    "    to: packages/pi-course/src/resources.ts\n  - from: starters/12-types.ts\n    to: packages/pi-course/src/resource-files.ts\n",
+  );
+  const withSolutions = (solutions: string) =>
+    parseManifest(
+      twoStarters
+        .replace("provided:\n  - packages/pi-course/src/resource-files.ts\n", "")
+        .replace("text: chapters/12.md\n", `text: chapters/12.md\n${solutions}`),
+      "checkpoints/12.yaml",
+    );
+  const kept = withSolutions(
+    "solutions:\n  - file: x/a-kept.ts\n    replaces: packages/pi-course/src/resource-files.ts\n  - { file: x/b-kept.ts, replaces: packages/pi-course/src/resources.ts }\n",
+  );
+  assert.deepEqual(kept.solutions, [
+    { file: "x/a-kept.ts", replaces: "packages/pi-course/src/resource-files.ts" },
+    { file: "x/b-kept.ts", replaces: "packages/pi-course/src/resources.ts" },
+  ]);
+  const refused = (solutions: string, field: RegExp) =>
+    assert.throws(
+      () => withSolutions(solutions),
+      (error: unknown) => error instanceof CourseError && error.code === "MANIFEST_INVALID" && field.test(error.message),
+    );
+  refused("solutions: [x/a-kept.ts]\n", /字段 solutions\[0\] 应为\{ file, replaces \}/);
+  refused("solutions:\n  - { file: x/a-kept.ts, replaces: packages/pi-course/src/types.ts }\n", /字段 solutions\[0\]\.replaces 应为一个教学文件/);
+  refused("solutions:\n  - { file: x/a-kept.ts }\n", /字段 solutions\[0\]\.replaces 应为非空字符串/);
+  refused("solutions:\n  - { file: x/a-kept.ts, replaces: packages/pi-course/src/resources.ts, lab: x }\n", /字段 solutions\[0\]\.lab 应为以下之一/);
+  refused("solutions:\n  - { file: x/z.ts, replaces: packages/pi-course/src/resources.ts }\n", /字段 solutions\[0\]\.file 应为files 中列出的文件/);
 });
 
 test("a starters entry names a hand-kept starter (from) or the scaffold its starter is derived from (scaffold)", () => {

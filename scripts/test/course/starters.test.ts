@@ -89,6 +89,24 @@ test("readStarters reads each file once and gives the starters in manifest order
   assert.deepEqual(reads.sort(), ["src/stem.ts", "starters/09-stem.scaffold.ts", "starters/09-stem.ts"]);
 });
 
+test("starterOf: in a chapter of several teaching files, each scaffold holds the sites of the lab declarations its own reference declares", () => {
+  const other = `/** Chapter 09 · another teaching file. */\n\n// ── Lab 9.2 · size ──\n\n/** The size of a file. */\nexport function size(bytes: Uint8Array): number {\n  return bytes.length;\n}\n`;
+  const files: Record<string, string> = {
+    ...FILES,
+    "src/size.ts": other,
+    "starters/09-size.scaffold.ts": `/** Chapter 09 — the second starter. */\n\nfunction size() {\n  // 🔨 Lab 9.2：size\n  void bytes;\n  throw new Error("Lab 9.2 size 尚未实现");\n}\n`,
+  };
+  const labs = [...LABS, { id: "9.2", declarations: ["size"] }];
+  const [stem, size] = [
+    { from: "starters/09-stem.scaffold.ts", to: "src/stem.ts", scaffold: true as const },
+    { from: "starters/09-size.scaffold.ts", to: "src/size.ts", scaffold: true as const },
+  ].map((overlay) => starterOf({ labs }, overlay, (file) => files[file] ?? assert.fail(`${file} was not expected to be read`)).text);
+  assert.match(stem!, /export function stem\(file: string\): string \{\n  \/\/ 🔨 Lab 9\.1：base name/);
+  assert.doesNotMatch(stem!, /size/);
+  assert.match(size!, /export function size\(bytes: Uint8Array\): number \{\n  \/\/ 🔨 Lab 9\.2：size/);
+  assert.doesNotMatch(size!, /bytes\.length/);
+});
+
 /**
  * The proof of a conversion: while a chapter's hand-kept starter is still in the tree beside
  * its new scaffold (`starters/NN-x.ts` and `starters/NN-x.scaffold.ts`), the derived starter is

@@ -19,7 +19,7 @@ import {
 } from "../../lib/testing/fault-runs.js";
 import { authorFaults, type Fault } from "../../lib/course/faults.js";
 import { loadManifest } from "../../lib/course/manifest.js";
-import { MINI_FILE, MINI_REFERENCE, MINI_TEST, makeMiniCourse, repoRoot } from "../support/fault-fixture.js";
+import { MINI_FILE, MINI_REFERENCE, MINI_TEST, MINI_TEST_FILE, makeMiniCourse, miniManifest, repoRoot, writeTree } from "../support/fault-fixture.js";
 import { fault } from "../support/fault-fixture.js";
 
 const NODE_MODULES = path.join(repoRoot, "node_modules");
@@ -170,10 +170,10 @@ test("kept solutions, built with the faults: one written another way passes; a f
   const root = await makeMiniCourse(t);
   const manifest = await loadManifest(root, "98");
   const solutions = [
-    { name: "a-sum", text: MINI_REFERENCE.replace("return n * 2;", "return n + n;") },
-    { name: "b-triple", text: MINI_REFERENCE.replace("return n * 2;", "return n * 3;") },
-    { name: "c-extra", text: `${MINI_REFERENCE}export function extra(): number {\n  return 1;\n}\n` },
-    { name: "d-typo", text: MINI_REFERENCE.replace("return n * 2;", 'return n * "2";') },
+    { name: "a-sum", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", "return n + n;") },
+    { name: "b-triple", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", "return n * 3;") },
+    { name: "c-extra", replaces: MINI_FILE, text: `${MINI_REFERENCE}export function extra(): number {\n  return 1;\n}\n` },
+    { name: "d-typo", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", 'return n * "2";') },
   ];
   const results = await runAuthorChecks({ sourceRoot: root, manifest, faults: [fault()], solutions, nodeModules: NODE_MODULES });
   assert.deepEqual(
@@ -195,6 +195,49 @@ test("kept solutions, built with the faults: one written another way passes; a f
     /公开接口与参考实现不同，第 \d+ 行：参考实现「（没有）」，这份解答「export declare function extra\(\): number;」/,
   );
   assert.match(results.solutions[3]?.detail ?? "", /无法编译：packages\/pi-course\/src\/mini\.ts\(/);
+});
+
+test("kept solutions of a chapter with two teaching files: each is built in place of the file it replaces, and every focused test counts", async (t) => {
+  const root = await makeMiniCourse(t);
+  const twice = "packages/pi-course/src/mini-twice.ts";
+  const twiceReference = `import { double } from "./mini.js";\n\nexport function quadruple(n: number): number {\n  return double(double(n));\n}\n`;
+  await writeTree(root, {
+    [twice]: twiceReference,
+    "packages/pi-course/test/98-twice.test.ts": `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { quadruple } from "../src/mini-twice.js";\n\ntest("Lab 98.1 · quadruples", () => {\n  assert.equal(quadruple(3), 12);\n});\n`,
+    "starters/98-twice.ts": `export function quadruple(n: number): number {\n  void n;\n  throw new Error("Lab 98.1 doubling 尚未实现");\n}\n`,
+    "checkpoints/98.yaml": miniManifest()
+      .replace("  - checkpoints/98.yaml\n", `  - checkpoints/98.yaml\n  - ${twice}\n  - packages/pi-course/test/98-twice.test.ts\n  - starters/98-twice.ts\n`)
+      .replace(`    to: ${MINI_FILE}\n`, `    to: ${MINI_FILE}\n  - from: starters/98-twice.ts\n    to: ${twice}\n`)
+      .replace(`  - ${MINI_TEST_FILE}\nlabs:`, `  - ${MINI_TEST_FILE}\n  - packages/pi-course/test/98-twice.test.ts\nlabs:`)
+      .replace("    tests: 2\n    scaffoldError: Lab 98.1", "    tests: 3\n    scaffoldError: Lab 98.1"),
+  });
+  const manifest = await loadManifest(root, "98");
+  assert.equal(manifest.starters.length, 2);
+  const solutions = [
+    { name: "a-sum", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", "return n + n;") },
+    { name: "b-times-four", replaces: twice, text: twiceReference.replace("return double(double(n));", "return n * 4;") },
+    { name: "c-times-three", replaces: twice, text: twiceReference.replace("return double(double(n));", "return n * 3;") },
+  ];
+  const results = await runAuthorChecks({ sourceRoot: root, manifest, faults: [fault()], solutions, nodeModules: NODE_MODULES });
+  assert.deepEqual(
+    results.solutions.map((r) => [r.name, r.ok, r.passed, r.total]),
+    [
+      ["a-sum", true, 5, 5],
+      ["b-times-four", true, 5, 5],
+      ["c-times-three", false, 4, 5],
+    ],
+  );
+  assert.match(results.solutions[2]?.detail ?? "", /没有通过：“Lab 98\.1 · quadruples”$/);
+  await assert.rejects(
+    runAuthorChecks({
+      sourceRoot: root,
+      manifest,
+      faults: [],
+      solutions: [{ ...solutions[0]!, replaces: "packages/pi-course/src/other.ts" }],
+      nodeModules: NODE_MODULES,
+    }),
+    { code: "FAULT_INVALID" },
+  );
 });
 
 test("author mode: a drifted reference is FAULT_DRIFTED before anything is built", async (t) => {

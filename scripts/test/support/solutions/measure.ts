@@ -14,16 +14,19 @@
  *                             own folder of solutions, mistakes.yaml and, when it has one, rule-probes.ts
  *
  * What a chapter's measurement needs comes from its manifest `checkpoints/NN.yaml`: the
- * starter and the teaching file it overlays, the focused lab test file, the labs and how
- * many tests each has. Every `<letter>-<style>.ts` file of the chapter's folder is a solution.
+ * starters and the teaching files they overlay, the focused lab test files, the labs and how
+ * many tests each has. Every `<letter>-<style>.ts` file of the chapter's folder is a solution;
+ * in a chapter of several teaching files the manifest's `solutions:` entry of each names the
+ * file it replaces (`{ file, replaces }`), and a mistake on the reference names the teaching
+ * file it edits (`file:`; a mistake on a solution edits the file that solution replaces).
  *
- * Each solution is built in place of the teaching file (`packages/pi-course/src/resources.ts`,
- * `runtime.ts`) inside a copy of
+ * Each solution is built in place of its teaching file (`packages/pi-course/src/resources.ts`,
+ * `runtime.ts`), every other teaching file being the reference, inside a copy of
  * the course package in a temporary folder (src, test, tsconfig.json, package.json, plus
  * the repo's tsconfig.base.json; node_modules is a symlink to the repo's), with the
- * course's own TypeScript (the package's tsconfig narrowed to the lab test file and what it
- * imports), and then `node --test` runs the chapter's lab test file there.
- * The public declarations it emits must equal the starter's (comments aside).
+ * course's own TypeScript (the package's tsconfig narrowed to the lab test files and what they
+ * import), and then `node --test` runs the chapter's lab test files there.
+ * The public declarations it emits for its teaching file must equal that starter's (comments aside).
  *
  * With `--mistakes`, every mistake (one exact, single-occurrence `find` → `replace` edit of
  * one solution) is built and tested the same way. A mistake that does not compile is
@@ -61,21 +64,32 @@ const MEASURE_TSCONFIG = "tsconfig.measure.json";
 /** A test run that takes longer than this is ended; its unfinished tests count as failed. */
 const TEST_TIMEOUT_MS = 120_000;
 
+/** One teaching file of a chapter: what a solution or a mistake replaces. */
+export interface TeachingTarget {
+  /** The teaching file, repo-relative. */
+  file: string;
+  /** Its emitted declarations, repo-relative. */
+  declarations: string;
+  /** Its starter's text: the hand-kept file, or derived from the reference and the scaffold (`course/starters.ts`). */
+  starter: string;
+  /** The reference's text. */
+  reference: string;
+}
+
 /** What measuring one chapter needs, read from its manifest and its folder of solutions. */
 export interface ChapterSetup {
   id: string;
   /** Where the solutions, mistakes.yaml and rule-probes.ts live. */
   dir: string;
-  /** The teaching file a solution replaces, repo-relative. */
-  target: string;
-  /** The lab test file: its source (repo-relative) and its compiled file (repo-relative). */
-  labSource: string;
-  labTests: string;
-  /** The emitted declarations of the teaching file, repo-relative. */
-  declarations: string;
-  /** The starter's text: the hand-kept file, or derived from the reference and the scaffold (`course/starters.ts`). */
-  starter: string;
+  /** The teaching files, in the manifest's order of starters. */
+  targets: TeachingTarget[];
+  /** The lab test files: their sources (repo-relative) and their compiled files (repo-relative). */
+  labSources: string[];
+  labTests: string[];
+  /** The solutions' names (their files without `.ts`), sorted. */
   solutions: string[];
+  /** The teaching file each solution replaces. */
+  replaces: Map<string, string>;
   labs: string[];
   /** How many lab tests the chapter has (the sum of its labs' `tests`). */
   expectedTests: number;
@@ -91,32 +105,51 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
   const manifest = parseYaml(readFileSync(manifestFile, "utf8")) as {
     starters?: { from?: string; scaffold?: string; to: string }[];
     focusedTests?: string[];
+    solutions?: (string | { file: string; replaces: string })[];
     labs?: { id: string; tests: number; declarations?: string[] }[];
   };
-  const entry = manifest.starters?.[0];
-  const starter: StarterOverlay | undefined =
-    entry === undefined ? undefined : entry.scaffold !== undefined ? { from: entry.scaffold, to: entry.to, scaffold: true } : { from: entry.from ?? "", to: entry.to };
-  const focused = manifest.focusedTests?.[0];
-  if (starter === undefined || focused === undefined || manifest.labs === undefined) throw new Error(`chapter ${id}: the manifest names no starter, focused test or labs`);
+  const overlays: StarterOverlay[] = (manifest.starters ?? []).map((entry) =>
+    entry.scaffold !== undefined ? { from: entry.scaffold, to: entry.to, scaffold: true } : { from: entry.from ?? "", to: entry.to },
+  );
+  const focused = manifest.focusedTests ?? [];
+  const labs = manifest.labs;
+  if (overlays.length === 0 || focused.length === 0 || labs === undefined) throw new Error(`chapter ${id}: the manifest names no starter, focused test or labs`);
   const compiled = (source: string) => source.replace(/^packages\/pi-course\//, `${PACKAGE}/dist/`).replace(/\.ts$/, ".js");
+  const read = (file: string) => readFileSync(path.join(repo, ...file.split("/")), "utf8");
+  const targets = overlays.map((overlay) => ({
+    file: overlay.to,
+    declarations: compiled(overlay.to).replace(/\.js$/, ".d.ts"),
+    starter: starterOf({ labs: labs.map((lab) => ({ id: lab.id, declarations: lab.declarations ?? [] })) }, overlay, read).text,
+    reference: read(overlay.to),
+  }));
+  const solutions = readdirSync(dir)
+    .filter((name) => SOLUTION_FILE.test(name))
+    .sort()
+    .map((name) => name.slice(0, -".ts".length));
+  const named = new Map(
+    (manifest.solutions ?? []).flatMap((entry) => (typeof entry === "string" ? [] : [[path.posix.basename(entry.file, ".ts"), entry.replaces] as const])),
+  );
+  const replaces = new Map(
+    solutions.map((name) => {
+      const file = named.get(name) ?? (targets.length === 1 ? targets[0]!.file : undefined);
+      if (file === undefined || !targets.some((target) => target.file === file)) {
+        throw new Error(`chapter ${id}: solution ${name} replaces no teaching file (list it under the manifest's solutions: as { file, replaces })`);
+      }
+      return [name, file] as const;
+    }),
+  );
   const probesSource = path.join(dir, "rule-probes.ts");
   const probesPlaced = `${PACKAGE}/test/${id}-rule-probes.test.ts`;
   return {
     id,
     dir,
-    target: starter.to,
-    labSource: focused,
-    labTests: compiled(focused),
-    declarations: compiled(starter.to).replace(/\.js$/, ".d.ts"),
-    starter: starterOf({ labs: manifest.labs.map((lab) => ({ id: lab.id, declarations: lab.declarations ?? [] })) }, starter, (file) =>
-      readFileSync(path.join(repo, ...file.split("/")), "utf8"),
-    ).text,
-    solutions: readdirSync(dir)
-      .filter((name) => SOLUTION_FILE.test(name))
-      .sort()
-      .map((name) => name.slice(0, -".ts".length)),
-    labs: manifest.labs.map((lab) => lab.id),
-    expectedTests: manifest.labs.reduce((sum, lab) => sum + lab.tests, 0),
+    targets,
+    labSources: focused,
+    labTests: focused.map(compiled),
+    solutions,
+    replaces,
+    labs: labs.map((lab) => lab.id),
+    expectedTests: labs.reduce((sum, lab) => sum + lab.tests, 0),
     ...(existsSync(probesSource) ? { probes: { source: probesSource, placed: probesPlaced, compiled: compiled(probesPlaced) } } : {}),
   };
 }
@@ -128,6 +161,14 @@ interface Mistake {
   rule: string;
   find: string;
   replace: string;
+  /** The teaching file the mistake edits: its base's (a solution's), or named by `file:` (the reference's). */
+  file: string;
+}
+
+/** One build and test run: `text` in place of the teaching file `file`, every other teaching file the reference. */
+export interface Edit {
+  file: string;
+  text: string;
 }
 
 export interface TestOutcome {
@@ -191,6 +232,8 @@ class Workspace {
   readonly dir: string;
   readonly #compiler: Compiler;
   readonly #chapter: ChapterSetup;
+  /** What each teaching file of the copy holds now. */
+  readonly #written = new Map<string, string>();
 
   constructor(compiler: Compiler, chapter: ChapterSetup, repo: string) {
     this.#compiler = compiler;
@@ -208,27 +251,32 @@ class Workspace {
     // Only what the lab tests (and the probes) import is built: the package's own tsconfig,
     // narrowed to those entry files, which cuts a full build of the package to about a third.
     const inPackage = (file: string) => path.posix.relative(PACKAGE, file);
-    const entries = [inPackage(chapter.labSource), ...(chapter.probes === undefined ? [] : [inPackage(chapter.probes.placed)])];
+    const entries = [...chapter.labSources.map(inPackage), ...(chapter.probes === undefined ? [] : [inPackage(chapter.probes.placed)])];
     writeFileSync(
       path.join(pkg, MEASURE_TSCONFIG),
       JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { tsBuildInfoFile: "dist/.measure.tsbuildinfo" }, include: entries }, null, 2),
     );
   }
 
-  /** Puts `source` in place of the teaching file, builds, and runs the lab tests when it compiled (unless `compileOnly`). */
-  async measure(source: string, withProbes = false, compileOnly = false): Promise<RunResult> {
+  /** Puts `edit.text` in place of its teaching file (the others as the reference), builds, and runs the lab tests when it compiled (unless `compileOnly`). */
+  async measure(edit: Edit, withProbes = false, compileOnly = false): Promise<RunResult> {
     const chapter = this.#chapter;
-    const target = path.join(this.dir, ...chapter.target.split("/"));
-    writeFileSync(target, source);
+    for (const target of chapter.targets) {
+      const text = target.file === edit.file ? edit.text : target.reference;
+      // Written only when it changes: the build is incremental.
+      if (this.#written.get(target.file) !== text) writeFileSync(path.join(this.dir, ...target.file.split("/")), text);
+      this.#written.set(target.file, text);
+    }
     // No output is deleted beforehand: an incremental build re-emits only files whose output
     // changes (a test importing the teaching file is not re-emitted when the declarations stay
     // the same), and a failed build is known by its exit status, not by missing files.
     const build = await run(this.#compiler.command, [...this.#compiler.args, "-p", `${PACKAGE}/${MEASURE_TSCONFIG}`, "--pretty", "false"], this.dir);
-    const testsFile = path.join(this.dir, ...chapter.labTests.split("/"));
-    if (build.code !== 0 || !existsSync(testsFile)) return { built: false, buildOutput: build.output, tests: [], hung: false };
+    const built = chapter.labTests.every((file) => existsSync(path.join(this.dir, ...file.split("/"))));
+    if (build.code !== 0 || !built) return { built: false, buildOutput: build.output, tests: [], hung: false };
     if (compileOnly) return { built: true, buildOutput: "", tests: [], hung: false };
-    const declarations = readFileSync(path.join(this.dir, ...chapter.declarations.split("/")), "utf8");
-    const tests = await run(process.execPath, ["--test", "--test-reporter=tap", chapter.labTests], this.dir, TEST_TIMEOUT_MS);
+    const declarationsFile = chapter.targets.find((target) => target.file === edit.file)!.declarations;
+    const declarations = readFileSync(path.join(this.dir, ...declarationsFile.split("/")), "utf8");
+    const tests = await run(process.execPath, ["--test", "--test-reporter=tap", ...chapter.labTests], this.dir, TEST_TIMEOUT_MS);
     const result: RunResult = { built: true, buildOutput: build.output, tests: parseTap(tests.output), declarations, hung: tests.hung };
     if (withProbes && chapter.probes !== undefined) {
       const probes = await run(process.execPath, ["--test", "--test-reporter=tap", chapter.probes.compiled], this.dir, TEST_TIMEOUT_MS);
@@ -295,14 +343,13 @@ function occurrences(haystack: string, needle: string): number {
 /** The base a catalog names for the chapter's reference (its teaching file) rather than a kept solution. */
 const REFERENCE_BASE = "reference";
 
-/** What a mistake may edit, by its `base`: each kept solution as stored, and the reference itself. */
-function mistakeBases(chapter: ChapterSetup): Map<string, string> {
-  const bases = new Map(chapter.solutions.map((name) => [name, storedSolution(chapter, name)] as const));
-  bases.set(REFERENCE_BASE, readFileSync(path.join(courseRoot, ...chapter.target.split("/")), "utf8"));
-  return bases;
+/** The text a mistake edits: its base solution as stored, or the reference of the teaching file it names. */
+function baseOf(chapter: ChapterSetup, mistake: Mistake): string {
+  if (mistake.base !== REFERENCE_BASE) return storedSolution(chapter, mistake.base);
+  return chapter.targets.find((target) => target.file === mistake.file)!.reference;
 }
 
-function loadMistakes(chapter: ChapterSetup, file = path.join(chapter.dir, "mistakes.yaml")): Mistake[] {
+export function loadMistakes(chapter: ChapterSetup, file = path.join(chapter.dir, "mistakes.yaml")): Mistake[] {
   const raw = parseYaml(readFileSync(file, "utf8")) as unknown;
   const list = (raw as { mistakes?: unknown }).mistakes;
   if (!Array.isArray(list)) throw new Error("mistakes.yaml: expected a top-level `mistakes:` list");
@@ -312,7 +359,14 @@ function loadMistakes(chapter: ChapterSetup, file = path.join(chapter.dir, "mist
     for (const field of ["id", "lab", "base", "rule", "find", "replace"] as const) {
       if (typeof m[field] !== "string") throw new Error(`mistakes.yaml entry ${index}: field ${field} must be a string`);
     }
+    if (m.file !== undefined && typeof m.file !== "string") throw new Error(`mistakes.yaml entry ${index}: field file must be a string`);
     if (m.base !== REFERENCE_BASE && !chapter.solutions.includes(m.base!)) throw new Error(`${m.id}: unknown base ${m.base}`);
+    const file = m.base === REFERENCE_BASE ? (m.file ?? (chapter.targets.length === 1 ? chapter.targets[0]!.file : undefined)) : chapter.replaces.get(m.base!);
+    if (file === undefined || !chapter.targets.some((target) => target.file === file)) {
+      throw new Error(`${m.id}: name the teaching file it edits (file: one of ${chapter.targets.map((target) => target.file).join(", ")})`);
+    }
+    if (m.file !== undefined && m.file !== file) throw new Error(`${m.id}: base ${m.base} replaces ${file}, not ${m.file}`);
+    m.file = file;
     if (!chapter.labs.includes(m.lab!)) throw new Error(`${m.id}: unknown lab ${m.lab}`);
     if (seen.has(m.id!)) throw new Error(`${m.id}: id used twice`);
     seen.add(m.id!);
@@ -362,15 +416,24 @@ function workspaces(chapter: ChapterSetup, jobs: number, repo: string): { worker
   };
 }
 
-/** The starter's public surface, built by `workspace`. */
-async function starterShape(workspace: Workspace, chapter: ChapterSetup): Promise<string> {
-  const starter = await workspace.measure(chapter.starter);
-  if (!starter.built || starter.declarations === undefined) throw new Error(`the starter does not build:\n${starter.buildOutput}`);
-  return publicShape(starter.declarations);
+/** Each starter's public surface, by teaching file, built by `workspace` (every other teaching file the reference). */
+async function starterShapes(workspace: Workspace, chapter: ChapterSetup): Promise<Map<string, string>> {
+  const shapes = new Map<string, string>();
+  for (const target of chapter.targets) {
+    const starter = await workspace.measure({ file: target.file, text: target.starter });
+    if (!starter.built || starter.declarations === undefined) throw new Error(`the starter of ${target.file} does not build:\n${starter.buildOutput}`);
+    shapes.set(target.file, publicShape(starter.declarations));
+  }
+  return shapes;
 }
 
-function solutionRun(chapter: ChapterSetup, name: string, result: RunResult, expectedShape: string): SolutionRun {
-  const sameSurface = result.declarations !== undefined && publicShape(result.declarations) === expectedShape;
+/** Solution `name` as an edit: its teaching file and its text in place. */
+function solutionEdit(chapter: ChapterSetup, name: string): Edit {
+  return { file: chapter.replaces.get(name)!, text: inPlace(storedSolution(chapter, name)) };
+}
+
+function solutionRun(chapter: ChapterSetup, name: string, result: RunResult, shapes: ReadonlyMap<string, string>): SolutionRun {
+  const sameSurface = result.declarations !== undefined && publicShape(result.declarations) === shapes.get(chapter.replaces.get(name)!);
   const passed = result.tests.filter((test) => test.ok).length;
   const probesOk = result.probes === undefined || (result.probes.length > 0 && result.probes.every((probe) => probe.ok));
   const green = result.built && !result.hung && sameSurface && probesOk && result.tests.length === chapter.expectedTests && passed === result.tests.length;
@@ -388,9 +451,9 @@ export async function measureSolutions(id: string, options: { jobs?: number; onl
   const names = chapter.solutions.filter((name) => options.only === undefined || options.only.includes(name));
   const { workers, dispose } = workspaces(chapter, Math.max(1, Math.min(options.jobs ?? 1, names.length)), repo);
   try {
-    const expectedShape = await starterShape(workers[0]!, chapter);
-    const results = await pool(names, workers, (workspace, name) => workspace.measure(inPlace(storedSolution(chapter, name))));
-    return names.map((name, index) => solutionRun(chapter, name, results[index]!, expectedShape));
+    const shapes = await starterShapes(workers[0]!, chapter);
+    const results = await pool(names, workers, (workspace, name) => workspace.measure(solutionEdit(chapter, name)));
+    return names.map((name, index) => solutionRun(chapter, name, results[index]!, shapes));
   } finally {
     dispose();
   }
@@ -450,12 +513,12 @@ async function main(): Promise<number> {
   const { workers, dispose } = workspaces(chapter, jobs, courseRoot);
   let failed = false;
   try {
-    // The starter's declarations: the public surface every solution must keep.
-    const expectedShape = await starterShape(workers[0]!, chapter);
+    // The starters' declarations: the public surface every solution must keep.
+    const shapes = await starterShapes(workers[0]!, chapter);
 
     const solutions = chapter.solutions.filter((name) => values.only === undefined || name.startsWith(values.only) || values.mistakes === true);
     console.log(`# chapter ${chapter.id} solutions (lab tests passed/total)`);
-    const solutionRuns = await pool(solutions, workers, (workspace, name) => workspace.measure(inPlace(storedSolution(chapter, name)), withProbes));
+    const solutionRuns = await pool(solutions, workers, (workspace, name) => workspace.measure(solutionEdit(chapter, name), withProbes));
     solutions.forEach((name, index) => {
       const result = solutionRuns[index]!;
       if (!result.built) {
@@ -463,7 +526,7 @@ async function main(): Promise<number> {
         console.log(`${pad(name, 14)} DOES NOT COMPILE\n${result.buildOutput}`);
         return;
       }
-      const measured = solutionRun(chapter, name, result, expectedShape);
+      const measured = solutionRun(chapter, name, result, shapes);
       if (!measured.green) failed = true;
       const passed = result.tests.filter((test) => test.ok).length;
       let probeNote = "";
@@ -479,14 +542,13 @@ async function main(): Promise<number> {
     if (values.mistakes === true) {
       const catalog = values.catalog === undefined ? undefined : path.resolve(values.catalog);
       const all = loadMistakes(chapter, catalog).filter((m) => values.only === undefined || m.id.startsWith(values.only) || m.base === values.only);
-      const bases = mistakeBases(chapter);
       console.log(`\n# mistakes (${all.length})`);
       const runs = await pool(all, workers, async (workspace, mistake) => {
-        const base = bases.get(mistake.base)!;
+        const base = baseOf(chapter, mistake);
         const count = occurrences(base, mistake.find);
         if (count !== 1) return { mistake, verdict: `BAD FIND (${count} occurrences)`, killers: [] as TestOutcome[], result: undefined };
         const edited = base.replace(mistake.find, () => mistake.replace);
-        const result = await workspace.measure(inPlace(edited), withProbes);
+        const result = await workspace.measure({ file: mistake.file, text: inPlace(edited) }, withProbes);
         if (!result.built) return { mistake, verdict: "INVALID", killers: [] as TestOutcome[], result };
         const killers = result.tests.filter((test) => !test.ok);
         const missing = expected - result.tests.length;
@@ -553,17 +615,16 @@ async function main(): Promise<number> {
  */
 async function checkCatalogCompiles(chapter: ChapterSetup, catalog: string): Promise<number> {
   const mistakes = loadMistakes(chapter, catalog);
-  const bases = mistakeBases(chapter);
   const { workers, dispose } = workspaces(chapter, Math.min(2, Math.max(1, os.availableParallelism())), courseRoot);
-  const teaching = path.posix.relative(PACKAGE, chapter.target);
   try {
     const verdicts = await pool(mistakes, workers, async (workspace, mistake) => {
-      const base = bases.get(mistake.base)!;
+      const base = baseOf(chapter, mistake);
       const count = occurrences(base, mistake.find);
       if (count !== 1) return `BAD FIND (${count} occurrences)`;
-      const result = await workspace.measure(inPlace(base.replace(mistake.find, () => mistake.replace)), false, true);
+      const result = await workspace.measure({ file: mistake.file, text: inPlace(base.replace(mistake.find, () => mistake.replace)) }, false, true);
       if (result.built) return "ok";
-      const own = result.buildOutput.split("\n").filter((line) => line.startsWith(teaching) || line.startsWith(chapter.target));
+      const teaching = path.posix.relative(PACKAGE, mistake.file);
+      const own = result.buildOutput.split("\n").filter((line) => line.startsWith(teaching) || line.startsWith(mistake.file));
       return own.length > 0 ? `INVALID\n${own.slice(0, 5).map((line) => `    ${line}`).join("\n")}` : "INVALID (a type error outside the teaching file: the public surface changed)";
     });
     mistakes.forEach((mistake, index) => console.log(`${pad(mistake.id, 40)}${verdicts[index]}`));
