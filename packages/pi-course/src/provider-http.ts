@@ -22,7 +22,7 @@
  * and end the turn with a coded failure for anything that throws.
  */
 import { abortable, abortReason, errorMessage, TimeoutError } from "./async.js";
-import { TurnBuilder, type AssistantStream, type StreamOptions } from "./model.js";
+import { TurnBuilder, type AssistantStream, type StreamOptions, type TurnFailure } from "./model.js";
 import { apiErrorType, describeApiError, failTurn, ProviderError, redact, type ProviderErrorCode, type ProviderErrorFacts } from "./provider-error.js";
 import { parseRetryAfter, RETRYABLE_STATUSES, withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "./provider-retry.js";
 
@@ -388,18 +388,30 @@ export interface ProviderTurn<Opened> {
   read(opened: Opened, builder: TurnBuilder): Promise<void>;
 }
 
+/** A turn builder that takes the request's keys out of every failure it records. */
+class RedactingTurnBuilder extends TurnBuilder {
+  secrets: readonly string[] = [];
+
+  override fail(message: string, stopReason: "error" | "aborted" = "error", failure?: TurnFailure): boolean {
+    const clean = (text: string) => redact(text, this.secrets);
+    return super.fail(clean(message), stopReason, failure === undefined ? undefined : { ...failure, message: clean(failure.message) });
+  }
+}
+
 /**
  * Runs one turn of an HTTP provider and returns its stream at once. Guarantees: the model's
  * signal and the turn's both cancel it; the request is opened through `withRetries` with
  * the options' policy (so a retry happens only before the turn emitted anything); anything
  * that throws ends the turn through `failTurn` (a coded failure, or `aborted`), never as a
- * rejection; the merged signal's listeners are released when the turn ends.
+ * rejection; the merged signal's listeners are released when the turn ends; the key the
+ * request carries never appears in the turn's `errorMessage` or `failure`, whoever wrote them
+ * (an `error` event in the stream may quote it).
  */
 export function streamProviderTurn<Opened>(turn: ProviderTurn<Opened>): AssistantStream {
   const { options, facts } = turn;
   const merged = mergeSignals(options.signal, turn.streamOptions.signal);
   const signal = merged.signal;
-  const builder = new TurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
+  const builder = new RedactingTurnBuilder({ ...(signal ? { signal } : {}), ...(options.now ? { now: options.now } : {}) });
   const transport: TransportOptions = {
     signal,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -407,6 +419,7 @@ export function streamProviderTurn<Opened>(turn: ProviderTurn<Opened>): Assistan
   };
   void (async () => {
     const request = turn.request();
+    builder.secrets = secretsOf(request.headers);
     const opened = await withRetries((attempt) => turn.open(request, transport, attempt), {
       policy: options.retry,
       signal,

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import test from "node:test";
 import { anthropicRequest, createAnthropicModel, type AnthropicModelOptions } from "../src/anthropic.js";
 import { finalTurn, type ModelRequest } from "../src/model.js";
+import { createOpenAIModel } from "../src/openai.js";
 import { ProviderError } from "../src/provider-error.js";
 import { openStream, type HttpRequest, type TransportOptions } from "../src/provider-http.js";
 import { decideRetry, parseRetryAfter, withRetries, type RetryInfo, type RetryPolicy, type Sleep } from "../src/provider-retry.js";
@@ -322,6 +323,25 @@ test("传输 · Anthropic 模型：HTTP 错误和网络错误都是 error 回合
   );
   assert.equal(unsendable.stopReason, "error");
   assert.match(unsendable.errorMessage ?? "", /not an object/);
+});
+
+test("传输 · 流里的 error 事件引用了 key：回合的 errorMessage 和 failure 里只有 ***（两种格式，回答开始前后都一样）", async () => {
+  const key = "sk-test";
+  const echo = `invalid x-api-key ${key} (key ${key})`;
+  const midstream = fixture("anthropic", "overloaded-midstream.sse").replace('"message":"Overloaded"', `"message":"${echo}"`);
+  const early = `event: error\ndata: {"type":"error","error":{"type":"invalid_request_error","message":"${echo}"}}\n\n`;
+  const openAIMidstream = fixture("openai", "midstream-error.sse").replace("The model stopped generating because the server ran out of memory.", echo);
+  const turns = [
+    await finalTurn(createAnthropicModel(anthropicOptions(answering(midstream, 200))).stream(hi)),
+    await finalTurn(createAnthropicModel(anthropicOptions(answering(early, 200))).stream(hi)),
+    await finalTurn(createOpenAIModel({ apiKey: key, model: "gpt-oss:20b", baseUrl: "http://127.0.0.1:1", fetch: answering(openAIMidstream, 200) }).stream(hi)),
+  ];
+  for (const [i, turn] of turns.entries()) {
+    assert.equal(turn.stopReason, "error", `第 ${i + 1} 个回合`);
+    const shown = JSON.stringify({ errorMessage: turn.errorMessage, failure: turn.failure });
+    assert.equal(shown.includes(key), false, `第 ${i + 1} 个回合把 key 说了出来：${shown}`);
+    assert.match(turn.errorMessage ?? "", /invalid x-api-key \*\*\* \(key \*\*\*\)/, `第 ${i + 1} 个回合`);
+  }
 });
 
 test("传输 · Anthropic 模型：中止时请求被取消，回合立刻以 aborted 结束，保留已到达的文本", async () => {
