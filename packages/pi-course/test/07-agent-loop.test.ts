@@ -10,9 +10,13 @@
  * surface: what `runAgentLoop` resolves to or rejects with, the events its `emit` gets, the
  * requests the scripted model recorded, the calls the tools saw. Failure messages are written
  * here, in words and shown values, not left to `node:assert`'s diff (which Node versions lay
- * out differently). The rule that holds for every run (whatever the model answers, with
- * failures, cut-offs and aborts anywhere, the transcript can be sent again) is also checked as
- * a property with `holds()` (fast-check, fixed seed), beside the examples that tell the story.
+ * out differently). Rules that hold for every input are also checked as properties with
+ * `holds()` (fast-check, fixed seed), beside the examples that tell the story: whatever the
+ * model answers, with failures, cut-offs and aborts anywhere, the transcript can be sent
+ * again; each message is reported once, in order; an executor's answer, a turn's
+ * errorMessage and an abort's reason pass through unchanged, whatever they are. No bound is
+ * invented: the examples use sizes well beyond any plausible cap (10 000 messages, 150 turns,
+ * 1 000 calls, a tool answering after 2^31 ms on a fake clock).
  *
  * The tests of a lab use nothing of a later lab, so each lab turns green on its own, in order:
  * Lab 7.1's tests have no unfinished turn and no abort, Lab 7.2's no abort of the run.
@@ -23,8 +27,8 @@ import test, { type TestContext } from "node:test";
 import fc from "fast-check";
 import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent, type LoopResult } from "../src/agent-loop.js";
 import { createAnthropicModel } from "../src/anthropic.js";
-import { deferred } from "../src/async.js";
-import { TurnBuilder, type Model, type ToolSpec } from "../src/model.js";
+import { abortReason, deferred, errorMessage } from "../src/async.js";
+import { TurnBuilder, type AssistantEvent, type Model, type ModelRequest, type ToolSpec } from "../src/model.js";
 import { createOpenAIModel } from "../src/openai.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep, type ScriptedTurn } from "../src/scripted-model.js";
 import { createToolExecutor, objectSchema, stringValue, ToolRegistry, type Tool, type ToolExecutor } from "../src/tool.js";
@@ -54,7 +58,7 @@ function same(got: unknown, wanted: unknown, what: string): void {
   } catch {
     equal = false;
   }
-  expect(equal, `${what}\n应当是：${show(wanted)}\n实际是：${show(got)}`);
+  if (!equal) assert.fail(`${what}\n应当是：${show(wanted)}\n实际是：${show(got)}`);
 }
 
 /** A message as one short line: `user:a.ts 里有什么？`, `assistant:[我先读一下 a.ts。 | read#call-1-1]`, `toolResult:call-1-1!`. */
@@ -121,6 +125,11 @@ function sendable(messages: readonly AgentMessage[], label: string): void {
   expect(why === undefined, `${label}：交出的对话不能再发给模型：${why}\n对话：${show(lines(messages))}`);
 }
 
+/** A result for `call` as an executor would give it, with `change` applied. */
+function answerFor(call: ToolCall, change: Partial<ToolResultMessage>): ToolResultMessage {
+  return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [], isError: false, timestamp: 0, ...change };
+}
+
 /** The result answering `id` in `messages`. */
 function answerOf(messages: readonly AgentMessage[], id: string): ToolResultMessage | undefined {
   return messages.find((m): m is ToolResultMessage => m.role === "toolResult" && m.toolCallId === id);
@@ -145,6 +154,217 @@ async function settle(run: Promise<LoopResult>): Promise<{ result: LoopResult } 
   } catch (error) {
     if (isScaffold(error)) throw error;
     return { error };
+  }
+}
+
+/**
+ * A model whose turn `n` (from 1) is written by `write` on a builder, which also ends it: no
+ * copy of the request and no waiting between pieces, so a run of hundreds of turns or
+ * thousands of calls stays fast.
+ */
+function builderModel(name: string, write: (builder: TurnBuilder, request: ModelRequest, n: number) => void): Model {
+  let n = 0;
+  return {
+    name,
+    stream(request) {
+      const builder = new TurnBuilder({ now: () => 0 });
+      write(builder, request, ++n);
+      return builder.stream;
+    },
+  };
+}
+
+/** Writes one complete tool call on `builder`. */
+function writeCall(builder: TurnBuilder, id: string, name: string, args: unknown = {}): void {
+  builder.startToolCall(id, name);
+  builder.appendToolArguments(JSON.stringify(args));
+  builder.endBlock();
+}
+
+/** Any text: empty, only whitespace, with whitespace around it, 20 000 characters long, or random. */
+const anyText = fc.oneof(fc.string(), fc.constantFrom("", " ", "\n", "  前后有空白 \n", "长".repeat(20_000)));
+
+/** Anything a callback or an executor may throw, or an abort may carry: text, an Error, a number, null, undefined, an object. */
+const anyValue = fc.oneof(
+  anyText,
+  anyText.map((message) => new Error(message)),
+  fc.integer(),
+  fc.constantFrom<unknown>(null, undefined, { code: "E_BUSY" }),
+);
+
+/**
+ * A fake clock for timers: replaces the global `setTimeout` until `restore()`; `pass(ms)`
+ * runs, at once, every timer due within `ms` milliseconds of fake time. A timer of no delay
+ * (a yield to the event loop) is left to the real clock.
+ */
+function fakeTimeouts() {
+  const real = globalThis.setTimeout;
+  let pending: { at: number; run: () => void }[] = [];
+  const fake = (run: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const at = Number(ms ?? 0);
+    if (!(at > 0)) return real(run, 0, ...args);
+    pending.push({ at, run: () => run(...args) });
+    return real(() => {}, 0);
+  };
+  globalThis.setTimeout = fake as unknown as typeof setTimeout;
+  return {
+    pass(ms: number): void {
+      const due = pending.filter((timer) => timer.at <= ms).sort((a, b) => a.at - b.at);
+      pending = pending.filter((timer) => timer.at > ms);
+      for (const timer of due) timer.run();
+    },
+    restore(): void {
+      globalThis.setTimeout = real;
+    },
+  };
+}
+
+// ── The property: whatever the model answers, the transcript can be sent again ──
+
+type CallPlan = "ok" | "missing-file" | "unknown-tool" | "rejects" | "wrong-answer";
+type TurnPlan = { words: string; calls: CallPlan[]; ending: "auto" | "stop" | "toolUse" | "length" | "error" };
+interface RunPlan {
+  turns: TurnPlan[];
+  maxTurns: number;
+  /** Messages `takeInput` gives at each boundary: how many. */
+  queued: number[];
+  /** Abort the run when the loop emits its event number `abortAt` (Lab 7.3's property only). */
+  abortAt: number | null;
+}
+
+const callPlan = fc.constantFrom<CallPlan>("ok", "ok", "missing-file", "unknown-tool", "rejects", "wrong-answer");
+/** A turn; `finished` keeps to the endings of Lab 7.1 (no `length`, no `error`). */
+const turnPlan = (finished: boolean) =>
+  fc.record({
+    words: fc.constantFrom("", "好", "我先读一下"),
+    calls: fc.array(callPlan, { maxLength: 3 }),
+    ending: finished
+      ? fc.constantFrom<TurnPlan["ending"]>("auto", "auto", "auto", "stop", "toolUse")
+      : fc.constantFrom<TurnPlan["ending"]>("auto", "auto", "auto", "stop", "toolUse", "length", "error"),
+  });
+const runPlan = (withAbort: boolean, finished = false): fc.Arbitrary<RunPlan> =>
+  fc
+    .record({
+      turns: fc.array(turnPlan(finished), { minLength: 1, maxLength: 5 }),
+      maxTurns: fc.integer({ min: 1, max: 6 }),
+      queued: fc.array(fc.integer({ min: 0, max: 1 }), { maxLength: 4 }),
+      abortAt: withAbort ? fc.integer({ min: 0, max: 40 }) : fc.constant(null),
+    })
+    .map((plan) => (finished ? { ...plan, maxTurns: Math.min(plan.maxTurns, plan.turns.length) } : plan)); // a script that runs out is an error turn
+
+function scriptOf(plan: TurnPlan): ScriptedTurn {
+  const calls = plan.calls.map((mode) =>
+    mode === "unknown-tool" ? toolCall("nope", { mode }) : toolCall("read", { path: mode === "missing-file" ? "gone.ts" : "a.ts", mode }),
+  );
+  const base = plan.words === "" ? turn(...calls) : turn(plan.words, ...calls);
+  if (plan.ending === "error") return { ...base, error: "overloaded" };
+  return plan.ending === "auto" ? base : { ...base, stopReason: plan.ending };
+}
+
+/** Plays `plan` through the loop; reports the result (or the rejection) and what the executor was handed. */
+async function playPlan(plan: RunPlan) {
+  const controller = new AbortController();
+  const read: Tool<{ path: string; mode: string }> = {
+    name: "read",
+    description: "Read a file.",
+    schema: objectSchema({ path: stringValue(), mode: stringValue() }),
+    async execute({ path }) {
+      const content = FILES[path];
+      if (content === undefined) throw new Error(`no such file: ${path}`);
+      return { content: [text(content)] };
+    },
+  };
+  const registry = new ToolRegistry([read]);
+  const inner = createToolExecutor(registry, { signal: controller.signal });
+  const handed: string[] = [];
+  const executor: ToolExecutor = async (call) => {
+    handed.push(call.id);
+    const mode = (call.arguments as { mode?: string }).mode;
+    if (mode === "rejects") throw new Error("host crashed");
+    if (mode === "wrong-answer") return { role: "toolResult", toolCallId: "someone-else", toolName: call.name, content: [], isError: false, timestamp: 0 };
+    return inner(call);
+  };
+  const stops = new Map<number, string>();
+  const events: LoopEvent[] = [];
+  let emitted = 0;
+  let queueAt = 0;
+  const model = new ScriptedModel(plan.turns.map(scriptOf), { now: () => 0, chunkSize: 4 });
+  const config: LoopConfig = {
+    model,
+    registry,
+    executor,
+    maxTurns: plan.maxTurns,
+    signal: controller.signal,
+    emit: (event) => {
+      events.push(event);
+      if (event.type === "turn_end") stops.set(event.turn, event.stopReason);
+      if (emitted++ === plan.abortAt) controller.abort(new Error("用户中止"));
+    },
+    takeInput: () => Array.from({ length: plan.queued[queueAt++] ?? 0 }, (_, i) => userMessage(`又一句 ${queueAt}.${i}`, 5)),
+  };
+  const outcome = await settle(runAgentLoop([], [ASK], config));
+  return { outcome, handed, stops, events, aborted: controller.signal.aborted };
+}
+
+/** An event as one short token: `turn_start 1`, `message user:…`, `tool_start call-1-1`, … (stream events aside). */
+function eventToken(event: LoopEvent): string {
+  if (event.type === "message") return `message ${line(event.message)}`;
+  if (event.type === "tool_start" || event.type === "tool_end") return `${event.type} ${event.call.id}`;
+  if (event.type === "turn_start" || event.type === "turn_end") return `${event.type} ${event.turn}`;
+  return `assistant ${event.turn}`;
+}
+
+/**
+ * The events a run of finished turns must have reported, built from the messages it added:
+ * each input message; per turn `turn_start`, the assistant message, `turn_end`; per result
+ * `tool_start`, the result, `tool_end`; each queued message.
+ */
+function eventsOf(messages: readonly AgentMessage[]): string[] {
+  const tokens: string[] = [];
+  let turnNumber = 0;
+  for (const message of messages) {
+    if (message.role === "assistant") {
+      turnNumber++;
+      tokens.push(`turn_start ${turnNumber}`, `message ${line(message)}`, `turn_end ${turnNumber}`);
+    } else if (message.role === "toolResult") {
+      tokens.push(`tool_start ${message.toolCallId}`, `message ${line(message)}`, `tool_end ${message.toolCallId}`);
+    } else {
+      tokens.push(`message ${line(message)}`);
+    }
+  }
+  return tokens;
+}
+
+/** Fails unless the events of a run of finished turns report it exactly (see `eventsOf`), stream events inside their turn. */
+function reportedExactly(events: readonly LoopEvent[], messages: readonly AgentMessage[]): void {
+  same(events.filter((e) => e.type !== "assistant").map(eventToken), eventsOf(messages), "除流式事件以外的事件");
+  const reported = events.flatMap((e) => (e.type === "message" ? [e.message] : []));
+  same(reported, messages, "message 事件带着的消息（和运行添加的逐条相同）");
+  const results = messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+  const ended = events.flatMap((e) => (e.type === "tool_end" ? [e.result] : []));
+  same(ended, results, "tool_end 带着的结果（和加进对话的逐条相同）");
+  let current = 0;
+  let spoke = false;
+  for (const event of events) {
+    if (event.type === "turn_start") [current, spoke] = [event.turn, false];
+    if (event.type === "message" && event.message.role === "assistant") spoke = true;
+    if (event.type === "assistant") {
+      expect(event.turn === current && !spoke, `流式事件 ${show(event)} 应当在第 ${event.turn} 轮的 turn_start 之后、它的助手消息之前`);
+    }
+  }
+}
+
+/** The checks every run must pass: it resolves, the transcript is sendable, no call of an unfinished turn was handed to the executor. */
+function checkPlayed(played: Awaited<ReturnType<typeof playPlan>>): void {
+  const { outcome, handed, stops } = played;
+  expect("result" in outcome, `运行不该拒绝，实际以 ${"error" in outcome ? show(outcome.error) : ""} 拒绝`);
+  const { messages } = outcome.result;
+  same(line(messages[0]!), "user:a.ts 里有什么？", "运行添加的第一条消息（输入）");
+  sendable(messages, `stopReason ${outcome.result.stopReason}`);
+  for (const id of handed) {
+    const turnNumber = Number(/^call-(\d+)-/.exec(id)?.[1]);
+    const stop = stops.get(turnNumber);
+    expect(stop === "toolUse" || stop === "stop", `调用 ${id} 属于 ${show(stop)} 的一轮，却交给了执行器：没有跑完的回合，调用一个都不运行`);
   }
 }
 
@@ -204,13 +424,38 @@ test("Lab 7.1 · 一次往返：结果交回模型，模型不再要工具时运
       "两次请求提供的工具",
     );
   });
+  await rule(
+    "§C3.1：助手消息加进对话，没有内容的 stop 回合也加；没给 prepareContext 时，请求的 systemPrompt 原样，消息是整段对话（多长都一样）；工具说明按注册表列出的顺序",
+    async () => {
+      const quiet = await runAgentLoop([], [ASK], setup([turn()]).config);
+      same(lines(quiet.messages), ["user:a.ts 里有什么？", "assistant:[]"], "模型答了一个没有内容的 stop 回合：运行添加的消息");
+      const history = Array.from({ length: 10_000 }, (_, i) => userMessage(`第 ${i} 句`, i));
+      const seen: unknown[] = [];
+      const model = builderModel("counting", (builder, request) => {
+        const { systemPrompt, messages, tools } = request;
+        seen.push([systemPrompt, messages.length, line(messages[0]!), line(messages.at(-1)!), tools.map((tool) => tool.name)]);
+        builder.appendText("好");
+        builder.finish("stop");
+      });
+      const tools = ["zeta", "read", "alpha"].map((name) => ({ ...readTool(), name }));
+      await runAgentLoop(history, [ASK], setup([], tools, { model, systemPrompt: "  你是助手。\n" }).config);
+      same(
+        seen,
+        [["  你是助手。\n", 10_001, "user:第 0 句", "user:a.ts 里有什么？", ["zeta", "read", "alpha"]]],
+        "history 有 10 000 条时，请求的 [systemPrompt, 消息条数, 第一条, 最后一条, 工具]",
+      );
+    },
+  );
 });
 
 test("Lab 7.1 · 事件：按发生的顺序报告，消息是副本", async () => {
   await rule(
-    "§C3.2：事件的顺序：输入的 message，turn_start，模型的流式事件，message:assistant，turn_end，每个调用的 tool_start、message:toolResult、tool_end",
+    "§C3.2：事件的顺序：输入的 message，turn_start，模型的流式事件，message:assistant，turn_end（带这一轮自己的 stopReason 和 usage），每个调用的 tool_start、message:toolResult、tool_end",
     async () => {
-      const { events, config } = setup([turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), turn("a.ts 只有一行。")]);
+      const { events, config } = setup([
+        { ...turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), usage: { inputTokens: 10, outputTokens: 5 } },
+        { ...turn("a.ts 只有一行。"), usage: { inputTokens: 20, outputTokens: 1 } },
+      ]);
       await runAgentLoop([], [ASK], config);
       same(
         eventKinds(events),
@@ -239,16 +484,31 @@ test("Lab 7.1 · 事件：按发生的顺序报告，消息是副本", async () 
       expect(first < firstStreamed && firstStreamed < firstAssistant, "流式事件应当在 turn_start 之后、message:assistant 之前");
       const ends = events.filter((e) => e.type === "turn_end");
       same(
-        ends.map((e) => e.type === "turn_end" && [e.turn, e.stopReason]),
+        ends.map((e) => e.type === "turn_end" && [e.turn, e.stopReason, e.usage]),
         [
-          [1, "toolUse"],
-          [2, "stop"],
+          [1, "toolUse", { inputTokens: 10, outputTokens: 5 }],
+          [2, "stop", { inputTokens: 20, outputTokens: 1 }],
         ],
-        "turn_end 的 [turn, stopReason]",
+        "turn_end 的 [turn, stopReason, usage]（都是这一轮自己的）",
       );
     },
   );
-  await rule("§C3.2：事件里的消息、调用、结果都是副本：读者改了它们，运行交出的消息不变", async () => {
+  await rule("§C3.2：模型的流式事件原样转发：每个恰好一次，按流里的顺序，带着它所在的轮次", async () => {
+    const script = [turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), turn("a.ts 只有一行。")];
+    const { events, config } = setup(script);
+    await runAgentLoop([], [ASK], config);
+    const twin = new ScriptedModel(script, { now: () => 0 });
+    const streamed: { turn: number; event: AssistantEvent }[] = [];
+    for (const turnNumber of [1, 2]) {
+      for await (const event of twin.stream({ systemPrompt: "", messages: [], tools: [] })) streamed.push({ turn: turnNumber, event });
+    }
+    same(
+      events.flatMap((e) => (e.type === "assistant" ? [{ turn: e.turn, event: e.event }] : [])),
+      streamed,
+      "转发的流式事件 { turn, event }（模型的流给出的，逐个）",
+    );
+  });
+  await rule("§C3.2：循环自己造的事件（message、tool_start、tool_end）里的消息、调用、结果都是副本：读者改了它们，运行交出的消息不变", async () => {
     const { config } = setup([turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), turn("a.ts 只有一行。")], undefined, {
       emit: (event) => {
         if (event.type === "message") event.message.role === "user" ? (event.message.content = []) : (event.message.timestamp = -1);
@@ -268,16 +528,29 @@ test("Lab 7.1 · 事件：按发生的顺序报告，消息是副本", async () 
       "读者改了 message 事件里的 timestamp，运行交出的消息跟着变了",
     );
   });
+  await holds(
+    "§C3.1、§C3.2：任意一串完成的回合（文字、调用、stop、toolUse；执行器成功、拒绝或答非所问；回合上限；排队的输入）：每一轮的助手消息都加进对话，交出的对话可以再发送；每条加进对话的消息恰好一个 message 事件，按顺序，内容相同；每一轮 turn_start、流式事件、message:assistant、turn_end；每个运行的调用 tool_start、结果的 message、tool_end 紧挨着",
+    fc.asyncProperty(runPlan(false, true), async (plan) => {
+      const { outcome, events } = await playPlan(plan);
+      expect("result" in outcome, `运行不该拒绝，实际以 ${"error" in outcome ? show(outcome.error) : ""} 拒绝`);
+      const { messages, turns, stopReason } = outcome.result;
+      same(messages.filter((m) => m.role === "assistant").length, turns, `问了模型 ${turns} 次，对话里的助手消息条数`);
+      sendable(messages, `stopReason ${stopReason}`);
+      reportedExactly(events, messages);
+    }),
+    { numRuns: 30 },
+  );
 });
 
 test("Lab 7.1 · 调用方的东西不被改动；prepareContext 决定每次请求看到什么", async () => {
-  await rule("§C3.3：history 和 input 不被改动；结果只有这次运行添加的消息；prepareContext 拿到整段对话的副本，它返回的就是请求", async () => {
+  await rule("§C3.3：history 和 input 不被改动；结果只有这次运行添加的消息；prepareContext（可以是异步的）拿到整段对话的副本，它返回的就是请求", async () => {
     const history: AgentMessage[] = [userMessage("old", 1), { role: "assistant", content: [text("old answer")], timestamp: 2 }];
     const input = [userMessage("new", 3)];
     const before = structuredClone([history, input]);
     const seen: number[] = [];
     const { model, config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("ok")], undefined, {
-      prepareContext: (transcript) => {
+      prepareContext: async (transcript) => {
+        await new Promise((resolve) => setImmediate(resolve)); // a budget may take its time
         seen.push(transcript.length);
         for (const message of transcript) message.timestamp = -1; // a budget may change its copy freely, at any depth
         transcript.length = 0;
@@ -295,70 +568,101 @@ test("Lab 7.1 · 调用方的东西不被改动；prepareContext 决定每次请
     same(model.requests[0]!.systemPrompt, "你看到 3 条", "请求的 systemPrompt 是 prepareContext 返回的");
     same(lines(model.requests[1]!.messages), ["user:只发这一条"], "请求的消息就是 prepareContext 返回的");
   });
-  await rule("§C3.3：prepareContext 拿到的工具说明正是这次请求带着的那一份：它在准备时改了注册表也不变", async () => {
+  await rule("§C3.3：prepareContext 拿到的工具说明和这次请求带着的那一份相同，又是它自己的副本：它改了注册表、改了这份说明，请求都不变", async () => {
     const seen: (readonly ToolSpec[])[] = [];
     const late: Tool = { ...readTool(), name: "late" };
     const { model, registry, config } = setup([turn("ok")], [readTool()], {
       prepareContext: (transcript, tools) => {
         seen.push(structuredClone(tools));
         registry.register(late);
+        const mine = tools as ToolSpec[];
+        mine[0]!.description = "被 prepareContext 改了";
+        (mine[0]!.parameters as { type?: string }).type = "被 prepareContext 改了";
+        mine.push({ name: "fake", description: "", parameters: {} });
         return { systemPrompt: "", messages: transcript };
       },
     });
     await runAgentLoop([], [ASK], config);
     same(seen, [[toolSpec(readTool())]], "prepareContext 拿到的工具说明");
-    same(model.requests[0]!.tools, seen[0], "请求带着的工具说明");
+    same(model.requests[0]!.tools, seen[0], "prepareContext 改了注册表和它那份说明之后，请求带着的工具说明");
   });
-  await rule("§C3.3：调用方自己的回调（emit、prepareContext、takeInput）抛错时，运行以那个错误拒绝", async () => {
-    for (const [label, extra] of [
-      [
-        "emit",
-        {
-          emit: () => {
-            throw new Error("callback bug");
-          },
-        },
-      ],
-      [
-        "prepareContext",
-        {
-          prepareContext: () => {
-            throw new Error("callback bug");
-          },
-        },
-      ],
-      [
-        "takeInput",
-        {
-          takeInput: () => {
-            throw new Error("callback bug");
-          },
-        },
-      ],
-    ] as const) {
-      const { config } = setup([turn("x")], undefined, extra);
-      const outcome = await settle(runAgentLoop([], [ASK], config));
-      expect(
-        "error" in outcome && outcome.error instanceof Error && outcome.error.message === "callback bug",
-        `${label} 抛出 Error("callback bug") 时，运行应当以它拒绝，实际${"error" in outcome ? `以 ${show(outcome.error)} 拒绝` : `兑现为 ${show(outcome.result.stopReason)}`}`,
-      );
-    }
+  await rule("§C3.3、§C3.7：对话从 history 的副本开始，输入和排队的消息都以副本加入：调用方之后改了自己的这些消息（多深都是），运行的对话不变", async () => {
+    const history: AgentMessage[] = [userMessage("old", 1)];
+    const input = [userMessage("new", 3)];
+    const queued = [userMessage("排队的一句", 5)];
+    const queue = [queued];
+    const { model, config } = setup([turn("先答一句"), turn("ok")], undefined, {
+      takeInput: () => queue.shift() ?? [],
+      emit: (event) => {
+        if (event.type !== "turn_start" || event.turn !== 2) return;
+        for (const message of [...history, ...input, ...queued]) {
+          message.timestamp = -1;
+          if (message.role !== "assistant") message.content[0]!.text = "调用方后来改了";
+        }
+      },
+    });
+    const result = await runAgentLoop(history, input, config);
+    same(lines(model.requests[1]!.messages), ["user:old", "user:new", "assistant:[先答一句]", "user:排队的一句"], "调用方改了自己的消息之后，第二次请求的消息");
+    same(lines(result.messages), ["user:new", "assistant:[先答一句]", "user:排队的一句", "assistant:[ok]"], "运行添加的消息");
+    expect(
+      result.messages.every((m) => m.timestamp !== -1),
+      `调用方改了自己消息的 timestamp，运行交出的消息跟着变了：${show(result.messages.map((m) => m.timestamp))}`,
+    );
   });
+  await rule(
+    "§C3.3：调用方自己的回调（emit、prepareContext、takeInput）抛错时，运行以抛出的那个值本身拒绝（不包装、不吞掉），不管它在哪个事件、第几次调用时抛",
+    async () => {
+      const places: [string, (thrown: unknown) => Partial<LoopConfig>][] = [
+        ...(["message", "turn_start", "assistant", "turn_end", "tool_start", "tool_end"] as const).map(
+          (kind): [string, (thrown: unknown) => Partial<LoopConfig>] => [
+            `emit 在 ${kind} 事件时`,
+            (thrown) => ({
+              emit: (event) => {
+                if (event.type === kind) throw thrown;
+              },
+            }),
+          ],
+        ),
+        [
+          "prepareContext 第二次被调用时",
+          (thrown) => {
+            let calls = 0;
+            return {
+              prepareContext: async (transcript) => {
+                if (++calls === 2) throw thrown;
+                return { systemPrompt: "", messages: transcript };
+              },
+            };
+          },
+        ],
+        [
+          "takeInput 第一次被调用时",
+          (thrown) => ({
+            takeInput: () => {
+              throw thrown;
+            },
+          }),
+        ],
+      ];
+      for (const [label, extra] of places) {
+        for (const thrown of [new Error("callback bug"), "callback bug", { bug: label }]) {
+          const { config } = setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], undefined, extra(thrown));
+          const outcome = await settle(runAgentLoop([], [ASK], config));
+          expect(
+            "error" in outcome && outcome.error === thrown,
+            `${label}抛出 ${show(thrown)}，运行应当以它本身拒绝，实际${"error" in outcome ? `以 ${show(outcome.error)} 拒绝` : `兑现为 ${show(outcome.result.stopReason)}`}`,
+          );
+        }
+      }
+    },
+  );
 });
 
 test("Lab 7.1 · 每个调用恰好一个结果：执行器拒绝或答非所问时，循环替它回答", async () => {
   await rule(
     "§C3.4：交给执行器的是调用的副本；执行器拒绝、答的不是这个调用（id 或名字不同、不是结果）：循环给这个调用配上一个错误结果，模型照常往下走",
     async () => {
-      const other = (call: ToolCall, change: Partial<ToolResultMessage>): ToolResultMessage => ({
-        role: "toolResult",
-        toolCallId: call.id,
-        toolName: call.name,
-        content: [],
-        isError: false,
-        timestamp: 0,
-        ...change,
-      });
+      const other = answerFor;
       const cases: [string, ToolExecutor, RegExp][] = [
         [
           "执行器拒绝",
@@ -370,6 +674,7 @@ test("Lab 7.1 · 每个调用恰好一个结果：执行器拒绝或答非所问
         ["答了别的 id", async (call) => other(call, { toolCallId: "other" }), /^tool "read": the executor did not answer this call$/],
         ["答了别的名字", async (call) => other(call, { toolName: "write" }), /^tool "read": the executor did not answer this call$/],
         ["答的不是结果", async () => undefined as unknown as ToolResultMessage, /^tool "read": the executor did not answer this call$/],
+        ["答了 null", async () => null as unknown as ToolResultMessage, /^tool "read": the executor did not answer this call$/],
       ];
       const meddling: ToolExecutor = async (call) => {
         (call.arguments as { path: string }).path = "执行器改了.ts";
@@ -406,6 +711,77 @@ test("Lab 7.1 · 每个调用恰好一个结果：执行器拒绝或答非所问
     sendable(result.messages, "未知工具与非法参数");
     same(textOf(result.messages.at(-1)!), "看到 2 个错误", "模型在第二轮的回答");
   });
+  await holds(
+    '§C3.4：执行器拒绝，不管拒绝的是什么（Error、文字、数字、null、undefined、对象）：结果的文字是 tool "read" failed: <errorMessage(原因)>，一字不差；执行器答了这个调用：那条结果原样加进对话（时间戳、文字、details、isError 都不动），下一次请求带着的也是它',
+    fc.asyncProperty(
+      fc.array(
+        fc.oneof(
+          anyValue.map((value) => ({ rejects: true as const, value })),
+          fc.record({
+            rejects: fc.constant(false as const),
+            texts: fc.array(anyText, { maxLength: 2 }),
+            isError: fc.boolean(),
+            timestamp: fc.oneof(fc.integer(), fc.double({ noNaN: true })),
+            details: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }),
+          }),
+        ),
+        { minLength: 1, maxLength: 3 },
+      ),
+      async (plans) => {
+        const answers = new Map<string, ToolResultMessage>();
+        const executor: ToolExecutor = async (call) => {
+          const plan = plans[Number(call.id.slice("call-".length)) - 1]!;
+          if (plan.rejects) throw plan.value;
+          const { texts, isError, timestamp, details } = plan;
+          const answer = answerFor(call, { content: texts.map((t) => text(t)), isError, timestamp, ...(details === undefined ? {} : { details }) });
+          answers.set(call.id, structuredClone(answer));
+          return answer;
+        };
+        const requests: ModelRequest[] = [];
+        const model = builderModel("asks-once", (builder, request, n) => {
+          requests.push(request);
+          if (n === 1) for (const i of plans.keys()) writeCall(builder, `call-${i + 1}`, "read", { path: "a.ts" });
+          else builder.appendText("好");
+          builder.finish(n === 1 ? "toolUse" : "stop");
+        });
+        const result = await runAgentLoop([], [ASK], setup([], undefined, { model, executor }).config);
+        for (const [i, plan] of plans.entries()) {
+          const id = `call-${i + 1}`;
+          const answer = answerOf(result.messages, id);
+          if (plan.rejects) {
+            const wanted = `tool "read" failed: ${errorMessage(plan.value)}`;
+            same(answer && [answer.isError, textOf(answer)], [true, wanted], `执行器以 ${show(plan.value)} 拒绝 ${id}：结果的 [isError, 文字]`);
+          } else {
+            same(answer, answers.get(id), `执行器对 ${id} 的回答，加进对话之后`);
+            same(answerOf(requests[1]?.messages ?? [], id), answers.get(id), `执行器对 ${id} 的回答，在下一次请求里`);
+          }
+        }
+      },
+    ),
+    { numRuns: 40 },
+  );
+  await rule("§C3.4：循环等执行器回答，自己不设时限：执行器在（假时钟上）2^31 毫秒之后才答，结果照样是它的", async () => {
+    const started = deferred<void>();
+    const late = deferred<void>();
+    const executor: ToolExecutor = async (call) => {
+      started.resolve();
+      await late.promise;
+      return answerFor(call, { content: [text("终于好了")] });
+    };
+    const clock = fakeTimeouts();
+    try {
+      const running = runAgentLoop([], [ASK], setup([turn(toolCall("read", { path: "a.ts" })), turn("好")], undefined, { executor }).config);
+      await started.promise;
+      clock.pass(2 ** 31 + 1);
+      await new Promise((resolve) => setImmediate(resolve));
+      late.resolve();
+      const result = await running;
+      const answer = answerOf(result.messages, "call-1-1");
+      same(answer && [answer.isError, textOf(answer)], [false, "终于好了"], "执行器很久之后才给的结果 [isError, 文字]");
+    } finally {
+      clock.restore();
+    }
+  });
 });
 
 test("Lab 7.1 · 停止原因：stop 带着调用照样运行；说要用工具却一个调用都没有是错误", async () => {
@@ -425,11 +801,17 @@ test("Lab 7.1 · 停止原因：stop 带着调用照样运行；说要用工具�
     const { model, events, config } = setup([{ ...turn("我来调用工具"), stopReason: "toolUse" }, turn("不该被调用")]);
     const result = await runAgentLoop([], [ASK], config);
     same([result.stopReason, result.failure?.code], ["error", "LOOP_TOOL_CALLS_MISSING"], "[stopReason, failure.code]");
-    expect(/toolUse.*no tool call/.test(result.errorMessage ?? ""), `errorMessage 应当说出 toolUse 却没有调用，实际是 ${show(result.errorMessage)}`);
+    same(result.errorMessage, "the model stopped to use tools (stopReason toolUse) but named no tool call", "errorMessage");
     same(model.requests.length, 1, "模型请求次数");
     same(lines(result.messages), ["user:a.ts 里有什么？", "assistant:[我来调用工具]"], "运行添加的消息（这一轮的文字留下）");
     const end = events.find((e) => e.type === "turn_end");
     same(end?.type === "turn_end" && end.stopReason, "toolUse", "turn_end 报告的是这一轮自己的 stopReason");
+    const blank = await runAgentLoop([], [ASK], setup([{ ...turn(), stopReason: "toolUse" }]).config);
+    same(
+      [blank.stopReason, lines(blank.messages)],
+      ["error", ["user:a.ts 里有什么？", "assistant:[]"]],
+      "toolUse 一轮连文字都没有：[stopReason, 运行添加的消息]（消息照样留下）",
+    );
   });
 });
 
@@ -442,7 +824,7 @@ test("Lab 7.1 · 回合上限与排队的输入", async () => {
     sendable(result.messages, "turn_limit");
   });
   await rule("§C3.6：maxTurns 不是正整数：运行以 LoopError LOOP_CONFIG_INVALID 拒绝，不问模型", async () => {
-    for (const bad of [0, -1, 1.5, Number.NaN]) {
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       const { model, config } = setup([turn("x")], undefined, { maxTurns: bad });
       const outcome = await settle(runAgentLoop([], [ASK], config));
       const code = "error" in outcome ? (outcome.error as { code?: unknown }).code : undefined;
@@ -464,36 +846,55 @@ test("Lab 7.1 · 回合上限与排队的输入", async () => {
     same([result.stopReason, model.requests.length], ["stop", 3], "[stopReason, 模型请求次数]");
     same(lines(model.requests[2]!.messages).at(-1), "user:顺便看看 b.ts", "第三次请求的最后一条消息");
   });
+  await rule("§C3.6：循环没有别的上限：maxTurns 是 2^31 时，模型连着 149 轮要工具，运行就问它 150 次，直到它不再要", async () => {
+    const model = builderModel("keeps-asking", (builder, _request, n) => {
+      if (n < 150) writeCall(builder, `call-${n}`, "read", { path: "a.ts" });
+      else builder.appendText("够了");
+      builder.finish(n < 150 ? "toolUse" : "stop");
+    });
+    const executor: ToolExecutor = async (call) => answerFor(call, {});
+    const result = await runAgentLoop([], [ASK], { model, registry: new ToolRegistry([readTool()]), executor, maxTurns: 2 ** 31 });
+    same([result.stopReason, result.turns, result.messages.length], ["stop", 150, 1 + 149 * 2 + 1], "[stopReason, turns, 运行添加的消息条数]");
+  });
+  await rule("§C3.7：takeInput 一次给多少条，就逐条加进多少条：一次给 10 000 条，下一次请求以这 10 000 条结尾", async () => {
+    const queue = [Array.from({ length: 10_000 }, (_, i) => userMessage(`排队的第 ${i} 句`, i))];
+    const seen: unknown[] = [];
+    const model = builderModel("counting", (builder, request) => {
+      const { messages } = request;
+      seen.push([messages.length, ...[messages.at(-10_000), messages.at(-1)].map((m) => m && line(m))]);
+      builder.appendText("好");
+      builder.finish("stop");
+    });
+    const result = await runAgentLoop([], [ASK], {
+      model,
+      registry: new ToolRegistry([]),
+      executor: async (call) => answerFor(call, {}),
+      maxTurns: 5,
+      takeInput: () => queue.shift() ?? [],
+    });
+    same(seen.at(-1), [10_002, "user:排队的第 0 句", "user:排队的第 9999 句"], "排队的 10 000 条之后，第二次请求的 [消息条数, 倒数第 10 000 条, 最后一条]");
+    same([result.stopReason, result.messages.length], ["stop", 10_003], "[stopReason, 运行添加的消息条数]");
+  });
 });
 
 // ---------------------------------------------------------------------------
 // Lab 7.2 · 没有跑完的回合：调用一个都不运行，每个照样有结果
 // ---------------------------------------------------------------------------
 
-/** A model whose one turn is written by `write` on a builder, then ended by it. */
-function builderModel(name: string, write: (builder: TurnBuilder) => void): Model {
-  return {
-    name,
-    stream() {
-      const builder = new TurnBuilder({ now: () => 0 });
-      write(builder);
-      return builder.stream;
-    },
-  };
-}
-
 test("Lab 7.2 · 失败的回合：文字留下，调用不运行，每个配上未运行的错误结果，运行结束", async () => {
   await rule(
     "§C4.1：error 回合：它的消息留下（文字和调用），调用一个都不运行，每个紧跟着配上 “was not run” 的错误结果；运行以 error 结束，errorMessage 是这一轮的",
     async () => {
       const ran: string[] = [];
-      const { model, config } = setup([{ ...turn("说到一半", toolCall("read", { path: "a.ts" })), error: "overloaded" }, turn("不该被调用")], [readTool(ran)]);
+      const failed = { ...turn("说到一半", toolCall("read", { path: "a.ts" })), error: "overloaded", usage: { inputTokens: 7, outputTokens: 3 } };
+      const { model, config } = setup([failed, turn("不该被调用")], [readTool(ran)]);
       const result = await runAgentLoop([], [ASK], config);
       same([result.stopReason, result.errorMessage], ["error", "overloaded"], "[stopReason, errorMessage]");
       same(ran, [], "运行过的 read");
       same(model.requests.length, 1, "模型请求次数");
       same(lines(result.messages), ["user:a.ts 里有什么？", "assistant:[说到一半 | read#call-1-1]", "toolResult:call-1-1!"], "运行添加的消息");
       answeredWithError(result.messages, "call-1-1", /^tool "read" was not run: the model's turn failed before it finished \(overloaded\)$/, "error 回合");
+      same(result.usage, { inputTokens: 7, outputTokens: 3 }, "运行的 usage（失败的一轮也算）");
     },
   );
   await rule(
@@ -526,9 +927,51 @@ test("Lab 7.2 · 失败的回合：文字留下，调用不运行，每个配上
     const plain = setup([{ ...turn("x"), error: "no code" }]);
     const unnamed = await runAgentLoop([], [ASK], plain.config);
     expect(!("failure" in unnamed), `没有名字的失败，运行结果不该有 failure 字段，实际是 ${show(unnamed)}`);
-    const empty = setup([{ ...turn(), error: "connection reset" }]);
-    const nothing = await runAgentLoop([], [ASK], empty.config);
-    same([nothing.stopReason, lines(nothing.messages)], ["error", ["user:a.ts 里有什么？"]], "没有内容的 error 回合之后：[stopReason, 运行添加的消息]");
+    const plainEnd = plain.events.find((e) => e.type === "turn_end");
+    expect(plainEnd !== undefined && !("failure" in plainEnd), `没有名字的失败，turn_end 不该有 failure 字段，实际是 ${show(plainEnd)}`);
+    for (const stop of ["error", "aborted"] as const) {
+      const empty = builderModel("empty", (builder) => builder.fail("connection reset", stop));
+      const nothing = await runAgentLoop([], [ASK], setup([], undefined, { model: empty }).config);
+      same([nothing.stopReason, lines(nothing.messages)], [stop, ["user:a.ts 里有什么？"]], `没有内容的 ${stop} 回合之后：[stopReason, 运行添加的消息]`);
+    }
+  });
+  await holds(
+    "§C4.1：这一轮的 errorMessage 原样（空字符串、空白、两万个字符，什么文字都一样）：运行结果和 turn_end 都带着它；每个调用的结果是 “was not run: … before it finished (<它>)”，一字不差",
+    fc.asyncProperty(anyText, fc.constantFrom("error" as const, "aborted" as const), fc.integer({ min: 0, max: 2 }), async (why, stop, count) => {
+      const model = builderModel("failing", (builder) => {
+        builder.appendText("说到一半");
+        for (let i = 1; i <= count; i++) writeCall(builder, `call-${i}`, "read", { path: "a.ts" });
+        builder.fail(why, stop);
+      });
+      const { events, config } = setup([], undefined, { model });
+      const result = await runAgentLoop([], [ASK], config);
+      same([result.stopReason, result.errorMessage], [stop, why], "[stopReason, errorMessage]");
+      const end = events.find((e) => e.type === "turn_end");
+      same(end?.type === "turn_end" && "errorMessage" in end ? end.errorMessage : "（没有这个字段）", why, "turn_end 的 errorMessage");
+      const head = stop === "aborted" ? "the turn was aborted" : "the model's turn failed";
+      for (let i = 1; i <= count; i++) {
+        const answer = answerOf(result.messages, `call-${i}`);
+        same(
+          answer && [answer.isError, textOf(answer)],
+          [true, `tool "read" was not run: ${head} before it finished (${why})`],
+          `call-${i} 的结果 [isError, 文字]`,
+        );
+      }
+    }),
+    { numRuns: 40 },
+  );
+  await rule("§C4.1：调用没有条数上限：error 回合带着 1 000 个调用，每个都按顺序、紧跟着配上错误结果", async () => {
+    const ids = Array.from({ length: 1_000 }, (_, i) => `call-${i + 1}`);
+    const model = builderModel("many", (builder) => {
+      for (const id of ids) writeCall(builder, id, "read", { path: "a.ts" });
+      builder.fail("overloaded");
+    });
+    const result = await runAgentLoop([], [ASK], setup([], undefined, { model }).config);
+    same(
+      result.messages.slice(2).map((m) => (m.role === "toolResult" && m.isError ? m.toolCallId : line(m))),
+      ids,
+      "助手消息之后的错误结果，按调用的 id",
+    );
   });
 });
 
@@ -610,6 +1053,12 @@ test("Lab 7.2 · 截断的回合：调用一个都不运行，每个配上错误
     }
     const plain = setup([{ ...turn("被截"), stopReason: "length" }]);
     same((await runAgentLoop([], [ASK], plain.config)).stopReason, "length", "没有调用的 length 回合之后的 stopReason");
+    const blank = await runAgentLoop([], [ASK], setup([{ ...turn(), stopReason: "length" }]).config);
+    same(
+      [blank.stopReason, lines(blank.messages)],
+      ["length", ["user:a.ts 里有什么？", "assistant:[]"]],
+      "没有内容的 length 回合：[stopReason, 运行添加的消息]（消息照样留下）",
+    );
   });
   await rule("§C4.3：length 回合之后有排队的输入：运行继续，模型看到未运行调用的错误结果", async () => {
     const queue: AgentMessage[][] = [[userMessage("输出上限调大了，再来", 9)]];
@@ -710,99 +1159,6 @@ test("Lab 7.2 · 真实 provider 的回答截断在调用参数中途：运行�
     },
   );
 });
-
-// ── The property: whatever the model answers, the transcript can be sent again ──
-
-type CallPlan = "ok" | "missing-file" | "unknown-tool" | "rejects" | "wrong-answer";
-type TurnPlan = { words: string; calls: CallPlan[]; ending: "auto" | "stop" | "toolUse" | "length" | "error" };
-interface RunPlan {
-  turns: TurnPlan[];
-  maxTurns: number;
-  /** Messages `takeInput` gives at each boundary: how many. */
-  queued: number[];
-  /** Abort the run when the loop emits its event number `abortAt` (Lab 7.3's property only). */
-  abortAt: number | null;
-}
-
-const callPlan = fc.constantFrom<CallPlan>("ok", "ok", "missing-file", "unknown-tool", "rejects", "wrong-answer");
-const turnPlan = fc.record({
-  words: fc.constantFrom("", "好", "我先读一下"),
-  calls: fc.array(callPlan, { maxLength: 3 }),
-  ending: fc.constantFrom<TurnPlan["ending"]>("auto", "auto", "auto", "stop", "toolUse", "length", "error"),
-});
-const runPlan = (withAbort: boolean): fc.Arbitrary<RunPlan> =>
-  fc.record({
-    turns: fc.array(turnPlan, { minLength: 1, maxLength: 5 }),
-    maxTurns: fc.integer({ min: 1, max: 6 }),
-    queued: fc.array(fc.integer({ min: 0, max: 1 }), { maxLength: 4 }),
-    abortAt: withAbort ? fc.integer({ min: 0, max: 40 }) : fc.constant(null),
-  });
-
-function scriptOf(plan: TurnPlan): ScriptedTurn {
-  const calls = plan.calls.map((mode) =>
-    mode === "unknown-tool" ? toolCall("nope", { mode }) : toolCall("read", { path: mode === "missing-file" ? "gone.ts" : "a.ts", mode }),
-  );
-  const base = plan.words === "" ? turn(...calls) : turn(plan.words, ...calls);
-  if (plan.ending === "error") return { ...base, error: "overloaded" };
-  return plan.ending === "auto" ? base : { ...base, stopReason: plan.ending };
-}
-
-/** Plays `plan` through the loop; reports the result (or the rejection) and what the executor was handed. */
-async function playPlan(plan: RunPlan) {
-  const controller = new AbortController();
-  const read: Tool<{ path: string; mode: string }> = {
-    name: "read",
-    description: "Read a file.",
-    schema: objectSchema({ path: stringValue(), mode: stringValue() }),
-    async execute({ path }) {
-      const content = FILES[path];
-      if (content === undefined) throw new Error(`no such file: ${path}`);
-      return { content: [text(content)] };
-    },
-  };
-  const registry = new ToolRegistry([read]);
-  const inner = createToolExecutor(registry, { signal: controller.signal });
-  const handed: string[] = [];
-  const executor: ToolExecutor = async (call) => {
-    handed.push(call.id);
-    const mode = (call.arguments as { mode?: string }).mode;
-    if (mode === "rejects") throw new Error("host crashed");
-    if (mode === "wrong-answer") return { role: "toolResult", toolCallId: "someone-else", toolName: call.name, content: [], isError: false, timestamp: 0 };
-    return inner(call);
-  };
-  const stops = new Map<number, string>();
-  let emitted = 0;
-  let queueAt = 0;
-  const model = new ScriptedModel(plan.turns.map(scriptOf), { now: () => 0, chunkSize: 4 });
-  const config: LoopConfig = {
-    model,
-    registry,
-    executor,
-    maxTurns: plan.maxTurns,
-    signal: controller.signal,
-    emit: (event) => {
-      if (event.type === "turn_end") stops.set(event.turn, event.stopReason);
-      if (emitted++ === plan.abortAt) controller.abort(new Error("用户中止"));
-    },
-    takeInput: () => Array.from({ length: plan.queued[queueAt++] ?? 0 }, (_, i) => userMessage(`又一句 ${queueAt}.${i}`, 5)),
-  };
-  const outcome = await settle(runAgentLoop([], [ASK], config));
-  return { outcome, handed, stops, aborted: controller.signal.aborted };
-}
-
-/** The checks every run must pass: it resolves, the transcript is sendable, no call of an unfinished turn was handed to the executor. */
-function checkPlayed(played: Awaited<ReturnType<typeof playPlan>>): void {
-  const { outcome, handed, stops } = played;
-  expect("result" in outcome, `运行不该拒绝，实际以 ${"error" in outcome ? show(outcome.error) : ""} 拒绝`);
-  const { messages } = outcome.result;
-  same(line(messages[0]!), "user:a.ts 里有什么？", "运行添加的第一条消息（输入）");
-  sendable(messages, `stopReason ${outcome.result.stopReason}`);
-  for (const id of handed) {
-    const turnNumber = Number(/^call-(\d+)-/.exec(id)?.[1]);
-    const stop = stops.get(turnNumber);
-    expect(stop === "toolUse" || stop === "stop", `调用 ${id} 属于 ${show(stop)} 的一轮，却交给了执行器：没有跑完的回合，调用一个都不运行`);
-  }
-}
 
 test("Lab 7.2 · 不管模型怎么回答：交出的对话总能再发给模型", async () => {
   await holds(
@@ -951,6 +1307,45 @@ test("Lab 7.3 · 中止在工具运行时：等执行器的回答，到了的结
     );
     same(lines(result.messages), ["user:a.ts 里有什么？", "assistant:[read#call-1-1]", "toolResult:call-1-1"], "运行添加的消息");
   });
+  await rule("§C5.2：还没开始的调用有多少，就配上多少条 “was not run”：一轮 1 000 个调用，中止落在第一个的 tool_end，其余 999 个按顺序各有一条", async () => {
+    const controller = new AbortController();
+    const ids = Array.from({ length: 1_000 }, (_, i) => `call-${i + 1}`);
+    const model = builderModel("many", (builder) => {
+      for (const id of ids) writeCall(builder, id, "read", { path: "a.ts" });
+      builder.finish("toolUse");
+    });
+    const emit = (event: LoopEvent) => {
+      if (event.type === "tool_end") controller.abort("够了");
+    };
+    const result = await runAgentLoop([], [ASK], setup([], undefined, { model, signal: controller.signal, emit }).config);
+    same(
+      result.messages.slice(2).map((m) => (m.role === "toolResult" ? `${m.toolCallId}${m.isError ? ` ${textOf(m)}` : ""}` : line(m))),
+      ids.map((id, i) => (i === 0 ? id : `${id} tool "read" was not run: 够了`)),
+      "助手消息之后的结果：第一个是 read 的，其余是未运行的错误结果，按调用的 id",
+    );
+  });
+  await holds(
+    "§C5.1、§C5.2：中止的原因是什么都行（文字、空字符串、空白、两万个字符、Error、数字、null、undefined、对象）：运行的 errorMessage 是 errorMessage(abortReason(signal))，一字不差；没开始的调用是 “was not run: <同一段文字>”",
+    fc.asyncProperty(anyValue, async (reason) => {
+      const controller = new AbortController();
+      const model = builderModel("asks", (builder) => {
+        writeCall(builder, "call-1", "read", { path: "a.ts" });
+        writeCall(builder, "call-2", "read", { path: "b.ts" });
+        builder.finish("toolUse");
+      });
+      const emit = (event: LoopEvent) => {
+        if (event.type === "turn_end") controller.abort(reason);
+      };
+      const result = await runAgentLoop([], [ASK], setup([], undefined, { model, signal: controller.signal, emit }).config);
+      const words = errorMessage(abortReason(controller.signal));
+      same([result.stopReason, result.errorMessage], ["aborted", words], "[stopReason, errorMessage]");
+      for (const id of ["call-1", "call-2"]) {
+        const answer = answerOf(result.messages, id);
+        same(answer && [answer.isError, textOf(answer)], [true, `tool "read" was not run: ${words}`], `还没开始的 ${id} 的结果 [isError, 文字]`);
+      }
+    }),
+    { numRuns: 40 },
+  );
 });
 
 test("Lab 7.3 · 任何时刻中止：交出的对话总能再发给模型", async () => {
