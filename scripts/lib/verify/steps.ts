@@ -28,6 +28,7 @@ import { topLevelResults } from "../testing/suite.js";
 import { runTestsShared } from "../testing/shared-runs.js";
 import { runTests } from "../testing/tests.js";
 import { injectExercise } from "./chapter-text.js";
+import { exerciseCaught, exerciseMutants } from "./exercise-shapes.js";
 import { errorDetail, STEP_TITLES, type CheckResult, type StepTitle } from "./checks.js";
 import { describeSource, evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, short, textSections, throughChapterFiles } from "./evaluate.js";
 import { declaredSignatures, signatureMismatches } from "./hint-signatures.js";
@@ -434,12 +435,14 @@ const faults = step({
       const text = await readFileAt(course.repo, course.checkpoint.chapter.target, file, gitSignal(env));
       solutions.push({ name: path.posix.basename(file, ".ts"), replaces, text: text.replace(/^\/\/ @ts-nocheck[^\n]*\n/, "") });
     }
+    const { mutants, problems: unplaced } = exerciseMutants(exercises, solutions);
+    checks.push(...unplaced);
     try {
       const results = await runAuthorChecks({
         sourceRoot: builtReference.dir,
         manifest,
         faults: toRun,
-        solutions,
+        solutions: [...solutions, ...mutants],
         nodeModules: env.nodeModules,
         scratchParent: env.scratch,
         ...gitSignal(env),
@@ -449,6 +452,10 @@ const faults = step({
         checks.push({ name: `fault ${result.id}`, ok: result.status === "killed" && result.restored, detail: line.slice(line.indexOf(": ") + 2) });
       }
       for (const solution of results.solutions) {
+        if (mutants.some((mutant) => mutant.name === solution.name)) {
+          checks.push(exerciseCaught(solution));
+          continue;
+        }
         const counts = `${solution.passed}/${solution.total} focused tests`;
         checks.push({
           name: `solution ${solution.name}`,
