@@ -120,3 +120,32 @@ test("placement: specs are parsed strictly", () => {
   assert.deepEqual(parseStatementSpec("return"), { kind: "return" });
   for (const bad of ["return x", "return \"a'", "if (x)"]) assert.equal(parseStatementSpec(bad), undefined, bad);
 });
+
+test("placement: `start` puts the line first in the body, before anything reads the parameter; an expression body becomes a block", () => {
+  const patch: LearnerPatch = {
+    function: "userMessage(value, timestamp)",
+    before: "start",
+    insert: "if (!timestamp) timestamp = Date.now(); // 故意错误",
+    explain: "x",
+  };
+  const declared = "export function userMessage(value: string, at?: number) {\n  const stamp = at ?? Date.now();\n  return { value, stamp };\n}\n";
+  const placed = applyLearnerPatch(declared, patch);
+  assert.ok(placed.ok, placed.ok ? "" : placed.reason);
+  assert.equal(
+    placed.text,
+    "export function userMessage(value: string, at?: number) {\n  if (!at) at = Date.now(); // 故意错误\n  const stamp = at ?? Date.now();\n  return { value, stamp };\n}\n",
+  );
+  assert.equal(placed.line, 2);
+  const arrow = "export const userMessage = (value: string, at?: number) => ({ value, at: at ?? Date.now() });\n";
+  const placedArrow = applyLearnerPatch(arrow, patch);
+  assert.ok(placedArrow.ok, placedArrow.ok ? "" : placedArrow.reason);
+  assert.equal(
+    placedArrow.text,
+    "export const userMessage = (value: string, at?: number) => {\n  if (!at) at = Date.now(); // 故意错误\n  return ({ value, at: at ?? Date.now() });\n};\n",
+  );
+  assert.equal(placedArrow.line, 2);
+  const oneLine = applyLearnerPatch("function userMessage(v: string, t?: number) { return { v, t: t ?? 0 }; }\n", patch);
+  assert.ok(oneLine.ok, oneLine.ok ? "" : oneLine.reason);
+  assert.equal(oneLine.text, "function userMessage(v: string, t?: number) {\n  if (!t) t = Date.now(); // 故意错误\n  return { v, t: t ?? 0 }; }\n");
+  assert.deepEqual(parseStatementSpec("start"), { kind: "start" });
+});

@@ -25,7 +25,8 @@
  *   exercise: true                   # optional: the chapter's own fault exercise
  *   learner:                         # required with exercise: a patch that needs no reference text
  *     function: loadExtension(source, options)   # the function, with the contract's parameter names
- *     before: return "skipped_untrusted"         # before each return of that value (`return`: every return)
+ *     before: return "skipped_untrusted"         # before each return of that value (`return`: every return;
+ *                                                #   `start`: before the body's first statement)
  *     insert: "await options.importModule?.(source); // 故意错误"  # written with those names
  *     explain: ...                   # Chinese: what the line breaks and which test should notice
  * ```
@@ -127,7 +128,7 @@ function learnerPatch(manifest: ChapterManifest, value: unknown, field: string):
     invalid(manifest, `${field}.function`, `“函数名(参数名, …)” 形式，例如 loadExtension(source, options)，实际为 ${JSON.stringify(fn)}`);
   const before = oneLine(manifest, value.before, `${field}.before`);
   if (parseStatementSpec(before) === undefined)
-    invalid(manifest, `${field}.before`, `“return "<字符串>"” 或 “return” 形式，例如 return "skipped_untrusted"，实际为 ${JSON.stringify(before)}`);
+    invalid(manifest, `${field}.before`, `“return "<字符串>"”、“return” 或 “start” 形式，例如 return "skipped_untrusted"，实际为 ${JSON.stringify(before)}`);
   const insert = oneLine(manifest, value.insert, `${field}.insert`);
   const explain = nonEmpty(manifest, value.explain, `${field}.explain`).trim();
   return { function: fn, before, insert, explain };

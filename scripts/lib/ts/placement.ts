@@ -57,11 +57,12 @@ export interface FunctionSpec {
   parameters: string[];
 }
 
-/** `return "<literal>"` (or a bare `return`: every return of the function): before which statement the line goes. */
-export interface StatementSpec {
-  kind: "return";
-  literal?: string;
-}
+/**
+ * `return "<literal>"` (or a bare `return`: every return of the function): before which
+ * statement the line goes; `start`: before the body's first statement, for a line that
+ * rewrites a parameter before anything reads it.
+ */
+export type StatementSpec = { kind: "return"; literal?: string } | { kind: "start" };
 
 /** Parses `loadExtension(source, options)`; undefined when it is not of that form. */
 export function parseFunctionSpec(text: string): FunctionSpec | undefined {
@@ -74,8 +75,9 @@ export function parseFunctionSpec(text: string): FunctionSpec | undefined {
   return new Set(parameters).size === parameters.length ? { name: match[1]!, parameters } : undefined;
 }
 
-/** Parses `return "skipped_untrusted"` (either quote) or `return`; undefined when it is not of that form. */
+/** Parses `return "skipped_untrusted"` (either quote), `return` or `start`; undefined when it is none of them. */
 export function parseStatementSpec(text: string): StatementSpec | undefined {
+  if (text.trim() === "start") return { kind: "start" };
   const match = /^\s*return(?:\s+(["'])([^"'\\\r\n]+)\1)?\s*$/.exec(text);
   if (match === null) return undefined;
   return match[2] === undefined ? { kind: "return" } : { kind: "return", literal: match[2] };
@@ -279,10 +281,11 @@ export function placeLine(text: string, fn: FunctionSpec, at: StatementSpec, ins
     return { ok: false, reason: `有 ${functions.length} 个叫 ${fn.name} 的函数，不知道该用哪一个`, lines: functions.map((f) => lineOf(f.getStart(tree))) };
   }
   const target = functions[0]!;
+  if (at.kind === "start") return placeAtStart(text, tree, insertTree, fn, target, insert);
 
   const returns: ReturnStatement[] = [];
   const mentioning: number[] = [];
-  const literal = at.literal;
+  const { literal } = at;
   walk(target, (node) => {
     if (!isReturnStatement(node) || !ownedBy(node, target)) return;
     if (literal === undefined) {
@@ -350,4 +353,50 @@ export function placeLine(text: string, fn: FunctionSpec, at: StatementSpec, ins
   let patched = text;
   for (const edit of [...edits].reverse()) patched = patched.slice(0, edit.at) + edit.text + patched.slice(edit.end);
   return { ok: true, text: patched, lines };
+}
+
+/** `placeLine` for `start`: the line becomes the body's first statement (an expression body becomes a block that returns it). */
+function placeAtStart(text: string, tree: SourceFile, insertTree: SourceFile, fn: FunctionSpec, target: FunctionLike, insert: string): Placement {
+  const lineOf = (position: number) => lineAndColumn(tree, position).line;
+  const body = target.body;
+  if (body === undefined) return { ok: false, reason: `${fn.name}() 没有函数体`, lines: [] };
+  if (containsAwait(insertTree) && !isAsync(target)) {
+    return { ok: false, reason: `插入的这一行要用 await，而你的 ${fn.name}() 不是 async 函数`, lines: [lineOf(body.getStart(tree))] };
+  }
+  let line: string;
+  try {
+    line = rewriteInsert(insert, insertTree, fn, target);
+  } catch (error) {
+    if (isCourseError(error, "FAULT_UNPLACEABLE")) return { ok: false, reason: error.message, lines: [lineOf(body.getStart(tree))] };
+    throw error;
+  }
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const unit = /\n\t/.test(text) ? "\t" : "  ";
+  const lineStartOf = (position: number) => text.lastIndexOf("\n", position - 1) + 1;
+  const indentOf = (position: number) => /^[ \t]*/.exec(text.slice(lineStartOf(position)))![0];
+  const splice = (at: number, end: number, piece: string, lineInPiece: number): Placement => ({
+    ok: true,
+    text: text.slice(0, at) + piece + text.slice(end),
+    lines: [lineOf(at) + lineInPiece],
+  });
+  if (isBlock(body)) {
+    const first = body.statements[0];
+    if (first !== undefined && text.slice(lineStartOf(first.getStart(tree)), first.getStart(tree)).trim() === "") {
+      const at = lineStartOf(first.getStart(tree));
+      return splice(at, at, `${indentOf(first.getStart(tree))}${line}${eol}`, 0);
+    }
+    // An empty body, or a first statement on the line of the brace: the line on a line of its
+    // own after `{`, and what followed the brace on the next one.
+    const open = body.getStart(tree) + 1;
+    const indent = indentOf(body.getStart(tree));
+    const inner = `${indent}${unit}`;
+    const rest = first === undefined ? body.end - 1 : first.getStart(tree);
+    const next = first === undefined ? indent : inner;
+    return splice(open, rest, `${eol}${inner}${line}${eol}${next}`, 1);
+  }
+  // An expression body: `(…) => expr` becomes `(…) => {⏎ line⏎ return expr;⏎}`.
+  const start = body.getStart(tree);
+  const indent = indentOf(start);
+  const inner = `${indent}${unit}`;
+  return splice(start, body.end, `{${eol}${inner}${line}${eol}${inner}return ${text.slice(start, body.end)};${eol}${indent}}`, 1);
 }
