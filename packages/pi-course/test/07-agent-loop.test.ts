@@ -13,8 +13,10 @@
  * out differently). Rules that hold for every input are also checked as properties with
  * `holds()` (fast-check, fixed seed), beside the examples that tell the story: whatever the
  * model answers, with failures, cut-offs and aborts anywhere, the transcript can be sent
- * again; each message is reported once, in order; an executor's answer, a turn's
- * errorMessage and an abort's reason pass through unchanged, whatever they are. No bound is
+ * again; each message and each streamed event (empty deltas and repeats too) is reported
+ * once, in order; an executor's answer, the request prepareContext returns (an empty
+ * systemPrompt or message list too), a turn's errorMessage and failure, and an abort's reason
+ * pass through unchanged, whatever they are. No bound is
  * invented: the examples use sizes well beyond any plausible cap (10 000 messages, 150 turns,
  * 1 000 calls, a tool answering after 2^31 ms on a fake clock).
  *
@@ -28,7 +30,8 @@ import fc from "fast-check";
 import { runAgentLoop, toolSpec, type LoopConfig, type LoopEvent, type LoopResult } from "../src/agent-loop.js";
 import { createAnthropicModel } from "../src/anthropic.js";
 import { abortReason, deferred, errorMessage } from "../src/async.js";
-import { TurnBuilder, type AssistantEvent, type Model, type ModelRequest, type ToolSpec } from "../src/model.js";
+import { EventStream } from "../src/event-stream.js";
+import { TurnBuilder, type AssistantEvent, type AssistantTurn, type Model, type ModelRequest, type ToolSpec } from "../src/model.js";
 import { createOpenAIModel } from "../src/openai.js";
 import { ScriptedModel, toolCall, turn, type ScriptStep, type ScriptedTurn } from "../src/scripted-model.js";
 import { createToolExecutor, objectSchema, stringValue, ToolRegistry, type Tool, type ToolExecutor } from "../src/tool.js";
@@ -170,6 +173,19 @@ function builderModel(name: string, write: (builder: TurnBuilder, request: Model
       const builder = new TurnBuilder({ now: () => 0 });
       write(builder, request, ++n);
       return builder.stream;
+    },
+  };
+}
+
+/** A model whose stream gives exactly `events` (copies), then ends with `final`: events no builder would emit (empty deltas, repeats). */
+function eventModel(events: readonly AssistantEvent[], final: AssistantTurn): Model {
+  return {
+    name: "raw-events",
+    stream() {
+      const stream = new EventStream<AssistantEvent, AssistantTurn>();
+      for (const event of events) stream.push(structuredClone(event));
+      stream.end(structuredClone(final));
+      return stream;
     },
   };
 }
@@ -508,6 +524,29 @@ test("Lab 7.1 · 事件：按发生的顺序报告，消息是副本", async () 
       "转发的流式事件 { turn, event }（模型的流给出的，逐个）",
     );
   });
+  await holds(
+    "§C3.2：模型的流式事件原样转发：流给出的每个事件恰好一次，按流里的顺序；空的 text_delta、和上一个一模一样的事件也照样转发（不过滤、不合并、不去重）",
+    fc.asyncProperty(fc.array(fc.array(fc.constantFrom("", "", " ", "\n", "好", "好"), { maxLength: 5 }), { minLength: 1, maxLength: 3 }), async (blocks) => {
+      const streamed: AssistantEvent[] = blocks.flatMap((deltas, index): AssistantEvent[] => [
+        { type: "text_start", index },
+        ...deltas.map((delta): AssistantEvent => ({ type: "text_delta", index, delta })),
+        { type: "text_end", index, text: deltas.join("") },
+      ]);
+      const final: AssistantTurn = {
+        message: { role: "assistant", content: blocks.map((deltas) => text(deltas.join(""))), timestamp: 0 },
+        stopReason: "stop",
+        usage: { inputTokens: 0, outputTokens: 0 },
+      };
+      const { events, config } = setup([], undefined, { model: eventModel(streamed, final) });
+      await runAgentLoop([], [ASK], config);
+      same(
+        events.flatMap((e) => (e.type === "assistant" ? [{ turn: e.turn, event: e.event }] : [])),
+        streamed.map((event) => ({ turn: 1, event })),
+        "转发的流式事件 { turn, event }（模型的流给出的，逐个）",
+      );
+    }),
+    { numRuns: 30 },
+  );
   await rule("§C3.2：循环自己造的事件（message、tool_start、tool_end）里的消息、调用、结果都是副本：读者改了它们，运行交出的消息不变", async () => {
     const { config } = setup([turn("我先读一下 a.ts。", toolCall("read", { path: "a.ts" })), turn("a.ts 只有一行。")], undefined, {
       emit: (event) => {
@@ -568,6 +607,40 @@ test("Lab 7.1 · 调用方的东西不被改动；prepareContext 决定每次请
     same(model.requests[0]!.systemPrompt, "你看到 3 条", "请求的 systemPrompt 是 prepareContext 返回的");
     same(lines(model.requests[1]!.messages), ["user:只发这一条"], "请求的消息就是 prepareContext 返回的");
   });
+  await holds(
+    '§C3.3：prepareContext 返回的 systemPrompt 和 messages 就是请求的，原样：空字符串、空白、空的消息列表也一样，不换回配置的 systemPrompt 或整段对话；没给 prepareContext 时，请求的 systemPrompt 是配置的，原样（没给是 ""）',
+    fc.asyncProperty(
+      fc.option(anyText, { nil: undefined }),
+      fc.option(fc.record({ systemPrompt: anyText, messages: fc.constantFrom("none" as const, "last" as const, "other" as const) }), { nil: undefined }),
+      async (configured, prepared) => {
+        const sent: unknown[] = [];
+        const model = builderModel("seeing", (builder, request) => {
+          sent.push([request.systemPrompt, structuredClone(request.messages)]);
+          builder.appendText("好");
+          builder.finish("stop");
+        });
+        const returned: unknown[] = [];
+        const extra: Partial<LoopConfig> = { model, ...(configured === undefined ? {} : { systemPrompt: configured }) };
+        if (prepared !== undefined) {
+          extra.prepareContext = (transcript) => {
+            const pick = { none: [], last: transcript.slice(-1), other: [userMessage("只发这一条", 4)] };
+            const context = { systemPrompt: prepared.systemPrompt, messages: pick[prepared.messages] };
+            returned.push([context.systemPrompt, structuredClone(context.messages)]);
+            return context;
+          };
+        }
+        const history = [userMessage("old", 1)];
+        await runAgentLoop(history, [ASK], setup([], undefined, extra).config);
+        const wanted = prepared === undefined ? [[configured ?? "", [...history, ASK]]] : returned;
+        same(
+          sent,
+          wanted,
+          prepared === undefined ? "没给 prepareContext 时，请求的 [systemPrompt, messages]" : "prepareContext 返回的和请求的 [systemPrompt, messages]",
+        );
+      },
+    ),
+    { numRuns: 40 },
+  );
   await rule("§C3.3：prepareContext 拿到的工具说明和这次请求带着的那一份相同，又是它自己的副本：它改了注册表、改了这份说明，请求都不变", async () => {
     const seen: (readonly ToolSpec[])[] = [];
     const late: Tool = { ...readTool(), name: "late" };
@@ -913,51 +986,85 @@ test("Lab 7.2 · 失败的回合：文字留下，调用不运行，每个配上
       sendable(result.messages, "aborted 回合");
     },
   );
-  await rule("§C4.1：失败回合的 failure（代码与说明）原样交给 turn_end 和运行结果；没有名字的失败不带 failure；没有内容的失败回合不留下空消息", async () => {
-    const model = builderModel("failing", (builder) => {
-      builder.appendText("半句");
-      builder.fail("HTTP 401 authentication_error: invalid x-api-key", "error", { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
-    });
-    const { events, config } = setup([], undefined, { model });
-    const result = await runAgentLoop([], [ASK], config);
-    same([result.stopReason, result.errorMessage], ["error", "HTTP 401 authentication_error: invalid x-api-key"], "[stopReason, errorMessage]");
-    same(result.failure, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" }, "运行结果的 failure");
-    const end = events.find((e) => e.type === "turn_end");
-    same(end?.type === "turn_end" ? end.failure : undefined, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" }, "turn_end 的 failure");
-    const plain = setup([{ ...turn("x"), error: "no code" }]);
-    const unnamed = await runAgentLoop([], [ASK], plain.config);
-    expect(!("failure" in unnamed), `没有名字的失败，运行结果不该有 failure 字段，实际是 ${show(unnamed)}`);
-    const plainEnd = plain.events.find((e) => e.type === "turn_end");
-    expect(plainEnd !== undefined && !("failure" in plainEnd), `没有名字的失败，turn_end 不该有 failure 字段，实际是 ${show(plainEnd)}`);
-    for (const stop of ["error", "aborted"] as const) {
-      const empty = builderModel("empty", (builder) => builder.fail("connection reset", stop));
-      const nothing = await runAgentLoop([], [ASK], setup([], undefined, { model: empty }).config);
-      same([nothing.stopReason, lines(nothing.messages)], [stop, ["user:a.ts 里有什么？"]], `没有内容的 ${stop} 回合之后：[stopReason, 运行添加的消息]`);
-    }
-  });
-  await holds(
-    "§C4.1：这一轮的 errorMessage 原样（空字符串、空白、两万个字符，什么文字都一样）：运行结果和 turn_end 都带着它；每个调用的结果是 “was not run: … before it finished (<它>)”，一字不差",
-    fc.asyncProperty(anyText, fc.constantFrom("error" as const, "aborted" as const), fc.integer({ min: 0, max: 2 }), async (why, stop, count) => {
+  await rule(
+    "§C4.1：失败回合的 failure（代码与说明）原样交给 turn_end 和运行结果，errorMessage 是空字符串也带；错误结果里写的是 errorMessage，不是 failure 的说明；没有名字的失败不带 failure；没有内容的失败回合不留下空消息",
+    async () => {
       const model = builderModel("failing", (builder) => {
-        builder.appendText("说到一半");
-        for (let i = 1; i <= count; i++) writeCall(builder, `call-${i}`, "read", { path: "a.ts" });
-        builder.fail(why, stop);
+        builder.appendText("半句");
+        writeCall(builder, "call-1", "read", { path: "a.ts" });
+        builder.fail("HTTP 401 authentication_error: invalid x-api-key", "error", { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" });
       });
       const { events, config } = setup([], undefined, { model });
       const result = await runAgentLoop([], [ASK], config);
-      same([result.stopReason, result.errorMessage], [stop, why], "[stopReason, errorMessage]");
+      same([result.stopReason, result.errorMessage], ["error", "HTTP 401 authentication_error: invalid x-api-key"], "[stopReason, errorMessage]");
+      same(result.failure, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" }, "运行结果的 failure");
       const end = events.find((e) => e.type === "turn_end");
-      same(end?.type === "turn_end" && "errorMessage" in end ? end.errorMessage : "（没有这个字段）", why, "turn_end 的 errorMessage");
-      const head = stop === "aborted" ? "the turn was aborted" : "the model's turn failed";
-      for (let i = 1; i <= count; i++) {
-        const answer = answerOf(result.messages, `call-${i}`);
-        same(
-          answer && [answer.isError, textOf(answer)],
-          [true, `tool "read" was not run: ${head} before it finished (${why})`],
-          `call-${i} 的结果 [isError, 文字]`,
-        );
+      same(end?.type === "turn_end" ? end.failure : undefined, { code: "PROVIDER_UNAUTHORIZED", message: "请检查 key" }, "turn_end 的 failure");
+      answeredWithError(
+        result.messages,
+        "call-1",
+        /^tool "read" was not run: the model's turn failed before it finished \(HTTP 401 authentication_error: invalid x-api-key\)$/,
+        "有 failure 的 error 回合（括号里是这一轮的 errorMessage，不是 failure 的说明）",
+      );
+      const silent = builderModel("silent", (builder) => builder.fail("", "error", { code: "PROVIDER_OVERLOADED", message: "服务商忙，请稍后再试" }));
+      const quiet = setup([], undefined, { model: silent });
+      const quietResult = await runAgentLoop([], [ASK], quiet.config);
+      const quietEnd = quiet.events.find((e) => e.type === "turn_end");
+      same(
+        [quietResult.errorMessage, quietResult.failure, quietEnd?.type === "turn_end" ? quietEnd.failure : "（没有 turn_end）"],
+        ["", { code: "PROVIDER_OVERLOADED", message: "服务商忙，请稍后再试" }, { code: "PROVIDER_OVERLOADED", message: "服务商忙，请稍后再试" }],
+        "errorMessage 是空字符串、有 failure 的一轮：[运行结果的 errorMessage, 运行结果的 failure, turn_end 的 failure]",
+      );
+      const plain = setup([{ ...turn("x"), error: "no code" }]);
+      const unnamed = await runAgentLoop([], [ASK], plain.config);
+      expect(!("failure" in unnamed), `没有名字的失败，运行结果不该有 failure 字段，实际是 ${show(unnamed)}`);
+      const plainEnd = plain.events.find((e) => e.type === "turn_end");
+      expect(plainEnd !== undefined && !("failure" in plainEnd), `没有名字的失败，turn_end 不该有 failure 字段，实际是 ${show(plainEnd)}`);
+      for (const stop of ["error", "aborted"] as const) {
+        const empty = builderModel("empty", (builder) => builder.fail("connection reset", stop));
+        const nothing = await runAgentLoop([], [ASK], setup([], undefined, { model: empty }).config);
+        same([nothing.stopReason, lines(nothing.messages)], [stop, ["user:a.ts 里有什么？"]], `没有内容的 ${stop} 回合之后：[stopReason, 运行添加的消息]`);
       }
-    }),
+    },
+  );
+  await holds(
+    "§C4.1：这一轮的 errorMessage 原样（空字符串、空白、两万个字符，什么文字都一样）：运行结果和 turn_end 都带着它；每个调用的结果是 “was not run: … before it finished (<它>)”，一字不差，有 failure 也一样；有 failure 时（代码、说明是什么文字都一样）运行结果和 turn_end 都带着它，没有就不带这个字段",
+    fc.asyncProperty(
+      anyText,
+      fc.constantFrom("error" as const, "aborted" as const),
+      fc.integer({ min: 0, max: 2 }),
+      fc.option(
+        fc.record({ code: fc.constantFrom("", "PROVIDER_OVERLOADED"), message: anyText }).map(({ code, message }) => ({ code, message })),
+        { nil: undefined },
+      ),
+      async (why, stop, count, failure) => {
+        const model = builderModel("failing", (builder) => {
+          builder.appendText("说到一半");
+          for (let i = 1; i <= count; i++) writeCall(builder, `call-${i}`, "read", { path: "a.ts" });
+          builder.fail(why, stop, failure);
+        });
+        const { events, config } = setup([], undefined, { model });
+        const result = await runAgentLoop([], [ASK], config);
+        same([result.stopReason, result.errorMessage], [stop, why], "[stopReason, errorMessage]");
+        const end = events.find((e) => e.type === "turn_end");
+        same(end?.type === "turn_end" && "errorMessage" in end ? end.errorMessage : "（没有这个字段）", why, "turn_end 的 errorMessage");
+        const absent = "（没有这个字段）";
+        same(
+          ["failure" in result ? result.failure : absent, end !== undefined && "failure" in end ? end.failure : absent],
+          [failure ?? absent, failure ?? absent],
+          "[运行结果的 failure, turn_end 的 failure]",
+        );
+        const head = stop === "aborted" ? "the turn was aborted" : "the model's turn failed";
+        for (let i = 1; i <= count; i++) {
+          const answer = answerOf(result.messages, `call-${i}`);
+          same(
+            answer && [answer.isError, textOf(answer)],
+            [true, `tool "read" was not run: ${head} before it finished (${why})`],
+            `call-${i} 的结果 [isError, 文字]`,
+          );
+        }
+      },
+    ),
     { numRuns: 40 },
   );
   await rule("§C4.1：调用没有条数上限：error 回合带着 1 000 个调用，每个都按顺序、紧跟着配上错误结果", async () => {
