@@ -901,7 +901,7 @@ const generatedBlock: fc.Arbitrary<GeneratedBlock> = fc.oneof(
   fc
     .tuple(
       fc.constantFrom("text", "thinking") as fc.Arbitrary<"text" | "thinking">,
-      fc.string({ unit: "binary", maxLength: 12 }),
+      fc.oneof(fc.constantFrom(" a\r\nb ", "\r\n\r\n", "  "), fc.string({ unit: "binary", maxLength: 12 })),
       fc.array(fc.nat(), { maxLength: 4 }),
     )
     .map(([kind, whole, cuts]) => ({ kind, pieces: cutText(whole, cuts) })),
