@@ -281,6 +281,7 @@ async function translateEvents(events: AsyncIterable<SseEvent>, builder: TurnBui
           open = undefined;
           break;
         }
+        if (open.kind === "skipped") break; // a skipped block's deltas are skipped unread
         const delta = data.delta;
         if (!isPlainObject(delta)) {
           invalid("protocol error: content_block_delta without a delta object");
@@ -302,7 +303,11 @@ async function translateEvents(events: AsyncIterable<SseEvent>, builder: TurnBui
         break;
       }
       case "message_delta": {
-        const delta = isPlainObject(data.delta) ? data.delta : {};
+        const delta = data.delta;
+        if (!isPlainObject(delta)) {
+          invalid("protocol error: message_delta without a delta object");
+          return;
+        }
         if (delta.stop_reason !== undefined && delta.stop_reason !== null) stopReason = delta.stop_reason;
         const usage = isPlainObject(data.usage) ? data.usage : {};
         const input = num(usage.input_tokens);

@@ -128,11 +128,14 @@ export class SseParser {
  * The events of a byte stream (a `fetch` response body) or of text pieces, each as soon as
  * its empty line has arrived. Bytes are decoded as UTF-8 in streaming mode, so a character
  * split across pieces is decoded whole; invalid bytes become U+FFFD rather than an exception.
+ * The decoder leaves a byte-order mark in the text (`ignoreBOM`): the parser drops the first
+ * one, so bytes give the same events as their text.
  * A reader that stops early stops the source too (its `return` runs).
  */
 export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
   const parser = new SseParser();
-  const decoder = new TextDecoder("utf-8");
+  // ignoreBOM: the decoder keeps a leading U+FEFF, so that only the parser drops one (§C3.2).
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   for await (const chunk of chunks) {
     const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
     yield* parser.feed(text);

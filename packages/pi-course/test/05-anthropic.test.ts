@@ -223,6 +223,8 @@ test("Lab 5.2 · 例子：第 1 节那段对话写成请求体", async () => {
     const bare = bodyOf({ systemPrompt: "", messages: [ASK], tools: [] }, { maxTokens: 1024 });
     same(Object.keys(bare).sort(), ["max_tokens", "messages", "model", "stream"], "没有系统提示和工具时请求体的字段");
     same(bare.max_tokens, 1024, "给了 maxTokens 时的 max_tokens");
+    same(bodyOf({ systemPrompt: "", messages: [ASK], tools: [] }, { maxTokens: 0 }).max_tokens, 0, "maxTokens 是 0（给了，就原样用）时的 max_tokens");
+    same(bodyOf({ systemPrompt: " \n", messages: [ASK], tools: [] }).system, " \n", "系统提示只有空白（不是空串）时的 system：原样");
   });
   await rule("§C4.1、§C4.2、§C4.3：录制的请求（一轮两个调用、一个错误结果、之后用户又说了一句）和课程的请求体一致", () => {
     const conversation: AgentMessage[] = [
@@ -308,6 +310,19 @@ test("Lab 5.2 · 合并与丢弃：同角色相邻就合成一条，结果排在
       "空文本、只有空文本的助手消息、没有块的助手消息",
     );
     same(
+      toAnthropicMessages([
+        { role: "user", content: [text(" "), text("\n")], timestamp: 0 },
+        { role: "assistant", content: [text("\t"), text("  两边有空格  \r\n")], timestamp: 0 },
+        { role: "toolResult", toolCallId: "t", toolName: "x", content: [text(" ")], isError: false, timestamp: 0 },
+      ]),
+      [
+        { role: "user", content: [text(" "), text("\n")] },
+        { role: "assistant", content: [text("\t"), text("  两边有空格  \r\n")] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [text(" ")], is_error: false }] },
+      ],
+      "只有空白的文字不是空的：照样发，文字原样（不去空白、不改行尾）",
+    );
+    same(
       toAnthropicMessages([{ role: "toolResult", toolCallId: "t", toolName: "x", content: [text("")], isError: true, timestamp: 0 }]),
       [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [], is_error: true }] }],
       "文字为空的错误结果",
@@ -315,9 +330,12 @@ test("Lab 5.2 · 合并与丢弃：同角色相邻就合成一条，结果排在
   });
 });
 
+/** The text of a block: empty, only whitespace, or anything (line ends and surrounding spaces included). */
+const anyText = fc.oneof(fc.constantFrom("", "", " ", "\n", "\r\n", " 好 "), fc.string({ unit: "binary", maxLength: 6 }));
+
 /** A block of an assistant message, as the property below generates it. */
 const assistantBlock = fc.oneof(
-  fc.constantFrom("", "好", "我先读一下。").map(text),
+  anyText.map(text),
   fc
     .tuple(
       fc.constantFrom("t1", "t2", "call_3"),
@@ -329,10 +347,10 @@ const assistantBlock = fc.oneof(
 
 /** Any message of our IR, empty text included. */
 const anyMessage: fc.Arbitrary<AgentMessage> = fc.oneof(
-  fc.array(fc.constantFrom("", "你好", "再看看 b.ts").map(text), { maxLength: 3 }).map((content) => ({ role: "user" as const, content, timestamp: 0 })),
+  fc.array(anyText.map(text), { maxLength: 3 }).map((content) => ({ role: "user" as const, content, timestamp: 0 })),
   fc.array(assistantBlock, { maxLength: 3 }).map((content) => ({ role: "assistant" as const, content, timestamp: 0 })),
   fc
-    .tuple(fc.constantFrom("t1", "t2"), fc.array(fc.constantFrom("", "ok", "no such file").map(text), { maxLength: 2 }), fc.boolean())
+    .tuple(fc.constantFrom("t1", "t2"), fc.array(anyText.map(text), { maxLength: 2 }), fc.boolean())
     .map(([id, content, isError]) => ({ role: "toolResult" as const, toolCallId: id, toolName: "read", content, isError, timestamp: 0 })),
 );
 
@@ -355,9 +373,11 @@ function expectedBlocks(message: AgentMessage): { role: "user" | "assistant"; re
 
 test("Lab 5.2 · 任意一段对话：角色交替，每条 user 消息结果在前，内容一个不少、次序不乱", async () => {
   await holds(
-    "§C4.2、§C4.3：任何一串消息（文字、空文本、调用、结果，任意顺序）：相邻两条的 role 不同；没有空的文本块、没有空消息；每条 user 消息里 tool_result 都在文字前；按 role 合并之后，内容和原来的一一对应、次序不变",
+    "§C4.2、§C4.3：任何一串消息（文字、空文本、调用、结果，任意顺序）：相邻两条的 role 不同；没有空的文本块、没有空消息；每条 user 消息里 tool_result 都在文字前；按 role 合并之后，内容和原来的一一对应（文字原样，只有空白的也发）、次序不变；对话本身不被改动",
     fc.property(fc.array(anyMessage, { maxLength: 8 }), (messages) => {
-      const sent = toAnthropicMessages(messages);
+      const input = structuredClone(messages);
+      const sent = toAnthropicMessages(input);
+      same(input, messages, "写过请求体之后的对话（不应当被改动）");
       const runs: { role: string; results: unknown[]; others: unknown[] }[] = [];
       for (const one of messages) {
         const blocks = expectedBlocks(one);
@@ -395,6 +415,20 @@ test("Lab 5.2 · 调用方的东西不被改动；参数不是对象、role 不�
     const schema = body.tools![0]!.input_schema as { properties: { path: { type: string } } };
     schema.properties.path.type = "number";
     same(spec, READ, "改了请求体的 input_schema（里面的 properties）之后，工具说明");
+    const first: AgentMessage = { role: "user", content: [text("一")], timestamp: 0 };
+    const second: AgentMessage = { role: "user", content: [text("二")], timestamp: 0 };
+    const pair = [first, second];
+    const merged = toAnthropicMessages(pair);
+    same(
+      pair,
+      [
+        { role: "user", content: [text("一")], timestamp: 0 },
+        { role: "user", content: [text("二")], timestamp: 0 },
+      ],
+      "两条用户消息合成一条之后，对话里的这两条消息",
+    );
+    merged[0]!.content.push(text("后加的"));
+    same(first.content, [text("一")], "往请求体的消息里加了一个块之后，对话里第一条消息的块");
   });
   await rule("§C4.4：调用的参数不是普通对象（字符串、数组、null、Map）：抛 ModelError，code 是 TOOL_ARGUMENTS_INVALID，消息里说出调用的 id", () => {
     for (const args of ["raw", [1], null, new Map([["path", "a.ts"]])]) {
@@ -479,6 +513,28 @@ test("Lab 5.3 · 例子：第 1 节那一轮的事件读回成回合", async () 
     same(lines(events), ["text_start 0", 'text_delta 0 "开头"', 'text_delta 0 "，然后"', 'text_end 0 "开头，然后"'], "事件");
     same(turn.usage, { inputTokens: 3, outputTokens: 4 }, "用量");
   });
+  await rule("§C5.2、§C5.3：文字的片、参数的片原样接上：空白、\\r\\n 被切开、字符串里的空格都不改动", async () => {
+    const textPieces = ["  a\r", "\nb ", " ", "\t\r\n"];
+    const jsonPieces = ['{"path": "a ', " b.ts", '" }'];
+    const body = sse(
+      { type: "message_start", message: { usage: { input_tokens: 3, output_tokens: 1 } } },
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      ...textPieces.map((piece) => ({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } })),
+      { type: "content_block_stop", index: 0 },
+      { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "t", name: "read", input: {} } },
+      ...jsonPieces.map((piece) => ({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: piece } })),
+      { type: "content_block_stop", index: 1 },
+      { type: "message_delta", delta: { stop_reason: "tool_use" } },
+      { type: "message_stop" },
+    );
+    const { turn, events } = await read(eventsOf(body));
+    same(turn.message.content, [text(textPieces.join("")), { type: "toolCall", id: "t", name: "read", arguments: { path: "a  b.ts" } }], "消息");
+    same(
+      lines(events).filter((line) => line.includes("_delta")),
+      [...textPieces.map((piece) => `text_delta 0 ${JSON.stringify(piece)}`), ...jsonPieces.map((piece) => `toolcall_delta 1 ${JSON.stringify(piece)}`)],
+      "片的事件",
+    );
+  });
   await rule("§C5.4：用量：message_start 给输入和输出；message_delta 里有的数替换它，没有的、不是数的保持原样", async () => {
     const usage = (delta: Record<string, unknown> | undefined) =>
       sse(
@@ -491,6 +547,32 @@ test("Lab 5.3 · 例子：第 1 节那一轮的事件读回成回合", async () 
     same((await read(eventsOf(usage({ input_tokens: 8, output_tokens: 9 })))).turn.usage, { inputTokens: 8, outputTokens: 9 }, "message_delta 两个都给");
     same((await read(eventsOf(usage({ output_tokens: "9" })))).turn.usage, { inputTokens: 7, outputTokens: 1 }, "output_tokens 是字符串");
     same((await read(eventsOf(usage(undefined)))).turn.usage, { inputTokens: 7, outputTokens: 1 }, "message_delta 没有 usage");
+    same((await read(eventsOf(usage({ output_tokens: 0 })))).turn.usage, { inputTokens: 7, outputTokens: 0 }, "output_tokens 是 0（是数，照样替换）");
+    same(
+      (await read(eventsOf(usage({ input_tokens: 2.5, output_tokens: -1 })))).turn.usage,
+      { inputTokens: 2.5, outputTokens: -1 },
+      "小数、负数也是数：原样替换",
+    );
+    same((await read(eventsOf(usage({ input_tokens: null, output_tokens: "9" })))).turn.usage, { inputTokens: 7, outputTokens: 1 }, "null 和字符串不是数");
+    const start = (message: unknown, ...more: Record<string, unknown>[]) =>
+      sse({ type: "message_start", message }, ...more, { type: "message_delta", delta: { stop_reason: "end_turn" } }, { type: "message_stop" });
+    const lenient = await read(eventsOf(start("msg")));
+    same(
+      [lenient.turn.stopReason, lenient.turn.usage],
+      ["stop", { inputTokens: 0, outputTokens: 0 }],
+      "message_start 的 message 不是对象：不是坏响应，用量是 0",
+    );
+    same(
+      (await read(eventsOf(start({ usage: { input_tokens: "20", output_tokens: 0 } })))).turn.usage,
+      { inputTokens: 0, outputTokens: 0 },
+      "message_start 的 input_tokens 是字符串：那一项是 0",
+    );
+    same(
+      (await read(eventsOf(start({ usage: { input_tokens: 7, output_tokens: 1 } }, { type: "message_start", message: { usage: { input_tokens: 3 } } })))).turn
+        .usage,
+      { inputTokens: 3, outputTokens: 0 },
+      "又来一个 message_start，只给了 input_tokens：它设定两项，没给的是 0",
+    );
   });
 });
 
@@ -519,11 +601,12 @@ test("Lab 5.3 · 跳过的块和事件：thinking 和不认识的块连同它们
       "事件（参数片之外）",
     );
   });
-  await rule("§C5.1、§C5.3：ping、不认识的事件、不认识的块（连同它的片）、块里不认识的片（signature_delta、citations_delta）都跳过", async () => {
+  await rule("§C5.1、§C5.3：ping、不认识的事件、不认识的块（连同它的片，片的内容不看）、块里不认识的片（signature_delta、citations_delta）都跳过", async () => {
     const body = sse(
       { type: "message_start", message: { usage: { input_tokens: 5, output_tokens: 1 } } },
       { type: "x_future_event", note: "added after this adapter was written" },
       { type: "content_block_start", index: 0, content_block: { type: "redacted_thinking", data: "EmwKAhgB" } },
+      { type: "content_block_delta", index: 0, delta: "跳过的块的片，里面是什么都不看" },
       { type: "content_block_stop", index: 0 },
       { type: "content_block_start", index: 1, content_block: { type: "x_future_block" } },
       { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "不是我们的" } },
@@ -622,6 +705,7 @@ test("Lab 5.3 · 停止原因：message_stop 用 message_delta 给的原因结�
         );
       failedWith((await read(eventsOf(ending("refusal")))).turn, "PROVIDER_RESPONSE_INVALID", /"refusal"/, [text("抱歉")], "停止原因 refusal");
       failedWith((await read(eventsOf(ending(undefined)))).turn, "PROVIDER_RESPONSE_INVALID", /none given/, [text("抱歉")], "没有 message_delta");
+      failedWith((await read(eventsOf(ending({ why: [1] })))).turn, "PROVIDER_RESPONSE_INVALID", /\{"why":\[1\]\}/, [text("抱歉")], "停止原因是一个对象");
     },
   );
   await rule("§C5.4：回合在 message_stop 结束，不在 message_delta：stop_reason 是 null 的 message_delta 不改停止原因，它带的用量照样算数", async () => {
@@ -671,10 +755,17 @@ test("Lab 5.3 · 读不懂的就是坏响应：非法 JSON、类型不对的字�
         const detail = new RegExp(`^invalid JSON in "content_block_delta" event: ${data.replace(/[[\]{}]/g, "\\$&")}`);
         failedWith((await read(eventsOf(body))).turn, "PROVIDER_RESPONSE_INVALID", detail, [text("读到这里")], `data 是 ${data}`);
       }
+      const long = `{"type":"content_block_delta",${"x".repeat(300)}`;
+      const { turn } = await read(eventsOf(`${opening()}event: content_block_delta\ndata: ${long}\n\n`));
+      same(
+        turn.errorMessage,
+        `invalid JSON in "content_block_delta" event: ${long.slice(0, 200)}`,
+        `data 有 ${long.length} 个字符：errorMessage 只带它的前 200 个`,
+      );
     },
   );
   await rule(
-    "§C5.1、§C5.3：读到的字段类型不对：content_block 不是对象、tool_use 没有字符串的 id 或 name、delta 不是对象、text 或 partial_json 不是字符串：PROVIDER_RESPONSE_INVALID（protocol error）",
+    "§C5.1、§C5.3：读到的字段类型不对：content_block 不是对象、tool_use 没有字符串的 id 或 name、content_block_delta 或 message_delta 的 delta 不是对象、text 或 partial_json 不是字符串：PROVIDER_RESPONSE_INVALID（protocol error）",
     async () => {
       const broken: [string, Record<string, unknown>[]][] = [
         [
@@ -698,7 +789,14 @@ test("Lab 5.3 · 读不懂的就是坏响应：非法 JSON、类型不对的字�
             { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "t", name: 7 } },
           ],
         ],
-        ["delta 不是对象", [{ type: "content_block_delta", index: 0, delta: "x" }]],
+        ["content_block_delta 的 delta 不是对象", [{ type: "content_block_delta", index: 0, delta: "x" }]],
+        [
+          "message_delta 的 delta 不是对象",
+          [
+            { type: "content_block_stop", index: 0 },
+            { type: "message_delta", delta: "end_turn" },
+          ],
+        ],
         ["text_delta 的 text 不是字符串", [{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: ["x"] } }]],
         [
           "input_json_delta 的 partial_json 不是字符串",
@@ -770,6 +868,22 @@ test("Lab 5.3 · 读不懂的就是坏响应：非法 JSON、类型不对的字�
     same(turn.stopReason, "stop", "message_stop 之后还有一个坏事件的回合");
     same(pulled.at(-1), "message_stop", "最后读到的事件");
   });
+  await rule("§C5.5：回合被中止（它的 signal）之后，后面的事件不再读：下一个事件一到就返回", async () => {
+    const controller = new AbortController();
+    const builder = new TurnBuilder({ now: () => 5, signal: controller.signal });
+    let pulled = 0;
+    async function* events(): AsyncGenerator<SseEvent> {
+      for await (const event of eventsOf(fixture("text.sse"))) {
+        pulled++;
+        if (pulled === 3) controller.abort(new Error("用户按了 Ctrl-C"));
+        yield event;
+      }
+    }
+    await readAnthropicEvents(events(), builder, FACTS);
+    const turn = await builder.stream.result();
+    scaffoldOf(turn);
+    same([turn.stopReason, pulled], ["aborted", 3], "第 3 个事件之前中止：[stopReason, 读了几个事件]");
+  });
 });
 
 /** One block of a generated turn: its text or arguments in pieces. */
@@ -787,7 +901,7 @@ const generatedBlock: fc.Arbitrary<GeneratedBlock> = fc.oneof(
   fc
     .tuple(
       fc.constantFrom("text", "thinking") as fc.Arbitrary<"text" | "thinking">,
-      fc.string({ unit: "binary", maxLength: 12 }),
+      fc.oneof(fc.constantFrom(" a\r\nb ", "\r\n\r\n", "  "), fc.string({ unit: "binary", maxLength: 12 })),
       fc.array(fc.nat(), { maxLength: 4 }),
     )
     .map(([kind, whole, cuts]) => ({ kind, pieces: cutText(whole, cuts) })),
@@ -911,6 +1025,11 @@ test("Lab 5.4 · 回答途中的 error 事件：按类型给代码，已到的�
         [errorEvent("invalid_request_error", "prompt is too long"), "PROVIDER_STREAM_ERROR", "provider error: invalid_request_error: prompt is too long"],
         [{ type: "error", error: { message: "no type" } }, "PROVIDER_STREAM_ERROR", "provider error: no type"],
         [{ type: "error" }, "PROVIDER_STREAM_ERROR", 'provider error: {"type":"error"}'],
+        ...["toString", "constructor", "__proto__", "hasOwnProperty"].map((type): [Record<string, unknown>, string, string] => [
+          errorEvent(type, "odd"),
+          "PROVIDER_STREAM_ERROR",
+          `provider error: ${type}: odd`,
+        ]),
       ];
       for (const [event, code, detail] of cases) {
         const { turn } = await read(eventsOf(opening(event)));
@@ -942,7 +1061,7 @@ test("Lab 5.4 · 回答途中的 error 事件：按类型给代码，已到的�
 test("Lab 5.4 · 回答开始之前的 error 事件：能好转的再发一次请求，别的照样是 error 回合", async (t) => {
   const early = (error: Record<string, unknown>) =>
     sse({ type: "message_start", message: { usage: { input_tokens: 1, output_tokens: 1 } } }, { type: "ping" }, error);
-  await rule("§C6.3：只有 message_start 和 ping 之后的 overloaded_error、rate_limit_error、api_error：重试；第二次的回答就是这一轮", async () => {
+  await rule("§C6.3：只有 message_start 和 ping（多少个都行）之后的 overloaded_error、rate_limit_error、api_error：重试；第二次的回答就是这一轮", async () => {
     for (const type of ["overloaded_error", "rate_limit_error", "api_error"]) {
       const { options, retries } = retrying(2);
       const { turn, requests } = await modelTurn(t, [{ body: early(errorEvent(type)) }, { body: fixture("text.sse") }], options);
@@ -956,19 +1075,34 @@ test("Lab 5.4 · 回答开始之前的 error 事件：能好转的再发一次�
     const { options } = retrying(2);
     const recorded = await modelTurn(t, [{ body: fixture("overloaded-early.sse") }, { body: fixture("text.sse") }], options);
     same([recorded.turn.stopReason, recorded.requests], ["stop", 2], "录制的 overloaded-early.sse：[stopReason, 请求次数]");
+    const pings = sse(
+      { type: "message_start", message: { usage: { input_tokens: 1, output_tokens: 1 } } },
+      ...Array.from({ length: 10_000 }, () => ({ type: "ping" })),
+      errorEvent("overloaded_error"),
+    );
+    const patient = await modelTurn(t, [{ body: pings }, { body: fixture("text.sse") }], retrying(2).options);
+    same([patient.turn.stopReason, patient.requests], ["stop", 2], "message_start 之后一万个 ping，然后 overloaded_error：[stopReason, 请求次数]");
   });
-  await rule("§C6.3：回答开始之前，类型不会因重试好转的 error 事件（invalid_request_error、没有类型）：不重试，回合是 PROVIDER_STREAM_ERROR", async () => {
-    for (const event of [errorEvent("invalid_request_error", "max_tokens: must be positive"), { type: "error", error: { message: "?" } }]) {
-      const { options, waits } = retrying(2);
-      const { turn, requests } = await modelTurn(t, [{ body: early(event) }, { body: fixture("text.sse") }], options);
-      same(
-        [turn.stopReason, turn.failure?.code, requests, waits],
-        ["error", "PROVIDER_STREAM_ERROR", 1, []],
-        `${show(event)}：[stopReason, failure.code, 请求次数, 等待]`,
-      );
-      same(turn.usage, { inputTokens: 1, outputTokens: 1 }, `${show(event)}：读在前面的 message_start 照样交给回合，用量`);
-    }
-  });
+  await rule(
+    "§C6.3：回答开始之前，类型不会因重试好转的 error 事件（invalid_request_error、没有类型、toString 这样的名字）：不重试，回合是 PROVIDER_STREAM_ERROR",
+    async () => {
+      const others = [
+        errorEvent("invalid_request_error", "max_tokens: must be positive"),
+        { type: "error", error: { message: "?" } },
+        ...["toString", "constructor", "__proto__", "valueOf"].map((type) => errorEvent(type, "odd")),
+      ];
+      for (const event of others) {
+        const { options, waits } = retrying(2);
+        const { turn, requests } = await modelTurn(t, [{ body: early(event) }, { body: fixture("text.sse") }], options);
+        same(
+          [turn.stopReason, turn.failure?.code, requests, waits],
+          ["error", "PROVIDER_STREAM_ERROR", 1, []],
+          `${show(event)}：[stopReason, failure.code, 请求次数, 等待]`,
+        );
+        same(turn.usage, { inputTokens: 1, outputTokens: 1 }, `${show(event)}：读在前面的 message_start 照样交给回合，用量`);
+      }
+    },
+  );
   await rule("§C6.3：重试用完（或者不允许重试）：回合是 error，代码是那个事件的，errorMessage 是它的文字，failure 的消息说出尝试了几次", async () => {
     const { options } = retrying(2);
     const body = early(errorEvent("overloaded_error"));
@@ -1003,6 +1137,25 @@ test("Lab 5.4 · 为了看清错误而读在前面的事件，照样交给回合
     same(lines(events), ["text_start 0", 'text_delta 0 "a.ts 只有一行。"', 'text_end 0 "a.ts 只有一行。"'], "事件");
     const { turn: example } = await modelTurn(t, [{ body: fixture("read-a.sse") }]);
     same([example.stopReason, example.usage], ["toolUse", { inputTokens: 20, outputTokens: 31 }], "第 1 节那一轮：[stopReason, usage]");
+  });
+  await rule("§C6.3：读在前面时连接断了：回合以传输给的那个错误结束（PROVIDER_STREAM_ENDED，the response broke off: …），不当成响应正常结束", async () => {
+    const broken = (async () => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(sse({ type: "message_start", message: { usage: { input_tokens: 1, output_tokens: 1 } } })));
+          controller.error(new Error("connection reset"));
+        },
+      });
+      return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
+    }) as typeof fetch;
+    const model = createAnthropicModel({ ...OPTIONS, fetch: broken, now: () => 5, timeoutMs: 10_000 });
+    const stream = model.stream(HI);
+    for await (const _event of stream) {
+      // read to the end
+    }
+    const turn = await stream.result();
+    scaffoldOf(turn);
+    failedWith(turn, "PROVIDER_STREAM_ENDED", /^the response broke off: /, [], "message_start 之后连接断了");
   });
   await rule("§C6.3：要重试时，放弃的那个响应被关上（对它的 body 调用 cancel()），然后才发下一次请求", async () => {
     const cancelled: number[] = [];

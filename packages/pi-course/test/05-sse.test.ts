@@ -144,6 +144,7 @@ const valueText = fc
 /** One line of a stream, without its line end: a field, a comment or an empty line. */
 const streamLine = fc.oneof(
   { weight: 2, arbitrary: fc.constant("") },
+  { weight: 1, arbitrary: fc.constantFrom(" ", "  ", "\t", "event:", "event: ") },
   {
     weight: 6,
     arbitrary: fc
@@ -153,10 +154,14 @@ const streamLine = fc.oneof(
   { weight: 1, arbitrary: valueText.map((text) => `:${text}`) },
 );
 
-/** A whole stream: lines each with any line end, maybe a byte-order mark first, maybe a last line with no end. */
+/** A whole stream: lines each with any line end, maybe one or two byte-order marks first, maybe a last line with no end. */
 const stream = fc
-  .tuple(fc.boolean(), fc.array(fc.tuple(streamLine, fc.constantFrom("\n", "\r", "\r\n")), { maxLength: 14 }), fc.oneof(fc.constant(""), streamLine))
-  .map(([bom, lines, unfinished]) => `${bom ? "\uFEFF" : ""}${lines.map(([line, end]) => line + end).join("")}${unfinished}`);
+  .tuple(
+    fc.constantFrom("", "\uFEFF", "\uFEFF\uFEFF"),
+    fc.array(fc.tuple(streamLine, fc.constantFrom("\n", "\r", "\r\n")), { maxLength: 14 }),
+    fc.oneof(fc.constant(""), streamLine),
+  )
+  .map(([bom, lines, unfinished]) => `${bom}${lines.map(([line, end]) => line + end).join("")}${unfinished}`);
 
 // ---------------------------------------------------------------------------
 // Lab 5.1 · SSE 解码：网络片不是事件
@@ -183,11 +188,18 @@ test("Lab 5.1 · 一行一行读：行尾、字段和交出事件的空行", asy
     same(fed("retry: 10\nfoo: bar\nData: no\nEVENT: no\ndata: z\n\n"), [{ event: "message", data: "z" }], "retry、foo、Data、EVENT 都不算");
     same(fed("retry: 10\nfoo: bar\n\n"), [], "只有被忽略的字段：不交出事件");
   });
-  await rule("§C3.2：流最开头的一个字节序标记（U+FEFF）丢掉；别处的 U+FEFF 是普通的字", () => {
+  await rule("§C3.2、§C3.5：流最开头的一个字节序标记（U+FEFF）丢掉，只丢一个；别处的 U+FEFF 是普通的字；字节和文字给出同样的事件", async () => {
     same(fed("\uFEFFdata: x\n\n"), [{ event: "message", data: "x" }], "开头的 BOM");
     same(fed("", "\uFEFFdata: x\n\n"), [{ event: "message", data: "x" }], "第一片是空串，BOM 在第二片开头：仍是流的开头");
     same(fed("data: x\n\n", "\uFEFFdata: y\n\n"), [{ event: "message", data: "x" }], "流中间的 \\uFEFFdata 是一个不认识的字段");
     same(fed("data: \uFEFF\n\n"), [{ event: "message", data: "\uFEFF" }], "值里的 U+FEFF");
+    const twice = "\uFEFF\uFEFFdata: x\n\ndata: y\n\n";
+    same(fed(twice), [{ event: "message", data: "y" }], "开头两个 BOM（文字）：只丢第一个，第二个让第一行成了不认识的字段");
+    same(await parsed([twice]), [{ event: "message", data: "y" }], "开头两个 BOM，parseSse 读文字片");
+    const bytes = new TextEncoder().encode(twice);
+    same(await parsed([bytes]), [{ event: "message", data: "y" }], "开头两个 BOM，parseSse 读字节（EF BB BF EF BB BF …）：和文字一样只丢一个");
+    same(await parsed(Array.from(bytes, (byte) => Uint8Array.of(byte))), [{ event: "message", data: "y" }], "同样的字节，一个字节一片");
+    same(await parsed([new TextEncoder().encode("\uFEFFdata: x\n\n")]), [{ event: "message", data: "x" }], "开头一个 BOM 的字节");
   });
   await rule("§C3.3：空行交出事件：data 各行以 \\n 连接，事件名默认 message；没有 data 的事件不交出，它的事件名也一并作废", () => {
     same(fed("event: ping\ndata: {}\n\n"), [{ event: "ping", data: "{}" }], "事件名与数据");
@@ -195,6 +207,12 @@ test("Lab 5.1 · 一行一行读：行尾、字段和交出事件的空行", asy
     same(fed("event: lonely\n\ndata: y\n\n"), [{ event: "message", data: "y" }], "没有 data 的事件之后");
     same(fed("\n\n\ndata: y\n\n\n"), [{ event: "message", data: "y" }], "连续的空行");
     same(fed("event: a\nevent: b\ndata: 1\n\n"), [{ event: "b", data: "1" }], "后一个 event 行覆盖前一个");
+    same(
+      fed("event:\ndata: 1\n\nevent: \ndata: 2\n\n"),
+      [1, 2].map((n) => ({ event: "message", data: String(n) })),
+      "event 行的值是空串：事件名是 message",
+    );
+    same(fed("data: a\n \n\t\ndata: b\n\n"), [{ event: "message", data: "a\nb" }], "只有空格、只有 \\t 的一行不是空行（它们是不认识的字段）");
   });
   await rule("§C3.3：id 一直保留到被下一个 id 行改写（包括改成空串）；含 NUL 的 id 行被忽略；从没有过 id 时事件没有 id 字段", () => {
     const events = fed("data: a\n\nid: 1\ndata: b\n\ndata: c\n\nid: 2\0x\ndata: d\n\nid\ndata: e\n\n");
@@ -231,6 +249,18 @@ test("Lab 5.1 · 网络怎么切都一样：任意切法（包括 \\r 和 \\n �
     same(fed("data: 1\r", "\r"), [{ event: "message", data: "1" }], "\\r 之后又是 \\r：一个空行");
     same(fed("data: 1\r", "", "\n", "\n"), [{ event: "message", data: "1" }], "\\r 与 \\n 之间隔着一个空片");
     same(fed("data: 1\r", "data: 2\r", "\r"), [{ event: "message", data: "1\n2" }], "\\r 之后是下一行");
+  });
+  await rule("§C3.4：一行多长、一个事件有多少行、一个流有多少事件，都没有上限", () => {
+    const long = "x".repeat(4 * 2 ** 20);
+    const pieces = ["data: ", ...Array.from({ length: 8 }, (_, i) => long.slice(i * 2 ** 19, (i + 1) * 2 ** 19)), "\n\n"];
+    const events = fed(...pieces);
+    expect(
+      events.length === 1 && events[0]!.data === long,
+      `一行 data 有 4 MiB（${long.length} 个字符），切成 ${pieces.length} 片：应当交出一个事件，data 原样；实际交出 ${events.length} 个，data 长 ${show(events.map((e) => e.data.length))}`,
+    );
+    const manyLines = fed(`${"data: n\n".repeat(10_000)}\n`);
+    same([manyLines.length, manyLines[0]?.data.split("\n").length], [1, 10_000], "一万行 data 的一个事件：[事件个数, data 的行数]");
+    same(fed("data: e\n\n".repeat(10_000)).length, 10_000, "一万个事件一次交来：交出的事件个数");
   });
   await holds(
     "§C3.1、§C3.2、§C3.3、§C3.4：任何一个流（三种行尾、注释、不认识的字段、BOM、没结束的最后一行），任意切成几片（空片也算）：交出的事件和一次读完整个流相同",

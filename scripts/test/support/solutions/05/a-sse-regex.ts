@@ -3,7 +3,8 @@
  * Chapter 05 · server-sent events — solution A (sse.ts): a regular expression finds the line
  * ends in what has arrived; a `\r` that ends a piece is a line end at once, and a flag eats
  * the `\n` that may open the next piece. The event being collected is one object that a
- * dispatch swaps for a fresh one. `parseSse` keeps the decoder's own byte-order-mark handling.
+ * dispatch swaps for a fresh one. `parseSse` asks the decoder to keep a byte-order mark (`ignoreBOM`),
+ * so that only the parser drops one.
  */
 
 /** One dispatched event. `event` is `"message"` when the stream named none. */
@@ -101,7 +102,7 @@ export class SseParser {
 }
 
 export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   const parser = new SseParser();
   for await (const chunk of chunks) {
     for (const event of parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }))) yield event;

@@ -224,6 +224,7 @@ function onBlockEvent(reading: Reading, data: Record<string, unknown>): Next {
     reading.block = null;
     return "more";
   }
+  if (open.ours === null) return "more";
   const delta = data.delta;
   if (!isPlainObject(delta)) return invalid(reading, "protocol error: content_block_delta has no delta object");
   if (open.ours === "text" && delta.type === "text_delta") {
@@ -252,7 +253,8 @@ function onEvent(reading: Reading, data: Record<string, unknown>): Next {
     case "content_block_stop":
       return onBlockEvent(reading, data);
     case "message_delta": {
-      if (isPlainObject(data.delta) && data.delta.stop_reason != null) reading.reason = data.delta.stop_reason;
+      if (!isPlainObject(data.delta)) return invalid(reading, "protocol error: message_delta has no delta object");
+      if (data.delta.stop_reason != null) reading.reason = data.delta.stop_reason;
       if (isPlainObject(data.usage)) {
         const input = tokens(data.usage.input_tokens);
         const output = tokens(data.usage.output_tokens);

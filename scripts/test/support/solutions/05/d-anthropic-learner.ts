@@ -209,6 +209,7 @@ async function translateEvents(events: AsyncIterable<SseEvent>, builder: TurnBui
       }
     } else if (type === "content_block_delta") {
       if (openKind === "none" || data.index !== openIndex) return bad(`protocol error: delta for block ${String(data.index)}`);
+      if (openKind === "other") continue;
       const delta = data.delta;
       if (!isPlainObject(delta)) return bad("protocol error: delta is not an object");
       if (openKind === "text" && delta.type === "text_delta") {
@@ -224,7 +225,8 @@ async function translateEvents(events: AsyncIterable<SseEvent>, builder: TurnBui
       openKind = "none";
       openIndex = undefined;
     } else if (type === "message_delta") {
-      if (isPlainObject(data.delta) && data.delta.stop_reason !== undefined && data.delta.stop_reason !== null) reason = data.delta.stop_reason;
+      if (!isPlainObject(data.delta)) return bad("protocol error: message_delta without a delta");
+      if (data.delta.stop_reason !== undefined && data.delta.stop_reason !== null) reason = data.delta.stop_reason;
       if (isPlainObject(data.usage)) {
         const { input_tokens, output_tokens } = data.usage;
         if (typeof input_tokens === "number" && Number.isFinite(input_tokens)) builder.setUsage({ inputTokens: input_tokens });
