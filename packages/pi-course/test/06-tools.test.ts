@@ -18,7 +18,10 @@
  * `jsonSchema` describes (field names like `__proto__` included); a registry knows a name only
  * as it was written; a result's content and details are the tool's own, copied 原样; every
  * call gets one paired result whatever its name, arguments and tool; an abort landing at any
- * microtask keeps what arrived and stops what did not. Bounds are checked far beyond any cap
+ * microtask keeps what arrived and stops what did not, whatever its reason and whatever the tool
+ * threw (falsy and blank values are worded as they are, never replaced by a default). Text is
+ * checked with the pieces a tidy-up would change (CRLF, lone CR, BOM, blanks, NFC/NFD, lone
+ * surrogates), names with quotes and backslashes. Bounds are checked far beyond any cap
  * a learner might invent, time on the test runner's mock clock (`setTimeout` and `Date`; the
  * executor's own waits use `setImmediate`, which stays real).
  *
@@ -102,6 +105,22 @@ function assertSame(got: unknown, wanted: unknown, what: string): void {
     assert.fail(`${what}\n应当是：${show(wanted)}\n实际是：${show(got)}`);
   }
 }
+
+/** The text chapter 01's `errorMessage` gives a value (an `Error`'s message, anything else as `String`), decided here on its own. */
+const wording = (value: unknown): string => (value instanceof Error ? value.message : String(value));
+
+/** Abort reasons and thrown values that are falsy or blank: each is a value like any other, passed on as it is. */
+const ODD_VALUES: unknown[] = ["", "  ", 0, -0, null, undefined, false, NaN, new Error("")];
+
+/** Text of any characters, and text made of the pieces a tidy-up would change: line ends, BOM, blanks, NFC/NFD, lone surrogates. */
+const anyText = fc.oneof(
+  fc.string({ unit: "binary", maxLength: 24 }),
+  fc
+    .array(fc.constantFrom("\r\n", "\r", "\n", "\uFEFF", " ", "\t", "\u00a0", "e\u0301", "\u00e9", "\uD800", "\uDC00", "\u0000", "a", "😀", "\u2028"), {
+      maxLength: 8,
+    })
+    .map((parts) => parts.join("")),
+);
 
 /** What was thrown, as a failure message names it. */
 const thrownText = (error: unknown): string =>
@@ -827,8 +846,23 @@ test("Lab 6.3 · 出了错也是配对的结果：未知工具、参数不合法
     const inherited = toolCall("toString", {}, "u2");
     assertError(await answer(execute, inherited), inherited, /^unknown tool "toString"$/, "未知工具 toString");
   });
-  await rule('§C5.2：名字原样：" read"、"Read" 这样的名字不是 read：unknown tool，文字里是调用给的名字，工具不运行', async () => {
-    for (const name of [" read", "read ", "Read", "READ", "ｒｅａｄ", "__proto__"]) {
+  await rule('§C5.2：名字原样：" read"、"Read" 这样的名字不是 read：unknown tool，文字里是调用给的名字（引号、反斜杠、换行也不转义），工具不运行', async () => {
+    for (const name of [
+      " read",
+      "read ",
+      "Read",
+      "READ",
+      "ｒｅａｄ",
+      "__proto__",
+      "",
+      'say "hi"',
+      "back\\slash",
+      "line\nbreak",
+      "tab\there",
+      "\u0000",
+      "\uD800",
+      "😀",
+    ]) {
       const call = toolCall(name, { path: "a.ts" }, `n-${name}`);
       const result = await answer(execute, call);
       assertPaired(result, call, `调用 ${show(name)}`);
@@ -850,38 +884,97 @@ test("Lab 6.3 · 出了错也是配对的结果：未知工具、参数不合法
     }
     is(seen.length, 0, "参数不合法时，工具运行的次数");
   });
-  await rule('§C5.2：signal 已经中止：配对的错误结果，文字以 tool "<名字>" was not run: 开头，后面跟一句说明（不是空白），工具不运行', async () => {
+  await rule(
+    '§C5.2：signal 已经中止（原因是任何值：""、0、null、false、NaN、没给原因也是）：配对的错误结果，文字以 tool "<名字>" was not run: 开头，后面跟一句说明（不是空白，原因的文字是空白时也不是），工具不运行',
+    async () => {
+      for (const reason of [new Error("Ctrl-C"), ...ODD_VALUES]) {
+        const controller = new AbortController();
+        controller.abort(reason);
+        const aborted = createToolExecutor(registry, { signal: controller.signal });
+        const calls = [toolCall("read", { path: "a.ts" }, "w1"), toolCall("boom", {}, "w2")];
+        const results: ToolResultMessage[] = [];
+        for (const call of calls) results.push(await answer(aborted, call));
+        is(seen.length + runs.count, 0, `abort(${show(reason)}) 之后，工具运行的次数`);
+        calls.forEach((call, i) =>
+          assertError(results[i]!, call, new RegExp(`^tool "${call.name}" was not run: [\\s\\S]*\\S`), `abort(${show(reason)}) 之后的调用 ${call.name}`),
+        );
+      }
+    },
+  );
+  await rule("§C5.2：每条结果里的名字都原样写在引号中间：注册的名字里有引号、反斜杠、换行，invalid arguments、failed、was not run 里也不转义", async () => {
+    const name = 'my "tool"\\\n';
+    const odd: Tool = {
+      name,
+      description: "a tool with an odd name",
+      schema: READ_SCHEMA,
+      execute: async () => {
+        throw new Error("boom");
+      },
+    };
+    const oddRegistry = new ToolRegistry([odd]);
+    const invalid = toolCall(name, {}, "q1");
+    const refused = await answer(createToolExecutor(oddRegistry), invalid);
+    assertPaired(refused, invalid, "参数不合法");
+    expect(
+      say(refused).startsWith(`invalid arguments for "${name}": path: `),
+      `参数不合法：文字应当以 ${show(`invalid arguments for "${name}": path: `)} 开头，实际是 ${show(say(refused))}`,
+    );
+    const failing = toolCall(name, { path: "a.ts" }, "q2");
+    const failed = await answer(createToolExecutor(oddRegistry), failing);
+    assertPaired(failed, failing, "工具抛错");
+    is(say(failed), `tool "${name}" failed: boom`, "工具抛错时，结果的文字");
     const controller = new AbortController();
     controller.abort(new Error("Ctrl-C"));
-    const aborted = createToolExecutor(registry, { signal: controller.signal });
-    for (const call of [toolCall("read", { path: "a.ts" }, "w1"), toolCall("boom", {}, "w2")]) {
-      assertError(await answer(aborted, call), call, new RegExp(`^tool "${call.name}" was not run: .*\\S`), `中止之后的调用 ${call.name}`);
-    }
-    is(seen.length + runs.count, 0, "中止之后，工具运行的次数");
+    const notRun = await answer(createToolExecutor(oddRegistry, { signal: controller.signal }), failing);
+    expect(
+      say(notRun).startsWith(`tool "${name}" was not run: `),
+      `已经中止：文字应当以 ${show(`tool "${name}" was not run: `)} 开头，实际是 ${show(say(notRun))}`,
+    );
   });
 });
 
 test("Lab 6.3 · 工具出错、结果复制不了：配对的错误结果，执行器从不拒绝", async () => {
-  await rule('§C5.3：工具同步抛错、异步拒绝、抛出不是 Error 的值：配对的错误结果，文字是 tool "<名字>" failed: 加上错误的文字', async () => {
-    const registry = new ToolRegistry([
-      bareTool("boom", () => {
-        throw new Error("sync boom");
-      }),
-      bareTool("reject", async () => {
-        throw new Error("async boom");
-      }),
-      bareTool("plain", async () => {
-        throw "plain";
-      }),
-    ]);
-    const execute = createToolExecutor(registry);
-    const cases: { call: ToolCall; reason: RegExp }[] = [
-      { call: toolCall("boom", {}, "f1"), reason: /^tool "boom" failed: sync boom$/ },
-      { call: toolCall("reject", {}, "f2"), reason: /^tool "reject" failed: async boom$/ },
-      { call: toolCall("plain", {}, "f3"), reason: /^tool "plain" failed: plain$/ },
-    ];
-    for (const { call, reason } of cases) assertError(await answer(execute, call), call, reason, `工具 ${call.name}`);
-  });
+  await rule(
+    '§C5.3：工具同步抛错、异步拒绝、抛出不是 Error 的值（字符串、""、0、null、undefined、false、NaN 也是）：配对的错误结果，文字是 tool "<名字>" failed: 加上错误的文字（String(值)），不换成别的错误',
+    async () => {
+      const registry = new ToolRegistry([
+        bareTool("boom", () => {
+          throw new Error("sync boom");
+        }),
+        bareTool("reject", async () => {
+          throw new Error("async boom");
+        }),
+        bareTool("plain", async () => {
+          throw "plain";
+        }),
+      ]);
+      const execute = createToolExecutor(registry);
+      const cases: { call: ToolCall; reason: RegExp }[] = [
+        { call: toolCall("boom", {}, "f1"), reason: /^tool "boom" failed: sync boom$/ },
+        { call: toolCall("reject", {}, "f2"), reason: /^tool "reject" failed: async boom$/ },
+        { call: toolCall("plain", {}, "f3"), reason: /^tool "plain" failed: plain$/ },
+      ];
+      for (const { call, reason } of cases) assertError(await answer(execute, call), call, reason, `工具 ${call.name}`);
+      for (const [i, value] of [...ODD_VALUES, { code: "ENOSPC" }].entries()) {
+        for (const how of ["throw", "reject"] as const) {
+          const name = `${how}-${i}`;
+          const thrower = bareTool(
+            name,
+            how === "throw"
+              ? () => {
+                  throw value;
+                }
+              : () => Promise.reject(value),
+          );
+          const call = toolCall(name, {}, `o-${name}`);
+          const result = await answer(createToolExecutor(new ToolRegistry([thrower])), call);
+          assertPaired(result, call, name);
+          is(result.isError, true, `工具${how === "throw" ? "同步抛出" : "拒绝，原因是"} ${show(value)}：结果的 isError `);
+          is(say(result), `tool "${name}" failed: ${wording(value)}`, `工具${how === "throw" ? "同步抛出" : "拒绝，原因是"} ${show(value)}：结果的文字`);
+        }
+      }
+    },
+  );
   await rule(
     '§C5.3：交回的不是一个输出（undefined、null、没有 content 数组的对象）：配对的错误结果，文字以 tool "<名字>" failed: 开头，后面跟一句说明',
     async () => {
@@ -900,6 +993,20 @@ test("Lab 6.3 · 工具出错、结果复制不了：配对的错误结果，执
       }
     },
   );
+  await rule("§C5.3：执行器只检查 content 是数组，不检查里面的每一块：不是文字块的块也原样复制进结果，isError 还是 false", async () => {
+    const blocks = () => [
+      { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+      { type: "text", text: "ok", cached: true },
+      { type: "text" },
+      { type: "text", text: 42 },
+      "raw line",
+      null,
+    ];
+    const mixed = bareTool("mixed", () => ({ content: blocks() as unknown as ToolOutput["content"] }));
+    const result = await answer(createToolExecutor(new ToolRegistry([mixed])), toolCall("mixed", {}, "mx1"));
+    is(result.isError, false, `工具交回的 content 是数组（里面有不是文字块的块），结果的 isError `);
+    assertSame(result.content, blocks(), "结果的 content 应当原样是工具给的每一块");
+  });
   await rule("§C5.4：结果里是工具输出的深拷贝：改结果（连嵌套的 details）碰不到工具自己的对象，工具之后改自己的对象也改不了结果", async () => {
     const cachedContent = [text("cached answer")];
     const cachedDetails = { hits: 1, file: { path: "a.ts" } };
@@ -933,33 +1040,34 @@ test("Lab 6.3 · 工具出错、结果复制不了：配对的错误结果，执
     registry.unregister("read", read);
     assertError(await answer(execute, READ_CALL), READ_CALL, /^unknown tool "read"$/, "移除 read 之后");
   });
-  await rule("§C5.4：原样，不设上限：一万块、十万个字符的文字，结果里一块不少、一字不改", async () => {
+  await rule("§C5.4：原样，不设上限：一万块、十万个字符的文字，结果里一块不少、一字不改：\\r\\n、\\r、BOM、首尾空白、NFC 和 NFD、空字符串也照旧", async () => {
     const blocks = Array.from({ length: 10_000 }, (_, i) => text(`line ${i}\n`));
     blocks.push(text(`  ${"long ".repeat(20_000)}  `));
-    const big = bareTool("big", () => ({ content: blocks, details: { lines: 10_001 } }));
+    const tricky = ["a\r\nb\r\n", "lone\rcr", "\uFEFFbom", "trailing  \t", "  leading", "e\u0301", "\u00e9", "\uD800 lone", "", "\t\u0000", "\u2028", "\r\n"];
+    blocks.push(...tricky.map((line) => text(line)));
+    const details = { lines: 10_001, stdout: "a\r\nb\rc\uFEFF  ", name: "e\u0301" };
+    const big = bareTool("big", () => ({ content: blocks, details }));
     const result = await answer(createToolExecutor(new ToolRegistry([big])), toolCall("big", {}, "big-1"));
-    is(result.content.length, 10_001, "结果的 content 的块数");
+    is(result.content.length, blocks.length, "结果的 content 的块数");
     const changed = result.content.findIndex((block, i) => block.type !== "text" || block.text !== blocks[i]!.text);
     expect(
       changed === -1,
-      `结果的第 ${changed} 块应当原样是工具给的（${blocks[changed]?.text.length} 个字符），实际${show(result.content[changed]).slice(0, 80)}…`,
+      `结果的第 ${changed} 块应当原样是 ${show(blocks[changed]).slice(0, 80)}（${blocks[changed]?.text.length} 个字符），实际是 ${show(result.content[changed]).slice(0, 80)}`,
     );
+    assertSame(result.details, { lines: 10_001, stdout: "a\r\nb\rc\uFEFF  ", name: "e\u0301" }, "结果的 details 应当原样是工具给的");
   });
   await holds(
-    "§C5.4：任何输出（任意多块、任何文字、任何 JSON 的 details）：结果里的 content 和 details 是它原样的深拷贝，不是工具自己的对象",
+    "§C5.4：任何输出（任意多块、任何文字：换行、BOM、空白、NFC/NFD、孤立的代理项；不是文字块的块；任何 JSON 的 details）：结果里的 content 和 details 是它原样的深拷贝，不是工具自己的对象",
     fc.asyncProperty(
-      fc.array(fc.string({ unit: "binary", maxLength: 24 }), { maxLength: 6 }),
-      fc.option(fc.jsonValue({ maxDepth: 3 }), { nil: undefined }),
-      async (texts, details) => {
-        const content = texts.map((line) => text(line));
+      fc.array(fc.oneof({ weight: 4, arbitrary: anyText.map((line) => text(line)) }, fc.jsonValue({ maxDepth: 2 })), { maxLength: 6 }),
+      fc.option(fc.oneof(anyText, fc.jsonValue({ maxDepth: 3 })), { nil: undefined }),
+      async (blocks, details) => {
+        const content = blocks as ToolOutput["content"];
+        const expected = structuredClone(content);
         const echo = bareTool("echo", () => (details === undefined ? { content } : { content, details }));
         const result = await answer(createToolExecutor(new ToolRegistry([echo])), toolCall("echo", {}, "e1"));
         is(result.isError, false, "结果的 isError ");
-        assertSame(
-          result.content,
-          texts.map((line) => text(line)),
-          "结果的 content 应当原样是工具给的",
-        );
+        assertSame(result.content, expected, "结果的 content 应当原样是工具给的");
         expect(result.content !== content, "结果的 content 就是工具自己的数组，不是副本");
         if (details === undefined) expect(!("details" in result), `工具没给 details，结果里却有 details 字段：${show(result)}`);
         else {
@@ -977,10 +1085,14 @@ type Behaviour = "answer" | "plain" | "throw" | "reject" | "opaque" | "nothing";
 
 test("Lab 6.3 · 任何调用：恰好一个配对的结果，工具只在参数合法时运行一次", async () => {
   await holds(
-    "§C5.6：任何名字、任何参数、工具任何表现：执行器兑现一条带着这个 id 和 name 的结果；工具恰好在名字一模一样地注册过、参数合法时运行一次，拿到解析出的参数；isError 恰好在出错或工具说出错（isError 是 true）时为 true",
+    '§C5.6：任何名字、任何参数、工具任何表现：执行器兑现一条带着这个 id 和 name 的结果；工具恰好在名字一模一样地注册过、参数合法时运行一次，拿到解析出的参数；isError 恰好在出错或工具说出错（isError 是 true）时为 true；没注册的名字，文字恰好是 unknown tool "<原样的名字>"',
     fc.asyncProperty(
       fc.string({ maxLength: 6 }),
-      fc.oneof({ weight: 3, arbitrary: fc.constant("read") }, fc.constantFrom("grep", "toString", "__proto__", "READ", " read", "read ")),
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant("read") },
+        fc.constantFrom("grep", "toString", "__proto__", "READ", " read", "read ", 'say "hi"', "a\\b", "line\nbreak", "\uD800"),
+        fc.string({ unit: "binary", maxLength: 6 }),
+      ),
       valuesFor([
         ["path", { kind: "string", optional: false }],
         ["limit", { kind: "number", optional: true }],
@@ -1019,6 +1131,7 @@ test("Lab 6.3 · 任何调用：恰好一个配对的结果，工具只在参数
         if (valid) assertSame(seen[0]!.parameters, stripped(args), "工具拿到的参数");
         const fine = (behaviour === "answer" || behaviour === "plain") && flag !== true;
         is(result.isError, !valid || !fine, "结果的 isError ");
+        if (name !== "read") is(say(result), `unknown tool "${name}"`, "没注册的名字，结果的文字（名字原样写在引号中间）");
       },
     ),
     { numRuns: 200 },
@@ -1069,20 +1182,30 @@ test("Lab 6.4 · 有 signal：工具拿到它；中止之前到达的结果原�
       `结果在中止之后第 5 个微任务到，仍在同一轮事件循环里：应当留下 "wrote b.md"，实际是 ${show(say(kept))}（isError ${kept.isError}）`,
     );
   });
-  await rule('§C6.2：工具在中止之前失败：它的失败就是回答（tool "<名字>" failed:），不是“被中止”', async () => {
-    const controller = new AbortController();
-    const broken = bareTool("write", async () => {
-      queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
-      throw new Error("disk full");
-    });
-    const call = toolCall("write", {}, "call-4");
-    assertError(
-      await answer(createToolExecutor(new ToolRegistry([broken]), { signal: controller.signal }), call),
-      call,
-      /^tool "write" failed: disk full$/,
-      "失败之后才中止",
-    );
-  });
+  await rule(
+    '§C6.2：工具在中止之前失败：它的失败就是回答（tool "<名字>" failed: 加上错误的文字），不是“被中止”；抛出的是什么值（字符串、""、0、null、undefined）就是什么，不换成别的错误',
+    async () => {
+      for (const failure of [new Error("disk full"), "disk full", ...ODD_VALUES]) {
+        const controller = new AbortController();
+        const broken = bareTool("write", async () => {
+          queueMicrotask(() => controller.abort(new Error("Ctrl-C")));
+          throw failure;
+        });
+        const call = toolCall("write", {}, "call-4");
+        const result = await answer(createToolExecutor(new ToolRegistry([broken]), { signal: controller.signal }), call);
+        assertPaired(result, call, "write");
+        is(say(result), `tool "write" failed: ${wording(failure)}`, `工具以 ${show(failure)} 失败之后才中止：结果的文字`);
+      }
+      const calm = new AbortController();
+      for (const failure of ["disk full", ...ODD_VALUES]) {
+        const broken = bareTool("write", () => Promise.reject(failure));
+        const call = toolCall("write", {}, "call-4b");
+        const result = await answer(createToolExecutor(new ToolRegistry([broken]), { signal: calm.signal }), call);
+        assertPaired(result, call, "write");
+        is(say(result), `tool "write" failed: ${wording(failure)}`, `有 signal、没有中止，工具以 ${show(failure)} 拒绝：结果的文字`);
+      }
+    },
+  );
   await rule("§C6.2：execute 直接返回输出（不是 promise，比如用 JavaScript 写的扩展工具）：有 signal 时也是它的结果，和没有 signal 时一样", async () => {
     const controller = new AbortController();
     const plainTool = bareTool("plain", () => ({ content: [text("plain answer")], details: { n: 1 } }));
@@ -1137,19 +1260,32 @@ test("Lab 6.4 · 还在运行的工具：中止后当场回答“被中止”，
     await realTurn();
     assertError(stopped, call, /^tool "shell" was stopped: Ctrl-C$/, "工具后来给出结果之后，已经给出的回答");
   });
-  await rule("§C6.3：abort() 没给原因：文字里是 signal 自己的原因（This operation was aborted）", async () => {
-    const controller = new AbortController();
-    const started = deferred<void>();
-    const stubborn = bareTool("shell", async () => {
-      started.resolve();
-      return new Promise<ToolOutput>(() => {});
-    });
-    const call = toolCall("shell", {}, "call-6");
-    const answered = answer(createToolExecutor(new ToolRegistry([stubborn]), { signal: controller.signal }), call);
-    await started.promise;
-    controller.abort();
-    assertError(await answered, call, /^tool "shell" was stopped: This operation was aborted$/, "没给原因的中止");
-  });
+  await rule(
+    '§C6.3：原因是什么值，文字里就是它的文字：""、0、null、false、NaN 也是给了原因（String(值)）；abort() 没给原因：signal 自己的原因（This operation was aborted）',
+    async () => {
+      for (const reason of [...ODD_VALUES, "no reason given"]) {
+        const controller = new AbortController();
+        const started = deferred<void>();
+        const stubborn = bareTool("shell", async () => {
+          started.resolve();
+          return new Promise<ToolOutput>(() => {});
+        });
+        const call = toolCall("shell", {}, "call-6");
+        const answered = answer(createToolExecutor(new ToolRegistry([stubborn]), { signal: controller.signal }), call);
+        await started.promise;
+        if (reason === "no reason given") controller.abort();
+        else controller.abort(reason);
+        const stopped = await answered;
+        assertPaired(stopped, call, "shell");
+        const because = reason === undefined || reason === "no reason given" ? "This operation was aborted" : wording(reason);
+        is(
+          say(stopped),
+          `tool "shell" was stopped: ${because}`,
+          `${reason === "no reason given" ? "abort()" : `abort(${show(reason)})`} 时还在运行的 shell：结果的文字`,
+        );
+      }
+    },
+  );
   await rule("§C6.3：被放弃的工具后来失败了：不是未处理的拒绝（unhandledRejection）", async () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -1176,16 +1312,23 @@ test("Lab 6.4 · 还在运行的工具：中止后当场回答“被中止”，
     }
     is(unhandled.length, 0, "未处理的拒绝的个数");
   });
-  await rule("§C6.3：中止发生在工具开始运行的同步部分里（execute 还没返回，signal 就中止了）：工具一直不交回，执行器照样当场回答 was stopped", async () => {
-    const controller = new AbortController();
-    const selfStopping = bareTool("shell", () => {
-      controller.abort(new Error("Ctrl-C"));
-      return new Promise<ToolOutput>(() => {});
-    });
-    const call = toolCall("shell", {}, "call-8");
-    const stopped = await answer(createToolExecutor(new ToolRegistry([selfStopping]), { signal: controller.signal }), call);
-    assertError(stopped, call, /^tool "shell" was stopped: Ctrl-C$/, "execute 还没返回就中止了");
-  });
+  await rule(
+    "§C6.3：中止发生在工具开始运行的同步部分里（execute 还没返回，signal 就中止了；原因是什么值都一样）：工具一直不交回，执行器照样当场回答 was stopped",
+    async () => {
+      for (const reason of [new Error("Ctrl-C"), ...ODD_VALUES]) {
+        const controller = new AbortController();
+        const selfStopping = bareTool("shell", () => {
+          controller.abort(reason);
+          return new Promise<ToolOutput>(() => {});
+        });
+        const call = toolCall("shell", {}, "call-8");
+        const stopped = await answer(createToolExecutor(new ToolRegistry([selfStopping]), { signal: controller.signal }), call);
+        assertPaired(stopped, call, "shell");
+        const because = reason === undefined ? "This operation was aborted" : wording(reason);
+        is(say(stopped), `tool "shell" was stopped: ${because}`, `execute 还没返回就 abort(${show(reason)})：结果的文字`);
+      }
+    },
+  );
   await rule("§C6.3、§C6.4：同一个 signal 上同时有几个调用：已经交回的留下；中止时还在运行的，每个都得到自己的 was stopped；signal 上不留监听", async () => {
     const controller = new AbortController();
     const done = bareTool("done", async () => ({ content: [text("finished")] }));
@@ -1203,13 +1346,17 @@ test("Lab 6.4 · 还在运行的工具：中止后当场回答“被中止”，
     is(getEventListeners(controller.signal, "abort").length, 0, "三个调用都回答之后，signal 上的 abort 监听个数");
   });
   await holds(
-    "§C6.2、§C6.3：中止在工具的同步部分里、之后几个微任务里到，或者不来；工具在几个微任务里交回、失败或一直不交回：交回的结果、失败原样是回答；一直不交回的是 was stopped 加上中止原因的文字（任何原因）",
+    '§C6.2、§C6.3：中止在工具的同步部分里、之后几个微任务里到，或者不来；工具在几个微任务里交回、失败或一直不交回：交回的结果、失败（抛出的任何值）原样是回答；一直不交回的是 was stopped 加上中止原因的文字（任何原因，""、0、null 也是）',
     fc.asyncProperty(
       fc.constantFrom("value" as const, "error" as const, "never" as const),
       fc.nat({ max: 8 }),
       fc.oneof(fc.constant("sync" as const), fc.nat({ max: 8 }), fc.constant("none" as const)),
-      fc.constantFrom<unknown>(new Error("Ctrl-C"), "user pressed Ctrl-C", undefined, 42, new DOMException("gone", "AbortError")),
-      async (settle, after, abortAt, reason) => {
+      fc.oneof(
+        fc.constantFrom<unknown>(new Error("Ctrl-C"), "user pressed Ctrl-C", 42, new DOMException("gone", "AbortError"), ...ODD_VALUES),
+        fc.string({ maxLength: 4 }),
+      ),
+      fc.oneof(fc.constantFrom<unknown>(new Error("disk full"), "disk full", ...ODD_VALUES), fc.string({ maxLength: 4 })),
+      async (settle, after, abortAt, reason, failure) => {
         fc.pre(settle !== "never" || abortAt !== "none");
         const controller = new AbortController();
         const fire = () => controller.abort(reason);
@@ -1221,15 +1368,16 @@ test("Lab 6.4 · 还在运行的工具：中止后当场回答“被中止”，
             queueMicrotask(later);
           }
           for (let i = 0; i < after; i++) await null;
-          if (settle === "error") throw new Error("disk full");
+          if (settle === "error") throw failure;
           if (settle === "never") return new Promise<ToolOutput>(() => {});
           return { content: [text("wrote b.md")] };
         });
         const call = toolCall("write", {}, "call-p");
         const result = await answer(createToolExecutor(new ToolRegistry([write]), { signal: controller.signal }), call);
         assertPaired(result, call, "write");
-        const because = reason === undefined ? "This operation was aborted" : reason instanceof Error ? reason.message : String(reason);
-        const wanted = settle === "value" ? "wrote b.md" : settle === "error" ? 'tool "write" failed: disk full' : `tool "write" was stopped: ${because}`;
+        const because = reason === undefined ? "This operation was aborted" : wording(reason);
+        const wanted =
+          settle === "value" ? "wrote b.md" : settle === "error" ? `tool "write" failed: ${wording(failure)}` : `tool "write" was stopped: ${because}`;
         expect(
           say(result) === wanted && result.isError === (settle !== "value"),
           `工具${settle === "value" ? "交回了结果" : settle === "error" ? "失败了" : "一直不交回"}：回答应当是 ${show(wanted)}（isError ${settle !== "value"}），实际是 ${show(say(result))}（isError ${result.isError}）`,

@@ -3,9 +3,10 @@
  * Chapter 06 · tools — solution D: the blind learner's. Written in the practice folder from the
  * chapter text alone (13/13 first try, no hint): the result built with Object.fromEntries, "given"
  * as an own field that is not undefined, content and details cloned one by one, the abort reason in
- * the "was not run" text. Two lines are not the learner's: the final contract (after that run) made
+ * the "was not run" text. Three lines are not the learner's: the final contract (after that run) made
  * `untilStopped` accept a plain output (`Promise.resolve(work)`, where the learner wrote `work.then`)
- * and answer an output without a content array as failed (the check before the clone).
+ * and answer an output without a content array as failed (the check before the clone), and §C5.2
+ * keeps the "was not run" explanation from being blank when the abort reason's text is (`abort("")`).
  */
 import { abortReason, errorMessage, isPlainObject, tick } from "./async.js";
 import { text, toolResult, type TextContent, type ToolCall, type ToolResultMessage } from "./types.js";
@@ -264,7 +265,8 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
     return errorResult(call, `invalid arguments for "${call.name}": ${errorMessage(error)}`);
   }
   if (signal?.aborted) {
-    return errorResult(call, `tool "${call.name}" was not run: ${errorMessage(abortReason(signal))}`);
+    const why = errorMessage(abortReason(signal));
+    return errorResult(call, `tool "${call.name}" was not run: ${why.trim() === "" ? "the run was aborted" : why}`);
   }
   try {
     const context: ToolContext = signal === undefined ? { callId: call.id } : { callId: call.id, signal };

@@ -274,7 +274,10 @@ async function executeCall(registry: ToolRegistry, call: ToolCall, signal: Abort
   } catch (problem) {
     return refuse(`invalid arguments for "${call.name}": ${errorMessage(problem)}`);
   }
-  if (signal && signal.aborted) return refuse(`tool "${call.name}" was not run: ${errorMessage(signal.reason)}`);
+  if (signal && signal.aborted) {
+    const why = errorMessage(signal.reason);
+    return refuse(`tool "${call.name}" was not run: ${/\S/.test(why) ? why : "it was aborted first"}`);
+  }
   let output: ToolOutput | typeof STOPPED;
   try {
     const context: ToolContext = { callId: call.id };
