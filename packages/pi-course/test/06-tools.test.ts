@@ -895,9 +895,9 @@ test("Lab 6.3 · 出了错也是配对的结果：未知工具、参数不合法
         const results: ToolResultMessage[] = [];
         for (const call of calls) results.push(await answer(aborted, call));
         is(seen.length + runs.count, 0, `abort(${show(reason)}) 之后，工具运行的次数`);
-        calls.forEach((call, i) =>
-          assertError(results[i]!, call, new RegExp(`^tool "${call.name}" was not run: [\\s\\S]*\\S`), `abort(${show(reason)}) 之后的调用 ${call.name}`),
-        );
+        for (const [i, call] of calls.entries()) {
+          assertError(results[i]!, call, new RegExp(`^tool "${call.name}" was not run: [\\s\\S]*\\S`), `abort(${show(reason)}) 之后的调用 ${call.name}`);
+        }
       }
     },
   );
