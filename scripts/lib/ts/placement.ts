@@ -305,19 +305,10 @@ export function placeLine(text: string, fn: FunctionSpec, at: StatementSpec, ins
           : `${fn.name}() 里没有直接返回 "${literal}" 的 return 语句`;
     return { ok: false, reason: why, lines: mentioning };
   }
-  if (containsAwait(insertTree) && !isAsync(target)) {
-    return { ok: false, reason: `插入的这一行要用 await，而你的 ${fn.name}() 不是 async 函数`, lines: returns.map((r) => lineOf(r.getStart(tree))) };
-  }
-
-  let line: string;
-  try {
-    line = rewriteInsert(insert, insertTree, fn, target);
-  } catch (error) {
-    if (isCourseError(error, "FAULT_UNPLACEABLE")) return { ok: false, reason: error.message, lines: returns.map((r) => lineOf(r.getStart(tree))) };
-    throw error;
-  }
-  const eol = text.includes("\r\n") ? "\r\n" : "\n";
-  const unit = /\n\t/.test(text) ? "\t" : "  ";
+  const prepared = learnerLine(insert, insertTree, fn, target, () => returns.map((r) => lineOf(r.getStart(tree))));
+  if (!prepared.ok) return prepared;
+  const { line } = prepared;
+  const { eol, unit } = styleOf(text);
   // One edit per return, in source order; `offset` is where the line sits within the edit's text.
   const edits: { at: number; end: number; text: string; offset: number }[] = [];
   for (const statement of returns) {
@@ -355,23 +346,43 @@ export function placeLine(text: string, fn: FunctionSpec, at: StatementSpec, ins
   return { ok: true, text: patched, lines };
 }
 
+/**
+ * The line to insert, rewritten for `target`'s parameters; or why it cannot go into `target`
+ * (it awaits in a function that is not async, or names a parameter the learner's shape lacks),
+ * with `near()` the lines to point at.
+ */
+function learnerLine(
+  insert: string,
+  insertTree: SourceFile,
+  fn: FunctionSpec,
+  target: FunctionLike,
+  near: () => number[],
+): { ok: true; line: string } | Extract<Placement, { ok: false }> {
+  if (containsAwait(insertTree) && !isAsync(target)) {
+    return { ok: false, reason: `插入的这一行要用 await，而你的 ${fn.name}() 不是 async 函数`, lines: near() };
+  }
+  try {
+    return { ok: true, line: rewriteInsert(insert, insertTree, fn, target) };
+  } catch (error) {
+    if (isCourseError(error, "FAULT_UNPLACEABLE")) return { ok: false, reason: error.message, lines: near() };
+    throw error;
+  }
+}
+
+/** The line end and the indentation unit `text` is written with. */
+function styleOf(text: string): { eol: string; unit: string } {
+  return { eol: text.includes("\r\n") ? "\r\n" : "\n", unit: /\n\t/.test(text) ? "\t" : "  " };
+}
+
 /** `placeLine` for `start`: the line becomes the body's first statement (an expression body becomes a block that returns it). */
 function placeAtStart(text: string, tree: SourceFile, insertTree: SourceFile, fn: FunctionSpec, target: FunctionLike, insert: string): Placement {
   const lineOf = (position: number) => lineAndColumn(tree, position).line;
   const body = target.body;
   if (body === undefined) return { ok: false, reason: `${fn.name}() 没有函数体`, lines: [] };
-  if (containsAwait(insertTree) && !isAsync(target)) {
-    return { ok: false, reason: `插入的这一行要用 await，而你的 ${fn.name}() 不是 async 函数`, lines: [lineOf(body.getStart(tree))] };
-  }
-  let line: string;
-  try {
-    line = rewriteInsert(insert, insertTree, fn, target);
-  } catch (error) {
-    if (isCourseError(error, "FAULT_UNPLACEABLE")) return { ok: false, reason: error.message, lines: [lineOf(body.getStart(tree))] };
-    throw error;
-  }
-  const eol = text.includes("\r\n") ? "\r\n" : "\n";
-  const unit = /\n\t/.test(text) ? "\t" : "  ";
+  const prepared = learnerLine(insert, insertTree, fn, target, () => [lineOf(body.getStart(tree))]);
+  if (!prepared.ok) return prepared;
+  const { line } = prepared;
+  const { eol, unit } = styleOf(text);
   const lineStartOf = (position: number) => text.lastIndexOf("\n", position - 1) + 1;
   const indentOf = (position: number) => /^[ \t]*/.exec(text.slice(lineStartOf(position)))![0];
   const splice = (at: number, end: number, piece: string, lineInPiece: number): Placement => ({
