@@ -18,19 +18,20 @@
 // exercises, so files run two per core: on two cores four files at once finish the tooling
 // suite in 0.88× the time two at a time take, on the same CPU (bench/README.md), and two
 // at a time in about 60% of one at a time. node's own default on two cores is one file at
-// a time (available parallelism minus one). Larger files start first, so that the longest
-// end-to-end files do not end up alone at the end.
+// a time (available parallelism minus one).
 //
-// The suites run at the same time, each a `node --test` of its own, the course tests one file
-// per core beside the tooling tests: they then fill the cores while the tooling tests wait for
-// their processes, instead of running before them. Each suite's report is printed whole and in
-// suite order (the first as it comes, a later one once every suite before it is printed), with
-// the reporter and colours a terminal would get when the runner's output is one.
+// The tooling tests start longest first, by how long each file took last time (kept in the
+// git-ignored `.pi-course/test-durations.json`), so that the suite ends on short files instead
+// of one long end-to-end file running alone; `node --test` would sort them by path, so they run
+// through `lib/testing/run-files.mjs`, node's own runner in the order given. Tooling test files
+// that open with `// test-process: shared` run together in one process. Both rules:
+// `lib/testing/test-order.mjs`.
+//
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 
@@ -67,9 +68,58 @@ function testFilesBelow(dir, suffix) {
   return found.sort();
 }
 
-/** `files` with the largest first (ties by name): a cheap stand-in for "longest first". */
-function largestFirst(files) {
-  return [...files].sort((a, b) => statSync(b).size - statSync(a).size || (a < b ? -1 : 1));
+/** The module that imports every tooling test file that shares a process, written into the tooling tests' build. */
+const SHARED_MODULE = "shared-process.mjs";
+/** How long each tooling test file took last time, seconds by course-relative path (git-ignored). */
+const DURATIONS = path.join(repo, ".pi-course", "test-durations.json");
+/** The runner that keeps the order of its files (`node --test` sorts them by path). */
+const RUN_FILES = path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "testing", "run-files.mjs");
+
+/** The times `.pi-course/test-durations.json` holds; empty when there are none. */
+function knownDurations() {
+  try {
+    const known = JSON.parse(readFileSync(DURATIONS, "utf8"));
+    return known !== null && typeof known.files === "object" && known.files !== null ? known.files : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Writes `content` to `file` unless it holds it already, through a temporary file renamed over
+ * it (another run may read the same build at the same time).
+ */
+function writeIfChanged(file, content) {
+  if (existsSync(file) && readFileSync(file, "utf8") === content) return;
+  const temporary = `${file}.${process.pid}`;
+  writeFileSync(temporary, content);
+  renameSync(temporary, file);
+}
+
+/**
+ * Keeps the seconds `run-files.mjs` wrote into `reported` (by the file node reported each test
+ * under: its source with source maps, else the compiled file below `build`) in
+ * `.pi-course/test-durations.json` (`mergeDurations`), and removes `reported`.
+ */
+function recordDurations(reported, build, mergeDurations) {
+  let seconds;
+  try {
+    seconds = JSON.parse(readFileSync(reported, "utf8"));
+  } catch {
+    return;
+  } finally {
+    rmSync(reported, { force: true });
+  }
+  const sources = path.join(repo, "scripts", "test");
+  const bySource = {};
+  for (const [file, value] of Object.entries(seconds)) {
+    const compiled = path.relative(path.join(build, "test"), file);
+    const source = compiled.startsWith("..") || path.isAbsolute(compiled) ? file : path.join(sources, compiled.replace(/\.js$/, ".ts"));
+    const relative = path.relative(repo, source);
+    if (!relative.startsWith("..") && !path.isAbsolute(relative) && existsSync(source)) bySource[relative.split(path.sep).join("/")] = value;
+  }
+  const files = mergeDurations(knownDurations(), bySource, (file) => existsSync(path.join(repo, file)));
+  writeFileSync(DURATIONS, `${JSON.stringify({ files }, null, 1)}\n`);
 }
 
 /**
@@ -82,9 +132,10 @@ async function runAll(suites) {
   const terminal = process.stdout.isTTY === true;
   const env = terminal ? { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "1" } : process.env;
   const runs = suites.map(([label, args]) => {
-    const reporterArgs = terminal && args.includes("--test") ? ["--test-reporter=spec"] : [];
+    let nodeArgs = terminal && args.includes("--test") ? ["--test-reporter=spec", ...args] : args;
+    if (terminal && args.includes(RUN_FILES)) nodeArgs = args.flatMap((arg) => (arg === RUN_FILES ? [arg, "--reporter", "spec"] : [arg]));
     const started = performance.now();
-    const child = spawn(process.execPath, [...reporterArgs, ...args], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, nodeArgs, { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
     const run = { label, args, chunks: [], live: false, done: undefined };
     const take = (stream) => (chunk) => {
       if (run.live) stream.write(chunk);
@@ -163,8 +214,9 @@ if (!options["tooling-only"]) {
     [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${courseConcurrency}`, ...files.map((f) => path.relative(repo, f))],
   ]);
 }
+let afterRun = () => {};
 if (!options["course-only"]) {
-  const files = largestFirst(testFilesBelow(path.join(repo, "scripts/test"), ".test.ts"));
+  const files = testFilesBelow(path.join(repo, "scripts/test"), ".test.ts");
   if (files.length > 0 && options["from-source"]) {
     suites.push([
       "tooling tests",
@@ -177,14 +229,43 @@ if (!options["course-only"]) {
       process.exit(1);
     }
     const build = compiled.stdout.trim();
-    const compiledFiles = files.map((f) =>
-      path.relative(repo, path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"))),
+    const compiledOf = (f) => path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"));
+    const { SHARED_PROCESS, longestFirst, mergeDurations, sharesProcess } = await import(
+      pathToFileURL(path.join(path.dirname(RUN_FILES), "test-order.mjs")).href
     );
+    const unitOf = (run, sources) => ({
+      run,
+      sources: sources.map((f) => path.relative(repo, f).split(path.sep).join("/")),
+      size: sources.reduce((sum, f) => sum + statSync(f).size, 0),
+    });
+    const shared = files.filter((f) => sharesProcess(readFileSync(f, "utf8")));
+    const units = files.filter((f) => !shared.includes(f)).map((f) => unitOf(compiledOf(f), [f]));
+    if (shared.length > 0) {
+      const module = path.join(build, "test", SHARED_MODULE);
+      const imports = shared.map((f) => `import ${JSON.stringify(`./${path.relative(path.dirname(module), compiledOf(f)).split(path.sep).join("/")}`)};\n`);
+      writeIfChanged(module, `// The tooling test files that open with "${SHARED_PROCESS}", in one process (scripts/run-tests.mjs).\n${imports.join("")}`);
+      units.push(unitOf(module, shared));
+    }
+    const reported = path.join(repo, ".pi-course", `test-durations.${process.pid}.json`);
+    mkdirSync(path.dirname(reported), { recursive: true });
     suites.push([
       "tooling tests",
-      [`--test-timeout=${HANG_GUARD_MS}`, "--enable-source-maps", "--test", `--test-concurrency=${concurrency}`, ...compiledFiles],
+      [
+        "--enable-source-maps",
+        RUN_FILES,
+        "--concurrency",
+        String(concurrency),
+        "--timeout",
+        String(HANG_GUARD_MS),
+        "--durations",
+        reported,
+        ...longestFirst(units, knownDurations()).map((unit) => path.relative(repo, unit.run)),
+      ],
     ]);
+    afterRun = () => recordDurations(reported, build, mergeDurations);
   }
 }
 
-process.exitCode = (await runAll(suites)) ? 0 : 1;
+const passed = await runAll(suites);
+afterRun();
+process.exitCode = passed ? 0 : 1;
