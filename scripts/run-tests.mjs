@@ -7,7 +7,7 @@
 // tooling.ts; loading each test file through tsx instead cost 0.3–0.5 s of CPU per file),
 // with source maps so that failures name TypeScript lines.
 //
-//   node scripts/run-tests.mjs                     format and lint, course tests, then tooling tests
+//   node scripts/run-tests.mjs                     format and lint, type check, course tests, then tooling tests
 //   node scripts/run-tests.mjs --course-only       only packages/pi-course/dist/test
 //   node scripts/run-tests.mjs --tooling-only      only scripts/test
 //   node scripts/run-tests.mjs --from-source       tooling tests from their sources, through tsx
@@ -131,12 +131,12 @@ async function runAll(suites) {
   // Piped output is no terminal: the reporter and colours a terminal would get are asked for.
   const terminal = process.stdout.isTTY === true;
   const env = terminal ? { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "1" } : process.env;
-  const runs = suites.map(([label, args]) => {
+  const runs = suites.map(([label, args, command = process.execPath]) => {
     let nodeArgs = terminal && args.includes("--test") ? ["--test-reporter=spec", ...args] : args;
     if (terminal && args.includes(RUN_FILES)) nodeArgs = args.flatMap((arg) => (arg === RUN_FILES ? [arg, "--reporter", "spec"] : [arg]));
     const started = performance.now();
-    const child = spawn(process.execPath, nodeArgs, { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
-    const run = { label, args, chunks: [], live: false, done: undefined };
+    const child = spawn(command, nodeArgs, { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+    const run = { label, command, args, chunks: [], live: false, done: undefined };
     const take = (stream) => (chunk) => {
       if (run.live) stream.write(chunk);
       else run.chunks.push([stream, chunk]);
@@ -151,7 +151,7 @@ async function runAll(suites) {
   });
   let ok = true;
   for (const run of runs) {
-    console.log(`\n# ${run.label}: node ${run.args.join(" ")}`);
+    console.log(`\n# ${run.label}: ${run.command === process.execPath ? "node" : path.basename(run.command)} ${run.args.join(" ")}`);
     for (const [stream, chunk] of run.chunks) stream.write(chunk);
     run.chunks = [];
     run.live = true;
@@ -191,6 +191,15 @@ const suites = [];
 const practiceFolder = existsSync(path.join(repo, ".pi-course", "practice.json"));
 if (!practiceFolder && !options["course-only"] && !options["tooling-only"]) {
   suites.push(["format and lint", [path.join(repo, "node_modules/@biomejs/biome/bin/biome"), "check", "--reporter=summary"]]);
+  // The type check of scripts/ and bench/ (`npm run typecheck`, incremental), beside the tests
+  // rather than before them: nothing here waits for it.
+  const { findCompiler } = await import(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "core", "typescript.mjs")).href);
+  const compiler = findCompiler(path.join(repo, "packages", "pi-course"));
+  if (!("command" in compiler)) {
+    console.error("no TypeScript compiler in node_modules: run npm install first");
+    process.exit(1);
+  }
+  suites.push(["type check", [...compiler.args, "-p", "tsconfig.json", "--pretty", "false"], compiler.command]);
 }
 if (!options["tooling-only"]) {
   // Listed from the sources, not from dist/, so a deleted test never keeps running
