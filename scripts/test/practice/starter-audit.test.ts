@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * The starter audit: nothing of the reference's function bodies in a starter beyond its
  * public surface, its construction sites and the code it gives on purpose (see
