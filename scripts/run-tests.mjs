@@ -232,12 +232,17 @@ if (!options["course-only"]) {
       [`--test-timeout=${HANG_GUARD_MS}`, "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))],
     ]);
   } else if (files.length > 0) {
-    const compiled = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts/test/support/tooling.ts")], { cwd: repo, encoding: "utf8" });
-    if (compiled.status !== 0) {
-      console.error(`compiling the tooling tests failed:\n${compiled.stdout}${compiled.stderr}`);
-      process.exit(1);
+    // A finished build of these sources is found without loading TypeScript; only a missing one is compiled (through tsx).
+    const { TEST_BUILD_COMPLETE, testToolingBuild } = await import(pathToFileURL(path.join(path.dirname(RUN_FILES), "..", "core", "tooling-stamp.mjs")).href);
+    let build = testToolingBuild(repo);
+    if (!existsSync(path.join(build, TEST_BUILD_COMPLETE))) {
+      const compiled = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts/test/support/tooling.ts")], { cwd: repo, encoding: "utf8" });
+      if (compiled.status !== 0) {
+        console.error(`compiling the tooling tests failed:\n${compiled.stdout}${compiled.stderr}`);
+        process.exit(1);
+      }
+      build = compiled.stdout.trim();
     }
-    const build = compiled.stdout.trim();
     const compiledOf = (f) => path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"));
     const { SHARED_PROCESS, longestFirst, mergeDurations, sharesProcess } = await import(
       pathToFileURL(path.join(path.dirname(RUN_FILES), "test-order.mjs")).href
