@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { parseTarget } from "../lib/core/cli.js";
@@ -16,7 +16,7 @@ import { sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { parseCommand } from "../cli.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from "../lib/testing/limits.js";
 import { commandArgs, installTooling } from "./support/tooling.js";
-import { createMiniCourse, miniSource, removeMiniCourse, runInPackage, runScript } from "./support/lab-fixture.js";
+import { createMiniCourse, miniSource, removeMiniCourse, repoRoot, runInPackage, runScript } from "./support/lab-fixture.js";
 import { runInProcess } from "./support/in-process.js";
 
 test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () => {
@@ -266,9 +266,12 @@ test("every location lab prints is path:line:col relative to where the command w
 });
 
 test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status", async (t) => {
-  const course = await createMiniCourse("starter", { practice: true, chapter: "03", scripts: true });
+  const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
   t.after(() => removeMiniCourse(course));
-  installTooling(course.root, { practice: true }); // the tooling as practice puts it: compiled, run by the bin
+  // As practice lays it out: of scripts/ only npm start's own file; the tooling compiled, run by the bin.
+  await mkdir(path.join(course.root, "scripts"));
+  await copyFile(path.join(repoRoot, "scripts", "start.mjs"), path.join(course.root, "scripts", "start.mjs"));
+  installTooling(course.root, { practice: true });
   const started = spawnSync(process.execPath, [path.join(course.root, "scripts", "start.mjs")], {
     cwd: course.root,
     encoding: "utf8",
