@@ -20,11 +20,12 @@
 // at a time in about 60% of one at a time. node's own default on two cores is one file at
 // a time (available parallelism minus one).
 //
-// The tooling tests start longest first, by how long each file took last time (kept in the
-// git-ignored `.pi-course/test-durations.json`), so that the suite ends on short files instead
-// of one long end-to-end file running alone; `node --test` would sort them by path, so they run
-// through `lib/testing/run-files.mjs`, node's own runner in the order given. Tooling test files
-// that open with `// test-process: shared` run together in one process. Both rules:
+// In the course repository the test files start longest first, by how long each took last time
+// (kept in the git-ignored `.pi-course/test-durations.json`), so that a suite ends on short files
+// instead of one long file running alone; `node --test` would sort them by path, so they run
+// through `lib/testing/run-files.mjs`, node's own runner in the order given (a practice folder
+// runs its course tests with `node --test` as the chapters do). Tooling test files that open
+// with `// test-process: shared` run together in one process. Both rules:
 // `lib/testing/test-order.mjs`.
 //
 import { spawn, spawnSync } from "node:child_process";
@@ -96,30 +97,74 @@ function writeIfChanged(file, content) {
   renameSync(temporary, file);
 }
 
+/** `lib/testing/test-order.mjs`, loaded when a suite is laid out by it (never in a practice folder). */
+const testOrder = () => import(pathToFileURL(path.join(path.dirname(RUN_FILES), "test-order.mjs")).href);
+
 /**
- * Keeps the seconds `run-files.mjs` wrote into `reported` (by the file node reported each test
- * under: its source with source maps, else the compiled file below `build`) in
- * `.pi-course/test-durations.json` (`mergeDurations`), and removes `reported`.
+ * What `run-files.mjs` reports, to keep: the file it writes the seconds into (`reported`), by the
+ * file node reported each test under (a test source with source maps, else a compiled file below
+ * `compiled`), and the folder of the sources a compiled file below `compiled` comes from.
  */
-function recordDurations(reported, build, mergeDurations) {
-  let seconds;
-  try {
-    seconds = JSON.parse(readFileSync(reported, "utf8"));
-  } catch {
-    return;
-  } finally {
-    rmSync(reported, { force: true });
-  }
-  const sources = path.join(repo, "scripts", "test");
+const reports = [];
+
+/**
+ * Keeps the seconds the suites reported (`reports`) in `.pi-course/test-durations.json`
+ * (`mergeDurations`), by course-relative source path, and removes the files they wrote.
+ */
+async function recordDurations() {
+  if (reports.length === 0) return;
+  const { mergeDurations } = await testOrder();
   const bySource = {};
-  for (const [file, value] of Object.entries(seconds)) {
-    const compiled = path.relative(path.join(build, "test"), file);
-    const source = compiled.startsWith("..") || path.isAbsolute(compiled) ? file : path.join(sources, compiled.replace(/\.js$/, ".ts"));
-    const relative = path.relative(repo, source);
-    if (!relative.startsWith("..") && !path.isAbsolute(relative) && existsSync(source)) bySource[relative.split(path.sep).join("/")] = value;
+  for (const { reported, compiled, sources } of reports) {
+    let seconds;
+    try {
+      seconds = JSON.parse(readFileSync(reported, "utf8"));
+    } catch {
+      continue;
+    } finally {
+      rmSync(reported, { force: true });
+    }
+    for (const [file, value] of Object.entries(seconds)) {
+      const below = path.relative(compiled, file);
+      const source = below.startsWith("..") || path.isAbsolute(below) ? file : path.join(sources, below.replace(/\.js$/, ".ts"));
+      const relative = path.relative(repo, source);
+      if (!relative.startsWith("..") && !path.isAbsolute(relative) && existsSync(source)) bySource[relative.split(path.sep).join("/")] = value;
+    }
   }
   const files = mergeDurations(knownDurations(), bySource, (file) => existsSync(path.join(repo, file)));
   writeFileSync(DURATIONS, `${JSON.stringify({ files }, null, 1)}\n`);
+}
+
+/**
+ * The arguments that run `units` (`{ run, sources, size }`, see `test-order.mjs`) through
+ * `run-files.mjs`, longest first, `concurrency` at a time, with node flags `nodeFlags`; what
+ * they report is kept by `recordDurations` (compiled files below `compiled` come from `sources`).
+ */
+async function orderedRun(units, concurrency, { nodeFlags = [], compiled, sources }) {
+  const { longestFirst } = await testOrder();
+  const reported = path.join(repo, ".pi-course", `test-durations.${process.pid}.${reports.length}.json`);
+  mkdirSync(path.dirname(reported), { recursive: true });
+  reports.push({ reported, compiled, sources });
+  return [
+    ...nodeFlags,
+    RUN_FILES,
+    "--concurrency",
+    String(concurrency),
+    "--timeout",
+    String(HANG_GUARD_MS),
+    "--durations",
+    reported,
+    ...longestFirst(units, knownDurations()).map((unit) => path.relative(repo, unit.run)),
+  ];
+}
+
+/** A unit of `run-files.mjs`: the file node runs, the test sources it holds and their size. */
+function unitOf(run, sources) {
+  return {
+    run,
+    sources: sources.map((f) => path.relative(repo, f).split(path.sep).join("/")),
+    size: sources.reduce((sum, f) => sum + statSync(f).size, 0),
+  };
 }
 
 /**
@@ -218,12 +263,17 @@ if (!options["tooling-only"]) {
   // Beside the tooling tests, one course test file per core (a course test waits for nothing).
   const besideTooling = !options["course-only"] && testFilesBelow(path.join(repo, "scripts/test"), ".test.ts").length > 0;
   const courseConcurrency = besideTooling && options.concurrency === undefined ? os.availableParallelism() : concurrency;
-  suites.push([
-    "course tests",
-    [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${courseConcurrency}`, ...files.map((f) => path.relative(repo, f))],
-  ]);
+  if (practiceFolder) {
+    suites.push([
+      "course tests",
+      [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${courseConcurrency}`, ...files.map((f) => path.relative(repo, f))],
+    ]);
+  } else {
+    // In the course repository, longest first too (a practice folder keeps node's own order).
+    const units = files.map((file, index) => unitOf(file, [sources[index]]));
+    suites.push(["course tests", await orderedRun(units, courseConcurrency, { compiled: path.join(repo, "packages/pi-course/dist/test"), sources: test })]);
+  }
 }
-let afterRun = () => {};
 if (!options["course-only"]) {
   const files = testFilesBelow(path.join(repo, "scripts/test"), ".test.ts");
   if (files.length > 0 && options["from-source"]) {
@@ -244,14 +294,7 @@ if (!options["course-only"]) {
       build = compiled.stdout.trim();
     }
     const compiledOf = (f) => path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"));
-    const { SHARED_PROCESS, longestFirst, mergeDurations, sharesProcess } = await import(
-      pathToFileURL(path.join(path.dirname(RUN_FILES), "test-order.mjs")).href
-    );
-    const unitOf = (run, sources) => ({
-      run,
-      sources: sources.map((f) => path.relative(repo, f).split(path.sep).join("/")),
-      size: sources.reduce((sum, f) => sum + statSync(f).size, 0),
-    });
+    const { SHARED_PROCESS, sharesProcess } = await testOrder();
     const shared = files.filter((f) => sharesProcess(readFileSync(f, "utf8")));
     const units = files.filter((f) => !shared.includes(f)).map((f) => unitOf(compiledOf(f), [f]));
     if (shared.length > 0) {
@@ -260,26 +303,17 @@ if (!options["course-only"]) {
       writeIfChanged(module, `// The tooling test files that open with "${SHARED_PROCESS}", in one process (scripts/run-tests.mjs).\n${imports.join("")}`);
       units.push(unitOf(module, shared));
     }
-    const reported = path.join(repo, ".pi-course", `test-durations.${process.pid}.json`);
-    mkdirSync(path.dirname(reported), { recursive: true });
     suites.push([
       "tooling tests",
-      [
-        "--enable-source-maps",
-        RUN_FILES,
-        "--concurrency",
-        String(concurrency),
-        "--timeout",
-        String(HANG_GUARD_MS),
-        "--durations",
-        reported,
-        ...longestFirst(units, knownDurations()).map((unit) => path.relative(repo, unit.run)),
-      ],
+      await orderedRun(units, concurrency, {
+        nodeFlags: ["--enable-source-maps"],
+        compiled: path.join(build, "test"),
+        sources: path.join(repo, "scripts", "test"),
+      }),
     ]);
-    afterRun = () => recordDurations(reported, build, mergeDurations);
   }
 }
 
 const passed = await runAll(suites);
-afterRun();
+await recordDurations();
 process.exitCode = passed ? 0 : 1;
