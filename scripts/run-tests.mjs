@@ -146,6 +146,8 @@ async function orderedRun(units, concurrency, { nodeFlags = [], compiled, source
   mkdirSync(path.dirname(reported), { recursive: true });
   reports.push({ reported, compiled, sources });
   return [
+    // Also a node flag: the test processes inherit it, and from Node 24 on it is each test's limit there.
+    `--test-timeout=${HANG_GUARD_MS}`,
     ...nodeFlags,
     RUN_FILES,
     "--concurrency",

@@ -8,7 +8,10 @@
 // does not end on one long file alone. Everything else is `node --test`'s own: the same runner
 // (`run` from node:test), a child process per file started with this process's node flags
 // (`--enable-source-maps`, say), `--test-concurrency` and `--test-timeout` as `--concurrency`
-// and `--timeout`, the reporter the command line would use (spec on a terminal, which the
+// and `--timeout` (Node 20 and 22 apply that limit to each file; from Node 24 on `node --test`
+// hands `--test-timeout` to each file's process as a limit per test, so give node the flag as
+// well: `node --test-timeout=<ms> run-files.mjs --timeout <ms> …`, the processes inherit it),
+// the reporter the command line would use (spec on a terminal, which the
 // caller says with `--reporter spec`; otherwise node's default for output that is no
 // terminal: TAP before Node 23, spec since), and exit status 1 when a test failed.
 //

@@ -56,3 +56,23 @@ test("files start in the order given, each in a process of its own; a failing te
   assert.equal(usage.status, 2);
   assert.match(usage.stderr, /^usage: node run-files\.mjs/);
 });
+
+test("a test still running at the time limit fails the run and the other files still run, with the limit given as node's flag too (Node 24 applies it per test)", (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "pi-run-files-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // It waits until the runner gives up on it, then lets its process end (Node 24 ends the test, not the process).
+  const hangs = path.join(dir, "hangs.test.mjs");
+  writeFileSync(
+    hangs,
+    'import test from "node:test";\ntest("hangs", (t) => new Promise(() => { const timer = setInterval(() => {}, 1000); t.signal.addEventListener("abort", () => clearInterval(timer)); }));\n',
+  );
+  const quick = path.join(dir, "quick.test.mjs");
+  writeFileSync(quick, 'import test from "node:test";\ntest("quick passes", () => {});\n');
+  const run = spawnSync(process.execPath, ["--test-timeout=1000", RUN_FILES, "--timeout", "1000", "--reporter", "tap", hangs, quick], {
+    encoding: "utf8",
+    env: childEnv(),
+  });
+  assert.equal(run.status, 1, run.stdout + run.stderr);
+  assert.match(run.stdout, /timed out after 1000ms/);
+  assert.match(run.stdout, /^ok \d+ - quick passes$/m);
+});
