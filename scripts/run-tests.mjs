@@ -7,7 +7,7 @@
 // tooling.ts; loading each test file through tsx instead cost 0.3–0.5 s of CPU per file),
 // with source maps so that failures name TypeScript lines.
 //
-//   node scripts/run-tests.mjs                     format and lint, course tests, then tooling tests
+//   node scripts/run-tests.mjs                     format and lint, type check, course tests, then tooling tests
 //   node scripts/run-tests.mjs --course-only       only packages/pi-course/dist/test
 //   node scripts/run-tests.mjs --tooling-only      only scripts/test
 //   node scripts/run-tests.mjs --from-source       tooling tests from their sources, through tsx
@@ -18,19 +18,21 @@
 // exercises, so files run two per core: on two cores four files at once finish the tooling
 // suite in 0.88× the time two at a time take, on the same CPU (bench/README.md), and two
 // at a time in about 60% of one at a time. node's own default on two cores is one file at
-// a time (available parallelism minus one). Larger files start first, so that the longest
-// end-to-end files do not end up alone at the end.
+// a time (available parallelism minus one).
 //
-// The suites run at the same time, each a `node --test` of its own, the course tests one file
-// per core beside the tooling tests: they then fill the cores while the tooling tests wait for
-// their processes, instead of running before them. Each suite's report is printed whole and in
-// suite order (the first as it comes, a later one once every suite before it is printed), with
-// the reporter and colours a terminal would get when the runner's output is one.
+// In the course repository the test files start longest first, by how long each took last time
+// (kept in the git-ignored `.pi-course/test-durations.json`), so that a suite ends on short files
+// instead of one long file running alone; `node --test` would sort them by path, so they run
+// through `lib/testing/run-files.mjs`, node's own runner in the order given (a practice folder
+// runs its course tests with `node --test` as the chapters do). Tooling test files that open
+// with `// test-process: shared` run together in one process. Both rules:
+// `lib/testing/test-order.mjs`.
+//
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 
@@ -67,9 +69,104 @@ function testFilesBelow(dir, suffix) {
   return found.sort();
 }
 
-/** `files` with the largest first (ties by name): a cheap stand-in for "longest first". */
-function largestFirst(files) {
-  return [...files].sort((a, b) => statSync(b).size - statSync(a).size || (a < b ? -1 : 1));
+/** The module that imports every tooling test file that shares a process, written into the tooling tests' build. */
+const SHARED_MODULE = "shared-process.mjs";
+/** How long each tooling test file took last time, seconds by course-relative path (git-ignored). */
+const DURATIONS = path.join(repo, ".pi-course", "test-durations.json");
+/** The runner that keeps the order of its files (`node --test` sorts them by path). */
+const RUN_FILES = path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "testing", "run-files.mjs");
+
+/** The times `.pi-course/test-durations.json` holds; empty when there are none. */
+function knownDurations() {
+  try {
+    const known = JSON.parse(readFileSync(DURATIONS, "utf8"));
+    return known !== null && typeof known.files === "object" && known.files !== null ? known.files : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Writes `content` to `file` unless it holds it already, through a temporary file renamed over
+ * it (another run may read the same build at the same time).
+ */
+function writeIfChanged(file, content) {
+  if (existsSync(file) && readFileSync(file, "utf8") === content) return;
+  const temporary = `${file}.${process.pid}`;
+  writeFileSync(temporary, content);
+  renameSync(temporary, file);
+}
+
+/** `lib/testing/test-order.mjs`, loaded when a suite is laid out by it (never in a practice folder). */
+const testOrder = () => import(pathToFileURL(path.join(path.dirname(RUN_FILES), "test-order.mjs")).href);
+
+/**
+ * What `run-files.mjs` reports, to keep: the file it writes the seconds into (`reported`), by the
+ * file node reported each test under (a test source with source maps, else a compiled file below
+ * `compiled`), and the folder of the sources a compiled file below `compiled` comes from.
+ */
+const reports = [];
+
+/**
+ * Keeps the seconds the suites reported (`reports`) in `.pi-course/test-durations.json`
+ * (`mergeDurations`), by course-relative source path, and removes the files they wrote.
+ */
+async function recordDurations() {
+  if (reports.length === 0) return;
+  const { mergeDurations } = await testOrder();
+  const bySource = {};
+  for (const { reported, compiled, sources } of reports) {
+    let seconds;
+    try {
+      seconds = JSON.parse(readFileSync(reported, "utf8"));
+    } catch {
+      continue;
+    } finally {
+      rmSync(reported, { force: true });
+    }
+    for (const [file, value] of Object.entries(seconds)) {
+      const below = path.relative(compiled, file);
+      const source = below.startsWith("..") || path.isAbsolute(below) ? file : path.join(sources, below.replace(/\.js$/, ".ts"));
+      const relative = path.relative(repo, source);
+      if (!relative.startsWith("..") && !path.isAbsolute(relative) && existsSync(source)) bySource[relative.split(path.sep).join("/")] = value;
+    }
+  }
+  const files = mergeDurations(knownDurations(), bySource, (file) => existsSync(path.join(repo, file)));
+  writeFileSync(DURATIONS, `${JSON.stringify({ files }, null, 1)}\n`);
+}
+
+/**
+ * The arguments that run `units` (`{ run, sources, size }`, see `test-order.mjs`) through
+ * `run-files.mjs`, longest first, `concurrency` at a time, with node flags `nodeFlags`; what
+ * they report is kept by `recordDurations` (compiled files below `compiled` come from `sources`).
+ */
+async function orderedRun(units, concurrency, { nodeFlags = [], compiled, sources }) {
+  const { longestFirst } = await testOrder();
+  const reported = path.join(repo, ".pi-course", `test-durations.${process.pid}.${reports.length}.json`);
+  mkdirSync(path.dirname(reported), { recursive: true });
+  reports.push({ reported, compiled, sources });
+  return [
+    // Also a node flag: the test processes inherit it, and from Node 24 on it is each test's limit there.
+    `--test-timeout=${HANG_GUARD_MS}`,
+    ...nodeFlags,
+    RUN_FILES,
+    "--concurrency",
+    String(concurrency),
+    "--timeout",
+    String(HANG_GUARD_MS),
+    "--durations",
+    reported,
+    ...longestFirst(units, knownDurations()).map((unit) => path.relative(repo, unit.run)),
+  ];
+}
+
+/** A unit of `run-files.mjs`: the file node runs, the test sources it holds and their size. */
+function unitOf(run, sources) {
+  return {
+    run,
+    sources: sources.map((f) => path.relative(repo, f).split(path.sep).join("/")),
+    size: sources.reduce((sum, f) => sum + statSync(f).size, 0),
+  };
 }
 
 /**
@@ -81,11 +178,12 @@ async function runAll(suites) {
   // Piped output is no terminal: the reporter and colours a terminal would get are asked for.
   const terminal = process.stdout.isTTY === true;
   const env = terminal ? { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "1" } : process.env;
-  const runs = suites.map(([label, args]) => {
-    const reporterArgs = terminal && args.includes("--test") ? ["--test-reporter=spec"] : [];
+  const runs = suites.map(([label, args, command = process.execPath]) => {
+    let nodeArgs = terminal && args.includes("--test") ? ["--test-reporter=spec", ...args] : args;
+    if (terminal && args.includes(RUN_FILES)) nodeArgs = args.flatMap((arg) => (arg === RUN_FILES ? [arg, "--reporter", "spec"] : [arg]));
     const started = performance.now();
-    const child = spawn(process.execPath, [...reporterArgs, ...args], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
-    const run = { label, args, chunks: [], live: false, done: undefined };
+    const child = spawn(command, nodeArgs, { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+    const run = { label, command, args, chunks: [], live: false, done: undefined };
     const take = (stream) => (chunk) => {
       if (run.live) stream.write(chunk);
       else run.chunks.push([stream, chunk]);
@@ -100,7 +198,7 @@ async function runAll(suites) {
   });
   let ok = true;
   for (const run of runs) {
-    console.log(`\n# ${run.label}: node ${run.args.join(" ")}`);
+    console.log(`\n# ${run.label}: ${run.command === process.execPath ? "node" : path.basename(run.command)} ${run.args.join(" ")}`);
     for (const [stream, chunk] of run.chunks) stream.write(chunk);
     run.chunks = [];
     run.live = true;
@@ -140,6 +238,15 @@ const suites = [];
 const practiceFolder = existsSync(path.join(repo, ".pi-course", "practice.json"));
 if (!practiceFolder && !options["course-only"] && !options["tooling-only"]) {
   suites.push(["format and lint", [path.join(repo, "node_modules/@biomejs/biome/bin/biome"), "check", "--reporter=summary"]]);
+  // The type check of scripts/ and bench/ (`npm run typecheck`, incremental), beside the tests
+  // rather than before them: nothing here waits for it.
+  const { findCompiler } = await import(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "core", "typescript.mjs")).href);
+  const compiler = findCompiler(path.join(repo, "packages", "pi-course"));
+  if (!("command" in compiler)) {
+    console.error("no TypeScript compiler in node_modules: run npm install first");
+    process.exit(1);
+  }
+  suites.push(["type check", [...compiler.args, "-p", "tsconfig.json", "--pretty", "false"], compiler.command]);
 }
 if (!options["tooling-only"]) {
   // Listed from the sources, not from dist/, so a deleted test never keeps running
@@ -158,33 +265,57 @@ if (!options["tooling-only"]) {
   // Beside the tooling tests, one course test file per core (a course test waits for nothing).
   const besideTooling = !options["course-only"] && testFilesBelow(path.join(repo, "scripts/test"), ".test.ts").length > 0;
   const courseConcurrency = besideTooling && options.concurrency === undefined ? os.availableParallelism() : concurrency;
-  suites.push([
-    "course tests",
-    [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${courseConcurrency}`, ...files.map((f) => path.relative(repo, f))],
-  ]);
+  if (practiceFolder) {
+    suites.push([
+      "course tests",
+      [`--test-timeout=${HANG_GUARD_MS}`, "--test", `--test-concurrency=${courseConcurrency}`, ...files.map((f) => path.relative(repo, f))],
+    ]);
+  } else {
+    // In the course repository, longest first too (a practice folder keeps node's own order).
+    const units = files.map((file, index) => unitOf(file, [sources[index]]));
+    suites.push(["course tests", await orderedRun(units, courseConcurrency, { compiled: path.join(repo, "packages/pi-course/dist/test"), sources: test })]);
+  }
 }
 if (!options["course-only"]) {
-  const files = largestFirst(testFilesBelow(path.join(repo, "scripts/test"), ".test.ts"));
+  const files = testFilesBelow(path.join(repo, "scripts/test"), ".test.ts");
   if (files.length > 0 && options["from-source"]) {
     suites.push([
       "tooling tests",
       [`--test-timeout=${HANG_GUARD_MS}`, "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))],
     ]);
   } else if (files.length > 0) {
-    const compiled = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts/test/support/tooling.ts")], { cwd: repo, encoding: "utf8" });
-    if (compiled.status !== 0) {
-      console.error(`compiling the tooling tests failed:\n${compiled.stdout}${compiled.stderr}`);
-      process.exit(1);
+    // A finished build of these sources is found without loading TypeScript; only a missing one is compiled (through tsx).
+    const { TEST_BUILD_COMPLETE, testToolingBuild } = await import(pathToFileURL(path.join(path.dirname(RUN_FILES), "..", "core", "tooling-stamp.mjs")).href);
+    let build = testToolingBuild(repo);
+    if (!existsSync(path.join(build, TEST_BUILD_COMPLETE))) {
+      const compiled = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts/test/support/tooling.ts")], { cwd: repo, encoding: "utf8" });
+      if (compiled.status !== 0) {
+        console.error(`compiling the tooling tests failed:\n${compiled.stdout}${compiled.stderr}`);
+        process.exit(1);
+      }
+      build = compiled.stdout.trim();
     }
-    const build = compiled.stdout.trim();
-    const compiledFiles = files.map((f) =>
-      path.relative(repo, path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"))),
-    );
+    const compiledOf = (f) => path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"));
+    const { SHARED_PROCESS, sharesProcess } = await testOrder();
+    const shared = files.filter((f) => sharesProcess(readFileSync(f, "utf8")));
+    const units = files.filter((f) => !shared.includes(f)).map((f) => unitOf(compiledOf(f), [f]));
+    if (shared.length > 0) {
+      const module = path.join(build, "test", SHARED_MODULE);
+      const imports = shared.map((f) => `import ${JSON.stringify(`./${path.relative(path.dirname(module), compiledOf(f)).split(path.sep).join("/")}`)};\n`);
+      writeIfChanged(module, `// The tooling test files that open with "${SHARED_PROCESS}", in one process (scripts/run-tests.mjs).\n${imports.join("")}`);
+      units.push(unitOf(module, shared));
+    }
     suites.push([
       "tooling tests",
-      [`--test-timeout=${HANG_GUARD_MS}`, "--enable-source-maps", "--test", `--test-concurrency=${concurrency}`, ...compiledFiles],
+      await orderedRun(units, concurrency, {
+        nodeFlags: ["--enable-source-maps"],
+        compiled: path.join(build, "test"),
+        sources: path.join(repo, "scripts", "test"),
+      }),
     ]);
   }
 }
 
-process.exitCode = (await runAll(suites)) ? 0 : 1;
+const passed = await runAll(suites);
+await recordDurations();
+process.exitCode = passed ? 0 : 1;

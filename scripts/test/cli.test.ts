@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `scripts/cli.ts`, the command table: every command is declared there once, its `--help`
  * and its usage errors come from that declaration, and the table of exit statuses in

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * What `docs/chapters.md` and `docs/layout.md` state about `packages/pi-course/src/`: every
  * module directly in it is a chapter's and opens with that chapter (`Chapter NN · …`), the

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * Every list of chapters in the docs agrees with the manifests (`checkpoints/NN.yaml`): the
  * README's and `docs/chapters.md`'s interactive chapters (a manifest with `text:`), the links to

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * The `fault` command (`scripts/fault.ts`): its command line, which faults it selects, the
  * learner's report, and the exercise as a learner runs it in a practice folder.

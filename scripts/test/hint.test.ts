@@ -1,3 +1,4 @@
+// test-process: shared
 /** The `hint` command (`scripts/hint.ts`): its command line, and a learner's walk up a ladder. */
 import assert from "node:assert/strict";
 import { mkdir, rm, writeFile } from "node:fs/promises";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
 import { parseTarget } from "../lib/core/cli.js";
@@ -16,7 +16,7 @@ import { sha256, writeBackupSync } from "../lib/practice/backup.js";
 import { parseCommand } from "../cli.js";
 import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from "../lib/testing/limits.js";
 import { commandArgs, installTooling } from "./support/tooling.js";
-import { createMiniCourse, miniSource, removeMiniCourse, runInPackage, runScript } from "./support/lab-fixture.js";
+import { createMiniCourse, miniSource, removeMiniCourse, repoRoot, runInPackage, runScript } from "./support/lab-fixture.js";
 import { runInProcess } from "./support/in-process.js";
 
 test("lab arguments: a chapter or a lab, flags, and one-line usage errors", () => {
@@ -185,9 +185,6 @@ test("a one-digit chapter answers to 3, 03, 3.1 and 03.1, and its messages print
   assert.match(red.stdout, /Lab 3\.1 · 两数相加/);
   assert.match(red.stdout, /0\/2/);
   assert.doesNotMatch(red.stdout, /Lab 03\./);
-  const table = await runInProcess(course.root, "lab", ["3", "--json"]);
-  const document = JSON.parse(table.stdout) as { chapter: string; labs: { id: string }[] };
-  assert.deepEqual([document.chapter, document.labs.map((lab) => lab.id)], ["03", ["3.1", "3.2"]]);
   const hint = await runInProcess(course.root, "hint", ["03.2", "--json"]);
   assert.equal((JSON.parse(hint.stdout) as { lab: string }).lab, "3.2");
   const unknown = await runInProcess(course.root, "lab", ["3.9"]);
@@ -266,9 +263,12 @@ test("every location lab prints is path:line:col relative to where the command w
 });
 
 test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status", async (t) => {
-  const course = await createMiniCourse("starter", { practice: true, chapter: "03", scripts: true });
+  const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
   t.after(() => removeMiniCourse(course));
-  installTooling(course.root, { practice: true }); // the tooling as practice puts it: compiled, run by the bin
+  // As practice lays it out: of scripts/ only npm start's own file; the tooling compiled, run by the bin.
+  await mkdir(path.join(course.root, "scripts"));
+  await copyFile(path.join(repoRoot, "scripts", "start.mjs"), path.join(course.root, "scripts", "start.mjs"));
+  installTooling(course.root, { practice: true });
   const started = spawnSync(process.execPath, [path.join(course.root, "scripts", "start.mjs")], {
     cwd: course.root,
     encoding: "utf8",

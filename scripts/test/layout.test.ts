@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * The layout `docs/layout.md` states for `scripts/`, checked on the sources' imports (static,
  * type-only and on-demand ones alike): no module imports itself back through any chain;

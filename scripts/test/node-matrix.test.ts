@@ -1,3 +1,4 @@
+// test-process: shared
 /** The version matrix (`scripts/node-matrix.ts`): its command line and its lines. */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * The fault exercise's injection point, found in the learner's syntax tree: three correct
  * chapter-12 `loadExtension`s written differently (a one-line trust branch with a destructured

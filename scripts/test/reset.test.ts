@@ -1,3 +1,4 @@
+// test-process: shared
 /** The `reset` command's command line (`scripts/reset.ts`, declared in `scripts/cli.ts`). */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -1,3 +1,4 @@
+// test-process: shared
 /** The `verify` command's command line (`scripts/verify.ts`, declared in `scripts/cli.ts`). */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -7,8 +7,14 @@
 // at the moment `sampleBy` (a `Date.now()` time the lab runner fixed when the run started, so
 // that a slow start of this process or this thread on a loaded machine cannot push the look past
 // the run's time limit), or as soon as `triggerFile` exists (when given: the lab runner writes
-// it when a run stops making progress), and writes the JSON to `sampleFile`. It posts "ready" once the debugger is enabled; the launcher
-// imports the test file only then, so every script is known to the watchdog.
+// it when a run stops making progress), and writes the JSON to `sampleFile`. It posts "ready" once
+// connected; the launcher imports the test file only then.
+//
+// The debugger is enabled only when it is time to look: enabled, it hears of every script the
+// process loads and slows the run (about 30 ms of CPU for even a two-test file, more for a
+// chapter's), which a run that ends in time never needs. Enabling it then still gives every
+// script's URL (the inspector reports the scripts already loaded on enable), and, like the
+// pause itself, it reaches a main thread that is busy computing.
 //
 // The file holds `{ test: string[] | null, frames: { functionName, url, line, column }[] }`
 // (line and column 0-based, as the inspector gives them; the lab runner maps them to the
@@ -68,14 +74,14 @@ session.on("Debugger.paused", async (message) => {
 // process (it also looks for the trigger). The launcher unrefs the worker, so an ordinary
 // run ends without waiting for it.
 let paused = false;
-const pause = () => {
+const pause = async () => {
   if (paused) return;
   paused = true;
+  await post("Debugger.enable");
   session.post("Debugger.pause");
 };
 setInterval(() => {
-  if (typeof triggerFile === "string" && existsSync(triggerFile)) pause();
+  if (typeof triggerFile === "string" && existsSync(triggerFile)) void pause();
 }, 100);
-await post("Debugger.enable");
-if (typeof sampleBy === "number") setTimeout(pause, Math.max(0, sampleBy - Date.now()));
+if (typeof sampleBy === "number") setTimeout(() => void pause(), Math.max(0, sampleBy - Date.now()));
 parentPort.postMessage("ready");

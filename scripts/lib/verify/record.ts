@@ -17,7 +17,8 @@
  *    OWN scaffold error (`staged.ts`)
  * 7. chapter text — the text's commands replayed where and when it puts them, every claimed
  *    output seen, its labs table and exercise line equal to the manifest (`replay.ts`)
- * 8. leak audit — no line of the reference that the starter lacks appears in the folder
+ * 8. leak audit — no line of the reference that the starter lacks appears in the folder, and
+ *    the audit would see one: a reference line pasted into each starter is caught (`leak-probe.ts`)
  * 9. reference labs — the practice folder with the target teaching file: every lab N/N
  * 10. faults — the catalog covers every lab; every fault (and the exercise's learner
  *    patch, applied to the reference) is killed by its named test and restored; every

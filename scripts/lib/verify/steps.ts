@@ -32,6 +32,7 @@ import { exerciseCaught, exerciseMutants } from "./exercise-shapes.js";
 import { errorDetail, STEP_TITLES, type CheckResult, type StepTitle } from "./checks.js";
 import { describeSource, evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, short, textSections, throughChapterFiles } from "./evaluate.js";
 import { declaredSignatures, signatureMismatches } from "./hint-signatures.js";
+import { pastedAnswerProblem } from "./leak-probe.js";
 import { faultReformatProblems } from "./reformat.js";
 import { replayChapterText } from "./replay.js";
 import { failureMessage, firstLine, topLevel } from "./runs.js";
@@ -353,12 +354,25 @@ const chapterText = step({
   },
 });
 
+/**
+ * `practice` refused no folder for a leak, and the audit would have seen one: an answer line
+ * pasted into each starter is caught (`leak-probe.ts`).
+ */
 const leakAudit = step({
-  needs: ["audit"],
+  needs: ["audit", "course"],
   makes: [],
-  async run(_env, { audit }) {
+  async run(env, { audit, course }) {
     if (audit.refusal !== undefined) return [{ name: "leak audit", ok: false, detail: audit.refusal }];
-    return [{ name: "leak audit", ok: true, detail: "pass" }];
+    const { chapter } = course.checkpoint;
+    const labIds = chapter.manifest.labs.map((lab) => lab.id);
+    const problems: string[] = [];
+    for (const starter of course.starters) {
+      const reference = await readFileAt(course.repo, chapter.target, starter.teachingFile, gitSignal(env));
+      const problem = pastedAnswerProblem({ source: starter.source, teachingFile: starter.teachingFile, reference, starter: starter.text }, labIds);
+      if (problem !== undefined) problems.push(problem);
+    }
+    if (problems.length > 0) return [{ name: "leak audit", ok: false, detail: problems.join("；") }];
+    return [{ name: "leak audit", ok: true, detail: "pass; a reference line pasted into the starter is caught" }];
   },
 });
 

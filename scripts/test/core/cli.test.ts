@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `core/cli.ts`, the shared command-line plumbing: strict option parsing whose every mistake
  * is one Chinese `USAGE` line, chapter numbers, and the entry-point check behind `runMain`.

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `core/errors.ts`: the closed list of error codes. The type already refuses an unlisted
  * code where types are checked; this reads every source of the tooling, so that a code

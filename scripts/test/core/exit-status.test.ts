@@ -1,3 +1,4 @@
+// test-process: shared
 /** `core/exit-status.ts`: the exit statuses of results and of errors. */
 import assert from "node:assert/strict";
 import test from "node:test";

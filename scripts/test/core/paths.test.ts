@@ -1,3 +1,4 @@
+// test-process: shared
 /** `core/paths.ts`: where compiled files are, derived per package, without globs. */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `core/term.ts`: colour only where it helps, and display widths that line up Chinese titles. */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `course/faults.ts`: the fault catalog: applying and undoing an edit exactly once, the
  * catalog's validation, the practice folder's copy without reference text, and the learner

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `course/git.ts`: questions answered without touching the user's index. */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";

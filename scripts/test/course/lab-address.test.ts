@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `course/lab-address.ts`: a lab's address held to the code, the text and the tests. A
  * synthetic chapter whose addresses are right has no problem; each wrong name, and each part

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `course/lab-names.ts`: how a test belongs to a lab, by its name, and the name patterns
  * that select a lab's tests.

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `course/manifest-cache.ts`: a valid manifest is parsed once per text and validator; anything else is parsed again. */
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";

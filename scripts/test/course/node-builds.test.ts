@@ -1,3 +1,4 @@
+// test-process: shared
 /** `course/node-builds.ts`: which official Node build the registry has for a platform and a major. */
 import assert from "node:assert/strict";
 import test from "node:test";

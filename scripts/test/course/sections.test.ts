@@ -1,3 +1,4 @@
+// test-process: shared
 /** `course/sections.ts`: a chapter text's numbered sections, and the rule a failure names. */
 import assert from "node:assert/strict";
 import test from "node:test";

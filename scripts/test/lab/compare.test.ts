@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `lab/compare.ts` (`lab NN.L --compare`): once the lab is green, the learner's declarations
  * and then the reference's, read from the course repository at the target commit the folder

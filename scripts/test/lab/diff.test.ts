@@ -1,3 +1,4 @@
+// test-process: shared
 /** `lab/diff.ts`: the whole line diff of `lab --verbose`. */
 import assert from "node:assert/strict";
 import test from "node:test";

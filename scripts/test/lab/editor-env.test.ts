@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `lab/editor-env.ts`: the learner's own `VISUAL`/`EDITOR` under npm, which writes its
  * `editor` setting (default `vi`) into every script's `EDITOR`.

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `lab/format.ts`: what `lab` prints for people and for machines. */
 import assert from "node:assert/strict";
 import path from "node:path";

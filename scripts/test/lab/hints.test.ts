@@ -1,3 +1,4 @@
+// test-process: shared
 /** `lab/hints.ts`: the hint ladder and its state file. */
 import assert from "node:assert/strict";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";

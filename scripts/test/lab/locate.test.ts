@@ -1,3 +1,4 @@
+// test-process: shared
 /** `lab/locate.ts`: where in the learner's code a failure happened. */
 import assert from "node:assert/strict";
 import path from "node:path";

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `lab/open.ts` (`lab NN.L --open`): which editor runs, with which arguments for the
  * position, from which directory; what it prints; and its refusals with their codes. The

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `lab/site.ts`: a lab's construction site in the learner's file, which `lab NN.L --open`
  * opens — inside the declarations the starter marks for the lab, wherever the learner has

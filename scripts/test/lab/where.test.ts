@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `lab/where.ts`: every part of a lab as `path:line:col`, from its address — in the course
  * repository (the reference, the starter, where each fault edits the reference) and in a

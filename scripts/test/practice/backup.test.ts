@@ -1,3 +1,4 @@
+// test-process: shared
 /** `practice/backup.ts`: the fault exercise's backup of the learner's file. */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";

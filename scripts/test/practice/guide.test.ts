@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `practice/guide.ts`: the practice folder's `LEARNING.md` is the template `learning.md`
  * filled in from the manifest, by one small function with placeholders and sections.

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `practice/leak-audit.ts`: no line of the answer in a practice folder. */
 import assert from "node:assert/strict";
 import { test } from "node:test";

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `practice/plan.ts`: what a practice folder holds, planned without the disk. The challenge
  * tier arrives whole: its tests, what they import and the text of its rules.

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `practice/preamble.ts`: what every learner command says and does first: that the repo is
  * the reference, and the restore of a fault exercise that was killed.

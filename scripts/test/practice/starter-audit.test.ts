@@ -1,16 +1,13 @@
+// test-process: shared
 /**
  * The starter audit: nothing of the reference's function bodies in a starter beyond its
  * public surface, its construction sites and the code it gives on purpose (see
- * `lib/practice/starter-audit.ts`). Unit cases on a small chapter, then every starter of
- * this repository, which `npm test` therefore refuses to pass with a leak in it.
+ * `lib/practice/starter-audit.ts`), on a small chapter. Each chapter's own starter is audited
+ * by its acceptance record (`verify NN`: practice refuses a leaking folder, and the leak audit
+ * line checks that a reference line pasted into the starter would be caught, `verify/leak-probe.ts`).
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import test from "node:test";
-import { loadManifests } from "../../lib/course/manifest.js";
-import { readStarters } from "../../lib/course/starters.js";
-import { courseRoot } from "../../lib/core/paths.js";
 import { assertNoLeaks, findStarterLeaks } from "../../lib/practice/leak-audit.js";
 import { ANSWER_RUN_TOKENS, auditStarter } from "../../lib/practice/starter-audit.js";
 
@@ -208,31 +205,4 @@ test("findStarterLeaks names the starter's own path, and the practice error says
       return true;
     },
   );
-});
-
-test("every starter of this repository passes, hand-kept or derived; the same starter with a reference line pasted into a comment fails naming it", async () => {
-  const manifests = (await loadManifests(courseRoot)).filter((m) => m.starters.length > 0);
-  assert.ok(manifests.length > 0, "the repository has an interactive chapter");
-  for (const manifest of manifests) {
-    const labIds = manifest.labs.map((lab) => lab.id);
-    for (const { source: from, teachingFile: to, text: starter } of await readStarters(manifest, (file) => readFile(path.join(courseRoot, file), "utf8"))) {
-      const reference = await readFile(path.join(courseRoot, to), "utf8");
-      const leaks = findStarterLeaks([{ teachingFile: to, starterFile: from, reference, starter }], labIds);
-      assert.doesNotThrow(() => assertNoLeaks(leaks), `${from}: ${leaks[0]?.text ?? ""}`);
-
-      // The longest code line of the reference that the starter does not give (given code may
-      // be quoted), pasted as a comment above the first scaffold throw.
-      const pasted = reference
-        .split("\n")
-        .map((l) => l.trim())
-        .filter((l) => !l.startsWith("//") && !l.startsWith("*") && !l.startsWith("/*") && !starter.includes(l))
-        .sort((a, b) => b.length - a.length)[0]!;
-      const lines = starter.split("\n");
-      const at = lines.findIndex((l) => /^\s*throw labError\("Lab /.test(l));
-      assert.ok(at > 0, `${from} has a scaffold throw`);
-      lines.splice(at, 0, `  // 参考：${pasted}`);
-      const caught = findStarterLeaks([{ teachingFile: to, starterFile: from, reference, starter: lines.join("\n") }], labIds);
-      assert.equal(caught[0]?.line, at + 1, `${from}: the pasted line ${pasted}`);
-    }
-  }
 });

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `practice/tutor.ts`: every practice folder tells the learner's AI agent how to tutor —
  * `AGENTS.md`, `CLAUDE.md` importing it, and a skill in the Agent Skills format that chapter

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `reset/reset.ts`: a practice folder's teaching file given its starter back, the learner's file saved first. */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";

@@ -17,20 +17,19 @@
  * `node --import tsx --test scripts/test/<folder>/<file>.test.ts`.
  */
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fse from "fs-extra";
 import { isEntryPoint } from "../../lib/core/cli.js";
 import { courseRoot, PRACTICE_TOOLING, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
 import { childEnv } from "../../lib/core/process.js";
 import { resolveCompiler } from "../../lib/testing/compiler.js";
-import { toolingStamp } from "../../lib/core/tooling-stamp.mjs";
+import { TEST_BUILD_COMPLETE, testToolingBuild, toolingStamp } from "../../lib/core/tooling-stamp.mjs";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
 const CACHE = path.join(courseRoot, ...TEST_TOOLING_BUILD.split("/"));
 /** Written last into a finished build: a folder without it is not used. */
-const COMPLETE = "complete.json";
+const COMPLETE = TEST_BUILD_COMPLETE;
 
 /** The files the build is made from (the command sources, the child helpers, the tsconfigs), sorted. */
 function sourceFiles(): string[] {
@@ -62,15 +61,9 @@ let built: string | undefined;
  */
 export function compiledTooling(): string {
   if (built !== undefined) return built;
-  const files = sourceFiles();
-  const hash = createHash("sha256");
-  for (const file of files)
-    hash
-      .update(`${path.relative(courseRoot, file)}\0`)
-      .update(readFileSync(file))
-      .update("\0");
-  const dir = path.join(CACHE, hash.digest("hex").slice(0, 16));
+  const dir = testToolingBuild(courseRoot);
   if (!existsSync(path.join(dir, COMPLETE))) {
+    const files = sourceFiles();
     mkdirSync(CACHE, { recursive: true });
     const partial = `${dir}.partial-${process.pid}`;
     rmSync(partial, { recursive: true, force: true });

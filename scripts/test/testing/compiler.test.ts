@@ -1,3 +1,4 @@
+// test-process: shared
 /** `testing/compiler.ts`: the compiler's output read as diagnostics. */
 import assert from "node:assert/strict";
 import test from "node:test";

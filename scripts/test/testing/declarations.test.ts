@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `testing/declarations.ts`: two public surfaces compared as the ordinary build emits them,
  * comments and layout within a line set aside, names, types, punctuation and literals not.

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `testing/reporter.mjs`: the JSON lines node:test's events become. */
 import assert from "node:assert/strict";
 import path from "node:path";

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `testing/results.ts`: from the reporter's lines to lab results: counting, the first
  * failure, and a lab's scaffold error told apart from a wrong answer.

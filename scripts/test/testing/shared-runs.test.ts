@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `testing/shared-runs.ts`: test files share a few processes, and a process that is not green
  * has its files decided alone, so sharing never turns a file red and never hides a red one.

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `testing/test-rules.ts`: the rules a test checks, read from its source, for failures that name none. */
 import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";

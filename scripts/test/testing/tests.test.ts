@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `testing/tests.ts`: a lab run's temporary folder is a scratch folder like every other; a
  * stuck run is described with its location relative to where the command was typed.

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `ts/derive-starter.ts`: a starter built from its reference and the chapter's scaffold. */
 import assert from "node:assert/strict";
 import { test } from "node:test";

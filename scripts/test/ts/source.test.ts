@@ -1,3 +1,4 @@
+// test-process: shared
 /** `ts/source.ts`: syntax trees of the course's TypeScript: declarations, comments, literals, positions. */
 import assert from "node:assert/strict";
 import { test } from "node:test";

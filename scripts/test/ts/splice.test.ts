@@ -1,3 +1,4 @@
+// test-process: shared
 /** `ts/splice.ts`: which lab a declaration belongs to, and splicing declarations between texts. */
 import assert from "node:assert/strict";
 import { test } from "node:test";

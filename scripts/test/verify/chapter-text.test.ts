@@ -1,3 +1,4 @@
+// test-process: shared
 /** `verify/chapter-text.ts`: the chapter text's markup, and what the manifest confirms in it. */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `verify/claims.ts`: an expect block is the command's whole output, each omission marked
  * `…（省略 N 行）`; lines are matched on whole words.

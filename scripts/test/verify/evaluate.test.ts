@@ -1,3 +1,4 @@
+// test-process: shared
 /** `verify/evaluate.ts`: the record's judgements over synthetic test runs and texts. */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `verify/hint-signatures.ts`: the signatures a hint's second rung names match the starter's. */
 import assert from "node:assert/strict";
 import test from "node:test";

@@ -78,6 +78,7 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
     /^chapters\/02-beta\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/,
   );
   assert.match(detail("history"), /verified: HEAD [0-9a-f]{12}\)$/);
+  assert.equal(detail("leak audit"), "pass; a reference line pasted into the starter is caught");
   assert.equal(sh(repo, ["branch", "--list", "course/*"]), "", "verify only reads the repository: the teaching branch is made in its clone");
 });
 

@@ -1,3 +1,4 @@
+// test-process: shared
 /**
  * `verify/reformat.ts`: the record's check that every fault survives its file reformatted by
  * the repository's formatter (Biome at width 60 with 4-space indents), on the mini chapter.

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `verify/snapshot.ts`: what `verify` checks is the working tree as `git add -A` sees it. */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `verify/staged.ts`: the teaching file staged at "labs before k done", and the check on its run. */
 import assert from "node:assert/strict";
 import test from "node:test";
