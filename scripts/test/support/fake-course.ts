@@ -7,7 +7,20 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
@@ -350,6 +363,9 @@ function fakeCourseTemplate(): string {
     }
     removeOldTemplates(path.basename(dir));
   }
+  // Marks the template as in use, so that a run with other inputs does not take it for an old one.
+  const now = new Date();
+  utimesSync(dir, now, now);
   template = path.join(dir, "course");
   return template;
 }
@@ -372,7 +388,15 @@ function removeOldTemplates(keep: string): void {
 export function makeFakeCourse(t: Owner, options: FakeCourseOptions = {}): string {
   const root = tempDir(t, "pi-course-fake-");
   const repo = path.join(root, "course");
-  cpSync(fakeCourseTemplate(), repo, { recursive: true });
+  try {
+    cpSync(fakeCourseTemplate(), repo, { recursive: true });
+  } catch (error) {
+    // A concurrent run of other inputs removed the template after this process chose it: make it again.
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    template = undefined;
+    rmSync(repo, { recursive: true, force: true });
+    cpSync(fakeCourseTemplate(), repo, { recursive: true });
+  }
   const overrides = Object.keys(options.overrides ?? {});
   if (overrides.length > 0) {
     for (const [file, content] of Object.entries(options.overrides!)) {
