@@ -28,7 +28,7 @@ function runAgentLoop() {
   // 🔨 Lab 7.1：正文第 3 节的骨架（规则在附录 §C3）
   // 🔨 Lab 7.1：没有跑完的一轮交给 settleUnfinishedTurn（Lab 7.2），中止交给 stopAborted（Lab 7.3）：
   //    这两处调用现在就写上，Lab 7.1 的测试不会走到它们
-  // 🔨 Lab 7.1：Lab 7.2（第 4 节）还会回到这里，补一种情况
+  // 🔨 Lab 7.1：Lab 7.2（第 4 节）还会回到这里，补两处
   void history;
   void input;
   void config;
