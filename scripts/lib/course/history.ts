@@ -25,7 +25,8 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { COURSE_BRANCH } from "../core/paths.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
-import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
+import { homesIn } from "./chapter-home.js";
+import { byCourseOrder, claimHome, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
 import { withScratchDir } from "../core/scratch.js";
 import { commitObject, TreePruner, type CommitIdentity, type GitObject } from "./objects.js";
 
@@ -101,15 +102,17 @@ export interface BuildHistoryOptions {
  * course order, and checks the course-wide rules against that commit's files.
  */
 export async function readManifestsAt(repo: string, commit: string, entries: readonly TreeEntry[], options: GitOptions = {}): Promise<ChapterManifest[]> {
-  const manifestEntries = entries.filter(
-    (e) => e.type === "blob" && path.posix.dirname(e.path) === MANIFEST_DIR && /^\d{2}\.yaml$/.test(path.posix.basename(e.path)),
-  );
+  const blobs = entries.filter((e) => e.type === "blob");
+  const homes = homesIn(blobs.map((e) => e.path));
+  const manifestEntries = homes.map((home) => blobs.find((e) => e.path === home.manifestPath)!);
   const objects = await readObjects(
     repo,
     manifestEntries.map((e) => e.oid),
     options,
   );
-  const manifests = manifestEntries.map((e) => parseManifest(objects.get(e.oid)!.toString("utf8"), e.path)).sort(byCourseOrder);
+  const paths = blobs.map((e) => e.path);
+  // Each chapter claims its whole home: every file under it goes into the chapter's commit.
+  const manifests = manifestEntries.map((e) => claimHome(parseManifest(objects.get(e.oid)!.toString("utf8"), e.path), paths)).sort(byCourseOrder);
   validateCourse(manifests, new Set(entries.map((e) => e.path)), `源提交 ${commit.slice(0, 12)} `);
   return manifests;
 }

@@ -1,19 +1,19 @@
 /**
- * Measures a chapter's blind solutions (`03/`, `12/`, `13/`, any `NN/`) against the chapter's lab tests.
+ * Measures a chapter's blind solutions (the `solutions/` folder of its home) against the chapter's lab tests.
  *
  *   npx tsx scripts/test/support/solutions/measure.ts              every solution: lab results, public .d.ts check
- *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
- *   options: --catalog <file>  the mistakes of that file instead of NN/mistakes.yaml (a held-out catalog;
+ *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of the chapter's solutions/mistakes.yaml
+ *   options: --catalog <file>  the mistakes of that file instead of solutions/mistakes.yaml (a held-out catalog;
  *                              implies --mistakes; `base: reference` edits the reference itself)
  *            --compile-only    only check that each mistake applies (its find occurs once) and compiles;
  *                              runs no test and prints nothing about the tests, so a catalog's writer,
  *                              who must not see the tests, can check their own catalog
- *            --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
+ *            --probes   also run chapter 12's solutions/rule-probes.ts (rules the lab tests do not check)
  *            --only <solution | base | mistake id prefix>   --jobs <n>   --verbose
  *            --chapter <NN>   the chapter measured (12 by default; 3 and 03 both name chapter 03), each with its
  *                             own folder of solutions, mistakes.yaml and, when it has one, rule-probes.ts
  *
- * What a chapter's measurement needs comes from its manifest `checkpoints/NN.yaml`: the
+ * What a chapter's measurement needs comes from its manifest (`chapters/NN-<slug>/chapter.yaml`): the
  * starters and the teaching files they overlay, the focused lab test files, the labs and how
  * many tests each has. Every `<letter>-<style>.ts` file of the chapter's folder is a solution;
  * in a chapter of several teaching files the manifest's `solutions:` entry of each names the
@@ -50,6 +50,7 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { isEntryPoint, normalizeChapterId } from "../../../lib/core/cli.js";
 import { courseRoot } from "../../../lib/core/paths.js";
+import { findHome, inHome, SOLUTIONS_DIR } from "../../../lib/course/chapter-home.js";
 import type { StarterOverlay } from "../../../lib/course/manifest.js";
 import { starterOf } from "../../../lib/course/starters.js";
 import { childEnv, tempFolderEnv } from "../../../lib/core/process.js";
@@ -97,11 +98,13 @@ export interface ChapterSetup {
   probes?: { source: string; placed: string; compiled: string };
 }
 
-/** The measurement setup of chapter `id`, from `checkpoints/<id>.yaml` and `scripts/test/support/solutions/<id>/`. */
+/** The measurement setup of chapter `id`, from its home (`chapter-home.ts`): its manifest and its `solutions/` folder. */
 export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetup {
-  const manifestFile = path.join(repo, "checkpoints", `${id}.yaml`);
-  const dir = path.join(repo, "scripts", "test", "support", "solutions", id);
-  if (!existsSync(manifestFile) || !existsSync(dir)) throw new Error(`chapter ${id}: no checkpoints/${id}.yaml or no folder of solutions ${path.relative(repo, dir)}`);
+  const home = findHome(repo, id);
+  if (home === undefined) throw new Error(`chapter ${id}: no home folder with a manifest`);
+  const manifestFile = path.join(repo, ...home.manifestPath.split("/"));
+  const dir = path.join(repo, ...inHome(home.home, SOLUTIONS_DIR).split("/"));
+  if (!existsSync(dir)) throw new Error(`chapter ${id}: no folder of solutions ${path.relative(repo, dir)}`);
   const manifest = parseYaml(readFileSync(manifestFile, "utf8")) as {
     starters?: { from?: string; scaffold?: string; to: string }[];
     focusedTests?: string[];
@@ -109,7 +112,8 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
     labs?: { id: string; tests: number; declarations?: string[] }[];
   };
   const overlays: StarterOverlay[] = (manifest.starters ?? []).map((entry) =>
-    entry.scaffold !== undefined ? { from: entry.scaffold, to: entry.to, scaffold: true } : { from: entry.from ?? "", to: entry.to },
+    // A scaffold or starter is written relative to the home (`manifest.ts`).
+    entry.scaffold !== undefined ? { from: inHome(home.home, entry.scaffold), to: entry.to, scaffold: true } : { from: inHome(home.home, entry.from ?? ""), to: entry.to },
   );
   const focused = manifest.focusedTests ?? [];
   const labs = manifest.labs;
