@@ -55,10 +55,7 @@ test("a valid manifest parses, keeping every field and passing faults through", 
   // What the manifest names in its home is claimed with the files it lists elsewhere.
   assert.deepEqual(m.files.slice(4).sort(), [`${HOME}/README.md`, HOME12, `${HOME}/resources.ts`]);
   assert.deepEqual(m.solutions, []);
-  const kept = parseManifest(
-    VALID.replace("text: README.md\n", "text: README.md\nsolutions: [solutions/a-kept.ts]\n"),
-    HOME12,
-  );
+  const kept = parseManifest(VALID.replace("text: README.md\n", "text: README.md\nsolutions: [solutions/a-kept.ts]\n"), HOME12);
   assert.deepEqual(kept.solutions, [{ file: `${HOME}/solutions/a-kept.ts`, replaces: "packages/pi-course/src/resources.ts" }]);
 });
 
@@ -69,9 +66,7 @@ test("a solutions entry names the teaching file it replaces: optional with one t
   );
   const withSolutions = (solutions: string) =>
     parseManifest(
-      twoStarters
-        .replace("provided:\n  - packages/pi-course/src/resource-files.ts\n", "")
-        .replace("text: README.md\n", `text: README.md\n${solutions}`),
+      twoStarters.replace("provided:\n  - packages/pi-course/src/resource-files.ts\n", "").replace("text: README.md\n", `text: README.md\n${solutions}`),
       HOME12,
     );
   const kept = withSolutions(
@@ -177,7 +172,11 @@ const BAD: { name: string; edit: (s: string) => string; field: string; file?: st
     edit: (s) => s.replace("  - packages/pi-course/src/app/demo.ts\n", `  - packages/pi-course/src/app/demo.ts\n  - ${HOME}/README.md\n`),
     field: "files[4]",
   },
-  { name: "path escaping the repo", edit: (s) => s.replace("  - packages/pi-course/src/app/demo.ts\n", "  - packages/pi-course/src/app/demo.ts\n  - ../outside.ts\n"), field: "files[4]" },
+  {
+    name: "path escaping the repo",
+    edit: (s) => s.replace("  - packages/pi-course/src/app/demo.ts\n", "  - packages/pi-course/src/app/demo.ts\n  - ../outside.ts\n"),
+    field: "files[4]",
+  },
   {
     name: "file listed twice",
     edit: (s) => s.replace("  - packages/pi-course/src/app/demo.ts\n", "  - packages/pi-course/src/app/demo.ts\n  - packages/pi-course/src/resources.ts\n"),
@@ -263,7 +262,10 @@ test("loadManifests returns chapters in numeric order, each with its whole home;
     ["06", "six"],
   ] as const) {
     mkdirSync(path.join(dir, "chapters", `${id}-${slug}`, "solutions"), { recursive: true });
-    writeFileSync(path.join(dir, "chapters", `${id}-${slug}`, "chapter.yaml"), `format: 1\nid: "${id}"\ntitle: t${id}\nfiles: [f${id}.ts]\nfocusedTests: [f${id}.ts]\n`);
+    writeFileSync(
+      path.join(dir, "chapters", `${id}-${slug}`, "chapter.yaml"),
+      `format: 1\nid: "${id}"\ntitle: t${id}\nfiles: [f${id}.ts]\nfocusedTests: [f${id}.ts]\n`,
+    );
     writeFileSync(path.join(dir, "chapters", `${id}-${slug}`, "solutions", "mistakes.yaml"), "mistakes: []\n");
   }
   // Not homes: a file, a folder without a manifest, a folder whose name is no chapter's.

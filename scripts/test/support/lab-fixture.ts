@@ -182,10 +182,7 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await writeFile(path.join(pkg, "package.json"), `${JSON.stringify({ name: "@pi/course", private: true, type: "module" }, null, 2)}\n`);
   await writeFile(path.join(pkg, "test", text("99-mini.test.ts")), text(MINI_TEST));
   await writeFile(path.join(home, MANIFEST_FILE), text(MINI_MANIFEST));
-  const starter =
-    options.practice === true
-      ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/"))
-      : path.join(home, "mini.ts");
+  const starter = options.practice === true ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/")) : path.join(home, "mini.ts");
   await mkdir(path.dirname(starter), { recursive: true });
   await writeFile(starter, text(miniSource("starter")));
   if (options.practice === true) await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id })}\n`);

@@ -113,11 +113,14 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
   };
   const overlays: StarterOverlay[] = (manifest.starters ?? []).map((entry) =>
     // A scaffold or starter is written relative to the home (`manifest.ts`).
-    entry.scaffold !== undefined ? { from: inHome(home.home, entry.scaffold), to: entry.to, scaffold: true } : { from: inHome(home.home, entry.from ?? ""), to: entry.to },
+    entry.scaffold !== undefined
+      ? { from: inHome(home.home, entry.scaffold), to: entry.to, scaffold: true }
+      : { from: inHome(home.home, entry.from ?? ""), to: entry.to },
   );
   const focused = manifest.focusedTests ?? [];
   const labs = manifest.labs;
-  if (overlays.length === 0 || focused.length === 0 || labs === undefined) throw new Error(`chapter ${id}: the manifest names no starter, focused test or labs`);
+  if (overlays.length === 0 || focused.length === 0 || labs === undefined)
+    throw new Error(`chapter ${id}: the manifest names no starter, focused test or labs`);
   const compiled = (source: string) => source.replace(/^packages\/pi-course\//, `${PACKAGE}/dist/`).replace(/\.ts$/, ".js");
   const read = (file: string) => readFileSync(path.join(repo, ...file.split("/")), "utf8");
   const targets = overlays.map((overlay) => ({
@@ -539,7 +542,9 @@ async function main(): Promise<number> {
         probeNote = `  probes ${result.probes.length - failedProbes.length}/${result.probes.length}`;
         for (const probe of failedProbes) probeNote += `\n    ✖ ${probe.name}`;
       }
-      console.log(`${pad(name, 14)} ${perLab(chapter, result.tests)}  total ${passed}/${result.tests.length}  .d.ts ${measured.sameSurface ? "= starter" : "DIFFERS from the starter"}${probeNote}`);
+      console.log(
+        `${pad(name, 14)} ${perLab(chapter, result.tests)}  total ${passed}/${result.tests.length}  .d.ts ${measured.sameSurface ? "= starter" : "DIFFERS from the starter"}${probeNote}`,
+      );
       if (values.verbose === true) for (const test of result.tests.filter((t) => !t.ok)) console.log(`    ✖ ${test.name}`);
     });
 
@@ -575,7 +580,14 @@ async function main(): Promise<number> {
         console.log(`${pad(mistake.id, idWidth)}${pad(mistake.lab, 6)}${pad(mistake.base, 14)}${probeColumn(result)}${column}`);
         if (verdict === "INVALID" && result !== undefined) {
           failed = true;
-          console.log(result.buildOutput.split("\n").filter((line) => line.trim() !== "").slice(0, 5).map((line) => `    ${line}`).join("\n"));
+          console.log(
+            result.buildOutput
+              .split("\n")
+              .filter((line) => line.trim() !== "")
+              .slice(0, 5)
+              .map((line) => `    ${line}`)
+              .join("\n"),
+          );
         }
         if (verdict.startsWith("BAD FIND")) failed = true;
         if (values.verbose === true) {
@@ -600,7 +612,9 @@ async function main(): Promise<number> {
         const built = runs.filter((r) => r.result?.built === true && r.result.probes !== undefined);
         const probed = built.filter((r) => r.result!.probes!.some((probe) => !probe.ok));
         const unseen = built.filter((r) => r.verdict === "SURVIVED" && !probed.includes(r));
-        console.log(`probes: caught ${probed.length}/${built.length}; survivors of the lab tests caught by a probe: ${runs.filter((r) => r.verdict === "SURVIVED").length - unseen.length}`);
+        console.log(
+          `probes: caught ${probed.length}/${built.length}; survivors of the lab tests caught by a probe: ${runs.filter((r) => r.verdict === "SURVIVED").length - unseen.length}`,
+        );
         if (unseen.length > 0) console.log(`caught by neither (no observable change?): ${unseen.map((r) => r.mistake.id).join(", ")}`);
         if (unseen.length > 0) failed = true;
       }
@@ -629,9 +643,14 @@ async function checkCatalogCompiles(chapter: ChapterSetup, catalog: string): Pro
       if (result.built) return "ok";
       const teaching = path.posix.relative(PACKAGE, mistake.file);
       const own = result.buildOutput.split("\n").filter((line) => line.startsWith(teaching) || line.startsWith(mistake.file));
-      return own.length > 0 ? `INVALID\n${own.slice(0, 5).map((line) => `    ${line}`).join("\n")}` : "INVALID (a type error outside the teaching file: the public surface changed)";
+      return own.length > 0
+        ? `INVALID\n${own
+            .slice(0, 5)
+            .map((line) => `    ${line}`)
+            .join("\n")}`
+        : "INVALID (a type error outside the teaching file: the public surface changed)";
     });
-    mistakes.forEach((mistake, index) => console.log(`${pad(mistake.id, 40)}${verdicts[index]}`));
+    for (const [index, mistake] of mistakes.entries()) console.log(`${pad(mistake.id, 40)}${verdicts[index]}`);
     const bad = verdicts.filter((verdict) => verdict !== "ok").length;
     console.log(`\n${mistakes.length - bad}/${mistakes.length} apply and compile`);
     return bad === 0 ? 0 : 1;
