@@ -1,5 +1,6 @@
 /**
- * Chapter manifests: `checkpoints/NN.yaml`, one per chapter, in course order.
+ * Chapter manifests: `chapter.yaml` in each chapter's home `chapters/NN-<slug>/`
+ * (`chapter-home.ts`), one per chapter, in course order.
  *
  * A manifest is the single source of truth about a chapter: which files it adds to the
  * course, which starters overlay which teaching files, which tests are focused, its labs
@@ -9,29 +10,28 @@
  *
  * ```yaml
  * format: 1
- * id: "12"                     # two digits, also the file name
+ * id: "12"                     # two digits, also the home's (chapters/12-<slug>/)
  * title: 资源与扩展             # shown in `course(12): <title>` and by `checkpoint`
- * files:                       # every file this chapter adds (repo-relative, "/" separated)
- *   - packages/pi-course/src/resources.ts
- *   - checkpoints/12.yaml
- * starters:                    # optional; each `from`/`scaffold` and `to` must also be in `files`
- *   - from: starters/12-resources.ts             # a hand-kept starter, or
+ * files:                       # every file this chapter adds outside its home (repo-relative,
+ *   - packages/pi-course/src/resources.ts   # "/" separated); the home's files are its own
+ * starters:                    # optional; each `to` must also be in `files`
+ *   - from: resources.ts                   # a hand-kept starter in the home, or
  *     to: packages/pi-course/src/resources.ts
- *   - scaffold: starters/13-runtime.scaffold.ts  # the scaffold the starter is derived from
- *     to: packages/pi-course/src/runtime.ts      # with this reference (course/starters.ts)
+ *   - scaffold: runtime.scaffold.ts        # the scaffold (in the home) the starter is derived
+ *     to: packages/pi-course/src/runtime.ts      # from with this reference (course/starters.ts)
  * focusedTests:                # test sources (in `files`) copied into the practice folder
  *   - packages/pi-course/test/12-resources-extensions.test.ts
  * provided:                    # optional; chapter files (in `files`) the practice folder gets
  *   - packages/pi-course/src/resource-files.ts   # as they are: the learner uses, not writes, them
- * text: chapters/12-resources-extensions.md      # optional; the chapter text (in `files`),
- *                                                # copied into the practice folder too
+ * text: README.md              # optional; the chapter text (in the home),
+ *                              # copied into the practice folder too
  * solutions:                   # optional; correct solutions kept green (in `files`): each, built in
- *   - scripts/test/support/solutions/12/a-functional.ts   # place of the one teaching file, passes
+ *   - solutions/a-functional.ts   # (in the home) place of the one teaching file, passes
  *                              # every focused test and declares the starter's surface (`verify`)
- *   - file: scripts/test/support/solutions/05/a-sse.ts    # with several teaching files, each entry
+ *   - file: solutions/a-sse.ts    # with several teaching files, each entry
  *     replaces: packages/pi-course/src/sse.ts             # names the one it replaces (a starter's `to`)
  * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
- *   text: chapters/12-challenge.md   # optional; its rules (in `files`), a text of their own that
+ *   text: challenge.md         # optional; its rules (in the home), a text of their own that
  *                              # the practice folder gets with the tests; `chapter_section`
  *                              # and `verify` read it after the chapter text (its numbers must
  *                              # not repeat the chapter text's)
@@ -56,11 +56,15 @@
  *
  * Rules checked when a manifest is loaded (each failure is a `CourseError`
  * `MANIFEST_INVALID` naming the file, the field and what was expected):
- * - `format` is `MANIFEST_FORMAT`; `id` is a quoted two-digit string equal to the file name;
- * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, and
- *   includes the manifest itself (otherwise the chapter's data would leak into the base);
- * - every starter `from`/`to`, every focused test, every provided file and the text are
- *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
+ * - the manifest is `chapters/NN-<slug>/chapter.yaml`; `format` is `MANIFEST_FORMAT`; `id` is a
+ *   quoted two-digit string equal to the home's `NN`;
+ * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, none in the
+ *   home: the home's files are the chapter's implicitly (`claimHome`; otherwise the chapter's
+ *   data would leak into the base). The paths of `starters[].from`/`scaffold`, `text`,
+ *   `challenge.text` and `solutions` are relative to the home (and stay inside it); the parsed
+ *   manifest holds them repo-relative, and its `files` holds them with the listed files;
+ * - every starter `to`, every focused test and every provided file are among the chapter's
+ *   `files`; a provided file is neither a starter nor a teaching file;
  * - a `solutions` entry is a path (the chapter has exactly one teaching file, which it
  *   replaces) or `{ file, replaces }` with `replaces` a starter's `to` (any number of them);
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
@@ -101,8 +105,9 @@ export const MANIFEST_FORMAT = 1;
 
 export interface StarterOverlay {
   /**
-   * The starter file in the course repo, e.g. `starters/12-resources.ts`, or (with
-   * `scaffold`) the scaffold the starter is derived from, e.g. `starters/13-runtime.scaffold.ts`.
+   * The starter file in the course repo (repo-relative; the manifest writes it relative to the
+   * home), or (with `scaffold`) the scaffold the starter is derived from, e.g.
+   * `chapters/13-runtime/runtime.scaffold.ts`.
    * Read either through `course/starters.ts`.
    */
   from: string;
@@ -279,7 +284,8 @@ class Checker {
 
 /**
  * Parses and validates the text of one manifest. `manifestPath` is its repo-relative path
- * (`checkpoints/NN.yaml`): it names the file in errors and fixes the expected `id`.
+ * (`chapters/NN-<slug>/chapter.yaml`): it names the file in errors, fixes the expected `id`
+ * and the home that home-relative paths start from.
  * Guarantees on return: every rule listed at the top of this module holds, except the
  * cross-chapter ones (see `validateCourse`). Throws `CourseError` `MANIFEST_INVALID`.
  */
