@@ -35,9 +35,9 @@
  * `--probes`, the rule probes run too: every solution must pass them all, and a mistake
  * they do not catch either is no mistake at all (an edit that changes nothing).
  *
- * Solution files start with a `// @ts-nocheck` line: they live outside the course package,
- * where their `./tool.js` imports do not resolve, and the tooling build compiles every
- * file below scripts/test. That first line is removed when a solution is put in place,
+ * Solution files start with a `// @ts-nocheck` line: they live outside the course package
+ * (in their chapter's home), where their `./tool.js` imports do not resolve, and an editor
+ * would check them there. That first line is removed when a solution is put in place,
  * so inside the package each solution is checked with the course's full strictness.
  *
  * `measureSolutions` is the same measurement as a function, for callers that want the figures.
