@@ -33,8 +33,8 @@ import { commitObject, TreePruner, type CommitIdentity, type GitObject } from ".
 /** The generated branch (named in `core/paths.ts`, where the command table can read it without loading git). */
 export { COURSE_BRANCH };
 
-/** Bumped whenever the way commits are generated changes, so old branches are rebuilt. */
-export const HISTORY_BUILDER_VERSION = "1";
+/** Bumped whenever the way commits are generated changes, so old branches are rebuilt (2: each chapter claims its whole home, `chapter-home.ts`). */
+export const HISTORY_BUILDER_VERSION = "2";
 
 /** The fixed identity and date of every generated commit. */
 export const COURSE_IDENTITY = {

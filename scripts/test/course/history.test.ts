@@ -17,6 +17,7 @@ import {
   COURSE_BRANCH,
   COURSE_IDENTITY,
   buildHistory,
+  HISTORY_BUILDER_VERSION,
   historyObjects,
   planHistory,
   publishHistory,
@@ -151,13 +152,13 @@ test("the commits of a listing: the base has no parent, each chapter's is the co
   const base = commitText(planned, planned.base);
   assert.equal(
     base.replace(/^tree [0-9a-f]{40}\n/, ""),
-    `author ${person}\ncommitter ${person}\n\n${BASE_SUBJECT}\n\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: 1\n`,
+    `author ${person}\ncommitter ${person}\n\n${BASE_SUBJECT}\n\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: ${HISTORY_BUILDER_VERSION}\n`,
     "no parent, no encoding, no signature",
   );
   const two = commitText(planned, planned.chapters[1]!.target);
   assert.equal(
     two.replace(/^tree [0-9a-f]{40}\n/, ""),
-    `parent ${planned.chapters[0]!.target}\nauthor ${person}\ncommitter ${person}\n\ncourse(02): 第 02 章\n\nCourse-Chapter: 02\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: 1\n`,
+    `parent ${planned.chapters[0]!.target}\nauthor ${person}\ncommitter ${person}\n\ncourse(02): 第 02 章\n\nCourse-Chapter: 02\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: ${HISTORY_BUILDER_VERSION}\n`,
   );
 
   // The same listing and manifests: the same ids. Another source (one file more): another history.
