@@ -6,7 +6,7 @@
  * characters once comments are blanked out, outside import declarations (both found on the
  * syntax tree); each is taken whole, trimmed. A line is copied when a tracked file other than
  * the references and the tests (every `test/` folder: the course's tests, the tooling's, and
- * the kept solutions under `scripts/test/support/solutions/`) and the held-out catalogs of
+ * the kept solutions in each chapter home's `solutions/`) and the held-out catalogs of
  * mistakes (`bench/held-out/`: a mistake's `find` is reference text by construction, as in a
  * chapter's own `mistakes.yaml` beside its solutions) has it as one of its own lines, trimmed. The figure is
  * the number of distinct reference lines copied somewhere, with the files that hold them.

@@ -51,7 +51,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseManifest } from "../scripts/lib/course/manifest.js";
+import { loadManifest } from "../scripts/lib/course/manifest.js";
 import { starterOf } from "../scripts/lib/course/starters.js";
 
 const { values } = parseArgs({
@@ -453,7 +453,7 @@ function printReport(jsonReport: string, declarations: readonly Declaration[], s
 const referencePath = path.join(repo, TARGET);
 const reference = readFileSync(referencePath, "utf8");
 const referenceHash = createHash("sha256").update(reference).digest("hex");
-const manifest = parseManifest(readFileSync(path.join(repo, "checkpoints", "12.yaml"), "utf8"), "checkpoints/12.yaml");
+const manifest = await loadManifest(repo, "12");
 const starter = starterOf(manifest, manifest.starters[0]!, (file) => readFileSync(path.join(repo, file), "utf8")).text;
 const { chosen, helpers } = selectDeclarations(reference, starter);
 const jsonReport = path.join(reportDir, "mutation.json");

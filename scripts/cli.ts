@@ -252,7 +252,7 @@ const hint = defineCommand("hint", {
 
 const fault = defineCommand("fault", {
   synopsis: ["<章节号> [故障编号] [--all] [--list] [--json]"],
-  description: `课程仓库里（作者模式）：把登记在 checkpoints/<章节号>.yaml 的故障注入参考实现的临时副本，
+  description: `课程仓库里（作者模式）：把登记在本章清单（chapters/<章节号>-名字/chapter.yaml）的故障注入参考实现的临时副本，
 确认清单指定的测试抓住它，再撤销并确认测试恢复全绿。不改动仓库里的任何文件。
 练习目录里（学习者模式）：把本章的故障实验注入你自己的教学文件，看哪条测试抓住它，
 然后逐字节恢复你的文件（中途按 Ctrl-C 时立即恢复；进程被强行结束时，下一个命令会先恢复）。

@@ -24,15 +24,16 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
+import { findHome } from "../lib/course/chapter-home.js";
 import { stagedTeachingText } from "../lib/verify/staged.js";
 import { practiceCopy, repoRoot } from "./support/lab-fixture.js";
 
-const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml"));
+const chapter12 = findHome(repoRoot, "12") !== undefined;
 const TEACHING = "packages/pi-course/src/resources.ts";
 const REFERENCE = chapter12 ? readFileSync(path.join(repoRoot, TEACHING), "utf8") : "";
 

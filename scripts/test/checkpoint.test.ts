@@ -6,6 +6,7 @@ import { before, test } from "node:test";
 import { CourseError } from "../lib/core/errors.js";
 import { listTree } from "../lib/course/git.js";
 import { buildHistory, findChapter, verifyLayer } from "../lib/course/history.js";
+import { homesIn } from "../lib/course/chapter-home.js";
 import { parseCommand, runCommandLine } from "../cli.js";
 import { runCommandSync } from "./support/tooling.js";
 import { cloneOf, fileScope, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
@@ -62,10 +63,11 @@ test("checkpoint prints the chapter, full parent/target SHAs, focused test, teac
   assert.match(stdout, /^第 02 章 · 第二章$/m);
   assert.match(stdout, /聚焦测试: packages\/pi-course\/test\/02-beta\.test\.ts$/m);
   assert.match(stdout, /教学文件: packages\/pi-course\/src\/beta\.ts$/m);
-  for (const f of ["checkpoints/02.yaml", "starters/02-beta.ts", "packages/pi-course/test/02-beta-hardening.test.ts"]) assert.ok(stdout.includes(f), f);
+  for (const f of ["chapters/02-beta/chapter.yaml", "chapters/02-beta/beta.ts", "packages/pi-course/test/02-beta-hardening.test.ts"])
+    assert.ok(stdout.includes(f), f);
   assert.match(stdout, /7 files changed/);
   assert.match(stdout, /^提供文件: packages\/pi-course\/src\/beta-sep\.ts/m);
-  assert.match(stdout, /^本章正文: chapters\/02-beta\.md$/m);
+  assert.match(stdout, /^本章正文: chapters\/02-beta\/README\.md$/m);
   assert.ok(stdout.includes(`git diff ${parent} ${target} -- packages/pi-course/src/beta.ts`));
   assert.ok(stdout.includes("npm run practice -w @pi/course -- 02 <新目录>"));
   assert.ok(stdout.includes("npm run build -w @pi/course"));
@@ -86,15 +88,15 @@ test("--json gives the machine form with the same SHAs and the layer", async () 
   assert.deepEqual(json.focusedTests, ["packages/pi-course/test/02-beta.test.ts"]);
   assert.deepEqual(json.teachingFiles, ["packages/pi-course/src/beta.ts"]);
   assert.deepEqual(json.providedFiles, ["packages/pi-course/src/beta-sep.ts"]);
-  assert.equal(json.text, "chapters/02-beta.md");
+  assert.equal(json.text, "chapters/02-beta/README.md");
   assert.deepEqual(json.layer, [
-    "chapters/02-beta.md",
-    "checkpoints/02.yaml",
+    "chapters/02-beta/README.md",
+    "chapters/02-beta/beta.ts",
+    "chapters/02-beta/chapter.yaml",
     "packages/pi-course/src/beta-sep.ts",
     "packages/pi-course/src/beta.ts",
     "packages/pi-course/test/02-beta-hardening.test.ts",
     "packages/pi-course/test/02-beta.test.ts",
-    "starters/02-beta.ts",
   ]);
 });
 
@@ -136,7 +138,7 @@ test("failures are one line with a stable code: unknown chapter (listing known o
 
   const bad = makeFakeCourse(t, {
     overrides: {
-      "checkpoints/02.yaml": readFileSync(path.join(repo, "checkpoints/02.yaml"), "utf8").replace(
+      "chapters/02-beta/chapter.yaml": readFileSync(path.join(repo, "chapters/02-beta/chapter.yaml"), "utf8").replace(
         "hints: [打开 beta.ts, 看 betaRender 的签名, 连接目录, 用 join]",
         "hints: [只有一级]",
       ),
@@ -144,7 +146,7 @@ test("failures are one line with a stable code: unknown chapter (listing known o
   });
   const malformed = await run(["02"], bad);
   assert.equal(malformed.code, 1);
-  assert.match(malformed.stderr, /^错误 \[MANIFEST_INVALID\] checkpoints\/02\.yaml: 字段 labs\[1\]\.hints [^\n]*\n$/);
+  assert.match(malformed.stderr, /^错误 \[MANIFEST_INVALID\] chapters\/02-beta\/chapter\.yaml: 字段 labs\[1\]\.hints [^\n]*\n$/);
 
   writeFileSync(path.join(repo, "x.txt"), "x\n");
   sh(repo, ["add", "x.txt"]);
@@ -180,7 +182,7 @@ test("the command line sets the exit status and prints --help", async () => {
 // In a clone (without a work tree: the history is read from objects), so the repository itself gets no branch from this test.
 // That two clones agree is course/history.test.ts's: the ids follow from the tree listing alone, whatever git's settings.
 test("this repository: the history of committed HEAD has every chapter, each layer exactly its manifest's files", async (t) => {
-  const ids = (await listTree(realRepo, "HEAD")).map((e) => /^checkpoints\/(\d{2})\.yaml$/.exec(e.path)?.[1]).filter((id): id is string => id !== undefined);
+  const ids = homesIn((await listTree(realRepo, "HEAD")).map((e) => e.path)).map((home) => home.id);
   assert.ok(ids.length > 0, "HEAD has chapter manifests");
   const clone = cloneOf(t, realRepo, ["--no-checkout", "--single-branch"]);
   const history = await buildHistory(clone);
@@ -198,7 +200,7 @@ test("from an older state of the course the branch with a newer chapter is kept,
   const repo = makeFakeCourse(t);
   assert.equal((await run(["02"], repo)).code, 0);
   const tip = sh(repo, ["rev-parse", "course/build-your-own-pi"]);
-  sh(repo, ["rm", "-q", "checkpoints/02.yaml"]);
+  sh(repo, ["rm", "-q", "chapters/02-beta/chapter.yaml"]);
   sh(repo, ["commit", "-q", "-m", "chapter 02 unpublished"]);
   const older = await run(["01"], repo);
   assert.equal(older.code, 0, older.stderr);

@@ -17,7 +17,7 @@ import { LEARNER_SOLUTION, MINI_FILE, miniManifest, practiceFolder } from "./sup
 import { runCommand } from "./support/tooling.js";
 
 function manifestOf(text = miniManifest()): ChapterManifest {
-  return parseManifest(text, "checkpoints/98.yaml");
+  return parseManifest(text, "chapters/98-mini/chapter.yaml");
 }
 
 test("command line: chapter, optional id, --all, --list, --json; usage errors", () => {

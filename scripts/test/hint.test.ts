@@ -10,7 +10,7 @@ import { HINT_STATE } from "../lib/core/paths.js";
 import { parseManifest, type LabSpec } from "../lib/course/manifest.js";
 import { createMiniCourse, MINI_MANIFEST, removeMiniCourse, runInPackage } from "./support/lab-fixture.js";
 
-const [lab1] = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml").labs as [LabSpec, LabSpec];
+const [lab1] = parseManifest(MINI_MANIFEST, "chapters/99-mini/chapter.yaml").labs as [LabSpec, LabSpec];
 
 test("hint arguments: a lab, --level 1-4, --reset for a lab or a chapter; everything else is a usage error", () => {
   assert.deepEqual(parseCommand("hint", ["12.2"]), { help: false, reset: false, json: false, target: { chapter: "12", lab: "12.2" } });

@@ -191,7 +191,7 @@ test("through npm: SIGINT to the npm process during the fault exercise restores 
   t.after(() => rm(tmp, { recursive: true, force: true }));
   // The exercise line makes the patched code hang, so the moment is certain: its tests are running.
   const file = withFsImport(course);
-  const manifest = path.join(course.root, "checkpoints/99.yaml");
+  const manifest = path.join(course.root, "chapters/99-mini/chapter.yaml");
   writeFileSync(
     manifest,
     `${readFileSync(manifest, "utf8")}faults:

@@ -70,16 +70,13 @@ test.before(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "pi-mcp-tmp-"));
   course = await createMiniCourse("starter", { practice: true, scripts: true });
   // A chapter text, and a rule (`§2.1：…`) on the first line of one test's failure.
-  await mkdir(path.join(course.root, "chapters"));
-  await writeFile(path.join(course.root, "chapters", "99-mini.md"), MINI_TEXT);
+  const home = path.join(course.root, "chapters", "99-mini");
+  await writeFile(path.join(home, "README.md"), MINI_TEXT);
   // The challenge tier's rules in a text of their own.
-  await writeFile(path.join(course.root, "chapters", "99-challenge.md"), "# 挑战关\n\n## C2 打招呼\n\n### C2.9 名字很长\n\n一万个字符的名字也照样问候。\n");
+  await writeFile(path.join(home, "challenge.md"), "# 挑战关\n\n## C2 打招呼\n\n### C2.9 名字很长\n\n一万个字符的名字也照样问候。\n");
   await writeFile(
-    path.join(course.root, "checkpoints", "99.yaml"),
-    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", "  - checkpoints/99.yaml\n  - chapters/99-mini.md\n  - chapters/99-challenge.md\n").replace(
-      "focusedTests:",
-      "text: chapters/99-mini.md\nchallenge:\n  text: chapters/99-challenge.md\n  tests: []\nfocusedTests:",
-    ),
+    path.join(home, "chapter.yaml"),
+    MINI_MANIFEST.replace("focusedTests:", "text: README.md\nchallenge:\n  text: challenge.md\n  tests: []\nfocusedTests:"),
   );
   const testFile = path.join(course.root, "packages/pi-course/test/99-mini.test.ts");
   await writeFile(

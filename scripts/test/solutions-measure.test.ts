@@ -16,18 +16,18 @@ function twoFileChapter(t: test.TestContext, solutions: string): string {
   const files: Record<string, string> = {
     "packages/pi-course/src/one.ts": "export const one = 1;\n",
     "packages/pi-course/src/two.ts": "export const two = 2;\n",
-    "starters/98-one.ts": "export const one = 0;\n",
-    "starters/98-two.ts": "export const two = 0;\n",
-    "scripts/test/support/solutions/98/a-one.ts": "export const one = 2 - 1;\n",
-    "scripts/test/support/solutions/98/b-two.ts": "export const two = 1 + 1;\n",
-    "checkpoints/98.yaml": `format: 1
+    "chapters/98-two/one.ts": "export const one = 0;\n",
+    "chapters/98-two/two.ts": "export const two = 0;\n",
+    "chapters/98-two/solutions/a-one.ts": "export const one = 2 - 1;\n",
+    "chapters/98-two/solutions/b-two.ts": "export const two = 1 + 1;\n",
+    "chapters/98-two/chapter.yaml": `format: 1
 id: "98"
 title: t
-files: [packages/pi-course/src/one.ts, packages/pi-course/src/two.ts, starters/98-one.ts, starters/98-two.ts, checkpoints/98.yaml]
+files: [packages/pi-course/src/one.ts, packages/pi-course/src/two.ts]
 starters:
-  - from: starters/98-one.ts
+  - from: one.ts
     to: packages/pi-course/src/one.ts
-  - from: starters/98-two.ts
+  - from: two.ts
     to: packages/pi-course/src/two.ts
 focusedTests: [packages/pi-course/test/98-one.test.ts, packages/pi-course/test/98-two.test.ts]
 ${solutions}labs:
@@ -43,8 +43,8 @@ ${solutions}labs:
 }
 
 const SOLUTIONS = `solutions:
-  - { file: scripts/test/support/solutions/98/a-one.ts, replaces: packages/pi-course/src/one.ts }
-  - { file: scripts/test/support/solutions/98/b-two.ts, replaces: packages/pi-course/src/two.ts }
+  - { file: solutions/a-one.ts, replaces: packages/pi-course/src/one.ts }
+  - { file: solutions/b-two.ts, replaces: packages/pi-course/src/two.ts }
 `;
 
 test("a chapter of two teaching files: every target and lab test file, and the file each solution replaces", (t) => {

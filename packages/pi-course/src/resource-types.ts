@@ -8,7 +8,7 @@
  * edits them. Keeping them here leaves `resources.ts` what the chapter asks a learner to
  * write: behaviour, lab by lab.
  *
- * A few declarations serve the challenge tier (`chapters/12-challenge.md`) and no lab:
+ * A few declarations serve the challenge tier (`chapters/12-resources-extensions/challenge.md`) and no lab:
  * lenient discovery's `DiscoverOptions`, `ResourceDiagnostic` and `ResourceWarningCode`,
  * `factoryTimeoutMs`, and the error codes of files in the real world.
  */

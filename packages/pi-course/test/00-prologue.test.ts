@@ -7,7 +7,7 @@
  * Lab 0.1 drives the loop with scripted models and tools written here, so it needs nothing
  * else of the file; Labs 0.2 and 0.3 call the calculator and the model directly; Lab 0.4
  * runs the whole agent. Every check runs under `rule("§C…：…")`, naming the rule of the
- * contract appendix of chapters/00-prologue.md that it checks; a rule that holds for every
+ * contract appendix of chapters/00-prologue/README.md that it checks; a rule that holds for every
  * input (原样, no bound, any thrown value, any whitespace) is also checked as a property with
  * `holds("§C…：…", …)` (support/properties.ts: fast-check, fixed seed), beside the examples.
  */

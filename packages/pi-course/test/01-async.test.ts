@@ -8,7 +8,7 @@
  * Every check runs under `rule("§C…：…")` or, for a rule that holds for every input (any value
  * passes through unchanged, no bound, each listener once and in order), `holds("§C…：…")`
  * (fast-check with a fixed seed, support/properties.ts), naming the rule of the contract
- * appendix of chapters/01-async.md that it checks. Everything is observed from outside:
+ * appendix of chapters/01-async/README.md that it checks. Everything is observed from outside:
  * listeners on an AbortSignal through `events.getEventListeners`, timers through the test
  * runner's mock timers (setTimeout and Date) and a ledger of the timers started and not yet
  * fired or cleared, a wait's outcome after a few turns of the event loop (so a wait that

@@ -5,7 +5,7 @@
  *   npm run lab -w @pi/course -- 2.1
  *
  * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
- * chapters/02-event-stream.md that it checks. Everything is observed through the public
+ * chapters/02-event-stream/README.md that it checks. Everything is observed through the public
  * class only: what `push`, `end`, `fail` and `closed` say, what the reader's `next()` gives,
  * what `result()` settles to, the listeners on a signal (`events.getEventListeners`). A read
  * that never ends is looked at after a few turns of the event loop and reported as

@@ -5,7 +5,7 @@
  *   npm run lab -w @pi/course -- 3.1
  *
  * Every check runs under `rule("§C…：…")`, the rule of the contract appendix of
- * chapters/03-messages.md it checks, so a failure names the rule before the values. Rules
+ * chapters/03-messages/README.md it checks, so a failure names the rule before the values. Rules
  * that hold for every input (原样, a fresh object each call, the clock read at the call, any
  * number kept, every well-paired transcript accepted and every broken one caught) are also
  * checked as properties with `holds()` over generated inputs, beside the examples that tell

@@ -7,7 +7,7 @@
  *   npm run lab -w @pi/course -- 4.1
  *
  * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
- * chapters/04-model.md that it checks. Everything is observed through the public surface:
+ * chapters/04-model/README.md that it checks. Everything is observed through the public surface:
  * what the builder's methods return or throw, the events a reader of `builder.stream` gets,
  * what `result()` settles to. A stream that never ends is looked at after a few turns of the
  * event loop and reported as "pending", so a missing `end` fails its test instead of hanging

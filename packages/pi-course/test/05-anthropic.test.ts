@@ -7,7 +7,7 @@
  *   npm run lab -w @pi/course -- 5.3
  *
  * Every check runs under `rule("§C…：…")` or `holds("§C…：…")`, naming the rule of the contract
- * appendix of chapters/05-provider.md that it checks. Everything is observed through the
+ * appendix of chapters/05-provider/README.md that it checks. Everything is observed through the
  * public surface: the request `anthropicRequest` would send, the events and the turn a
  * `TurnBuilder` gets from `readAnthropicEvents`, and, in Lab 5.4, what a model made by
  * `createAnthropicModel` asks a local replay server (127.0.0.1, never the network) and answers.

@@ -5,7 +5,7 @@
  *   npm run lab -w @pi/course -- 5.1
  *
  * Every check runs under `rule("§C3.…：…")` or `holds("§C3.…：…")`, naming the rule of the
- * contract appendix of chapters/05-provider.md that it checks. Everything is observed through
+ * contract appendix of chapters/05-provider/README.md that it checks. Everything is observed through
  * the public surface: the events `SseParser.feed` returns and `parseSse` yields, and what the
  * source of `parseSse` was asked for. Failure messages are written here, in words and shown
  * values. The rule that holds however the stream is cut (any split, between `\r` and `\n`

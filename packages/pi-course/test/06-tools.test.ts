@@ -6,7 +6,7 @@
  *   npm run lab -w @pi/course -- 6.1
  *
  * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
- * chapters/06-tools.md that it checks. Everything is observed through the public surface:
+ * chapters/06-tools/README.md that it checks. Everything is observed through the public surface:
  * what `parse` returns or throws, what the registry's methods answer, the result an
  * executor gives, what a test tool was handed and how often it ran, the listeners on a
  * signal (`events.getEventListeners`). An answer that never comes is looked at after a few

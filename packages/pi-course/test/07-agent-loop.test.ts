@@ -6,7 +6,7 @@
  *   npm run lab -w @pi/course -- 7.1
  *
  * Every check runs under `rule("§C…：…")`, naming the rule of the contract appendix of
- * chapters/07-agent-loop.md that it checks. Everything is observed through the public
+ * chapters/07-agent-loop/README.md that it checks. Everything is observed through the public
  * surface: what `runAgentLoop` resolves to or rejects with, the events its `emit` gets, the
  * requests the scripted model recorded, the calls the tools saw. Failure messages are written
  * here, in words and shown values, not left to `node:assert`'s diff (which Node versions lay

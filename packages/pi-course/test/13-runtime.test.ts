@@ -7,7 +7,7 @@
  * Every test builds its own workspace in a fresh temporary directory. Tests of the whole
  * runtime give it fake core tools (they record their calls and never touch the disk or
  * start a process) and a scripted model, so every request the runtime sent can be read back.
- * Every assertion names the rule it checks and the section of chapters/13-runtime.md that
+ * Every assertion names the rule it checks and the section of chapters/13-runtime/README.md that
  * states it.
  */
 import assert from "node:assert/strict";

@@ -196,7 +196,10 @@ export function locateFault(text: string, fault: { id: string; file: string; fin
   if (fault.in !== undefined) {
     ranges = declarationRanges(text, fault.in, fault.file);
     if (ranges.length === 0)
-      throw new CourseError("FAULT_DRIFTED", `故障 ${fault.id}：${fault.file} 里已经没有顶层声明 ${fault.in}（in: 指向它）；请同步更新 checkpoints 里这个故障`);
+      throw new CourseError(
+        "FAULT_DRIFTED",
+        `故障 ${fault.id}：${fault.file} 里已经没有顶层声明 ${fault.in}（in: 指向它）；请同步更新本章清单 chapter.yaml 里这个故障`,
+      );
   }
   const found = significantMatches(text, fault.find, ranges);
   if (found.length !== 1) {
@@ -204,7 +207,7 @@ export function locateFault(text: string, fault: { id: string; file: string; fin
     const first = fault.find.trim().split(/\r?\n/)[0] ?? "";
     throw new CourseError(
       "FAULT_DRIFTED",
-      `故障 ${fault.id}：find 文本（“${first.length > 60 ? `${first.slice(0, 60)}…` : first}”）应在 ${where} 中恰好出现一次（不计空白），实际 ${found.length} 次；参考实现改动过，请同步更新 checkpoints 里这个故障的 find/replace`,
+      `故障 ${fault.id}：find 文本（“${first.length > 60 ? `${first.slice(0, 60)}…` : first}”）应在 ${where} 中恰好出现一次（不计空白），实际 ${found.length} 次；参考实现改动过，请同步更新本章清单 chapter.yaml 里这个故障的 find/replace`,
     );
   }
   return found[0]!;

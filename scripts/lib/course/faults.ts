@@ -7,7 +7,7 @@
  * `testing/fault-runs.ts` (scratch copies of the reference) and `fault/learner.ts` (the
  * learner's own file, always restored).
  *
- * Entry format (`faults:` under a lab of `checkpoints/NN.yaml`, the lab's address; a
+ * Entry format (`faults:` under a lab of the chapter's manifest `chapter.yaml`, the lab's address; a
  * top-level `faults:` list, which needs `lab`, is for fixtures):
  *
  * ```yaml

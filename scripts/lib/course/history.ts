@@ -25,15 +25,16 @@ import path from "node:path";
 import { CourseError } from "../core/errors.js";
 import { COURSE_BRANCH } from "../core/paths.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
-import { MANIFEST_DIR, byCourseOrder, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
+import { homesIn } from "./chapter-home.js";
+import { byCourseOrder, claimHome, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
 import { withScratchDir } from "../core/scratch.js";
 import { commitObject, TreePruner, type CommitIdentity, type GitObject } from "./objects.js";
 
 /** The generated branch (named in `core/paths.ts`, where the command table can read it without loading git). */
 export { COURSE_BRANCH };
 
-/** Bumped whenever the way commits are generated changes, so old branches are rebuilt. */
-export const HISTORY_BUILDER_VERSION = "1";
+/** Bumped whenever the way commits are generated changes, so old branches are rebuilt (2: each chapter claims its whole home, `chapter-home.ts`). */
+export const HISTORY_BUILDER_VERSION = "2";
 
 /** The fixed identity and date of every generated commit. */
 export const COURSE_IDENTITY = {
@@ -101,15 +102,17 @@ export interface BuildHistoryOptions {
  * course order, and checks the course-wide rules against that commit's files.
  */
 export async function readManifestsAt(repo: string, commit: string, entries: readonly TreeEntry[], options: GitOptions = {}): Promise<ChapterManifest[]> {
-  const manifestEntries = entries.filter(
-    (e) => e.type === "blob" && path.posix.dirname(e.path) === MANIFEST_DIR && /^\d{2}\.yaml$/.test(path.posix.basename(e.path)),
-  );
+  const blobs = entries.filter((e) => e.type === "blob");
+  const homes = homesIn(blobs.map((e) => e.path));
+  const manifestEntries = homes.map((home) => blobs.find((e) => e.path === home.manifestPath)!);
   const objects = await readObjects(
     repo,
     manifestEntries.map((e) => e.oid),
     options,
   );
-  const manifests = manifestEntries.map((e) => parseManifest(objects.get(e.oid)!.toString("utf8"), e.path)).sort(byCourseOrder);
+  const paths = blobs.map((e) => e.path);
+  // Each chapter claims its whole home: every file under it goes into the chapter's commit.
+  const manifests = manifestEntries.map((e) => claimHome(parseManifest(objects.get(e.oid)!.toString("utf8"), e.path), paths)).sort(byCourseOrder);
   validateCourse(manifests, new Set(entries.map((e) => e.path)), `源提交 ${commit.slice(0, 12)} `);
   return manifests;
 }

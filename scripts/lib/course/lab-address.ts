@@ -1,5 +1,5 @@
 /**
- * A lab's address: the one entry of `checkpoints/NN.yaml` that names every part of the lab
+ * A lab's address: the one entry of the chapter's manifest (`chapters/NN-<slug>/chapter.yaml`) that names every part of the lab
  * (its declarations, its sections of the chapter text, its challenge themes, hints and
  * faults), and the checks that hold each name to what it names. `verify` runs the checks
  * (`labAddressProblems`); `lab NN.L --where` prints the parts with their places
@@ -87,7 +87,7 @@ export function markedDeclarations(manifest: ChapterManifest, starters: Readonly
 
 /** What the address checks read: the chapter's texts at one commit, by repo-relative path. */
 export interface AddressTexts {
-  /** Each starter's text, by its path (`starters/…`). */
+  /** Each starter's text, by its path (a scaffold or hand-kept starter in the chapter's home). */
   starters: ReadonlyMap<string, string>;
   /** Each teaching file's reference text, by its path. */
   references: ReadonlyMap<string, string>;

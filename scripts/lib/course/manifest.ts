@@ -1,5 +1,6 @@
 /**
- * Chapter manifests: `checkpoints/NN.yaml`, one per chapter, in course order.
+ * Chapter manifests: `chapter.yaml` in each chapter's home `chapters/NN-<slug>/`
+ * (`chapter-home.ts`), one per chapter, in course order.
  *
  * A manifest is the single source of truth about a chapter: which files it adds to the
  * course, which starters overlay which teaching files, which tests are focused, its labs
@@ -9,29 +10,28 @@
  *
  * ```yaml
  * format: 1
- * id: "12"                     # two digits, also the file name
+ * id: "12"                     # two digits, also the home's (chapters/12-<slug>/)
  * title: 资源与扩展             # shown in `course(12): <title>` and by `checkpoint`
- * files:                       # every file this chapter adds (repo-relative, "/" separated)
- *   - packages/pi-course/src/resources.ts
- *   - checkpoints/12.yaml
- * starters:                    # optional; each `from`/`scaffold` and `to` must also be in `files`
- *   - from: starters/12-resources.ts             # a hand-kept starter, or
+ * files:                       # every file this chapter adds outside its home (repo-relative,
+ *   - packages/pi-course/src/resources.ts   # "/" separated); the home's files are its own
+ * starters:                    # optional; each `to` must also be in `files`
+ *   - from: resources.ts                   # a hand-kept starter in the home, or
  *     to: packages/pi-course/src/resources.ts
- *   - scaffold: starters/13-runtime.scaffold.ts  # the scaffold the starter is derived from
- *     to: packages/pi-course/src/runtime.ts      # with this reference (course/starters.ts)
+ *   - scaffold: runtime.scaffold.ts        # the scaffold (in the home) the starter is derived
+ *     to: packages/pi-course/src/runtime.ts      # from with this reference (course/starters.ts)
  * focusedTests:                # test sources (in `files`) copied into the practice folder
  *   - packages/pi-course/test/12-resources-extensions.test.ts
  * provided:                    # optional; chapter files (in `files`) the practice folder gets
  *   - packages/pi-course/src/resource-files.ts   # as they are: the learner uses, not writes, them
- * text: chapters/12-resources-extensions.md      # optional; the chapter text (in `files`),
- *                                                # copied into the practice folder too
+ * text: README.md              # optional; the chapter text (in the home),
+ *                              # copied into the practice folder too
  * solutions:                   # optional; correct solutions kept green (in `files`): each, built in
- *   - scripts/test/support/solutions/12/a-functional.ts   # place of the one teaching file, passes
+ *   - solutions/a-functional.ts   # (in the home) place of the one teaching file, passes
  *                              # every focused test and declares the starter's surface (`verify`)
- *   - file: scripts/test/support/solutions/05/a-sse.ts    # with several teaching files, each entry
+ *   - file: solutions/a-sse.ts    # with several teaching files, each entry
  *     replaces: packages/pi-course/src/sse.ts             # names the one it replaces (a starter's `to`)
  * challenge:                   # optional; the challenge tier (`lab NN --challenge`), in order
- *   text: chapters/12-challenge.md   # optional; its rules (in `files`), a text of their own that
+ *   text: challenge.md         # optional; its rules (in the home), a text of their own that
  *                              # the practice folder gets with the tests; `chapter_section`
  *                              # and `verify` read it after the chapter text (its numbers must
  *                              # not repeat the chapter text's)
@@ -56,11 +56,15 @@
  *
  * Rules checked when a manifest is loaded (each failure is a `CourseError`
  * `MANIFEST_INVALID` naming the file, the field and what was expected):
- * - `format` is `MANIFEST_FORMAT`; `id` is a quoted two-digit string equal to the file name;
- * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, and
- *   includes the manifest itself (otherwise the chapter's data would leak into the base);
- * - every starter `from`/`to`, every focused test, every provided file and the text are
- *   among the chapter's `files`; a provided file is neither a starter nor a teaching file;
+ * - the manifest is `chapters/NN-<slug>/chapter.yaml`; `format` is `MANIFEST_FORMAT`; `id` is a
+ *   quoted two-digit string equal to the home's `NN`;
+ * - `files` lists repo-relative paths (no `..`, no `\`, no leading `/`), each once, none in the
+ *   home: the home's files are the chapter's implicitly (`claimHome`; otherwise the chapter's
+ *   data would leak into the base). The paths of `starters[].from`/`scaffold`, `text`,
+ *   `challenge.text` and `solutions` are relative to the home (and stay inside it); the parsed
+ *   manifest holds them repo-relative, and its `files` holds them with the listed files;
+ * - every starter `to`, every focused test and every provided file are among the chapter's
+ *   `files`; a provided file is neither a starter nor a teaching file;
  * - a `solutions` entry is a path (the chapter has exactly one teaching file, which it
  *   replaces) or `{ file, replaces }` with `replaces` a starter's `to` (any number of them);
  * - lab ids are `<chapter number>.<n>` (no leading zero: `3.1`, `12.1`), `tests` is a positive integer, `hints` has exactly four rungs;
@@ -72,13 +76,14 @@
  * - across chapters: no file is claimed twice; against a source commit (see
  *   `validateCourse`), every claimed file exists in it.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type * as Yaml from "yaml";
 import { normalizeChapterId } from "../core/cli.js";
 import { CourseError } from "../core/errors.js";
+import { CHAPTERS_DIR, type ChapterHome, homeFiles, homeOf, homeOfManifest, inHome, listHomes, MANIFEST_FILE, MANIFEST_PATH_PATTERN } from "./chapter-home.js";
 import { cachedParse } from "./manifest-cache.js";
 import { SECTION_NUMBER_SOURCE } from "./sections.js";
 
@@ -86,7 +91,7 @@ import { SECTION_NUMBER_SOURCE } from "./sections.js";
 const loadYaml = (): typeof Yaml => createRequire(import.meta.url)("yaml") as typeof Yaml;
 
 /** The modules whose code decides what a valid manifest is: a change to any of them is a new cache entry. */
-const VALIDATORS = ["./manifest", "./sections", "../core/cli", "../core/errors"].map(
+const VALIDATORS = ["./manifest", "./chapter-home", "./sections", "../core/cli", "../core/errors"].map(
   // `.js` compiled, `.ts` when run from the sources.
   (name) => new URL(`${name}${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 );
@@ -100,8 +105,9 @@ export const MANIFEST_FORMAT = 1;
 
 export interface StarterOverlay {
   /**
-   * The starter file in the course repo, e.g. `starters/12-resources.ts`, or (with
-   * `scaffold`) the scaffold the starter is derived from, e.g. `starters/13-runtime.scaffold.ts`.
+   * The starter file in the course repo (repo-relative; the manifest writes it relative to the
+   * home), or (with `scaffold`) the scaffold the starter is derived from, e.g.
+   * `chapters/13-runtime/runtime.scaffold.ts`.
    * Read either through `course/starters.ts`.
    */
   from: string;
@@ -198,14 +204,12 @@ export interface ChapterManifest {
   challengeText?: string;
   labs: LabSpec[];
   faults: FaultSpec[];
-  /** Repo-relative path of the manifest itself, e.g. `checkpoints/12.yaml`. */
+  /** Repo-relative path of the manifest itself, e.g. `chapters/12-resources-extensions/chapter.yaml`. */
   manifestPath: string;
+  /** The chapter's home folder, e.g. `chapters/12-resources-extensions` (`chapter-home.ts`): every file in it is the chapter's. */
+  home: string;
 }
 
-/** Where manifests live, relative to the repo root. */
-export const MANIFEST_DIR = "checkpoints";
-
-const MANIFEST_NAME = /^(\d{2})\.yaml$/;
 const TOP_LEVEL_KEYS = new Set(["format", "id", "title", "files", "starters", "focusedTests", "provided", "text", "solutions", "challenge", "labs", "faults"]);
 const CHALLENGE_KEYS = new Set(["text", "tests", "support"]);
 const CHALLENGE_TEST_KEYS = new Set(["file", "title"]);
@@ -215,11 +219,6 @@ const LAB_KEYS = new Set(["id", "title", "tests", "scaffoldError", "declarations
 /** A top-level declaration's name, as a lab's `declarations` and a fault's `in` write it. */
 export const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const SECTION_NUMBER = new RegExp(`^${SECTION_NUMBER_SOURCE}$`);
-
-/** Repo-relative path of chapter `id`'s manifest, e.g. `checkpoints/12.yaml`. */
-export function manifestPathFor(id: string): string {
-  return `${MANIFEST_DIR}/${id}.yaml`;
-}
 
 /** Sorts chapter manifests (or anything with an `id`) into course order: numeric id order. */
 export function byCourseOrder<T extends { id: string }>(a: T, b: T): number {
@@ -285,7 +284,8 @@ class Checker {
 
 /**
  * Parses and validates the text of one manifest. `manifestPath` is its repo-relative path
- * (`checkpoints/NN.yaml`): it names the file in errors and fixes the expected `id`.
+ * (`chapters/NN-<slug>/chapter.yaml`): it names the file in errors, fixes the expected `id`
+ * and the home that home-relative paths start from.
  * Guarantees on return: every rule listed at the top of this module holds, except the
  * cross-chapter ones (see `validateCourse`). Throws `CourseError` `MANIFEST_INVALID`.
  */
@@ -296,9 +296,9 @@ export function parseManifest(source: string, manifestPath: string): ChapterMani
 /** `parseManifest` itself, without the cache. */
 function parseManifestNow(source: string, manifestPath: string): ChapterManifest {
   const c: Checker = new Checker(manifestPath); // annotated so `c.fail()` narrows types
-  const nameMatch = MANIFEST_NAME.exec(path.posix.basename(manifestPath));
-  if (!nameMatch) c.fail("(文件名)", "两位数字加 .yaml，例如 checkpoints/12.yaml");
-  const fileId = nameMatch[1]!;
+  const located = homeOfManifest(manifestPath);
+  if (!located) c.fail("(文件名)", `${MANIFEST_PATH_PATTERN}，例如 chapters/12-resources-extensions/${MANIFEST_FILE}`);
+  const { id: fileId, home } = located;
 
   const doc = loadYaml().parseDocument(source, { prettyErrors: true });
   if (doc.errors.length > 0) {
@@ -311,7 +311,7 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
   if (raw.format !== MANIFEST_FORMAT) c.fail("format", `格式版本 ${MANIFEST_FORMAT}`, raw.format);
   if (typeof raw.id !== "string" || !/^\d{2}$/.test(raw.id)) c.fail("id", '带引号的两位数字字符串，例如 "12"', raw.id);
   const id = raw.id;
-  if (id !== fileId) c.fail("id", `与文件名一致的 "${fileId}"`, id);
+  if (id !== fileId) c.fail("id", `与目录名一致的 "${fileId}"`, id);
   const title = c.string(raw.title, "title");
 
   const filesRaw = c.array(raw.files, "files");
@@ -320,11 +320,18 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
   filesRaw.forEach((entry, i) => {
     const p = c.repoPath(entry, `files[${i}]`);
     if (files.includes(p)) c.fail(`files[${i}]`, "不重复的路径", p);
+    if (homeOf(p) === home) c.fail(`files[${i}]`, `本章目录 ${home}/ 之外的文件（目录里的文件自动属于本章，不必列出）`, p);
     files.push(p);
   });
-  if (!files.includes(manifestPath)) c.fail("files", `包含清单自身 ${manifestPath} 的数组`);
   const claimed = (p: string, field: string): string => {
     if (!files.includes(p)) c.fail(field, "files 中列出的文件", p);
+    return p;
+  };
+  // A path written relative to the home (a scaffold, the texts, a solution): claimed by the home itself.
+  const named: string[] = [manifestPath];
+  const homeFile = (value: unknown, field: string): string => {
+    const p = inHome(home, c.repoPath(value, field));
+    if (!named.includes(p)) named.push(p);
     return p;
   };
 
@@ -335,7 +342,7 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     if ((s.from === undefined) === (s.scaffold === undefined))
       c.fail(`starters[${i}]`, "恰好有 from（手写的 starter）或 scaffold（导出 starter 的脚手架文件）之一的映射");
     const key = s.scaffold === undefined ? "from" : "scaffold";
-    const from = claimed(c.repoPath(s[key], `starters[${i}].${key}`), `starters[${i}].${key}`);
+    const from = homeFile(s[key], `starters[${i}].${key}`);
     const to = claimed(c.repoPath(s.to, `starters[${i}].to`), `starters[${i}].to`);
     if (from === to) c.fail(`starters[${i}].to`, `与 ${key} 不同的教学文件`, to);
     if (starters.some((other) => other.to === to)) c.fail(`starters[${i}].to`, "每个教学文件只有一个 starter", to);
@@ -355,7 +362,7 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     }
     provided.push(p);
   });
-  const chapterText = raw.text === undefined ? undefined : claimed(c.repoPath(raw.text, "text"), "text");
+  const chapterText = raw.text === undefined ? undefined : homeFile(raw.text, "text");
 
   const solutions: KeptSolutionSpec[] = [];
   c.array(raw.solutions ?? [], "solutions").forEach((entry, i) => {
@@ -365,12 +372,12 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     let replaces: string;
     if (typeof entry === "string") {
       if (starters.length !== 1) c.fail(field, "{ file, replaces } 的映射（这一章有几个教学文件，要说出它替换哪一个）", entry);
-      p = claimed(c.repoPath(entry, field), field);
+      p = homeFile(entry, field);
       replaces = starters[0]!.to;
     } else {
       const s = c.record(entry, field);
       c.keys(s, SOLUTION_KEYS, field);
-      p = claimed(c.repoPath(s.file, `${field}.file`), `${field}.file`);
+      p = homeFile(s.file, `${field}.file`);
       replaces = c.repoPath(s.replaces, `${field}.replaces`);
       if (!starters.some((starter) => starter.to === replaces)) {
         c.fail(`${field}.replaces`, `一个教学文件（starters 的 to 之一：${starters.map((starter) => starter.to).join("、")}）`, replaces);
@@ -390,7 +397,7 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     const block = c.record(raw.challenge, "challenge");
     c.keys(block, CHALLENGE_KEYS, "challenge");
     if (block.text !== undefined) {
-      challengeText = claimed(c.repoPath(block.text, "challenge.text"), "challenge.text");
+      challengeText = homeFile(block.text, "challenge.text");
       if (challengeText === chapterText) c.fail("challenge.text", "与 text 不同的文件", challengeText);
     }
     c.array(block.tests, "challenge.tests").forEach((entry, i) => {
@@ -459,7 +466,7 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     format: MANIFEST_FORMAT,
     id,
     title,
-    files,
+    files: [...files, ...named],
     starters,
     focusedTests,
     provided,
@@ -471,7 +478,18 @@ function parseManifestNow(source: string, manifestPath: string): ChapterManifest
     labs,
     faults,
     manifestPath,
+    home,
   };
+}
+
+/**
+ * `manifest` with every file of its home claimed: `files` is the files the manifest lists
+ * (outside its home) and `homeFiles`, every file under the home (in the working tree or a
+ * commit). A chapter's history commit thus holds its whole home.
+ */
+export function claimHome(manifest: ChapterManifest, homeFiles: readonly string[]): ChapterManifest {
+  const inside = homeFiles.filter((file) => homeOf(file) === manifest.home);
+  return { ...manifest, files: [...new Set([...manifest.files, ...inside])] };
 }
 
 /**
@@ -498,45 +516,43 @@ export function validateCourse(manifests: readonly ChapterManifest[], sourceFile
   }
 }
 
-/** Chapter ids that have a manifest file in `repoRoot`, in course order. */
+/** Chapter ids that have a home (`chapter-home.ts`) in `repoRoot`, in course order. */
 export async function listChapterIds(repoRoot: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(path.join(repoRoot, MANIFEST_DIR));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  return names
-    .map((name) => MANIFEST_NAME.exec(name)?.[1])
-    .filter((id): id is string => id !== undefined)
-    .sort((a, b) => Number(a) - Number(b));
+  return (await listHomes(repoRoot)).map((home) => home.id);
+}
+
+/** Reads and validates the manifest of `home` in the working tree of `repoRoot`, its whole home claimed (`claimHome`). */
+async function readHomeManifest(repoRoot: string, home: ChapterHome): Promise<ChapterManifest> {
+  const manifest = parseManifest(await readFile(path.join(repoRoot, ...home.manifestPath.split("/")), "utf8"), home.manifestPath);
+  return claimHome(manifest, await homeFiles(repoRoot, home.home));
 }
 
 /**
- * Reads and validates `checkpoints/<id>.yaml` from the working tree of `repoRoot` (the repo
- * or a practice folder). Throws `CHAPTER_UNKNOWN` (listing the known chapters) when there
- * is no such manifest, `MANIFEST_INVALID` when it is malformed.
+ * Reads and validates chapter `id`'s manifest (`chapters/NN-<slug>/chapter.yaml`) from the
+ * working tree of `repoRoot` (the repo or a practice folder). Throws `CHAPTER_UNKNOWN`
+ * (listing the known chapters) when there is no such chapter, `MANIFEST_INVALID` when it is
+ * malformed.
  */
 export async function loadManifest(repoRoot: string, id: string): Promise<ChapterManifest> {
   const normalized = normalizeChapterId(id);
-  const known = await listChapterIds(repoRoot);
-  if (normalized === undefined || !known.includes(normalized)) throw unknownChapter(id, known);
-  const manifestPath = manifestPathFor(normalized);
-  return parseManifest(await readFile(path.join(repoRoot, manifestPath), "utf8"), manifestPath);
+  const homes = await listHomes(repoRoot);
+  const home = homes.find((h) => h.id === normalized);
+  if (normalized === undefined || home === undefined)
+    throw unknownChapter(
+      id,
+      homes.map((h) => h.id),
+    );
+  return readHomeManifest(repoRoot, home);
 }
 
 /**
- * Reads and validates every `checkpoints/NN.yaml` of `repoRoot`, in course order, and
- * checks that no file is claimed twice. (Whether claimed files exist is checked against a
- * commit by the history builder, since a practice folder lacks later files on purpose.)
+ * Reads and validates every chapter manifest of `repoRoot`, in course order, and checks that
+ * no file is claimed twice. (Whether claimed files exist is checked against a commit by the
+ * history builder, since a practice folder lacks later files on purpose.)
  */
 export async function loadManifests(repoRoot: string): Promise<ChapterManifest[]> {
   const manifests: ChapterManifest[] = [];
-  for (const id of await listChapterIds(repoRoot)) {
-    const manifestPath = manifestPathFor(id);
-    manifests.push(parseManifest(await readFile(path.join(repoRoot, manifestPath), "utf8"), manifestPath));
-  }
+  for (const home of await listHomes(repoRoot)) manifests.push(await readHomeManifest(repoRoot, home));
   validateCourse(manifests);
   return manifests;
 }
@@ -544,5 +560,5 @@ export async function loadManifests(repoRoot: string): Promise<ChapterManifest[]
 /** The `CHAPTER_UNKNOWN` error for `id`, listing the chapters that do exist. */
 export function unknownChapter(id: string, known: readonly string[]): CourseError {
   const list = known.length > 0 ? known.join(", ") : "（没有任何章节清单）";
-  return new CourseError("CHAPTER_UNKNOWN", `没有第 ${id} 章的清单 checkpoints/${id}.yaml；已知章节：${list}`);
+  return new CourseError("CHAPTER_UNKNOWN", `没有第 ${id} 章的目录（${CHAPTERS_DIR}/${id}-名字/${MANIFEST_FILE}）；已知章节：${list}`);
 }

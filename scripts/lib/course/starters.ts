@@ -2,8 +2,8 @@
  * A chapter's starters, read the one way every command reads them.
  *
  * A `starters:` entry of a manifest gives the starter of one teaching file in one of two
- * forms: `from:` a hand-kept starter file (`starters/12-resources.ts`), read as it is; or
- * `scaffold:` the chapter's scaffold (`starters/13-runtime.scaffold.ts`), from which the
+ * forms: `from:` a hand-kept starter file in the chapter's home, read as it is; or
+ * `scaffold:` the chapter's scaffold (`chapters/13-runtime/runtime.scaffold.ts`), from which the
  * starter is derived with the reference (`ts/derive-starter.ts`), so that no line of the
  * reference is copied into a starter by hand. `practice`, `verify`, `lab --where`,
  * `lab --compare` and the tests all go through `starterOf`/`readStarters`, so a derived

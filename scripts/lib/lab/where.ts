@@ -7,7 +7,7 @@
  * its challenge themes.
  *
  * In the course repository the teaching file is the reference and the starter is
- * `starters/…` (for a derived starter: its parts are shown in the scaffold, where the
+ * the chapter's home (for a derived starter: its parts are shown in the scaffold, where the
  * construction sites are written); in a practice folder the teaching file is the learner's and the starter is
  * the folder's pristine copy (`.pi-course/starter/…`), and the manifest holds only the
  * exercise's faults. A teaching file that does not parse (the learner is halfway through an

@@ -7,11 +7,11 @@
  * - the chapter's focused test file(s), its provided files (code the learner uses but does
  *   not write) and its text, taken from the target;
  * - each starter written over its teaching file: the hand-kept one, or the one derived from
- *   the reference and the chapter's scaffold (`course/starters.ts`). The `starters/` file itself is not
+ *   the reference and the chapter's scaffold (`course/starters.ts`). The scaffold itself is not
  *   added: the starter already sits where the learner edits it, and a second copy would
  *   only invite editing the wrong file. `reset` takes the starter from a pristine copy in
  *   `.pi-course/starter/` (the tooling's folder, see `starterCopyPath`);
- * - `checkpoints/NN.yaml`: the chapter manifest (lab and hint data for `lab` and `hint`)
+ * - `chapters/NN-<slug>/chapter.yaml`: the chapter manifest (lab and hint data for `lab` and `hint`)
  *   whose `faults` are reduced to the learner-safe projection of the exercise faults
  *   (`learnerManifestText`): no `find`/`replace`, since those quote the reference;
  * - `.pi-course/practice.json`: the marker that puts the commands in learner mode; it also

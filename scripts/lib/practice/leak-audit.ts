@@ -44,7 +44,7 @@ export interface LeakPair {
   reference: string;
   /** The starter's content (what the learner is given). */
   starter: string;
-  /** Where the starter comes from in the course (`starters/NN-x.ts`, or a scaffold), named by a starter leak. */
+  /** Where the starter comes from in the course (a scaffold, or a hand-kept starter, in the chapter's home), named by a starter leak. */
   starterFile?: string;
   /** Where a line of `starter` comes from in the course (a derived starter's: the scaffold's or the reference's line), named by a starter leak. */
   origin?: (line: number) => { file: string; line: number };

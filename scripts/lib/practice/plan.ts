@@ -9,6 +9,7 @@
 import { CourseError } from "../core/errors.js";
 import { courseCommand } from "../core/command-line.js";
 import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
+import { isAuthorOnly } from "../course/chapter-home.js";
 import { learnerManifestText } from "../course/faults.js";
 import type { OutputFile, TreeEntry } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
@@ -25,7 +26,9 @@ export const LEARNING = "LEARNING.md";
  * the tooling's TypeScript sources and tests (the folder gets the compiled tooling instead,
  * `tooling.ts`), the benchmarks, the author's README and docs, CI and the formatter's
  * settings, and the type-check configuration of those sources. Entries ending in `/` are
- * folders. `scripts/start.mjs` stays: it is `npm start`'s launcher, part of the app.
+ * folders. `scripts/start.mjs` stays: it is `npm start`'s launcher, part of the app. The
+ * chapters' homes come answer-free: without their scaffolds and `solutions/`
+ * (`chapter-home.ts`, `isAuthorOnly`), an earlier chapter's as well.
  */
 export const WORKSHOP_PATHS: readonly string[] = ["scripts/", "bench/", "docs/", ".ci/", ".github/", "README.md", "biome.json", "tsconfig.json"];
 const APP_FILES_IN_WORKSHOP = new Set(["scripts/start.mjs"]);
@@ -33,6 +36,7 @@ const APP_FILES_IN_WORKSHOP = new Set(["scripts/start.mjs"]);
 /** True for a parent-tree path that belongs to the authors' workshop (`WORKSHOP_PATHS`). */
 export function isWorkshopPath(file: string): boolean {
   if (APP_FILES_IN_WORKSHOP.has(file)) return false;
+  if (isAuthorOnly(file)) return true;
   return WORKSHOP_PATHS.some((entry) => (entry.endsWith("/") ? file.startsWith(entry) : file === entry));
 }
 

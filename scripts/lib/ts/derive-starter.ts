@@ -2,7 +2,7 @@
  * A starter derived from its reference and the chapter's scaffold, so that no line of the
  * reference is ever copied into a starter by hand.
  *
- * The scaffold (`starters/NN-<name>.scaffold.ts`, claimed as a `starters:` entry's
+ * The scaffold (`chapters/NN-<slug>/<module>.scaffold.ts` in the chapter's home, named as a `starters:` entry's
  * `scaffold`) holds only what the learner sees instead of the reference, never a line of it:
  * - its first comment group, when a blank line follows it: the starter's module header, in
  *   place of the reference's (the block comment the reference opens with);

@@ -157,7 +157,7 @@ test("the practice copy of a manifest keeps exercise faults without reference te
   for (const quote of ["find:", "replace:", "return n + 2", "loader.load();\n"]) {
     assert.ok(!text.includes(quote), `no reference edit in the practice manifest: ${quote}`);
   }
-  const reparsed = parseManifest(text, "checkpoints/98.yaml");
+  const reparsed = parseManifest(text, "chapters/98-mini/chapter.yaml");
   assert.deepEqual(reparsed.labs, manifest.labs, "everything else is kept");
   const [exercise] = learnerFaults(reparsed);
   assert.equal(exercise?.id, "98.2-load-untrusted");
@@ -167,12 +167,11 @@ test("the practice copy of a manifest keeps exercise faults without reference te
   const withoutExercise = miniManifest(`faults:\n  - { id: 98.1-x, lab: "98.1", description: d, find: a, replace: b, killedBy: ["Lab 98.1 · doubles"] }\n`);
   assert.equal(parseDocument(learnerManifestText(withoutExercise, manifestOf(withoutExercise))).get("faults"), undefined);
   // The kept solutions are answers the folder does not hold: its manifest keeps none of them to run.
-  const withSolutions =
-    miniManifest().replace("  - checkpoints/98.yaml\n", "  - checkpoints/98.yaml\n  - solutions/98/a-kept.ts\n") + "solutions: [solutions/98/a-kept.ts]\n";
-  assert.deepEqual(manifestOf(withSolutions).solutions, [{ file: "solutions/98/a-kept.ts", replaces: "packages/pi-course/src/mini.ts" }]);
+  const withSolutions = miniManifest() + "solutions: [solutions/a-kept.ts]\n";
+  assert.deepEqual(manifestOf(withSolutions).solutions, [{ file: "chapters/98-mini/solutions/a-kept.ts", replaces: "packages/pi-course/src/mini.ts" }]);
   const practiceCopy = learnerManifestText(withSolutions, manifestOf(withSolutions));
   assert.equal(parseDocument(practiceCopy).get("solutions"), undefined);
-  assert.deepEqual(parseManifest(practiceCopy, "checkpoints/98.yaml").solutions, []);
+  assert.deepEqual(parseManifest(practiceCopy, "chapters/98-mini/chapter.yaml").solutions, []);
 });
 
 test("a learner patch goes before the return it names, with the learner's indentation and parameter names", () => {

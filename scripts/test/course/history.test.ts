@@ -17,6 +17,7 @@ import {
   COURSE_BRANCH,
   COURSE_IDENTITY,
   buildHistory,
+  HISTORY_BUILDER_VERSION,
   historyObjects,
   planHistory,
   publishHistory,
@@ -25,7 +26,7 @@ import {
   verifyLayer,
   type CourseHistory,
 } from "../../lib/course/history.js";
-import { parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
+import { claimHome, parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
 import { objectId, treeContent } from "../../lib/course/objects.js";
 import { cloneOf, fileScope, makeFakeCourse, sh, tempDir } from "../support/fake-course.js";
 
@@ -71,17 +72,13 @@ function listing(paths: readonly string[]): { tree: string; entries: TreeEntry[]
   return { tree, entries: entries.sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
-/** A chapter manifest claiming `claimed` (and its own manifest file). */
-function chapter(id: string, claimed: readonly string[]): ChapterManifest {
-  const files = [...claimed, `checkpoints/${id}.yaml`];
-  return parseManifest(`format: 1\nid: "${id}"\ntitle: 第 ${id} 章\nfiles: [${files.join(", ")}]\nfocusedTests: [${claimed[0]}]\n`, `checkpoints/${id}.yaml`);
-}
-
 const SOURCE = [
   "README.md",
-  "checkpoints/01.yaml",
-  "checkpoints/02.yaml",
-  "checkpoints/03.yaml",
+  "chapters/01-one/chapter.yaml",
+  "chapters/02-two/README.md",
+  "chapters/02-two/chapter.yaml",
+  "chapters/03-three/chapter.yaml",
+  "chapters/03-three/solutions/a-kept.ts",
   "packages/pi-course/src/one.ts",
   "packages/pi-course/src/two.ts",
   "packages/pi-course/src/shared.ts",
@@ -90,12 +87,31 @@ const SOURCE = [
   "packages/pi-course/test/03-three.test.ts",
   "starters/03/three.ts",
 ];
+/** A chapter manifest in home `chapters/<id>-<slug>` claiming `claimed` and every file of its home in `SOURCE`. */
+function chapter(id: string, slug: string, claimed: readonly string[]): ChapterManifest {
+  const manifest = parseManifest(
+    `format: 1\nid: "${id}"\ntitle: 第 ${id} 章\nfiles: [${claimed.join(", ")}]\nfocusedTests: [${claimed[0]}]\n`,
+    `chapters/${id}-${slug}/chapter.yaml`,
+  );
+  return claimHome(manifest, SOURCE);
+}
+
 const CHAPTERS = [
-  chapter("01", ["packages/pi-course/src/one.ts", "packages/pi-course/test/01-one.test.ts"]),
-  chapter("02", ["packages/pi-course/src/two.ts", "packages/pi-course/test/02-two.test.ts"]),
+  chapter("01", "one", ["packages/pi-course/src/one.ts", "packages/pi-course/test/01-one.test.ts"]),
+  chapter("02", "two", ["packages/pi-course/src/two.ts", "packages/pi-course/test/02-two.test.ts"]),
   // The only file of its folder: the folder goes with it.
-  chapter("03", ["packages/pi-course/test/03-three.test.ts", "starters/03/three.ts"]),
+  chapter("03", "three", ["packages/pi-course/test/03-three.test.ts", "starters/03/three.ts"]),
 ];
+
+test("each chapter claims its whole home: the files its manifest does not name go into its layer too", () => {
+  assert.deepEqual(CHAPTERS[1]!.files, [
+    "packages/pi-course/src/two.ts",
+    "packages/pi-course/test/02-two.test.ts",
+    "chapters/02-two/chapter.yaml",
+    "chapters/02-two/README.md",
+  ]);
+  assert.ok(CHAPTERS[2]!.files.includes("chapters/03-three/solutions/a-kept.ts"));
+});
 
 /** The header lines and message of a commit object. */
 function commitText(planned: ReturnType<typeof historyObjects>, oid: string): string {
@@ -136,13 +152,13 @@ test("the commits of a listing: the base has no parent, each chapter's is the co
   const base = commitText(planned, planned.base);
   assert.equal(
     base.replace(/^tree [0-9a-f]{40}\n/, ""),
-    `author ${person}\ncommitter ${person}\n\n${BASE_SUBJECT}\n\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: 1\n`,
+    `author ${person}\ncommitter ${person}\n\n${BASE_SUBJECT}\n\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: ${HISTORY_BUILDER_VERSION}\n`,
     "no parent, no encoding, no signature",
   );
   const two = commitText(planned, planned.chapters[1]!.target);
   assert.equal(
     two.replace(/^tree [0-9a-f]{40}\n/, ""),
-    `parent ${planned.chapters[0]!.target}\nauthor ${person}\ncommitter ${person}\n\ncourse(02): 第 02 章\n\nCourse-Chapter: 02\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: 1\n`,
+    `parent ${planned.chapters[0]!.target}\nauthor ${person}\ncommitter ${person}\n\ncourse(02): 第 02 章\n\nCourse-Chapter: 02\nCourse-Source-Tree: ${source.tree}\nCourse-Builder: ${HISTORY_BUILDER_VERSION}\n`,
   );
 
   // The same listing and manifests: the same ids. Another source (one file more): another history.
@@ -372,8 +388,8 @@ test("a committed manifest that does not hold stops the build with MANIFEST_INVA
   // Every rule of a manifest and of the course is course/manifest.test.ts's; here, that the build reads the committed one and stops.
   const missing = makeFakeCourse(t, {
     overrides: {
-      "checkpoints/01.yaml":
-        'format: 1\nid: "01"\ntitle: t\nfiles: [packages/pi-course/src/nope.ts, checkpoints/01.yaml]\nfocusedTests: [packages/pi-course/src/nope.ts]\n',
+      "chapters/01-alpha/chapter.yaml":
+        'format: 1\nid: "01"\ntitle: t\nfiles: [packages/pi-course/src/nope.ts]\nfocusedTests: [packages/pi-course/src/nope.ts]\n',
     },
   });
   await assert.rejects(buildHistory(missing), (e: unknown) => isCode("MANIFEST_INVALID")(e) && (e as Error).message.includes("nope.ts"));
@@ -449,13 +465,13 @@ test("a history with fewer chapters never replaces a generated one unless forced
     "rm",
     "-q",
     "-r",
-    "checkpoints/02.yaml",
+    "chapters/02-beta/chapter.yaml",
     "packages/pi-course/src/beta.ts",
     "packages/pi-course/src/beta-sep.ts",
     "packages/pi-course/test/02-beta.test.ts",
     "packages/pi-course/test/02-beta-hardening.test.ts",
-    "starters/02-beta.ts",
-    "chapters/02-beta.md",
+    "chapters/02-beta/beta.ts",
+    "chapters/02-beta/README.md",
   ]);
   sh(repo, ["commit", "-q", "-m", "before chapter 02"]);
   const older = await buildHistory(repo);

@@ -16,15 +16,12 @@ files:
   - packages/pi-course/src/four.ts
   - packages/pi-course/test/04-four.test.ts
   - packages/pi-course/test/challenge/04-edges.test.ts
-  - starters/04-four.ts
-  - chapters/04-four.md
-  - checkpoints/04.yaml
 starters:
-  - from: starters/04-four.ts
+  - from: four.ts
     to: packages/pi-course/src/four.ts
 focusedTests:
   - packages/pi-course/test/04-four.test.ts
-text: chapters/04-four.md
+text: README.md
 challenge:
   tests:
     - file: packages/pi-course/test/challenge/04-edges.test.ts
@@ -82,7 +79,7 @@ test("Lab 4.2 · greets", () => {});
 
 function texts(overrides: Partial<{ starter: string; reference: string; text: string; tests: string; challenge: string }> = {}): AddressTexts {
   return {
-    starters: new Map([["starters/04-four.ts", overrides.starter ?? STARTER]]),
+    starters: new Map([["chapters/04-four/four.ts", overrides.starter ?? STARTER]]),
     references: new Map([["packages/pi-course/src/four.ts", overrides.reference ?? REFERENCE]]),
     chapterText: overrides.text ?? TEXT,
     tests: new Map([
@@ -93,7 +90,7 @@ function texts(overrides: Partial<{ starter: string; reference: string; text: st
 }
 
 function manifest(text = MANIFEST): ChapterManifest {
-  return parseManifest(text, "checkpoints/04.yaml");
+  return parseManifest(text, "chapters/04-four/chapter.yaml");
 }
 
 test("right addresses have no problem; the parts are found where they are", () => {
@@ -231,10 +228,7 @@ test("a rule a lab test cites must exist in the text, and every contract rule (�
 });
 
 test("the challenge tier's own text: its tests cite it or the chapter text, each of its rules is cited, and it repeats no number of the chapter text", () => {
-  const withText = MANIFEST.replace("  - chapters/04-four.md\n", "  - chapters/04-four.md\n  - chapters/04-challenge.md\n").replace(
-    "challenge:\n  tests:",
-    "challenge:\n  text: chapters/04-challenge.md\n  tests:",
-  );
+  const withText = MANIFEST.replace("challenge:\n  tests:", "challenge:\n  text: challenge.md\n  tests:");
   const contract = `${TEXT}\n## 附录 · 契约\n\n### C2 求和\n\n#### C2.1 两数之和\n`;
   const labTests = `import test from "node:test";\ntest("Lab 4.1 · adds", () => {\n  rule("§C2.1：和", () => {});\n});\ntest("Lab 4.2 · greets", () => {});\n`;
   const challenge = "# 挑战关\n\n## C2 求和\n\n### C2.5 很大的数\n\n### C2.6 负数\n";
@@ -243,11 +237,11 @@ test("the challenge tier's own text: its tests cite it or the chapter text, each
   const problems = (rules: string[], challengeText = challenge) =>
     labAddressProblems(manifest(withText), { ...texts({ text: contract, tests: labTests, challenge: edges(rules) }), challengeText });
   assert.deepEqual(problems(["§C2.5：大", "§C2.6：负", "§C2.1：和"]), []);
-  assert.deepEqual(problems(["§C2.5：大"]), ["chapters/04-challenge.md 的契约条目 §C2.6 没有任何挑战关测试引用"]);
+  assert.deepEqual(problems(["§C2.5：大"]), ["chapters/04-four/challenge.md 的契约条目 §C2.6 没有任何挑战关测试引用"]);
   assert.deepEqual(problems(["§C2.5：大", "§C2.6：负", "§C2.7：没有"]), [
-    "packages/pi-course/test/challenge/04-edges.test.ts:5 的规则 “§C2.7：没有” 引用 §C2.7，正文和 chapters/04-challenge.md 都没有这一节",
+    "packages/pi-course/test/challenge/04-edges.test.ts:5 的规则 “§C2.7：没有” 引用 §C2.7，正文和 chapters/04-four/challenge.md 都没有这一节",
   ]);
   assert.deepEqual(problems(["§C2.5：大", "§C2.6：负", "§C2.1：和"], `${challenge}\n### C2.1 重复\n`), [
-    "chapters/04-challenge.md 的第 C2.1 节和正文的同号：挑战关的编号不能重复正文的",
+    "chapters/04-four/challenge.md 的第 C2.1 节和正文的同号：挑战关的编号不能重复正文的",
   ]);
 });

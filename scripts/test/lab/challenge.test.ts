@@ -72,8 +72,11 @@ test("lab --challenge: pass, fail, skip, a wait and a computation that never end
   await writeFile(path.join(course.root, "packages/pi-course/test/challenge/99-quick.test.ts"), QUICK_TEST);
   const files = "  - packages/pi-course/test/challenge/99-edge.test.ts\n  - packages/pi-course/test/challenge/99-quick.test.ts\n";
   await writeFile(
-    path.join(course.root, "checkpoints/99.yaml"),
-    MINI_MANIFEST.replace("  - checkpoints/99.yaml\n", `  - checkpoints/99.yaml\n${files}`).replace("labs:\n", `${CHALLENGE_BLOCK}labs:\n`),
+    path.join(course.root, "chapters/99-mini/chapter.yaml"),
+    MINI_MANIFEST.replace("  - packages/pi-course/test/99-mini.test.ts\n", `  - packages/pi-course/test/99-mini.test.ts\n${files}`).replace(
+      "labs:\n",
+      `${CHALLENGE_BLOCK}labs:\n`,
+    ),
   );
   const manifest = await loadManifest(course.root, "99");
 

@@ -10,7 +10,7 @@ import { parseManifest } from "../../lib/course/manifest.js";
 import { createPaint } from "../../lib/core/term.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
-const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
+const mini = parseManifest(MINI_MANIFEST, "chapters/99-mini/chapter.yaml");
 
 const plain = createPaint(false);
 

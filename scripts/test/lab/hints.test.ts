@@ -22,7 +22,7 @@ import { HINT_STATE } from "../../lib/core/paths.js";
 import { createPaint } from "../../lib/core/term.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
-const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
+const mini = parseManifest(MINI_MANIFEST, "chapters/99-mini/chapter.yaml");
 
 const [lab1, lab2] = mini.labs as [LabSpec, LabSpec];
 

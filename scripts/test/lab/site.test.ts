@@ -15,7 +15,7 @@ import { realRepo, tempDir } from "../support/fake-course.js";
 import { isCode } from "../support/folders.js";
 import { MINI_MANIFEST, miniSource } from "../support/lab-fixture.js";
 
-const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
+const mini = parseManifest(MINI_MANIFEST, "chapters/99-mini/chapter.yaml");
 const TEACHING = "packages/pi-course/src/mini.ts";
 
 /** A folder with `learner` as the teaching file and `starter` as its pristine copy. */

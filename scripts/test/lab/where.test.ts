@@ -44,7 +44,7 @@ test("in the course repository, Lab 13.2's parts are all listed, each where it i
     of("helper").some((part) => part.label === "loadSkillSchema"),
     "the reference's own helper of the lab",
   );
-  assert.ok(of("starter").every((part) => part.file === "starters/13-runtime.scaffold.ts"));
+  assert.ok(of("starter").every((part) => part.file === "chapters/13-runtime/runtime.scaffold.ts"));
   assert.deepEqual(
     of("section").map((part) => part.label.split(" ")[0]),
     lab.sections.map((number) => `§${number}`),
@@ -91,7 +91,7 @@ test("lab NN.L --where prints one path:line:col per part; --json gives the parts
   assert.equal(shown.code, 0, shown.stderr);
   const lines = shown.stdout.trimEnd().split("\n");
   assert.equal(lines[0], "Lab 3.2 · 打招呼");
-  assert.match(shown.stdout, /^ {2}地址 +checkpoints\/03\.yaml:\d+:5 {2}Lab 3\.2 的地址$/m);
+  assert.match(shown.stdout, /^ {2}地址 +chapters\/03-mini\/chapter\.yaml:\d+:5 {2}Lab 3\.2 的地址$/m);
   assert.match(shown.stdout, /^ {2}测试 +packages\/pi-course\/test\/03-mini\.test\.ts:\d+:6 {2}Lab 3\.2 · greets by name$/m);
   assert.match(shown.stdout, /^ {2}starter +\.pi-course\/starter\/packages\/pi-course\/src\/mini\.ts:\d+:1 {2}greet$/m);
   assert.equal(lines.filter((line) => /提示第 \d 级$/.test(line)).length, 4);

@@ -37,7 +37,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
   assert.equal(read("COURSE.md"), "# 课程指南\n\n总体说明。\n");
   // Provided files and the chapter text arrive from the target as they are.
   assert.equal(read("packages/pi-course/src/beta-sep.ts"), 'export const BETA_SEPARATOR = " | ";\n');
-  assert.equal(read("chapters/02-beta.md"), CHAPTER_TEXT_BETA);
+  assert.equal(read("chapters/02-beta/README.md"), CHAPTER_TEXT_BETA);
 
   const manifest = await loadManifest(dest, "02");
   assert.equal(manifest.labs.length, 2);
@@ -47,9 +47,9 @@ test("practice writes the parent tree, the focused test, the starter over the te
     ["2.1-no-sort"],
   );
   assert.equal(manifest.faults[0]?.learner?.insert, "unique.reverse(); // 故意错误");
-  assert.ok(!read("checkpoints/02.yaml").includes("find:"));
-  assert.ok(!read("checkpoints/02.yaml").includes("replace:"));
-  assert.ok(read("checkpoints/02.yaml").startsWith("# chapter 02 (synthetic)"), "comments are kept");
+  assert.ok(!read("chapters/02-beta/chapter.yaml").includes("find:"));
+  assert.ok(!read("chapters/02-beta/chapter.yaml").includes("replace:"));
+  assert.ok(read("chapters/02-beta/chapter.yaml").startsWith("# chapter 02 (synthetic)"), "comments are kept");
 
   assert.deepEqual(JSON.parse(read(PRACTICE_MARKER)), {
     chapter: "02",
@@ -67,7 +67,7 @@ test("practice writes the parent tree, the focused test, the starter over the te
     target,
     sh(repo, ["rev-parse", "HEAD"]),
     "packages/pi-course/test/02-beta.test.ts",
-    "本章正文：`chapters/02-beta.md`",
+    "本章正文：`chapters/02-beta/README.md`",
     "本章提供的文件（直接使用，不用改写）：`packages/pi-course/src/beta-sep.ts`",
     "npm install",
     "npm run build -w @pi/course",
@@ -116,8 +116,8 @@ test("practice writes the parent tree, the focused test, the starter over the te
     "packages/pi-course/test/02-beta.test.ts",
     "packages/pi-course/src/beta.ts",
     "packages/pi-course/src/beta-sep.ts",
-    "chapters/02-beta.md",
-    "checkpoints/02.yaml",
+    "chapters/02-beta/README.md",
+    "chapters/02-beta/chapter.yaml",
     PRACTICE_MARKER,
     ".pi-course/starter/packages/pi-course/src/beta.ts",
     "LEARNING.md",
@@ -244,7 +244,7 @@ test("the compiled tooling is audited too: a distinctive reference line in it is
 test("a starter carrying reference code in a comment is LEAK_DETECTED naming the starter's line, and nothing is written", async (t) => {
   const pasted = "  // 参考：const unique = [...new Set(names)].sort();";
   const starter = STARTER_BETA.replace("  void alpha;", `${pasted}\n  void alpha;`);
-  const repo = makeFakeCourse(t, { overrides: { "starters/02-beta.ts": starter } });
+  const repo = makeFakeCourse(t, { overrides: { "chapters/02-beta/beta.ts": starter } });
   const dest = path.join(path.dirname(repo), "leaky-starter");
   const line = starter.split("\n").indexOf(pasted) + 1;
   await assert.rejects(createPractice({ repo, id: "02", dest }), (e: unknown) => {
@@ -252,7 +252,7 @@ test("a starter carrying reference code in a comment is LEAK_DETECTED naming the
     assert.match(
       (e as Error).message,
       new RegExp(
-        `starters/02-beta\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码「const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);」`,
+        `chapters/02-beta/beta\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码「const unique = \\[\\.\\.\\.new Set\\(names\\)\\]\\.sort\\(\\);」`,
       ),
     );
     return true;
@@ -299,10 +299,11 @@ function betaRender() {
 `;
 
 function scaffoldCourse(t: Parameters<typeof makeFakeCourse>[0], scaffold = BETA_SCAFFOLD): string {
-  const manifest = readFileSync(path.join(makeFakeCourse(t), "checkpoints/02.yaml"), "utf8")
-    .replace("  - starters/02-beta.ts\n", "  - starters/02-beta.scaffold.ts\n")
-    .replace("  - from: starters/02-beta.ts\n", "  - scaffold: starters/02-beta.scaffold.ts\n");
-  return makeFakeCourse(t, { overrides: { "checkpoints/02.yaml": manifest, "starters/02-beta.scaffold.ts": scaffold } });
+  const manifest = readFileSync(path.join(makeFakeCourse(t), "chapters/02-beta/chapter.yaml"), "utf8").replace(
+    "  - from: beta.ts\n",
+    "  - scaffold: beta.scaffold.ts\n",
+  );
+  return makeFakeCourse(t, { overrides: { "chapters/02-beta/chapter.yaml": manifest, "chapters/02-beta/beta.scaffold.ts": scaffold } });
 }
 
 test("a chapter with a scaffold: practice writes the starter derived from the target's reference and scaffold, over the teaching file and as reset's copy", async (t) => {
@@ -311,7 +312,7 @@ test("a chapter with a scaffold: practice writes the starter derived from the ta
   await createPractice({ repo, id: "02", dest });
   assert.equal(readFileSync(path.join(dest, "packages/pi-course/src/beta.ts"), "utf8"), STARTER_BETA);
   assert.equal(readFileSync(path.join(dest, ".pi-course/starter/packages/pi-course/src/beta.ts"), "utf8"), STARTER_BETA);
-  assert.equal(existsSync(path.join(dest, "starters/02-beta.scaffold.ts")), false, "the scaffold is the chapter's, not the learner's");
+  assert.equal(existsSync(path.join(dest, "chapters/02-beta/beta.scaffold.ts")), false, "the scaffold is the chapter's, not the learner's");
 });
 
 test("a derived starter carrying reference code is LEAK_DETECTED naming the scaffold's line, and nothing is written", async (t) => {
@@ -324,7 +325,7 @@ test("a derived starter carrying reference code is LEAK_DETECTED naming the scaf
     assert.ok(isCode("LEAK_DETECTED")(e));
     assert.match(
       (e as Error).message,
-      new RegExp(`starters/02-beta\\.scaffold\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码`),
+      new RegExp(`chapters/02-beta/beta\\.scaffold\\.ts:${line} 的注释含有 packages/pi-course/src/beta\\.ts 参考实现函数体中的代码`),
     );
     return true;
   });

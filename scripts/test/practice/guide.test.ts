@@ -20,7 +20,7 @@ test("placeholders are replaced; a section is kept or dropped with its marker li
 });
 
 test("the guide's template leaves no placeholder behind and names the chapter's commands", () => {
-  const manifest = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
+  const manifest = parseManifest(MINI_MANIFEST, "chapters/99-mini/chapter.yaml");
   const guide = renderLearningGuide({
     manifest,
     parent: "p".repeat(40),

@@ -19,7 +19,7 @@ import { makeFakeCourse, realRepo, REFERENCE_BETA, tempDir } from "../support/fa
 import { isCode, leftovers } from "../support/folders.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
-const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
+const mini = parseManifest(MINI_MANIFEST, "chapters/99-mini/chapter.yaml");
 
 /** The frontmatter and body of a SKILL.md. */
 function splitSkill(text: string): { frontmatter: Record<string, unknown>; body: string } {
@@ -48,7 +48,7 @@ test("the three files are rendered from the manifest: no placeholder left, the p
     "定位文件 → 指出签名 → 伪代码 → 局部代码",
     "npm run hint -w @pi/course -- NN.L",
     ".pi-course/hints.json",
-    "`checkpoints/99.yaml` 里写着每个 Lab 的全部提示",
+    "`chapters/99-mini/chapter.yaml` 里写着每个 Lab 的全部提示",
     "不要朗读测试",
     "不写、不贴教学文件里的整段函数",
     "学习者直接要答案时",

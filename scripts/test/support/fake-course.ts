@@ -141,20 +141,19 @@ test("Lab 1.1 · alpha returns its name", () => {
   assert.equal(alpha(), "alpha");
 });
 `,
-  "checkpoints/01.yaml": `format: 1
+  "chapters/01-alpha/chapter.yaml": `format: 1
 id: "01"
 title: 第一章
 files:
   - packages/pi-course/src/alpha.ts
   - packages/pi-course/test/01-alpha.test.ts
-  - checkpoints/01.yaml
 focusedTests:
   - packages/pi-course/test/01-alpha.test.ts
 `,
   "packages/pi-course/src/beta.ts": REFERENCE_BETA,
   "packages/pi-course/src/beta-sep.ts": 'export const BETA_SEPARATOR = " | ";\n',
-  "chapters/02-beta.md": CHAPTER_TEXT_BETA,
-  "starters/02-beta.ts": STARTER_BETA,
+  "chapters/02-beta/README.md": CHAPTER_TEXT_BETA,
+  "chapters/02-beta/beta.ts": STARTER_BETA,
   "packages/pi-course/test/02-beta.test.ts": `import assert from "node:assert/strict";
 import { test } from "node:test";
 import { betaCatalog, betaRender } from "../src/beta.js";
@@ -179,7 +178,7 @@ test("catalog of nothing is empty", () => {
   assert.deepEqual(betaCatalog([]), []);
 });
 `,
-  "checkpoints/02.yaml": `# chapter 02 (synthetic)
+  "chapters/02-beta/chapter.yaml": `# chapter 02 (synthetic)
 format: 1
 id: "02"
 title: 第二章
@@ -188,17 +187,14 @@ files:
   - packages/pi-course/test/02-beta.test.ts
   - packages/pi-course/test/02-beta-hardening.test.ts
   - packages/pi-course/src/beta-sep.ts
-  - chapters/02-beta.md
-  - starters/02-beta.ts
-  - checkpoints/02.yaml
 starters:
-  - from: starters/02-beta.ts
+  - from: beta.ts
     to: packages/pi-course/src/beta.ts
 focusedTests:
   - packages/pi-course/test/02-beta.test.ts
 provided:
   - packages/pi-course/src/beta-sep.ts
-text: chapters/02-beta.md
+text: README.md
 labs:
   - id: "2.1"
     title: 目录去重并排序

@@ -1,7 +1,7 @@
 /**
  * A synthetic mini chapter for the `fault` and `verify` tests: chapter 98, two labs
  * (`Lab 98.1` doubling, 2 tests; `Lab 98.2` a trust gate, 2 tests), laid out like the
- * real course (packages/pi-course/{src,test}, checkpoints/, starters/), with a link to
+ * real course (packages/pi-course/{src,test} and a chapter home under chapters/), with a link to
  * this repo's `node_modules` so it builds without the network. It builds in well under a
  * second, which keeps the author-mode and learner-mode tests real but fast.
  */
@@ -113,6 +113,10 @@ export const MINI_FAULTS = `faults:
       explain: 在未信任分支返回之前加载代码：返回值不变，但测试记录到了 load。
 `;
 
+/** The mini chapter's manifest and hand-kept starter, in its home. */
+export const MINI_MANIFEST_PATH = "chapters/98-mini/chapter.yaml";
+export const MINI_STARTER_PATH = "chapters/98-mini/mini.ts";
+
 export function miniManifest(faults = MINI_FAULTS): string {
   return `format: 1
 id: "98"
@@ -120,10 +124,8 @@ title: 迷你故障章节
 files:
   - ${MINI_FILE}
   - ${MINI_TEST_FILE}
-  - starters/98-mini.ts
-  - checkpoints/98.yaml
 starters:
-  - from: starters/98-mini.ts
+  - from: mini.ts
     to: ${MINI_FILE}
 focusedTests:
   - ${MINI_TEST_FILE}
@@ -153,7 +155,7 @@ export interface MiniCourseOptions {
   manifest?: string;
   /** Write the practice marker (learner mode). */
   practice?: boolean;
-  /** Also write the starter under `starters/`. */
+  /** Also write the starter in the chapter's home (`MINI_STARTER_PATH`). */
   starter?: boolean;
 }
 
@@ -175,9 +177,9 @@ export async function miniCourseFiles(options: MiniCourseOptions = {}): Promise<
     [NODE_TEST_TYPES]: NODE_TEST_TYPINGS,
     [MINI_FILE]: options.source ?? MINI_REFERENCE,
     [MINI_TEST_FILE]: options.test ?? MINI_TEST,
-    "checkpoints/98.yaml": options.manifest ?? miniManifest(),
+    [MINI_MANIFEST_PATH]: options.manifest ?? miniManifest(),
   };
-  if (options.starter) files["starters/98-mini.ts"] = MINI_STARTER;
+  if (options.starter) files[MINI_STARTER_PATH] = MINI_STARTER;
   if (options.practice) {
     files[".pi-course/practice.json"] =
       `${JSON.stringify({ chapter: "98", parent: "0".repeat(40), target: "1".repeat(40), source: "2".repeat(40), createdBy: "practice" })}\n`;
@@ -196,7 +198,7 @@ export async function makeMiniCourse(t: TestContext, options: MiniCourseOptions 
 
 /** The mini chapter's manifest, parsed. */
 export function manifestOf(text = miniManifest()): ChapterManifest {
-  return parseManifest(text, "checkpoints/98.yaml");
+  return parseManifest(text, MINI_MANIFEST_PATH);
 }
 
 /** A fault of the mini chapter's catalog, with `overrides`. */

@@ -12,6 +12,7 @@ import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { courseRoot, starterCopyPath, TOOLS_PACKAGE } from "../../lib/core/paths.js";
+import { CHAPTERS_DIR, MANIFEST_FILE } from "../../lib/course/chapter-home.js";
 import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
 import { readStarters } from "../../lib/course/starters.js";
 import { learnerManifestText } from "../../lib/course/faults.js";
@@ -99,10 +100,8 @@ title: 迷你章节
 files:
   - packages/pi-course/src/mini.ts
   - packages/pi-course/test/99-mini.test.ts
-  - starters/99-mini.ts
-  - checkpoints/99.yaml
 starters:
-  - from: starters/99-mini.ts
+  - from: mini.ts
     to: packages/pi-course/src/mini.ts
 focusedTests:
   - packages/pi-course/test/99-mini.test.ts
@@ -148,7 +147,7 @@ export interface MiniCourse {
 
 /**
  * Writes the mini course into a fresh temporary folder and returns it; `t.after` (or the
- * caller) must remove `root`. The starter is `starters/99-mini.ts`; `practice` lays it out as
+ * caller) must remove `root`. The starter is `chapters/99-mini/mini.ts` (the home's hand-kept starter); `practice` lays it out as
  * a practice folder instead: the marker, and the starter's pristine copy in `.pi-course/starter/`.
  * `scripts` adds the tooling's sources, for a test that starts a command the way npm does
  * (through `scripts/launch.mjs`, which checks its build against them) or runs `npm start`
@@ -162,7 +161,8 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   const pkg = path.join(root, "packages", "pi-course");
   await mkdir(path.join(pkg, "src"), { recursive: true });
   await mkdir(path.join(pkg, "test"), { recursive: true });
-  await mkdir(path.join(root, "checkpoints"), { recursive: true });
+  const home = path.join(root, CHAPTERS_DIR, text("99-mini"));
+  await mkdir(home, { recursive: true });
   if (options.scripts === true) {
     await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
       filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
@@ -181,11 +181,8 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   );
   await writeFile(path.join(pkg, "package.json"), `${JSON.stringify({ name: "@pi/course", private: true, type: "module" }, null, 2)}\n`);
   await writeFile(path.join(pkg, "test", text("99-mini.test.ts")), text(MINI_TEST));
-  await writeFile(path.join(root, "checkpoints", `${id}.yaml`), text(MINI_MANIFEST));
-  const starter =
-    options.practice === true
-      ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/"))
-      : path.join(root, "starters", text("99-mini.ts"));
+  await writeFile(path.join(home, MANIFEST_FILE), text(MINI_MANIFEST));
+  const starter = options.practice === true ? path.join(root, ...starterCopyPath("packages/pi-course/src/mini.ts").split("/")) : path.join(home, "mini.ts");
   await mkdir(path.dirname(starter), { recursive: true });
   await writeFile(starter, text(miniSource("starter")));
   if (options.practice === true) await writeFile(path.join(root, ".pi-course", "practice.json"), `${JSON.stringify({ chapter: id })}\n`);
@@ -252,7 +249,7 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   });
   await copyToolsPackage(sourceRoot, root);
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
-  await mkdir(path.join(root, "checkpoints"), { recursive: true });
+  await mkdir(path.dirname(path.join(root, manifest.manifestPath)), { recursive: true });
   await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));
   // Each starter as `practice` writes it (hand-kept, or derived from the reference and the scaffold).
   for (const starter of await readStarters(manifest, (file) => readFile(path.join(sourceRoot, ...file.split("/")), "utf8"))) {

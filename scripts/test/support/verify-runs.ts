@@ -10,13 +10,13 @@ export const MANIFEST = parseManifest(
   `format: 1
 id: "12"
 title: t
-files: [packages/pi-course/src/r.ts, packages/pi-course/test/12-r.test.ts, checkpoints/12.yaml]
+files: [packages/pi-course/src/r.ts, packages/pi-course/test/12-r.test.ts]
 focusedTests: [packages/pi-course/test/12-r.test.ts]
 labs:
   - { id: "12.1", title: a, tests: 2, scaffoldError: "Lab 12.1 catalog 尚未实现", hints: [a, b, c, d] }
   - { id: "12.2", title: b, tests: 1, scaffoldError: "Lab 12.2 activation 尚未实现", hints: [a, b, c, d] }
 `,
-  "checkpoints/12.yaml",
+  "chapters/12-r/chapter.yaml",
 );
 
 /** One outermost test's record as the reporter writes it. */

@@ -204,10 +204,10 @@ test("kept solutions of a chapter with two teaching files: each is built in plac
   await writeTree(root, {
     [twice]: twiceReference,
     "packages/pi-course/test/98-twice.test.ts": `import assert from "node:assert/strict";\nimport test from "node:test";\nimport { quadruple } from "../src/mini-twice.js";\n\ntest("Lab 98.1 · quadruples", () => {\n  assert.equal(quadruple(3), 12);\n});\n`,
-    "starters/98-twice.ts": `export function quadruple(n: number): number {\n  void n;\n  throw new Error("Lab 98.1 doubling 尚未实现");\n}\n`,
-    "checkpoints/98.yaml": miniManifest()
-      .replace("  - checkpoints/98.yaml\n", `  - checkpoints/98.yaml\n  - ${twice}\n  - packages/pi-course/test/98-twice.test.ts\n  - starters/98-twice.ts\n`)
-      .replace(`    to: ${MINI_FILE}\n`, `    to: ${MINI_FILE}\n  - from: starters/98-twice.ts\n    to: ${twice}\n`)
+    "chapters/98-mini/twice.ts": `export function quadruple(n: number): number {\n  void n;\n  throw new Error("Lab 98.1 doubling 尚未实现");\n}\n`,
+    "chapters/98-mini/chapter.yaml": miniManifest()
+      .replace(`  - ${MINI_TEST_FILE}\nstarters:`, `  - ${MINI_TEST_FILE}\n  - ${twice}\n  - packages/pi-course/test/98-twice.test.ts\nstarters:`)
+      .replace(`    to: ${MINI_FILE}\n`, `    to: ${MINI_FILE}\n  - from: twice.ts\n    to: ${twice}\n`)
       .replace(`  - ${MINI_TEST_FILE}\nlabs:`, `  - ${MINI_TEST_FILE}\n  - packages/pi-course/test/98-twice.test.ts\nlabs:`)
       .replace("    tests: 2\n    scaffoldError: Lab 98.1", "    tests: 3\n    scaffoldError: Lab 98.1"),
   });

@@ -9,7 +9,7 @@ import { parseRecords, summarizeLabs, type TestRecord } from "../../lib/testing/
 import { type LabSpec, parseManifest } from "../../lib/course/manifest.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
-const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");
+const mini = parseManifest(MINI_MANIFEST, "chapters/99-mini/chapter.yaml");
 
 const [lab1, lab2] = mini.labs as [LabSpec, LabSpec];
 

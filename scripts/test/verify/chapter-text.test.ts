@@ -16,10 +16,10 @@ const MANIFEST = parseManifest(
   `format: 1
 id: "02"
 title: 第二章
-files: [packages/pi-course/src/beta.ts, packages/pi-course/test/02-beta.test.ts, starters/02-beta.ts, checkpoints/02.yaml, chapters/02-beta.md]
-starters: [{ from: starters/02-beta.ts, to: packages/pi-course/src/beta.ts }]
+files: [packages/pi-course/src/beta.ts, packages/pi-course/test/02-beta.test.ts]
+starters: [{ from: beta.ts, to: packages/pi-course/src/beta.ts }]
 focusedTests: [packages/pi-course/test/02-beta.test.ts]
-text: chapters/02-beta.md
+text: README.md
 labs:
   - { id: "2.1", title: 目录去重并排序, tests: 2, scaffoldError: "${SCAFFOLD_ERROR}", hints: [a, b, c, d] }
   - { id: "2.2", title: 渲染, tests: 1, scaffoldError: "${SCAFFOLD_ERROR_2}", hints: [a, b, c, d] }
@@ -34,7 +34,7 @@ faults:
     learner: { function: 'betaCatalog(names)', before: 'return', insert: "unique.reverse(); // 故意错误", explain: 反转 }
   - { id: 2.2-no-join, lab: "2.2", description: 忘记连接, find: 'join(" | ")', replace: 'join("")', killedBy: ["Lab 2.2"] }
 `,
-  "checkpoints/02.yaml",
+  "chapters/02-beta/chapter.yaml",
 );
 
 const MARKED = lines(
@@ -98,7 +98,7 @@ const MARKED = lines(
 );
 
 test("markup: commands with place, stage, shell and line; an expect block claims the last command of the run block above", () => {
-  const plan = parseChapterText(MARKED, "chapters/02-beta.md");
+  const plan = parseChapterText(MARKED, "chapters/02-beta/README.md");
   const brief = (c: TextCommand) => [c.line, c.place, c.stage, c.shell, c.command, c.expect?.map((e) => [e.line, e.text, e.omitted])];
   assert.deepEqual(plan.commands.map(brief), [
     [8, "repo", { kind: "starter" }, "sh", "npm run build -w @pi/course", undefined],

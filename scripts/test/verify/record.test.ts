@@ -75,7 +75,7 @@ test("verify end to end on a synthetic chapter: a fault its test cannot see fail
   assert.equal(detail("staged first red: Lab 2.2"), `reference for Lab 2.1 2/2 → Lab 2.2 0/1 "Lab 2.2 beta render 尚未实现"`);
   assert.match(
     detail("chapter text"),
-    /^chapters\/02-beta\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/,
+    /^chapters\/02-beta\/README\.md: 0 commands replayed .*labs table matches the manifest; exercise line matches the fault it injects$/,
   );
   assert.match(detail("history"), /verified: HEAD [0-9a-f]{12}\)$/);
   assert.equal(detail("leak audit"), "pass; a reference line pasted into the starter is caught");
@@ -116,14 +116,14 @@ test("steps that work in one scratch folder never overlap; the text replay, the 
 
 test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
-  const manifestPath = path.join(repo, "checkpoints/02.yaml");
+  const manifestPath = path.join(repo, "chapters/02-beta/chapter.yaml");
   const manifest = readFileSync(manifestPath, "utf8").replace(
     `find: 'join(" | ")'\n        replace: 'join("")'`,
     `find: 'join(" | ")'\n        replace: 'join(" + ")'`,
   );
   writeFileSync(manifestPath, manifest);
   writeFileSync(
-    path.join(repo, "starters/02-beta.ts"),
+    path.join(repo, "chapters/02-beta/beta.ts"),
     STARTER_BETA.replace("export function betaRender(names: readonly string[])", "export function betaRender(names: string[])"),
   );
   writeFileSync(
@@ -134,7 +134,7 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
     ),
   );
   // One number of the chapter text changed: the acceptance record now claims 3/2.
-  writeFileSync(path.join(repo, "chapters/02-beta.md"), CHAPTER_TEXT_BETA.replace("Lab 2.1: 2/2", "Lab 2.1: 3/2"));
+  writeFileSync(path.join(repo, "chapters/02-beta/README.md"), CHAPTER_TEXT_BETA.replace("Lab 2.1: 2/2", "Lab 2.1: 3/2"));
   const line = CHAPTER_TEXT_BETA.split("\n").indexOf("Lab 2.1: 2/2") + 1;
   // Nothing is committed: the authors' workflow (docs/adding-a-chapter.md) runs verify before the commit.
 
@@ -148,7 +148,7 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
   assert.match(
     report.checks.find((c) => c.name === "chapter text")!.detail,
-    new RegExp(`^1 处与仓库不符：chapters/02-beta\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`),
+    new RegExp(`^1 处与仓库不符：chapters/02-beta/README\\.md:${line}: Lab 2\\.1 应为 2/2，记录写的是 3/2$`),
   );
   assert.match(report.checks[0]!.detail, /verified: working tree = HEAD [0-9a-f]{12} \+ 4 uncommitted changes/);
 });
@@ -157,7 +157,7 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
 // here, that the record fails its fresh build and leak audit lines on it and runs the checks that do not need the folder.
 test("verify end to end: a hint quoting the reference is a leak; practice refuses the folder and both lines say so", async (t) => {
   const repo = makeFakeCourse(t, { linkModules: true });
-  const manifestPath = path.join(repo, "checkpoints/02.yaml");
+  const manifestPath = path.join(repo, "chapters/02-beta/chapter.yaml");
   writeFileSync(
     manifestPath,
     readFileSync(manifestPath, "utf8").replace("先去重再排序, 用 Set]", '先去重再排序, "const unique = [...new Set(names)].sort();"]'),
@@ -166,7 +166,10 @@ test("verify end to end: a hint quoting the reference is a leak; practice refuse
 
   const report = await runVerify({ repo, id: "02", only: ["public surface", "leak audit", "through chapter"] });
   assert.deepEqual(failing(report), ["fresh build", "public surface", "leak audit"]);
-  assert.match(report.checks.find((c) => c.name === "leak audit")!.detail, /checkpoints\/02\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/);
+  assert.match(
+    report.checks.find((c) => c.name === "leak audit")!.detail,
+    /chapters\/02-beta\/chapter\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/,
+  );
   assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
 });
 

@@ -136,14 +136,14 @@ function replayedText(passAfter21: number): string {
 test("replay on the synthetic chapter: every stage runs in a practice folder, and one changed number is the only failure, named by file and line", async (t) => {
   // The text says 3 where the run shows 2 (Lab 2.1 green, Lab 2.2 red after Lab 2.1).
   const text = replayedText(3);
-  const repo = makeFakeCourse(t, { linkModules: true, overrides: { "chapters/02-beta.md": text } });
+  const repo = makeFakeCourse(t, { linkModules: true, overrides: { "chapters/02-beta/README.md": text } });
   const dir = mkdtempSync(path.join(os.tmpdir(), "pi-course-replay-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const progress: string[] = [];
   const check = await replayChapterText({ repo, checkpoint: await resolveCheckpoint(repo, "02"), dir, onProgress: (m) => progress.push(m) });
   assert.equal(check.name, "chapter text");
   assert.equal(check.ok, false);
-  const where = `chapters/02-beta.md:${lineOf(text, "ℹ pass 3")}`;
+  const where = `chapters/02-beta/README.md:${lineOf(text, "ℹ pass 3")}`;
   assert.equal(
     check.detail,
     `1 处与仓库不符：${where}: 命令 “node --test --test-name-pattern="Lab 2" packages/pi-course/dist/test/02-beta.test.js${STABLE}”（练习目录，after 2.1）：正文的 “ℹ pass 3” 与输出对不上，输出的这一行是 “ℹ pass 2”`,

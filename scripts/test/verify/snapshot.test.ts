@@ -21,7 +21,7 @@ test("the verified source is the working tree as `git add -A` sees it, and the r
 
   writeFileSync(path.join(repo, "LEARNING.md"), "changed, not committed\n");
   writeFileSync(path.join(repo, "notes.md"), "a new file, never added\n");
-  rmSync(path.join(repo, "starters/02-beta.ts"));
+  rmSync(path.join(repo, "chapters/02-beta/beta.ts"));
   writeFileSync(path.join(repo, "build.tsbuildinfo"), "ignored by .gitignore\n");
   const untouched = () => ({
     status: sh(repo, ["status", "--porcelain"]),
@@ -34,12 +34,12 @@ test("the verified source is the working tree as `git add -A` sees it, and the r
   const snapshot = await cloneWorkingTree(repo, path.join(scratch, "dirty"));
   assert.equal(snapshot.head, head);
   assert.notEqual(snapshot.commit, head);
-  assert.deepEqual(snapshot.changed, ["LEARNING.md", "notes.md", "starters/02-beta.ts"]);
+  assert.deepEqual(snapshot.changed, ["LEARNING.md", "chapters/02-beta/beta.ts", "notes.md"]);
   assert.equal(sh(snapshot.clone, ["rev-parse", "main"]), snapshot.commit);
   assert.equal(sh(snapshot.clone, ["show", "main:LEARNING.md"]), "changed, not committed");
   assert.equal(readFileSync(path.join(snapshot.clone, "notes.md"), "utf8"), "a new file, never added\n", "checked out in the clone");
   assert.equal(sh(snapshot.clone, ["ls-tree", "--name-only", "main", "build.tsbuildinfo"]), "", "ignored files stay out");
-  assert.match(describeSource(snapshot), /^working tree = HEAD [0-9a-f]{12} \+ 3 uncommitted changes: LEARNING\.md, notes\.md, starters\/02-beta\.ts$/);
+  assert.match(describeSource(snapshot), /^working tree = HEAD [0-9a-f]{12} \+ 3 uncommitted changes: LEARNING\.md, chapters\/02-beta\/beta\.ts, notes\.md$/);
 
   assert.deepEqual(untouched(), before, "status, index, refs and HEAD of the repository are unchanged");
   assert.throws(() => sh(repo, ["cat-file", "-e", snapshot.commit]), "the snapshot's objects live in the clone only");

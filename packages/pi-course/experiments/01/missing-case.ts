@@ -1,5 +1,5 @@
 /**
- * Chapter 01 · an experiment of Lab 1.5 (chapters/01-async.md §7): a `switch` over a tagged
+ * Chapter 01 · an experiment of Lab 1.5 (chapters/01-async/README.md §7): a `switch` over a tagged
  * union that forgot one member. The type checker refuses it at the `assertNever` line, on
  * purpose: add the missing `case` and the error goes away. Not part of the build.
  */

@@ -1,5 +1,5 @@
 /**
- * Chapter 01 · an experiment of Lab 1.5 (chapters/01-async.md §7): a relative import without
+ * Chapter 01 · an experiment of Lab 1.5 (chapters/01-async/README.md §7): a relative import without
  * the `.js` of the file Node will load. The type checker refuses it, on purpose. Not part of
  * the build.
  */

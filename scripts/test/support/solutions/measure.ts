@@ -1,19 +1,19 @@
 /**
- * Measures a chapter's blind solutions (`03/`, `12/`, `13/`, any `NN/`) against the chapter's lab tests.
+ * Measures a chapter's blind solutions (the `solutions/` folder of its home) against the chapter's lab tests.
  *
  *   npx tsx scripts/test/support/solutions/measure.ts              every solution: lab results, public .d.ts check
- *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
- *   options: --catalog <file>  the mistakes of that file instead of NN/mistakes.yaml (a held-out catalog;
+ *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of the chapter's solutions/mistakes.yaml
+ *   options: --catalog <file>  the mistakes of that file instead of solutions/mistakes.yaml (a held-out catalog;
  *                              implies --mistakes; `base: reference` edits the reference itself)
  *            --compile-only    only check that each mistake applies (its find occurs once) and compiles;
  *                              runs no test and prints nothing about the tests, so a catalog's writer,
  *                              who must not see the tests, can check their own catalog
- *            --probes   also run 12/rule-probes.ts (rules the lab tests do not check)
+ *            --probes   also run chapter 12's solutions/rule-probes.ts (rules the lab tests do not check)
  *            --only <solution | base | mistake id prefix>   --jobs <n>   --verbose
  *            --chapter <NN>   the chapter measured (12 by default; 3 and 03 both name chapter 03), each with its
  *                             own folder of solutions, mistakes.yaml and, when it has one, rule-probes.ts
  *
- * What a chapter's measurement needs comes from its manifest `checkpoints/NN.yaml`: the
+ * What a chapter's measurement needs comes from its manifest (`chapters/NN-<slug>/chapter.yaml`): the
  * starters and the teaching files they overlay, the focused lab test files, the labs and how
  * many tests each has. Every `<letter>-<style>.ts` file of the chapter's folder is a solution;
  * in a chapter of several teaching files the manifest's `solutions:` entry of each names the
@@ -35,9 +35,9 @@
  * `--probes`, the rule probes run too: every solution must pass them all, and a mistake
  * they do not catch either is no mistake at all (an edit that changes nothing).
  *
- * Solution files start with a `// @ts-nocheck` line: they live outside the course package,
- * where their `./tool.js` imports do not resolve, and the tooling build compiles every
- * file below scripts/test. That first line is removed when a solution is put in place,
+ * Solution files start with a `// @ts-nocheck` line: they live outside the course package
+ * (in their chapter's home), where their `./tool.js` imports do not resolve, and an editor
+ * would check them there. That first line is removed when a solution is put in place,
  * so inside the package each solution is checked with the course's full strictness.
  *
  * `measureSolutions` is the same measurement as a function, for callers that want the figures.
@@ -50,6 +50,7 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { isEntryPoint, normalizeChapterId } from "../../../lib/core/cli.js";
 import { courseRoot } from "../../../lib/core/paths.js";
+import { findHome, inHome, SOLUTIONS_DIR } from "../../../lib/course/chapter-home.js";
 import type { StarterOverlay } from "../../../lib/course/manifest.js";
 import { starterOf } from "../../../lib/course/starters.js";
 import { childEnv, tempFolderEnv } from "../../../lib/core/process.js";
@@ -97,11 +98,13 @@ export interface ChapterSetup {
   probes?: { source: string; placed: string; compiled: string };
 }
 
-/** The measurement setup of chapter `id`, from `checkpoints/<id>.yaml` and `scripts/test/support/solutions/<id>/`. */
+/** The measurement setup of chapter `id`, from its home (`chapter-home.ts`): its manifest and its `solutions/` folder. */
 export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetup {
-  const manifestFile = path.join(repo, "checkpoints", `${id}.yaml`);
-  const dir = path.join(repo, "scripts", "test", "support", "solutions", id);
-  if (!existsSync(manifestFile) || !existsSync(dir)) throw new Error(`chapter ${id}: no checkpoints/${id}.yaml or no folder of solutions ${path.relative(repo, dir)}`);
+  const home = findHome(repo, id);
+  if (home === undefined) throw new Error(`chapter ${id}: no home folder with a manifest`);
+  const manifestFile = path.join(repo, ...home.manifestPath.split("/"));
+  const dir = path.join(repo, ...inHome(home.home, SOLUTIONS_DIR).split("/"));
+  if (!existsSync(dir)) throw new Error(`chapter ${id}: no folder of solutions ${path.relative(repo, dir)}`);
   const manifest = parseYaml(readFileSync(manifestFile, "utf8")) as {
     starters?: { from?: string; scaffold?: string; to: string }[];
     focusedTests?: string[];
@@ -109,11 +112,15 @@ export function chapterSetup(id: string, repo: string = courseRoot): ChapterSetu
     labs?: { id: string; tests: number; declarations?: string[] }[];
   };
   const overlays: StarterOverlay[] = (manifest.starters ?? []).map((entry) =>
-    entry.scaffold !== undefined ? { from: entry.scaffold, to: entry.to, scaffold: true } : { from: entry.from ?? "", to: entry.to },
+    // A scaffold or starter is written relative to the home (`manifest.ts`).
+    entry.scaffold !== undefined
+      ? { from: inHome(home.home, entry.scaffold), to: entry.to, scaffold: true }
+      : { from: inHome(home.home, entry.from ?? ""), to: entry.to },
   );
   const focused = manifest.focusedTests ?? [];
   const labs = manifest.labs;
-  if (overlays.length === 0 || focused.length === 0 || labs === undefined) throw new Error(`chapter ${id}: the manifest names no starter, focused test or labs`);
+  if (overlays.length === 0 || focused.length === 0 || labs === undefined)
+    throw new Error(`chapter ${id}: the manifest names no starter, focused test or labs`);
   const compiled = (source: string) => source.replace(/^packages\/pi-course\//, `${PACKAGE}/dist/`).replace(/\.ts$/, ".js");
   const read = (file: string) => readFileSync(path.join(repo, ...file.split("/")), "utf8");
   const targets = overlays.map((overlay) => ({
@@ -535,7 +542,9 @@ async function main(): Promise<number> {
         probeNote = `  probes ${result.probes.length - failedProbes.length}/${result.probes.length}`;
         for (const probe of failedProbes) probeNote += `\n    ✖ ${probe.name}`;
       }
-      console.log(`${pad(name, 14)} ${perLab(chapter, result.tests)}  total ${passed}/${result.tests.length}  .d.ts ${measured.sameSurface ? "= starter" : "DIFFERS from the starter"}${probeNote}`);
+      console.log(
+        `${pad(name, 14)} ${perLab(chapter, result.tests)}  total ${passed}/${result.tests.length}  .d.ts ${measured.sameSurface ? "= starter" : "DIFFERS from the starter"}${probeNote}`,
+      );
       if (values.verbose === true) for (const test of result.tests.filter((t) => !t.ok)) console.log(`    ✖ ${test.name}`);
     });
 
@@ -571,7 +580,14 @@ async function main(): Promise<number> {
         console.log(`${pad(mistake.id, idWidth)}${pad(mistake.lab, 6)}${pad(mistake.base, 14)}${probeColumn(result)}${column}`);
         if (verdict === "INVALID" && result !== undefined) {
           failed = true;
-          console.log(result.buildOutput.split("\n").filter((line) => line.trim() !== "").slice(0, 5).map((line) => `    ${line}`).join("\n"));
+          console.log(
+            result.buildOutput
+              .split("\n")
+              .filter((line) => line.trim() !== "")
+              .slice(0, 5)
+              .map((line) => `    ${line}`)
+              .join("\n"),
+          );
         }
         if (verdict.startsWith("BAD FIND")) failed = true;
         if (values.verbose === true) {
@@ -596,7 +612,9 @@ async function main(): Promise<number> {
         const built = runs.filter((r) => r.result?.built === true && r.result.probes !== undefined);
         const probed = built.filter((r) => r.result!.probes!.some((probe) => !probe.ok));
         const unseen = built.filter((r) => r.verdict === "SURVIVED" && !probed.includes(r));
-        console.log(`probes: caught ${probed.length}/${built.length}; survivors of the lab tests caught by a probe: ${runs.filter((r) => r.verdict === "SURVIVED").length - unseen.length}`);
+        console.log(
+          `probes: caught ${probed.length}/${built.length}; survivors of the lab tests caught by a probe: ${runs.filter((r) => r.verdict === "SURVIVED").length - unseen.length}`,
+        );
         if (unseen.length > 0) console.log(`caught by neither (no observable change?): ${unseen.map((r) => r.mistake.id).join(", ")}`);
         if (unseen.length > 0) failed = true;
       }
@@ -625,9 +643,14 @@ async function checkCatalogCompiles(chapter: ChapterSetup, catalog: string): Pro
       if (result.built) return "ok";
       const teaching = path.posix.relative(PACKAGE, mistake.file);
       const own = result.buildOutput.split("\n").filter((line) => line.startsWith(teaching) || line.startsWith(mistake.file));
-      return own.length > 0 ? `INVALID\n${own.slice(0, 5).map((line) => `    ${line}`).join("\n")}` : "INVALID (a type error outside the teaching file: the public surface changed)";
+      return own.length > 0
+        ? `INVALID\n${own
+            .slice(0, 5)
+            .map((line) => `    ${line}`)
+            .join("\n")}`
+        : "INVALID (a type error outside the teaching file: the public surface changed)";
     });
-    mistakes.forEach((mistake, index) => console.log(`${pad(mistake.id, 40)}${verdicts[index]}`));
+    for (const [index, mistake] of mistakes.entries()) console.log(`${pad(mistake.id, 40)}${verdicts[index]}`);
     const bad = verdicts.filter((verdict) => verdict !== "ok").length;
     console.log(`\n${mistakes.length - bad}/${mistakes.length} apply and compile`);
     return bad === 0 ? 0 : 1;
