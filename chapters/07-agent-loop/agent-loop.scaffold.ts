@@ -7,7 +7,7 @@
  * result paired with a call) and `streamTurn` (reads one model turn, reporting its events;
  * a model that breaks its contract gives an error turn). Four functions are the construction
  * sites, each named after its lab: Lab 7.1 runAgentLoop and runTool → 7.2
- * settleUnfinishedTurn → 7.3 stopAborted. Lab 7.2 also adds a case to runAgentLoop, and Lab
+ * settleUnfinishedTurn → 7.3 stopAborted. Lab 7.2 also adds two cases to runAgentLoop, and Lab
  * 7.3 one to runTool (the chapter text says which). Add private helpers as you need them;
  * keep the exports and the signatures of the declarations marked 🔨.
  *
