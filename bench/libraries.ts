@@ -31,7 +31,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import fse from "fs-extra";
-import { git, listTree, readObjects } from "../scripts/lib/course/git.js";
+import { git, listTree, readObjects } from "../packages/course-tools/src/course/git.js";
 import { median, ms, ratio, timeRuns } from "./lib/stats.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "25" }, "simple-git": { type: "string" }, execa: { type: "string" } } });

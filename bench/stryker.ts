@@ -51,8 +51,8 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseManifest } from "../scripts/lib/course/manifest.js";
-import { starterOf } from "../scripts/lib/course/starters.js";
+import { parseManifest } from "../packages/course-tools/src/course/manifest.js";
+import { starterOf } from "../packages/course-tools/src/course/starters.js";
 
 const { values } = parseArgs({
   options: {

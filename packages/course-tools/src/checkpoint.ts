@@ -6,12 +6,12 @@
  * the focused test, the teaching file(s), the layer's `git diff --stat` and the next
  * commands. Never touches the working tree, the index or HEAD.
  */
-import type { CommandContext } from "./lib/core/cli.js";
-import { BUILD_COMMAND, chapterTestGlob, courseCommand, focusedTestFiles, manualLabCommand } from "./lib/core/command-line.js";
-import { withInterruptsReported } from "./lib/core/interrupt.js";
-import { colorEnabled } from "./lib/core/term.js";
-import { git, hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
-import { publishHistory, resolveCheckpoint, type Checkpoint } from "./lib/course/history.js";
+import type { CommandContext } from "./core/cli.js";
+import { BUILD_COMMAND, chapterTestGlob, courseCommand, focusedTestFiles, manualLabCommand } from "./core/command-line.js";
+import { withInterruptsReported } from "./core/interrupt.js";
+import { colorEnabled } from "./core/term.js";
+import { git, hasUncommittedChanges, requireRepoRoot } from "./course/git.js";
+import { publishHistory, resolveCheckpoint, type Checkpoint } from "./course/history.js";
 
 /** `checkpoint`'s arguments (declared in the command table, `cli.ts`). */
 export interface CheckpointArgs {

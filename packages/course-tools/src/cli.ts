@@ -9,15 +9,15 @@
  * `--help` of every command, its usage errors (`core/cli.ts`) and the table of exit statuses in
  * `docs/commands.md` (`core/exit-status.ts`) are rendered from here.
  */
-import { chapterArgument, defineCommand, labId, parseTarget, runMain, type Command, type CommandContext, type Parsed } from "./lib/core/cli.js";
-import { COMMAND_NAMES, courseCommand, isCommandName, type CommandName } from "./lib/core/command-line.js";
-import { CourseError, formatError } from "./lib/core/errors.js";
-import { exitCodeFor } from "./lib/core/exit-status.js";
-import { COURSE_BRANCH, courseRoot, isPracticeFolder, MATRIX_LOGS, NODE_BUILDS } from "./lib/core/paths.js";
-import { RUNG_NAMES, RUNGS } from "./lib/course/hint-rungs.js";
-import { readPracticeMarker } from "./lib/practice/marker.js";
-import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "./lib/testing/limits.js";
-import { stepTitles } from "./lib/verify/checks.js";
+import { chapterArgument, defineCommand, labId, parseTarget, runMain, type Command, type CommandContext, type Parsed } from "./core/cli.js";
+import { COMMAND_NAMES, courseCommand, isCommandName, type CommandName } from "./core/command-line.js";
+import { CourseError, formatError } from "./core/errors.js";
+import { exitCodeFor } from "./core/exit-status.js";
+import { COURSE_BRANCH, courseRoot, isPracticeFolder, MATRIX_LOGS, NODE_BUILDS } from "./core/paths.js";
+import { RUNG_NAMES, RUNGS } from "./course/hint-rungs.js";
+import { readPracticeMarker } from "./practice/marker.js";
+import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "./testing/limits.js";
+import { stepTitles } from "./verify/checks.js";
 import type { CheckpointArgs } from "./checkpoint.js";
 import type { FaultArgs } from "./fault.js";
 import type { HintArgs } from "./hint.js";

@@ -11,19 +11,19 @@
  * processes, removes its temporary folders, says so, and ends by that signal.
  */
 import path from "node:path";
-import type { CommandContext } from "./lib/core/cli.js";
-import { courseCommand } from "./lib/core/command-line.js";
-import { CourseError, isCourseError } from "./lib/core/errors.js";
-import { resultStatus } from "./lib/core/exit-status.js";
-import { catchInterruptions, type Interruption } from "./lib/core/interrupt.js";
-import { isPracticeFolder } from "./lib/core/paths.js";
-import { paintFor, type Paint } from "./lib/core/term.js";
-import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./lib/course/faults.js";
-import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
-import { runLearnerFault, type LearnerRunResult } from "./lib/fault/learner.js";
-import { BACKUP_DIR, recoverFaultBackup, type BackupState } from "./lib/practice/backup.js";
-import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./lib/testing/fault-runs.js";
-import { DEFAULT_TIMEOUT_SECONDS } from "./lib/testing/limits.js";
+import type { CommandContext } from "./core/cli.js";
+import { courseCommand } from "./core/command-line.js";
+import { CourseError, isCourseError } from "./core/errors.js";
+import { resultStatus } from "./core/exit-status.js";
+import { catchInterruptions, type Interruption } from "./core/interrupt.js";
+import { isPracticeFolder } from "./core/paths.js";
+import { paintFor, type Paint } from "./core/term.js";
+import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./course/faults.js";
+import { loadManifest, type ChapterManifest } from "./course/manifest.js";
+import { runLearnerFault, type LearnerRunResult } from "./fault/learner.js";
+import { BACKUP_DIR, recoverFaultBackup, type BackupState } from "./practice/backup.js";
+import { allKilledAndRestored, formatFaultResult, runAuthorFaults, type FaultResult } from "./testing/fault-runs.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "./testing/limits.js";
 
 /** `fault`'s arguments (declared in the command table, `cli.ts`). */
 export interface FaultArgs {

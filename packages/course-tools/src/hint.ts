@@ -7,12 +7,12 @@
  * be), the hint is shown all the same, with a coded warning (`HINT_STATE_UNWRITABLE`) saying
  * why and what to do.
  */
-import type { CommandContext, LabTarget } from "./lib/core/cli.js";
-import { paintFor } from "./lib/core/term.js";
-import { loadManifest } from "./lib/course/manifest.js";
-import { formatHint, loadHintProgress, RUNGS, resetHints, saveShownHint, takeHint, unsavedHintWarning, writeHintState } from "./lib/lab/hints.js";
-import { learnerPreamble } from "./lib/practice/preamble.js";
-import { selectLabs } from "./lib/testing/labs.js";
+import type { CommandContext, LabTarget } from "./core/cli.js";
+import { paintFor } from "./core/term.js";
+import { loadManifest } from "./course/manifest.js";
+import { formatHint, loadHintProgress, RUNGS, resetHints, saveShownHint, takeHint, unsavedHintWarning, writeHintState } from "./lab/hints.js";
+import { learnerPreamble } from "./practice/preamble.js";
+import { selectLabs } from "./testing/labs.js";
 
 /** `hint`'s arguments (declared in the command table, `cli.ts`). */
 export interface HintArgs {

@@ -13,10 +13,10 @@
  * Start-up order matters for speed: this file imports only what it needs to start the
  * compiler; the rest of the tooling (and the YAML parser) loads while the compiler runs.
  */
-import type { CommandContext } from "./lib/core/cli.js";
-import { catchInterruptions } from "./lib/core/interrupt.js";
-import type { LabArgs } from "./lib/lab/command.js";
-import { startCourseBuild } from "./lib/testing/compiler.js";
+import type { CommandContext } from "./core/cli.js";
+import { catchInterruptions } from "./core/interrupt.js";
+import type { LabArgs } from "./lab/command.js";
+import { startCourseBuild } from "./testing/compiler.js";
 
 export type { LabArgs };
 
@@ -26,7 +26,7 @@ export async function run(args: LabArgs, { root, io }: CommandContext): Promise<
   // Watch mode builds on each run; --open and --where run no test at all.
   const build = args.watch || args.open || args.where ? undefined : startCourseBuild(root, interruption.signal);
   try {
-    const { runLabCommand } = await import("./lib/lab/command.js");
+    const { runLabCommand } = await import("./lab/command.js");
     return await runLabCommand(root, args, interruption.signal, build, io);
   } catch (error) {
     await build?.stop();

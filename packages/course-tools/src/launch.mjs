@@ -27,8 +27,8 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { toolingStamp } from "./lib/core/tooling-stamp.mjs";
-import { findCompiler } from "./lib/core/typescript.mjs";
+import { toolingStamp } from "./core/tooling-stamp.mjs";
+import { findCompiler } from "./core/typescript.mjs";
 
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
 const courseRoot = path.dirname(scriptsDir);

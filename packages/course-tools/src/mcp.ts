@@ -18,25 +18,25 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { chapterArgument, labId, parseTarget, type CommandContext, type LabTarget } from "./lib/core/cli.js";
-import { courseCommand } from "./lib/core/command-line.js";
-import { CourseError } from "./lib/core/errors.js";
-import { catchInterruptions } from "./lib/core/interrupt.js";
-import { createPaint } from "./lib/core/term.js";
-import { testBelongsToLab } from "./lib/course/lab-names.js";
-import { loadManifest, type ChapterManifest } from "./lib/course/manifest.js";
-import { chapterSections, findSection, ruleOf } from "./lib/course/sections.js";
-import { interruptedNote, missingFilesNote, missingTeachingFiles } from "./lib/lab/command.js";
-import { formatOutcome, totals } from "./lib/lab/format.js";
-import { formatHint, loadHintProgress, RUNG_NAMES, RUNGS, saveShownHint, takeHint, unsavedHintWarning } from "./lib/lab/hints.js";
-import { courseRelative, formatLocation, locateFailure } from "./lib/lab/locate.js";
-import { knownGreen, readProgress, recordProgress, teachingDigest } from "./lib/lab/progress.js";
-import { practiceChapter } from "./lib/mcp/folder.js";
-import type { FailureData, HintData, LabStatusData, PracticeTools, RunLabData, RunProblem, SectionData } from "./lib/mcp/server.js";
-import { learnerPreamble } from "./lib/practice/preamble.js";
-import { runLab as runLabs, selectLabs, type LabOutcome } from "./lib/testing/labs.js";
-import { DEFAULT_TIMEOUT_SECONDS } from "./lib/testing/limits.js";
-import type { FirstFailure, LabResult } from "./lib/testing/results.js";
+import { chapterArgument, labId, parseTarget, type CommandContext, type LabTarget } from "./core/cli.js";
+import { courseCommand } from "./core/command-line.js";
+import { CourseError } from "./core/errors.js";
+import { catchInterruptions } from "./core/interrupt.js";
+import { createPaint } from "./core/term.js";
+import { testBelongsToLab } from "./course/lab-names.js";
+import { loadManifest, type ChapterManifest } from "./course/manifest.js";
+import { chapterSections, findSection, ruleOf } from "./course/sections.js";
+import { interruptedNote, missingFilesNote, missingTeachingFiles } from "./lab/command.js";
+import { formatOutcome, totals } from "./lab/format.js";
+import { formatHint, loadHintProgress, RUNG_NAMES, RUNGS, saveShownHint, takeHint, unsavedHintWarning } from "./lab/hints.js";
+import { courseRelative, formatLocation, locateFailure } from "./lab/locate.js";
+import { knownGreen, readProgress, recordProgress, teachingDigest } from "./lab/progress.js";
+import { practiceChapter } from "./mcp/folder.js";
+import type { FailureData, HintData, LabStatusData, PracticeTools, RunLabData, RunProblem, SectionData } from "./mcp/server.js";
+import { learnerPreamble } from "./practice/preamble.js";
+import { runLab as runLabs, selectLabs, type LabOutcome } from "./testing/labs.js";
+import { DEFAULT_TIMEOUT_SECONDS } from "./testing/limits.js";
+import type { FirstFailure, LabResult } from "./testing/results.js";
 
 /** `mcp`'s arguments (declared in the command table, `cli.ts`): none. */
 export type McpArgs = Record<string, never>;
@@ -330,7 +330,7 @@ export async function run(_args: McpArgs, { root }: CommandContext): Promise<num
   const stop = new AbortController();
   const stopped = AbortSignal.any([interruption.signal, stop.signal]);
   try {
-    const { createPracticeServer, serveStdio } = await import("./lib/mcp/server.js");
+    const { createPracticeServer, serveStdio } = await import("./mcp/server.js");
     const server = createPracticeServer({ root, chapter, tools: practiceTools(root, chapter), stop: stopped });
     await serveStdio(server.server, stopped);
     // The client is gone: a lab still running ends its processes and removes its temporary folders.

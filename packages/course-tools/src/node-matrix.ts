@@ -14,16 +14,16 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { CommandContext } from "./lib/core/cli.js";
-import { formatError } from "./lib/core/errors.js";
-import { withInterrupts } from "./lib/core/interrupt.js";
-import { MATRIX_LOGS } from "./lib/core/paths.js";
-import { childEnv, NPM_SCRIPT_VARIABLES, runProcess } from "./lib/core/process.js";
-import { withScratchDir } from "./lib/core/scratch.js";
-import { paintFor } from "./lib/core/term.js";
-import { hasUncommittedChanges, requireRepoRoot } from "./lib/course/git.js";
-import { listChapterIds, loadManifest } from "./lib/course/manifest.js";
-import { NPM, resolveNodeBuild, type NodeBuild } from "./lib/course/node-builds.js";
+import type { CommandContext } from "./core/cli.js";
+import { formatError } from "./core/errors.js";
+import { withInterrupts } from "./core/interrupt.js";
+import { MATRIX_LOGS } from "./core/paths.js";
+import { childEnv, NPM_SCRIPT_VARIABLES, runProcess } from "./core/process.js";
+import { withScratchDir } from "./core/scratch.js";
+import { paintFor } from "./core/term.js";
+import { hasUncommittedChanges, requireRepoRoot } from "./course/git.js";
+import { listChapterIds, loadManifest } from "./course/manifest.js";
+import { NPM, resolveNodeBuild, type NodeBuild } from "./course/node-builds.js";
 
 /** `node-matrix`'s arguments (declared in the command table, `cli.ts`): the Node majors to check. */
 export interface MatrixArgs {

@@ -5,11 +5,11 @@
  * that signal.
  */
 import path from "node:path";
-import type { CommandContext } from "./lib/core/cli.js";
-import { withInterruptsReported } from "./lib/core/interrupt.js";
-import { userCwd } from "./lib/core/paths.js";
-import { requireRepoRoot } from "./lib/course/git.js";
-import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./lib/practice/folder.js";
+import type { CommandContext } from "./core/cli.js";
+import { withInterruptsReported } from "./core/interrupt.js";
+import { userCwd } from "./core/paths.js";
+import { requireRepoRoot } from "./course/git.js";
+import { createPractice, type CreatePracticeOptions, type PracticeResult } from "./practice/folder.js";
 
 /** `practice`'s arguments (declared in the command table, `cli.ts`). */
 export interface PracticeArgs {

@@ -3,15 +3,15 @@
  * teaching file(s) their starter back, or only one lab's functions, after saving the
  * learner's current file beside it (see `lib/reset/reset.ts`).
  */
-import type { CommandContext, LabTarget } from "./lib/core/cli.js";
-import { courseCommand } from "./lib/core/command-line.js";
-import { CourseError } from "./lib/core/errors.js";
-import { catchInterruptions } from "./lib/core/interrupt.js";
-import { isPracticeFolder } from "./lib/core/paths.js";
-import { paintFor } from "./lib/core/term.js";
-import { loadManifest } from "./lib/course/manifest.js";
-import { learnerPreamble } from "./lib/practice/preamble.js";
-import { resetTeachingFiles, type ResetResult } from "./lib/reset/reset.js";
+import type { CommandContext, LabTarget } from "./core/cli.js";
+import { courseCommand } from "./core/command-line.js";
+import { CourseError } from "./core/errors.js";
+import { catchInterruptions } from "./core/interrupt.js";
+import { isPracticeFolder } from "./core/paths.js";
+import { paintFor } from "./core/term.js";
+import { loadManifest } from "./course/manifest.js";
+import { learnerPreamble } from "./practice/preamble.js";
+import { resetTeachingFiles, type ResetResult } from "./reset/reset.js";
 
 /** `reset`'s arguments (declared in the command table, `cli.ts`). */
 export interface ResetArgs {

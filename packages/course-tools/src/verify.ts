@@ -9,14 +9,14 @@
  *
  * Interrupted, it removes its scratch folder and ends by the signal it received.
  */
-import type { CommandContext } from "./lib/core/cli.js";
-import { formatError } from "./lib/core/errors.js";
-import { exitCodeFor } from "./lib/core/exit-status.js";
-import { withInterrupts } from "./lib/core/interrupt.js";
-import { paintFor, type Paint } from "./lib/core/term.js";
-import { requireRepoRoot } from "./lib/course/git.js";
-import { loadManifest } from "./lib/course/manifest.js";
-import { runVerify, type CheckResult, type VerifyReport } from "./lib/verify/record.js";
+import type { CommandContext } from "./core/cli.js";
+import { formatError } from "./core/errors.js";
+import { exitCodeFor } from "./core/exit-status.js";
+import { withInterrupts } from "./core/interrupt.js";
+import { paintFor, type Paint } from "./core/term.js";
+import { requireRepoRoot } from "./course/git.js";
+import { loadManifest } from "./course/manifest.js";
+import { runVerify, type CheckResult, type VerifyReport } from "./verify/record.js";
 
 /** `verify`'s arguments (declared in the command table, `cli.ts`). */
 export interface VerifyArgs {

@@ -29,7 +29,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { stagedTeachingText } from "../lib/verify/staged.js";
+import { stagedTeachingText } from "../src/verify/staged.js";
 import { practiceCopy, repoRoot } from "./support/lab-fixture.js";
 
 const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml"));

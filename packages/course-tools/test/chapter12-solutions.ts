@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { parseModule, topLevelDeclarations } from "../lib/ts/source.js";
+import { parseModule, topLevelDeclarations } from "../src/ts/source.js";
 import { repoRoot } from "./support/lab-fixture.js";
 
 const REFERENCE = readFileSync(path.join(repoRoot, "packages/pi-course/src/resources.ts"), "utf8");

@@ -3,10 +3,10 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { before, test } from "node:test";
-import { CourseError } from "../lib/core/errors.js";
-import { listTree } from "../lib/course/git.js";
-import { buildHistory, findChapter, verifyLayer } from "../lib/course/history.js";
-import { parseCommand, runCommandLine } from "../cli.js";
+import { CourseError } from "../src/core/errors.js";
+import { listTree } from "../src/course/git.js";
+import { buildHistory, findChapter, verifyLayer } from "../src/course/history.js";
+import { parseCommand, runCommandLine } from "../src/cli.js";
 import { runCommandSync } from "./support/tooling.js";
 import { cloneOf, fileScope, makeFakeCourse, realRepo, sh, tempDir } from "./support/fake-course.js";
 

@@ -9,10 +9,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { COMMANDS, LAUNCH_USAGE, parseCommand, runCommandLine } from "../cli.js";
-import { COMMAND_NAMES, courseCommand } from "../lib/core/command-line.js";
-import { exitStatusTable } from "../lib/core/exit-status.js";
-import { courseRoot } from "../lib/core/paths.js";
+import { COMMANDS, LAUNCH_USAGE, parseCommand, runCommandLine } from "../src/cli.js";
+import { COMMAND_NAMES, courseCommand } from "../src/core/command-line.js";
+import { exitStatusTable } from "../src/core/exit-status.js";
+import { courseRoot } from "../src/core/paths.js";
 
 /** Runs a command line in-process (in the course, or in the folder `root`), capturing what it writes. */
 async function run(argv: string[], root = courseRoot): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { courseRoot } from "../lib/core/paths.js";
-import { loadManifests } from "../lib/course/manifest.js";
+import { courseRoot } from "../src/core/paths.js";
+import { loadManifests } from "../src/course/manifest.js";
 
 const SRC = "packages/pi-course/src";
 

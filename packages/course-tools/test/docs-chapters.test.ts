@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { courseRoot } from "../lib/core/paths.js";
-import { loadManifests } from "../lib/course/manifest.js";
+import { courseRoot } from "../src/core/paths.js";
+import { loadManifests } from "../src/course/manifest.js";
 
 const read = (file: string) => readFileSync(path.join(courseRoot, file), "utf8");
 const NUMBER_WORDS = ["No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Eleven", "Twelve", "Thirteen", "Fourteen"];

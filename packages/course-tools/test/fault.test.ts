@@ -9,10 +9,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { parseCommand } from "../cli.js";
-import { formatLearnerResult, selectFaults } from "../fault.js";
-import { learnerFaults } from "../lib/course/faults.js";
-import { parseManifest, type ChapterManifest } from "../lib/course/manifest.js";
+import { parseCommand } from "../src/cli.js";
+import { formatLearnerResult, selectFaults } from "../src/fault.js";
+import { learnerFaults } from "../src/course/faults.js";
+import { parseManifest, type ChapterManifest } from "../src/course/manifest.js";
 import { LEARNER_SOLUTION, MINI_FILE, miniManifest, practiceFolder } from "./support/fault-fixture.js";
 import { runCommand } from "./support/tooling.js";
 

@@ -4,10 +4,10 @@ import assert from "node:assert/strict";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { readHintState } from "../lib/lab/hints.js";
-import { parseCommand } from "../cli.js";
-import { HINT_STATE } from "../lib/core/paths.js";
-import { parseManifest, type LabSpec } from "../lib/course/manifest.js";
+import { readHintState } from "../src/lab/hints.js";
+import { parseCommand } from "../src/cli.js";
+import { HINT_STATE } from "../src/core/paths.js";
+import { parseManifest, type LabSpec } from "../src/course/manifest.js";
 import { createMiniCourse, MINI_MANIFEST, removeMiniCourse, runInPackage } from "./support/lab-fixture.js";
 
 const [lab1] = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml").labs as [LabSpec, LabSpec];

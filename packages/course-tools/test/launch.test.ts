@@ -12,8 +12,8 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync
 import os from "node:os";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
-import { courseRoot } from "../lib/core/paths.js";
-import { toolingStamp } from "../lib/core/tooling-stamp.mjs";
+import { courseRoot } from "../src/core/paths.js";
+import { toolingStamp } from "../src/core/tooling-stamp.mjs";
 import { runInProcess } from "./support/in-process.js";
 import { waitForEntry } from "./support/leftover-probe.js";
 import { launcherStamp } from "./support/tooling.js";

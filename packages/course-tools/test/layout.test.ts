@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { courseRoot } from "../lib/core/paths.js";
+import { courseRoot } from "../src/core/paths.js";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
 

@@ -2,8 +2,8 @@
 /** The version matrix (`scripts/node-matrix.ts`): its command line and its lines. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { parseCommand, SUPPORTED_MAJORS } from "../cli.js";
-import { matrixLine, stepNote, testCounts } from "../node-matrix.js";
+import { parseCommand, SUPPORTED_MAJORS } from "../src/cli.js";
+import { matrixLine, stepNote, testCounts } from "../src/node-matrix.js";
 
 test("matrix command line: supported majors, default every one; anything else is USAGE", () => {
   assert.deepEqual(parseCommand("node-matrix", []), { help: false, majors: [...SUPPORTED_MAJORS] });

@@ -12,12 +12,12 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { applyLearnerPatch, type LearnerPatch } from "../lib/course/faults.js";
-import { parseFunctionSpec, parseStatementSpec } from "../lib/ts/placement.js";
-import { resolveCompiler } from "../lib/testing/compiler.js";
-import { runProcess } from "../lib/core/process.js";
-import { loadManifest } from "../lib/course/manifest.js";
-import { learnerFaults } from "../lib/course/faults.js";
+import { applyLearnerPatch, type LearnerPatch } from "../src/course/faults.js";
+import { parseFunctionSpec, parseStatementSpec } from "../src/ts/placement.js";
+import { resolveCompiler } from "../src/testing/compiler.js";
+import { runProcess } from "../src/core/process.js";
+import { loadManifest } from "../src/course/manifest.js";
+import { learnerFaults } from "../src/course/faults.js";
 import { repoRoot } from "./support/lab-fixture.js";
 import { ARROW_ELSE, INLINE_REST, ONE_LINE, withLoadExtension } from "./chapter12-solutions.js";
 

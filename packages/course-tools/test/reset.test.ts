@@ -2,7 +2,7 @@
 /** The `reset` command's command line (`scripts/reset.ts`, declared in `scripts/cli.ts`). */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { parseCommand } from "../cli.js";
+import { parseCommand } from "../src/cli.js";
 
 test("reset arguments", () => {
   assert.deepEqual(parseCommand("reset", ["12"]), { help: false, target: { chapter: "12" } });

@@ -2,7 +2,7 @@
 /** The `verify` command's command line (`scripts/verify.ts`, declared in `scripts/cli.ts`). */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { parseCommand } from "../cli.js";
+import { parseCommand } from "../src/cli.js";
 
 test("command line: one chapter, --json, --help; usage errors", () => {
   assert.deepEqual(parseCommand("verify", ["12", "--json"]), { help: false, chapter: "12", json: true });

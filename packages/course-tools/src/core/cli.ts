@@ -25,7 +25,10 @@ type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
  * mistake node's parser finds (unknown option, missing value, …) becomes a `CourseError`
  * `USAGE` whose message is one line pointing at `--help` (see `usageMessage`).
  */
-export function parseCommandLine<const O extends OptionsConfig>(argv: readonly string[], options: O) {
+export function parseCommandLine<const O extends OptionsConfig>(
+  argv: readonly string[],
+  options: O,
+): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: O }>> {
   try {
     return parseArgs({ args: [...argv], allowPositionals: true as const, strict: true as const, options });
   } catch (error) {

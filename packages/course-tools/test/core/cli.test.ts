@@ -9,8 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { pathToFileURL } from "node:url";
-import { chapterArgument, isEntryPoint, parseCommandLine } from "../../lib/core/cli.js";
-import { CourseError } from "../../lib/core/errors.js";
+import { chapterArgument, isEntryPoint, parseCommandLine } from "../../src/core/cli.js";
+import { CourseError } from "../../src/core/errors.js";
 
 const OPTIONS = { help: { type: "boolean", short: "h" }, json: { type: "boolean" }, source: { type: "string" } } as const;
 

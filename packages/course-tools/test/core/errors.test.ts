@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { CourseError, ERROR_CODES, formatError, formatWarning, isCourseError } from "../../lib/core/errors.js";
-import { courseRoot } from "../../lib/core/paths.js";
+import { CourseError, ERROR_CODES, formatError, formatWarning, isCourseError } from "../../src/core/errors.js";
+import { courseRoot } from "../../src/core/paths.js";
 
 /** The tooling's own sources (the commands and `lib/`), not its tests. */
 function toolingSources(): { file: string; text: string }[] {

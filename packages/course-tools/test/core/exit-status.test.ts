@@ -2,8 +2,8 @@
 /** `core/exit-status.ts`: the exit statuses of results and of errors. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { CourseError } from "../../lib/core/errors.js";
-import { exitCodeFor, inCi, resultStatus } from "../../lib/core/exit-status.js";
+import { CourseError } from "../../src/core/errors.js";
+import { exitCodeFor, inCi, resultStatus } from "../../src/core/exit-status.js";
 
 test("exit statuses: a red result is 0 for a person, 1 with --json or in CI", () => {
   assert.equal(resultStatus(true, { json: false }, {}), 0);

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import os from "node:os";
 import path from "node:path";
 import test, { before } from "node:test";
-import { currentOwner, OWNER_FILE, SCRATCH_JOURNALS } from "../../lib/core/scratch.js";
+import { currentOwner, OWNER_FILE, SCRATCH_JOURNALS } from "../../src/core/scratch.js";
 import { fileScope, makeFakeCourse, sh } from "../support/fake-course.js";
 import { startPaused } from "../support/interrupt.js";
 import { compiledTooling, runCommandSync } from "../support/tooling.js";

@@ -2,7 +2,7 @@
 /** `core/paths.ts`: where compiled files are, derived per package, without globs. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { distPathOf } from "../../lib/core/paths.js";
+import { distPathOf } from "../../src/core/paths.js";
 
 test("compiled test paths are derived per package, without globs", () => {
   assert.equal(distPathOf("packages/pi-course/test/12-resources-extensions.test.ts"), "packages/pi-course/dist/test/12-resources-extensions.test.js");

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { childEnv, NPM_SCRIPT_VARIABLES, runProcess, startProcess } from "../../lib/core/process.js";
-import { processAlive } from "../../lib/core/scratch.js";
+import { childEnv, NPM_SCRIPT_VARIABLES, runProcess, startProcess } from "../../src/core/process.js";
+import { processAlive } from "../../src/core/scratch.js";
 
 const posix = process.platform !== "win32";
 const node = process.execPath;

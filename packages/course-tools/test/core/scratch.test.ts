@@ -27,8 +27,8 @@ import {
   useJournalRoot,
   withScratchDir,
   type ScratchOwner,
-} from "../../lib/core/scratch.js";
-import { courseRoot } from "../../lib/core/paths.js";
+} from "../../src/core/scratch.js";
+import { courseRoot } from "../../src/core/paths.js";
 
 async function parentDir(t: test.TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "pi-scratch-test-"));

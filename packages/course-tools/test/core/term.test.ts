@@ -2,7 +2,7 @@
 /** `core/term.ts`: colour only where it helps, and display widths that line up Chinese titles. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { colorEnabled, createPaint, displayWidth, padEnd } from "../../lib/core/term.js";
+import { colorEnabled, createPaint, displayWidth, padEnd } from "../../src/core/term.js";
 
 test("colour only on a TTY and never with NO_COLOR; CJK counts two columns", () => {
   assert.equal(colorEnabled({ isTTY: true, write: () => true }, {}), true);

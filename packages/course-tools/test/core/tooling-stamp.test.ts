@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { TEST_TOOLING_BUILD } from "../../lib/core/paths.js";
-import { testToolingBuild, toolingStamp } from "../../lib/core/tooling-stamp.mjs";
+import { TEST_TOOLING_BUILD } from "../../src/core/paths.js";
+import { testToolingBuild, toolingStamp } from "../../src/core/tooling-stamp.mjs";
 
 test("a test source changes the tests' build folder, not the launcher's stamp; the folder is below .pi-course/test-tooling", (t) => {
   const root = mkdtempSync(path.join(os.tmpdir(), "pi-stamp-"));

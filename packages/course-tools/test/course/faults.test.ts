@@ -16,8 +16,8 @@ import {
   learnerFaultsProjection,
   learnerManifestText,
   reformatProblems,
-} from "../../lib/course/faults.js";
-import { parseManifest } from "../../lib/course/manifest.js";
+} from "../../src/course/faults.js";
+import { parseManifest } from "../../src/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, miniManifest } from "../support/fault-fixture.js";
 import { fault, manifestOf } from "../support/fault-fixture.js";
 

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { hasUncommittedChanges } from "../../lib/course/git.js";
+import { hasUncommittedChanges } from "../../src/course/git.js";
 import { makeFakeCourse } from "../support/fake-course.js";
 
 test("hasUncommittedChanges (checkpoint and verify) answers without rewriting a stale index", async (t) => {

@@ -10,8 +10,8 @@ import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { before, test } from "node:test";
-import { CourseError } from "../../lib/core/errors.js";
-import { git, requireRepoRoot, type TreeEntry } from "../../lib/course/git.js";
+import { CourseError } from "../../src/core/errors.js";
+import { git, requireRepoRoot, type TreeEntry } from "../../src/course/git.js";
 import {
   BASE_SUBJECT,
   COURSE_BRANCH,
@@ -24,9 +24,9 @@ import {
   resolveCheckpoint,
   verifyLayer,
   type CourseHistory,
-} from "../../lib/course/history.js";
-import { parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
-import { objectId, treeContent } from "../../lib/course/objects.js";
+} from "../../src/course/history.js";
+import { parseManifest, type ChapterManifest } from "../../src/course/manifest.js";
+import { objectId, treeContent } from "../../src/course/objects.js";
 import { cloneOf, fileScope, makeFakeCourse, sh, tempDir } from "../support/fake-course.js";
 
 const HEX40 = /^[0-9a-f]{40}$/;

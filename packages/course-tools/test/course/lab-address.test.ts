@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { labAddressProblems, labBanners, markedDeclarations, topLevelTests, type AddressTexts } from "../../lib/course/lab-address.js";
-import { parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
+import { labAddressProblems, labBanners, markedDeclarations, topLevelTests, type AddressTexts } from "../../src/course/lab-address.js";
+import { parseManifest, type ChapterManifest } from "../../src/course/manifest.js";
 
 const MANIFEST = `format: 1
 id: "04"

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { chapterNamePattern, labIdOfTestName, labNamePattern, labsNamePattern } from "../../lib/course/lab-names.js";
+import { chapterNamePattern, labIdOfTestName, labNamePattern, labsNamePattern } from "../../src/course/lab-names.js";
 
 test("a lab's name pattern selects its own tests and never a longer lab id", () => {
   const pattern = new RegExp(labNamePattern("12.1"));

@@ -5,7 +5,7 @@ import { mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
-import { cachedParse, MANIFEST_CACHE } from "../../lib/course/manifest-cache.js";
+import { cachedParse, MANIFEST_CACHE } from "../../src/course/manifest-cache.js";
 
 async function tempRoot(t: TestContext): Promise<string> {
   const root = await mkdtemp(path.join(os.tmpdir(), "pi-manifest-cache-"));

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { CourseError } from "../../lib/core/errors.js";
-import { git, listTree } from "../../lib/course/git.js";
-import { loadManifest, loadManifests, normalizeChapterId, parseManifest, validateCourse } from "../../lib/course/manifest.js";
+import { CourseError } from "../../src/core/errors.js";
+import { git, listTree } from "../../src/course/git.js";
+import { loadManifest, loadManifests, normalizeChapterId, parseManifest, validateCourse } from "../../src/course/manifest.js";
 import { realRepo, tempDir } from "../support/fake-course.js";
 
 const VALID = `format: 1

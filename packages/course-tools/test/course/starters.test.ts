@@ -4,10 +4,10 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { courseRoot } from "../../lib/core/paths.js";
-import { loadManifests } from "../../lib/course/manifest.js";
-import { readStarters, starterOf } from "../../lib/course/starters.js";
-import { describeLeak, findStarterLeaks } from "../../lib/practice/leak-audit.js";
+import { courseRoot } from "../../src/core/paths.js";
+import { loadManifests } from "../../src/course/manifest.js";
+import { readStarters, starterOf } from "../../src/course/starters.js";
+import { describeLeak, findStarterLeaks } from "../../src/practice/leak-audit.js";
 
 const REFERENCE = `/** Chapter 09 · the reference. */
 import path from "node:path";

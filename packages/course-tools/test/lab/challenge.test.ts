@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { createPaint } from "../../lib/core/term.js";
-import { loadManifest } from "../../lib/course/manifest.js";
-import { runChallenge } from "../../lib/lab/challenge.js";
-import { challengeJson, challengeOk, formatChallenge } from "../../lib/lab/format.js";
+import { createPaint } from "../../src/core/term.js";
+import { loadManifest } from "../../src/course/manifest.js";
+import { runChallenge } from "../../src/lab/challenge.js";
+import { challengeJson, challengeOk, formatChallenge } from "../../src/lab/format.js";
 import { createMiniCourse, MINI_MANIFEST, removeMiniCourse } from "../support/lab-fixture.js";
 
 const EDGE_TEST = `import assert from "node:assert/strict";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { learnerEditorVariables, npmFallbackEditor, parentPidOfStat, parseEnvironBlock } from "../../lib/lab/editor-env.js";
+import { learnerEditorVariables, npmFallbackEditor, parentPidOfStat, parseEnvironBlock } from "../../src/lab/editor-env.js";
 
 const unreadable = () => undefined;
 const underNpm = { npm_lifecycle_event: "lab" };

@@ -3,11 +3,11 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import test from "node:test";
-import type { LabOutcome } from "../../lib/testing/labs.js";
-import { formatOutcome, outcomeJson } from "../../lib/lab/format.js";
-import { summarizeLabs, type TestRecord } from "../../lib/testing/results.js";
-import { parseManifest } from "../../lib/course/manifest.js";
-import { createPaint } from "../../lib/core/term.js";
+import type { LabOutcome } from "../../src/testing/labs.js";
+import { formatOutcome, outcomeJson } from "../../src/lab/format.js";
+import { summarizeLabs, type TestRecord } from "../../src/testing/results.js";
+import { parseManifest } from "../../src/course/manifest.js";
+import { createPaint } from "../../src/core/term.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");

@@ -16,10 +16,10 @@ import {
   unwritable,
   writeHintState,
   type HintState,
-} from "../../lib/lab/hints.js";
-import { parseManifest, type LabSpec } from "../../lib/course/manifest.js";
-import { HINT_STATE } from "../../lib/core/paths.js";
-import { createPaint } from "../../lib/core/term.js";
+} from "../../src/lab/hints.js";
+import { parseManifest, type LabSpec } from "../../src/course/manifest.js";
+import { HINT_STATE } from "../../src/core/paths.js";
+import { createPaint } from "../../src/core/term.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import test from "node:test";
-import { courseFrames, locateFailure } from "../../lib/lab/locate.js";
+import { courseFrames, locateFailure } from "../../src/lab/locate.js";
 
 test("failure locations point into the course, skipping node internals and node_modules", () => {
   const root = path.join(path.sep, "course");

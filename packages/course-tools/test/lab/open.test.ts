@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { editorCommand, showCommand, splitCommandLine } from "../../lib/lab/open.js";
+import { editorCommand, showCommand, splitCommandLine } from "../../src/lab/open.js";
 import { fakeEditor } from "../support/fake-editor.js";
 import { createMiniCourse, miniSource, removeMiniCourse, runInPackage } from "../support/lab-fixture.js";
 

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { createRerunner, debounce, WATCH_DEBOUNCE_MS, watchSources } from "../../lib/lab/watch.js";
+import { createRerunner, debounce, WATCH_DEBOUNCE_MS, watchSources } from "../../src/lab/watch.js";
 
 test("a rerun aborts the run in progress, and of queued reruns only the last one runs", async () => {
   const log: string[] = [];

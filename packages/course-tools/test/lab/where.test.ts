@@ -10,9 +10,9 @@ import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { starterCopyPath } from "../../lib/core/paths.js";
-import { loadManifest } from "../../lib/course/manifest.js";
-import { labParts, PART_KINDS, type LabPart } from "../../lib/lab/where.js";
+import { starterCopyPath } from "../../src/core/paths.js";
+import { loadManifest } from "../../src/course/manifest.js";
+import { labParts, PART_KINDS, type LabPart } from "../../src/lab/where.js";
 import { createMiniCourse, practiceCopy, removeMiniCourse, repoRoot, runInPackage } from "../support/lab-fixture.js";
 
 /** The text at a part's place: its line, from its column on. */

@@ -5,8 +5,8 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { BACKUP_DIR, recoverFaultBackup, sha256, writeBackupSync } from "../../lib/practice/backup.js";
-import { processStart } from "../../lib/core/scratch.js";
+import { BACKUP_DIR, recoverFaultBackup, sha256, writeBackupSync } from "../../src/practice/backup.js";
+import { processStart } from "../../src/core/scratch.js";
 import { MINI_FILE } from "../support/fault-fixture.js";
 import { LEARNER_SOLUTION, practiceFolder } from "../support/fault-fixture.js";
 

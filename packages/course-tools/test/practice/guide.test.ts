@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { courseRoot } from "../../lib/core/paths.js";
-import { parseManifest } from "../../lib/course/manifest.js";
-import { LEARNING_TEMPLATE, renderLearningGuide, renderTemplate } from "../../lib/practice/guide.js";
+import { courseRoot } from "../../src/core/paths.js";
+import { parseManifest } from "../../src/course/manifest.js";
+import { LEARNING_TEMPLATE, renderLearningGuide, renderTemplate } from "../../src/practice/guide.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
 test("placeholders are replaced; a section is kept or dropped with its marker lines, also inside a line", () => {

@@ -2,7 +2,7 @@
 /** `practice/leak-audit.ts`: no line of the answer in a practice folder. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, type LeakPair, MIN_LEAK_LINE_LENGTH } from "../../lib/practice/leak-audit.js";
+import { findLeaks, INHERITED_LEAK_LINE_LENGTH, isSignificantLine, type LeakPair, MIN_LEAK_LINE_LENGTH } from "../../src/practice/leak-audit.js";
 import { REFERENCE_BETA, STARTER_BETA } from "../support/fake-course.js";
 
 const PAIR: LeakPair = { teachingFile: "src/beta.ts", reference: REFERENCE_BETA, starter: STARTER_BETA };

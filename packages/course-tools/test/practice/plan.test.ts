@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import type { TreeEntry } from "../../lib/course/git.js";
-import type { Checkpoint } from "../../lib/course/history.js";
-import { parseManifest } from "../../lib/course/manifest.js";
-import type { Starter } from "../../lib/course/starters.js";
-import { planPractice } from "../../lib/practice/plan.js";
+import type { TreeEntry } from "../../src/course/git.js";
+import type { Checkpoint } from "../../src/course/history.js";
+import { parseManifest } from "../../src/course/manifest.js";
+import type { Starter } from "../../src/course/starters.js";
+import { planPractice } from "../../src/practice/plan.js";
 
 const MANIFEST = `format: 1
 id: "04"

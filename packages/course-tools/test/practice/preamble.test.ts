@@ -8,8 +8,8 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { BACKUP_DIR, sha256, writeBackupSync } from "../../lib/practice/backup.js";
-import { learnerPreamble } from "../../lib/practice/preamble.js";
+import { BACKUP_DIR, sha256, writeBackupSync } from "../../src/practice/backup.js";
+import { learnerPreamble } from "../../src/practice/preamble.js";
 import { createMiniCourse, removeMiniCourse } from "../support/lab-fixture.js";
 
 test("learner commands say first that the repo is the reference, and restore a fault exercise that was killed", async (t) => {

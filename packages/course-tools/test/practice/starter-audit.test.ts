@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { assertNoLeaks, findStarterLeaks } from "../../lib/practice/leak-audit.js";
-import { ANSWER_RUN_TOKENS, auditStarter } from "../../lib/practice/starter-audit.js";
+import { assertNoLeaks, findStarterLeaks } from "../../src/practice/leak-audit.js";
+import { ANSWER_RUN_TOKENS, auditStarter } from "../../src/practice/starter-audit.js";
 
 const REFERENCE = `import path from "node:path";
 

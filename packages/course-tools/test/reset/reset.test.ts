@@ -5,11 +5,11 @@ import { existsSync, readdirSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import test from "node:test";
-import { loadManifest } from "../../lib/course/manifest.js";
-import { runLab } from "../../lib/testing/labs.js";
-import { BACKUP_DIR, sha256, writeBackupSync } from "../../lib/practice/backup.js";
-import { resetTeachingFiles } from "../../lib/reset/reset.js";
-import { formatReset } from "../../reset.js";
+import { loadManifest } from "../../src/course/manifest.js";
+import { runLab } from "../../src/testing/labs.js";
+import { BACKUP_DIR, sha256, writeBackupSync } from "../../src/practice/backup.js";
+import { resetTeachingFiles } from "../../src/reset/reset.js";
+import { formatReset } from "../../src/reset.js";
 import { makeMiniCourse, MINI_FILE, MINI_STARTER as STARTER } from "../support/fault-fixture.js";
 import { runCommand } from "../support/tooling.js";
 

@@ -25,7 +25,7 @@ import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { after, type TestContext } from "node:test";
-import { courseRoot } from "../../lib/core/paths.js";
+import { courseRoot } from "../../src/core/paths.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repository these tests belong to. */

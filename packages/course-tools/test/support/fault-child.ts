@@ -8,10 +8,10 @@
  * file is patched, prints `PATCHED` and then either hangs (so the parent can send SIGKILL or
  * SIGINT), throws an uncaught exception from a timer, or (`run`) goes on with the experiment.
  */
-import { catchInterruptions } from "../../lib/core/interrupt.js";
-import { runLearnerFault } from "../../lib/fault/learner.js";
-import { learnerFaults } from "../../lib/course/faults.js";
-import { loadManifest } from "../../lib/course/manifest.js";
+import { catchInterruptions } from "../../src/core/interrupt.js";
+import { runLearnerFault } from "../../src/fault/learner.js";
+import { learnerFaults } from "../../src/course/faults.js";
+import { loadManifest } from "../../src/course/manifest.js";
 
 const [root, chapter, mode] = process.argv.slice(2);
 if (root === undefined || chapter === undefined || (mode !== "hang" && mode !== "throw" && mode !== "run")) {

@@ -8,10 +8,10 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { courseRoot } from "../../lib/core/paths.js";
+import { courseRoot } from "../../src/core/paths.js";
 import type { TestContext } from "node:test";
-import { learnerManifestText, type Fault } from "../../lib/course/faults.js";
-import { parseManifest, type ChapterManifest } from "../../lib/course/manifest.js";
+import { learnerManifestText, type Fault } from "../../src/course/faults.js";
+import { parseManifest, type ChapterManifest } from "../../src/course/manifest.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
 /** The real repo this file lives in. */

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { CourseError } from "../../lib/core/errors.js";
+import { CourseError } from "../../src/core/errors.js";
 
 /** An `assert.throws`/`rejects` matcher: a `CourseError` with this code. */
 export function isCode(code: string) {

@@ -6,7 +6,7 @@
  * npm) starts it as a process (`runCommand` in `tooling.ts`). Saves the 0.15–0.3 s of CPU a
  * command's process costs to start.
  */
-import { runCommandLine } from "../../cli.js";
+import { runCommandLine } from "../../src/cli.js";
 import type { CommandResult } from "./tooling.js";
 
 export interface InProcessOptions {

@@ -11,10 +11,10 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import fse from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import { courseRoot, starterCopyPath, TOOLS_PACKAGE } from "../../lib/core/paths.js";
-import { listChapterIds, loadManifest } from "../../lib/course/manifest.js";
-import { readStarters } from "../../lib/course/starters.js";
-import { learnerManifestText } from "../../lib/course/faults.js";
+import { courseRoot, starterCopyPath, TOOLS_PACKAGE } from "../../src/core/paths.js";
+import { listChapterIds, loadManifest } from "../../src/course/manifest.js";
+import { readStarters } from "../../src/course/starters.js";
+import { learnerManifestText } from "../../src/course/faults.js";
 import { runCommand } from "./tooling.js";
 import { runInProcess } from "./in-process.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";

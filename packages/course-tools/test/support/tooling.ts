@@ -20,11 +20,11 @@ import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fse from "fs-extra";
-import { isEntryPoint } from "../../lib/core/cli.js";
-import { courseRoot, PRACTICE_TOOLING, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../lib/core/paths.js";
-import { childEnv } from "../../lib/core/process.js";
-import { resolveCompiler } from "../../lib/testing/compiler.js";
-import { TEST_BUILD_COMPLETE, testToolingBuild, toolingStamp } from "../../lib/core/tooling-stamp.mjs";
+import { isEntryPoint } from "../../src/core/cli.js";
+import { courseRoot, PRACTICE_TOOLING, TEST_TOOLING_BUILD, TOOLING_BUILD } from "../../src/core/paths.js";
+import { childEnv } from "../../src/core/process.js";
+import { resolveCompiler } from "../../src/testing/compiler.js";
+import { TEST_BUILD_COMPLETE, testToolingBuild, toolingStamp } from "../../src/core/tooling-stamp.mjs";
 
 const SCRIPTS = path.join(courseRoot, "scripts");
 const CACHE = path.join(courseRoot, ...TEST_TOOLING_BUILD.split("/"));

@@ -2,8 +2,8 @@
  * A synthetic two-lab chapter and test records of it, for the acceptance record's pure
  * judgements (`verify/evaluate.ts`, `verify/staged.ts`).
  */
-import { parseManifest } from "../../lib/course/manifest.js";
-import type { TestRecord } from "../../lib/testing/results.js";
+import { parseManifest } from "../../src/course/manifest.js";
+import type { TestRecord } from "../../src/testing/results.js";
 
 /** The chapter: Lab 12.1 with two tests, Lab 12.2 with one. */
 export const MANIFEST = parseManifest(

@@ -2,7 +2,7 @@
 /** `testing/compiler.ts`: the compiler's output read as diagnostics. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { splitDiagnostics } from "../../lib/testing/compiler.js";
+import { splitDiagnostics } from "../../src/testing/compiler.js";
 
 test("tsc output is split into diagnostics with their continuation lines", () => {
   const output = [

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { declarationLines, declarationPathOf, firstDeclarationDifference } from "../../lib/testing/declarations.js";
+import { declarationLines, declarationPathOf, firstDeclarationDifference } from "../../src/testing/declarations.js";
 
 test("declarations are compared line by line, ignoring blank lines and trailing spaces", () => {
   assert.equal(firstDeclarationDifference("export declare function a(): void;  \n\n", "export declare function a(): void;\n"), undefined);

@@ -16,9 +16,9 @@ import {
   runAuthorChecks,
   runAuthorFaults,
   type FaultResult,
-} from "../../lib/testing/fault-runs.js";
-import { authorFaults, type Fault } from "../../lib/course/faults.js";
-import { loadManifest } from "../../lib/course/manifest.js";
+} from "../../src/testing/fault-runs.js";
+import { authorFaults, type Fault } from "../../src/course/faults.js";
+import { loadManifest } from "../../src/course/manifest.js";
 import { MINI_FILE, MINI_REFERENCE, MINI_TEST, MINI_TEST_FILE, makeMiniCourse, miniManifest, repoRoot, writeTree } from "../support/fault-fixture.js";
 import { fault } from "../support/fault-fixture.js";
 

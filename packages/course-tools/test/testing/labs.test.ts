@@ -5,11 +5,11 @@ import { readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { runLab } from "../../lib/testing/labs.js";
-import { formatOutcome, outcomeJson, outcomeOk } from "../../lib/lab/format.js";
+import { runLab } from "../../src/testing/labs.js";
+import { formatOutcome, outcomeJson, outcomeOk } from "../../src/lab/format.js";
 import { processesMentioning } from "../support/leftover-probe.js";
-import { loadManifest } from "../../lib/course/manifest.js";
-import { createPaint } from "../../lib/core/term.js";
+import { loadManifest } from "../../src/course/manifest.js";
+import { createPaint } from "../../src/core/term.js";
 import { createMiniCourse, removeMiniCourse } from "../support/lab-fixture.js";
 
 const plain = createPaint(false);

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import test from "node:test";
 import { pathToFileURL } from "node:url";
-import type { TestRecord } from "../../lib/testing/results.js";
+import type { TestRecord } from "../../src/testing/results.js";
 import { repoRoot } from "../support/lab-fixture.js";
 
 test("the reporter keeps a long diff's stack frames, the error an assertion received, and both compared values", async () => {

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { parseRecords, summarizeLabs, type TestRecord } from "../../lib/testing/results.js";
-import { type LabSpec, parseManifest } from "../../lib/course/manifest.js";
+import { parseRecords, summarizeLabs, type TestRecord } from "../../src/testing/results.js";
+import { type LabSpec, parseManifest } from "../../src/course/manifest.js";
 import { MINI_MANIFEST } from "../support/lab-fixture.js";
 
 const mini = parseManifest(MINI_MANIFEST, "checkpoints/99.yaml");

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import test from "node:test";
 import { fileURLToPath } from "node:url";
-import { childEnv } from "../../lib/core/process.js";
+import { childEnv } from "../../src/core/process.js";
 
 const RUN_FILES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "lib", "testing", "run-files.mjs");
 

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test, { type TestContext } from "node:test";
-import { dealFiles, runTestsShared } from "../../lib/testing/shared-runs.js";
-import { topLevelResults } from "../../lib/testing/suite.js";
+import { dealFiles, runTestsShared } from "../../src/testing/shared-runs.js";
+import { topLevelResults } from "../../src/testing/suite.js";
 import { tempDir } from "../support/fake-course.js";
 
 /** A folder with the given plain-JavaScript test files (name → body after the node:test import). */

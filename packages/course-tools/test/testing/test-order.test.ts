@@ -2,7 +2,7 @@
 /** `testing/test-order.mjs`: which tooling test files share a process, and in which order the files start. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { expectedSeconds, longestFirst, mergeDurations, SHARED_PROCESS, sharesProcess, type TestUnit } from "../../lib/testing/test-order.mjs";
+import { expectedSeconds, longestFirst, mergeDurations, SHARED_PROCESS, sharesProcess, type TestUnit } from "../../src/testing/test-order.mjs";
 
 test("a file shares a process only when its first line says so", () => {
   assert.equal(sharesProcess(`${SHARED_PROCESS}\n/** A unit test. */\n`), true);

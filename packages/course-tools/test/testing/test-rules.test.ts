@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { rulesOfTest, withTestRules } from "../../lib/testing/test-rules.js";
+import { rulesOfTest, withTestRules } from "../../src/testing/test-rules.js";
 
 const SOURCE = [
   'import test from "node:test";',

@@ -9,8 +9,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { describeStuck, LAB_SCRATCH_PREFIX, makeLabScratch } from "../../lib/testing/tests.js";
-import { currentOwner, OWNER_FILE, removeScratchDir, SCRATCH_JOURNALS, sweepStaleScratch, useJournalRoot } from "../../lib/core/scratch.js";
+import { describeStuck, LAB_SCRATCH_PREFIX, makeLabScratch } from "../../src/testing/tests.js";
+import { currentOwner, OWNER_FILE, removeScratchDir, SCRATCH_JOURNALS, sweepStaleScratch, useJournalRoot } from "../../src/core/scratch.js";
 import { repoRoot } from "../support/lab-fixture.js";
 
 test("a lab run's temp folder is a scratch folder of this process: owned, journaled, so a killed run's is swept by the next command", async (t) => {

@@ -2,9 +2,9 @@
 /** `ts/derive-starter.ts`: a starter built from its reference and the chapter's scaffold. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { auditStarter } from "../../lib/practice/starter-audit.js";
-import { deriveStarter, deriveStarterWithOrigins } from "../../lib/ts/derive-starter.js";
-import { parseModule } from "../../lib/ts/source.js";
+import { auditStarter } from "../../src/practice/starter-audit.js";
+import { deriveStarter, deriveStarterWithOrigins } from "../../src/ts/derive-starter.js";
+import { parseModule } from "../../src/ts/source.js";
 
 const REFERENCE = `/**
  * Chapter 09 · shelf: the reference's own header.

@@ -12,7 +12,7 @@ import {
   SyntaxKind,
   topLevelDeclarations,
   walk,
-} from "../../lib/ts/source.js";
+} from "../../src/ts/source.js";
 import { STARTER } from "../support/ts-texts.js";
 
 test("topLevelDeclarations: names, kinds, export flags and attached versus detached comments", () => {

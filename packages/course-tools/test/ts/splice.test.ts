@@ -2,8 +2,8 @@
 /** `ts/splice.ts`: which lab a declaration belongs to, and splicing declarations between texts. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseModule } from "../../lib/ts/source.js";
-import { declarationKey, labOwnership, spliceDeclarations, spliceLabs } from "../../lib/ts/splice.js";
+import { parseModule } from "../../src/ts/source.js";
+import { declarationKey, labOwnership, spliceDeclarations, spliceLabs } from "../../src/ts/splice.js";
 import { REFERENCE, STARTER } from "../support/ts-texts.js";
 
 test("labOwnership: the 🔨 markers inside a declaration name its lab; unmarked declarations belong to none", () => {

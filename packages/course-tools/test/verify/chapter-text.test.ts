@@ -2,9 +2,9 @@
 /** `verify/chapter-text.ts`: the chapter text's markup, and what the manifest confirms in it. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { parseManifest } from "../../lib/course/manifest.js";
-import { authorFaults } from "../../lib/course/faults.js";
-import { checkPlanAgainstManifest, parseChapterText, recordLineProblem, type TextCommand } from "../../lib/verify/chapter-text.js";
+import { parseManifest } from "../../src/course/manifest.js";
+import { authorFaults } from "../../src/course/faults.js";
+import { checkPlanAgainstManifest, parseChapterText, recordLineProblem, type TextCommand } from "../../src/verify/chapter-text.js";
 import { SCAFFOLD_ERROR, SCAFFOLD_ERROR_2 } from "../support/fake-course.js";
 
 const FENCE = "```";

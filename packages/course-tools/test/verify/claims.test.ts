@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { type ClaimLine, firstClaimMismatch, omittedCount, shownOutputLines } from "../../lib/verify/claims.js";
+import { type ClaimLine, firstClaimMismatch, omittedCount, shownOutputLines } from "../../src/verify/claims.js";
 
 /** Joins lines into a text. */
 const lines = (...all: string[]) => all.join("\n");

@@ -2,8 +2,8 @@
 /** `verify/evaluate.ts`: the record's judgements over synthetic test runs and texts. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, throughChapterFiles } from "../../lib/verify/evaluate.js";
-import type { TestRecord } from "../../lib/testing/results.js";
+import { evaluateChapterTotal, evaluateFirstRed, evaluateReferenceLabs, throughChapterFiles } from "../../src/verify/evaluate.js";
+import type { TestRecord } from "../../src/testing/results.js";
 import { MANIFEST, record, STARTER_RUN } from "../support/verify-runs.js";
 
 test("first red: every lab 0/N on a scaffold error, the first lab on exactly its own", () => {

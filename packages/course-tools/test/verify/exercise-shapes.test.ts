@@ -1,8 +1,8 @@
 /** `verify/exercise-shapes.ts`: the fault exercise placed in every kept solution, and what counts as caught. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Fault } from "../../lib/course/faults.js";
-import { exerciseCaught, exerciseMutants } from "../../lib/verify/exercise-shapes.js";
+import type { Fault } from "../../src/course/faults.js";
+import { exerciseCaught, exerciseMutants } from "../../src/verify/exercise-shapes.js";
 
 const FILE = "packages/pi-course/src/shelf.ts";
 const exercise = {

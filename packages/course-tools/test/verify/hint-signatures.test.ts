@@ -2,7 +2,7 @@
 /** `verify/hint-signatures.ts`: the signatures a hint's second rung names match the starter's. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { declaredSignatures, parameterNames, signatureMismatches } from "../../lib/verify/hint-signatures.js";
+import { declaredSignatures, parameterNames, signatureMismatches } from "../../src/verify/hint-signatures.js";
 
 test("parameter names are read past types and default values", () => {
   assert.deepEqual(parameterNames("a: T, { b }: U = {}, c?: V, ...rest: W[]"), ["a", "{ b }", "c", "rest"]);

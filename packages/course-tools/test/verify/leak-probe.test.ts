@@ -2,7 +2,7 @@
 /** `verify/leak-probe.ts`: the leak audit line's probe, that the starter audit sees an answer pasted into the starter. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import { pastedAnswerProblem } from "../../lib/verify/leak-probe.js";
+import { pastedAnswerProblem } from "../../src/verify/leak-probe.js";
 
 const REFERENCE = `/** Lists things. */
 export function list(names: readonly string[]): string[] {

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { runVerify, selectSteps, type VerifyReport } from "../../lib/verify/record.js";
-import { sameFolder, VERIFY_STEPS } from "../../lib/verify/steps.js";
+import { runVerify, selectSteps, type VerifyReport } from "../../src/verify/record.js";
+import { sameFolder, VERIFY_STEPS } from "../../src/verify/steps.js";
 import { CHAPTER_TEXT_BETA, makeFakeCourse, sh, STARTER_BETA } from "../support/fake-course.js";
 
 function failing(report: VerifyReport): string[] {

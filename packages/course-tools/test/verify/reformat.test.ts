@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import test from "node:test";
-import { courseRoot } from "../../lib/core/paths.js";
-import { faultReformatProblems } from "../../lib/verify/reformat.js";
+import { courseRoot } from "../../src/core/paths.js";
+import { faultReformatProblems } from "../../src/verify/reformat.js";
 import { fault, MINI_REFERENCE } from "../support/fault-fixture.js";
 import { tempDir } from "../support/fake-course.js";
 

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { resolveCheckpoint } from "../../lib/course/history.js";
-import { parseChapterText, type TextCommand } from "../../lib/verify/chapter-text.js";
-import { judgeCommand, mistakeCommands, replayChapterText, replayEnvironment, runShellCommand, teachingFilesAt } from "../../lib/verify/replay.js";
+import { resolveCheckpoint } from "../../src/course/history.js";
+import { parseChapterText, type TextCommand } from "../../src/verify/chapter-text.js";
+import { judgeCommand, mistakeCommands, replayChapterText, replayEnvironment, runShellCommand, teachingFilesAt } from "../../src/verify/replay.js";
 import { makeFakeCourse, REFERENCE_BETA, STARTER_BETA } from "../support/fake-course.js";
 
 const FENCE = "```";

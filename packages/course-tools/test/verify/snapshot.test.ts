@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import test from "node:test";
-import { describeSource } from "../../lib/verify/evaluate.js";
-import { cloneWorkingTree } from "../../lib/verify/snapshot.js";
+import { describeSource } from "../../src/verify/evaluate.js";
+import { cloneWorkingTree } from "../../src/verify/snapshot.js";
 import { makeFakeCourse, sh } from "../support/fake-course.js";
 
 test("the verified source is the working tree as `git add -A` sees it, and the repository is left untouched", async (t) => {

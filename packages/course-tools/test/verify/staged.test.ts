@@ -2,8 +2,8 @@
 /** `verify/staged.ts`: the teaching file staged at "labs before k done", and the check on its run. */
 import assert from "node:assert/strict";
 import test from "node:test";
-import type { TestRecord } from "../../lib/testing/results.js";
-import { evaluateStagedRed, stagedTeachingText } from "../../lib/verify/staged.js";
+import type { TestRecord } from "../../src/testing/results.js";
+import { evaluateStagedRed, stagedTeachingText } from "../../src/verify/staged.js";
 import { MANIFEST, record, STARTER_RUN } from "../support/verify-runs.js";
 
 const STAGED_STARTER = `import { a } from "./a.js";

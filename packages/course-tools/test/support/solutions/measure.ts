@@ -48,12 +48,12 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { isEntryPoint, normalizeChapterId } from "../../../lib/core/cli.js";
-import { courseRoot } from "../../../lib/core/paths.js";
-import type { StarterOverlay } from "../../../lib/course/manifest.js";
-import { starterOf } from "../../../lib/course/starters.js";
-import { childEnv, tempFolderEnv } from "../../../lib/core/process.js";
-import { resolveCompiler, type Compiler } from "../../../lib/testing/compiler.js";
+import { isEntryPoint, normalizeChapterId } from "../../../src/core/cli.js";
+import { courseRoot } from "../../../src/core/paths.js";
+import type { StarterOverlay } from "../../../src/course/manifest.js";
+import { starterOf } from "../../../src/course/starters.js";
+import { childEnv, tempFolderEnv } from "../../../src/core/process.js";
+import { resolveCompiler, type Compiler } from "../../../src/testing/compiler.js";
 
 const PACKAGE = "packages/pi-course";
 const NOCHECK = /^\/\/ @ts-nocheck[^\n]*\n/;
