@@ -417,8 +417,8 @@ export function parseCommand<N extends CommandName>(name: N, argv: readonly stri
   return COMMANDS[name].parse(argv) as Parsed<CommandArgs<N>>;
 }
 
-/** The launcher's line for a command it does not know. */
-export const LAUNCH_USAGE = `usage: node scripts/launch.mjs <${COMMAND_NAMES.join("|")}> [args]`;
+/** The line of the tooling's bin (`packages/course-tools/bin/pi-course.mjs`) for a command it does not know. */
+export const LAUNCH_USAGE = `usage: pi-course <${COMMAND_NAMES.join("|")}> [args]`;
 
 /** The commands (and `fault --all`) that belong to the course's authors: they need the repository's history and reference code. */
 function isAuthorCommand(name: CommandName, args: unknown): boolean {

@@ -2,16 +2,16 @@
 // Runs every test file of the repo with node:test, listing the files itself so that no
 // shell glob is involved (Node 20's `node --test` does not expand globs, and Windows
 // shells do not either). Course tests run from the compiled `dist/`, exactly as the
-// chapters tell learners to run them. Tooling tests run compiled too, once per state of
-// their sources, into the git-ignored `.pi-course/test-tooling/` (scripts/test/support/
-// tooling.ts; loading each test file through tsx instead cost 0.3–0.5 s of CPU per file),
-// with source maps so that failures name TypeScript lines.
+// chapters tell learners to run them. Tooling tests run compiled too, from the tooling
+// package's build (`packages/course-tools/dist/test/`, made by `npm run build`, `tsc -b`;
+// loading each test file through tsx instead cost 0.3–0.5 s of CPU per file), with source
+// maps so that failures name TypeScript lines. Run through the tooling's bin:
 //
-//   node scripts/run-tests.mjs                     format and lint, type check, course tests, then tooling tests
-//   node scripts/run-tests.mjs --course-only       only packages/pi-course/dist/test
-//   node scripts/run-tests.mjs --tooling-only      only scripts/test
-//   node scripts/run-tests.mjs --from-source       tooling tests from their sources, through tsx
-//   node scripts/run-tests.mjs --concurrency <n>   test files run at once (default: see below)
+//   pi-course run-tests                     format and lint, type check, course tests, then tooling tests
+//   pi-course run-tests --course-only       only packages/pi-course/dist/test
+//   pi-course run-tests --tooling-only      only packages/course-tools/test
+//   pi-course run-tests --from-source       tooling tests from their sources, through tsx
+//   pi-course run-tests --concurrency <n>   test files run at once (default: see below)
 //
 // Test files run in parallel: much of a tooling test's time is spent waiting for the
 // processes it starts (git, the compiler, node) and for the time limits and debounces it
@@ -23,12 +23,12 @@
 // In the course repository the test files start longest first, by how long each took last time
 // (kept in the git-ignored `.pi-course/test-durations.json`), so that a suite ends on short files
 // instead of one long file running alone; `node --test` would sort them by path, so they run
-// through `lib/testing/run-files.mjs`, node's own runner in the order given (a practice folder
+// through `testing/run-files.mjs`, node's own runner in the order given (a practice folder
 // runs its course tests with `node --test` as the chapters do). Tooling test files that open
 // with `// test-process: shared` run together in one process. Both rules:
-// `lib/testing/test-order.mjs`.
+// `testing/test-order.mjs`.
 //
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -38,7 +38,7 @@ import { parseArgs } from "node:util";
 
 /**
  * The course tree this runner serves: the nearest folder above it that holds the course
- * package (`scripts/` in the repository, `packages/course-tools/dist/` in a practice folder).
+ * package (this file is `packages/course-tools/dist/src/run-tests.mjs`, or its source in `src/`).
  */
 function courseTree(from) {
   for (let dir = from; ; dir = path.dirname(dir)) {
@@ -69,12 +69,15 @@ function testFilesBelow(dir, suffix) {
   return found.sort();
 }
 
+/** The tooling's test sources (none in a practice folder). */
+const TOOLING_TESTS = path.join(repo, "packages/course-tools/test");
+
 /** The module that imports every tooling test file that shares a process, written into the tooling tests' build. */
 const SHARED_MODULE = "shared-process.mjs";
 /** How long each tooling test file took last time, seconds by course-relative path (git-ignored). */
 const DURATIONS = path.join(repo, ".pi-course", "test-durations.json");
 /** The runner that keeps the order of its files (`node --test` sorts them by path). */
-const RUN_FILES = path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "testing", "run-files.mjs");
+const RUN_FILES = path.join(path.dirname(fileURLToPath(import.meta.url)), "testing", "run-files.mjs");
 
 /** The times `.pi-course/test-durations.json` holds; empty when there are none. */
 function knownDurations() {
@@ -97,7 +100,7 @@ function writeIfChanged(file, content) {
   renameSync(temporary, file);
 }
 
-/** `lib/testing/test-order.mjs`, loaded when a suite is laid out by it (never in a practice folder). */
+/** `testing/test-order.mjs`, loaded when a suite is laid out by it (never in a practice folder). */
 const testOrder = () => import(pathToFileURL(path.join(path.dirname(RUN_FILES), "test-order.mjs")).href);
 
 /**
@@ -216,7 +219,7 @@ try {
     options: { "course-only": { type: "boolean" }, "tooling-only": { type: "boolean" }, "from-source": { type: "boolean" }, concurrency: { type: "string" } },
   }).values;
 } catch (error) {
-  console.error(`${error.message}\nusage: node scripts/run-tests.mjs [--course-only | --tooling-only] [--from-source] [--concurrency <n>]`);
+  console.error(`${error.message}\nusage: pi-course run-tests [--course-only | --tooling-only] [--from-source] [--concurrency <n>]`);
   process.exit(2);
 }
 const concurrency = options.concurrency === undefined ? Math.max(2, 2 * os.availableParallelism()) : Number(options.concurrency);
@@ -238,15 +241,16 @@ const suites = [];
 const practiceFolder = existsSync(path.join(repo, ".pi-course", "practice.json"));
 if (!practiceFolder && !options["course-only"] && !options["tooling-only"]) {
   suites.push(["format and lint", [path.join(repo, "node_modules/@biomejs/biome/bin/biome"), "check", "--reporter=summary"]]);
-  // The type check of scripts/ and bench/ (`npm run typecheck`, incremental), beside the tests
-  // rather than before them: nothing here waits for it.
-  const { findCompiler } = await import(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "lib", "core", "typescript.mjs")).href);
+  // The type check of bench/ (the rest of `npm run typecheck`: the build before the tests,
+  // `tsc -b`, has checked the course and the tooling), beside the tests rather than before
+  // them: nothing here waits for it.
+  const { findCompiler } = await import(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "core", "typescript.mjs")).href);
   const compiler = findCompiler(path.join(repo, "packages", "pi-course"));
   if (!("command" in compiler)) {
     console.error("no TypeScript compiler in node_modules: run npm install first");
     process.exit(1);
   }
-  suites.push(["type check", [...compiler.args, "-p", "tsconfig.json", "--pretty", "false"], compiler.command]);
+  suites.push(["type check", [...compiler.args, "-p", "bench/tsconfig.json", "--pretty", "false"], compiler.command]);
 }
 if (!options["tooling-only"]) {
   // Listed from the sources, not from dist/, so a deleted test never keeps running
@@ -263,7 +267,7 @@ if (!options["tooling-only"]) {
     process.exit(1);
   }
   // Beside the tooling tests, one course test file per core (a course test waits for nothing).
-  const besideTooling = !options["course-only"] && testFilesBelow(path.join(repo, "scripts/test"), ".test.ts").length > 0;
+  const besideTooling = !options["course-only"] && testFilesBelow(TOOLING_TESTS, ".test.ts").length > 0;
   const courseConcurrency = besideTooling && options.concurrency === undefined ? os.availableParallelism() : concurrency;
   if (practiceFolder) {
     suites.push([
@@ -277,32 +281,31 @@ if (!options["tooling-only"]) {
   }
 }
 if (!options["course-only"]) {
-  const files = testFilesBelow(path.join(repo, "scripts/test"), ".test.ts");
+  const files = testFilesBelow(TOOLING_TESTS, ".test.ts");
   if (files.length > 0 && options["from-source"]) {
     suites.push([
       "tooling tests",
       [`--test-timeout=${HANG_GUARD_MS}`, "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files.map((f) => path.relative(repo, f))],
     ]);
   } else if (files.length > 0) {
-    // A finished build of these sources is found without loading TypeScript; only a missing one is compiled (through tsx).
-    const { TEST_BUILD_COMPLETE, testToolingBuild } = await import(pathToFileURL(path.join(path.dirname(RUN_FILES), "..", "core", "tooling-stamp.mjs")).href);
-    let build = testToolingBuild(repo);
-    if (!existsSync(path.join(build, TEST_BUILD_COMPLETE))) {
-      const compiled = spawnSync(process.execPath, ["--import", "tsx", path.join(repo, "scripts/test/support/tooling.ts")], { cwd: repo, encoding: "utf8" });
-      if (compiled.status !== 0) {
-        console.error(`compiling the tooling tests failed:\n${compiled.stdout}${compiled.stderr}`);
-        process.exit(1);
-      }
-      build = compiled.stdout.trim();
+    // Listed from the sources, like the course tests: a source without its compiled file means a stale build.
+    const build = path.join(repo, "packages/course-tools/dist");
+    const compiledOf = (f) => path.join(build, "test", path.relative(TOOLING_TESTS, f).replace(/\.ts$/, ".js"));
+    const missing = files.filter((f) => !existsSync(compiledOf(f)));
+    if (missing.length > 0) {
+      console.error(`compiled tooling tests missing (${missing.map((f) => path.basename(f)).join(", ")}): run \`npm run build\` first`);
+      process.exit(1);
     }
-    const compiledOf = (f) => path.join(build, "test", path.relative(path.join(repo, "scripts/test"), f).replace(/\.ts$/, ".js"));
     const { SHARED_PROCESS, sharesProcess } = await testOrder();
     const shared = files.filter((f) => sharesProcess(readFileSync(f, "utf8")));
     const units = files.filter((f) => !shared.includes(f)).map((f) => unitOf(compiledOf(f), [f]));
     if (shared.length > 0) {
       const module = path.join(build, "test", SHARED_MODULE);
       const imports = shared.map((f) => `import ${JSON.stringify(`./${path.relative(path.dirname(module), compiledOf(f)).split(path.sep).join("/")}`)};\n`);
-      writeIfChanged(module, `// The tooling test files that open with "${SHARED_PROCESS}", in one process (scripts/run-tests.mjs).\n${imports.join("")}`);
+      writeIfChanged(
+        module,
+        `// The tooling test files that open with "${SHARED_PROCESS}", in one process (packages/course-tools/src/run-tests.mjs).\n${imports.join("")}`,
+      );
       units.push(unitOf(module, shared));
     }
     suites.push([
@@ -310,7 +313,7 @@ if (!options["course-only"]) {
       await orderedRun(units, concurrency, {
         nodeFlags: ["--enable-source-maps"],
         compiled: path.join(build, "test"),
-        sources: path.join(repo, "scripts", "test"),
+        sources: TOOLING_TESTS,
       }),
     ]);
   }

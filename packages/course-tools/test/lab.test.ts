@@ -265,11 +265,11 @@ test("every location lab prints is path:line:col relative to where the command w
 test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status", async (t) => {
   const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
   t.after(() => removeMiniCourse(course));
-  // As practice lays it out: of scripts/ only npm start's own file; the tooling compiled, run by the bin.
-  await mkdir(path.join(course.root, "scripts"));
-  await copyFile(path.join(repoRoot, "scripts", "start.mjs"), path.join(course.root, "scripts", "start.mjs"));
-  installTooling(course.root, { practice: true });
-  const started = spawnSync(process.execPath, [path.join(course.root, "scripts", "start.mjs")], {
+  // As practice lays it out: npm start's own file; the tooling compiled, run by the bin.
+  await mkdir(path.join(course.root, "packages/pi-course/bin"));
+  await copyFile(path.join(repoRoot, "packages/pi-course/bin/start.mjs"), path.join(course.root, "packages/pi-course/bin/start.mjs"));
+  installTooling(course.root);
+  const started = spawnSync(process.execPath, [path.join(course.root, "packages/pi-course/bin/start.mjs")], {
     cwd: course.root,
     encoding: "utf8",
     env: { ...process.env, CI: "" },

@@ -8,33 +8,29 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CourseError } from "./errors.js";
 
-/** Where `scripts/launch.mjs` keeps the compiled tooling, relative to the course root. */
-export const TOOLING_BUILD = ".pi-course/tooling";
-
-/** Where the tooling tests keep the tooling and themselves compiled, one folder per state of the sources. */
-export const TEST_TOOLING_BUILD = ".pi-course/test-tooling";
-
 /** The tooling package (its bin starts every command), relative to the course root. */
 export const TOOLS_PACKAGE = "packages/course-tools";
 
-/** Where a practice folder holds the compiled tooling (it has no `scripts/`), relative to its root. */
+/**
+ * Where the tooling package keeps its build (`tsc -b`: `src/` into `dist/src/`, `test/` into
+ * `dist/test/`), relative to the course root. A practice folder holds the compiled commands
+ * there too, and no sources.
+ */
 export const PRACTICE_TOOLING = `${TOOLS_PACKAGE}/dist`;
 
+/** Where the compiled commands are (`cli.js`, the families), relative to the course root: the build of `src/`. */
+export const TOOLING_BUILD = `${PRACTICE_TOOLING}/src`;
+
 /**
- * The root of the course tree this script belongs to (the repo or a practice folder), from
- * `scripts/lib/core/` in the sources, from `.pi-course/tooling/lib/core/` in the compiled
- * tooling, from `packages/course-tools/dist/lib/core/` in a practice folder's, or from
- * `.pi-course/test-tooling/<hash>/lib/core/` in the tests' compiled copy.
+ * The root of the course tree this script belongs to (the repo or a practice folder): the
+ * folder holding `packages/course-tools/`, from its sources (`src/core/`), its build
+ * (`dist/src/core/`, `dist/test/…`) or a practice folder's build alike.
  */
 export const courseRoot: string = rootOf(path.dirname(fileURLToPath(import.meta.url)));
 
-function rootOf(libDir: string): string {
-  const dir = `${libDir}${path.sep}`;
-  for (const build of [TOOLING_BUILD, PRACTICE_TOOLING, TEST_TOOLING_BUILD]) {
-    const at = dir.lastIndexOf(`${path.sep}${build.split("/").join(path.sep)}${path.sep}`);
-    if (at !== -1) return libDir.slice(0, at);
-  }
-  return path.resolve(libDir, "..", "..", "..");
+function rootOf(coreDir: string): string {
+  const at = `${coreDir}${path.sep}`.lastIndexOf(`${path.sep}${TOOLS_PACKAGE.split("/").join(path.sep)}${path.sep}`);
+  return at === -1 ? path.resolve(coreDir, "..", "..", "..", "..") : coreDir.slice(0, at);
 }
 
 /**

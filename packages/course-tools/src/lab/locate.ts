@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { shownPath } from "../core/paths.js";
+import { shownPath, TOOLS_PACKAGE } from "../core/paths.js";
 
 /** 1-based line and column of `offset` in `text`. */
 export function positionIn(text: string, offset: number): { line: number; column: number } {
@@ -69,7 +69,7 @@ export function courseFrames(stack: string, courseRoot: string): SourceLocation[
       const file = courseRelative(candidate.where, courseRoot);
       if (file === undefined) continue;
       const parts = file.split("/");
-      if (parts.includes("node_modules") || parts[0] === "scripts") break;
+      if (parts.includes("node_modules") || parts[0] === "scripts" || file.startsWith(`${TOOLS_PACKAGE}/`)) break;
       frames.push({ file, line: candidate.line, column: candidate.column });
       break;
     }

@@ -18,7 +18,7 @@ import type { ChapterManifest } from "../course/manifest.js";
 import { DEFAULT_TIMEOUT_SECONDS } from "../testing/limits.js";
 
 /** The template, in the tooling's own sources (read at run time: the compiled tooling has no copy). */
-export const LEARNING_TEMPLATE = "scripts/lib/practice/learning.md";
+export const LEARNING_TEMPLATE = "packages/course-tools/src/practice/learning.md";
 
 /** Where the course guide of the parent tree goes, since LEARNING.md becomes the chapter guide. */
 export const COURSE_GUIDE = "COURSE.md";

@@ -8,7 +8,7 @@
  */
 import { CourseError } from "../core/errors.js";
 import { courseCommand } from "../core/command-line.js";
-import { PRACTICE_MARKER, starterCopyPath } from "../core/paths.js";
+import { PRACTICE_MARKER, starterCopyPath, TOOLS_PACKAGE } from "../core/paths.js";
 import { learnerManifestText } from "../course/faults.js";
 import type { OutputFile, TreeEntry } from "../course/git.js";
 import type { Checkpoint } from "../course/history.js";
@@ -22,17 +22,28 @@ export const LEARNING = "LEARNING.md";
 
 /**
  * What the parent tree holds for the course's authors only, left out of a practice folder:
- * the tooling's TypeScript sources and tests (the folder gets the compiled tooling instead,
- * `tooling.ts`), the benchmarks, the author's README and docs, CI and the formatter's
- * settings, and the type-check configuration of those sources. Entries ending in `/` are
- * folders. `scripts/start.mjs` stays: it is `npm start`'s launcher, part of the app.
+ * the tooling's TypeScript sources and tests and their build configuration (the folder gets
+ * the compiled tooling instead, `tooling.ts`; the tooling package keeps its manifest and its
+ * bin), `scripts/` (the chapters' kept solutions), the benchmarks, the author's README and
+ * docs, CI and the formatter's settings, and the root's build configuration, which references
+ * the tooling's. Entries ending in `/` are folders.
  */
-export const WORKSHOP_PATHS: readonly string[] = ["scripts/", "bench/", "docs/", ".ci/", ".github/", "README.md", "biome.json", "tsconfig.json"];
-const APP_FILES_IN_WORKSHOP = new Set(["scripts/start.mjs"]);
+export const WORKSHOP_PATHS: readonly string[] = [
+  `${TOOLS_PACKAGE}/src/`,
+  `${TOOLS_PACKAGE}/test/`,
+  `${TOOLS_PACKAGE}/tsconfig.json`,
+  "scripts/",
+  "bench/",
+  "docs/",
+  ".ci/",
+  ".github/",
+  "README.md",
+  "biome.json",
+  "tsconfig.json",
+];
 
 /** True for a parent-tree path that belongs to the authors' workshop (`WORKSHOP_PATHS`). */
 export function isWorkshopPath(file: string): boolean {
-  if (APP_FILES_IN_WORKSHOP.has(file)) return false;
   return WORKSHOP_PATHS.some((entry) => (entry.endsWith("/") ? file.startsWith(entry) : file === entry));
 }
 
@@ -41,10 +52,15 @@ const WORKSHOP_SCRIPTS = ["typecheck", "lint", "format", "bench"];
 /** Development dependencies only the workshop uses (the formatter: 96 MB a learner need not install). */
 const WORKSHOP_DEPENDENCIES = ["@biomejs/biome"];
 
+/** A practice folder's `npm run build`: the course package's own build script. */
+export const LEARNER_BUILD = "npm run build -w @pi/course";
+
 /**
  * The practice folder's root package.json from the parent tree's: the workshop's scripts and
- * dependencies left out, and `npm test` building and running the course's tests without the
- * repository's type-check of the tooling sources (which the folder does not have). Everything
+ * dependencies left out, and `npm run build` building the course package only
+ * (`LEARNER_BUILD`): the repository's `tsc -b` builds the tooling's sources too, which the
+ * folder does not have (its tooling comes compiled), so `npm test` builds and runs the
+ * course's tests without them. Everything
  * else (workspaces, engines, the other scripts) as it was. Throws `PRACTICE_CONFLICT` when
  * the text is not a JSON object.
  */
@@ -58,6 +74,7 @@ export function learnerRootPackageJson(text: string): string {
   }
   const scripts = { ...((manifest.scripts as Record<string, string> | undefined) ?? {}) };
   for (const name of WORKSHOP_SCRIPTS) delete scripts[name];
+  if (typeof scripts.build === "string") scripts.build = LEARNER_BUILD;
   if (typeof scripts.test === "string") scripts.test = scripts.test.replace(/\s*&&\s*npm run typecheck\b/, "");
   const learner: Record<string, unknown> = { ...manifest, scripts };
   if (typeof manifest.devDependencies === "object" && manifest.devDependencies !== null) {

@@ -26,8 +26,8 @@ import type { ChapterManifest } from "../course/manifest.js";
 import { renderTemplate, type TemplateValues } from "./guide.js";
 
 /** The templates, in the tooling's own sources (read at run time: the compiled tooling has no copy). */
-export const AGENTS_TEMPLATE = "scripts/lib/practice/agents.md";
-export const SKILL_TEMPLATE = "scripts/lib/practice/tutor-skill.md";
+export const AGENTS_TEMPLATE = "packages/course-tools/src/practice/agents.md";
+export const SKILL_TEMPLATE = "packages/course-tools/src/practice/tutor-skill.md";
 
 /** The tutoring skill's name, which is also its folder's. */
 export const TUTOR_SKILL = "pi-course-tutor";

@@ -480,7 +480,7 @@ export function recordLineProblem(text: string, manifest: ChapterManifest, fault
     );
   m = /^through chapter (\S+): all pass$/.exec(text);
   if (m) return m[1] === manifest.id ? undefined : `应是 through chapter ${manifest.id}`;
-  return `验收记录里不认识的一行（可用的写法见 scripts/lib/verify/chapter-text.ts）`;
+  return `验收记录里不认识的一行（可用的写法见 packages/course-tools/src/verify/chapter-text.ts）`;
 }
 
 /** The teaching text with the exercise line of `fault` injected (its learner patch), or a reason it cannot be. */

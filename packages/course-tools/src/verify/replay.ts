@@ -27,10 +27,10 @@ import { mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import fse from "fs-extra";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
-import { courseRoot, TOOLING_BUILD } from "../core/paths.js";
+import { courseRoot, TOOLING_BUILD, TOOLS_PACKAGE } from "../core/paths.js";
 import { childEnv, NPM_SCRIPT_VARIABLES, runProcess, tempFolderEnv } from "../core/process.js";
 import { linkNodeModules } from "../core/scratch.js";
-import { git, readFileAt, type GitOptions } from "../course/git.js";
+import { git, gitOk, readFileAt, type GitOptions } from "../course/git.js";
 import { readStarters } from "../course/starters.js";
 import type { Checkpoint } from "../course/history.js";
 import { applyFault, authorFaults } from "../course/faults.js";
@@ -184,14 +184,20 @@ export async function teachingFilesAt(
 
 /**
  * Gives the clone `course` the compiled tooling of the course this tooling runs from (the
- * launcher's `.pi-course/tooling/`, when it has one), so that the text's first course command
- * does not compile `scripts/` again: the launcher uses a build only while its stamp equals the
- * clone's own sources (`core/tooling-stamp.mjs`), and compiles otherwise, as it always would.
+ * tooling package's build of its commands, `dist/src/` and its build record), so that the
+ * text's first course command does not compile them again: the bin's `tsc -b` finds the
+ * record newer than the clone's sources and keeps the build. Only while the running course's
+ * tooling sources equal its commit (the clone's): with uncommitted edits the clone compiles
+ * its own, as it always would.
  */
 async function seedToolingBuild(course: string): Promise<void> {
   const build = path.join(courseRoot, ...TOOLING_BUILD.split("/"));
-  if (!existsSync(path.join(build, "sources.json"))) return;
+  const record = `${build}.tsbuildinfo`;
+  if (!existsSync(record) || !existsSync(path.join(build, "cli.js"))) return;
+  const sources = [`${TOOLS_PACKAGE}/src`, `${TOOLS_PACKAGE}/tsconfig.json`, "tsconfig.base.json"];
+  if (!(await gitOk(courseRoot, ["diff", "--quiet", "HEAD", "--", ...sources])).ok) return;
   await fse.copy(build, path.join(course, ...TOOLING_BUILD.split("/")));
+  await fse.copy(record, path.join(course, ...`${TOOLING_BUILD}.tsbuildinfo`.split("/")));
 }
 
 /**

@@ -145,7 +145,7 @@ test("Ctrl-C reaching a command twice at once (the group's copy and npm's) is on
   skip: !posix && posix,
 }, async () => {
   // A command that needs a moment to clean up after the first signal, then says so.
-  const script = `import { catchInterruptions } from ${JSON.stringify(path.join(compiledTooling(), "lib", "core", "interrupt.js"))};
+  const script = `import { catchInterruptions } from ${JSON.stringify(path.join(compiledTooling(), "src", "core", "interrupt.js"))};
 const interruption = catchInterruptions();
 const keepAlive = setInterval(() => {}, 1000); // signal handlers alone do not keep Node running
 process.stdout.write("ready\\n");
@@ -178,7 +178,7 @@ test("a command that ends by its signal removes the scratch folders a step left 
 }, async (t) => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), "pi-interrupt-"));
   t.after(() => rmSync(tmp, { recursive: true, force: true }));
-  const lib = path.join(compiledTooling(), "lib", "core");
+  const lib = path.join(compiledTooling(), "src", "core");
   // A step that is cut short and settles without awaiting its folder's removal.
   const script = `import { withInterrupts } from ${JSON.stringify(path.join(lib, "interrupt.js"))};
 import { makeScratchDir, useJournalRoot } from ${JSON.stringify(path.join(lib, "scratch.js"))};

@@ -15,7 +15,7 @@ import { courseRoot, starterCopyPath, TOOLS_PACKAGE } from "../../src/core/paths
 import { listChapterIds, loadManifest } from "../../src/course/manifest.js";
 import { readStarters } from "../../src/course/starters.js";
 import { learnerManifestText } from "../../src/course/faults.js";
-import { runCommand } from "./tooling.js";
+import { installTooling, runCommand } from "./tooling.js";
 import { runInProcess } from "./in-process.js";
 import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-build.js";
 
@@ -23,6 +23,9 @@ import { leanPackageTsconfig, NODE_TEST_TYPES, NODE_TEST_TYPINGS } from "./lean-
 export const repoRoot = courseRoot;
 
 /** Copies the tooling package's manifest and bin (what the npm scripts start) from `sourceRoot` into `root`. */
+/** `npm start`'s launcher, relative to the course root. */
+export const START_SCRIPT = "packages/pi-course/bin/start.mjs";
+
 export async function copyToolsPackage(sourceRoot: string, root: string): Promise<void> {
   await fse.copy(path.join(sourceRoot, TOOLS_PACKAGE, "package.json"), path.join(root, TOOLS_PACKAGE, "package.json"));
   await fse.copy(path.join(sourceRoot, TOOLS_PACKAGE, "bin"), path.join(root, TOOLS_PACKAGE, "bin"));
@@ -150,10 +153,9 @@ export interface MiniCourse {
  * Writes the mini course into a fresh temporary folder and returns it; `t.after` (or the
  * caller) must remove `root`. The starter is `starters/99-mini.ts`; `practice` lays it out as
  * a practice folder instead: the marker, and the starter's pristine copy in `.pi-course/starter/`.
- * `scripts` adds the tooling's sources, for a test that starts a command the way npm does
- * (through `scripts/launch.mjs`, which checks its build against them) or runs `npm start`
- * (`scripts/start.mjs`); without them (about 100 files less to write and remove) a command
- * runs from the compiled tooling the tests install (`support/tooling.ts`) or in this process.
+ * `scripts` adds `npm start`'s launcher (`packages/pi-course/bin/start.mjs`). A command runs from
+ * the compiled tooling the tests install (`support/tooling.ts`), as in a practice folder (the
+ * tree has no tooling sources, so the tooling package's bin runs that build as it is), or in this process.
  */
 export async function createMiniCourse(variant: MiniVariant, options: { practice?: boolean; chapter?: string; scripts?: boolean } = {}): Promise<MiniCourse> {
   const id = options.chapter ?? "99";
@@ -164,9 +166,7 @@ export async function createMiniCourse(variant: MiniVariant, options: { practice
   await mkdir(path.join(pkg, "test"), { recursive: true });
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
   if (options.scripts === true) {
-    await fse.copy(path.join(repoRoot, "scripts"), path.join(root, "scripts"), {
-      filter: (source) => !source.startsWith(path.join(repoRoot, "scripts", "test")),
-    });
+    await fse.copy(path.join(repoRoot, START_SCRIPT), path.join(root, START_SCRIPT));
   }
   await copyToolsPackage(repoRoot, root);
   await fse.copy(path.join(repoRoot, "tsconfig.base.json"), path.join(root, "tsconfig.base.json"));
@@ -218,7 +218,7 @@ export function runInPackage(root: string, script: string, args: readonly string
  * from this working tree (so the tooling under test is the one being edited): the course
  * package's sources and its tests' shared helpers (without the files a later chapter adds) with each starter over its teaching file and a pristine starter copy for
  * `reset`, the chapter's focused tests only, the learner-safe manifest, the practice marker,
- * the tooling (`scripts/`, without its tests), `examples/`, the workspace manifests and the repo's
+ * the tooling compiled from this working tree (`support/tooling.ts`), `npm start`'s launcher, `examples/`, the workspace manifests and the repo's
  * `node_modules` linked. The folder's path has spaces and parentheses, as a learner's may.
  * The caller removes the folder.
  */
@@ -247,10 +247,9 @@ export async function practiceCopy(sourceRoot: string, id: string): Promise<stri
   // The tests' shared helpers of earlier chapters (the rule helper is chapter 00's), as the parent tree has them.
   await fse.copy(path.join(sourceRoot, pkg, "test", "support"), path.join(root, pkg, "test", "support"), { filter: (source) => !later.has(source) });
   await fse.copy(path.join(sourceRoot, "examples"), path.join(root, "examples")); // npm start's sample workspace
-  await fse.copy(path.join(sourceRoot, "scripts"), path.join(root, "scripts"), {
-    filter: (source) => !source.startsWith(path.join(sourceRoot, "scripts", "test")),
-  });
+  await fse.copy(path.join(sourceRoot, START_SCRIPT), path.join(root, START_SCRIPT));
   await copyToolsPackage(sourceRoot, root);
+  installTooling(root);
   const manifestText = await readFile(path.join(sourceRoot, manifest.manifestPath), "utf8");
   await mkdir(path.join(root, "checkpoints"), { recursive: true });
   await writeFile(path.join(root, manifest.manifestPath), learnerManifestText(manifestText, manifest));
