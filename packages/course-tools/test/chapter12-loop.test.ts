@@ -64,7 +64,7 @@ test("chapter 12 practice: npm start runs the learner's resources.ts and stops a
     write(stagedTeachingText({ file: TEACHING, reference: REFERENCE, starter: STARTER, labIds, done }).text);
     const built = spawnSync(process.execPath, [compiler, "-p", path.join(root, "packages/pi-course/tsconfig.json")], { encoding: "utf8" });
     assert.equal(built.status, 0, built.stdout);
-    const run = spawnSync(process.execPath, [path.join(root, "scripts", "start.mjs")], { cwd: root, env: env(), encoding: "utf8" });
+    const run = spawnSync(process.execPath, [path.join(root, "packages", "pi-course", "bin", "start.mjs")], { cwd: root, env: env(), encoding: "utf8" });
     const lab = labIds[done]!;
     assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
     assert.match(

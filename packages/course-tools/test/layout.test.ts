@@ -1,19 +1,19 @@
 // test-process: shared
 /**
- * The layout `docs/layout.md` states for `scripts/`, checked on the sources' imports (static,
- * type-only and on-demand ones alike): no module imports itself back through any chain;
- * `core/` imports only itself; the shared families import only the families below them; a
- * command's family never imports another command's; nothing in `lib/` imports a command.
+ * The layout `docs/layout.md` states for `packages/course-tools/src/`, checked on the sources'
+ * imports (static, type-only and on-demand ones alike): no module imports itself back through
+ * any chain; `core/` imports only itself; the shared families import only the families below
+ * them; a command's family never imports another command's; no family imports a command.
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
-import { courseRoot } from "../src/core/paths.js";
+import { courseRoot, TOOLS_PACKAGE } from "../src/core/paths.js";
 
-const SCRIPTS = path.join(courseRoot, "scripts");
+const SOURCES = path.join(courseRoot, ...TOOLS_PACKAGE.split("/"), "src");
 
-/** The families of `scripts/lib/` and what each may import besides itself, lowest first. */
+/** The families (the folders of `src/`) and what each may import besides itself, lowest first. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   core: [],
   ts: ["core"],
@@ -28,14 +28,14 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   mcp: ["core", "ts", "course", "testing", "practice"],
 };
 
-/** Every module of the tooling (not its tests), by path relative to `scripts/`, with the relative modules it imports. */
+/** Every module of the tooling (not its tests), by path relative to `src/`, with the relative modules it imports. */
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (full !== path.join(SCRIPTS, "test")) walk(full);
+        walk(full);
         continue;
       }
       if (!/\.(ts|mjs)$/.test(entry.name)) continue;
@@ -43,19 +43,19 @@ function importGraph(): Map<string, string[]> {
       const targets: string[] = [];
       for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)["'](\.{1,2}\/[^"']+)["']/gm)) {
         const resolved = path.resolve(path.dirname(full), match[1]!).replace(/\.js$/, ".ts");
-        targets.push(path.relative(SCRIPTS, resolved).split(path.sep).join("/"));
+        targets.push(path.relative(SOURCES, resolved).split(path.sep).join("/"));
       }
-      graph.set(path.relative(SCRIPTS, full).split(path.sep).join("/"), targets);
+      graph.set(path.relative(SOURCES, full).split(path.sep).join("/"), targets);
     }
   };
-  walk(SCRIPTS);
+  walk(SOURCES);
   return graph;
 }
 
-/** The family of a module (`lib/<family>/…`), or undefined for a top-level command module. */
+/** The family of a module (`<family>/…`), or undefined for a top-level command module. */
 function familyOf(module: string): string | undefined {
   const parts = module.split("/");
-  return parts[0] === "lib" ? parts[1] : undefined;
+  return parts.length > 1 ? parts[0] : undefined;
 }
 
 /** Every cycle through which a module imports itself back, as module chains. */
@@ -90,14 +90,14 @@ test("no module imports itself back, directly or through others", () => {
   );
 });
 
-test("each family imports only the families below it; no command's family imports another's; lib/ imports no command", () => {
+test("each family imports only the families below it; no command's family imports another's; no family imports a command", () => {
   const problems: string[] = [];
   for (const [module, targets] of importGraph()) {
     const from = familyOf(module);
     for (const target of targets) {
       const to = familyOf(target);
       if (from === undefined) continue; // a command module or the table: it may use any family
-      if (to === undefined) problems.push(`${module} → ${target}: lib/ imports a command`);
+      if (to === undefined) problems.push(`${module} → ${target}: a family imports a command`);
       else if (to !== from && !(ALLOWED[from] ?? []).includes(to)) problems.push(`${module} → ${target}: ${from}/ may not import ${to}/`);
     }
     if (from !== undefined && !(from in ALLOWED)) problems.push(`${module}: family ${from}/ is not in the layout`);
@@ -107,11 +107,11 @@ test("each family imports only the families below it; no command's family import
 
 test("the checks see what they should: a cycle and a family's import are found", () => {
   const graph = new Map([
-    ["lib/lab/a.ts", ["lib/fault/b.ts"]],
-    ["lib/fault/b.ts", ["lib/lab/a.ts"]],
+    ["lab/a.ts", ["fault/b.ts"]],
+    ["fault/b.ts", ["lab/a.ts"]],
   ]);
-  assert.deepEqual(cycles(graph), [["lib/lab/a.ts", "lib/fault/b.ts", "lib/lab/a.ts"]]);
-  assert.equal(familyOf("lib/lab/a.ts"), "lab");
+  assert.deepEqual(cycles(graph), [["lab/a.ts", "fault/b.ts", "lab/a.ts"]]);
+  assert.equal(familyOf("lab/a.ts"), "lab");
   assert.equal(familyOf("cli.ts"), undefined);
   assert.ok(!ALLOWED.lab!.includes("fault") && !ALLOWED.fault!.includes("lab") && !ALLOWED.verify!.includes("fault"));
 });

@@ -73,8 +73,8 @@ test("Ctrl-C while the folder is being written: exit 130, nothing left behind", 
   installTooling(repo);
   writeFileSync(
     script,
-    `import { parseCommand } from "./.pi-course/tooling/cli.js";
-import { run } from "./.pi-course/tooling/practice.js";
+    `import { parseCommand } from "./packages/course-tools/dist/src/cli.js";
+import { run } from "./packages/course-tools/dist/src/practice.js";
 const interrupted = new Promise((resolve) => process.once("SIGINT", resolve));
 const keepAlive = setInterval(() => {}, 1000); // signal handles alone do not keep Node running
 const { help: _help, ...args } = parseCommand("practice", ["02", "../interrupted"]);

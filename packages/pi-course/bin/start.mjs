@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const repo = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const pkg = path.join(repo, "packages", "pi-course");
 /** The chapter of the practice folder this is (its marker `.pi-course/practice.json`), or undefined outside one. */
 function chapterOfPracticeFolder() {

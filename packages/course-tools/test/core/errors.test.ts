@@ -12,9 +12,9 @@ import test from "node:test";
 import { CourseError, ERROR_CODES, formatError, formatWarning, isCourseError } from "../../src/core/errors.js";
 import { courseRoot } from "../../src/core/paths.js";
 
-/** The tooling's own sources (the commands and `lib/`), not its tests. */
+/** The tooling's own sources (the commands and their families, `src/`), not its tests. */
 function toolingSources(): { file: string; text: string }[] {
-  const scripts = path.join(courseRoot, "scripts");
+  const scripts = path.join(courseRoot, "packages", "course-tools", "src");
   const found: { file: string; text: string }[] = [];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

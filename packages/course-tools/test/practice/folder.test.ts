@@ -97,13 +97,13 @@ test("practice writes the parent tree, the focused test, the starter over the te
   );
   for (const author of ["README.md", "tsconfig.json", "bench", "docs"]) assert.equal(existsSync(path.join(dest, author)), false, `${author} is the authors'`);
   const tooling = actualFiles.filter((f) => f.startsWith(`${PRACTICE_TOOLING}/`));
-  for (const command of ["cli.js", "lab.js", "hint.js", "lib/core/paths.js", "lib/core/typescript.mjs"]) {
+  for (const command of ["src/cli.js", "src/lab.js", "src/hint.js", "src/core/paths.js", "src/core/typescript.mjs", "src/run-tests.mjs"]) {
     assert.ok(tooling.includes(`${PRACTICE_TOOLING}/${command}`), `the compiled tooling holds ${command}`);
   }
   assert.deepEqual(
-    tooling.filter((f) => f.endsWith(".map") || f.includes("/test/") || /\/[^/]+\.json$/.test(f.slice(PRACTICE_TOOLING.length))),
+    tooling.filter((f) => /\.(map|d\.ts|d\.mts|tsbuildinfo)$/.test(f) || f.includes("/test/") || /\/[^/]+\.json$/.test(f.slice(PRACTICE_TOOLING.length))),
     [],
-    "no source maps, compiled tests or build stamps",
+    "no source maps, declarations, compiled tests or build records",
   );
   const rootManifest = JSON.parse(read("package.json")) as { scripts: Record<string, string> };
   assert.equal(rootManifest.scripts.typecheck, undefined, "the workshop's scripts are left out");
@@ -231,11 +231,11 @@ test("the compiled tooling is audited too: a distinctive reference line in it is
   const dest = path.join(path.dirname(repo), "leaky-tooling");
   const answer = "return unique.map((name) => `${alpha()}:${name}`);";
   const plant = (step: PracticeStep, temp: string | undefined) => {
-    if (step === "tooling") writeFileSync(path.join(temp!, PRACTICE_TOOLING, "lab.js"), `// ${answer}\n`, { flag: "a" });
+    if (step === "tooling") writeFileSync(path.join(temp!, PRACTICE_TOOLING, "src", "lab.js"), `// ${answer}\n`, { flag: "a" });
   };
   await assert.rejects(createPractice({ repo, id: "02", dest, hooks: { afterStep: plant } }), (e: unknown) => {
     assert.ok(isCode("LEAK_DETECTED")(e));
-    assert.match((e as Error).message, /packages\/course-tools\/dist\/lab\.js:\d+/);
+    assert.match((e as Error).message, /packages\/course-tools\/dist\/src\/lab\.js:\d+/);
     return true;
   });
   assert.equal(existsSync(dest), false);

@@ -35,8 +35,8 @@ export const realRepo = courseRoot;
  * Base files copied from the real repository: the workspace, two command sources (so that
  * the parent tree holds tooling sources a practice folder must leave out) and the templates
  * `practice` reads from the course root. The commands themselves run compiled from the
- * tests' build (`support/tooling.ts`), never from these sources: the rest of `scripts/lib`
- * would only be 90 more files to copy and remove for every course.
+ * tooling package's build (`support/tooling.ts`), never from these sources: the rest of
+ * `packages/course-tools/src/` would only be 90 more files to copy and remove for every course.
  */
 const BASE_FILES = [
   ".gitignore",
@@ -46,11 +46,11 @@ const BASE_FILES = [
   "packages/pi-course/package.json",
   "packages/course-tools/package.json",
   "packages/course-tools/bin/pi-course.mjs",
-  "scripts/checkpoint.ts",
-  "scripts/practice.ts",
-  "scripts/lib/practice/agents.md",
-  "scripts/lib/practice/tutor-skill.md",
-  "scripts/lib/practice/learning.md",
+  "packages/course-tools/src/checkpoint.ts",
+  "packages/course-tools/src/practice.ts",
+  "packages/course-tools/src/practice/agents.md",
+  "packages/course-tools/src/practice/tutor-skill.md",
+  "packages/course-tools/src/practice/learning.md",
 ];
 
 export const SCAFFOLD_ERROR = "Lab 2.1 beta catalog 尚未实现";

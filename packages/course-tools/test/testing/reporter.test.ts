@@ -8,7 +8,7 @@ import type { TestRecord } from "../../src/testing/results.js";
 import { repoRoot } from "../support/lab-fixture.js";
 
 test("the reporter keeps a long diff's stack frames, the error an assertion received, and both compared values", async () => {
-  const { default: labReporter } = (await import(pathToFileURL(path.join(repoRoot, "scripts/lib/testing/reporter.mjs")).href)) as {
+  const { default: labReporter } = (await import(pathToFileURL(path.join(repoRoot, "packages/course-tools/src/testing/reporter.mjs")).href)) as {
     default: (source: AsyncIterable<unknown>) => AsyncGenerator<string>;
   };
   const fail = (name: string, thrown: unknown) => ({
