@@ -211,7 +211,7 @@ function selectDeclarations(reference: string, starter: string): { chosen: Decla
 // The workspace
 // ---------------------------------------------------------------------------
 
-/** A copy of the course package, as `scripts/test/support/solutions/measure.ts` makes one. */
+/** A copy of the course package, as `packages/course-tools/test/support/solutions/measure.ts` makes one. */
 function makeWorkspace(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "pi-course-stryker-"));
   const pkg = path.join(dir, PACKAGE);

@@ -1,8 +1,8 @@
 /**
  * The course's command line: every command declared once — its usage lines, what it does,
  * its options, how its arguments are read, what its exit statuses mean — in one table, and
- * the one entry point that runs them (`node scripts/launch.mjs <command> [args]`, which the
- * npm scripts start). Each command's module is imported only when that command runs, so a
+ * the one entry point that runs them (`pi-course <command> [args]`, the tooling package's bin,
+ * which the npm scripts start). Each command's module is imported only when that command runs, so a
  * command loads nothing of the others (rustlings declares its subcommands once in
  * `src/cli.rs`; epicshop imports each command's module inside its handler).
  *

@@ -1,6 +1,6 @@
 /**
  * `npm run practice -w @pi/course -- NN [dir]`: writes an answer-free practice folder for
- * chapter NN (see `scripts/lib/practice/folder.ts` for what it holds and the safety rules).
+ * chapter NN (see `packages/course-tools/src/practice/folder.ts` for what it holds and the safety rules).
  * Ctrl-C (SIGINT), SIGTERM or SIGHUP removes the half-built folder, then the command ends by
  * that signal.
  */

@@ -1,6 +1,6 @@
 /**
  * `npm run verify -w @pi/course -- NN [--json]`: the author's acceptance record of chapter
- * NN, end to end in a scratch folder (see `scripts/lib/verify/record.ts` for the checks). Prints
+ * NN, end to end in a scratch folder (see `packages/course-tools/src/verify/record.ts` for the checks). Prints
  * one line per check on stdout, progress and the total time on stderr.
  *
  * What is verified is the working tree's content (HEAD plus uncommitted changes, as

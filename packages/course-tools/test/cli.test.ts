@@ -1,6 +1,6 @@
 // test-process: shared
 /**
- * `scripts/cli.ts`, the command table: every command is declared there once, its `--help`
+ * `packages/course-tools/src/cli.ts`, the command table: every command is declared there once, its `--help`
  * and its usage errors come from that declaration, and the table of exit statuses in
  * `docs/commands.md` is the rendering of the same contract.
  */

@@ -1,6 +1,6 @@
 // test-process: shared
 /**
- * The `fault` command (`scripts/fault.ts`): its command line, which faults it selects, the
+ * The `fault` command (`packages/course-tools/src/fault.ts`): its command line, which faults it selects, the
  * learner's report, and the exercise as a learner runs it in a practice folder.
  */
 import assert from "node:assert/strict";
@@ -82,7 +82,7 @@ test("the learner's report names the catching test, the manual edit, or what to 
 });
 
 test("fault 98 in a practice folder, on a solution whose trust branch is one line: injects the line, is caught, restores the file byte for byte, exit 0", async (t) => {
-  // (Until this round the same run was made on the real chapter 12, in scripts/test/chapter12-loop.test.ts.)
+  // (Until this round the same run was made on the real chapter 12, in packages/course-tools/test/chapter12-loop.test.ts.)
   const oneLine = LEARNER_SOLUTION.replace("if (trusted !== true) {\n      return 'skipped';\n  }", "if (trusted !== true) return 'skipped';");
   assert.notEqual(oneLine, LEARNER_SOLUTION);
   const root = await practiceFolder(t, oneLine);

@@ -1,5 +1,5 @@
 // test-process: shared
-/** The `hint` command (`scripts/hint.ts`): its command line, and a learner's walk up a ladder. */
+/** The `hint` command (`packages/course-tools/src/hint.ts`): its command line, and a learner's walk up a ladder. */
 import assert from "node:assert/strict";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";

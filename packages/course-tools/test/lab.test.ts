@@ -1,5 +1,5 @@
 /**
- * The `lab` command (`scripts/lab.ts`, `lib/lab/command.ts`) run as a learner runs it: its
+ * The `lab` command (`packages/course-tools/src/lab.ts`, `lib/lab/command.ts`) run as a learner runs it: its
  * command line, its exit statuses, its output on a synthetic chapter, a run after a killed
  * fault exercise, and `--watch` ended by Ctrl-C. What the command says is checked in this
  * process (`runInProcess`, through the command table); its exit statuses as a process, piped
@@ -161,7 +161,7 @@ test("lab command: a red lab exits 0 (a result, not a crash) unless --json; plai
 
 test("lab --timeout: a lab stuck in for (;;) {} is ended at the limit the command line gives, said once, a result (exit 0), no temp folder left", async (t) => {
   // Where the stuck run was (the test and the function) is the runner's to say: testing/labs.test.ts.
-  // (Until this round this ran on the real chapter 12, in scripts/test/chapter12-loop.test.ts.)
+  // (Until this round this ran on the real chapter 12, in packages/course-tools/test/chapter12-loop.test.ts.)
   const course = await createMiniCourse("starter", { practice: true });
   t.after(() => removeMiniCourse(course));
   await writeFile(path.join(course.root, "packages/pi-course/src/mini.ts"), miniSource("reference").replace("return a + b;", "for (;;) {}"));

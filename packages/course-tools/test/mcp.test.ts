@@ -1,5 +1,5 @@
 /**
- * The `mcp` command (`scripts/mcp.ts`, `lib/mcp/server.ts`) end to end, through the SDK's
+ * The `mcp` command (`packages/course-tools/src/mcp.ts`, `lib/mcp/server.ts`) end to end, through the SDK's
  * own `Client` and `StdioClientTransport` spawning the server in a practice folder: the
  * four tools and the prompt are listed and answer (text and data matching their schemas),
  * a hint climbs the same stored ladder as `hint`, a section comes without the replay's
@@ -335,7 +335,7 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
   const real = JSON.parse(readFileSync(path.join(repoRoot, "packages/pi-course/package.json"), "utf8")) as { scripts: Record<string, string> };
   const pkg = path.join(course.root, "packages/pi-course/package.json");
   writeFileSync(pkg, `${JSON.stringify({ ...JSON.parse(readFileSync(pkg, "utf8")), scripts: real.scripts }, null, 2)}\n`);
-  // The tooling installed by the first test carries the launcher's stamp (support/tooling.ts): npm starts it without compiling.
+  // The compiled tooling, installed where a practice folder keeps it (support/tooling.ts): the bin runs it as it is.
   commandArgs(course.root, "mcp");
   const npm = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "mcp", "-w", "@pi/course"], {
     cwd: course.root,

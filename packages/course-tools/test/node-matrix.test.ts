@@ -1,5 +1,5 @@
 // test-process: shared
-/** The version matrix (`scripts/node-matrix.ts`): its command line and its lines. */
+/** The version matrix (`packages/course-tools/src/node-matrix.ts`): its command line and its lines. */
 import assert from "node:assert/strict";
 import test from "node:test";
 import { parseCommand, SUPPORTED_MAJORS } from "../src/cli.js";

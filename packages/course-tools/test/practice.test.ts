@@ -1,4 +1,4 @@
-/** The `practice` command (`scripts/practice.ts`): relative destinations, a second run, Ctrl-C, and the rough edges of its command line. */
+/** The `practice` command (`packages/course-tools/src/practice.ts`): relative destinations, a second run, Ctrl-C, and the rough edges of its command line. */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";

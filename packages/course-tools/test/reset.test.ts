@@ -1,5 +1,5 @@
 // test-process: shared
-/** The `reset` command's command line (`scripts/reset.ts`, declared in `scripts/cli.ts`). */
+/** The `reset` command's command line (`packages/course-tools/src/reset.ts`, declared in `packages/course-tools/src/cli.ts`). */
 import assert from "node:assert/strict";
 import test from "node:test";
 import { parseCommand } from "../src/cli.js";

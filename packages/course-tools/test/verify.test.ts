@@ -1,5 +1,5 @@
 // test-process: shared
-/** The `verify` command's command line (`scripts/verify.ts`, declared in `scripts/cli.ts`). */
+/** The `verify` command's command line (`packages/course-tools/src/verify.ts`, declared in `packages/course-tools/src/cli.ts`). */
 import assert from "node:assert/strict";
 import test from "node:test";
 import { parseCommand } from "../src/cli.js";

@@ -4,7 +4,7 @@
  * command line over node's `parseArgs` (any mistake is a one-line `USAGE` error, worded one
  * way for every command), rendering `--help` from the declaration, reading a chapter number
  * or a lab target, and running `main` when the file is the program node was started with.
- * The declarations themselves are the command table, `scripts/cli.ts`.
+ * The declarations themselves are the command table, `packages/course-tools/src/cli.ts`.
  *
  * Only node built-ins and `core/` are imported, so `lab` can load this module before it
  * starts the compiler without slowing its start-up.

@@ -2,7 +2,7 @@
  * How a learner types a course command, built in one place: every command line the tooling
  * prints (a usage line, the next step after a result, a hint's pointer, the practice
  * folder's `LEARNING.md`) comes from here, so that renaming a script or a workspace is one
- * edit. The commands themselves are declared in the command table (`scripts/cli.ts`), which
+ * edit. The commands themselves are declared in the command table (`packages/course-tools/src/cli.ts`), which
  * must declare exactly the names listed here.
  */
 import { distPathOf } from "./paths.js";

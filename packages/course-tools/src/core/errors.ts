@@ -4,7 +4,7 @@
  * never on the message, which is written for the learner (Chinese) and may change.
  *
  * The codes are a closed list (`ERROR_CODES`, in the manner of undici's `UND_ERR_*`): a
- * code that is not listed does not compile, and `scripts/test/core/errors.test.ts` fails
+ * code that is not listed does not compile, and `packages/course-tools/test/core/errors.test.ts` fails
  * when a listed code is thrown nowhere or a thrown one is missing (e.g. in a file run from
  * source, where types are not checked).
  */

@@ -6,7 +6,7 @@
  * error block of its own). A second signal while the command is still cleaning up ends it
  * at once, after a last synchronous sweep of its registered temporary folders.
  *
- * The npm scripts start every command with `exec` (see `scripts/launch.mjs`), so a signal
+ * The npm scripts start every command with `exec` (see `packages/course-tools/bin/pi-course.mjs`), so a signal
  * sent to the npm process reaches the command too, not only one sent to the whole process
  * group (Ctrl-C in a terminal).
  */

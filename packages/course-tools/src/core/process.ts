@@ -21,8 +21,8 @@
  * cannot be started (ENOENT, …).
  *
  * This replaced execa: here it costs less per call and far less to load
- * (`npm run bench -- libraries`, figures in bench/README.md). `scripts/launch.mjs` keeps a
- * minimal copy for its compile step, which runs before anything of this is compiled.
+ * (`npm run bench -- libraries`, figures in bench/README.md). The tooling's bin and its test
+ * runner (`run-tests.mjs`), which run before anything of this is loaded, keep a minimal `spawn` of their own.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 

@@ -5,8 +5,9 @@
  * directly skips the node process its JavaScript shim would cost. Otherwise the package's
  * `bin` script runs with this node.
  *
- * Plain JavaScript on purpose: `scripts/launch.mjs` compiles the tooling with it before
- * anything is compiled; the tooling itself uses it through `testing/compiler.ts`.
+ * Plain JavaScript on purpose: the tooling's bin (`bin/pi-course.mjs`) loads it from `src/` to
+ * build the tooling before anything is compiled, and the test runner (`run-tests.mjs`) to
+ * type-check; the tooling itself uses it through `testing/compiler.ts`.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";

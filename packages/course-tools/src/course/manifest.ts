@@ -130,7 +130,7 @@ export interface LabSpec {
 }
 
 /**
- * One fault as written in a manifest. Validated (and defaulted) by `scripts/lib/course/faults.ts`:
+ * One fault as written in a manifest. Validated (and defaulted) by `packages/course-tools/src/course/faults.ts`:
  * `authorFaults` in the repo, `learnerFaults` in a practice folder, whose copy of the
  * manifest holds only exercise faults, without `find`/`replace` (they quote the reference).
  */

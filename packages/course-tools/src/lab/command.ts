@@ -1,7 +1,7 @@
 /**
  * The body of the `lab` command once its arguments are parsed and the compiler is already
  * running: read the manifest, run the lab (or the chapter, or the watch loop) and print the
- * result. Loaded on demand by `scripts/lab.ts`, so that loading it overlaps the build.
+ * result. Loaded on demand by `packages/course-tools/src/lab.ts`, so that loading it overlaps the build.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -21,7 +21,7 @@ import { type ChapterManifest, loadManifest } from "../course/manifest.js";
 import { isPracticeFolder, packageDirOf, userCwd } from "../core/paths.js";
 import { clearScreen, paintFor, type Paint, type TermStream } from "../core/term.js";
 
-/** `lab`'s arguments (declared in the command table, `scripts/cli.ts`). */
+/** `lab`'s arguments (declared in the command table, `packages/course-tools/src/cli.ts`). */
 export interface LabArgs {
   target: LabTarget;
   watch: boolean;

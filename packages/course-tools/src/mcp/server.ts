@@ -7,7 +7,7 @@
  *
  * This module is the protocol side only: the tools' names, descriptions, input and output
  * schemas, and how an answer or a refusal becomes a result. What each tool does is
- * `PracticeTools`, which the command (`scripts/mcp.ts`) builds from `lab`'s and `hint`'s own
+ * `PracticeTools`, which the command (`packages/course-tools/src/mcp.ts`) builds from `lab`'s and `hint`'s own
  * modules (a command's family never imports another's).
  *
  * Every answer is text (what `lab` or `hint` would print, without colour) and the same as
@@ -21,7 +21,7 @@
  *
  * The SDK's low-level `Server` with JSON Schemas written out, not `McpServer` with zod
  * shapes: the schemas are what goes over the wire either way, and type-checking zod's
- * inference through `registerTool` doubled the time `scripts/` takes to compile (231 714
+ * inference through `registerTool` doubled the time the tooling (then `scripts/`) took to compile (231 714
  * type instantiations against 126 114), which every practice folder's first command pays.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";

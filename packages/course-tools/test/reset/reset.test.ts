@@ -129,7 +129,7 @@ test("reset of the chapter gives the starter back; a second reset in the same se
 });
 
 test("reset 98 as a learner runs it: the starter and its scaffold errors are back, and the learner's file is kept beside it", async (t) => {
-  // (Until this round the same run was made on the real chapter 12, in scripts/test/chapter12-loop.test.ts.)
+  // (Until this round the same run was made on the real chapter 12, in packages/course-tools/test/chapter12-loop.test.ts.)
   const { root, manifest, file } = await practice(t);
   const reset = await runCommand(root, "reset", ["98"], { env: { NO_COLOR: "1" } });
   assert.equal(reset.code, 0, reset.stderr);

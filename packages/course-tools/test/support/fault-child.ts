@@ -1,7 +1,7 @@
 /**
  * Child process for the learner-mode crash tests (not a test file itself):
  *
- *   node --import tsx scripts/test/support/fault-child.ts <practice-dir> <chapter> <hang|throw|run>
+ *   node --import tsx packages/course-tools/test/support/fault-child.ts <practice-dir> <chapter> <hang|throw|run>
  *
  * Runs the chapter's exercise fault in learner mode the way `fault` does (interruptions
  * caught, the process ending by the signal once cleaned up) and, right after the learner's

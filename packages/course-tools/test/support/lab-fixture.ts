@@ -5,7 +5,7 @@
  *
  * The folder holds the real `tsconfig.base.json`, the tooling package's manifest and bin, a
  * link to the repo's `node_modules` (TypeScript, tsx, yaml), so building it needs no network,
- * and, when a test asks, a copy of this repo's `scripts/` (see `createMiniCourse`).
+ * and, when a test asks, `npm start`'s script (see `createMiniCourse`).
  */
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import fse from "fs-extra";

@@ -15,7 +15,7 @@
 export const NODE_TEST_TYPES = "packages/pi-course/test/node-test.d.ts";
 
 /** Declarations of the parts of `node:test`, `node:assert/strict`, `node:fs` and Node's globals that synthetic chapters use. */
-export const NODE_TEST_TYPINGS = `// Typings for the synthetic courses of the tooling tests (see scripts/test/support/lean-build.ts).
+export const NODE_TEST_TYPINGS = `// Typings for the synthetic courses of the tooling tests (see packages/course-tools/test/support/lean-build.ts).
 declare function setTimeout(callback: () => void, ms?: number): unknown;
 declare function clearTimeout(timer: unknown): void;
 declare const console: { log(...values: unknown[]): void; error(...values: unknown[]): void };

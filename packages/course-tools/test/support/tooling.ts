@@ -2,7 +2,7 @@
  * The course commands as compiled JavaScript, for tests that start them as processes.
  *
  * Starting a command from its TypeScript source through tsx costs 0.3–0.5 s of CPU per
- * process (measured: `node --import tsx scripts/hint.ts --help` 0.45 s, the compiled
+ * process (measured: `node --import tsx packages/course-tools/src/hint.ts --help` 0.45 s, the compiled
  * `hint.js` 0.15 s), and the tooling tests start dozens. So they start the tooling package's
  * build (`tsc -b`: `dist/src/` the commands, `dist/test/` the tests and their child helpers),
  * which `npm test` makes before it runs them (`npm run build`) and which a test file run from

@@ -49,7 +49,7 @@ test("commands run with a clean environment, as in a learner's terminal (no CI);
   assert.deepEqual(replayEnvironment("npm run lab -w @pi/course -- 2.1", base), { PATH: "/bin", HOME: "/h", NO_COLOR: "1" });
   assert.equal(replayEnvironment('node --test --test-name-pattern="Lab 2.1" x.test.js', base).NODE_OPTIONS, "--test-reporter=spec");
   assert.equal(replayEnvironment("npm run build -w @pi/course && node --test x.test.js", base).NODE_OPTIONS, "--test-reporter=spec");
-  assert.equal(replayEnvironment("node scripts/run-tests.mjs --test-only", base).NODE_OPTIONS, undefined);
+  assert.equal(replayEnvironment("pi-course run-tests --test-only", base).NODE_OPTIONS, undefined);
   assert.equal(replayEnvironment("npm test -w @pi/course", base).NODE_OPTIONS, undefined);
 });
 

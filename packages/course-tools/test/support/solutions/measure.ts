@@ -1,8 +1,8 @@
 /**
  * Measures a chapter's blind solutions (`03/`, `12/`, `13/`, any `NN/`) against the chapter's lab tests.
  *
- *   npx tsx scripts/test/support/solutions/measure.ts              every solution: lab results, public .d.ts check
- *   npx tsx scripts/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
+ *   npx tsx packages/course-tools/test/support/solutions/measure.ts              every solution: lab results, public .d.ts check
+ *   npx tsx packages/course-tools/test/support/solutions/measure.ts --mistakes   also every entry of 12/mistakes.yaml
  *   options: --catalog <file>  the mistakes of that file instead of NN/mistakes.yaml (a held-out catalog;
  *                              implies --mistakes; `base: reference` edits the reference itself)
  *            --compile-only    only check that each mistake applies (its find occurs once) and compiles;
