@@ -11,7 +11,7 @@ import test from "node:test";
 import { fileURLToPath } from "node:url";
 import { childEnv } from "../../src/core/process.js";
 
-const RUN_FILES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "lib", "testing", "run-files.mjs");
+const RUN_FILES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "src", "testing", "run-files.mjs");
 
 test("files start in the order given, each in a process of its own; a failing test fails the run, a todo does not; each file's time is written", (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "pi-run-files-"));
