@@ -21,7 +21,7 @@ async function run(argv: string[], repo: string): Promise<{ code: number; stdout
   return { code, stdout, stderr };
 }
 
-/** Runs the real command line in `repo` (its own copy of the compiled tooling), as npm's launcher would. */
+/** Runs the real command line in `repo` (its own copy of the compiled tooling), as the tooling's bin would. */
 function spawnCli(repo: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = runCommandSync(repo, "checkpoint", args);
   return { status: r.code, stdout: r.stdout, stderr: r.stderr };

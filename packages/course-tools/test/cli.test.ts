@@ -51,7 +51,7 @@ test("help wins over anything else on the line; a usage error is one line and ex
   }
 });
 
-test("an unknown command is the launcher's usage line, exit 2", async () => {
+test("an unknown command is the bin's usage line, exit 2", async () => {
   for (const argv of [[], ["deploy"]]) {
     const { code, stderr } = await run(argv);
     assert.equal(code, 2);

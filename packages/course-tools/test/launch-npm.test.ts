@@ -1,6 +1,6 @@
 /**
  * The learner commands as a learner starts them, through npm (npm → node, the scripts
- * `exec` the launcher): a red lab prints a result and no `npm error` block, and a command
+ * `exec` the tooling's bin): a red lab prints a result and no `npm error` block, and a command
  * interrupted while its tests run — SIGINT or SIGTERM sent to the npm process alone, or
  * SIGINT sent to the whole process group as Ctrl-C does — ends its test processes, removes
  * its temporary folder and ends by the signal (`lab` under SIGTERM to npm and Ctrl-C, the
@@ -23,9 +23,8 @@ const posix = process.platform !== "win32";
 
 /**
  * The mini course with the real package scripts (so that `npm run lab -w @pi/course` works),
- * and the tests' compiled tooling installed where the launcher keeps its build, with its stamp:
- * npm's way of starting a command runs it without compiling the tooling (launch.test.ts
- * tests the compile).
+ * and the compiled tooling installed where a practice folder keeps it: the bin runs it as it is
+ * (the tree has no tooling sources to build).
  */
 async function npmCourse(): Promise<MiniCourse> {
   const course = await createMiniCourse("starter", { practice: true, scripts: true });

@@ -7,7 +7,7 @@
  */
 import { distPathOf } from "./paths.js";
 
-/** The course commands, in the order `--help` and the launcher's usage line list them. */
+/** The course commands, in the order `--help` and the bin's usage line (`LAUNCH_USAGE`) list them. */
 export const COMMAND_NAMES = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "mcp", "verify", "node-matrix"] as const;
 
 export type CommandName = (typeof COMMAND_NAMES)[number];

@@ -199,7 +199,7 @@ export function removeMiniCourse(course: MiniCourse): Promise<void> {
   return rm(course.root, { recursive: true, force: true });
 }
 
-/** Runs the course command `script` (`lab.ts`, `hint.ts`, …) of `root` as npm's launcher would, from the compiled tooling, with piped output. */
+/** Runs the course command `script` (`lab.ts`, `hint.ts`, …) of `root` as the tooling's bin would, from the compiled tooling, with piped output. */
 export function runScript(root: string, script: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
   return runCommand(root, script, args, { cwd: path.join(root, "packages", "pi-course"), env });
 }
