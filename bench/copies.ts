@@ -16,8 +16,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadManifests } from "../scripts/lib/course/manifest.js";
-import { allComments, parseModule, topLevelDeclarations } from "../scripts/lib/ts/source.js";
+import { loadManifests } from "../packages/course-tools/src/course/manifest.js";
+import { allComments, parseModule, topLevelDeclarations } from "../packages/course-tools/src/ts/source.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const MIN_CHARACTERS = 20;

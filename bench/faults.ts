@@ -13,9 +13,9 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { authorFaults } from "../scripts/lib/course/faults.js";
-import { listChapterIds, loadManifest } from "../scripts/lib/course/manifest.js";
-import { type FaultResult, runAuthorFaults } from "../scripts/lib/testing/fault-runs.js";
+import { authorFaults } from "../packages/course-tools/src/course/faults.js";
+import { listChapterIds, loadManifest } from "../packages/course-tools/src/course/manifest.js";
+import { type FaultResult, runAuthorFaults } from "../packages/course-tools/src/testing/fault-runs.js";
 import { cpuSeconds } from "./lib/cpu.js";
 import { median } from "./lib/stats.js";
 

@@ -4,7 +4,7 @@
  *   npm run bench -- libraries [--runs 25] [--simple-git <folder>] [--execa <folder>]
  *
  * - git, one call: `git rev-parse HEAD` through node's `execFile` (the floor), through the
- *   tooling's `git()` (node's `spawn`, scripts/lib/core/process.ts), through execa (what
+ *   tooling's `git()` (node's `spawn`, packages/course-tools/src/core/process.ts), through execa (what
  *   `git()` used before) and through simple-git's `raw`, each with the environment the
  *   tooling gives git (no inherited GIT_ variables).
  * - git printing nothing: `git diff --quiet HEAD HEAD` (as `read-tree`, `update-index` and
@@ -31,7 +31,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import fse from "fs-extra";
-import { git, listTree, readObjects } from "../scripts/lib/course/git.js";
+import { git, listTree, readObjects } from "../packages/course-tools/src/course/git.js";
 import { median, ms, ratio, timeRuns } from "./lib/stats.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "25" }, "simple-git": { type: "string" }, execa: { type: "string" } } });

@@ -7,8 +7,8 @@
  *  - manual: the chapter's two commands, `npm run build -w @pi/course` then
  *    `node --test --test-name-pattern="Lab 12.1" <lab file>`;
  *  - `npm run lab -w @pi/course -- 12.1`, as a learner types it;
- *  - the same runner without npm (`node scripts/launch.mjs lab 12.1`, compiled tooling), and
- *    from its TypeScript source through tsx (`node --import tsx scripts/cli.ts lab 12.1`);
+ *  - the same runner without npm (`node packages/course-tools/bin/pi-course.mjs lab 12.1`, the
+ *    compiled tooling the practice folder holds: it has no tooling sources to run through tsx);
  *  - watch mode: `npm run lab -w @pi/course -- 12.1 --watch` running, the time from a
  *    rename-style save (a temporary file renamed over `resources.ts`, as editors save) to the
  *    result printed, against the manual commands' median above.
@@ -43,7 +43,7 @@ function run(cwd: string, command: string, args: string[], expectOk = true): num
 const work = mkdtempSync(path.join(os.tmpdir(), "pi-bench-loop-"));
 const practice = path.join(work, "practice");
 try {
-  run(repo, process.execPath, ["--import", "tsx", "scripts/cli.ts", "practice", "12", practice, "--link-modules"]);
+  run(repo, process.execPath, ["--import", "tsx", "packages/course-tools/src/cli.ts", "practice", "12", practice, "--link-modules"]);
   const teaching = path.join(practice, "packages/pi-course/src/resources.ts");
   copyFileSync(path.join(repo, "packages/pi-course/src/resources.ts"), teaching);
   const original = readFileSync(teaching, "utf8");
@@ -56,11 +56,8 @@ try {
     "manual (npm run build + node --test)": () =>
       run(practice, npm, ["run", "build", "-w", "@pi/course"]) + run(practice, process.execPath, ["--test", "--test-name-pattern=Lab 12.1", labFile]),
     "npm run lab -w @pi/course -- 12.1": () => run(practice, npm, ["run", "lab", "-w", "@pi/course", "--", "12.1"]),
-    "node scripts/launch.mjs lab 12.1": () => run(practice, process.execPath, ["scripts/launch.mjs", "lab", "12.1"]),
-    "node --import tsx scripts/cli.ts lab 12.1": () => run(practice, process.execPath, ["--import", "tsx", "scripts/cli.ts", "lab", "12.1"]),
+    "node packages/course-tools/bin/pi-course.mjs lab 12.1": () => run(practice, process.execPath, ["packages/course-tools/bin/pi-course.mjs", "lab", "12.1"]),
   };
-  // The launcher compiles the tooling on its first run; that one-off cost is not the loop.
-  run(practice, process.execPath, ["scripts/launch.mjs", "lab", "12.1"]);
   console.log(`learner loop benchmark · node ${process.version} · one-line edit, then Lab 12.1 · median of ${runs}`);
   const medians: Record<string, number> = {};
   for (const [name, loop] of Object.entries(loops)) {

@@ -51,8 +51,8 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { loadManifest } from "../scripts/lib/course/manifest.js";
-import { starterOf } from "../scripts/lib/course/starters.js";
+import { loadManifest } from "../packages/course-tools/src/course/manifest.js";
+import { starterOf } from "../packages/course-tools/src/course/starters.js";
 
 const { values } = parseArgs({
   options: {
@@ -211,7 +211,7 @@ function selectDeclarations(reference: string, starter: string): { chosen: Decla
 // The workspace
 // ---------------------------------------------------------------------------
 
-/** A copy of the course package, as `scripts/test/support/solutions/measure.ts` makes one. */
+/** A copy of the course package, as `packages/course-tools/test/support/solutions/measure.ts` makes one. */
 function makeWorkspace(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "pi-course-stryker-"));
   const pkg = path.join(dir, PACKAGE);

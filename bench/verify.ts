@@ -24,8 +24,8 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { listChapterIds, loadManifest } from "../scripts/lib/course/manifest.js";
-import { runVerify } from "../scripts/lib/verify/record.js";
+import { listChapterIds, loadManifest } from "../packages/course-tools/src/course/manifest.js";
+import { runVerify } from "../packages/course-tools/src/verify/record.js";
 import { cpuSeconds } from "./lib/cpu.js";
 
 const { values } = parseArgs({

@@ -8,6 +8,9 @@ import { failureText, main, USAGE } from "../src/app/start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
 
+/** What the root package's `npm start` runs after the build, relative to the course root. */
+const START = "packages/pi-course/bin/start.mjs";
+
 async function demo(options: Omit<DemoOptions, "write"> = {}): Promise<{ lines: string[]; summary: DemoSummary }> {
   const lines: string[] = [];
   const summary = await runDemo({ ...options, write: (line) => lines.push(line) });
@@ -197,7 +200,7 @@ test("npm start command line: help, usage mistakes exit 2, a bad workspace exits
 
 test("npm start runs the compiled command: transcript on stdout, exit 0, paths relative to where the user typed it", (t) => {
   // What the root package's start script runs after the build.
-  const script = path.join(repoRoot, "scripts", "start.mjs");
+  const script = path.join(repoRoot, START);
   // npm runs the script in the package folder and says where the user was in INIT_CWD.
   const run = spawnSync(process.execPath, [script, "--workspace", "examples/workspace"], {
     cwd: tempDir(t),
@@ -240,11 +243,11 @@ test("npm start: discovery is lenient, so a broken skill is reported and skipped
 });
 
 test("npm start where the demo is not built or not finished says what to do instead of crashing", async (t) => {
-  // A checkout before chapter 12: scripts/start.mjs is there, the compiled demo is not.
+  // A checkout before chapter 12: npm start's script is there, the compiled demo is not.
   const early = tempDir(t);
-  mkdirSync(path.join(early, "scripts"));
-  copyFileSync(path.join(repoRoot, "scripts", "start.mjs"), path.join(early, "scripts", "start.mjs"));
-  const run = spawnSync(process.execPath, [path.join(early, "scripts", "start.mjs")], { encoding: "utf8" });
+  mkdirSync(path.join(early, path.dirname(START)), { recursive: true });
+  copyFileSync(path.join(repoRoot, START), path.join(early, START));
+  const run = spawnSync(process.execPath, [path.join(early, START)], { encoding: "utf8" });
   assert.equal(run.status, 1);
   assert.match(run.stderr, /第 12 章的演示会话/);
   assert.doesNotMatch(run.stderr, /ERR_MODULE_NOT_FOUND|at /);

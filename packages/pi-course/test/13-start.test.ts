@@ -20,6 +20,9 @@ import { failureText, main, USAGE } from "../src/app/runtime-start.js";
 import { textOf, type ToolResultMessage } from "../src/types.js";
 import { repoRoot, tempDir } from "./support/files.js";
 
+/** What the root package's `npm start` runs after the build, relative to the course root. */
+const START = "packages/pi-course/bin/start.mjs";
+
 async function demo(options: Omit<RuntimeDemoOptions, "write"> = {}): Promise<{ lines: string[]; summary: RuntimeDemoSummary }> {
   const lines: string[] = [];
   const summary = await runRuntimeDemo({ workspaceLabel: "examples/workspace", userLabel: "examples/user", ...options, write: (line) => lines.push(line) });
@@ -223,16 +226,16 @@ test("npm start command line (chapter 13): help, usage mistakes, failures", asyn
   assert.equal(await status(new Error("boom"), {}), 1);
 });
 
-test("scripts/start.mjs runs the runtime's session where its source is, and chapter 12's demo otherwise", (t) => {
-  const script = path.join(repoRoot, "scripts", "start.mjs");
+test("npm start's script (packages/pi-course/bin/start.mjs) runs the runtime's session where its source is, and chapter 12's demo otherwise", (t) => {
+  const script = path.join(repoRoot, START);
   const run = spawnSync(process.execPath, [script], { cwd: tempDir(t), encoding: "utf8", env: { ...process.env, INIT_CWD: repoRoot } });
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /\n清单  系统提示里的技能清单/);
 
   // A build left over from chapter 13 in a chapter 12 checkout: its runtime-start.ts is gone.
   const tree = tempDir(t);
-  mkdirSync(path.join(tree, "scripts"));
-  writeFileSync(path.join(tree, "scripts", "start.mjs"), readFileSync(script));
+  mkdirSync(path.join(tree, path.dirname(START)), { recursive: true });
+  writeFileSync(path.join(tree, START), readFileSync(script));
   mkdirSync(path.join(tree, "packages", "pi-course", "src", "app"), { recursive: true });
   mkdirSync(path.join(tree, "packages", "pi-course", "dist", "src", "app"), { recursive: true });
   writeFileSync(path.join(tree, "packages", "pi-course", "src", "app", "start.ts"), "");
@@ -242,10 +245,10 @@ test("scripts/start.mjs runs the runtime's session where its source is, and chap
       `export async function main() { console.log(${JSON.stringify(name)}); return 0; }\n`,
     );
   }
-  const twelve = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
+  const twelve = spawnSync(process.execPath, [path.join(tree, START)], { encoding: "utf8" });
   assert.equal(twelve.stdout, "start\n");
   writeFileSync(path.join(tree, "packages", "pi-course", "src", "app", "runtime-start.ts"), "");
-  const thirteen = spawnSync(process.execPath, [path.join(tree, "scripts", "start.mjs")], { encoding: "utf8" });
+  const thirteen = spawnSync(process.execPath, [path.join(tree, START)], { encoding: "utf8" });
   assert.equal(thirteen.stdout, "runtime-start\n");
 });
 
