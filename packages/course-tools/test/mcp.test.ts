@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +26,7 @@ import { practiceTools } from "../src/mcp.js";
 import { PRACTICE_MARKER } from "../src/core/paths.js";
 import { learnerManifestText } from "../src/course/faults.js";
 import { loadManifest, type ChapterManifest } from "../src/course/manifest.js";
+import { readStarters } from "../src/course/starters.js";
 import { readHintState } from "../src/lab/hints.js";
 import { createPracticeServer, PROMPT_NAMES, TOOL_NAMES, type PracticeTools } from "../src/mcp/server.js";
 import { answerLines, findLeaks } from "../src/practice/leak-audit.js";
@@ -363,8 +364,6 @@ test("npm run --silent mcp: the first bytes on stdout are the JSON-RPC answer; c
   assert.equal(stdout.split("\n").filter((line) => line !== "").length, 1, "nothing but the answer");
 });
 
-const chapter12 = existsSync(path.join(repoRoot, "checkpoints", "12.yaml")) && existsSync(path.join(repoRoot, "starters", "12-resources.ts"));
-
 /**
  * A folder holding what the tools read of chapter 12's practice folder (the marker, the
  * learner's manifest, the texts, the focused tests, the starter over the teaching file),
@@ -380,15 +379,13 @@ async function chapter12Folder(manifest: ChapterManifest): Promise<string> {
   await write(PRACTICE_MARKER, `${JSON.stringify({ chapter: "12", createdBy: "practice" })}\n`);
   await write(manifest.manifestPath, learnerManifestText(await source(manifest.manifestPath), manifest));
   for (const file of [manifest.text!, manifest.challengeText!, ...manifest.focusedTests]) await write(file, await source(file));
-  for (const { from, to } of manifest.starters) await write(to, await source(from));
+  for (const starter of await readStarters(manifest, source)) await write(starter.teachingFile, starter.text);
   return root;
 }
 
 // Its sections and hints come from the folder's files, which practice and `verify 12` audit for leaks; a lab run through
 // the tools is the mini chapter's test above, and chapter 12's first red is its verify record's.
-test("mcp on chapter 12: its sections (the challenge tier's continuing its section 10), its hints and its prompt, and no answer carries a line of the reference the starter lacks", {
-  skip: !chapter12 && "chapter 12 is not in this tree",
-}, async (t) => {
+test("mcp on chapter 12: its sections (the challenge tier's continuing its section 10), its hints and its prompt, and no answer carries a line of the reference the starter lacks", async (t) => {
   const manifest = await loadManifest(repoRoot, "12");
   const root = await chapter12Folder(manifest);
   t.after(() => rm(root, { recursive: true, force: true }));

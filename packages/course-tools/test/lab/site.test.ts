@@ -5,11 +5,13 @@
  * moved them, and found by text when the file does not parse.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import test from "node:test";
 import { starterCopyPath } from "../../src/core/paths.js";
 import { loadManifest, parseManifest } from "../../src/course/manifest.js";
+import { readStarters } from "../../src/course/starters.js";
+import { readFile } from "node:fs/promises";
 import { constructionSite } from "../../src/lab/site.js";
 import { realRepo, tempDir } from "../support/fake-course.js";
 import { isCode } from "../support/folders.js";
@@ -55,13 +57,10 @@ test("a file halfway through an edit (a syntax error) is searched by text; a lab
   assert.throws(() => constructionSite(folder(t, renamed, starter), mini, "99.2"), isCode("LAB_SITE_NOT_FOUND"));
 });
 
-const chapter12 = existsSync(path.join(realRepo, "starters", "12-resources.ts")) && existsSync(path.join(realRepo, "checkpoints", "12.yaml"));
-
-test("chapter 12's starter: each lab opens at the first 🔨 line inside a declaration the starter marks for it", {
-  skip: !chapter12 && "chapter 12 is not in this tree",
-}, async (t) => {
+test("chapter 12's starter: each lab opens at the first 🔨 line inside a declaration the starter marks for it", async (t) => {
   const manifest = await loadManifest(realRepo, "12");
-  const starter = readFileSync(path.join(realRepo, "starters", "12-resources.ts"), "utf8");
+  const [derived] = await readStarters(manifest, (file) => readFile(path.join(realRepo, file), "utf8"));
+  const starter = derived!.text;
   const root = folder(t, starter, starter, "packages/pi-course/src/resources.ts");
   const lines = starter.split("\n");
   for (const lab of manifest.labs) {
