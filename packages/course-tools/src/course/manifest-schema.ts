@@ -67,8 +67,8 @@ function build(z: typeof Zod) {
   const faultOutline = <S extends Zod.ZodRawShape>(shape: S) => z.looseObject(shape, expecting("一个映射（key: value）"));
 
   const starter = mapping({
-    from: repoPath.optional().describe("a hand-kept starter, in the home; or"),
-    scaffold: repoPath.optional().describe("the scaffold (in the home) the starter is derived from with the reference `to` (course/starters.ts)"),
+    from: repoPath.optional().describe("a hand-kept starter (in the home); or `scaffold`"),
+    scaffold: repoPath.optional().describe("the scaffold (in the home) the starter is derived from, with the reference `to` (course/starters.ts)"),
     to: repoPath.describe("the teaching file it replaces in the practice folder (in `files`)"),
   })
     .refine((s) => (s.from === undefined) !== (s.scaffold === undefined), {
