@@ -1,3 +1,4 @@
+// test-process: shared
 /** `course/starters.ts`: a chapter's starters, hand-kept or derived from a scaffold, read one way. */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `lab/watch.ts`: reruns on save, debounced, never overlapping, on every kind of save. */
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";

@@ -112,12 +112,15 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
   await t.test("a lab stuck in an endless loop ends at the time limit: message, no process, no temp folder left", async () => {
     // The stuck code also starts a process of its own: ending the run ends it too.
     // And it makes a temporary folder of its own, which its test would have removed had it ended.
+    // Its loop never returns to the event loop, as `for (;;) {}` does, but spends the wait blocked
+    // (in slices the inspector's pause reaches between) instead of burning a core until the limit:
+    // about 2 s of CPU less. A busy `for (;;) {}` ended by its limit: lab.test.ts.
     const marker = `${course.root}-grandchild`;
     const own = `pi-learner-${process.pid}-`;
     await writeFile(
       path.join(course.root, "packages/pi-course/src/mini.ts"),
       // The lean synthetic course has no Node typings (see support/lean-build.ts): this file is not type-checked.
-      `// @ts-nocheck\nimport { spawn } from "node:child_process";\nimport { mkdtempSync } from "node:fs";\nimport os from "node:os";\nimport path from "node:path";\nexport function add(a: number, b: number): number {\n  mkdtempSync(path.join(os.tmpdir(), ${JSON.stringify(own)}));\n  spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", ${JSON.stringify(marker)}], { stdio: "ignore" });\n  for (;;) {}\n  return a + b;\n}\nexport function greet(name: string): string {\n  return name;\n}\n`,
+      `// @ts-nocheck\nimport { spawn } from "node:child_process";\nimport { mkdtempSync } from "node:fs";\nimport os from "node:os";\nimport path from "node:path";\nexport function add(a: number, b: number): number {\n  mkdtempSync(path.join(os.tmpdir(), ${JSON.stringify(own)}));\n  spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", ${JSON.stringify(marker)}], { stdio: "ignore" });\n  const slot = new Int32Array(new SharedArrayBuffer(4));\n  for (;;) Atomics.wait(slot, 0, 0, 10);\n  return a + b;\n}\nexport function greet(name: string): string {\n  return name;\n}\n`,
     );
     const ours = () => readdirSync(os.tmpdir()).filter((name) => name.startsWith(`pi-lab-${process.pid}-`));
     // 2.5 s: the watchdog looks at 60% of the limit, and on a loaded machine the test process

@@ -1,3 +1,4 @@
+// test-process: shared
 /** `verify/exercise-shapes.ts`: the fault exercise placed in every kept solution, and what counts as caught. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
