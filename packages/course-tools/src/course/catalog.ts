@@ -25,7 +25,19 @@ import type * as Yaml from "yaml";
 import { CourseError } from "../core/errors.js";
 import { inHome, SOLUTIONS_DIR } from "./chapter-home.js";
 import { cachedParse } from "./manifest-cache.js";
-import type { ChapterManifest, FaultSpec } from "./manifest.js";
+
+/**
+ * What this module needs of a manifest (`manifest.ts`'s `ChapterManifest`, which imports this
+ * module: named structurally so that neither imports the other back).
+ */
+interface CatalogHolder {
+  home: string;
+  manifestPath: string;
+  faults: readonly { id: string }[];
+}
+
+/** A fault as the catalog writes it, marked where (`faults.ts` validates the rest). */
+type CatalogFault = Record<string, unknown> & { id: string; catalog: string; catalogIndex: number };
 
 /** The catalog's path inside a home. */
 export const CATALOG_FILE = `${SOLUTIONS_DIR}/mistakes.yaml`;
@@ -65,14 +77,14 @@ export function catalogEntries(text: string, file: string): Record<string, unkno
 }
 
 /** The faults of a catalog's text (`file`, repo-relative): its entries with a `description`, each marked where it is written. */
-function catalogFaults(text: string, file: string): FaultSpec[] {
+function catalogFaults(text: string, file: string): CatalogFault[] {
   return catalogEntries(text, file).flatMap((entry, index) =>
-    entry.description === undefined ? [] : [{ ...(entry as unknown as FaultSpec), catalog: file, catalogIndex: index }],
+    entry.description === undefined ? [] : [{ ...entry, id: String(entry.id), catalog: file, catalogIndex: index }],
   );
 }
 
 /** `manifest` with `faults` as its faults; `FAULT_INVALID` when the manifest lists faults of its own too. */
-function withFaults(manifest: ChapterManifest, faults: FaultSpec[]): ChapterManifest {
+function withFaults<M extends CatalogHolder>(manifest: M, faults: CatalogFault[]): M {
   if (faults.length === 0) return manifest;
   if (manifest.faults.length > 0) {
     throw new CourseError(
@@ -80,19 +92,20 @@ function withFaults(manifest: ChapterManifest, faults: FaultSpec[]): ChapterMani
       `${manifest.manifestPath}: 本章的故障写在 ${catalogPath(manifest.home)} 里，清单里的 faults（${manifest.faults.map((fault) => fault.id).join(", ")}）应移过去：一章只有一份错误目录`,
     );
   }
-  return { ...manifest, faults };
+  // The entries are the manifest's fault specs, loosely: `faults.ts` validates every field.
+  return { ...manifest, faults: faults as unknown as M["faults"] };
 }
 
 /**
  * `manifest` with the faults of its catalog (`text`, the home's catalog, when it has one): the
  * entries with a `description`, marked where they are written (see the module comment).
  */
-export function withCatalog(manifest: ChapterManifest, text: string | undefined): ChapterManifest {
+export function withCatalog<M extends CatalogHolder>(manifest: M, text: string | undefined): M {
   return text === undefined ? manifest : withFaults(manifest, catalogFaults(text, catalogPath(manifest.home)));
 }
 
 /** `withCatalog` on the catalog in the working tree `root` (read and remembered by content, see the module comment). */
-export function withHomeCatalog(root: string, manifest: ChapterManifest): ChapterManifest {
+export function withHomeCatalog<M extends CatalogHolder>(root: string, manifest: M): M {
   const relative = catalogPath(manifest.home);
   const file = path.join(root, ...relative.split("/"));
   if (!existsSync(file)) return manifest;
