@@ -30,7 +30,7 @@ import { catalogMistakes, injectFault, type Mistake, REFERENCE_BASE } from "./co
 import { testBelongsToLab } from "./course/lab-names.js";
 import { loadManifest, type ChapterManifest } from "./course/manifest.js";
 import { type FaultResult, type KeptSolution, runAuthorChecks, type SolutionResult } from "./testing/fault-runs.js";
-import { MISTAKES_CHAPTER_BAR, MISTAKES_LAB_BAR } from "./testing/limits.js";
+import { MISTAKES_CHAPTER_BAR, MISTAKES_LAB_BAR, MISTAKES_RUN_TIMEOUT_MS } from "./testing/limits.js";
 
 /** `mistakes`'s arguments (declared in the command table, `cli.ts`). */
 export interface MistakesArgs {
@@ -187,6 +187,7 @@ export async function run(args: MistakesArgs, { root, io }: CommandContext): Pro
       faults: mistakes,
       bases,
       nodeModules: path.join(root, "node_modules"),
+      timeoutMs: MISTAKES_RUN_TIMEOUT_MS,
       signal: interruption.signal,
       ...(args.compileOnly ? { compileOnly: true } : { solutions }),
     });
