@@ -271,7 +271,7 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
       const base = fault.base ?? REFERENCE_BASE;
       const original = base === REFERENCE_BASE ? originals.get(fault.file)! : options.bases?.get(base);
       if (original === undefined) throw new CourseError("FAULT_INVALID", `${fault.id}：没有名为 ${base} 的解答（base）`);
-      const injected = injectFault(original, { ...fault, file: base === REFERENCE_BASE ? fault.file : `${fault.file}（${base}）` });
+      const injected = injectFault(original, fault);
       const text = injected.text;
       edits.push({ fault, text, bytesBack: Buffer.from(injected.undo(text), "utf8").equals(Buffer.from(original, "utf8")) });
     }
