@@ -211,7 +211,7 @@ function selectDeclarations(reference: string, starter: string): { chosen: Decla
 // The workspace
 // ---------------------------------------------------------------------------
 
-/** A copy of the course package, as `packages/course-tools/test/support/solutions/measure.ts` makes one. */
+/** A copy of the course package, as the retired `measure.ts` made one (the runner `testing/fault-runs.ts` makes one the same way). */
 function makeWorkspace(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "pi-course-stryker-"));
   const pkg = path.join(dir, PACKAGE);

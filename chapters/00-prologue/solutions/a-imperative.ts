@@ -1,4 +1,4 @@
-// @ts-nocheck (outside the course package its imports do not resolve; measure.ts removes this line)
+// @ts-nocheck (outside the course package its imports do not resolve; verify and mistakes remove this line)
 /**
  * Chapter 00, a correct solution written from the chapter text alone, in another style than
  * the reference: a while loop with an explicit step counter, a hand-written scanner instead

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 00, checked in place of packages/pi-course/src/prologue.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 00, checked in place of packages/pi-course/src/prologue.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 // Written blind: by a learner who saw only the practice folder (the chapter text, the starter, the lab commands' output), first try green in every lab.
 /**
  * Chapter 00 · prologue: a whole agent on one screen — the practice starter.

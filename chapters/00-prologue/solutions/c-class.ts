@@ -1,4 +1,4 @@
-// @ts-nocheck (outside the course package its imports do not resolve; measure.ts removes this line)
+// @ts-nocheck (outside the course package its imports do not resolve; verify and mistakes remove this line)
 /**
  * Chapter 00, a correct solution in yet another style: the loop is a small class holding one
  * run's conversation, tools are looked up through their own property descriptor, the

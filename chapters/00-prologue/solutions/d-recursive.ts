@@ -1,4 +1,4 @@
-// @ts-nocheck (outside the course package its imports do not resolve; measure.ts removes this line)
+// @ts-nocheck (outside the course package its imports do not resolve; verify and mistakes remove this line)
 /**
  * Chapter 00, a correct solution in a recursive style: the loop recurses on the steps left
  * (one frame a step: the 3000 steps of §C4.5 fit Node's stack), the tool table becomes a Map of its

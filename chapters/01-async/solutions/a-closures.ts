@@ -1,4 +1,4 @@
-// @ts-nocheck — checked inside the course package (see ../measure.ts), where it replaces async.ts.
+// @ts-nocheck — checked inside the course package (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there), where it replaces async.ts.
 /**
  * Chapter 01, solution A: written from the chapter text alone, closures over local state.
  * `deferred` keeps one `done` flag; `abortable` races the promise against an abort

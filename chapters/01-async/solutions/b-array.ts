@@ -1,4 +1,4 @@
-// @ts-nocheck — checked inside the course package (see ../measure.ts), where it replaces async.ts.
+// @ts-nocheck — checked inside the course package (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there), where it replaces async.ts.
 /**
  * Chapter 01, solution B: written from the chapter text alone, in classes and arrays.
  * `deferred` returns an instance of a private class; `Listeners` keeps an array of entries

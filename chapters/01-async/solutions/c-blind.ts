@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 01, checked in place of packages/pi-course/src/async.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 01, checked in place of packages/pi-course/src/async.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 // Written blind: by a learner who saw only the practice folder (the chapter text, the starter, the lab commands' output), first try green in every lab.
 // Lab 1.5 was added after the blind run, by the course authors, in the style of the rest of the file.
 /**

@@ -1,4 +1,4 @@
-// @ts-nocheck — checked inside the course package (see ../measure.ts), where it replaces async.ts.
+// @ts-nocheck — checked inside the course package (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there), where it replaces async.ts.
 /**
  * Chapter 01, solution D: written from the chapter text alone, in the idioms a learner
  * reaches for first. `deferred` defines `settled` with `Object.defineProperty`; `tick` is an

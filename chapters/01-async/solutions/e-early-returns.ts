@@ -1,4 +1,4 @@
-// @ts-nocheck — checked inside the course package (see ../measure.ts), where it replaces async.ts.
+// @ts-nocheck — checked inside the course package (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there), where it replaces async.ts.
 /**
  * Chapter 01, solution E: written from the chapter text alone, with early returns and plain
  * arrays. `deferred` is a class whose `resolve`/`reject` are arrow-function fields;

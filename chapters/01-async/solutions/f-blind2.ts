@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 01, checked in place of packages/pi-course/src/async.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 01, checked in place of packages/pi-course/src/async.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 // Written blind, second round: by a learner who saw only the practice folder (Lab 1.5 included), first try green in every lab; kept as written.
 /**
  * Chapter 01 · TypeScript survival for agent code — the practice starter.

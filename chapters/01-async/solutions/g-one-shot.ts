@@ -1,4 +1,4 @@
-// @ts-nocheck — checked inside the course package (see ../measure.ts), where it replaces async.ts.
+// @ts-nocheck — checked inside the course package (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there), where it replaces async.ts.
 /**
  * Chapter 01, solution G: written by the course authors in idioms the other solutions lack.
  * `deferred` is a class with a private state field; `tick` awaits inside an async function;

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 02, checked in place of packages/pi-course/src/event-stream.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 02, checked in place of packages/pi-course/src/event-stream.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 02 · the event stream — solution B, written from the chapter text: the given
  * class kept, a state of its own behind it. No list of waiting calls: every waiting

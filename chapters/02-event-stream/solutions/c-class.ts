@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 02, checked in place of packages/pi-course/src/event-stream.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 02, checked in place of packages/pi-course/src/event-stream.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 02 · the event stream — solution C: the module as it stood before the chapter was
  * made interactive, kept as it was: one class, its state in private fields, no helper

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 02, checked in place of packages/pi-course/src/event-stream.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 02, checked in place of packages/pi-course/src/event-stream.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 // Written blind: by a learner who saw only the practice folder (the chapter text, the starter, the lab commands' output), no hints, first try green in every lab.
 /**
  * Chapter 02 · the event stream — the practice starter.

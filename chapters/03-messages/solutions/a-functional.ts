@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 03 · the message IR, written from the chapter text alone, in a functional style:
  * a type guard, filter/map/join, `??` for the default timestamp.

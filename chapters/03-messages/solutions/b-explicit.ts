@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 03 · the message IR, written from the chapter text alone, step by step: fields
  * assigned one at a time, a reduce, an explicit `undefined` check.

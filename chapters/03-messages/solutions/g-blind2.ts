@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 // Written blind (second round): by a learner who saw only the practice folder, first try green in every lab; Labs 3.4 and 3.5 spread the optional field and branch with else-if.
 /**
  * Chapter 03 · the message IR — the blind learner's whole file (the starter's comments kept as they were).

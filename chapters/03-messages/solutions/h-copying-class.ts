@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 03, checked in place of packages/pi-course/src/types.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 03 · the message IR, Labs 3.4 and 3.5 written another way: toolResult puts the blocks
  * it is handed into a new array of its own (§C6.2 allows a new array; the blocks and details

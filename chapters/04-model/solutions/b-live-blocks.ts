@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 04 · the model contract — solution B: "live blocks". A block joins the message the
  * moment it opens and grows in place; the builder remembers only where the open one is, and

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 04 · the model contract — solution C: a learner's, written in the starter from the
  * chapter text and the hints alone: the given door kept, each 🔨 function filled in its own

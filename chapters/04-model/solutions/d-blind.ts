@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 04 · the model contract — solution D: a blind learner's final file, kept as it was
  * written in a practice folder from the chapter text alone: the starter's door kept, every push

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 04, checked in place of packages/pi-course/src/model.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 04 · the model contract — solution E: the starter's door kept, the functions behind it
  * written with other idioms a learner reaches for: one helper that opens any block, a `switch`

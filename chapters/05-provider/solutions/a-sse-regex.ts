@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/sse.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/sse.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 05 · server-sent events — solution A (sse.ts): a regular expression finds the line
  * ends in what has arrived; a `\r` that ends a piece is a line end at once, and a flag eats

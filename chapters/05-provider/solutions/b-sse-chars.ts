@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/sse.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/sse.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 05 · server-sent events — solution B (sse.ts): a learner's, character by
  * character. Each character is either a line end or goes onto the current line; a `\r`

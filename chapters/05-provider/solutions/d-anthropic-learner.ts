@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/anthropic.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/anthropic.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 05 · the Anthropic adapter — solution D (anthropic.ts): a learner's. Messages are
  * pushed and merged as they come, and each user message is sorted at the end (a stable sort

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/sse.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/sse.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 05 · server-sent events — solution E (sse.ts), a blind learner's: the state record
  * holds the event being collected field by field, `feedText` scans the text code unit by

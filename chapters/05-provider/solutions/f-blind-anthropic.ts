@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/anthropic.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 05, checked in place of packages/pi-course/src/anthropic.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 05 · the Anthropic adapter — solution F (anthropic.ts), a blind learner's: a
  * `switch` per message role that builds each message whole and merges by filtering the

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 06 · tools — solution A: records. The object's fields are checked from the
  * value's own entries first, then the shape's; the registry keeps an array of tools (not a

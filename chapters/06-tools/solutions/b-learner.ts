@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 06 · tools — solution B: a learner's, written in the starter from the chapter text
  * and the hints alone: the given code kept, each 🔨 site filled in its own words (fields read

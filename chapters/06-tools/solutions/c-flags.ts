@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 06 · tools — solution C: flags. The object's errors are collected by a small
  * checker that knows its path; the executor starts the tool inside a promise callback (so a

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 06 · tools — solution D: the blind learner's. Written in the practice folder from the
  * chapter text alone (13/13 first try, no hint): the result built with Object.fromEntries, "given"

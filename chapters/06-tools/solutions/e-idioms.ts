@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 06, checked in place of packages/pi-course/src/tool.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 06 · tools — solution E: other idioms. The object's fields are checked in one pass
  * over Object.entries of the value and defined with Object.defineProperty; the registry's

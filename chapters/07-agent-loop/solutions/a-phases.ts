@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 07 · the agent loop — solution A: in phases. The loop asks the model in a helper of
  * its own (askModel), answers a finished turn's calls in another (answerCalls), and branches

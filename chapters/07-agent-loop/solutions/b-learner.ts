@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 07 · the agent loop — solution B: a learner's, written in the starter from the
  * chapter text and the hints alone: one loop with an index-based for over the calls, a

@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 07 · the agent loop — solution C: a class and recursion. One `AgentRun` object holds
  * the run's state and its callbacks; each turn is a method that ends by calling the next turn

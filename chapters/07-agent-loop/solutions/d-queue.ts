@@ -1,4 +1,4 @@
-// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../measure.ts)
+// @ts-nocheck — a solution of Chapter 07, checked in place of packages/pi-course/src/agent-loop.ts (see ../../../docs/chapter-home.md, step 5: verify and mistakes build it there)
 /**
  * Chapter 07 · the agent loop — solution D: a queue of calls. The calls of a turn go into a
  * queue that runTool's loop empties with `shift()`, so what is left after an abort is the

@@ -1,4 +1,4 @@
-// @ts-nocheck: outside the course package its imports do not resolve; measure.ts drops this line when it builds the file in place of resources.ts.
+// @ts-nocheck: outside the course package its imports do not resolve; verify and mistakes drop this line when they build the file in place of resources.ts.
 /**
  * Chapter 12 · resources and extensions — a learner's solution, built from classes.
  *

@@ -1,4 +1,4 @@
-// @ts-nocheck: written blind from the chapter text by a learner who saw only the practice folder; measure.ts and verify drop this line when they build it in place of resources.ts.
+// @ts-nocheck: written blind from the chapter text by a learner who saw only the practice folder; verify and mistakes drop this line when they build it in place of resources.ts.
 /**
  * Chapter 12 · resources and extensions — the practice starter.
  *

@@ -1,10 +1,11 @@
-// @ts-nocheck: outside the course package its imports do not resolve; measure.ts drops this line when it builds the file as a course test.
+// @ts-nocheck: outside the course package its imports do not resolve; drop this line when the file is built as a course test.
 /**
  * Rule probes for chapter 12: one small test per rule that the chapter text (or the first
  * part of the contract) states and the lab tests do not check. They are not lab tests and
- * never go to learners; `measure.ts --probes` builds them beside a solution (as
- * `test/12-rule-probes.test.ts`) to show that every correct solution passes them and that
- * every catalogued mistake really changes behaviour, including those no lab test notices.
+ * never go to learners. Built beside a solution (as `test/12-rule-probes.test.ts`, this first
+ * line dropped) they show that every correct solution passes them and that every catalogued
+ * mistake really changes behaviour, including those no lab test notices. (The retired
+ * `measure.ts --probes` ran them; `mistakes 12` does not yet.)
  *
  * Each probe's name starts with "Probe 12.x", the lab whose rules it holds. Probes stay
  * out of what the text leaves open (see the ambiguity list in the report of this work).

@@ -1,4 +1,4 @@
-// @ts-nocheck: outside the course package its imports do not resolve; measure.ts drops this line when it builds the file in place of runtime.ts.
+// @ts-nocheck: outside the course package its imports do not resolve; verify and mistakes drop this line when they build the file in place of runtime.ts.
 /**
  * Chapter 13 · the runtime — a learner's solution, written functionally.
  *

@@ -16,13 +16,14 @@ import { exitCodeFor } from "./core/exit-status.js";
 import { COURSE_BRANCH, courseRoot, isPracticeFolder, MATRIX_LOGS, NODE_BUILDS } from "./core/paths.js";
 import { RUNG_NAMES, RUNGS } from "./course/hint-rungs.js";
 import { readPracticeMarker } from "./practice/marker.js";
-import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "./testing/limits.js";
+import { CHALLENGE_TIMEOUT_SECONDS, DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MISTAKES_CHAPTER_BAR, MISTAKES_LAB_BAR } from "./testing/limits.js";
 import { stepTitles } from "./verify/checks.js";
 import type { CheckpointArgs } from "./checkpoint.js";
 import type { FaultArgs } from "./fault.js";
 import type { HintArgs } from "./hint.js";
 import type { LabArgs } from "./lab.js";
 import type { McpArgs } from "./mcp.js";
+import type { MistakesArgs } from "./mistakes.js";
 import type { MatrixArgs } from "./node-matrix.js";
 import type { PracticeArgs } from "./practice.js";
 import type { ResetArgs } from "./reset.js";
@@ -50,6 +51,10 @@ function seconds(value: string): number {
   if (!(parsed > 0 && parsed <= MAX_TIMEOUT_SECONDS)) throw new CourseError("USAGE", `--timeout 需要 0 到 ${MAX_TIMEOUT_SECONDS} 之间的秒数，收到 “${value}”`);
   return parsed;
 }
+
+/** The bars of `mistakes` (`testing/limits.ts`), as percentages for its help. */
+const LAB_BAR_PERCENT = Math.round(MISTAKES_LAB_BAR * 100);
+const CHAPTER_BAR_PERCENT = Math.round(MISTAKES_CHAPTER_BAR * 100);
 
 const SOURCE_OPTION = { type: "string", value: "<提交>", help: "用哪个提交生成教学历史（默认 HEAD）" } as const;
 
@@ -360,6 +365,37 @@ public surface、first red、staged first red（每个 Lab 一行）、chapter t
   run: async (args, context) => (await import("./verify.js")).run(args, context),
 });
 
+const mistakes = defineCommand("mistakes", {
+  synopsis: ["<章节号> [--catalog <文件>] [--compile-only] [--json]"],
+  description: `用本章的 Lab 测试衡量一份学习者错误目录（作者用）：默认是本章 home 里的 solutions/mistakes.yaml，
+--catalog 给另一份（例如 bench/held-out/NN-K.yaml 这样的留出目录）。每条错误在它的 base（参考实现或一份解答）上
+做一次修改，在临时副本里一次编译全部，再跑本章的聚焦测试：写了 killedBy 的要那些测试都失败，没写的任何一条
+聚焦测试失败就算抓住。先列出每份解答每个 Lab 的通过数，再列出每个 Lab 抓住的比例和每条存活的错误（编号、规则）。
+每个 Lab 至少要抓住 ${LAB_BAR_PERCENT}%，全章至少 ${CHAPTER_BAR_PERCENT}%。目录有问题（不是映射、字段不对、find 不是恰好出现一次）时
+什么都不编译，直接报错并指出是哪一条。仓库只读不写。`,
+  options: {
+    catalog: { type: "string", value: "<文件>", help: "衡量这份目录，而不是本章的 solutions/mistakes.yaml" },
+    "compile-only": { type: "boolean", help: "只检查每条错误能否注入并编译，不运行也不提任何测试（留出目录的作者用）" },
+    json: { type: "boolean", help: "结果输出为 JSON" },
+  },
+  exits: {
+    ok: {
+      zh: `每个 Lab 至少抓住 ${LAB_BAR_PERCENT}%、全章至少 ${CHAPTER_BAR_PERCENT}%，每条错误都能编译，每份解答全绿（--compile-only：每条都能注入并编译）`,
+      en: `every lab killed at least ${LAB_BAR_PERCENT}% of its mistakes and the chapter ${CHAPTER_BAR_PERCENT}%, every entry compiled, every kept solution green (--compile-only: every entry applied and compiled)`,
+    },
+    failed: {
+      zh: "有 Lab 或全章低于这个比例、有错误无法编译、有解答没有全绿；目录有问题；命令本身失败",
+      en: "a lab or the chapter is below the bar, an entry does not compile, a kept solution is not green; a bad catalog; the command itself failed",
+    },
+  },
+  interpret(values, positionals) {
+    const chapter = oneChapter(positionals, `需要一个章节号，例如 ${courseCommand("mistakes", "07")}`);
+    const catalog = values.catalog;
+    return { chapter, ...(catalog === undefined ? {} : { catalog }), compileOnly: values["compile-only"] === true, json: values.json === true };
+  },
+  run: async (args, context) => (await import("./mistakes.js")).run(args, context),
+});
+
 const nodeMatrix = defineCommand("node-matrix", {
   synopsis: ["[主版本号...]"],
   description: `在其他 Node 版本下跑课程自己的检查（作者用）：对每个主版本（默认 ${SUPPORTED_MAJORS.join(" ")}），从 npm 仓库取官方
@@ -394,6 +430,7 @@ export interface CommandArgsByName {
   reset: ResetArgs;
   mcp: McpArgs;
   verify: VerifyArgs;
+  mistakes: MistakesArgs;
   "node-matrix": MatrixArgs;
 }
 
@@ -409,6 +446,7 @@ export const COMMANDS: { readonly [N in CommandName]: Command<CommandArgs<N>> } 
   reset,
   mcp,
   verify,
+  mistakes,
   "node-matrix": nodeMatrix,
 };
 
@@ -423,7 +461,7 @@ export const LAUNCH_USAGE = `usage: pi-course <${COMMAND_NAMES.join("|")}> [args
 /** The commands (and `fault --all`) that belong to the course's authors: they need the repository's history and reference code. */
 function isAuthorCommand(name: CommandName, args: unknown): boolean {
   if (name === "fault") return (args as { all?: boolean }).all === true;
-  return name === "checkpoint" || name === "practice" || name === "verify" || name === "node-matrix";
+  return name === "checkpoint" || name === "practice" || name === "verify" || name === "mistakes" || name === "node-matrix";
 }
 
 /**

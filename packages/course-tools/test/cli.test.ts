@@ -57,7 +57,7 @@ test("an unknown command is the bin's usage line, exit 2", async () => {
     assert.equal(code, 2);
     assert.equal(stderr, `${LAUNCH_USAGE}\n`);
   }
-  assert.match(LAUNCH_USAGE, /^usage: pi-course <checkpoint\|practice\|lab\|hint\|fault\|reset\|mcp\|verify\|node-matrix> \[args\]$/);
+  assert.match(LAUNCH_USAGE, /^usage: pi-course <checkpoint\|practice\|lab\|hint\|fault\|reset\|mcp\|verify\|mistakes\|node-matrix> \[args\]$/);
 });
 
 test("the table of exit statuses in docs/commands.md is the contract's rendering", () => {

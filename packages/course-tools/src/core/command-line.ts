@@ -8,7 +8,7 @@
 import { distPathOf } from "./paths.js";
 
 /** The course commands, in the order `--help` and the bin's usage line (`LAUNCH_USAGE`) list them. */
-export const COMMAND_NAMES = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "mcp", "verify", "node-matrix"] as const;
+export const COMMAND_NAMES = ["checkpoint", "practice", "lab", "hint", "fault", "reset", "mcp", "verify", "mistakes", "node-matrix"] as const;
 
 export type CommandName = (typeof COMMAND_NAMES)[number];
 

@@ -62,8 +62,9 @@ export const ERROR_CODES = {
   HINT_STATE_UNWRITABLE: "The hint progress cannot be saved; the hint is shown all the same (a warning).",
 
   // Faults: the catalog, the author runs, the learner's exercise and its backup.
-  FAULT_INVALID: "A fault of the catalog is malformed, names no single test, or cannot be undone.",
-  FAULT_DRIFTED: "A fault's `find` no longer occurs exactly once in the reference (or its edit was changed).",
+  FAULT_INVALID: "An entry of a chapter's catalog of mistakes (a fault or not) is malformed, names no single test, or cannot be undone.",
+  FAULT_DRIFTED: "An entry's `find` no longer occurs exactly once in its base (the reference or a kept solution), or its edit was changed.",
+  CATALOG_INVALID: "A catalog of mistakes cannot be read: not YAML, or not a mapping with a `mistakes:` list of mappings.",
   FAULT_NONE: "The chapter has no fault to run (none at all, or no exercise).",
   FAULT_SOURCE_MISSING: "The course tree to copy for an author run lacks a file a build needs.",
   FAULT_BASELINE_RED: "The reference is not green before any fault is injected.",

@@ -17,6 +17,8 @@ import { parseModule, topLevelDeclarations } from "../ts/source.js";
 export interface FaultSpan {
   start: number;
   end: number;
+  /** Set when the span is `find` byte for byte (the fallback of `locateFault`): it is replaced as written. */
+  exact?: true;
 }
 
 const CLOSERS = new Set([")", "]", "}"]);
@@ -188,8 +190,10 @@ export function significantMatches(text: string, find: string, ranges?: readonly
 
 /**
  * The one place fault `id`'s `find` lies in `text`: inside declaration `anchor` when given
- * (`FAULT_DRIFTED` when the file has no such declaration), by significant characters. Throws
- * `FAULT_DRIFTED` unless there is exactly one.
+ * (`FAULT_DRIFTED` when the file has no such declaration), by significant characters; without
+ * an anchor, when significant characters do not find exactly one place, the one place `find`
+ * occurs byte for byte (a catalog written before anchors: a find may start inside a string).
+ * Throws `FAULT_DRIFTED` unless there is exactly one.
  */
 export function locateFault(text: string, fault: { id: string; file: string; find: string; in?: string }): FaultSpan {
   let ranges: FaultSpan[] | undefined;
@@ -198,16 +202,22 @@ export function locateFault(text: string, fault: { id: string; file: string; fin
     if (ranges.length === 0)
       throw new CourseError(
         "FAULT_DRIFTED",
-        `故障 ${fault.id}：${fault.file} 里已经没有顶层声明 ${fault.in}（in: 指向它）；请同步更新本章清单 chapter.yaml 里这个故障`,
+        `故障 ${fault.id}：${fault.file} 里已经没有顶层声明 ${fault.in}（in: 指向它）；请同步更新本章错误目录（solutions/mistakes.yaml）里的这一条`,
       );
   }
-  const found = significantMatches(text, fault.find, ranges);
+  let found = significantMatches(text, fault.find, ranges);
+  if (found.length !== 1 && ranges === undefined) {
+    // Without an anchor, a find that starts or ends inside a literal (which significant
+    // characters cannot tell apart) may still be the exact text once.
+    const at = text.indexOf(fault.find);
+    if (at !== -1 && text.indexOf(fault.find, at + 1) === -1) found = [{ start: at, end: at + fault.find.length, exact: true }];
+  }
   if (found.length !== 1) {
     const where = fault.in === undefined ? fault.file : `${fault.file} 的 ${fault.in}`;
     const first = fault.find.trim().split(/\r?\n/)[0] ?? "";
     throw new CourseError(
       "FAULT_DRIFTED",
-      `故障 ${fault.id}：find 文本（“${first.length > 60 ? `${first.slice(0, 60)}…` : first}”）应在 ${where} 中恰好出现一次（不计空白），实际 ${found.length} 次；参考实现改动过，请同步更新本章清单 chapter.yaml 里这个故障的 find/replace`,
+      `故障 ${fault.id}：find 文本（“${first.length > 60 ? `${first.slice(0, 60)}…` : first}”）应在 ${where} 中恰好出现一次（不计空白），实际 ${found.length} 次；代码改动过，请同步更新本章错误目录（solutions/mistakes.yaml）里这一条的 find/replace`,
     );
   }
   return found[0]!;

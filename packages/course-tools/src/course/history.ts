@@ -26,6 +26,7 @@ import { CourseError } from "../core/errors.js";
 import { COURSE_BRANCH } from "../core/paths.js";
 import { git, gitOk, listTree, readObjects, requireObjects, requireRepoRoot, resolveCommit, type GitOptions, type TreeEntry } from "./git.js";
 import { homesIn } from "./chapter-home.js";
+import { catalogPath, withCatalog } from "./catalog.js";
 import { byCourseOrder, claimHome, parseManifest, unknownChapter, validateCourse, type ChapterManifest } from "./manifest.js";
 import { withScratchDir } from "../core/scratch.js";
 import { commitObject, TreePruner, type CommitIdentity, type GitObject } from "./objects.js";
@@ -105,14 +106,20 @@ export async function readManifestsAt(repo: string, commit: string, entries: rea
   const blobs = entries.filter((e) => e.type === "blob");
   const homes = homesIn(blobs.map((e) => e.path));
   const manifestEntries = homes.map((home) => blobs.find((e) => e.path === home.manifestPath)!);
+  const catalogs = homes.map((home) => blobs.find((e) => e.path === catalogPath(home.home)));
   const objects = await readObjects(
     repo,
-    manifestEntries.map((e) => e.oid),
+    [...manifestEntries, ...catalogs.filter((e) => e !== undefined)].map((e) => e.oid),
     options,
   );
   const paths = blobs.map((e) => e.path);
-  // Each chapter claims its whole home: every file under it goes into the chapter's commit.
-  const manifests = manifestEntries.map((e) => claimHome(parseManifest(objects.get(e.oid)!.toString("utf8"), e.path), paths)).sort(byCourseOrder);
+  // Each chapter claims its whole home: every file under it goes into the chapter's commit; its catalog's faults are its faults.
+  const manifests = manifestEntries
+    .map((e, i) => {
+      const catalog = catalogs[i];
+      return withCatalog(claimHome(parseManifest(objects.get(e.oid)!.toString("utf8"), e.path), paths), catalog && objects.get(catalog.oid)!.toString("utf8"));
+    })
+    .sort(byCourseOrder);
   validateCourse(manifests, new Set(entries.map((e) => e.path)), `源提交 ${commit.slice(0, 12)} `);
   return manifests;
 }

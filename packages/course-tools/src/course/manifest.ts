@@ -41,6 +41,7 @@ import type * as Yaml from "yaml";
 import { normalizeChapterId } from "../core/cli.js";
 import { CourseError } from "../core/errors.js";
 import { CHAPTERS_DIR, type ChapterHome, homeFiles, homeOf, homeOfManifest, inHome, listHomes, MANIFEST_FILE, MANIFEST_PATH_PATTERN } from "./chapter-home.js";
+import { withHomeCatalog } from "./catalog.js";
 import { cachedParse } from "./manifest-cache.js";
 import {
   type ChallengeTestSchema,
@@ -339,10 +340,10 @@ export async function listChapterIds(repoRoot: string): Promise<string[]> {
   return (await listHomes(repoRoot)).map((home) => home.id);
 }
 
-/** Reads and validates the manifest of `home` in the working tree of `repoRoot`, its whole home claimed (`claimHome`). */
+/** Reads and validates the manifest of `home` in the working tree of `repoRoot`, its whole home claimed (`claimHome`), its catalog's faults merged (`catalog.ts`). */
 async function readHomeManifest(repoRoot: string, home: ChapterHome): Promise<ChapterManifest> {
   const manifest = parseManifest(await readFile(path.join(repoRoot, ...home.manifestPath.split("/")), "utf8"), home.manifestPath);
-  return claimHome(manifest, await homeFiles(repoRoot, home.home));
+  return withHomeCatalog(repoRoot, claimHome(manifest, await homeFiles(repoRoot, home.home)));
 }
 
 /**

@@ -3,8 +3,8 @@
  * address in the chapter manifest (`course/lab-address.ts`): the address itself, the
  * declarations it names (and the helpers of the teaching file's own they use) in the
  * teaching file and in the starter, its sections of the chapter text, its tests, its four
- * hints, its faults (and, in the course repository, where each one edits the reference) and
- * its challenge themes.
+ * hints, its faults (where the home's catalog `solutions/mistakes.yaml` writes them, and, in the
+ * course repository, where each one edits the reference) and its challenge themes.
  *
  * In the course repository the teaching file is the reference and the starter is
  * the chapter's home (for a derived starter: its parts are shown in the scaffold, where the
@@ -22,7 +22,7 @@ import { displayWidth, padEnd, type Paint } from "../core/term.js";
 import { locateFault } from "../course/fault-anchor.js";
 import { topLevelTests } from "../course/lab-address.js";
 import { testBelongsToLab } from "../course/lab-names.js";
-import type { ChapterManifest, LabSpec } from "../course/manifest.js";
+import type { ChapterManifest, FaultSpec, LabSpec } from "../course/manifest.js";
 import { chapterSections } from "../course/sections.js";
 import { starterOf } from "../course/starters.js";
 import { labDeclarations } from "../ts/splice.js";
@@ -64,6 +64,24 @@ function manifestParts(manifestText: string, manifest: ChapterManifest, lab: Lab
   return parts;
 }
 
+/** The lab's faults where the home's catalog writes them (`course/catalog.ts` marks each with the catalog and its index there). */
+function catalogParts(root: string, manifest: ChapterManifest, lab: LabSpec): LabPart[] {
+  const parts: LabPart[] = [];
+  const documents = new Map<string, { text: string; doc: ReturnType<typeof parseDocument> } | undefined>();
+  for (const fault of manifest.faults as (FaultSpec & { catalog?: unknown; catalogIndex?: unknown })[]) {
+    if (fault.lab !== lab.id || typeof fault.catalog !== "string" || typeof fault.catalogIndex !== "number") continue;
+    if (!documents.has(fault.catalog)) {
+      const text = readIfPresent(root, fault.catalog);
+      documents.set(fault.catalog, text === undefined ? undefined : { text, doc: parseDocument(text) });
+    }
+    const catalog = documents.get(fault.catalog);
+    const range = (catalog?.doc.getIn(["mistakes", fault.catalogIndex], true) as { range?: [number, number, number] } | undefined)?.range;
+    if (catalog !== undefined && range !== undefined)
+      parts.push({ kind: "fault", label: fault.id, file: fault.catalog, ...positionIn(catalog.text, range[0]) });
+  }
+  return parts;
+}
+
 /**
  * Every part of lab `lab` of `manifest` in the course or practice folder at `root` (see the
  * module comment), in `PART_KINDS` order and, within a kind, in file order.
@@ -72,7 +90,7 @@ export function labParts(root: string, manifest: ChapterManifest, lab: LabSpec):
   const practice = isPracticeFolder(root);
   const labIds = manifest.labs.map((l) => l.id);
   const manifestText = readIfPresent(root, manifest.manifestPath) ?? "";
-  const fromManifest = manifestParts(manifestText, manifest, lab);
+  const fromManifest = [...manifestParts(manifestText, manifest, lab), ...catalogParts(root, manifest, lab)];
   const parts: LabPart[] = fromManifest.filter((part) => part.kind === "address");
 
   for (const overlay of manifest.starters) {

@@ -1,7 +1,9 @@
 /**
- * Author runs of faults (`fault NN --all`, and `verify`'s faults step): proves, on a scratch copy of the reference, that every documented
- * fault (a learner mistake of the chapter's catalog) is caught by the test the manifest
- * names, with the lab's own tests alone, and that undoing it gives the reference back.
+ * The one runner of a chapter's catalog of mistakes (`course/faults.ts`), for `verify`'s faults
+ * step, `fault NN --all` and `mistakes NN`: proves, on a scratch copy of the reference, that
+ * each entry is caught — a fault by the tests it names (`killedBy`), with the lab's own tests
+ * alone, any other entry by any focused test failing — and that undoing a fault gives the
+ * reference back. An entry is made in its base: the reference, or a kept solution (`bases`).
  *
  * One scratch copy of the course package (`src`, `test`, `tsconfig.json`, `package.json`,
  * and `tsconfig.base.json`, `node_modules` linked) holds every fault at once: fault k's
@@ -28,7 +30,8 @@ import { fileURLToPath } from "node:url";
 import { CourseError } from "../core/errors.js";
 import { distPathOf, packageDirOf } from "../core/paths.js";
 import { exactNamesPattern, labsNamePattern } from "../course/lab-names.js";
-import { type Fault, injectFault } from "../course/faults.js";
+import { type Fault, injectFault, type Mistake, REFERENCE_BASE } from "../course/faults.js";
+import { testBelongsToLab } from "../course/lab-names.js";
 import type { TestRecord, TestRun } from "./results.js";
 import { describeRed, runSuite, topLevelResults } from "./suite.js";
 import { buildCourse } from "./compiler.js";
@@ -38,19 +41,24 @@ import { prepareTests } from "./tests.js";
 import type { ChapterManifest } from "../course/manifest.js";
 import { linkNodeModules, makeScratchDir, removeScratchDir } from "../core/scratch.js";
 
+/** What the runner needs of an entry: a fault, or any mistake of a catalog (`base` and `killedBy` optional). */
+export type RunEntry = Pick<Mistake, "id" | "lab" | "file" | "find" | "replace" | "in"> & { base?: string; killedBy?: string[] };
+
 /** What became of one fault. */
 export interface FaultResult {
   id: string;
   lab: string;
   /**
-   * `killed`: every test named in `killedBy` failed (and the suite was green before);
-   * `survived`: at least one of them passed; `error`: it could not be decided (the fault
-   * does not compile, or the test file crashed), see `detail`.
+   * `killed`: every test named in `killedBy` failed (an entry naming none: some focused test
+   * failed, or its test run crashed or hung), and the suite was green before;
+   * `survived`: at least one of them passed (none failed); `error`: it could not be decided
+   * (the edit does not compile, or a fault's test file crashed), see `detail`; `compiled`: a
+   * compile-only run built it (no test ran).
    */
-  status: "killed" | "survived" | "error";
-  /** The named tests that failed with the fault in place. */
+  status: "killed" | "survived" | "error" | "compiled";
+  /** The named tests that failed with the fault in place (an entry naming none: every test that failed). */
   killedBy: string[];
-  /** The tests the manifest names (resolved from names or prefixes). */
+  /** The tests the entry names (resolved from names or prefixes); empty when it names none. */
   expected: string[];
   /** Other tests that failed too. */
   alsoFailed: string[];
@@ -65,8 +73,12 @@ export interface AuthorRunOptions {
   /** The course tree to copy (the repo's working tree, or a folder holding a commit's tree). */
   sourceRoot: string;
   manifest: ChapterManifest;
-  /** The faults to run (validated, see `authorFaults`), in order. */
-  faults: readonly Fault[];
+  /** The entries to run (validated, see `authorFaults` and `catalogMistakes`), in order. */
+  faults: readonly RunEntry[];
+  /** The text of each kept solution an entry names as its `base` (by name, without its `@ts-nocheck` line). */
+  bases?: ReadonlyMap<string, string>;
+  /** Build every edit, run no test (a catalog's writer checks their catalog without seeing a test): results are `compiled` or `error`. */
+  compileOnly?: boolean;
   /** The `node_modules` folder the scratch copies link to. */
   nodeModules: string;
   /** Faults whose tests run at the same time; default `defaultWorkers()`. */
@@ -106,6 +118,8 @@ export interface SolutionResult {
   total: number;
   /** Why it is not ok: the first compile error, the failing tests, the first declaration that differs. */
   detail?: string;
+  /** Per lab: focused tests of that lab passed, of the reference's. */
+  labs?: { id: string; passed: number; total: number }[];
 }
 
 /**
@@ -120,8 +134,8 @@ export function defaultWorkers(): number {
  * The test names `fault.killedBy` stands for, among `names`: an entry equal to a name is
  * that name, otherwise it must be the prefix of exactly one name. Throws `FAULT_INVALID`.
  */
-export function resolveKilledBy(fault: Pick<Fault, "id" | "killedBy">, names: readonly string[]): string[] {
-  return fault.killedBy.map((entry) => {
+export function resolveKilledBy(fault: Pick<RunEntry, "id" | "killedBy">, names: readonly string[]): string[] {
+  return (fault.killedBy ?? []).map((entry) => {
     if (names.includes(entry)) return entry;
     const matches = names.filter((name) => name.startsWith(entry));
     if (matches.length === 1) return matches[0]!;
@@ -247,14 +261,16 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
   try {
     // Drift is checked before the build: it is the cheapest and the clearest error.
     const originals = new Map<string, string>();
-    const edits: { fault: Fault; text: string; bytesBack: boolean }[] = [];
+    const edits: { fault: RunEntry; text: string; bytesBack: boolean }[] = [];
     for (const fault of faults) {
       const file = path.join(dir, ...fault.file.split("/"));
       if (!originals.has(fault.file)) {
         if (!existsSync(file)) throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：找不到要修改的文件 ${fault.file}`);
         originals.set(fault.file, await readFile(file, "utf8"));
       }
-      const original = originals.get(fault.file)!;
+      const base = fault.base ?? REFERENCE_BASE;
+      const original = base === REFERENCE_BASE ? originals.get(fault.file)! : options.bases?.get(base);
+      if (original === undefined) throw new CourseError("FAULT_INVALID", `${fault.id}：没有名为 ${base} 的解答（base）`);
       const injected = injectFault(original, fault);
       const text = injected.text;
       edits.push({ fault, text, bytesBack: Buffer.from(injected.undo(text), "utf8").equals(Buffer.from(original, "utf8")) });
@@ -274,6 +290,24 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
     const mutantFiles = [...edits.map((edit, index) => mutantPath(edit.fault.file, index)), ...solutionFiles];
     const foreign = diagnostics.filter((d) => !mutantFiles.some((file) => diagnosticsOf([d], file).length > 0));
     if (foreign.length > 0) throw new CourseError("FAULT_BASELINE_RED", `注入故障之前参考实现就无法编译：${foreign[0]}`);
+    if (options.compileOnly === true) {
+      return {
+        faults: edits.map((edit, index): FaultResult => {
+          const errors = diagnosticsOf(diagnostics, mutantFiles[index]!);
+          return {
+            id: edit.fault.id,
+            lab: edit.fault.lab,
+            status: errors.length === 0 ? "compiled" : "error",
+            killedBy: [],
+            expected: [],
+            alsoFailed: [],
+            restored: edit.bytesBack,
+            ...(errors.length === 0 ? {} : { detail: `无法编译：${errors[0]!.replace(mutantFiles[index]!, edit.fault.file)}` }),
+          };
+        }),
+        solutions: [],
+      };
+    }
 
     const baseline = await runSuite(dir, manifest, { ...runOptions, prebuilt: true });
     if (!baseline.ok) {
@@ -338,12 +372,18 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
           ...result,
           ok: problems.length === 0,
           passed: passedTests.filter((name) => names.includes(name)).length,
+          labs: manifest.labs.map((lab) => {
+            const ofLab = names.filter((name) => testBelongsToLab(name, lab.id));
+            return { id: lab.id, passed: ofLab.filter((name) => passedTests.includes(name)).length, total: ofLab.length };
+          }),
           ...(problems.length > 0 ? { detail: problems.join("；") } : {}),
         };
       });
     };
 
     const expectedOf = edits.map((edit) => resolveKilledBy(edit.fault, names));
+    /** An entry that names no test: any focused test failing kills it (every test of the files that see its edit runs). */
+    const anyTest = (index: number) => edits[index]!.fault.killedBy === undefined;
     const compiles = (index: number) => diagnosticsOf(diagnostics, mutantFiles[index]!).length === 0;
     const workers = options.workers ?? defaultWorkers();
 
@@ -360,8 +400,12 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
         const sentinel = copies.get(batch[0]!)!.originals;
         if ([...copies.values()].some((c) => c.tests.length === 0)) return; // FAULT_INVALID, said by the fault's own run
         const union = [...new Set(batch.flatMap((index) => expectedOf[index]!))];
+        const any = anyTest(batch[0]!); // a batch is all of one kind (`faultBatches`)
         const files = [...batch.flatMap((index) => copies.get(index)!.tests), ...sentinel];
-        const run = await runFaultTests(dir, files, exactNamesPattern(union), (batch.length + 1) * union.length, { ...runOptions, oneProcess: true });
+        const run = await runFaultTests(dir, files, any ? undefined : exactNamesPattern(union), any ? undefined : (batch.length + 1) * union.length, {
+          ...runOptions,
+          oneProcess: true,
+        });
         if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
         if (run.timedOut !== undefined || run.crashes.length > 0) return;
         const fileOf = (record: TestRecord) => (record.file === undefined ? undefined : recordPath(record.file));
@@ -372,19 +416,20 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
         // The sentinel's records are every one no copy declares (node may name their file by its source map).
         const copied = new Set(files.slice(0, files.length - sentinel.length).map((member) => path.join(dir, ...member.split("/"))));
         const green = topLevelResults(run.records.filter((record) => fileOf(record) !== undefined && !copied.has(fileOf(record)!)));
-        if (!union.every((name) => green.get(name) === true)) return;
+        if (any ? green.size === 0 || [...green.values()].includes(false) : !union.every((name) => green.get(name) === true)) return;
         for (const index of batch) {
           const tests = resultsOf(copies.get(index)!.tests);
+          const failed = [...tests].filter(([, ok]) => !ok).map(([name]) => name);
           const expected = expectedOf[index]!;
-          if (!expected.every((name) => tests.get(name) === false)) continue;
+          if (any ? failed.length === 0 : !expected.every((name) => tests.get(name) === false)) continue;
           const { fault } = edits[index]!;
           killedInBatch.set(index, {
             id: fault.id,
             lab: fault.lab,
             status: "killed",
-            killedBy: expected,
+            killedBy: any ? failed : expected,
             expected,
-            alsoFailed: [...tests].filter(([name, ok]) => !ok && !expected.includes(name)).map(([name]) => name),
+            alsoFailed: any ? [] : failed.filter((name) => !expected.includes(name)),
             restored: edits[index]!.bytesBack,
           });
         }
@@ -407,6 +452,22 @@ export async function runAuthorChecks(options: AuthorRunOptions): Promise<{ faul
       } else {
         const { tests, remove } = await testsOf(fault.file, index);
         if (tests.length === 0) throw new CourseError("FAULT_INVALID", `故障 ${fault.id}：聚焦测试没有直接 import ${fault.file}，看不到对它的修改`);
+        if (anyTest(index)) {
+          const run = await runFaultTests(dir, tests, undefined, undefined, runOptions);
+          await remove();
+          if (signal?.aborted) throw new CourseError("ABORTED", "已中断");
+          result.killedBy = failedTests(run, []);
+          const ended =
+            run.crashes.length > 0
+              ? `测试文件崩溃：${run.crashes[0]!.file}`
+              : run.timedOut === undefined
+                ? undefined
+                : `超过 ${run.timedOut.seconds} 秒的时间上限`;
+          result.status = result.killedBy.length > 0 || ended !== undefined ? "killed" : "survived";
+          if (ended !== undefined) result.detail = ended;
+          else if (result.status === "survived") result.detail = "没有任何测试失败";
+          return result;
+        }
         // The named tests first; only when one of them does not see the mistake is the rest
         // of the lab run too, to say which other test does.
         const named = await runFaultTests(dir, tests, exactNamesPattern(expected), expected.length, runOptions);
@@ -472,14 +533,19 @@ export const FAULT_BATCH_SIZE = 8;
 
 /**
  * The faults that compile, as batches of at most `FAULT_BATCH_SIZE` of one lab and one file
- * each (their tests share one name pattern and one sentinel), split so that `workers`
+ * each, either all naming their tests or all naming none (their tests share one name pattern
+ * and one sentinel), split so that `workers`
  * processes have about the same number of faults each.
  */
-export function faultBatches(edits: readonly { fault: Pick<Fault, "lab" | "file"> }[], compiles: (index: number) => boolean, workers: number): number[][] {
+export function faultBatches(
+  edits: readonly { fault: Pick<RunEntry, "lab" | "file" | "killedBy"> }[],
+  compiles: (index: number) => boolean,
+  workers: number,
+): number[][] {
   const groups = new Map<string, number[]>();
   for (const [index, { fault }] of edits.entries()) {
     if (!compiles(index)) continue;
-    const key = `${fault.lab}\0${fault.file}`;
+    const key = `${fault.lab}\0${fault.file}\0${fault.killedBy === undefined ? "any" : "named"}`;
     groups.set(key, [...(groups.get(key) ?? []), index]);
   }
   const total = [...groups.values()].reduce((sum, group) => sum + group.length, 0);
