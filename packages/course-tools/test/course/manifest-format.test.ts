@@ -48,6 +48,8 @@ test("the lab example of the docs' manifest item writes exactly the schema's lab
   const [lab] = (parse(block) as { labs: Record<string, unknown>[] }).labs;
   const labFields = manifestFields()
     .filter((field) => field.startsWith("labs[]."))
-    .map((field) => field.slice("labs[].".length));
+    .map((field) => field.slice("labs[].".length))
+    // A lab's faults are written in the home's catalog (`solutions/mistakes.yaml`), not in its manifest entry.
+    .filter((field) => field !== "faults");
   assert.deepEqual(Object.keys(lab ?? {}).sort(), labFields.sort());
 });
