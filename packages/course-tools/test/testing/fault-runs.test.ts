@@ -37,42 +37,6 @@ async function runAuthor(root: string, faults?: Fault[]): Promise<FaultResult[]>
   return runAuthorFaults({ sourceRoot: root, manifest, faults: faults ?? authorFaults(manifest), nodeModules: NODE_MODULES });
 }
 
-test("author mode: every documented fault is killed by its test and restored; the repo is untouched", async (t) => {
-  const root = await makeMiniCourse(t);
-  const before = await readFile(path.join(root, MINI_FILE));
-  const results = await runAuthor(root);
-  assert.deepEqual(
-    results.map((r) => [r.id, r.status, r.killedBy, r.restored, r.restoredLab]),
-    [
-      ["98.1-plus-two", "killed", ["Lab 98.1 · doubles negatives"], true, { passed: 2, total: 2 }],
-      ["98.2-load-untrusted", "killed", ["Lab 98.2 · untrusted code is never loaded"], true, { passed: 2, total: 2 }],
-    ],
-  );
-  assert.ok(allKilledAndRestored(results));
-  assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before, "the source tree is only read");
-  assert.ok(!existsSync(path.join(root, "packages/pi-course/dist")), "nothing was built in the source tree");
-});
-
-test("author mode: a fault the named test cannot see survives", async (t) => {
-  const root = await makeMiniCourse(t);
-  const manifest = await loadManifest(root, "98");
-  // `n + 2` equals `n * 2` for n = 2: the test "doubles" cannot see this mistake.
-  const blind = fault({ id: "98.1-blind", killedBy: ["Lab 98.1 · doubles"] });
-  // An edit with no observable effect at all: nothing can kill it.
-  const invisible = fault({ id: "98.1-invisible", replace: "  return n + n;", killedBy: ["Lab 98.1 · doubles"] });
-  const results = await runAuthorFaults({ sourceRoot: root, manifest, faults: [blind, invisible], nodeModules: NODE_MODULES });
-  assert.deepEqual(
-    results.map((r) => [r.id, r.status, r.restored]),
-    [
-      ["98.1-blind", "survived", true],
-      ["98.1-invisible", "survived", true],
-    ],
-  );
-  assert.deepEqual(results[0]?.alsoFailed, ["Lab 98.1 · doubles negatives"], "another test saw it");
-  assert.deepEqual(results[1]?.alsoFailed, []);
-  assert.ok(!allKilledAndRestored(results));
-});
-
 test("fault batches: one lab and one file each, at most FAULT_BATCH_SIZE, about even, and only faults that compile", () => {
   const edits = [
     ...Array.from({ length: 10 }, () => ({ fault: { lab: "98.1", file: "a.ts" } })),
@@ -92,10 +56,20 @@ test("fault batches: one lab and one file each, at most FAULT_BATCH_SIZE, about 
   );
 });
 
-test("author mode: faults sharing a test process are judged as alone, even beside one that crashes it or spoils it for the rest", async (t) => {
+// One scratch copy, one build and one pool of runs on the mini chapter, asserted on for several behaviours
+// (each used to build its own): (a) every documented fault is killed by its test and restored, the repo untouched;
+// (b) a fault the named test cannot see survives; (c) faults sharing a test process are judged as alone, even beside
+// one that crashes it or spoils it for the rest; (d) a fault that does not compile is an error; (e) kept solutions,
+// built with the faults: one written another way passes, a failing, a reshaped and a broken one say why.
+test("author mode, one shared run: documented faults killed and restored, blind ones survive, shared processes judged as alone, a fault that does not compile is an error, kept solutions judged", async (t) => {
   const root = await makeMiniCourse(t);
   const manifest = await loadManifest(root, "98");
-  // Once it has run, no later test can push "trust" onto its calls: the faults after it in its process would all look killed.
+  const before = await readFile(path.join(root, MINI_FILE));
+  // (b) `n + 2` equals `n * 2` for n = 2: the test "doubles" cannot see this mistake.
+  const blind = fault({ id: "98.1-blind", killedBy: ["Lab 98.1 · doubles"] });
+  // (b) An edit with no observable effect at all: nothing can kill it.
+  const invisible = fault({ id: "98.1-invisible", replace: "  return n + n;", killedBy: ["Lab 98.1 · doubles"] });
+  // (c) Once it has run, no later test can push "trust" onto its calls: the faults after it in its process would all look killed.
   const spoiling = fault({
     id: "98.2-spoiling",
     lab: "98.2",
@@ -109,29 +83,66 @@ test("author mode: faults sharing a test process are judged as alone, even besid
     ].join("\n"),
     killedBy: ["Lab 98.2 · trusted code is loaded once"],
   });
-  const invisible = fault({
+  const invisibleGate = fault({
     id: "98.2-invisible",
     lab: "98.2",
     find: '    return "skipped";',
     replace: '    return "skipped" as const;',
     killedBy: ["Lab 98.2 · untrusted code is never loaded"],
   });
-  // Ends the test process while the module loads.
+  // (c) Ends the test process while the module loads.
   const crashing = fault({
     id: "98.1-crashing",
     find: "export function double",
     replace: "(globalThis as unknown as { process: { exit(code: number): never } }).process.exit(3);\nexport function double",
   });
-  const [untrusted] = authorFaults(manifest).filter((f) => f.id === "98.2-load-untrusted");
-  const results = await runAuthorFaults({
+  // (d)
+  const typo = fault({ id: "98.1-typo", replace: '  return n * "2";' });
+  // (e)
+  const solutions = [
+    { name: "a-sum", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", "return n + n;") },
+    { name: "b-triple", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", "return n * 3;") },
+    { name: "c-extra", replaces: MINI_FILE, text: `${MINI_REFERENCE}export function extra(): number {\n  return 1;\n}\n` },
+    { name: "d-typo", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", 'return n * "2";') },
+  ];
+  const documented = authorFaults(manifest);
+  const results = await runAuthorChecks({
     sourceRoot: root,
     manifest,
-    faults: [spoiling, invisible, untrusted!, crashing, fault()],
+    faults: [...documented, blind, invisible, spoiling, invisibleGate, crashing, fault(), typo],
+    solutions,
     nodeModules: NODE_MODULES,
     workers: 2,
   });
+  const byId = (id: string) => results.faults.find((r) => r.id === id)!;
+
+  // (a)
   assert.deepEqual(
-    results.map((r) => [r.id, r.status, r.restored]),
+    results.faults.slice(0, documented.length).map((r) => [r.id, r.status, r.killedBy, r.restored, r.restoredLab]),
+    [
+      ["98.1-plus-two", "killed", ["Lab 98.1 · doubles negatives"], true, { passed: 2, total: 2 }],
+      ["98.2-load-untrusted", "killed", ["Lab 98.2 · untrusted code is never loaded"], true, { passed: 2, total: 2 }],
+    ],
+  );
+  assert.ok(allKilledAndRestored(results.faults.slice(0, documented.length)));
+  assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before, "the source tree is only read");
+  assert.ok(!existsSync(path.join(root, "packages/pi-course/dist")), "nothing was built in the source tree");
+
+  // (b)
+  assert.deepEqual(
+    [blind, invisible].map((f) => [byId(f.id).status, byId(f.id).restored]),
+    [
+      ["survived", true],
+      ["survived", true],
+    ],
+  );
+  assert.deepEqual(byId("98.1-blind").alsoFailed, ["Lab 98.1 · doubles negatives"], "another test saw it");
+  assert.deepEqual(byId("98.1-invisible").alsoFailed, []);
+  assert.ok(!allKilledAndRestored(results.faults));
+
+  // (c)
+  assert.deepEqual(
+    [spoiling, invisibleGate, documented[1]!, crashing, fault()].map((f) => [f.id, byId(f.id).status, byId(f.id).restored]),
     [
       ["98.2-spoiling", "killed", true],
       ["98.2-invisible", "survived", true],
@@ -140,7 +151,29 @@ test("author mode: faults sharing a test process are judged as alone, even besid
       ["98.1-x", "killed", true],
     ],
   );
-  assert.match(results[3]?.detail ?? "", /崩溃/);
+  assert.match(byId("98.1-crashing").detail ?? "", /崩溃/);
+
+  // (d)
+  assert.equal(byId("98.1-typo").status, "error");
+  assert.match(byId("98.1-typo").detail ?? "", /编译/);
+  assert.equal(byId("98.1-typo").restored, true);
+
+  // (e)
+  assert.deepEqual(
+    results.solutions.map((r) => [r.name, r.ok, r.passed, r.total]),
+    [
+      ["a-sum", true, 4, 4],
+      ["b-triple", false, 2, 4],
+      ["c-extra", false, 4, 4],
+      ["d-typo", false, 0, 4],
+    ],
+  );
+  assert.match(results.solutions[1]?.detail ?? "", /没有通过：“Lab 98\.1 · doubles”、“Lab 98\.1 · doubles negatives”/);
+  assert.match(
+    results.solutions[2]?.detail ?? "",
+    /公开接口与参考实现不同，第 \d+ 行：参考实现「（没有）」，这份解答「export declare function extra\(\): number;」/,
+  );
+  assert.match(results.solutions[3]?.detail ?? "", /无法编译：packages\/pi-course\/src\/mini\.ts\(/);
 });
 
 test("author mode: a test made vacuous in a copy lets its documented fault survive", async (t) => {
@@ -164,37 +197,6 @@ test("author mode: a fault whose run changes the reference tree is not restored,
   assert.equal(result?.status, "killed");
   assert.equal(result?.restored, false);
   assert.match(result?.detail ?? "", /恢复检查失败/);
-});
-
-test("kept solutions, built with the faults: one written another way passes; a failing, a reshaped and a broken one say why", async (t) => {
-  const root = await makeMiniCourse(t);
-  const manifest = await loadManifest(root, "98");
-  const solutions = [
-    { name: "a-sum", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", "return n + n;") },
-    { name: "b-triple", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", "return n * 3;") },
-    { name: "c-extra", replaces: MINI_FILE, text: `${MINI_REFERENCE}export function extra(): number {\n  return 1;\n}\n` },
-    { name: "d-typo", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", 'return n * "2";') },
-  ];
-  const results = await runAuthorChecks({ sourceRoot: root, manifest, faults: [fault()], solutions, nodeModules: NODE_MODULES });
-  assert.deepEqual(
-    results.faults.map((r) => [r.id, r.status, r.restored]),
-    [["98.1-x", "killed", true]],
-  );
-  assert.deepEqual(
-    results.solutions.map((r) => [r.name, r.ok, r.passed, r.total]),
-    [
-      ["a-sum", true, 4, 4],
-      ["b-triple", false, 2, 4],
-      ["c-extra", false, 4, 4],
-      ["d-typo", false, 0, 4],
-    ],
-  );
-  assert.match(results.solutions[1]?.detail ?? "", /没有通过：“Lab 98\.1 · doubles”、“Lab 98\.1 · doubles negatives”/);
-  assert.match(
-    results.solutions[2]?.detail ?? "",
-    /公开接口与参考实现不同，第 \d+ 行：参考实现「（没有）」，这份解答「export declare function extra\(\): number;」/,
-  );
-  assert.match(results.solutions[3]?.detail ?? "", /无法编译：packages\/pi-course\/src\/mini\.ts\(/);
 });
 
 test("kept solutions of a chapter with two teaching files: each is built in place of the file it replaces, and every focused test counts", async (t) => {
@@ -249,15 +251,10 @@ test("author mode: a drifted reference is FAULT_DRIFTED before anything is built
   });
 });
 
-test("author mode: a red baseline is refused, and a fault that does not compile is an error", async (t) => {
+test("author mode: a red baseline is refused", async (t) => {
+  // That a fault which does not compile is an error is checked in the one shared run above.
   const red = await makeMiniCourse(t, { source: MINI_REFERENCE.replace('return "loaded";', 'return "skipped";') });
   await assert.rejects(runAuthor(red, [fault()]), { code: "FAULT_BASELINE_RED" });
-
-  const root = await makeMiniCourse(t);
-  const [result] = await runAuthor(root, [fault({ id: "98.1-typo", replace: '  return n * "2";' })]);
-  assert.equal(result?.status, "error");
-  assert.match(result?.detail ?? "", /编译/);
-  assert.equal(result?.restored, true);
 });
 
 test("author mode: scratch folders are removed when copying the source fails and when a run fails", async (t) => {
