@@ -114,8 +114,14 @@ test("steps that work in one scratch folder never overlap; the text replay, the 
   }
 });
 
-test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; the rest passes", async (t) => {
-  const repo = makeFakeCourse(t, { linkModules: true });
+// One synthetic course and one partial record for two behaviours: the working tree is what is checked, and a parent
+// that needs a file of a later chapter fails the parent line.
+test("verify end to end checks the working tree: an uncommitted starter whose surface differs and an uncommitted drift in the chapter text fail their lines; a parent that needs a file of a later chapter fails the parent line; the rest passes", async (t) => {
+  // Chapter 01's test imports a chapter-02 file: at chapter 02's parent that file is absent (committed, so not one of the uncommitted changes).
+  const repo = makeFakeCourse(t, {
+    linkModules: true,
+    overrides: { "packages/pi-course/test/01-alpha.test.ts": 'import { betaRender } from "../src/beta.js";\nvoid betaRender;\n' },
+  });
   const manifestPath = path.join(repo, "chapters/02-beta/chapter.yaml");
   const manifest = readFileSync(manifestPath, "utf8").replace(
     `find: 'join(" | ")'\n        replace: 'join("")'`,
@@ -138,13 +144,15 @@ test("verify end to end checks the working tree: an uncommitted starter whose su
   const line = CHAPTER_TEXT_BETA.split("\n").indexOf("Lab 2.1: 2/2") + 1;
   // Nothing is committed: the authors' workflow (docs/adding-a-chapter.md) runs verify before the commit.
 
-  // A partial record: the steps these two lines need, not the whole record.
-  const report = await runVerify({ repo, id: "02", only: ["public surface", "chapter text"] });
+  // A partial record: the steps these three lines need, not the whole record.
+  const report = await runVerify({ repo, id: "02", only: ["parent", "public surface", "chapter text"] });
   assert.deepEqual(
     report.checks.map((c) => c.name),
-    ["history", "lab addresses", "fresh build", "public surface", "hint signatures", "chapter text"],
+    ["history", "lab addresses", "parent", "fresh build", "public surface", "hint signatures", "chapter text"],
   );
-  assert.deepEqual(failing(report), ["public surface", "chapter text"]);
+  assert.deepEqual(failing(report), ["parent", "public surface", "chapter text"]);
+  assert.match(report.checks.find((c) => c.name === "parent")!.detail, /无法编译.*beta/);
+  assert.equal(report.ok, false);
   assert.match(report.checks.find((c) => c.name === "public surface")!.detail, /betaRender\(names: string\[\]\)/);
   assert.match(
     report.checks.find((c) => c.name === "chapter text")!.detail,
@@ -171,17 +179,4 @@ test("verify end to end: a hint quoting the reference is a leak; practice refuse
     /chapters\/02-beta\/chapter\.yaml.*const unique = \[\.\.\.new Set\(names\)\]\.sort\(\);/,
   );
   assert.equal(report.checks.find((c) => c.name === "through chapter 02")?.ok, true, "independent checks still run");
-});
-
-test("verify: a parent that needs a file of a later chapter fails the parent line", async (t) => {
-  // Chapter 01's test imports a chapter-02 file: at chapter 02's parent that file is absent.
-  const repo = makeFakeCourse(t, {
-    linkModules: true,
-    overrides: { "packages/pi-course/test/01-alpha.test.ts": 'import { betaRender } from "../src/beta.js";\nvoid betaRender;\n' },
-  });
-  const report = await runVerify({ repo, id: "02", only: ["parent"] });
-  const parent = report.checks.find((c) => c.name === "parent")!;
-  assert.equal(parent.ok, false);
-  assert.match(parent.detail, /无法编译.*beta/);
-  assert.equal(report.ok, false);
 });
