@@ -26,24 +26,6 @@ async function learnerRun(root: string, afterPatch?: () => void | Promise<void>)
   return runLearnerFault({ root, manifest, fault: exercise!, ...(afterPatch ? { afterPatch } : {}) });
 }
 
-test("learner mode: the exercise is caught by its test and the learner's file is restored byte for byte", async (t) => {
-  const root = await practiceFolder(t, LEARNER_SOLUTION);
-  const file = path.join(root, MINI_FILE);
-  const original = await readFile(file);
-  let patchedText = "";
-  const result = await learnerRun(root, async () => {
-    patchedText = await readFile(file, "utf8");
-    assert.ok(existsSync(path.join(root, BACKUP_DIR, "state.json")), "the backup exists before the patched file is built");
-  });
-  assert.ok(patchedText.includes("      loader.load(); // 故意错误\n      return 'skipped';"), "inserted with the learner's indentation");
-  assert.equal(result.status, "killed");
-  assert.deepEqual(result.caughtBy, ["Lab 98.2 · untrusted code is never loaded"]);
-  assert.equal(result.restored, true);
-  assert.deepEqual(result.after, { passed: 2, total: 2 });
-  assert.deepEqual(await readFile(file), original);
-  assert.ok(!existsSync(path.join(root, BACKUP_DIR)), "the backup is removed after restoring");
-});
-
 test("learner mode: code the exercise cannot place changes nothing and explains the manual edit", async (t) => {
   // A correct solution whose untrusted result is one branch of ?: — there is no statement to put the line before.
   const ternary = LEARNER_SOLUTION.replace(
@@ -132,7 +114,9 @@ function startChild(root: string, mode: "hang" | "throw" | "run", env: NodeJS.Pr
   return { child, patched, exited, stderr: () => stderr };
 }
 
-test("learner mode: SIGKILL between patch and restore leaves a backup that the next run restores", async (t) => {
+// The next run after the SIGKILL is a whole exercise on the learner's restored file: the one run that shows both
+// that a crash's backup is restored first and that the exercise is caught by its test and the file restored byte for byte.
+test("learner mode: SIGKILL between patch and restore leaves a backup that the next run restores; that run's exercise is caught by its test and the learner's file is restored byte for byte", async (t) => {
   const root = await practiceFolder(t, LEARNER_SOLUTION);
   const file = path.join(root, MINI_FILE);
   const before = await readFile(file);
@@ -145,11 +129,19 @@ test("learner mode: SIGKILL between patch and restore leaves a backup that the n
   assert.equal(state.sha256, sha256(before));
 
   // The next run restores first, says so, and then does its own experiment.
-  const result = await learnerRun(root);
+  let patchedText = "";
+  const result = await learnerRun(root, async () => {
+    patchedText = await readFile(file, "utf8");
+    assert.ok(existsSync(path.join(root, BACKUP_DIR, "state.json")), "the backup exists before the patched file is built");
+  });
   assert.equal(result.recovered?.kind, "restored");
+  assert.ok(patchedText.includes("      loader.load(); // 故意错误\n      return 'skipped';"), "inserted with the learner's indentation");
   assert.equal(result.status, "killed");
+  assert.deepEqual(result.caughtBy, ["Lab 98.2 · untrusted code is never loaded"]);
+  assert.equal(result.restored, true);
+  assert.deepEqual(result.after, { passed: 2, total: 2 });
   assert.deepEqual(await readFile(file), before);
-  assert.ok(!existsSync(path.join(root, BACKUP_DIR)));
+  assert.ok(!existsSync(path.join(root, BACKUP_DIR)), "the backup is removed after restoring");
 });
 
 test("learner mode: SIGINT (Ctrl-C) between patch and restore restores before the process ends", async (t) => {
