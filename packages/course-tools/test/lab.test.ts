@@ -174,24 +174,6 @@ test("lab --timeout: a lab stuck in for (;;) {} is ended at the limit the comman
   assert.deepEqual(await readdir(tmp), [], "no temp folder left");
 });
 
-test("a one-digit chapter answers to 3, 03, 3.1 and 03.1, and its messages print the lab as 3.1", async (t) => {
-  const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
-  t.after(() => removeMiniCourse(course));
-  // Every way of typing them is the same command line once parsed, so one run of each stands for both.
-  assert.deepEqual(parseCommand("lab", ["03.1"]), parseCommand("lab", ["3.1"]));
-  assert.deepEqual(parseCommand("lab", ["3", "--json"]), parseCommand("lab", ["03", "--json"]));
-  const red = await runInProcess(course.root, "lab", ["03.1"]);
-  assert.equal(red.code, 0, red.stderr);
-  assert.match(red.stdout, /Lab 3\.1 · 两数相加/);
-  assert.match(red.stdout, /0\/2/);
-  assert.doesNotMatch(red.stdout, /Lab 03\./);
-  const hint = await runInProcess(course.root, "hint", ["03.2", "--json"]);
-  assert.equal((JSON.parse(hint.stdout) as { lab: string }).lab, "3.2");
-  const unknown = await runInProcess(course.root, "lab", ["3.9"]);
-  assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /没有 Lab 3\.9；第 03 章的 Lab：3\.1, 3\.2/);
-});
-
 test("lab --watch reruns after each of two rename-style saves and exits cleanly on SIGINT", {
   skip: process.platform === "win32" && "SIGINT cannot be sent to a child on Windows",
 }, async (t) => {
@@ -262,9 +244,19 @@ test("every location lab prints is path:line:col relative to where the command w
   assert.match(above.stdout, new RegExp(`\\n  ${path.basename(course.root)}/packages/pi-course/src/mini\\.ts:2:3 - error TS2322: `));
 });
 
-test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status", async (t) => {
+// One practice folder of chapter 03 and one run of its labs (npm start's) for two behaviours: npm start before chapter 12,
+// and a one-digit chapter's labs printed as 3.1 (what a one-digit chapter answers to is checked in this process).
+test("npm start in a practice folder of a chapter before 12 shows the chapter's labs and the next one, with lab's exit status; a one-digit chapter answers to 3, 03, 3.1 and 03.1, and its messages print the lab as 3.1", async (t) => {
   const course = await createMiniCourse("starter", { practice: true, chapter: "03" });
   t.after(() => removeMiniCourse(course));
+  // Every way of typing them is the same command line once parsed, so one run of each stands for both.
+  assert.deepEqual(parseCommand("lab", ["03.1"]), parseCommand("lab", ["3.1"]));
+  assert.deepEqual(parseCommand("lab", ["3", "--json"]), parseCommand("lab", ["03", "--json"]));
+  const hint = await runInProcess(course.root, "hint", ["03.2", "--json"]);
+  assert.equal((JSON.parse(hint.stdout) as { lab: string }).lab, "3.2");
+  const unknown = await runInProcess(course.root, "lab", ["3.9"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /没有 Lab 3\.9；第 03 章的 Lab：3\.1, 3\.2/);
   // As practice lays it out: npm start's own file; the tooling compiled, run by the bin.
   await mkdir(path.join(course.root, "packages/pi-course/bin"));
   await copyFile(path.join(repoRoot, "packages/pi-course/bin/start.mjs"), path.join(course.root, "packages/pi-course/bin/start.mjs"));
@@ -278,4 +270,8 @@ test("npm start in a practice folder of a chapter before 12 shows the chapter's 
   assert.match(started.stdout, /npm start 的演示会话随第 12 章加入；这里是第 03 章的练习目录/);
   assert.match(started.stdout, /Lab 3\.1/);
   assert.match(started.stdout, /下一步：开始 Lab 3\.1/);
+  // The one-digit chapter's labs as its table and its next step print them.
+  assert.match(started.stdout, /· Lab 3\.1 {2}两数相加 {2}0\/2/);
+  assert.match(started.stdout, /npm run lab -w @pi\/course -- 3\.1\n/);
+  assert.doesNotMatch(started.stdout, /Lab 03\.|-- 03\./);
 });
