@@ -16,10 +16,12 @@ import { isWorkshopPath } from "../../src/practice/plan.js";
 import { CHAPTER_TEXT_BETA, makeFakeCourse, SCAFFOLD_ERROR, SCAFFOLD_ERROR_2, sh, STARTER_BETA } from "../support/fake-course.js";
 import { fingerprint, isCode, leftovers } from "../support/folders.js";
 
-test("practice writes the parent tree, the focused test, the starter over the teaching file, lab data, marker, guide and tutoring files", async (t) => {
-  const repo = makeFakeCourse(t);
+// One synthetic course and one practice folder (its modules linked, so that it builds) for two behaviours: what the
+// folder holds, and its first red.
+test("practice writes the parent tree, the focused test, the starter over the teaching file, lab data, marker, guide and tutoring files; first red: the generated folder builds, its first lab fails 0/N with the exact scaffold error, and every lab is not started", async (t) => {
+  const repo = makeFakeCourse(t, { linkModules: true });
   const dest = path.join(path.dirname(repo), "p02");
-  const result = await createPractice({ repo, id: "02", dest });
+  const result = await createPractice({ repo, id: "02", dest, linkModules: true });
   assert.equal(result.dest, dest);
   const parent = sh(repo, ["rev-parse", "course/build-your-own-pi~1"]);
   const target = sh(repo, ["rev-parse", "course/build-your-own-pi"]);
@@ -87,9 +89,9 @@ test("practice writes the parent tree, the focused test, the starter over the te
     assert.ok(guide.includes(needle), `LEARNING.md should contain ${needle}`);
   }
   // The workshop stays in the repository: no tooling source, no author files; the tooling comes compiled.
-  const actualFiles = fingerprint(dest)
-    .filter((l) => !l.endsWith("/"))
-    .map((l) => l.split(" ")[0]!);
+  const listed = fingerprint(dest).filter((l) => !l.endsWith("/"));
+  assert.ok(listed.includes("node_modules link"), "the modules are a link (--link-modules), not a copy");
+  const actualFiles = listed.filter((l) => l !== "node_modules link").map((l) => l.split(" ")[0]!);
   assert.deepEqual(
     actualFiles.filter((f) => f.startsWith("scripts/") || (f.endsWith(".ts") && f.startsWith(`${TOOLS_PACKAGE}/`))),
     [],
@@ -126,6 +128,22 @@ test("practice writes the parent tree, the focused test, the starter over the te
     ".agents/skills/pi-course-tutor/SKILL.md",
   ].sort();
   assert.deepEqual([...actualFiles].sort(), expected);
+
+  // First red, on the synthetic chapter: a real chapter's first red is its acceptance record's (`verify NN`, the "first red" line).
+  const built = await loadManifest(dest, "02");
+  const first = built.labs[0]!;
+  // The whole chapter: a later lab's tests blocked by an earlier lab's scaffold are "not started" too.
+  const red = await runLab(dest, built, { chapter: "02" });
+  assert.equal(red.kind, "tested", JSON.stringify(red));
+  assert.ok(red.kind === "tested");
+  const [lab] = red.labs;
+  assert.deepEqual([lab?.passed, lab?.total, lab?.status], [0, 2, "not_started"], JSON.stringify(lab));
+  assert.ok(lab!.failures.length === first.tests && lab!.failures.every((f) => f.message.includes(first.scaffoldError)), JSON.stringify(lab!.failures));
+  assert.deepEqual(
+    red.labs.map((l) => `${l.id} ${l.passed}/${l.total} ${l.status}`),
+    built.labs.map((l) => `${l.id} 0/${l.tests} not_started`),
+  );
+  assert.deepEqual([red.strays, red.crashes], [[], []]);
 });
 
 test("practice refuses an existing destination, one inside the repo (also through a symlink) or without a parent, changing nothing", async (t) => {
@@ -259,27 +277,6 @@ test("a starter carrying reference code in a comment is LEAK_DETECTED naming the
   });
   assert.equal(existsSync(dest), false);
   assert.deepEqual(leftovers(path.dirname(repo)), []);
-});
-
-test("first red: the generated folder builds, its first lab fails 0/N with the exact scaffold error, and every lab is not started", async (t) => {
-  // On the synthetic chapter: a real chapter's first red is its acceptance record's (`verify NN`, the "first red" line).
-  const repo = makeFakeCourse(t, { linkModules: true });
-  const dest = path.join(path.dirname(repo), "practice-02");
-  await createPractice({ repo, id: "02", dest, linkModules: true });
-  const manifest = await loadManifest(dest, "02");
-  const first = manifest.labs[0]!;
-  // The whole chapter: a later lab's tests blocked by an earlier lab's scaffold are "not started" too.
-  const red = await runLab(dest, manifest, { chapter: "02" });
-  assert.equal(red.kind, "tested", JSON.stringify(red));
-  assert.ok(red.kind === "tested");
-  const [lab] = red.labs;
-  assert.deepEqual([lab?.passed, lab?.total, lab?.status], [0, 2, "not_started"], JSON.stringify(lab));
-  assert.ok(lab!.failures.length === first.tests && lab!.failures.every((f) => f.message.includes(first.scaffoldError)), JSON.stringify(lab!.failures));
-  assert.deepEqual(
-    red.labs.map((l) => `${l.id} ${l.passed}/${l.total} ${l.status}`),
-    manifest.labs.map((l) => `${l.id} 0/${l.tests} not_started`),
-  );
-  assert.deepEqual([red.strays, red.crashes], [[], []]);
 });
 
 /** Chapter 02 of the synthetic course with its starter derived from a scaffold (its old starter file no longer claimed). */
