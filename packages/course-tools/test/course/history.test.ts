@@ -243,23 +243,39 @@ test("through git: the branch is at the tip, each layer is exactly the chapter's
   }
 });
 
-test("git settings of the repository and git variables of the environment do not change the ids", async (t) => {
+// One synthetic course and one build for two behaviours: git's settings and variables leak into no commit, and git's
+// location variables (as inside a git hook) point the build at no other repository.
+test("git settings of the repository and git variables of the environment do not change the ids; git location variables inherited from the environment (as inside a git hook) are ignored", async (t) => {
   const repo = makeFakeCourse(t);
   // Settings that would change commit ids if they leaked into the commits.
   sh(repo, ["config", "i18n.commitEncoding", "ISO-8859-1"]);
   sh(repo, ["config", "commit.gpgSign", "true"]);
   sh(repo, ["config", "user.name", "Someone Else"]);
-  const saved = { TZ: process.env.TZ, GIT_AUTHOR_NAME: process.env.GIT_AUTHOR_NAME, GIT_COMMITTER_DATE: process.env.GIT_COMMITTER_DATE };
+  const other = course;
+  const otherRefs = sh(other, ["for-each-ref"]);
+  const saved = {
+    TZ: process.env.TZ,
+    GIT_AUTHOR_NAME: process.env.GIT_AUTHOR_NAME,
+    GIT_COMMITTER_DATE: process.env.GIT_COMMITTER_DATE,
+    GIT_DIR: process.env.GIT_DIR,
+    GIT_INDEX_FILE: process.env.GIT_INDEX_FILE,
+    GIT_WORK_TREE: process.env.GIT_WORK_TREE,
+  };
   Object.assign(process.env, { TZ: "Asia/Shanghai", GIT_AUTHOR_NAME: "Env Person", GIT_COMMITTER_DATE: "2001-01-01T00:00:00Z" });
-  t.after(() => {
+  Object.assign(process.env, { GIT_DIR: path.join(other, ".git"), GIT_WORK_TREE: other, GIT_INDEX_FILE: path.join(other, ".git", "index") });
+  const restore = () => {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
-  });
+  };
+  t.after(restore);
   const h = await buildHistory(repo);
+  restore();
   assert.deepEqual(shas(h), shas(built), "the same content as the shared course, the same ids");
   assert.equal(h.tip, built.tip);
+  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), h.tip);
+  assert.equal(sh(other, ["for-each-ref"]), otherRefs, "the repository the variables name is untouched");
 });
 
 test("an up-to-date branch is reused; new content rebuilds; a commit without content change does not", async (t) => {
@@ -316,23 +332,6 @@ test("building never touches the working tree, the index, HEAD or config, and us
   const one = findChapter(h, "01");
   assert.equal(sh(repo, ["show", `${one.target}:packages/pi-course/src/alpha.ts`]), 'export function alpha(): string {\n  return "alpha";\n}');
   assert.ok(!files(repo, h.tip).includes("staged.txt"));
-});
-
-test("git location variables inherited from the environment (as inside a git hook) are ignored", async (t) => {
-  const repo = makeFakeCourse(t);
-  const other = course;
-  const otherRefs = sh(other, ["for-each-ref"]);
-  const saved = { GIT_DIR: process.env.GIT_DIR, GIT_INDEX_FILE: process.env.GIT_INDEX_FILE, GIT_WORK_TREE: process.env.GIT_WORK_TREE };
-  Object.assign(process.env, { GIT_DIR: path.join(other, ".git"), GIT_WORK_TREE: other, GIT_INDEX_FILE: path.join(other, ".git", "index") });
-  t.after(() => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  });
-  const h = await buildHistory(repo);
-  assert.equal(sh(repo, ["rev-parse", COURSE_BRANCH]), h.tip);
-  assert.equal(sh(other, ["for-each-ref"]), otherRefs);
 });
 
 test("a branch holding someone's own commit, or checked out, is never moved", async (t) => {
