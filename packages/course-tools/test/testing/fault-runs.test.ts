@@ -116,10 +116,22 @@ test("author mode, one shared run: documented faults killed and restored, blind 
     { name: "d-typo", replaces: MINI_FILE, text: MINI_REFERENCE.replace("return n * 2;", 'return n * "2";') },
   ];
   const documented = authorFaults(manifest);
+  // In this order the batches (`faultBatches`, two workers) put the spoiling fault beside 98.2-invisible and the crashing one
+  // beside 98.1-x, as (c) needs: [spoiling, invisible], [load-untrusted]; [plus-two, blind], [98.1-invisible], [crashing, 98.1-x].
+  const all = [spoiling, invisibleGate, ...documented, blind, invisible, crashing, fault(), typo];
+  assert.deepEqual(
+    faultBatches(
+      all.map((f) => ({ fault: f })),
+      (index) => all[index] !== typo,
+      2,
+    ),
+    [[0, 1], [3], [2, 4], [5], [6, 7]],
+    "the pairs (c) needs share a batch",
+  );
   const results = await runAuthorChecks({
     sourceRoot: root,
     manifest,
-    faults: [...documented, blind, invisible, spoiling, invisibleGate, crashing, fault(), typo],
+    faults: all,
     solutions,
     nodeModules: NODE_MODULES,
     workers: 2,
@@ -128,13 +140,13 @@ test("author mode, one shared run: documented faults killed and restored, blind 
 
   // (a)
   assert.deepEqual(
-    results.faults.slice(0, documented.length).map((r) => [r.id, r.status, r.killedBy, r.restored, r.restoredLab]),
+    documented.map((f) => byId(f.id)).map((r) => [r.id, r.status, r.killedBy, r.restored, r.restoredLab]),
     [
       ["98.1-plus-two", "killed", ["Lab 98.1 · doubles negatives"], true, { passed: 2, total: 2 }],
       ["98.2-load-untrusted", "killed", ["Lab 98.2 · untrusted code is never loaded"], true, { passed: 2, total: 2 }],
     ],
   );
-  assert.ok(allKilledAndRestored(results.faults.slice(0, documented.length)));
+  assert.ok(allKilledAndRestored(documented.map((f) => byId(f.id))));
   assert.deepEqual(await readFile(path.join(root, MINI_FILE)), before, "the source tree is only read");
   assert.ok(!existsSync(path.join(root, "packages/pi-course/dist")), "nothing was built in the source tree");
 
