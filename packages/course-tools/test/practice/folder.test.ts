@@ -310,6 +310,7 @@ test("a chapter with a scaffold: practice writes the starter derived from the ta
   assert.equal(readFileSync(path.join(dest, "packages/pi-course/src/beta.ts"), "utf8"), STARTER_BETA);
   assert.equal(readFileSync(path.join(dest, ".pi-course/starter/packages/pi-course/src/beta.ts"), "utf8"), STARTER_BETA);
   assert.equal(existsSync(path.join(dest, "chapters/02-beta/beta.scaffold.ts")), false, "the scaffold is the chapter's, not the learner's");
+  assert.equal(existsSync(path.join(dest, "node_modules")), false, "without --link-modules the folder has no modules (the learner runs npm install)");
 });
 
 test("a derived starter carrying reference code is LEAK_DETECTED naming the scaffold's line, and nothing is written", async (t) => {
