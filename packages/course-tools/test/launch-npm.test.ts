@@ -15,7 +15,7 @@ import path from "node:path";
 import test from "node:test";
 import { fakeEditor } from "./support/fake-editor.js";
 import { createMiniCourse, miniSource, removeMiniCourse, repoRoot, type MiniCourse } from "./support/lab-fixture.js";
-import { processesMentioning, waitForEntry } from "./support/leftover-probe.js";
+import { processesLeft, waitForEntry } from "./support/leftover-probe.js";
 import { installTooling } from "./support/tooling.js";
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -177,7 +177,7 @@ for (const [how, signal, toGroup] of [
       [],
       "no temp folder left",
     );
-    assert.deepEqual(processesMentioning(course.root) ?? [], [], "no process of the command left");
+    assert.deepEqual((await processesLeft(course.root)) ?? [], [], "no process of the command left");
     assert.doesNotMatch(run.output(), /npm (error|ERR!)/);
   });
 }
@@ -223,5 +223,5 @@ test("through npm: SIGINT to the npm process during the fault exercise restores 
     readdirSync(tmp).filter((name) => name.startsWith("pi-lab-")),
     [],
   );
-  assert.deepEqual(processesMentioning(course.root) ?? [], []);
+  assert.deepEqual((await processesLeft(course.root)) ?? [], []);
 });

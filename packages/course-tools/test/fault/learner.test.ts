@@ -15,7 +15,7 @@ import { learnerFaults, learnerManifestText } from "../../src/course/faults.js";
 import { loadManifest } from "../../src/course/manifest.js";
 import { childHelper } from "../support/tooling.js";
 import { MINI_FAULTS, MINI_FILE, MINI_STARTER, makeMiniCourse, miniManifest, repoRoot } from "../support/fault-fixture.js";
-import { processesMentioning, waitForEntry } from "../support/leftover-probe.js";
+import { processesLeft, waitForEntry } from "../support/leftover-probe.js";
 import { LEARNER_SOLUTION, manifestOf, practiceFolder } from "../support/fault-fixture.js";
 
 // Author mode on the mini chapter
@@ -178,7 +178,7 @@ test("learner mode: SIGTERM while the patched code's tests run ends them, restor
     [],
     "no pi-lab folder left",
   );
-  assert.deepEqual(processesMentioning(root) ?? [], [], "no test process left");
+  assert.deepEqual((await processesLeft(root)) ?? [], [], "no test process left");
 });
 
 test("learner mode: an uncaught exception between patch and restore restores on the way out", async (t) => {

@@ -23,6 +23,22 @@ export function processesMentioning(text: string): number[] | undefined {
   return found;
 }
 
+/**
+ * The processes mentioning `text` (see `processesMentioning`) once they have had time to go:
+ * a process killed with its group is still listed until the kernel has torn it down, which a
+ * loaded machine can delay past the moment its parent's `close` arrives. Looks again every
+ * 50 ms while any is listed, for at most `limitMs`, and resolves with what is still there
+ * (empty when every one ended; undefined where processes cannot be listed).
+ */
+export async function processesLeft(text: string, limitMs = 10_000): Promise<number[] | undefined> {
+  const started = Date.now();
+  for (;;) {
+    const found = processesMentioning(text);
+    if (found === undefined || found.length === 0 || Date.now() - started >= limitMs) return found;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** How long `waitForEntry` waits by default before it gives up, naming what it waited for. */
 export const WAIT_LIMIT_MS = 20_000;
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import test from "node:test";
 import { runLab } from "../../src/testing/labs.js";
 import { formatOutcome, outcomeJson, outcomeOk } from "../../src/lab/format.js";
-import { processesMentioning } from "../support/leftover-probe.js";
+import { processesLeft } from "../support/leftover-probe.js";
 import { loadManifest } from "../../src/course/manifest.js";
 import { createPaint } from "../../src/core/term.js";
 import { createMiniCourse, removeMiniCourse } from "../support/lab-fixture.js";
@@ -148,7 +148,7 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
       [],
       "and the one the learner's code made in it",
     );
-    assert.deepEqual(processesMentioning(course.root) ?? [], [], "the test process and the one it started are gone");
+    assert.deepEqual((await processesLeft(course.root)) ?? [], [], "the test process and the one it started are gone");
   });
 
   await t.test("labs that share a run which does not end clean run again apart: a lab stuck for ever does not take another lab's result with it", async () => {
@@ -171,7 +171,7 @@ test("runner on a synthetic chapter: starter, reference, a broken lab, a compile
       [...single.earlier, ...single.labs].map((l) => `${l.id} ${l.status} ${l.passed}/${l.total}`),
       ["99.1 failed 0/2", "99.2 passed 3/3"],
     );
-    assert.deepEqual(processesMentioning(course.root) ?? [], [], "no test process is left");
+    assert.deepEqual((await processesLeft(course.root)) ?? [], [], "no test process is left");
   });
 
   await t.test("a compile error stops before the tests and names the file", async () => {
