@@ -15,7 +15,7 @@ import type { CommandContext } from "./core/cli.js";
 import { courseCommand } from "./core/command-line.js";
 import { CourseError, isCourseError } from "./core/errors.js";
 import { resultStatus } from "./core/exit-status.js";
-import { catchInterruptions, type Interruption } from "./core/interrupt.js";
+import { catchInterruptions, type Interruption, withScratchInterrupts } from "./core/interrupt.js";
 import { isPracticeFolder } from "./core/paths.js";
 import { paintFor, type Paint } from "./core/term.js";
 import { authorFaults, learnerFaults, type Fault, type LearnerFault } from "./course/faults.js";
@@ -65,12 +65,11 @@ function listFaults(faults: readonly (Fault | LearnerFault)[], json: boolean): s
 
 async function authorMode(manifest: ChapterManifest, faults: readonly Fault[], args: FaultArgs, { root, io }: CommandContext): Promise<number> {
   const selected = selectFaults(faults, args, manifest.id);
-  const interruption = catchInterruptions();
   const paint = paintFor(io.stdout);
   const started = Date.now();
   const done = new Map<string, FaultResult>();
   let next = 0;
-  try {
+  return withScratchInterrupts(io.stderr, async (signal) => {
     if (!args.json) {
       io.stdout.write(`这里是课程仓库本身（作者模式），不是练习目录：故障注入参考实现的临时副本，仓库里的文件只读不改。\n`);
       io.stderr.write(
@@ -82,7 +81,7 @@ async function authorMode(manifest: ChapterManifest, faults: readonly Fault[], a
       manifest,
       faults: selected,
       nodeModules: path.join(root, "node_modules"),
-      signal: interruption.signal,
+      signal,
       onResult: (result) => {
         // Results arrive once the restore check has run; lines are printed in catalog order.
         done.set(result.id, result);
@@ -102,13 +101,7 @@ async function authorMode(manifest: ChapterManifest, faults: readonly Fault[], a
       io.stdout.write(`${killed}/${results.length} 个故障被抓住并恢复（${seconds} 秒）\n`);
     }
     return ok ? 0 : 1;
-  } catch (error) {
-    if (interruption.received() === undefined) throw error;
-    io.stderr.write("已中断；临时副本已删除，仓库没有被改动。\n");
-    throw new CourseError("ABORTED", "已中断", { cause: error });
-  } finally {
-    interruption.finish();
-  }
+  });
 }
 
 function colorLine(line: string, ok: boolean, paint: Paint): string {

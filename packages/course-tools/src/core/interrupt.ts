@@ -118,3 +118,21 @@ export async function withInterruptsReported(stderr: TermStream, aborted: string
     }
   });
 }
+
+/**
+ * `withInterrupts` for an author command that changes nothing but scratch copies (`fault` in
+ * the repository, `mistakes`): interrupted, it says so on `stderr` (the copies are gone, the
+ * repository untouched) and fails with `ABORTED`, caused by what `fn` threw, and the process
+ * then ends by the signal; any other failure passes through.
+ */
+export async function withScratchInterrupts<T>(stderr: TermStream, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  return withInterrupts(async (signal, interrupted) => {
+    try {
+      return await fn(signal);
+    } catch (error) {
+      if (!interrupted()) throw error;
+      stderr.write("已中断；临时副本已删除，仓库没有被改动。\n");
+      throw new CourseError("ABORTED", "已中断", { cause: error });
+    }
+  });
+}
