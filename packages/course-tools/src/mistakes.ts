@@ -23,13 +23,13 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { CommandContext } from "./core/cli.js";
 import { CourseError, isCourseError } from "./core/errors.js";
-import { catchInterruptions } from "./core/interrupt.js";
+import { withScratchInterrupts } from "./core/interrupt.js";
 import { userCwd } from "./core/paths.js";
 import { catalogEntries, catalogPath } from "./course/catalog.js";
 import { catalogMistakes, injectFault, type Mistake, REFERENCE_BASE } from "./course/faults.js";
 import { testBelongsToLab } from "./course/lab-names.js";
 import { loadManifest, type ChapterManifest } from "./course/manifest.js";
-import { type FaultResult, type KeptSolution, runAuthorChecks, type SolutionResult } from "./testing/fault-runs.js";
+import { type FaultResult, type KeptSolution, keptSolution, runAuthorChecks, type SolutionResult } from "./testing/fault-runs.js";
 import { MISTAKES_CHAPTER_BAR, MISTAKES_LAB_BAR, MISTAKES_RUN_TIMEOUT_MS } from "./testing/limits.js";
 
 /** `mistakes`'s arguments (declared in the command table, `cli.ts`). */
@@ -41,9 +41,6 @@ export interface MistakesArgs {
   json: boolean;
 }
 
-const LAB_BAR = MISTAKES_LAB_BAR;
-const CHAPTER_BAR = MISTAKES_CHAPTER_BAR;
-
 /** One lab's figure. */
 export interface LabFigure {
   id: string;
@@ -51,7 +48,7 @@ export interface LabFigure {
   total: number;
   /** Killed by a test of the lab itself. */
   byOwnLab: number;
-  /** Below `LAB_BAR` (a lab without mistakes never is). */
+  /** Below `MISTAKES_LAB_BAR` (a lab without mistakes never is). */
   below: boolean;
 }
 
@@ -64,7 +61,7 @@ export interface Figures {
   survivors: { id: string; lab: string; rule?: string }[];
   /** Entries that could not be decided (an edit that does not compile), with why. */
   undecided: { id: string; lab: string; detail: string }[];
-  /** Every lab at or above `LAB_BAR`, the chapter at or above `CHAPTER_BAR`, nothing undecided. */
+  /** Every lab at or above `MISTAKES_LAB_BAR`, the chapter at or above `MISTAKES_CHAPTER_BAR`, nothing undecided. */
   ok: boolean;
 }
 
@@ -79,7 +76,7 @@ export function figures(
     const own = mistakes.filter((mistake) => mistake.lab === lab.id).map((mistake) => byId.get(mistake.id));
     const killed = own.filter((result) => result?.status === "killed");
     const byOwnLab = killed.filter((result) => result!.killedBy.some((name) => testBelongsToLab(name, lab.id))).length;
-    return { id: lab.id, killed: killed.length, total: own.length, byOwnLab, below: own.length > 0 && killed.length < LAB_BAR * own.length };
+    return { id: lab.id, killed: killed.length, total: own.length, byOwnLab, below: own.length > 0 && killed.length < MISTAKES_LAB_BAR * own.length };
   });
   const killed = labs.reduce((sum, lab) => sum + lab.killed, 0);
   const total = labs.reduce((sum, lab) => sum + lab.total, 0);
@@ -89,7 +86,7 @@ export function figures(
   const undecided = mistakes
     .filter((mistake) => byId.get(mistake.id)?.status === "error")
     .map((mistake) => ({ id: mistake.id, lab: mistake.lab, detail: byId.get(mistake.id)!.detail ?? "" }));
-  const ok = !labs.some((lab) => lab.below) && killed >= CHAPTER_BAR * total && undecided.length === 0;
+  const ok = !labs.some((lab) => lab.below) && killed >= MISTAKES_CHAPTER_BAR * total && undecided.length === 0;
   return { labs, killed, total, survivors, undecided, ok };
 }
 
@@ -109,12 +106,12 @@ export function formatFigures(result: Figures, solutions: readonly SolutionResul
   }
   if (solutions.length > 0) lines.push("");
   for (const lab of result.labs) {
-    const bar = lab.below ? `（低于 ${LAB_BAR * 100}%）` : "";
+    const bar = lab.below ? `（低于 ${MISTAKES_LAB_BAR * 100}%）` : "";
     lines.push(`Lab ${lab.id}：抓住 ${share(lab.killed, lab.total)}${bar}，其中被本 Lab 的测试抓住 ${lab.byOwnLab}`);
     for (const survivor of result.survivors.filter((s) => s.lab === lab.id)) lines.push(`  存活 ${survivor.id}  ${survivor.rule ?? ""}`.trimEnd());
     for (const entry of result.undecided.filter((s) => s.lab === lab.id)) lines.push(`  无法判定 ${entry.id}：${entry.detail}`);
   }
-  const chapterBar = result.killed < CHAPTER_BAR * result.total ? `（低于 ${CHAPTER_BAR * 100}%）` : "";
+  const chapterBar = result.killed < MISTAKES_CHAPTER_BAR * result.total ? `（低于 ${MISTAKES_CHAPTER_BAR * 100}%）` : "";
   lines.push(`全章：抓住 ${share(result.killed, result.total)}${chapterBar}，存活 ${result.survivors.length}，无法判定 ${result.undecided.length}`);
   return lines.join("\n");
 }
@@ -136,10 +133,7 @@ async function readCatalog(root: string, manifest: ChapterManifest, typed: strin
 /** The chapter's kept solutions, read from the working tree, without their `@ts-nocheck` line. */
 async function keptSolutions(root: string, manifest: ChapterManifest): Promise<KeptSolution[]> {
   const solutions: KeptSolution[] = [];
-  for (const { file, replaces } of manifest.solutions) {
-    const text = await readFile(path.join(root, ...file.split("/")), "utf8");
-    solutions.push({ name: path.posix.basename(file, ".ts"), replaces, text: text.replace(/^\/\/ @ts-nocheck[^\n]*\n/, "") });
-  }
+  for (const entry of manifest.solutions) solutions.push(keptSolution(entry, await readFile(path.join(root, ...entry.file.split("/")), "utf8")));
   return solutions;
 }
 
@@ -175,8 +169,7 @@ export async function run(args: MistakesArgs, { root, io }: CommandContext): Pro
   const bases = new Map(solutions.map((solution) => [solution.name, solution.text]));
   await checkFinds(root, mistakes, bases, label);
 
-  const interruption = catchInterruptions();
-  try {
+  return withScratchInterrupts(io.stderr, async (signal) => {
     if (!args.json) {
       const what = args.compileOnly ? "只编译，不运行测试" : `连同 ${solutions.length} 份解答；同一 Lab 的错误共用测试进程`;
       io.stderr.write(`在临时副本中注入 ${label} 的 ${mistakes.length} 条错误（一次编译全部；${what}）……\n`);
@@ -188,7 +181,7 @@ export async function run(args: MistakesArgs, { root, io }: CommandContext): Pro
       bases,
       nodeModules: path.join(root, "node_modules"),
       timeoutMs: MISTAKES_RUN_TIMEOUT_MS,
-      signal: interruption.signal,
+      signal,
       ...(args.compileOnly ? { compileOnly: true } : { solutions }),
     });
     if (args.compileOnly) return compileReport(mistakes, results.faults, args.json, io.stdout);
@@ -197,13 +190,7 @@ export async function run(args: MistakesArgs, { root, io }: CommandContext): Pro
     if (args.json) io.stdout.write(`${JSON.stringify({ ...measured, ok, solutions: results.solutions, results: results.faults }, null, 2)}\n`);
     else io.stdout.write(`${formatFigures(measured, results.solutions)}\n`);
     return ok ? 0 : 1;
-  } catch (error) {
-    if (interruption.received() === undefined) throw error;
-    io.stderr.write("已中断；临时副本已删除，仓库没有被改动。\n");
-    throw new CourseError("ABORTED", "已中断", { cause: error });
-  } finally {
-    interruption.finish();
-  }
+  });
 }
 
 /** `--compile-only`'s report: each entry compiled or not (the compiler's first message about it), nothing about tests. */

@@ -108,6 +108,15 @@ export interface KeptSolution {
   text: string;
 }
 
+/**
+ * The kept solution a manifest's `solutions` entry names, from the text it is stored with:
+ * named after its file, without the first line that may switch type checks off where it is
+ * stored (outside the package), never where it is built.
+ */
+export function keptSolution(entry: { file: string; replaces: string }, stored: string): KeptSolution {
+  return { name: path.posix.basename(entry.file, ".ts"), replaces: entry.replaces, text: stored.replace(/^\/\/ @ts-nocheck[^\n]*\n/, "") };
+}
+
 /** What became of one kept solution. */
 export interface SolutionResult {
   name: string;

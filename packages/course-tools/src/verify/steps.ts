@@ -22,7 +22,7 @@ import type { ChapterManifest } from "../course/manifest.js";
 import { createPractice } from "../practice/folder.js";
 import { buildCourse } from "../testing/compiler.js";
 import { declarationPathOf, firstDeclarationDifference } from "../testing/declarations.js";
-import { formatFaultResult, type KeptSolution, labsWithoutFault, runAuthorChecks } from "../testing/fault-runs.js";
+import { formatFaultResult, type KeptSolution, keptSolution, labsWithoutFault, runAuthorChecks } from "../testing/fault-runs.js";
 import type { TestRun } from "../testing/results.js";
 import { topLevelResults } from "../testing/suite.js";
 import { runTestsShared } from "../testing/shared-runs.js";
@@ -442,13 +442,10 @@ const faults = step({
       if ("find" in variant) toRun.push(variant);
       else checks.push(variant);
     }
-    // The kept solutions, built and run in the same scratch copy: their first line may switch
-    // type checks off where they are stored (outside the package), never where they are built.
+    // The kept solutions, built and run in the same scratch copy.
     const solutions: KeptSolution[] = [];
-    for (const { file, replaces } of manifest.solutions) {
-      const text = await readFileAt(course.repo, course.checkpoint.chapter.target, file, gitSignal(env));
-      solutions.push({ name: path.posix.basename(file, ".ts"), replaces, text: text.replace(/^\/\/ @ts-nocheck[^\n]*\n/, "") });
-    }
+    for (const entry of manifest.solutions)
+      solutions.push(keptSolution(entry, await readFileAt(course.repo, course.checkpoint.chapter.target, entry.file, gitSignal(env))));
     const { mutants, problems: unplaced } = exerciseMutants(exercises, solutions);
     checks.push(...unplaced);
     try {
