@@ -16,7 +16,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { homeOf, SOLUTIONS_DIR } from "../packages/course-tools/src/course/chapter-home.js";
+import { isInSolutions } from "../packages/course-tools/src/course/chapter-home.js";
 import { loadManifests } from "../packages/course-tools/src/course/manifest.js";
 import { allComments, parseModule, topLevelDeclarations } from "../packages/course-tools/src/ts/source.js";
 
@@ -43,12 +43,7 @@ for (const reference of references) {
   for (const line of significantLines(readFileSync(path.join(repo, reference), "utf8"), reference)) if (!lines.has(line)) lines.set(line, reference);
 }
 
-/** A home's `solutions/` (kept solutions and their catalog of mistakes): answer code by design. */
-const inSolutions = (file: string) => {
-  const home = homeOf(file);
-  return home !== undefined && file.startsWith(`${home}/${SOLUTIONS_DIR}/`);
-};
-const excluded = (file: string) => references.includes(file) || /(^|\/)test\//.test(file) || inSolutions(file) || file.startsWith("bench/held-out/");
+const excluded = (file: string) => references.includes(file) || /(^|\/)test\//.test(file) || isInSolutions(file) || file.startsWith("bench/held-out/");
 const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: repo, encoding: "utf8" })
   .split("\0")
   .filter((file) => file !== "" && !excluded(file));

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { processAlive } from "./scratch.js";
 
@@ -49,4 +50,22 @@ export function removeStaleTemps(file: string): void {
     if (match === null || match[1] !== path.basename(file) || processAlive(Number(match[2]))) continue;
     rmSync(path.join(dir, name), { force: true });
   }
+}
+
+/**
+ * Every regular file below `dir`, relative to it, `/`-separated and sorted; symbolic links
+ * and other entries are left out. (A walk of its own: `Dirent.parentPath` is newer than
+ * Node 20.11.)
+ */
+export async function filesBelow(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (relative: string): Promise<void> => {
+    for (const entry of await readdir(path.join(dir, ...relative.split("/")), { withFileTypes: true })) {
+      const child = relative === "" ? entry.name : `${relative}/${entry.name}`;
+      if (entry.isDirectory()) await walk(child);
+      else if (entry.isFile()) found.push(child);
+    }
+  };
+  await walk("");
+  return found.sort();
 }

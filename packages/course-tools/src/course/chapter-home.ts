@@ -22,9 +22,9 @@
  *   holds them, not even an earlier chapter's.
  */
 import { type Dirent, existsSync, readdirSync } from "node:fs";
-import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { CourseError } from "../core/errors.js";
+import { filesBelow } from "../core/files.js";
 
 /** The folder holding every chapter's home, relative to the course root. */
 export const CHAPTERS_DIR = "chapters";
@@ -83,10 +83,13 @@ export function scaffoldName(teachingFile: string): string {
  * them out.
  */
 export function isAuthorOnly(file: string): boolean {
+  return isInSolutions(file) || (homeOf(file) !== undefined && file.endsWith(SCAFFOLD_SUFFIX));
+}
+
+/** True for a file under a home's `solutions/` (kept solutions and the catalog of mistakes: answer code). */
+export function isInSolutions(file: string): boolean {
   const home = homeOf(file);
-  if (home === undefined) return false;
-  const rest = file.slice(home.length + 1);
-  return rest.startsWith(`${SOLUTIONS_DIR}/`) || rest.endsWith(SCAFFOLD_SUFFIX);
+  return home !== undefined && file.startsWith(`${home}/${SOLUTIONS_DIR}/`);
 }
 
 /** The homes among repo-relative file paths (a listing of a commit), in course order; two homes of one id are `MANIFEST_INVALID`. */
@@ -130,13 +133,5 @@ export function findHome(root: string, id: string): ChapterHome | undefined {
 
 /** Every file under `home` in the course tree `root`, repo-relative, sorted. */
 export async function homeFiles(root: string, home: string): Promise<string[]> {
-  const files: string[] = [];
-  const walk = async (folder: string): Promise<void> => {
-    for (const entry of await readdir(path.join(root, ...folder.split("/")), { withFileTypes: true })) {
-      if (entry.isDirectory()) await walk(`${folder}/${entry.name}`);
-      else if (entry.isFile()) files.push(`${folder}/${entry.name}`);
-    }
-  };
-  await walk(home);
-  return files.sort();
+  return (await filesBelow(path.join(root, ...home.split("/")))).map((file) => `${home}/${file}`);
 }

@@ -10,11 +10,12 @@
  * TypeScript). Either way it is the tooling of the working tree that made the folder, test
  * runner (`run-tests.mjs`) included. Source maps, declarations and compiled tests are left out.
  */
-import { copyFile, mkdir, readdir } from "node:fs/promises";
+import { copyFile, mkdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { CourseError } from "../core/errors.js";
+import { filesBelow } from "../core/files.js";
 import { courseRoot, TOOLING_BUILD, TOOLS_PACKAGE } from "../core/paths.js";
 import { runProcess } from "../core/process.js";
 import { resolveCompiler } from "../testing/compiler.js";
@@ -47,17 +48,6 @@ async function buildTooling(signal?: AbortSignal): Promise<string> {
   return build;
 }
 
-/** Every file below `dir`, relative to it (a walk of its own: `Dirent.parentPath` is newer than Node 20.11). */
-async function filesBelow(dir: string, prefix = ""): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await readdir(path.join(dir, prefix), { withFileTypes: true })) {
-    const relative = path.join(prefix, entry.name);
-    if (entry.isDirectory()) found.push(...(await filesBelow(dir, relative)));
-    else if (entry.isFile()) found.push(relative);
-  }
-  return found;
-}
-
 /**
  * Writes the compiled tooling into `<folder>/packages/course-tools/dist/src/` (see the module
  * comment) and returns the files written, relative to `folder` and `/`-separated. Throws
@@ -71,7 +61,7 @@ export async function installPracticeTooling(folder: string, signal?: AbortSigna
     if (!keep(relative)) continue;
     await mkdir(path.dirname(path.join(dest, relative)), { recursive: true });
     await copyFile(path.join(build, relative), path.join(dest, relative));
-    written.push(relative);
+    written.push(`${TOOLING_BUILD}/${relative}`);
   }
-  return written.map((relative) => `${TOOLING_BUILD}/${relative.split(path.sep).join("/")}`).sort();
+  return written;
 }
